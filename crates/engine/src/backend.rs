@@ -1,0 +1,403 @@
+//! I/O back-ends, shaped after fio's `struct ioengine_ops` (ioengines.h): a back-end queues an
+//! I/O unit (it may complete at once, as pread does, or stay in flight, as with io_uring),
+//! commits what it queued to the kernel, and reaps completions. Each worker owns its own
+//! back-end value, so nothing here is shared between threads or locked.
+
+use std::fs::File;
+use std::io;
+use std::os::fd::{AsRawFd, RawFd};
+
+use crate::data::BufferPool;
+use crate::plan::BackendKind;
+
+/// Read or write.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Op {
+    /// Read into the buffer.
+    Read,
+    /// Write from the buffer.
+    Write,
+}
+
+/// One I/O to do.
+#[derive(Debug, Clone, Copy)]
+pub struct IoUnit {
+    /// Read or write.
+    pub op: Op,
+    /// Offset in the file, in bytes.
+    pub offset: u64,
+    /// Length in bytes.
+    pub len: u32,
+    /// Which buffer of the worker's pool holds (or receives) the data; also the completion tag.
+    pub slot: u32,
+}
+
+/// What `queue` did with a unit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Queued {
+    /// Done already; the number of bytes moved.
+    Completed(u32),
+    /// In flight; its completion comes from `reap`.
+    InFlight,
+}
+
+/// One completed I/O.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Completion {
+    /// The unit's slot.
+    pub slot: u32,
+    /// Bytes moved, or a negative errno.
+    pub result: i32,
+}
+
+/// A back-end. Methods take the worker's buffer pool so that a back-end never owns the data.
+pub trait Backend: Send {
+    /// The back-end's name.
+    fn kind(&self) -> BackendKind;
+    /// Queues (or does) one I/O.
+    fn queue(&mut self, unit: IoUnit, pool: &BufferPool) -> io::Result<Queued>;
+    /// Hands what was queued to the kernel (no-op for synchronous back-ends).
+    fn commit(&mut self) -> io::Result<()>;
+    /// Collects completions into `out`, waiting until at least `min` are there.
+    fn reap(&mut self, min: u32, out: &mut [Completion]) -> io::Result<usize>;
+    /// Flushes written data to stable storage.
+    fn flush(&mut self) -> io::Result<()>;
+}
+
+/// Opens the back-end of `kind` over `file` (None for the null back-end, which needs none).
+/// `region` is the worker's part of the file (offset, length), which mmap maps.
+pub fn open(
+    kind: BackendKind,
+    file: Option<&File>,
+    region: (u64, u64),
+    writable: bool,
+    depth: u32,
+    pool: &BufferPool,
+) -> io::Result<Box<dyn Backend>> {
+    Ok(match kind {
+        BackendKind::Null => Box::new(NullBackend),
+        BackendKind::Psync => Box::new(Psync { fd: fd_of(file)? }),
+        BackendKind::Mmap => Box::new(Mmap::new(file.ok_or_else(no_file)?, region, writable)?),
+        BackendKind::IoUring => Box::new(Uring::new(fd_of(file)?, depth, pool)?),
+    })
+}
+
+fn no_file() -> io::Error {
+    io::Error::new(io::ErrorKind::InvalidInput, "back-end needs an open file")
+}
+
+fn fd_of(file: Option<&File>) -> io::Result<RawFd> {
+    file.map(|f| f.as_raw_fd()).ok_or_else(no_file)
+}
+
+/// Moves no data; every I/O completes at once. It measures the engine's own cost per I/O.
+struct NullBackend;
+
+impl Backend for NullBackend {
+    fn kind(&self) -> BackendKind {
+        BackendKind::Null
+    }
+    fn queue(&mut self, unit: IoUnit, _: &BufferPool) -> io::Result<Queued> {
+        Ok(Queued::Completed(unit.len))
+    }
+    fn commit(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+    fn reap(&mut self, _: u32, _: &mut [Completion]) -> io::Result<usize> {
+        Ok(0)
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+/// pread(2) / pwrite(2).
+struct Psync {
+    fd: RawFd,
+}
+
+impl Backend for Psync {
+    fn kind(&self) -> BackendKind {
+        BackendKind::Psync
+    }
+
+    #[inline]
+    fn queue(&mut self, unit: IoUnit, pool: &BufferPool) -> io::Result<Queued> {
+        let buf = pool.ptr(unit.slot as usize);
+        loop {
+            // SAFETY: `buf` points at a pool slot of at least `unit.len` bytes (the worker sizes
+            // the pool for the largest block); the pool outlives this call and nothing else uses
+            // the slot during it.
+            let n = unsafe {
+                match unit.op {
+                    Op::Read => libc::pread64(
+                        self.fd,
+                        buf as *mut libc::c_void,
+                        unit.len as usize,
+                        unit.offset as i64,
+                    ),
+                    Op::Write => libc::pwrite64(
+                        self.fd,
+                        buf as *const libc::c_void,
+                        unit.len as usize,
+                        unit.offset as i64,
+                    ),
+                }
+            };
+            if n >= 0 {
+                return Ok(Queued::Completed(n as u32));
+            }
+            let e = io::Error::last_os_error();
+            if e.kind() != io::ErrorKind::Interrupted {
+                return Err(e);
+            }
+        }
+    }
+    fn commit(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+    fn reap(&mut self, _: u32, _: &mut [Completion]) -> io::Result<usize> {
+        Ok(0)
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        // SAFETY: plain syscall on an open descriptor.
+        if unsafe { libc::fsync(self.fd) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(())
+    }
+}
+
+/// A shared memory mapping of the worker's region; reads and writes copy.
+struct Mmap {
+    base: *mut u8,
+    map_len: usize,
+    /// File offset of `base` (the region's offset rounded down to a page).
+    map_offset: u64,
+}
+
+// SAFETY: the mapping is owned by this value alone and used by one worker thread at a time;
+// moving it to the worker's thread moves that ownership.
+unsafe impl Send for Mmap {}
+
+impl Mmap {
+    fn new(file: &File, region: (u64, u64), writable: bool) -> io::Result<Mmap> {
+        // SAFETY: sysconf has no memory-safety preconditions.
+        let page = unsafe { libc::sysconf(libc::_SC_PAGESIZE) } as u64;
+        let map_offset = region.0 / page * page;
+        let map_len = (region.0 + region.1 - map_offset) as usize;
+        let prot = if writable {
+            libc::PROT_READ | libc::PROT_WRITE
+        } else {
+            libc::PROT_READ
+        };
+        // SAFETY: a fresh mapping of a file we hold open; the kernel picks the address. The file
+        // is at least region.0 + region.1 long (the worker sizes it before mapping).
+        let base = unsafe {
+            libc::mmap(
+                std::ptr::null_mut(),
+                map_len.max(1),
+                prot,
+                libc::MAP_SHARED,
+                file.as_raw_fd(),
+                map_offset as i64,
+            )
+        };
+        if base == libc::MAP_FAILED {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(Mmap {
+            base: base as *mut u8,
+            map_len,
+            map_offset,
+        })
+    }
+}
+
+impl Backend for Mmap {
+    fn kind(&self) -> BackendKind {
+        BackendKind::Mmap
+    }
+    #[inline]
+    fn queue(&mut self, unit: IoUnit, pool: &BufferPool) -> io::Result<Queued> {
+        let at = (unit.offset - self.map_offset) as usize;
+        if at + unit.len as usize > self.map_len {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidInput,
+                "I/O outside the mapped region",
+            ));
+        }
+        let buf = pool.ptr(unit.slot as usize);
+        // SAFETY: `at + len` is inside the mapping (checked above) and the slot holds `len` bytes;
+        // the two ranges cannot overlap (one is file-backed, one is the heap pool).
+        unsafe {
+            match unit.op {
+                Op::Read => {
+                    std::ptr::copy_nonoverlapping(self.base.add(at), buf, unit.len as usize)
+                }
+                Op::Write => {
+                    std::ptr::copy_nonoverlapping(buf, self.base.add(at), unit.len as usize)
+                }
+            }
+        }
+        Ok(Queued::Completed(unit.len))
+    }
+    fn commit(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+    fn reap(&mut self, _: u32, _: &mut [Completion]) -> io::Result<usize> {
+        Ok(0)
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        // SAFETY: msync of our own live mapping.
+        if unsafe {
+            libc::msync(
+                self.base as *mut libc::c_void,
+                self.map_len.max(1),
+                libc::MS_SYNC,
+            )
+        } != 0
+        {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Mmap {
+    fn drop(&mut self) {
+        // SAFETY: unmapping our own mapping once; no reference into it outlives the back-end.
+        unsafe { libc::munmap(self.base as *mut libc::c_void, self.map_len.max(1)) };
+    }
+}
+
+/// io_uring with the worker's buffers registered (READ_FIXED / WRITE_FIXED), so the kernel
+/// does not pin and unpin pages on every I/O.
+struct Uring {
+    ring: io_uring::IoUring,
+    fd: RawFd,
+    fixed: bool,
+}
+
+impl Uring {
+    fn new(fd: RawFd, depth: u32, pool: &BufferPool) -> io::Result<Uring> {
+        let entries = depth.max(1).next_power_of_two();
+        let ring = io_uring::IoUring::new(entries).map_err(|e| {
+            io::Error::new(e.kind(), format!("the kernel refused to set up an io_uring ({e}); it may be disabled (sysctl kernel.io_uring_disabled) or blocked by seccomp: use engine = \"psync\""))
+        })?;
+        let iovecs = pool.iovecs();
+        // SAFETY: the iovecs point into `pool`, which the worker keeps alive (and unmoved) until
+        // after this ring is dropped; the registration is undone when the ring is dropped.
+        let fixed = unsafe { ring.submitter().register_buffers(&iovecs) }.is_ok();
+        Ok(Uring { ring, fd, fixed })
+    }
+}
+
+/// Whether this kernel lets this process create an io_uring: Ok, or the reason it does not.
+pub fn probe_io_uring() -> Result<(), String> {
+    match io_uring::IoUring::new(2) {
+        Ok(ring) => {
+            let mut probe = io_uring::Probe::new();
+            if ring.submitter().register_probe(&mut probe).is_ok()
+                && !(probe.is_supported(io_uring::opcode::Read::CODE) && probe.is_supported(io_uring::opcode::Write::CODE))
+            {
+                return Err("this kernel's io_uring lacks the READ and WRITE operations (Linux 5.6 or later needed)".into());
+            }
+            Ok(())
+        }
+        Err(e) => Err(format!("the kernel refused to set up an io_uring: {e} (disabled by sysctl kernel.io_uring_disabled, seccomp, or a kernel older than 5.1)")),
+    }
+}
+
+impl Backend for Uring {
+    fn kind(&self) -> BackendKind {
+        BackendKind::IoUring
+    }
+
+    #[inline]
+    fn queue(&mut self, unit: IoUnit, pool: &BufferPool) -> io::Result<Queued> {
+        use io_uring::{opcode, types};
+        let buf = pool.ptr(unit.slot as usize);
+        let fd = types::Fd(self.fd);
+        let entry = match (unit.op, self.fixed) {
+            (Op::Read, true) => opcode::ReadFixed::new(fd, buf, unit.len, unit.slot as u16)
+                .offset(unit.offset)
+                .build(),
+            (Op::Write, true) => opcode::WriteFixed::new(fd, buf, unit.len, unit.slot as u16)
+                .offset(unit.offset)
+                .build(),
+            (Op::Read, false) => opcode::Read::new(fd, buf, unit.len)
+                .offset(unit.offset)
+                .build(),
+            (Op::Write, false) => opcode::Write::new(fd, buf, unit.len)
+                .offset(unit.offset)
+                .build(),
+        }
+        .user_data(unit.slot as u64);
+        // SAFETY: the entry points at a pool slot that stays allocated until the pool drops,
+        // after the ring; the worker does not touch the slot until its completion is reaped.
+        let pushed = unsafe { self.ring.submission().push(&entry).is_ok() };
+        if !pushed {
+            // The submission queue is full (cannot happen when depth ≤ entries, but be safe).
+            self.ring.submit()?;
+            // SAFETY: as above.
+            unsafe { self.ring.submission().push(&entry) }
+                .map_err(|_| io::Error::other("io_uring submission queue full"))?;
+        }
+        Ok(Queued::InFlight)
+    }
+
+    fn commit(&mut self) -> io::Result<()> {
+        loop {
+            match self.ring.submit() {
+                Ok(_) => return Ok(()),
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            }
+        }
+    }
+
+    #[inline]
+    fn reap(&mut self, min: u32, out: &mut [Completion]) -> io::Result<usize> {
+        let mut n = 0;
+        for cqe in self.ring.completion() {
+            out[n] = Completion {
+                slot: cqe.user_data() as u32,
+                result: cqe.result(),
+            };
+            n += 1;
+            if n == out.len() {
+                return Ok(n);
+            }
+        }
+        if n >= min as usize {
+            return Ok(n);
+        }
+        loop {
+            match self.ring.submit_and_wait(min as usize - n) {
+                Ok(_) => break,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(e),
+            }
+        }
+        for cqe in self.ring.completion() {
+            out[n] = Completion {
+                slot: cqe.user_data() as u32,
+                result: cqe.result(),
+            };
+            n += 1;
+            if n == out.len() {
+                break;
+            }
+        }
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        // SAFETY: plain syscall on an open descriptor; all I/O was reaped before a flush.
+        if unsafe { libc::fsync(self.fd) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(())
+    }
+}

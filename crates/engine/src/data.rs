@@ -1,0 +1,354 @@
+//! I/O buffers, the data written into them, and the verification header.
+//!
+//! Every 4 KiB written with verification on starts with a 32-byte header:
+//!
+//! | bytes | field |
+//! |---|---|
+//! | 0..4 | magic `SLB1` |
+//! | 4..8 | CRC-32C of bytes 8..4096 of this 4 KiB |
+//! | 8..16 | offset of this 4 KiB in its file |
+//! | 16..24 | the run's seed |
+//! | 24..28 | the write generation (which phase wrote it) |
+//! | 28..32 | reserved, zero |
+//!
+//! A read with verification recomputes the checksum and compares offset, seed and generation,
+//! so that corruption, a block written to the wrong place (misdirected write), a block left over
+//! from another run, and a lost write (a stale generation) are each named.
+
+use std::alloc::{alloc_zeroed, dealloc, Layout};
+
+use rand::{rngs::SmallRng, RngCore, SeedableRng};
+
+use crate::plan::{DataPattern, GenerationRange, VERIFY_BLOCK};
+
+/// Alignment of every I/O buffer: enough for O_DIRECT on 4Kn devices.
+pub const BUFFER_ALIGN: usize = 4096;
+
+const MAGIC: &[u8; 4] = b"SLB1";
+
+/// A set of equally sized, 4 KiB-aligned buffers, allocated once per worker and phase.
+///
+/// The buffers never move while the pool lives, so their addresses may be handed to the kernel
+/// (io_uring registered buffers) for the life of the pool.
+pub struct BufferPool {
+    ptr: *mut u8,
+    layout: Layout,
+    slot: usize,
+    count: usize,
+}
+
+// SAFETY: the pool owns its allocation exclusively; moving it to another thread moves that
+// ownership. Aliasing is controlled by the worker, which hands out one slot per in-flight I/O.
+unsafe impl Send for BufferPool {}
+
+impl BufferPool {
+    /// Allocates `count` buffers of at least `size` bytes each (rounded up to 4 KiB).
+    pub fn new(count: usize, size: usize) -> BufferPool {
+        let slot = size.max(1).div_ceil(BUFFER_ALIGN) * BUFFER_ALIGN;
+        let layout =
+            Layout::from_size_align(slot * count.max(1), BUFFER_ALIGN).expect("buffer layout");
+        // SAFETY: the layout has a non-zero size.
+        let ptr = unsafe { alloc_zeroed(layout) };
+        if ptr.is_null() {
+            std::alloc::handle_alloc_error(layout);
+        }
+        BufferPool {
+            ptr,
+            layout,
+            slot,
+            count: count.max(1),
+        }
+    }
+
+    /// The number of buffers.
+    pub fn count(&self) -> usize {
+        self.count
+    }
+
+    /// The size of each buffer.
+    pub fn slot_size(&self) -> usize {
+        self.slot
+    }
+
+    /// The address of buffer `i`.
+    pub fn ptr(&self, i: usize) -> *mut u8 {
+        assert!(i < self.count);
+        // SAFETY: i < count, so the offset stays inside the allocation.
+        unsafe { self.ptr.add(i * self.slot) }
+    }
+
+    /// Buffer `i` as a mutable slice of `len` bytes.
+    ///
+    /// # Safety
+    /// The caller must not hold another reference to buffer `i` and the kernel must not be
+    /// using it (no I/O in flight on it).
+    pub unsafe fn slice_mut(&self, i: usize, len: usize) -> &mut [u8] {
+        assert!(len <= self.slot);
+        std::slice::from_raw_parts_mut(self.ptr(i), len)
+    }
+
+    /// Fills every buffer with the data pattern (once, before the phase).
+    pub fn fill(&mut self, pattern: DataPattern, seed: u64) {
+        let mut rng = SmallRng::seed_from_u64(seed ^ 0x5eed_da7a);
+        for i in 0..self.count {
+            // SAFETY: no I/O is in flight while the pool is being filled.
+            let buf = unsafe { self.slice_mut(i, self.slot) };
+            fill_pattern(buf, pattern, &mut rng);
+        }
+    }
+
+    /// The iovecs of every buffer (for io_uring buffer registration).
+    pub fn iovecs(&self) -> Vec<libc::iovec> {
+        (0..self.count)
+            .map(|i| libc::iovec {
+                iov_base: self.ptr(i) as *mut libc::c_void,
+                iov_len: self.slot,
+            })
+            .collect()
+    }
+}
+
+impl Drop for BufferPool {
+    fn drop(&mut self) {
+        // SAFETY: allocated in `new` with this layout; the worker has reaped every I/O before
+        // the pool is dropped.
+        unsafe { dealloc(self.ptr, self.layout) }
+    }
+}
+
+/// Fills `buf` with the pattern.
+pub fn fill_pattern(buf: &mut [u8], pattern: DataPattern, rng: &mut SmallRng) {
+    match pattern {
+        DataPattern::Random => rng.fill_bytes(buf),
+        DataPattern::Zeros => buf.fill(0),
+        DataPattern::Compressible(pct) => {
+            let zeros = VERIFY_BLOCK as usize * pct.min(100) as usize / 100;
+            for chunk in buf.chunks_mut(VERIFY_BLOCK as usize) {
+                let z = zeros.min(chunk.len());
+                chunk[..z].fill(0);
+                rng.fill_bytes(&mut chunk[z..]);
+            }
+        }
+    }
+}
+
+/// Makes a block of random data unique to its offset, so that deduplicating storage cannot
+/// flatter the result: one 8-byte store per I/O (the pool's random data is reused).
+#[inline]
+pub fn scramble(buf: &mut [u8], offset: u64, seed: u64) {
+    if buf.len() >= 8 {
+        buf[..8].copy_from_slice(&(offset ^ seed).to_le_bytes());
+    }
+}
+
+/// Writes a verification header into every 4 KiB of `buf`, which will be written at `offset`.
+pub fn stamp(buf: &mut [u8], offset: u64, seed: u64, generation: u32) {
+    for (i, chunk) in buf.chunks_mut(VERIFY_BLOCK as usize).enumerate() {
+        if chunk.len() < 32 {
+            continue;
+        }
+        chunk[0..4].copy_from_slice(MAGIC);
+        chunk[8..16].copy_from_slice(&(offset + i as u64 * VERIFY_BLOCK).to_le_bytes());
+        chunk[16..24].copy_from_slice(&seed.to_le_bytes());
+        chunk[24..28].copy_from_slice(&generation.to_le_bytes());
+        chunk[28..32].fill(0);
+        let crc = crc32c::crc32c(&chunk[8..]);
+        chunk[4..8].copy_from_slice(&crc.to_le_bytes());
+    }
+}
+
+/// Why a 4 KiB block failed verification.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum BadReason {
+    /// No storlab header: the block was never written by storlab, or was overwritten.
+    NoHeader,
+    /// The checksum does not match the contents: the data changed after it was written.
+    Checksum {
+        /// The checksum in the header.
+        stored: u32,
+        /// The checksum of what was read.
+        computed: u32,
+    },
+    /// The block says it belongs at another offset (a misdirected write or read).
+    WrongOffset {
+        /// The offset in the header.
+        stored: u64,
+    },
+    /// The block was written by another run.
+    WrongSeed {
+        /// The seed in the header.
+        stored: u64,
+    },
+    /// The block is older or newer than the last phase that wrote it (a lost write).
+    WrongGeneration {
+        /// The generation in the header.
+        stored: u32,
+        /// The oldest acceptable.
+        min: u32,
+        /// The newest acceptable.
+        max: u32,
+    },
+}
+
+impl std::fmt::Display for BadReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            BadReason::NoHeader => write!(
+                f,
+                "no storlab header (never written by this run, or overwritten)"
+            ),
+            BadReason::Checksum { stored, computed } => {
+                write!(f, "checksum mismatch (stored {stored:08x}, computed {computed:08x}): contents changed after writing")
+            }
+            BadReason::WrongOffset { stored } => {
+                write!(f, "block belongs at offset {stored} (misdirected write)")
+            }
+            BadReason::WrongSeed { stored } => {
+                write!(f, "block was written by another run (seed {stored:016x})")
+            }
+            BadReason::WrongGeneration { stored, min, max } => {
+                write!(f, "stale or future block: generation {stored}, expected {min}..={max} (lost write)")
+            }
+        }
+    }
+}
+
+/// Checks every 4 KiB of `buf`, read from `offset`; calls `bad` for each block that fails.
+/// Returns the number of blocks checked.
+pub fn verify(
+    buf: &[u8],
+    offset: u64,
+    seed: u64,
+    generations: GenerationRange,
+    mut bad: impl FnMut(u64, BadReason),
+) -> u64 {
+    let mut n = 0;
+    for (i, chunk) in buf.chunks(VERIFY_BLOCK as usize).enumerate() {
+        if chunk.len() < 32 {
+            continue;
+        }
+        n += 1;
+        let at = offset + i as u64 * VERIFY_BLOCK;
+        if &chunk[0..4] != MAGIC {
+            bad(at, BadReason::NoHeader);
+            continue;
+        }
+        let stored = u32::from_le_bytes(chunk[4..8].try_into().unwrap());
+        let computed = crc32c::crc32c(&chunk[8..]);
+        if stored != computed {
+            bad(at, BadReason::Checksum { stored, computed });
+            continue;
+        }
+        let stored_offset = u64::from_le_bytes(chunk[8..16].try_into().unwrap());
+        if stored_offset != at {
+            bad(
+                at,
+                BadReason::WrongOffset {
+                    stored: stored_offset,
+                },
+            );
+            continue;
+        }
+        let stored_seed = u64::from_le_bytes(chunk[16..24].try_into().unwrap());
+        if stored_seed != seed {
+            bad(
+                at,
+                BadReason::WrongSeed {
+                    stored: stored_seed,
+                },
+            );
+            continue;
+        }
+        let g = u32::from_le_bytes(chunk[24..28].try_into().unwrap());
+        if g < generations.min || g > generations.max {
+            bad(
+                at,
+                BadReason::WrongGeneration {
+                    stored: g,
+                    min: generations.min,
+                    max: generations.max,
+                },
+            );
+        }
+    }
+    n
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn range(g: u32) -> GenerationRange {
+        GenerationRange { min: g, max: g }
+    }
+
+    #[test]
+    fn stamped_blocks_verify() {
+        let mut buf = vec![0u8; 16384];
+        let mut rng = SmallRng::seed_from_u64(1);
+        fill_pattern(&mut buf, DataPattern::Random, &mut rng);
+        stamp(&mut buf, 1 << 33, 42, 3);
+        let mut bad = Vec::new();
+        assert_eq!(
+            verify(&buf, 1 << 33, 42, range(3), |o, r| bad.push((o, r))),
+            4
+        );
+        assert!(bad.is_empty(), "{bad:?}");
+    }
+
+    #[test]
+    fn each_fault_is_named() {
+        let mut buf = vec![7u8; 16384];
+        stamp(&mut buf, 0, 42, 1);
+        buf[4096 + 100] ^= 1; // corrupt block 1
+        let mut bad = Vec::new();
+        verify(&buf, 0, 42, range(1), |o, r| bad.push((o, r)));
+        assert_eq!(bad.len(), 1);
+        assert_eq!(bad[0].0, 4096);
+        assert!(matches!(bad[0].1, BadReason::Checksum { .. }));
+
+        let mut bad = Vec::new();
+        verify(&buf[8192..], 4096, 42, range(1), |o, r| bad.push((o, r)));
+        assert!(
+            bad.iter()
+                .all(|(_, r)| matches!(r, BadReason::WrongOffset { .. })),
+            "{bad:?}"
+        );
+
+        let mut bad = Vec::new();
+        verify(&buf[..4096], 0, 43, range(1), |o, r| bad.push((o, r)));
+        assert!(matches!(bad[0].1, BadReason::WrongSeed { stored: 42 }));
+
+        let mut bad = Vec::new();
+        verify(&buf[..4096], 0, 42, range(2), |o, r| bad.push((o, r)));
+        assert!(matches!(
+            bad[0].1,
+            BadReason::WrongGeneration { stored: 1, .. }
+        ));
+
+        let zeros = vec![0u8; 4096];
+        let mut bad = Vec::new();
+        verify(&zeros, 0, 42, range(1), |o, r| bad.push((o, r)));
+        assert_eq!(bad[0].1, BadReason::NoHeader);
+    }
+
+    #[test]
+    fn compressible_pattern_has_zeros() {
+        let mut buf = vec![1u8; 8192];
+        let mut rng = SmallRng::seed_from_u64(1);
+        fill_pattern(&mut buf, DataPattern::Compressible(50), &mut rng);
+        assert!(buf[..2048].iter().all(|&b| b == 0));
+        assert!(buf[2048..4096].iter().any(|&b| b != 0));
+        assert!(buf[4096..6144].iter().all(|&b| b == 0));
+    }
+
+    #[test]
+    fn pool_is_aligned() {
+        let pool = BufferPool::new(3, 5000);
+        assert_eq!(pool.slot_size(), 8192);
+        for i in 0..3 {
+            assert_eq!(pool.ptr(i) as usize % BUFFER_ALIGN, 0);
+        }
+    }
+}

@@ -1,0 +1,92 @@
+//! The storlab I/O engine: runs one phase of I/O with a set of worker threads over a back-end
+//! (psync, io_uring, mmap or null), with access patterns, open-loop rate control, HDR latency
+//! histograms, interval samples, data patterns and verification, and returns what it measured.
+//!
+//! The engine is given a fully resolved [`PhasePlan`] (the workload crate builds and validates
+//! it) and returns a [`PhaseResult`]. It never decides what to run and never prints.
+#![deny(missing_docs)]
+
+pub mod access;
+pub mod backend;
+pub mod data;
+pub mod plan;
+pub mod result;
+mod run;
+
+pub use plan::*;
+pub use result::*;
+pub use run::{new_histogram, run_phase};
+
+/// Why a phase could not run or did not finish.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum EngineError {
+    /// A file could not be opened.
+    #[error("cannot open {path}{}: {source}", if *direct { " with O_DIRECT" } else { "" })]
+    Open {
+        /// The file.
+        path: String,
+        /// Whether O_DIRECT was asked for.
+        direct: bool,
+        /// The system's reason.
+        source: std::io::Error,
+    },
+    /// The back-end could not be set up for a file.
+    #[error("cannot set up the {backend} back-end for {path}: {source}")]
+    Backend {
+        /// The back-end's name.
+        backend: &'static str,
+        /// The file.
+        path: String,
+        /// The reason.
+        source: std::io::Error,
+    },
+    /// A file could not be laid out before a read phase.
+    #[error("cannot lay out {path} before reading it: {source}")]
+    Layout {
+        /// The file.
+        path: String,
+        /// The reason.
+        source: std::io::Error,
+    },
+    /// An I/O failed.
+    #[error("{} at offset {offset} of {path} failed: {source}{}", if *write { "write" } else { "read" },
+        if *direct && source.raw_os_error() == Some(libc::EINVAL) { " (O_DIRECT needs block sizes and offsets aligned to the device's logical block size)" } else { "" })]
+    Io {
+        /// The file.
+        path: String,
+        /// Write or read.
+        write: bool,
+        /// The offset.
+        offset: u64,
+        /// Whether O_DIRECT was in use.
+        direct: bool,
+        /// The system's reason.
+        source: std::io::Error,
+    },
+    /// An I/O moved fewer bytes than asked.
+    #[error("short {} at offset {offset} of {path}: {got} of {wanted} bytes (is the file shorter than the job's size?)", if *write { "write" } else { "read" })]
+    ShortIo {
+        /// The file.
+        path: String,
+        /// Write or read.
+        write: bool,
+        /// The offset.
+        offset: u64,
+        /// Bytes asked for.
+        wanted: u32,
+        /// Bytes moved.
+        got: u32,
+    },
+    /// A flush failed.
+    #[error("flushing {path} failed: {source}")]
+    Flush {
+        /// The file.
+        path: String,
+        /// The system's reason.
+        source: std::io::Error,
+    },
+    /// A bug in the engine.
+    #[error("internal engine error: {0}")]
+    Internal(String),
+}

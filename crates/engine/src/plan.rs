@@ -1,0 +1,286 @@
+//! What the engine is asked to run: one phase, fully resolved. The workload crate builds these
+//! from job files and flags and validates them; the engine trusts them.
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+use storlab_units::{Duration, Rate};
+
+/// One kind of access over one set of files.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum PhaseKind {
+    /// Sequential write of new files (created or truncated first, as IOzone's write test).
+    Write,
+    /// Sequential overwrite of existing files.
+    Rewrite,
+    /// Sequential read.
+    Read,
+    /// Sequential read again (the second pass, which a cache may serve).
+    Reread,
+    /// Random read, uniform over the file.
+    Randread,
+    /// Random write, uniform over the file.
+    Randwrite,
+    /// Random mix of reads and writes with a read percentage.
+    Randrw,
+    /// Sequential read from the end of the file towards its start.
+    Backread,
+    /// Read every `stride`-th record, wrapping round until every record was read once.
+    Strideread,
+    /// Writes of the same record over and over (IOzone's record rewrite).
+    Recrewrite,
+}
+
+impl PhaseKind {
+    /// Every kind, in the order a user would expect them in a listing.
+    pub const ALL: [PhaseKind; 10] = [
+        PhaseKind::Write,
+        PhaseKind::Rewrite,
+        PhaseKind::Read,
+        PhaseKind::Reread,
+        PhaseKind::Randread,
+        PhaseKind::Randwrite,
+        PhaseKind::Randrw,
+        PhaseKind::Backread,
+        PhaseKind::Strideread,
+        PhaseKind::Recrewrite,
+    ];
+
+    /// The name used in job files and on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            PhaseKind::Write => "write",
+            PhaseKind::Rewrite => "rewrite",
+            PhaseKind::Read => "read",
+            PhaseKind::Reread => "reread",
+            PhaseKind::Randread => "randread",
+            PhaseKind::Randwrite => "randwrite",
+            PhaseKind::Randrw => "randrw",
+            PhaseKind::Backread => "backread",
+            PhaseKind::Strideread => "strideread",
+            PhaseKind::Recrewrite => "recrewrite",
+        }
+    }
+
+    /// Looks a kind up by its name.
+    pub fn from_name(name: &str) -> Option<PhaseKind> {
+        PhaseKind::ALL.into_iter().find(|k| k.name() == name)
+    }
+
+    /// True when the phase issues reads.
+    pub fn reads(self) -> bool {
+        matches!(
+            self,
+            PhaseKind::Read
+                | PhaseKind::Reread
+                | PhaseKind::Randread
+                | PhaseKind::Randrw
+                | PhaseKind::Backread
+                | PhaseKind::Strideread
+        )
+    }
+
+    /// True when the phase issues writes.
+    pub fn writes(self) -> bool {
+        matches!(
+            self,
+            PhaseKind::Write
+                | PhaseKind::Rewrite
+                | PhaseKind::Randwrite
+                | PhaseKind::Randrw
+                | PhaseKind::Recrewrite
+        )
+    }
+
+    /// True when the phase writes every block of its files (so that afterwards every block
+    /// carries this phase's generation).
+    pub fn writes_every_block(self) -> bool {
+        matches!(self, PhaseKind::Write | PhaseKind::Rewrite)
+    }
+}
+
+/// The I/O back-end a worker submits through.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BackendKind {
+    /// pread/pwrite, one I/O at a time.
+    Psync,
+    /// Linux io_uring, any queue depth.
+    IoUring,
+    /// Memory-mapped files: reads and writes are copies to and from the mapping.
+    Mmap,
+    /// Moves no data: measures the engine itself.
+    Null,
+}
+
+impl BackendKind {
+    /// Every back-end.
+    pub const ALL: [BackendKind; 4] = [
+        BackendKind::Psync,
+        BackendKind::IoUring,
+        BackendKind::Mmap,
+        BackendKind::Null,
+    ];
+
+    /// The name used in job files and on the command line.
+    pub fn name(self) -> &'static str {
+        match self {
+            BackendKind::Psync => "psync",
+            BackendKind::IoUring => "io_uring",
+            BackendKind::Mmap => "mmap",
+            BackendKind::Null => "null",
+        }
+    }
+
+    /// Looks a back-end up by its name ("io-uring" and "uring" are accepted for io_uring).
+    pub fn from_name(name: &str) -> Option<BackendKind> {
+        match name {
+            "io-uring" | "uring" => Some(BackendKind::IoUring),
+            _ => BackendKind::ALL.into_iter().find(|k| k.name() == name),
+        }
+    }
+
+    /// The deepest queue the back-end can keep in flight per worker.
+    pub fn max_depth(self) -> u32 {
+        match self {
+            BackendKind::IoUring => 4096,
+            _ => 1,
+        }
+    }
+}
+
+/// When written data is flushed to stable storage.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum FsyncPolicy {
+    /// Never (the page cache decides).
+    None,
+    /// After every N writes of a worker.
+    Every(u32),
+    /// Once, at the end of the phase.
+    End,
+}
+
+/// What the written blocks contain.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum DataPattern {
+    /// Incompressible pseudo-random bytes, unique per block.
+    Random,
+    /// All zeros (compresses and deduplicates completely).
+    Zeros,
+    /// This percentage of each 4 KiB is zeros, the rest random.
+    Compressible(u8),
+}
+
+/// The block sizes of a phase: one size or a weighted mix.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum BlockSizes {
+    /// Every I/O has this size.
+    Fixed(u64),
+    /// (size, weight) pairs: each I/O picks a size with probability weight / sum of weights.
+    Mix(Vec<(u64, u32)>),
+}
+
+impl BlockSizes {
+    /// The largest block size.
+    pub fn max(&self) -> u64 {
+        match self {
+            BlockSizes::Fixed(b) => *b,
+            BlockSizes::Mix(m) => m.iter().map(|(b, _)| *b).max().unwrap_or(0),
+        }
+    }
+    /// The smallest block size.
+    pub fn min(&self) -> u64 {
+        match self {
+            BlockSizes::Fixed(b) => *b,
+            BlockSizes::Mix(m) => m.iter().map(|(b, _)| *b).min().unwrap_or(0),
+        }
+    }
+}
+
+/// A target rate and whether it applies to each worker or to all together.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct RateLimit {
+    /// The rate.
+    pub rate: Rate,
+    /// True: every worker runs at `rate`; false: `rate` is shared evenly by all workers.
+    pub per_worker: bool,
+}
+
+/// The region of one file that one worker works on.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct WorkerFile {
+    /// The file.
+    pub path: PathBuf,
+    /// Where the worker's region starts in the file (bytes).
+    pub offset: u64,
+    /// The length of the region (bytes).
+    pub len: u64,
+    /// True when the file is storlab's own (it may create and truncate it); false for a file
+    /// or device the user named, which storlab never truncates.
+    pub owned: bool,
+}
+
+/// The range of write generations a verified read accepts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GenerationRange {
+    /// The oldest acceptable generation.
+    pub min: u32,
+    /// The newest acceptable generation.
+    pub max: u32,
+}
+
+/// One phase, fully resolved.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PhasePlan {
+    /// The kind of access.
+    pub kind: PhaseKind,
+    /// The back-end.
+    pub backend: BackendKind,
+    /// I/Os kept in flight per worker.
+    pub iodepth: u32,
+    /// Open with O_DIRECT (bypass the page cache).
+    pub direct: bool,
+    /// Open with O_SYNC (every write reaches stable storage before it completes).
+    pub sync: bool,
+    /// When to flush written data.
+    pub fsync: FsyncPolicy,
+    /// True when the flush at the end of the phase counts in the phase's time (IOzone's -e).
+    pub fsync_timed: bool,
+    /// Block sizes.
+    pub bs: BlockSizes,
+    /// Time-based phase: run this long after the ramp; None runs through each region once.
+    pub runtime: Option<Duration>,
+    /// Time at the start that is run but excluded from the results.
+    pub ramp: Duration,
+    /// Rate limit, if any.
+    pub rate: Option<RateLimit>,
+    /// What written blocks contain.
+    pub pattern: DataPattern,
+    /// Stamp every 4 KiB written with a verification header and checksum.
+    pub write_headers: bool,
+    /// Check every 4 KiB read against its header and checksum.
+    pub verify: bool,
+    /// Generations a verified read accepts.
+    pub verify_generations: GenerationRange,
+    /// The generation this phase writes.
+    pub generation: u32,
+    /// Seed of this run: stamps headers and seeds the offset generators.
+    pub seed: u64,
+    /// Percentage of reads in a randrw phase (0..=100).
+    pub rwmix_read: u8,
+    /// Stride in records for strideread.
+    pub stride: u64,
+    /// Length of one sample interval.
+    pub interval: Duration,
+    /// Late threshold: an I/O issued more than this after its scheduled start counts as late.
+    pub late_after: Duration,
+    /// One entry per worker.
+    pub workers: Vec<WorkerFile>,
+}
+
+/// The verification granularity: every 4 KiB written carries a header.
+pub const VERIFY_BLOCK: u64 = 4096;

@@ -1,0 +1,230 @@
+//! What a phase produced: totals, throughput-mode figures, latency, samples, rate and
+//! verification reports.
+
+use hdrhistogram::Histogram;
+use serde::{Deserialize, Serialize};
+
+use crate::data::BadReason;
+use crate::plan::PhaseKind;
+
+/// Latency figures in nanoseconds.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Latency {
+    /// I/Os recorded.
+    pub count: u64,
+    /// Smallest.
+    pub min_ns: u64,
+    /// Mean.
+    pub mean_ns: f64,
+    /// Largest.
+    pub max_ns: u64,
+    /// Median.
+    pub p50_ns: u64,
+    /// 90th percentile.
+    pub p90_ns: u64,
+    /// 99th percentile.
+    pub p99_ns: u64,
+    /// 99.9th percentile.
+    pub p99_9_ns: u64,
+    /// 99.99th percentile.
+    pub p99_99_ns: u64,
+}
+
+impl Latency {
+    /// Summarises a histogram of nanoseconds.
+    pub fn from_histogram(h: &Histogram<u64>) -> Latency {
+        if h.is_empty() {
+            return Latency::default();
+        }
+        Latency {
+            count: h.len(),
+            min_ns: h.min(),
+            mean_ns: h.mean(),
+            max_ns: h.max(),
+            p50_ns: h.value_at_quantile(0.50),
+            p90_ns: h.value_at_quantile(0.90),
+            p99_ns: h.value_at_quantile(0.99),
+            p99_9_ns: h.value_at_quantile(0.999),
+            p99_99_ns: h.value_at_quantile(0.9999),
+        }
+    }
+}
+
+/// One worker's totals.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct WorkerResult {
+    /// The worker's file.
+    pub file: String,
+    /// Bytes moved.
+    pub bytes: u64,
+    /// I/Os done.
+    pub ops: u64,
+    /// Seconds from the start of measurement to the worker's end (including a timed flush).
+    pub seconds: f64,
+    /// Bytes per second.
+    pub bytes_per_sec: f64,
+    /// CPU time in user mode, seconds.
+    pub cpu_user: f64,
+    /// CPU time in the kernel, seconds.
+    pub cpu_sys: f64,
+    /// Seconds spent in flushes.
+    pub flush_seconds: f64,
+}
+
+/// Aggregate throughput over a span of time.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Throughput {
+    /// Seconds.
+    pub seconds: f64,
+    /// Bytes moved by all workers in that time.
+    pub bytes: u64,
+    /// I/Os done by all workers in that time.
+    pub ops: u64,
+    /// Bytes per second.
+    pub bytes_per_sec: f64,
+    /// I/Os per second.
+    pub iops: f64,
+}
+
+impl Throughput {
+    /// Throughput of `bytes` and `ops` over `seconds`.
+    pub fn new(seconds: f64, bytes: u64, ops: u64) -> Throughput {
+        let s = seconds.max(1e-9);
+        Throughput {
+            seconds,
+            bytes,
+            ops,
+            bytes_per_sec: bytes as f64 / s,
+            iops: ops as f64 / s,
+        }
+    }
+}
+
+/// How a rate-limited phase kept to its rate.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RateReport {
+    /// The target, in the target's unit (IOPS or bytes/s), for all workers together.
+    pub target: f64,
+    /// The target's unit: "iops" or "bytes/s".
+    pub unit: String,
+    /// What was achieved over the measured time, same unit.
+    pub achieved: f64,
+    /// I/Os that started later than the late threshold after their scheduled time.
+    pub late_ios: u64,
+    /// The late threshold, nanoseconds.
+    pub late_after_ns: u64,
+}
+
+/// A block that failed verification.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BadBlock {
+    /// The file.
+    pub file: String,
+    /// The offset of the 4 KiB block.
+    pub offset: u64,
+    /// What was wrong.
+    pub reason: BadReason,
+}
+
+/// What verification found.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct VerifyReport {
+    /// 4 KiB blocks checked.
+    pub blocks_checked: u64,
+    /// Blocks that failed.
+    pub bad_blocks: u64,
+    /// The failed blocks, each named (at most [`MAX_BAD_LISTED`] per worker).
+    pub bad: Vec<BadBlock>,
+}
+
+/// How many bad blocks each worker lists by name (all are counted).
+pub const MAX_BAD_LISTED: usize = 1000;
+
+/// One interval of the phase.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct Sample {
+    /// Index of the interval from the start of the phase (ramp included).
+    pub index: u32,
+    /// Start of the interval, seconds from the start of the phase.
+    pub t_start: f64,
+    /// End of the interval, seconds from the start of the phase.
+    pub t_end: f64,
+    /// True when the interval lies (partly) in the ramp, whose I/O is excluded from results.
+    pub ramp: bool,
+    /// Bytes read in the interval.
+    pub bytes_read: u64,
+    /// Bytes written in the interval.
+    pub bytes_written: u64,
+    /// Reads completed.
+    pub ops_read: u64,
+    /// Writes completed.
+    pub ops_written: u64,
+    /// Latency median, ns.
+    pub lat_p50_ns: u64,
+    /// 90th percentile, ns.
+    pub lat_p90_ns: u64,
+    /// 99th percentile, ns.
+    pub lat_p99_ns: u64,
+    /// 99.9th percentile, ns.
+    pub lat_p99_9_ns: u64,
+    /// Largest, ns.
+    pub lat_max_ns: u64,
+    /// I/Os issued late in the interval (rate-limited phases).
+    pub late_ios: u64,
+}
+
+/// Everything one phase produced.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PhaseResult {
+    /// The phase.
+    pub kind: PhaseKind,
+    /// Bytes read.
+    pub bytes_read: u64,
+    /// Bytes written.
+    pub bytes_written: u64,
+    /// Reads done.
+    pub ops_read: u64,
+    /// Writes done.
+    pub ops_written: u64,
+    /// Until the last worker finished ("all done"): the phase's throughput.
+    pub all_done: Throughput,
+    /// Until the first worker finished ("first done", stonewall): every worker's work up to
+    /// that moment, over that time.
+    pub first_done: Throughput,
+    /// The slowest worker's throughput, bytes/s.
+    pub worker_min_bytes_per_sec: f64,
+    /// The fastest worker's throughput, bytes/s.
+    pub worker_max_bytes_per_sec: f64,
+    /// Each worker.
+    pub workers: Vec<WorkerResult>,
+    /// CPU time in user mode, all workers, seconds.
+    pub cpu_user: f64,
+    /// CPU time in the kernel, all workers, seconds.
+    pub cpu_sys: f64,
+    /// Latency of all I/Os.
+    pub latency: Latency,
+    /// Latency of reads.
+    pub latency_read: Latency,
+    /// Latency of writes.
+    pub latency_write: Latency,
+    /// The histogram of all I/Os' latency, HdrHistogram V2 deflate encoding.
+    #[serde(skip)]
+    pub histogram: Vec<u8>,
+    /// Interval samples.
+    pub samples: Vec<Sample>,
+    /// Rate keeping, when the phase was rate-limited.
+    pub rate: Option<RateReport>,
+    /// Verification, when the phase verified what it read.
+    pub verify: Option<VerifyReport>,
+    /// Seconds spent laying out files before the phase (outside its timing).
+    pub layout_seconds: f64,
+    /// True when the phase was stopped before it finished (Ctrl-C).
+    pub interrupted: bool,
+}
+
+impl PhaseResult {
+    /// Total bytes moved.
+    pub fn bytes(&self) -> u64 {
+        self.bytes_read + self.bytes_written
+    }
+}

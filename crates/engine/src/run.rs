@@ -1,0 +1,992 @@
+//! Running one phase: lay out files, open them, start the workers together behind a barrier,
+//! collect their interval samples, and merge their results.
+//!
+//! The hot path is `Worker::run`: per I/O it draws the next offset, reads the clock, queues the
+//! I/O, records its latency in the worker's own interval histogram and bumps the worker's own
+//! counters. Nothing there allocates, locks or sends. Once per interval the worker sends its
+//! interval histograms and counters to the collector (this thread), which merges the workers'
+//! intervals into one sample and drops the histograms, so memory does not grow with run time.
+
+use std::collections::BTreeMap;
+use std::fs::{File, OpenOptions};
+use std::os::unix::fs::OpenOptionsExt;
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::mpsc;
+use std::sync::{Arc, Barrier, OnceLock};
+use std::time::Instant;
+
+use hdrhistogram::serialization::{Serializer, V2DeflateSerializer};
+use hdrhistogram::Histogram;
+use rand::{rngs::SmallRng, SeedableRng};
+use storlab_units::Rate;
+
+use crate::access::Access;
+use crate::backend::{self, Backend, Completion, IoUnit, Op, Queued};
+use crate::data::{self, BufferPool};
+use crate::plan::{BackendKind, DataPattern, FsyncPolicy, PhaseKind, PhasePlan};
+use crate::result::*;
+use crate::EngineError;
+
+/// Highest latency the histograms hold exactly: one hour. Longer ones are clamped to it.
+const MAX_LATENCY_NS: u64 = 3_600_000_000_000;
+
+/// A latency histogram with 3 significant digits (0.1 % resolution) from 1 ns to one hour.
+pub fn new_histogram() -> Histogram<u64> {
+    Histogram::new_with_bounds(1, MAX_LATENCY_NS, 3).expect("valid histogram bounds")
+}
+
+/// Nanoseconds since `epoch`.
+#[inline]
+fn since(epoch: Instant) -> u64 {
+    epoch.elapsed().as_nanos() as u64
+}
+
+/// One interval's worth of a worker's I/O.
+#[derive(Default, Clone, Copy)]
+struct Counters {
+    bytes: [u64; 2],
+    ops: [u64; 2],
+    late: u64,
+}
+
+impl Counters {
+    fn add(&mut self, o: &Counters) {
+        for i in 0..2 {
+            self.bytes[i] += o.bytes[i];
+            self.ops[i] += o.ops[i];
+        }
+        self.late += o.late;
+    }
+    fn bytes(&self) -> u64 {
+        self.bytes[0] + self.bytes[1]
+    }
+    fn ops(&self) -> u64 {
+        self.ops[0] + self.ops[1]
+    }
+}
+
+enum Msg {
+    Interval {
+        index: u32,
+        t_start: u64,
+        t_end: u64,
+        ramp: bool,
+        counters: Counters,
+        hist: Box<[Histogram<u64>; 2]>,
+    },
+    Done {
+        worker: usize,
+        last_index: Option<u32>,
+        outcome: Box<Result<WorkerOutcome, EngineError>>,
+    },
+}
+
+struct WorkerOutcome {
+    result: WorkerResult,
+    totals: Counters,
+    hist: Box<[Histogram<u64>; 2]>,
+    end_ns: u64,
+    first_done_snapshot: Option<Counters>,
+    verify: VerifyReport,
+    interrupted: bool,
+}
+
+/// Shared between the workers of one phase; written rarely (once per phase), read per I/O.
+struct Shared {
+    epoch: OnceLock<Instant>,
+    first_done_ns: AtomicU64,
+    abort: AtomicBool,
+}
+
+fn slot_index(op: Op) -> usize {
+    match op {
+        Op::Read => 0,
+        Op::Write => 1,
+    }
+}
+
+/// Runs one phase. `stop` (set by Ctrl-C) ends it early; the result then says `interrupted`.
+pub fn run_phase(plan: &PhasePlan, stop: &AtomicBool) -> Result<PhaseResult, EngineError> {
+    let layout_seconds = if plan.backend != BackendKind::Null && plan.kind != PhaseKind::Write {
+        lay_out(plan)?
+    } else {
+        0.0
+    };
+
+    // Open every file and back-end before starting, so that a refusal (O_DIRECT, io_uring)
+    // stops the phase before any worker ran.
+    let mut prepared = Vec::with_capacity(plan.workers.len());
+    for (i, wf) in plan.workers.iter().enumerate() {
+        let file = if plan.backend == BackendKind::Null {
+            None
+        } else {
+            Some(open_worker_file(
+                plan,
+                &wf.path,
+                wf.owned,
+                wf.offset + wf.len,
+            )?)
+        };
+        let mut pool = BufferPool::new(plan.iodepth as usize, plan.bs.max() as usize);
+        if plan.kind.writes() {
+            pool.fill(plan.pattern, plan.seed ^ (i as u64) << 32);
+        }
+        let be = backend::open(
+            plan.backend,
+            file.as_ref(),
+            (wf.offset, wf.len),
+            plan.kind.writes(),
+            plan.iodepth,
+            &pool,
+        )
+        .map_err(|e| EngineError::Backend {
+            backend: plan.backend.name(),
+            path: wf.path.display().to_string(),
+            source: e,
+        })?;
+        prepared.push((file, pool, be));
+    }
+
+    let n = plan.workers.len();
+    let shared = Arc::new(Shared {
+        epoch: OnceLock::new(),
+        first_done_ns: AtomicU64::new(0),
+        abort: AtomicBool::new(false),
+    });
+    let barrier = Barrier::new(n);
+    let start_barrier = Barrier::new(n);
+    let (tx, rx) = mpsc::channel::<Msg>();
+
+    let mut samples = Vec::new();
+    let mut outcomes: Vec<Option<Result<WorkerOutcome, EngineError>>> =
+        (0..n).map(|_| None).collect();
+
+    std::thread::scope(|scope| {
+        for (i, (file, pool, be)) in prepared.into_iter().enumerate() {
+            let tx = tx.clone();
+            let shared = &shared;
+            let barrier = &barrier;
+            let start_barrier = &start_barrier;
+            let wf = &plan.workers[i];
+            scope.spawn(move || {
+                let mut w = Worker::new(
+                    plan,
+                    i,
+                    wf.path.display().to_string(),
+                    wf.offset,
+                    wf.len,
+                    file,
+                    pool,
+                    be,
+                    shared,
+                    &tx,
+                );
+                // Everyone arrives; one sets the common epoch; everyone starts together.
+                if barrier.wait().is_leader() {
+                    let _ = shared.epoch.set(Instant::now());
+                }
+                start_barrier.wait();
+                let outcome = w.run(stop);
+                if outcome.is_err() {
+                    shared.abort.store(true, Ordering::Relaxed);
+                }
+                let last_index = w.last_sent;
+                let _ = tx.send(Msg::Done {
+                    worker: i,
+                    last_index,
+                    outcome: Box::new(outcome),
+                });
+            });
+        }
+        drop(tx);
+        collect(&rx, n, &mut samples, &mut outcomes);
+    });
+
+    let mut outs = Vec::with_capacity(n);
+    for o in outcomes {
+        match o {
+            Some(Ok(o)) => outs.push(o),
+            Some(Err(e)) => return Err(e),
+            None => {
+                return Err(EngineError::Internal(
+                    "a worker ended without reporting".into(),
+                ))
+            }
+        }
+    }
+    Ok(merge(plan, outs, samples, layout_seconds))
+}
+
+/// Receives interval messages until every worker is done; each interval becomes a sample as
+/// soon as every worker still running has reported it.
+fn collect(
+    rx: &mpsc::Receiver<Msg>,
+    n: usize,
+    samples: &mut Vec<Sample>,
+    outcomes: &mut [Option<Result<WorkerOutcome, EngineError>>],
+) {
+    struct Pending {
+        t_start: u64,
+        t_end: u64,
+        ramp: bool,
+        counters: Counters,
+        hist: Histogram<u64>,
+        reported: usize,
+    }
+    let mut pending: BTreeMap<u32, Pending> = BTreeMap::new();
+    let mut last_index: Vec<Option<Option<u32>>> = vec![None; n];
+    let mut done = 0;
+    let finalize = |p: Pending, index: u32, samples: &mut Vec<Sample>| {
+        let h = &p.hist;
+        let q = |x: f64| {
+            if h.is_empty() {
+                0
+            } else {
+                h.value_at_quantile(x)
+            }
+        };
+        samples.push(Sample {
+            index,
+            t_start: p.t_start as f64 / 1e9,
+            t_end: p.t_end as f64 / 1e9,
+            ramp: p.ramp,
+            bytes_read: p.counters.bytes[0],
+            bytes_written: p.counters.bytes[1],
+            ops_read: p.counters.ops[0],
+            ops_written: p.counters.ops[1],
+            lat_p50_ns: q(0.5),
+            lat_p90_ns: q(0.9),
+            lat_p99_ns: q(0.99),
+            lat_p99_9_ns: q(0.999),
+            lat_max_ns: if h.is_empty() { 0 } else { h.max() },
+            late_ios: p.counters.late,
+        });
+    };
+    while done < n {
+        let Ok(msg) = rx.recv() else { break };
+        match msg {
+            Msg::Interval {
+                index,
+                t_start,
+                t_end,
+                ramp,
+                counters,
+                hist,
+            } => {
+                let p = pending.entry(index).or_insert_with(|| Pending {
+                    t_start,
+                    t_end,
+                    ramp,
+                    counters: Counters::default(),
+                    hist: new_histogram(),
+                    reported: 0,
+                });
+                p.t_end = p.t_end.max(t_end);
+                p.t_start = p.t_start.min(t_start);
+                p.counters.add(&counters);
+                let _ = p.hist.add(&hist[0]);
+                let _ = p.hist.add(&hist[1]);
+                p.reported += 1;
+            }
+            Msg::Done {
+                worker,
+                last_index: li,
+                outcome,
+            } => {
+                last_index[worker] = Some(li);
+                outcomes[worker] = Some(*outcome);
+                done += 1;
+            }
+        }
+        // An interval is complete when every worker that is still running, or that ran past it,
+        // has reported it.
+        while let Some((&index, p)) = pending.iter().next() {
+            let expected = last_index
+                .iter()
+                .filter(|l| match l {
+                    None => true,
+                    Some(last) => last.is_some_and(|x| x >= index),
+                })
+                .count();
+            if p.reported < expected {
+                break;
+            }
+            let p = pending.remove(&index).unwrap();
+            finalize(p, index, samples);
+        }
+    }
+    for (index, p) in std::mem::take(&mut pending) {
+        finalize(p, index, samples);
+    }
+}
+
+fn merge(
+    plan: &PhasePlan,
+    outs: Vec<WorkerOutcome>,
+    samples: Vec<Sample>,
+    layout_seconds: f64,
+) -> PhaseResult {
+    let measure_start = plan.ramp.0;
+    let mut totals = Counters::default();
+    let mut hist = [new_histogram(), new_histogram()];
+    let mut first = Counters::default();
+    let mut verify = VerifyReport::default();
+    let mut interrupted = false;
+    let mut last_end = measure_start;
+    let mut first_end = u64::MAX;
+    let (mut cpu_user, mut cpu_sys) = (0.0, 0.0);
+    let mut workers = Vec::with_capacity(outs.len());
+    for o in outs {
+        totals.add(&o.totals);
+        let _ = hist[0].add(&o.hist[0]);
+        let _ = hist[1].add(&o.hist[1]);
+        first.add(&o.first_done_snapshot.unwrap_or(o.totals));
+        verify.blocks_checked += o.verify.blocks_checked;
+        verify.bad_blocks += o.verify.bad_blocks;
+        verify.bad.extend(o.verify.bad);
+        interrupted |= o.interrupted;
+        last_end = last_end.max(o.end_ns);
+        first_end = first_end.min(o.end_ns);
+        cpu_user += o.result.cpu_user;
+        cpu_sys += o.result.cpu_sys;
+        workers.push(o.result);
+    }
+    let mut all = new_histogram();
+    let _ = all.add(&hist[0]);
+    let _ = all.add(&hist[1]);
+    let mut encoded = Vec::new();
+    let _ = V2DeflateSerializer::new().serialize(&all, &mut encoded);
+    let all_secs = (last_end.saturating_sub(measure_start)) as f64 / 1e9;
+    let first_secs = (first_end.min(last_end).saturating_sub(measure_start)) as f64 / 1e9;
+    let rate = plan.rate.map(|r| {
+        let workers = plan.workers.len() as u32;
+        let target = if r.per_worker {
+            r.rate.value() * workers as f64
+        } else {
+            r.rate.value()
+        };
+        let (unit, achieved) = match r.rate {
+            Rate::Iops(_) => ("iops", totals.ops() as f64 / all_secs.max(1e-9)),
+            Rate::BytesPerSec(_) => ("bytes/s", totals.bytes() as f64 / all_secs.max(1e-9)),
+        };
+        RateReport {
+            target,
+            unit: unit.into(),
+            achieved,
+            late_ios: totals.late,
+            late_after_ns: plan.late_after.0,
+        }
+    });
+    PhaseResult {
+        kind: plan.kind,
+        bytes_read: totals.bytes[0],
+        bytes_written: totals.bytes[1],
+        ops_read: totals.ops[0],
+        ops_written: totals.ops[1],
+        all_done: Throughput::new(all_secs, totals.bytes(), totals.ops()),
+        first_done: Throughput::new(first_secs, first.bytes(), first.ops()),
+        worker_min_bytes_per_sec: workers
+            .iter()
+            .map(|w| w.bytes_per_sec)
+            .fold(f64::INFINITY, f64::min),
+        worker_max_bytes_per_sec: workers.iter().map(|w| w.bytes_per_sec).fold(0.0, f64::max),
+        workers,
+        cpu_user,
+        cpu_sys,
+        latency: Latency::from_histogram(&all),
+        latency_read: Latency::from_histogram(&hist[0]),
+        latency_write: Latency::from_histogram(&hist[1]),
+        histogram: encoded,
+        samples,
+        rate,
+        verify: plan.verify.then_some(verify),
+        layout_seconds,
+        interrupted,
+    }
+}
+
+fn open_worker_file(
+    plan: &PhasePlan,
+    path: &Path,
+    owned: bool,
+    needed: u64,
+) -> Result<File, EngineError> {
+    let mut o = OpenOptions::new();
+    o.read(true);
+    if plan.kind.writes() {
+        o.write(true);
+    }
+    if plan.kind == PhaseKind::Write && owned {
+        o.create(true).truncate(true);
+    }
+    let mut flags = 0;
+    if plan.direct {
+        flags |= libc::O_DIRECT;
+    }
+    if plan.sync {
+        flags |= libc::O_SYNC;
+    }
+    o.custom_flags(flags);
+    let f = o.open(path).map_err(|e| EngineError::Open {
+        path: path.display().to_string(),
+        direct: plan.direct,
+        source: e,
+    })?;
+    // A mapping cannot grow a file: size it first.
+    if plan.backend == BackendKind::Mmap
+        && plan.kind.writes()
+        && owned
+        && f.metadata().map(|m| m.len() < needed).unwrap_or(false)
+    {
+        f.set_len(needed).map_err(|e| EngineError::Open {
+            path: path.display().to_string(),
+            direct: plan.direct,
+            source: e,
+        })?;
+    }
+    Ok(f)
+}
+
+/// Writes the files a phase reads (or rewrites) when they are missing or short, outside the
+/// phase's timing, as fio does; then flushes them and drops them from the page cache so that
+/// the phase reads from the device. Returns the seconds it took.
+fn lay_out(plan: &PhasePlan) -> Result<f64, EngineError> {
+    let t = Instant::now();
+    let mut need: BTreeMap<&Path, (u64, bool)> = BTreeMap::new();
+    for w in &plan.workers {
+        let e = need.entry(&w.path).or_insert((0, w.owned));
+        e.0 = e.0.max(w.offset + w.len);
+    }
+    let chunk = 1 << 20;
+    let mut pool = BufferPool::new(1, chunk);
+    pool.fill(
+        if plan.pattern == DataPattern::Zeros && !plan.write_headers {
+            DataPattern::Zeros
+        } else {
+            plan.pattern
+        },
+        plan.seed,
+    );
+    let mut laid = false;
+    for (path, (needed, owned)) in need {
+        let have = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
+        if have >= needed || !owned {
+            continue;
+        }
+        laid = true;
+        let io_err = |e: std::io::Error| EngineError::Layout {
+            path: path.display().to_string(),
+            source: e,
+        };
+        let f = OpenOptions::new()
+            .write(true)
+            .create(true)
+            .truncate(true)
+            .open(path)
+            .map_err(io_err)?;
+        let mut off = 0;
+        while off < needed {
+            let len = (needed - off).min(chunk as u64) as usize;
+            // SAFETY: no I/O is in flight on the pool's only buffer.
+            let buf = unsafe { pool.slice_mut(0, len) };
+            if plan.write_headers {
+                data::stamp(buf, off, plan.seed, plan.verify_generations.max);
+            } else if plan.pattern != DataPattern::Zeros {
+                data::scramble(buf, off, plan.seed);
+            }
+            std::os::unix::fs::FileExt::write_all_at(&f, buf, off).map_err(io_err)?;
+            off += len as u64;
+        }
+        f.sync_data().map_err(io_err)?;
+        drop_cache(&f);
+    }
+    Ok(if laid { t.elapsed().as_secs_f64() } else { 0.0 })
+}
+
+/// Asks the kernel to drop a file's clean pages from the page cache.
+fn drop_cache(f: &File) {
+    use std::os::fd::AsRawFd;
+    // SAFETY: advisory syscall on an open descriptor; failure only means the cache stays warm.
+    unsafe { libc::posix_fadvise(f.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
+}
+
+fn thread_cpu() -> (f64, f64) {
+    // SAFETY: getrusage fills the struct we pass; RUSAGE_THREAD is this thread only.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut ru) };
+    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    (tv(ru.ru_utime), tv(ru.ru_stime))
+}
+
+/// Where one I/O in flight came from.
+#[derive(Clone, Copy, Default)]
+struct InFlight {
+    start_ns: u64,
+    offset: u64,
+    len: u32,
+    write: bool,
+}
+
+struct Worker<'a> {
+    plan: &'a PhasePlan,
+    file_name: String,
+    _file: Option<File>,
+    pool: BufferPool,
+    backend: Box<dyn Backend>,
+    access: Access,
+    rng: SmallRng,
+    shared: &'a Shared,
+    tx: &'a mpsc::Sender<Msg>,
+    epoch: Instant,
+    // Per-interval state.
+    interval: Counters,
+    ihist: Box<[Histogram<u64>; 2]>,
+    interval_index: u32,
+    interval_start: u64,
+    next_boundary: u64,
+    last_sent: Option<u32>,
+    // Totals of the measured (post-ramp) part.
+    totals: Counters,
+    thist: Box<[Histogram<u64>; 2]>,
+    measuring: bool,
+    first_done_snapshot: Option<Counters>,
+    // Slots.
+    inflight: Vec<InFlight>,
+    free: Vec<u32>,
+    completions: Vec<Completion>,
+    writes_since_flush: u32,
+    flush_ns: u64,
+    verify: VerifyReport,
+}
+
+impl<'a> Worker<'a> {
+    #[allow(clippy::too_many_arguments)]
+    fn new(
+        plan: &'a PhasePlan,
+        index: usize,
+        file_name: String,
+        offset: u64,
+        len: u64,
+        file: Option<File>,
+        pool: BufferPool,
+        backend: Box<dyn Backend>,
+        shared: &'a Shared,
+        tx: &'a mpsc::Sender<Msg>,
+    ) -> Worker<'a> {
+        let depth = plan.iodepth.max(1) as usize;
+        Worker {
+            plan,
+            file_name,
+            _file: file,
+            pool,
+            backend,
+            access: Access::new(
+                plan.kind,
+                offset,
+                len,
+                &plan.bs,
+                plan.runtime.is_some(),
+                plan.rwmix_read,
+                plan.stride,
+            ),
+            rng: SmallRng::seed_from_u64(
+                plan.seed
+                    .wrapping_add(index as u64)
+                    .wrapping_mul(0x9E37_79B9_7F4A_7C15),
+            ),
+            shared,
+            tx,
+            epoch: Instant::now(),
+            interval: Counters::default(),
+            ihist: Box::new([new_histogram(), new_histogram()]),
+            interval_index: 0,
+            interval_start: 0,
+            next_boundary: 0,
+            last_sent: None,
+            totals: Counters::default(),
+            thist: Box::new([new_histogram(), new_histogram()]),
+            measuring: plan.ramp.0 == 0,
+            first_done_snapshot: None,
+            inflight: vec![InFlight::default(); depth],
+            free: (0..depth as u32).rev().collect(),
+            completions: vec![Completion::default(); depth],
+            writes_since_flush: 0,
+            flush_ns: 0,
+            verify: VerifyReport::default(),
+        }
+    }
+
+    fn boundary_after(&self, t: u64) -> u64 {
+        let iv = self.plan.interval.0.max(1_000_000);
+        let next = (t / iv + 1) * iv;
+        let ramp = self.plan.ramp.0;
+        if t < ramp && ramp < next {
+            ramp
+        } else {
+            next
+        }
+    }
+
+    fn now(&self) -> u64 {
+        since(self.epoch)
+    }
+
+    fn run(&mut self, stop: &AtomicBool) -> Result<WorkerOutcome, EngineError> {
+        self.epoch = *self
+            .shared
+            .epoch
+            .get()
+            .expect("epoch set before the start barrier");
+        let (u0, s0) = thread_cpu();
+        self.next_boundary = self.boundary_after(0);
+        let depth = self.plan.iodepth.max(1);
+        let deadline = self.plan.runtime.map(|r| self.plan.ramp.0 + r.0);
+        let mut rate_gap = self.plan.rate.map(|r| {
+            let r = if r.per_worker {
+                r.rate
+            } else {
+                r.rate.split(self.plan.workers.len() as u32)
+            };
+            match r {
+                Rate::Iops(v) => (1e9 / v, false),
+                Rate::BytesPerSec(v) => (1e9 / v, true),
+            }
+        });
+        let mut next_sched = 0.0f64;
+        let mut pending: Option<(Op, u64, u64)> = None;
+        let mut done_issuing = false;
+        let mut interrupted = false;
+        let mut in_flight = 0u32;
+        let mut to_commit = 0u32;
+
+        loop {
+            while in_flight < depth && !done_issuing {
+                if stop.load(Ordering::Relaxed) {
+                    interrupted = true;
+                    done_issuing = true;
+                    break;
+                }
+                if self.shared.abort.load(Ordering::Relaxed) {
+                    done_issuing = true;
+                    break;
+                }
+                let Some((op, offset, len)) =
+                    pending.take().or_else(|| self.access.next(&mut self.rng))
+                else {
+                    done_issuing = true;
+                    break;
+                };
+                let mut now = self.now();
+                if deadline.is_some_and(|d| now >= d) {
+                    done_issuing = true;
+                    break;
+                }
+                self.tick(now)?;
+                let start = if let Some((gap, per_byte)) = rate_gap.as_mut() {
+                    let sched = next_sched as u64;
+                    if now < sched {
+                        if in_flight > 0 {
+                            // Not due yet: take in what has completed meanwhile (without
+                            // blocking), so completions are timed when they happen.
+                            pending = Some((op, offset, len));
+                            in_flight -= self.reap(0)?;
+                            if sched - now > 300_000 {
+                                std::thread::sleep(std::time::Duration::from_micros(50));
+                            }
+                            continue;
+                        }
+                        wait_until(self.epoch, sched);
+                        now = self.now();
+                    }
+                    next_sched += if *per_byte { *gap * len as f64 } else { *gap };
+                    if now > sched + self.plan.late_after.0 {
+                        self.interval.late += 1;
+                    }
+                    sched
+                } else {
+                    now
+                };
+                let slot = self
+                    .free
+                    .pop()
+                    .expect("a free slot when fewer than depth are in flight");
+                let write = op == Op::Write;
+                if write {
+                    // SAFETY: the slot is free: no I/O uses its buffer.
+                    let buf = unsafe { self.pool.slice_mut(slot as usize, len as usize) };
+                    if self.plan.write_headers {
+                        data::stamp(buf, offset, self.plan.seed, self.plan.generation);
+                    } else if self.plan.pattern != DataPattern::Zeros {
+                        data::scramble(buf, offset, self.plan.seed);
+                    }
+                }
+                self.inflight[slot as usize] = InFlight {
+                    start_ns: start,
+                    offset,
+                    len: len as u32,
+                    write,
+                };
+                match self
+                    .backend
+                    .queue(
+                        IoUnit {
+                            op,
+                            offset,
+                            len: len as u32,
+                            slot,
+                        },
+                        &self.pool,
+                    )
+                    .map_err(|e| self.io_error(op, offset, e))?
+                {
+                    Queued::Completed(n) => {
+                        let end = self.now();
+                        self.complete(slot, n as i32, end)?;
+                    }
+                    Queued::InFlight => {
+                        in_flight += 1;
+                        to_commit += 1;
+                    }
+                }
+                if let FsyncPolicy::Every(n) = self.plan.fsync {
+                    if self.writes_since_flush >= n {
+                        in_flight -= self.drain(in_flight, &mut to_commit)?;
+                        self.flush()?;
+                    }
+                }
+            }
+            if to_commit > 0 {
+                self.backend
+                    .commit()
+                    .map_err(|e| self.io_error(Op::Read, 0, e))?;
+                to_commit = 0;
+            }
+            if in_flight == 0 {
+                if done_issuing {
+                    break;
+                }
+                continue;
+            }
+            in_flight -= self.reap(1)?;
+        }
+        let mut end = self.now();
+        if self.plan.fsync == FsyncPolicy::End && self.plan.kind.writes() && !interrupted {
+            self.flush()?;
+            if self.plan.fsync_timed {
+                end = self.now();
+            }
+        }
+        self.tick(end)?;
+        self.send_interval(end);
+        if !interrupted {
+            let _ = self.shared.first_done_ns.compare_exchange(
+                0,
+                end,
+                Ordering::Relaxed,
+                Ordering::Relaxed,
+            );
+        }
+        if self.first_done_snapshot.is_none()
+            && self.shared.first_done_ns.load(Ordering::Relaxed) == end
+        {
+            self.first_done_snapshot = Some(self.totals);
+        }
+        let (u1, s1) = thread_cpu();
+        let measured_secs = end.saturating_sub(self.plan.ramp.0) as f64 / 1e9;
+        let bytes = self.totals.bytes();
+        Ok(WorkerOutcome {
+            result: WorkerResult {
+                file: self.file_name.clone(),
+                bytes,
+                ops: self.totals.ops(),
+                seconds: measured_secs,
+                bytes_per_sec: bytes as f64 / measured_secs.max(1e-9),
+                cpu_user: u1 - u0,
+                cpu_sys: s1 - s0,
+                flush_seconds: self.flush_ns as f64 / 1e9,
+            },
+            totals: self.totals,
+            hist: std::mem::replace(
+                &mut self.thist,
+                Box::new([new_histogram(), new_histogram()]),
+            ),
+            end_ns: end,
+            first_done_snapshot: self.first_done_snapshot,
+            verify: std::mem::take(&mut self.verify),
+            interrupted,
+        })
+    }
+
+    /// Reaps completions (waiting for at least `min`) and accounts for them; returns how many.
+    fn reap(&mut self, min: u32) -> Result<u32, EngineError> {
+        let mut out = std::mem::take(&mut self.completions);
+        let n = self
+            .backend
+            .reap(min, &mut out)
+            .map_err(|e| self.io_error(Op::Read, 0, e))?;
+        let end = self.now();
+        let mut r = Ok(());
+        for c in &out[..n] {
+            if let Err(e) = self.complete(c.slot, c.result, end) {
+                r = Err(e);
+                break;
+            }
+        }
+        self.completions = out;
+        r.map(|_| n as u32)
+    }
+
+    /// Waits for everything in flight (before a flush); returns how many completed.
+    fn drain(&mut self, mut in_flight: u32, to_commit: &mut u32) -> Result<u32, EngineError> {
+        if *to_commit > 0 {
+            self.backend
+                .commit()
+                .map_err(|e| self.io_error(Op::Write, 0, e))?;
+            *to_commit = 0;
+        }
+        let before = in_flight;
+        while in_flight > 0 {
+            in_flight -= self.reap(1)?;
+        }
+        Ok(before)
+    }
+
+    fn flush(&mut self) -> Result<(), EngineError> {
+        let t = self.now();
+        self.backend.flush().map_err(|e| EngineError::Flush {
+            path: self.file_name.clone(),
+            source: e,
+        })?;
+        self.flush_ns += self.now() - t;
+        self.writes_since_flush = 0;
+        Ok(())
+    }
+
+    #[inline]
+    fn complete(&mut self, slot: u32, result: i32, end: u64) -> Result<(), EngineError> {
+        let io = self.inflight[slot as usize];
+        let op = if io.write { Op::Write } else { Op::Read };
+        if result < 0 {
+            return Err(self.io_error(op, io.offset, std::io::Error::from_raw_os_error(-result)));
+        }
+        if result as u32 != io.len {
+            return Err(EngineError::ShortIo {
+                path: self.file_name.clone(),
+                write: io.write,
+                offset: io.offset,
+                wanted: io.len,
+                got: result as u32,
+            });
+        }
+        self.tick(end)?;
+        let d = slot_index(op);
+        self.ihist[d].saturating_record(end.saturating_sub(io.start_ns).max(1));
+        self.interval.bytes[d] += io.len as u64;
+        self.interval.ops[d] += 1;
+        if io.write {
+            self.writes_since_flush += 1;
+        } else if self.plan.verify {
+            // SAFETY: the I/O on this slot has completed; nothing else uses the buffer.
+            let buf = unsafe { self.pool.slice_mut(slot as usize, io.len as usize) };
+            let file = &self.file_name;
+            let report = &mut self.verify;
+            report.blocks_checked += data::verify(
+                buf,
+                io.offset,
+                self.plan.seed,
+                self.plan.verify_generations,
+                |offset, reason| {
+                    report.bad_blocks += 1;
+                    if report.bad.len() < MAX_BAD_LISTED {
+                        report.bad.push(BadBlock {
+                            file: file.clone(),
+                            offset,
+                            reason,
+                        });
+                    }
+                },
+            );
+        }
+        self.free.push(slot);
+        if self.first_done_snapshot.is_none()
+            && self.shared.first_done_ns.load(Ordering::Relaxed) != 0
+        {
+            let mut snap = self.totals;
+            if self.measuring {
+                snap.add(&self.interval);
+            }
+            self.first_done_snapshot = Some(snap);
+        }
+        Ok(())
+    }
+
+    /// Closes the current interval when `now` passed its end.
+    #[inline]
+    fn tick(&mut self, now: u64) -> Result<(), EngineError> {
+        while now >= self.next_boundary {
+            let b = self.next_boundary;
+            self.send_interval(b);
+            self.interval_start = b;
+            self.next_boundary = self.boundary_after(b);
+            if !self.measuring && b >= self.plan.ramp.0 {
+                self.measuring = true;
+            }
+        }
+        Ok(())
+    }
+
+    /// Sends the interval ending at `end` to the collector and starts a new one.
+    fn send_interval(&mut self, end: u64) {
+        let counters = std::mem::take(&mut self.interval);
+        let hist = std::mem::replace(
+            &mut self.ihist,
+            Box::new([new_histogram(), new_histogram()]),
+        );
+        if self.measuring {
+            self.totals.add(&counters);
+            let _ = self.thist[0].add(&hist[0]);
+            let _ = self.thist[1].add(&hist[1]);
+        }
+        let index = self.interval_index;
+        self.interval_index += 1;
+        if end > self.interval_start || counters.ops() > 0 {
+            self.last_sent = Some(index);
+            let _ = self.tx.send(Msg::Interval {
+                index,
+                t_start: self.interval_start,
+                t_end: end,
+                ramp: !self.measuring,
+                counters,
+                hist,
+            });
+        }
+    }
+
+    fn io_error(&self, op: Op, offset: u64, e: std::io::Error) -> EngineError {
+        EngineError::Io {
+            path: self.file_name.clone(),
+            write: op == Op::Write,
+            offset,
+            direct: self.plan.direct,
+            source: e,
+        }
+    }
+}
+
+/// Sleeps, then spins, until `at` nanoseconds after `epoch`: sleeping alone overshoots by tens
+/// of microseconds, which at 20,000 IOPS is a whole I/O slot.
+fn wait_until(epoch: Instant, at: u64) {
+    loop {
+        let now = since(epoch);
+        if now >= at {
+            return;
+        }
+        let left = at - now;
+        if left > 200_000 {
+            std::thread::sleep(std::time::Duration::from_nanos(left - 150_000));
+        } else {
+            std::hint::spin_loop();
+        }
+    }
+}
