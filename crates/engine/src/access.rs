@@ -200,15 +200,7 @@ mod tests {
     use rand::SeedableRng;
 
     fn collect(kind: PhaseKind, len: u64, bs: u64, stride: u64) -> Vec<(Op, u64, u64)> {
-        let mut a = Access::new(
-            kind,
-            1000 * 4096,
-            len,
-            &BlockSizes::Fixed(bs),
-            false,
-            50,
-            stride,
-        );
+        let mut a = Access::new(kind, 1000 * 4096, len, &BlockSizes::Fixed(bs), false, 50, stride);
         let mut rng = SmallRng::seed_from_u64(7);
         std::iter::from_fn(|| a.next(&mut rng)).collect()
     }
@@ -217,9 +209,10 @@ mod tests {
     fn sequential_covers_region_once() {
         let v = collect(PhaseKind::Write, 16 * 4096, 4096, 1);
         assert_eq!(v.len(), 16);
-        assert!(v.iter().enumerate().all(|(i, (op, o, l))| *op == Op::Write
-            && *o == 1000 * 4096 + i as u64 * 4096
-            && *l == 4096));
+        assert!(v
+            .iter()
+            .enumerate()
+            .all(|(i, (op, o, l))| *op == Op::Write && *o == 1000 * 4096 + i as u64 * 4096 && *l == 4096));
     }
 
     #[test]
@@ -251,15 +244,7 @@ mod tests {
 
     #[test]
     fn offsets_beyond_4gib() {
-        let mut a = Access::new(
-            PhaseKind::Read,
-            6 << 30,
-            8192,
-            &BlockSizes::Fixed(4096),
-            false,
-            0,
-            1,
-        );
+        let mut a = Access::new(PhaseKind::Read, 6 << 30, 8192, &BlockSizes::Fixed(4096), false, 0, 1);
         let mut rng = SmallRng::seed_from_u64(1);
         assert_eq!(a.next(&mut rng).unwrap().1, 6 << 30);
         assert_eq!(a.next(&mut rng).unwrap().1, (6 << 30) + 4096);
@@ -271,23 +256,13 @@ mod tests {
         let bs = BlockSizes::Mix(vec![(4096, 3), (65536, 1)]);
         let mut a = Access::new(PhaseKind::Randread, 0, 1 << 30, &bs, true, 100, 1);
         let mut rng = SmallRng::seed_from_u64(3);
-        let small = (0..10000)
-            .filter(|_| a.next(&mut rng).unwrap().2 == 4096)
-            .count();
+        let small = (0..10000).filter(|_| a.next(&mut rng).unwrap().2 == 4096).count();
         assert!((7000..8000).contains(&small), "{small}");
     }
 
     #[test]
     fn time_based_wraps() {
-        let mut a = Access::new(
-            PhaseKind::Read,
-            0,
-            8192,
-            &BlockSizes::Fixed(4096),
-            true,
-            0,
-            1,
-        );
+        let mut a = Access::new(PhaseKind::Read, 0, 8192, &BlockSizes::Fixed(4096), true, 0, 1);
         let mut rng = SmallRng::seed_from_u64(1);
         let offs: Vec<u64> = (0..5).map(|_| a.next(&mut rng).unwrap().1).collect();
         assert_eq!(offs, vec![0, 4096, 0, 4096, 0]);

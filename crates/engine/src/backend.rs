@@ -130,12 +130,7 @@ impl Backend for Psync {
             // the slot during it.
             let n = unsafe {
                 match unit.op {
-                    Op::Read => libc::pread64(
-                        self.fd,
-                        buf as *mut libc::c_void,
-                        unit.len as usize,
-                        unit.offset as i64,
-                    ),
+                    Op::Read => libc::pread64(self.fd, buf as *mut libc::c_void, unit.len as usize, unit.offset as i64),
                     Op::Write => libc::pwrite64(
                         self.fd,
                         buf as *const libc::c_void,
@@ -232,12 +227,8 @@ impl Backend for Mmap {
         // the two ranges cannot overlap (one is file-backed, one is the heap pool).
         unsafe {
             match unit.op {
-                Op::Read => {
-                    std::ptr::copy_nonoverlapping(self.base.add(at), buf, unit.len as usize)
-                }
-                Op::Write => {
-                    std::ptr::copy_nonoverlapping(buf, self.base.add(at), unit.len as usize)
-                }
+                Op::Read => std::ptr::copy_nonoverlapping(self.base.add(at), buf, unit.len as usize),
+                Op::Write => std::ptr::copy_nonoverlapping(buf, self.base.add(at), unit.len as usize),
             }
         }
         Ok(Queued::Completed(unit.len))
@@ -250,14 +241,7 @@ impl Backend for Mmap {
     }
     fn flush(&mut self) -> io::Result<()> {
         // SAFETY: msync of our own live mapping.
-        if unsafe {
-            libc::msync(
-                self.base as *mut libc::c_void,
-                self.map_len.max(1),
-                libc::MS_SYNC,
-            )
-        } != 0
-        {
+        if unsafe { libc::msync(self.base as *mut libc::c_void, self.map_len.max(1), libc::MS_SYNC) } != 0 {
             return Err(io::Error::last_os_error());
         }
         Ok(())
@@ -326,12 +310,8 @@ impl Backend for Uring {
             (Op::Write, true) => opcode::WriteFixed::new(fd, buf, unit.len, unit.slot as u16)
                 .offset(unit.offset)
                 .build(),
-            (Op::Read, false) => opcode::Read::new(fd, buf, unit.len)
-                .offset(unit.offset)
-                .build(),
-            (Op::Write, false) => opcode::Write::new(fd, buf, unit.len)
-                .offset(unit.offset)
-                .build(),
+            (Op::Read, false) => opcode::Read::new(fd, buf, unit.len).offset(unit.offset).build(),
+            (Op::Write, false) => opcode::Write::new(fd, buf, unit.len).offset(unit.offset).build(),
         }
         .user_data(unit.slot as u64);
         // SAFETY: the entry points at a pool slot that stays allocated until the pool drops,

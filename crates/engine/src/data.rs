@@ -45,8 +45,7 @@ impl BufferPool {
     /// Allocates `count` buffers of at least `size` bytes each (rounded up to 4 KiB).
     pub fn new(count: usize, size: usize) -> BufferPool {
         let slot = size.max(1).div_ceil(BUFFER_ALIGN) * BUFFER_ALIGN;
-        let layout =
-            Layout::from_size_align(slot * count.max(1), BUFFER_ALIGN).expect("buffer layout");
+        let layout = Layout::from_size_align(slot * count.max(1), BUFFER_ALIGN).expect("buffer layout");
         // SAFETY: the layout has a non-zero size.
         let ptr = unsafe { alloc_zeroed(layout) };
         if ptr.is_null() {
@@ -194,12 +193,12 @@ pub enum BadReason {
 impl std::fmt::Display for BadReason {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         match self {
-            BadReason::NoHeader => write!(
-                f,
-                "no storlab header (never written by this run, or overwritten)"
-            ),
+            BadReason::NoHeader => write!(f, "no storlab header (never written by this run, or overwritten)"),
             BadReason::Checksum { stored, computed } => {
-                write!(f, "checksum mismatch (stored {stored:08x}, computed {computed:08x}): contents changed after writing")
+                write!(
+                    f,
+                    "checksum mismatch (stored {stored:08x}, computed {computed:08x}): contents changed after writing"
+                )
             }
             BadReason::WrongOffset { stored } => {
                 write!(f, "block belongs at offset {stored} (misdirected write)")
@@ -208,7 +207,10 @@ impl std::fmt::Display for BadReason {
                 write!(f, "block was written by another run (seed {stored:016x})")
             }
             BadReason::WrongGeneration { stored, min, max } => {
-                write!(f, "stale or future block: generation {stored}, expected {min}..={max} (lost write)")
+                write!(
+                    f,
+                    "stale or future block: generation {stored}, expected {min}..={max} (lost write)"
+                )
             }
         }
     }
@@ -242,22 +244,12 @@ pub fn verify(
         }
         let stored_offset = u64::from_le_bytes(chunk[8..16].try_into().unwrap());
         if stored_offset != at {
-            bad(
-                at,
-                BadReason::WrongOffset {
-                    stored: stored_offset,
-                },
-            );
+            bad(at, BadReason::WrongOffset { stored: stored_offset });
             continue;
         }
         let stored_seed = u64::from_le_bytes(chunk[16..24].try_into().unwrap());
         if stored_seed != seed {
-            bad(
-                at,
-                BadReason::WrongSeed {
-                    stored: stored_seed,
-                },
-            );
+            bad(at, BadReason::WrongSeed { stored: stored_seed });
             continue;
         }
         let g = u32::from_le_bytes(chunk[24..28].try_into().unwrap());
@@ -290,10 +282,7 @@ mod tests {
         fill_pattern(&mut buf, DataPattern::Random, &mut rng);
         stamp(&mut buf, 1 << 33, 42, 3);
         let mut bad = Vec::new();
-        assert_eq!(
-            verify(&buf, 1 << 33, 42, range(3), |o, r| bad.push((o, r))),
-            4
-        );
+        assert_eq!(verify(&buf, 1 << 33, 42, range(3), |o, r| bad.push((o, r))), 4);
         assert!(bad.is_empty(), "{bad:?}");
     }
 
@@ -311,8 +300,7 @@ mod tests {
         let mut bad = Vec::new();
         verify(&buf[8192..], 4096, 42, range(1), |o, r| bad.push((o, r)));
         assert!(
-            bad.iter()
-                .all(|(_, r)| matches!(r, BadReason::WrongOffset { .. })),
+            bad.iter().all(|(_, r)| matches!(r, BadReason::WrongOffset { .. })),
             "{bad:?}"
         );
 
@@ -322,10 +310,7 @@ mod tests {
 
         let mut bad = Vec::new();
         verify(&buf[..4096], 0, 42, range(2), |o, r| bad.push((o, r)));
-        assert!(matches!(
-            bad[0].1,
-            BadReason::WrongGeneration { stored: 1, .. }
-        ));
+        assert!(matches!(bad[0].1, BadReason::WrongGeneration { stored: 1, .. }));
 
         let zeros = vec![0u8; 4096];
         let mut bad = Vec::new();

@@ -85,11 +85,7 @@ impl PhaseKind {
     pub fn writes(self) -> bool {
         matches!(
             self,
-            PhaseKind::Write
-                | PhaseKind::Rewrite
-                | PhaseKind::Randwrite
-                | PhaseKind::Randrw
-                | PhaseKind::Recrewrite
+            PhaseKind::Write | PhaseKind::Rewrite | PhaseKind::Randwrite | PhaseKind::Randrw | PhaseKind::Recrewrite
         )
     }
 

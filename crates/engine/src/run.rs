@@ -121,12 +121,7 @@ pub fn run_phase(plan: &PhasePlan, stop: &AtomicBool) -> Result<PhaseResult, Eng
         let file = if plan.backend == BackendKind::Null {
             None
         } else {
-            Some(open_worker_file(
-                plan,
-                &wf.path,
-                wf.owned,
-                wf.offset + wf.len,
-            )?)
+            Some(open_worker_file(plan, &wf.path, wf.owned, wf.offset + wf.len)?)
         };
         let mut pool = BufferPool::new(plan.iodepth as usize, plan.bs.max() as usize);
         if plan.kind.writes() {
@@ -159,8 +154,7 @@ pub fn run_phase(plan: &PhasePlan, stop: &AtomicBool) -> Result<PhaseResult, Eng
     let (tx, rx) = mpsc::channel::<Msg>();
 
     let mut samples = Vec::new();
-    let mut outcomes: Vec<Option<Result<WorkerOutcome, EngineError>>> =
-        (0..n).map(|_| None).collect();
+    let mut outcomes: Vec<Option<Result<WorkerOutcome, EngineError>>> = (0..n).map(|_| None).collect();
 
     std::thread::scope(|scope| {
         for (i, (file, pool, be)) in prepared.into_iter().enumerate() {
@@ -208,11 +202,7 @@ pub fn run_phase(plan: &PhasePlan, stop: &AtomicBool) -> Result<PhaseResult, Eng
         match o {
             Some(Ok(o)) => outs.push(o),
             Some(Err(e)) => return Err(e),
-            None => {
-                return Err(EngineError::Internal(
-                    "a worker ended without reporting".into(),
-                ))
-            }
+            None => return Err(EngineError::Internal("a worker ended without reporting".into())),
         }
     }
     Ok(merge(plan, outs, samples, layout_seconds))
@@ -321,12 +311,7 @@ fn collect(
     }
 }
 
-fn merge(
-    plan: &PhasePlan,
-    outs: Vec<WorkerOutcome>,
-    samples: Vec<Sample>,
-    layout_seconds: f64,
-) -> PhaseResult {
+fn merge(plan: &PhasePlan, outs: Vec<WorkerOutcome>, samples: Vec<Sample>, layout_seconds: f64) -> PhaseResult {
     let measure_start = plan.ramp.0;
     let mut totals = Counters::default();
     let mut hist = [new_histogram(), new_histogram()];
@@ -386,10 +371,7 @@ fn merge(
         ops_written: totals.ops[1],
         all_done: Throughput::new(all_secs, totals.bytes(), totals.ops()),
         first_done: Throughput::new(first_secs, first.bytes(), first.ops()),
-        worker_min_bytes_per_sec: workers
-            .iter()
-            .map(|w| w.bytes_per_sec)
-            .fold(f64::INFINITY, f64::min),
+        worker_min_bytes_per_sec: workers.iter().map(|w| w.bytes_per_sec).fold(f64::INFINITY, f64::min),
         worker_max_bytes_per_sec: workers.iter().map(|w| w.bytes_per_sec).fold(0.0, f64::max),
         workers,
         cpu_user,
@@ -406,12 +388,7 @@ fn merge(
     }
 }
 
-fn open_worker_file(
-    plan: &PhasePlan,
-    path: &Path,
-    owned: bool,
-    needed: u64,
-) -> Result<File, EngineError> {
+fn open_worker_file(plan: &PhasePlan, path: &Path, owned: bool, needed: u64) -> Result<File, EngineError> {
     let mut o = OpenOptions::new();
     o.read(true);
     if plan.kind.writes() {
@@ -590,11 +567,7 @@ impl<'a> Worker<'a> {
                 plan.rwmix_read,
                 plan.stride,
             ),
-            rng: SmallRng::seed_from_u64(
-                plan.seed
-                    .wrapping_add(index as u64)
-                    .wrapping_mul(0x9E37_79B9_7F4A_7C15),
-            ),
+            rng: SmallRng::seed_from_u64(plan.seed.wrapping_add(index as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)),
             shared,
             tx,
             epoch: Instant::now(),
@@ -633,11 +606,7 @@ impl<'a> Worker<'a> {
     }
 
     fn run(&mut self, stop: &AtomicBool) -> Result<WorkerOutcome, EngineError> {
-        self.epoch = *self
-            .shared
-            .epoch
-            .get()
-            .expect("epoch set before the start barrier");
+        self.epoch = *self.shared.epoch.get().expect("epoch set before the start barrier");
         let (u0, s0) = thread_cpu();
         self.next_boundary = self.boundary_after(0);
         let depth = self.plan.iodepth.max(1);
@@ -671,9 +640,7 @@ impl<'a> Worker<'a> {
                     done_issuing = true;
                     break;
                 }
-                let Some((op, offset, len)) =
-                    pending.take().or_else(|| self.access.next(&mut self.rng))
-                else {
+                let Some((op, offset, len)) = pending.take().or_else(|| self.access.next(&mut self.rng)) else {
                     done_issuing = true;
                     break;
                 };
@@ -757,9 +724,7 @@ impl<'a> Worker<'a> {
                 }
             }
             if to_commit > 0 {
-                self.backend
-                    .commit()
-                    .map_err(|e| self.io_error(Op::Read, 0, e))?;
+                self.backend.commit().map_err(|e| self.io_error(Op::Read, 0, e))?;
                 to_commit = 0;
             }
             if in_flight == 0 {
@@ -780,16 +745,12 @@ impl<'a> Worker<'a> {
         self.tick(end)?;
         self.send_interval(end);
         if !interrupted {
-            let _ = self.shared.first_done_ns.compare_exchange(
-                0,
-                end,
-                Ordering::Relaxed,
-                Ordering::Relaxed,
-            );
+            let _ = self
+                .shared
+                .first_done_ns
+                .compare_exchange(0, end, Ordering::Relaxed, Ordering::Relaxed);
         }
-        if self.first_done_snapshot.is_none()
-            && self.shared.first_done_ns.load(Ordering::Relaxed) == end
-        {
+        if self.first_done_snapshot.is_none() && self.shared.first_done_ns.load(Ordering::Relaxed) == end {
             self.first_done_snapshot = Some(self.totals);
         }
         let (u1, s1) = thread_cpu();
@@ -807,10 +768,7 @@ impl<'a> Worker<'a> {
                 flush_seconds: self.flush_ns as f64 / 1e9,
             },
             totals: self.totals,
-            hist: std::mem::replace(
-                &mut self.thist,
-                Box::new([new_histogram(), new_histogram()]),
-            ),
+            hist: std::mem::replace(&mut self.thist, Box::new([new_histogram(), new_histogram()])),
             end_ns: end,
             first_done_snapshot: self.first_done_snapshot,
             verify: std::mem::take(&mut self.verify),
@@ -840,9 +798,7 @@ impl<'a> Worker<'a> {
     /// Waits for everything in flight (before a flush); returns how many completed.
     fn drain(&mut self, mut in_flight: u32, to_commit: &mut u32) -> Result<u32, EngineError> {
         if *to_commit > 0 {
-            self.backend
-                .commit()
-                .map_err(|e| self.io_error(Op::Write, 0, e))?;
+            self.backend.commit().map_err(|e| self.io_error(Op::Write, 0, e))?;
             *to_commit = 0;
         }
         let before = in_flight;
@@ -909,9 +865,7 @@ impl<'a> Worker<'a> {
             );
         }
         self.free.push(slot);
-        if self.first_done_snapshot.is_none()
-            && self.shared.first_done_ns.load(Ordering::Relaxed) != 0
-        {
+        if self.first_done_snapshot.is_none() && self.shared.first_done_ns.load(Ordering::Relaxed) != 0 {
             let mut snap = self.totals;
             if self.measuring {
                 snap.add(&self.interval);
@@ -939,10 +893,7 @@ impl<'a> Worker<'a> {
     /// Sends the interval ending at `end` to the collector and starts a new one.
     fn send_interval(&mut self, end: u64) {
         let counters = std::mem::take(&mut self.interval);
-        let hist = std::mem::replace(
-            &mut self.ihist,
-            Box::new([new_histogram(), new_histogram()]),
-        );
+        let hist = std::mem::replace(&mut self.ihist, Box::new([new_histogram(), new_histogram()]));
         if self.measuring {
             self.totals.add(&counters);
             let _ = self.thist[0].add(&hist[0]);

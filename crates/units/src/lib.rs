@@ -50,8 +50,7 @@ const SIZE_EXPECTED: &str =
     "a number with k, m, g, t (or KiB, MiB, GiB, TiB; powers of 1024) or kB, MB, GB, TB (powers of 1000), e.g. 4k, 1g, 512MiB, 10GB";
 const RATE_EXPECTED: &str =
     "operations per second such as 20000iops or 20kiops, or bytes per second such as 200MiB/s or 1g/s";
-const DURATION_EXPECTED: &str =
-    "a number with ns, us, ms, s, m, h, d or w, e.g. 500ms, 10s, 2m, 1h30m, 60d";
+const DURATION_EXPECTED: &str = "a number with ns, us, ms, s, m, h, d or w, e.g. 500ms, 10s, 2m, 1h30m, 60d";
 
 /// Splits "12.5MiB" into ("12.5", "MiB").
 fn split_number(text: &str) -> (&str, &str) {
@@ -64,13 +63,7 @@ fn split_number(text: &str) -> (&str, &str) {
 }
 
 /// Multiplies a decimal number given as text by an integer factor, exactly where possible.
-fn scale(
-    number: &str,
-    factor: u64,
-    text: &str,
-    what: &'static str,
-    expected: &'static str,
-) -> Result<u64, UnitError> {
+fn scale(number: &str, factor: u64, text: &str, what: &'static str, expected: &'static str) -> Result<u64, UnitError> {
     let number = number.replace('_', "");
     let malformed = || UnitError::Malformed {
         text: text.to_string(),
@@ -90,27 +83,23 @@ fn scale(
     let int: u64 = if int_part.is_empty() {
         0
     } else {
-        int_part.parse().map_err(|_| UnitError::Overflow {
-            text: text.to_string(),
-        })?
+        int_part
+            .parse()
+            .map_err(|_| UnitError::Overflow { text: text.to_string() })?
     };
-    let whole = int.checked_mul(factor).ok_or_else(|| UnitError::Overflow {
-        text: text.to_string(),
-    })?;
+    let whole = int
+        .checked_mul(factor)
+        .ok_or_else(|| UnitError::Overflow { text: text.to_string() })?;
     if frac_part.is_empty() {
         return Ok(whole);
     }
     // Fractions ("1.5g") are computed in 128 bits so that no precision is lost before rounding.
     let digits = frac_part.len().min(18) as u32;
-    let frac: u128 = frac_part[..digits as usize]
-        .parse()
-        .map_err(|_| malformed())?;
+    let frac: u128 = frac_part[..digits as usize].parse().map_err(|_| malformed())?;
     let extra = frac * factor as u128 / 10u128.pow(digits);
     whole
         .checked_add(extra as u64)
-        .ok_or_else(|| UnitError::Overflow {
-            text: text.to_string(),
-        })
+        .ok_or_else(|| UnitError::Overflow { text: text.to_string() })
 }
 
 /// A number of bytes.
@@ -355,9 +344,7 @@ impl FromStr for Duration {
         let mut total: u64 = 0;
         while !rest.is_empty() {
             let (number, after) = split_number(rest);
-            let unit_len = after
-                .find(|c: char| c.is_ascii_digit())
-                .unwrap_or(after.len());
+            let unit_len = after.find(|c: char| c.is_ascii_digit()).unwrap_or(after.len());
             let unit = &after[..unit_len];
             let factor: u64 = match unit.trim() {
                 "ns" => 1,
@@ -386,9 +373,9 @@ impl FromStr for Duration {
                 }
             };
             let part = scale(number, factor, text, "duration", DURATION_EXPECTED)?;
-            total = total.checked_add(part).ok_or_else(|| UnitError::Overflow {
-                text: text.to_string(),
-            })?;
+            total = total
+                .checked_add(part)
+                .ok_or_else(|| UnitError::Overflow { text: text.to_string() })?;
             rest = &after[unit_len..];
         }
         Ok(Duration(total))
@@ -486,14 +473,8 @@ mod tests {
     #[test]
     fn sizes_are_64_bit() {
         // 5 GiB does not fit in 32 bits; Ioperf's 32-bit sizes broke at 2 GiB (seed 001).
-        assert_eq!(
-            "5g".parse::<Size>().unwrap().bytes(),
-            5 * 1024 * 1024 * 1024
-        );
-        assert!(matches!(
-            "99999999p".parse::<Size>(),
-            Err(UnitError::Overflow { .. })
-        ));
+        assert_eq!("5g".parse::<Size>().unwrap().bytes(), 5 * 1024 * 1024 * 1024);
+        assert!(matches!("99999999p".parse::<Size>(), Err(UnitError::Overflow { .. })));
     }
 
     #[test]
@@ -525,10 +506,7 @@ mod tests {
             "200MiB/s".parse::<Rate>().unwrap(),
             Rate::BytesPerSec(200.0 * 1048576.0)
         );
-        assert_eq!(
-            "1g/s".parse::<Rate>().unwrap(),
-            Rate::BytesPerSec(1073741824.0)
-        );
+        assert_eq!("1g/s".parse::<Rate>().unwrap(), Rate::BytesPerSec(1073741824.0));
         assert!("200MiB".parse::<Rate>().is_err());
         assert!("0iops".parse::<Rate>().is_err());
         assert!("5xiops".parse::<Rate>().is_err());
@@ -539,14 +517,8 @@ mod tests {
     fn durations() {
         assert_eq!("10s".parse::<Duration>().unwrap(), Duration(10_000_000_000));
         assert_eq!("500ms".parse::<Duration>().unwrap(), Duration(500_000_000));
-        assert_eq!(
-            "1h30m".parse::<Duration>().unwrap(),
-            Duration(5_400_000_000_000)
-        );
-        assert_eq!(
-            "60d".parse::<Duration>().unwrap(),
-            Duration(60 * 86_400_000_000_000)
-        );
+        assert_eq!("1h30m".parse::<Duration>().unwrap(), Duration(5_400_000_000_000));
+        assert_eq!("60d".parse::<Duration>().unwrap(), Duration(60 * 86_400_000_000_000));
         assert_eq!("1.5s".parse::<Duration>().unwrap(), Duration(1_500_000_000));
         assert_eq!("7".parse::<Duration>().unwrap(), Duration(7_000_000_000));
         assert!("10x".parse::<Duration>().is_err());
