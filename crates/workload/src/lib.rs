@@ -1,1 +1,276 @@
-//! stub
+//! What to run: job files (TOML) and command-line settings, merged and validated into an engine
+//! plan. Nonsense is rejected here with a message that names the key or flag, what was wrong
+//! and what would be right, before a single byte is written.
+//!
+//! Precedence, lowest first: built-in defaults, the job file's top-level keys, a phase's own
+//! keys, command-line flags (flags override the file, as `storlab run` documents).
+#![deny(missing_docs)]
+
+mod settings;
+mod validate;
+
+pub use settings::{Settings, KEYS};
+pub use validate::{cache_may_flatter, resolve, Plan, ResolveOptions, TargetKind};
+
+use storlab_engine::PhaseKind;
+
+/// What was wrong with a job.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum WorkloadError {
+    /// The job file could not be read.
+    #[error("cannot read the job file {path}: {source}")]
+    Read {
+        /// The file.
+        path: String,
+        /// The reason.
+        source: std::io::Error,
+    },
+    /// The job file is not valid TOML.
+    #[error("{path}:{line}:{column}: TOML syntax error: {message}")]
+    Syntax {
+        /// The file.
+        path: String,
+        /// Line, from 1.
+        line: usize,
+        /// Column, from 1.
+        column: usize,
+        /// What the parser said.
+        message: String,
+    },
+    /// A key or flag has an invalid value, or the job is inconsistent.
+    #[error("{origin}: {message}")]
+    Invalid {
+        /// Where: "--bs", "job.toml: phase 2 (read), key bs".
+        origin: String,
+        /// What is wrong and what would be right.
+        message: String,
+    },
+    /// A target cannot be used.
+    #[error("target {path}: {message}")]
+    Target {
+        /// The target.
+        path: String,
+        /// What is wrong and what would be right.
+        message: String,
+    },
+}
+
+impl WorkloadError {
+    pub(crate) fn invalid(origin: impl Into<String>, message: impl Into<String>) -> WorkloadError {
+        WorkloadError::Invalid {
+            origin: origin.into(),
+            message: message.into(),
+        }
+    }
+}
+
+/// A job: a name, targets, job-wide settings and an ordered list of phases with their own.
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct Job {
+    /// The job's name.
+    pub name: Option<String>,
+    /// Directories, files, or (with permission) block devices.
+    pub targets: Vec<std::path::PathBuf>,
+    /// Job-wide settings.
+    pub settings: Settings,
+    /// Phases, in order, each with its own settings.
+    pub phases: Vec<(PhaseKind, Settings)>,
+    /// Where the job came from (a file name, or "command line").
+    pub origin: String,
+}
+
+fn phase_kind(name: &str, origin: &str) -> Result<PhaseKind, WorkloadError> {
+    PhaseKind::from_name(name).ok_or_else(|| {
+        let names: Vec<&str> = PhaseKind::ALL.iter().map(|k| k.name()).collect();
+        WorkloadError::invalid(
+            origin,
+            format!("unknown phase '{name}': expected one of {}", names.join(", ")),
+        )
+    })
+}
+
+impl Job {
+    /// Parses a job file's text; `path` names it in messages.
+    pub fn parse(text: &str, path: &str) -> Result<Job, WorkloadError> {
+        let table: toml::Table = text.parse().map_err(|e: toml::de::Error| {
+            let (line, column) = e
+                .span()
+                .map(|s| {
+                    let before = &text[..s.start.min(text.len())];
+                    (
+                        before.matches('\n').count() + 1,
+                        before.len() - before.rfind('\n').map(|i| i + 1).unwrap_or(0) + 1,
+                    )
+                })
+                .unwrap_or((0, 0));
+            WorkloadError::Syntax {
+                path: path.to_string(),
+                line,
+                column,
+                message: e.message().to_string(),
+            }
+        })?;
+        let mut job = Job {
+            origin: path.to_string(),
+            ..Default::default()
+        };
+        for (key, value) in &table {
+            let origin = format!("{path}: key {key}");
+            match key.as_str() {
+                "name" => {
+                    job.name = Some(
+                        value
+                            .as_str()
+                            .ok_or_else(|| WorkloadError::invalid(&origin, "expected a string"))?
+                            .to_string(),
+                    )
+                }
+                "target" | "targets" => {
+                    job.targets = match value {
+                        toml::Value::String(s) => vec![s.into()],
+                        toml::Value::Array(a) => a
+                            .iter()
+                            .map(|v| {
+                                v.as_str()
+                                    .map(Into::into)
+                                    .ok_or_else(|| WorkloadError::invalid(&origin, "expected a list of paths"))
+                            })
+                            .collect::<Result<_, _>>()?,
+                        _ => return Err(WorkloadError::invalid(&origin, "expected a path or a list of paths")),
+                    }
+                }
+                "phase" | "phases" => {
+                    let toml::Value::Array(items) = value else {
+                        return Err(WorkloadError::invalid(
+                            &origin,
+                            "expected a list: phase = [\"write\", \"read\"] or [[phase]] tables",
+                        ));
+                    };
+                    for (i, item) in items.iter().enumerate() {
+                        let porigin = format!("{path}: phase {}", i + 1);
+                        match item {
+                            toml::Value::String(name) => {
+                                job.phases.push((phase_kind(name, &porigin)?, Settings::default()))
+                            }
+                            toml::Value::Table(t) => {
+                                let kind_name = t.get("kind").and_then(|v| v.as_str()).ok_or_else(|| {
+                                    WorkloadError::invalid(
+                                        &porigin,
+                                        "a [[phase]] table needs kind = \"write\" (or another phase name)",
+                                    )
+                                })?;
+                                let kind = phase_kind(kind_name, &porigin)?;
+                                let mut s = Settings::default();
+                                for (k, v) in t.iter().filter(|(k, _)| k.as_str() != "kind") {
+                                    s.apply(k, v, &format!("{porigin} ({kind_name}), key {k}"))?;
+                                }
+                                job.phases.push((kind, s));
+                            }
+                            _ => {
+                                return Err(WorkloadError::invalid(
+                                    &porigin,
+                                    "expected a phase name or a table with kind = ...",
+                                ))
+                            }
+                        }
+                    }
+                }
+                _ => job.settings.apply(key, value, &origin)?,
+            }
+        }
+        Ok(job)
+    }
+
+    /// Reads and parses a job file.
+    pub fn load(path: &std::path::Path) -> Result<Job, WorkloadError> {
+        let text = std::fs::read_to_string(path).map_err(|e| WorkloadError::Read {
+            path: path.display().to_string(),
+            source: e,
+        })?;
+        Job::parse(&text, &path.display().to_string())
+    }
+
+    /// Applies command-line phases (replacing the file's list) and targets (replacing the file's).
+    pub fn override_with(
+        &mut self,
+        targets: &[std::path::PathBuf],
+        phases: &[String],
+        flags: &Settings,
+    ) -> Result<(), WorkloadError> {
+        if !targets.is_empty() {
+            self.targets = targets.to_vec();
+        }
+        if !phases.is_empty() {
+            self.phases = phases
+                .iter()
+                .map(|p| Ok((phase_kind(p, "--phase")?, Settings::default())))
+                .collect::<Result<_, WorkloadError>>()?;
+        }
+        self.settings.overlay(flags);
+        for (_, s) in &mut self.phases {
+            s.overlay(flags);
+        }
+        Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_both_phase_forms() {
+        let j = Job::parse(
+            "name = \"t\"\ntarget = [\"/a\", \"/b\"]\nbs = \"64k\"\nthreads = 2\nphase = [\"write\", { kind = \"randread\", bs = \"4k\", runtime = \"5s\" }]\n",
+            "j.toml",
+        )
+        .unwrap();
+        assert_eq!(j.name.as_deref(), Some("t"));
+        assert_eq!(j.targets.len(), 2);
+        assert_eq!(j.phases.len(), 2);
+        assert_eq!(j.phases[1].0, PhaseKind::Randread);
+        assert_eq!(j.settings.threads, Some(2));
+
+        let j2 = Job::parse(
+            "[[phase]]\nkind = \"write\"\n[[phase]]\nkind = \"read\"\nverify = true\n",
+            "j.toml",
+        )
+        .unwrap();
+        assert_eq!(j2.phases.len(), 2);
+        assert_eq!(j2.phases[1].1.verify, Some(true));
+    }
+
+    #[test]
+    fn syntax_errors_have_line_and_column() {
+        let e = Job::parse("threads = 2\nbs = \"4k\nsize = 1\n", "bad.toml").unwrap_err();
+        match e {
+            WorkloadError::Syntax { line, column, .. } => {
+                assert_eq!(line, 2, "{e}");
+                assert!(column >= 1);
+            }
+            other => panic!("{other}"),
+        }
+    }
+
+    #[test]
+    fn unknown_things_are_named() {
+        let e = Job::parse("blocksize = \"4k\"\n", "j.toml").unwrap_err().to_string();
+        assert!(e.contains("blocksize") && e.contains("bs"), "{e}");
+        let e = Job::parse("phase = [\"scribble\"]\n", "j.toml")
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("scribble") && e.contains("randread"), "{e}");
+        let e = Job::parse("size = \"12q\"\n", "j.toml").unwrap_err().to_string();
+        assert!(e.contains("key size") && e.contains("12q"), "{e}");
+    }
+
+    #[test]
+    fn flags_override_the_file() {
+        let mut j = Job::parse("bs = \"64k\"\nphase = [{ kind = \"read\", bs = \"1m\" }]\n", "j.toml").unwrap();
+        let mut flags = Settings::default();
+        flags.apply_str("bs", "4k", "--bs").unwrap();
+        j.override_with(&[], &[], &flags).unwrap();
+        assert_eq!(j.phases[0].1.bs, Some(storlab_engine::BlockSizes::Fixed(4096)));
+    }
+}

@@ -1,0 +1,628 @@
+//! Turning a job into a plan: defaults, files per worker, and every check that must pass before
+//! a byte is written (targets, sizes, free space, O_DIRECT support, back-end limits).
+
+use std::ffi::CString;
+use std::os::unix::ffi::OsStrExt;
+use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+
+use serde::Serialize;
+use storlab_engine::{
+    BackendKind, BlockSizes, DataPattern, FsyncPolicy, GenerationRange, PhaseKind, PhasePlan, RateLimit, WorkerFile,
+    VERIFY_BLOCK,
+};
+use storlab_units::{Duration, Size};
+
+use crate::{Job, Settings, WorkloadError};
+
+/// What a target is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TargetKind {
+    /// A directory: storlab creates one file per worker in it and removes them afterwards.
+    Directory,
+    /// A file that does not exist yet: storlab creates it, the workers share it, and it is
+    /// removed afterwards.
+    NewFile,
+    /// An existing file: used in place, never truncated or removed.
+    File,
+    /// A block device named with --allow-device.
+    Device,
+}
+
+/// Options that do not come from the job.
+#[derive(Debug, Clone, Default)]
+pub struct ResolveOptions {
+    /// Block devices the user allowed storlab to use (--allow-device).
+    pub allow_devices: Vec<PathBuf>,
+    /// Distinguishes this run's files from another run's in the same directory.
+    pub file_tag: String,
+    /// The seed when the job gives none.
+    pub default_seed: u64,
+}
+
+/// A validated job, ready for the engine.
+#[derive(Debug, Clone, Serialize)]
+pub struct Plan {
+    /// The job's name.
+    pub name: String,
+    /// The targets and what each is.
+    pub targets: Vec<(PathBuf, TargetKind)>,
+    /// The phases, resolved.
+    pub phases: Vec<PhasePlan>,
+    /// Files storlab creates (and removes at the end unless asked to keep them).
+    pub created_files: Vec<PathBuf>,
+    /// The run's seed.
+    pub seed: u64,
+    /// Bytes of the whole file set (all workers' regions).
+    pub file_set_bytes: u64,
+}
+
+struct Effective {
+    threads: u32,
+    size: Option<u64>,
+    bs: BlockSizes,
+    engine: BackendKind,
+    iodepth: u32,
+    direct: bool,
+    sync: bool,
+    fsync: FsyncPolicy,
+    fsync_timed: bool,
+    runtime: Option<Duration>,
+    ramp: Duration,
+    rate: Option<RateLimit>,
+    pattern: DataPattern,
+    verify: bool,
+    rwmix: u8,
+    stride: u64,
+    interval: Duration,
+    late_after: Duration,
+}
+
+fn effective(job: &Settings, phase: &Settings) -> Effective {
+    let mut s = job.clone();
+    s.overlay(phase);
+    Effective {
+        threads: s.threads.unwrap_or(1),
+        size: s.size,
+        bs: s.bs.unwrap_or(BlockSizes::Fixed(4096)),
+        engine: s.engine.unwrap_or(BackendKind::Psync),
+        iodepth: s.iodepth.unwrap_or(1),
+        direct: s.direct.unwrap_or(false),
+        sync: s.sync.unwrap_or(false),
+        fsync: s.fsync.unwrap_or(FsyncPolicy::None),
+        fsync_timed: s.fsync_timed.unwrap_or(true),
+        runtime: s.runtime,
+        ramp: s.ramp.unwrap_or_default(),
+        rate: s.rate.map(|rate| RateLimit {
+            rate,
+            per_worker: s.rate_per_worker.unwrap_or(false),
+        }),
+        pattern: s.pattern.unwrap_or(DataPattern::Random),
+        verify: s.verify.unwrap_or(false),
+        rwmix: s.rwmix.unwrap_or(50),
+        stride: s.stride.unwrap_or(4),
+        interval: s.interval.unwrap_or(Duration(1_000_000_000)),
+        late_after: s.late_after.unwrap_or(Duration(1_000_000)),
+    }
+}
+
+/// The default file size per worker when the job gives none.
+pub const DEFAULT_SIZE: u64 = 1 << 30;
+
+fn target_error(path: &Path, message: impl Into<String>) -> WorkloadError {
+    WorkloadError::Target {
+        path: path.display().to_string(),
+        message: message.into(),
+    }
+}
+
+fn cpath(p: &Path) -> CString {
+    CString::new(p.as_os_str().as_bytes()).unwrap_or_default()
+}
+
+/// True when the filesystem holding `p` is mounted read-only.
+fn read_only_fs(p: &Path) -> bool {
+    // SAFETY: statvfs fills the struct we pass for a NUL-terminated path.
+    let mut s: libc::statvfs = unsafe { std::mem::zeroed() };
+    unsafe { libc::statvfs(cpath(p).as_ptr(), &mut s) == 0 && (s.f_flag & libc::ST_RDONLY) != 0 }
+}
+
+fn free_bytes(p: &Path) -> Option<u64> {
+    // SAFETY: as above.
+    let mut s: libc::statvfs = unsafe { std::mem::zeroed() };
+    if unsafe { libc::statvfs(cpath(p).as_ptr(), &mut s) } != 0 {
+        return None;
+    }
+    Some(s.f_bavail * s.f_frsize)
+}
+
+fn writable_dir(p: &Path) -> Result<(), WorkloadError> {
+    if read_only_fs(p) {
+        return Err(target_error(
+            p,
+            "is on a read-only filesystem: choose a writable directory",
+        ));
+    }
+    // SAFETY: access() on a NUL-terminated path.
+    if unsafe { libc::access(cpath(p).as_ptr(), libc::W_OK | libc::X_OK) } != 0 {
+        return Err(target_error(
+            p,
+            format!(
+                "is not writable by this user ({}): choose a directory you can write to",
+                std::io::Error::last_os_error()
+            ),
+        ));
+    }
+    Ok(())
+}
+
+fn device_size(p: &Path) -> Option<u64> {
+    use std::io::{Seek, SeekFrom};
+    std::fs::File::open(p).ok()?.seek(SeekFrom::End(0)).ok()
+}
+
+fn classify(p: &Path, opts: &ResolveOptions) -> Result<(TargetKind, Option<u64>), WorkloadError> {
+    match std::fs::metadata(p) {
+        Ok(m) if m.is_dir() => {
+            writable_dir(p)?;
+            Ok((TargetKind::Directory, None))
+        }
+        Ok(m) if m.is_file() => Ok((TargetKind::File, Some(m.len()))),
+        Ok(m) if m.file_type().is_block_device() => {
+            let canon = std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+            let allowed = opts
+                .allow_devices
+                .iter()
+                .any(|a| std::fs::canonicalize(a).map(|a| a == canon).unwrap_or(false));
+            if !allowed {
+                return Err(target_error(
+                    p,
+                    format!("is a block device: writing to it destroys what it holds; to use it, add --allow-device {} (naming this device)", p.display()),
+                ));
+            }
+            Ok((TargetKind::Device, device_size(p)))
+        }
+        Ok(_) => Err(target_error(
+            p,
+            "is neither a directory, a regular file nor a block device",
+        )),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            let parent = p
+                .parent()
+                .filter(|d| !d.as_os_str().is_empty())
+                .unwrap_or(Path::new("."));
+            if parent.is_dir() {
+                writable_dir(parent)
+                    .map_err(|_| target_error(p, format!("cannot be created: {} is not writable", parent.display())))?;
+                Ok((TargetKind::NewFile, None))
+            } else {
+                Err(target_error(
+                    p,
+                    "does not exist: create the directory first, or name an existing directory or file",
+                ))
+            }
+        }
+        Err(e) => Err(target_error(p, format!("cannot be examined: {e}"))),
+    }
+}
+
+/// Tries O_DIRECT where the files will live; Err names the filesystem that refuses it.
+fn probe_direct(dir_or_file: &Path, kind: TargetKind, tag: &str) -> Result<(), WorkloadError> {
+    let refuse = |e: std::io::Error| {
+        let fs = storlab_env_fs_type(dir_or_file);
+        target_error(
+            dir_or_file,
+            format!("the filesystem here{fs} refuses O_DIRECT ({e}): run without direct, or choose a target on a block-device filesystem (ext4, XFS, btrfs)"),
+        )
+    };
+    match kind {
+        TargetKind::Directory | TargetKind::NewFile => {
+            let dir = if kind == TargetKind::Directory {
+                dir_or_file.to_path_buf()
+            } else {
+                dir_or_file.parent().unwrap_or(Path::new(".")).to_path_buf()
+            };
+            let probe = dir.join(format!(".storlab-direct-probe-{tag}"));
+            let r = (|| -> std::io::Result<()> {
+                let f = std::fs::OpenOptions::new()
+                    .read(true)
+                    .write(true)
+                    .create_new(true)
+                    .custom_flags(libc::O_DIRECT)
+                    .open(&probe)?;
+                let _ = std::fs::remove_file(&probe);
+                let layout = std::alloc::Layout::from_size_align(4096, 4096).unwrap();
+                // SAFETY: a 4 KiB aligned buffer, freed below; used only by this write.
+                let buf = unsafe { std::alloc::alloc_zeroed(layout) };
+                let n =
+                    unsafe { libc::pwrite(std::os::fd::AsRawFd::as_raw_fd(&f), buf as *const libc::c_void, 4096, 0) };
+                let err = std::io::Error::last_os_error();
+                unsafe { std::alloc::dealloc(buf, layout) };
+                if n < 0 {
+                    return Err(err);
+                }
+                Ok(())
+            })();
+            let _ = std::fs::remove_file(&probe);
+            r.map_err(refuse)
+        }
+        TargetKind::File | TargetKind::Device => std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_DIRECT)
+            .open(dir_or_file)
+            .map(|_| ())
+            .map_err(refuse),
+    }
+}
+
+/// The filesystem type of a path, for messages (" (tmpfs)"), read from /proc/self/mountinfo.
+fn storlab_env_fs_type(p: &Path) -> String {
+    let canon = std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    let text = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
+    let mut best: Option<(usize, String)> = None;
+    for l in text.lines() {
+        let Some((left, right)) = l.split_once(" - ") else {
+            continue;
+        };
+        let Some(mp) = left.split(' ').nth(4) else { continue };
+        if canon.starts_with(mp) && best.as_ref().is_none_or(|(len, _)| mp.len() >= *len) {
+            best = Some((mp.len(), right.split(' ').next().unwrap_or("").to_string()));
+        }
+    }
+    best.map(|(_, t)| format!(" ({t})")).unwrap_or_default()
+}
+
+/// True when the page cache could have flattered a phase: the file set is smaller than three
+/// times the machine's memory and the phase neither bypassed the cache (O_DIRECT) nor, for
+/// writes, forced data out (O_SYNC or a flush).
+pub fn cache_may_flatter(phase: &PhasePlan, file_set_bytes: u64, memory_bytes: u64) -> bool {
+    if phase.backend == BackendKind::Null || phase.direct || file_set_bytes >= memory_bytes.saturating_mul(3) {
+        return false;
+    }
+    if phase.kind.reads() {
+        return true;
+    }
+    !phase.sync && phase.fsync == FsyncPolicy::None
+}
+
+/// Validates `job` and turns it into a plan.
+pub fn resolve(job: &Job, opts: &ResolveOptions) -> Result<Plan, WorkloadError> {
+    if job.targets.is_empty() {
+        return Err(WorkloadError::invalid(
+            &job.origin,
+            "no target: give --target DIR (or target = [\"DIR\"] in the job file)",
+        ));
+    }
+    if job.phases.is_empty() {
+        return Err(WorkloadError::invalid(
+            &job.origin,
+            "no phase: give --phase NAME (or phase = [\"write\", \"read\"] in the job file)",
+        ));
+    }
+    let effs: Vec<Effective> = job.phases.iter().map(|(_, s)| effective(&job.settings, s)).collect();
+    let origin_of = |i: usize| format!("{}: phase {} ({})", job.origin, i + 1, job.phases[i].0.name());
+
+    // Files are shared by all phases, so the things that shape them must agree.
+    let threads = effs[0].threads;
+    let size = effs[0].size;
+    for (i, e) in effs.iter().enumerate() {
+        if e.threads != threads {
+            return Err(WorkloadError::invalid(origin_of(i), format!("threads is {} here but {threads} in phase 1: all phases share the same files, so threads must be the same", e.threads)));
+        }
+        if e.size != size {
+            return Err(WorkloadError::invalid(
+                origin_of(i),
+                "size differs from phase 1: all phases share the same files, so size must be the same",
+            ));
+        }
+    }
+    let all_null = effs.iter().all(|e| e.engine == BackendKind::Null);
+
+    let mut targets = Vec::new();
+    for t in &job.targets {
+        let (kind, len) = classify(t, opts)?;
+        targets.push((t.clone(), kind, len));
+    }
+
+    // One file per worker in each directory; workers sharing a file get equal regions.
+    let mut workers: Vec<WorkerFile> = Vec::new();
+    let mut created = Vec::new();
+    let align = effs.iter().map(|e| e.bs.max()).max().unwrap_or(4096).max(1);
+    let nt = targets.len() as u32;
+    for (ti, (path, kind, len)) in targets.iter().enumerate() {
+        let mine: Vec<u32> = (0..threads).filter(|w| w % nt == ti as u32).collect();
+        if mine.is_empty() {
+            continue;
+        }
+        match kind {
+            TargetKind::Directory => {
+                for w in &mine {
+                    let f = path.join(format!("storlab-{}-{w}.dat", opts.file_tag));
+                    let s = size.unwrap_or(DEFAULT_SIZE);
+                    workers.push(WorkerFile {
+                        path: f.clone(),
+                        offset: 0,
+                        len: s,
+                        owned: true,
+                    });
+                    created.push(f);
+                }
+            }
+            TargetKind::NewFile | TargetKind::File | TargetKind::Device => {
+                let total = match (kind, size, len) {
+                    (TargetKind::NewFile, s, _) => s.unwrap_or(DEFAULT_SIZE),
+                    (_, None, Some(l)) => *l,
+                    (_, Some(s), Some(l)) if s > *l => {
+                        return Err(target_error(
+                            path,
+                            format!("size {} is larger than this existing {} ({}): storlab does not grow files it did not create; give a size of at most {}", Size(s), if *kind == TargetKind::Device { "device" } else { "file" }, Size(*l), Size(*l)),
+                        ))
+                    }
+                    (_, Some(s), _) => s,
+                    (_, None, None) => DEFAULT_SIZE,
+                };
+                let m = mine.len() as u64;
+                let share = total / m / align * align;
+                if share == 0 {
+                    return Err(target_error(path, format!("{} shared by {m} workers leaves less than one block ({}) each: use fewer threads or a larger size", Size(total), Size(align))));
+                }
+                for k in 0..m {
+                    workers.push(WorkerFile {
+                        path: path.clone(),
+                        offset: k * share,
+                        len: share,
+                        owned: *kind == TargetKind::NewFile,
+                    });
+                }
+                if *kind == TargetKind::NewFile {
+                    created.push(path.clone());
+                }
+            }
+        }
+    }
+    let file_set_bytes: u64 = workers.iter().map(|w| w.len).sum();
+
+    // Per-phase checks.
+    let any_verify = effs
+        .iter()
+        .enumerate()
+        .any(|(i, e)| e.verify && job.phases[i].0.reads());
+    let seed = job.settings.seed.unwrap_or(opts.default_seed);
+    let mut phases = Vec::new();
+    let (mut gen, mut full_gen) = (0u32, 0u32);
+    for (i, ((kind, _), e)) in job.phases.iter().zip(&effs).enumerate() {
+        let origin = origin_of(i);
+        let region = workers.iter().map(|w| w.len).min().unwrap_or(0);
+        if e.bs.max() > region {
+            return Err(WorkloadError::invalid(
+                &origin,
+                format!(
+                    "bs {} is larger than the file size {}: make bs at most the size, or size at least the bs",
+                    Size(e.bs.max()),
+                    Size(region)
+                ),
+            ));
+        }
+        if e.runtime.is_none()
+            && matches!(
+                kind,
+                PhaseKind::Write | PhaseKind::Rewrite | PhaseKind::Read | PhaseKind::Reread | PhaseKind::Backread
+            )
+        {
+            if let BlockSizes::Fixed(b) = e.bs {
+                if region % b != 0 {
+                    return Err(WorkloadError::invalid(&origin, format!("the file size {} is not a multiple of bs {}: the last block would be partial; choose a size that is", Size(region), Size(b))));
+                }
+            }
+        }
+        if e.iodepth > e.engine.max_depth() {
+            return Err(WorkloadError::invalid(
+                &origin,
+                format!("iodepth {} needs an asynchronous back-end: {} does one I/O at a time per worker; use engine = \"io_uring\" or iodepth = 1", e.iodepth, e.engine.name()),
+            ));
+        }
+        if e.direct && e.engine == BackendKind::Mmap {
+            return Err(WorkloadError::invalid(&origin, "direct = true cannot work with the mmap back-end (a mapping always goes through the page cache): use psync or io_uring"));
+        }
+        if e.direct {
+            let bad = match &e.bs {
+                BlockSizes::Fixed(b) => (*b % 512 != 0).then_some(*b),
+                BlockSizes::Mix(m) => m.iter().map(|(b, _)| *b).find(|b| b % 512 != 0),
+            };
+            if let Some(b) = bad {
+                return Err(WorkloadError::invalid(&origin, format!("O_DIRECT needs block sizes that are multiples of the device's logical block size (512 or 4096 bytes); bs {} is not", Size(b))));
+            }
+        }
+        if any_verify {
+            let bad = match &e.bs {
+                BlockSizes::Fixed(b) => (*b % VERIFY_BLOCK != 0).then_some(*b),
+                BlockSizes::Mix(m) => m.iter().map(|(b, _)| *b).find(|b| b % VERIFY_BLOCK != 0),
+            };
+            if let Some(b) = bad {
+                return Err(WorkloadError::invalid(
+                    &origin,
+                    format!(
+                        "verification stamps every 4 KiB, so every bs must be a multiple of 4KiB; bs {} is not",
+                        Size(b)
+                    ),
+                ));
+            }
+        }
+        if *kind == PhaseKind::Randrw && e.rwmix == 0 && e.verify {
+            // Nothing read, nothing to verify: allowed, but pointless; no error.
+        }
+        let verify_generations = GenerationRange {
+            min: full_gen,
+            max: gen,
+        };
+        let mut generation = gen;
+        if kind.writes() {
+            gen += 1;
+            generation = gen;
+            if kind.writes_every_block() {
+                full_gen = gen;
+            }
+        }
+        phases.push(PhasePlan {
+            kind: *kind,
+            backend: e.engine,
+            iodepth: e.iodepth,
+            direct: e.direct,
+            sync: e.sync,
+            fsync: e.fsync,
+            fsync_timed: e.fsync_timed,
+            bs: e.bs.clone(),
+            runtime: e.runtime,
+            ramp: e.ramp,
+            rate: e.rate,
+            pattern: e.pattern,
+            write_headers: any_verify,
+            verify: e.verify && kind.reads(),
+            verify_generations,
+            generation,
+            seed,
+            rwmix_read: e.rwmix,
+            stride: e.stride,
+            interval: e.interval,
+            late_after: e.late_after,
+            workers: workers.clone(),
+        });
+    }
+
+    if !all_null {
+        // Free space, per filesystem, for what storlab will create.
+        let mut need: Vec<(u64, PathBuf, u64)> = Vec::new();
+        for w in workers.iter().filter(|w| w.owned) {
+            let dir = w.path.parent().unwrap_or(Path::new(".")).to_path_buf();
+            let dev = std::fs::metadata(&dir).map(|m| m.dev()).unwrap_or(0);
+            match need.iter_mut().find(|(d, _, _)| *d == dev) {
+                Some(n) => n.2 += w.len,
+                None => need.push((dev, dir, w.len)),
+            }
+        }
+        for (_, dir, bytes) in need {
+            if let Some(free) = free_bytes(&dir) {
+                if bytes > free {
+                    return Err(target_error(
+                        &dir,
+                        format!("the job needs {} here but only {} is free: reduce size or threads, or choose another target", Size(bytes).human(), Size(free).human()),
+                    ));
+                }
+            }
+        }
+        // O_DIRECT support, probed where the files will live.
+        if effs.iter().any(|e| e.direct && e.engine != BackendKind::Null) {
+            for (path, kind, _) in &targets {
+                probe_direct(path, *kind, &opts.file_tag)?;
+            }
+        }
+    }
+
+    Ok(Plan {
+        name: job
+            .name
+            .clone()
+            .unwrap_or_else(|| job.phases.iter().map(|(k, _)| k.name()).collect::<Vec<_>>().join("+")),
+        targets: targets.into_iter().map(|(p, k, _)| (p, k)).collect(),
+        phases,
+        created_files: created,
+        seed,
+        file_set_bytes,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn job(dir: &Path, extra: &str) -> Job {
+        Job::parse(
+            &format!("target = [{:?}]\n{extra}", dir.display().to_string()),
+            "j.toml",
+        )
+        .unwrap()
+    }
+
+    fn opts() -> ResolveOptions {
+        ResolveOptions {
+            file_tag: "t".into(),
+            default_seed: 1,
+            ..Default::default()
+        }
+    }
+
+    #[test]
+    fn files_and_generations() {
+        let d = tempfile::tempdir().unwrap();
+        let j = job(d.path(), "threads = 2\nsize = \"1m\"\nbs = \"64k\"\nverify = true\nphase = [\"write\", \"randwrite\", \"read\", \"rewrite\", \"read\"]\n");
+        let p = resolve(&j, &opts()).unwrap();
+        assert_eq!(p.phases.len(), 5);
+        assert_eq!(p.created_files.len(), 2);
+        assert_eq!(p.file_set_bytes, 2 << 20);
+        assert!(p.phases.iter().all(|ph| ph.write_headers));
+        assert_eq!(p.phases[2].verify_generations, GenerationRange { min: 1, max: 2 });
+        assert_eq!(p.phases[4].verify_generations, GenerationRange { min: 3, max: 3 });
+        assert!(p.phases[2].verify && !p.phases[0].verify);
+        // Nothing was written by resolving.
+        assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn nonsense_is_refused() {
+        let d = tempfile::tempdir().unwrap();
+        for (extra, needle) in [
+            (
+                "size = \"4k\"\nbs = \"1m\"\nphase = [\"read\"]",
+                "larger than the file size",
+            ),
+            ("engine = \"psync\"\niodepth = 8\nphase = [\"read\"]", "asynchronous"),
+            ("engine = \"mmap\"\ndirect = true\nphase = [\"read\"]", "mmap"),
+            ("direct = true\nbs = 1000\nsize = 1000\nphase = [\"read\"]", "multiples"),
+            ("size = \"100p\"\nphase = [\"write\"]", "free"),
+            ("phase = [{ kind = \"write\", threads = 2 }, \"read\"]", "threads"),
+        ] {
+            let e = resolve(&job(d.path(), extra), &opts()).unwrap_err().to_string();
+            assert!(e.contains(needle), "{extra}: {e}");
+        }
+        let e = resolve(&job(&d.path().join("missing/deeper"), "phase = [\"read\"]"), &opts())
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("does not exist"), "{e}");
+    }
+
+    #[test]
+    fn block_devices_need_permission() {
+        let Ok(m) = std::fs::metadata("/dev/loop-control") else {
+            return;
+        };
+        let _ = m;
+        // /dev/vda may not exist in every container; use any block device present.
+        let dev = ["/dev/vda", "/dev/sda", "/dev/nvme0n1", "/dev/loop0"]
+            .into_iter()
+            .map(Path::new)
+            .find(|p| p.exists());
+        let Some(dev) = dev else { return };
+        let j = Job::parse(
+            &format!("target = [{:?}]\nphase = [\"read\"]\n", dev.display().to_string()),
+            "j.toml",
+        )
+        .unwrap();
+        let e = resolve(&j, &opts()).unwrap_err().to_string();
+        assert!(e.contains("--allow-device"), "{e}");
+    }
+
+    #[test]
+    fn cache_flattery_rule() {
+        let d = tempfile::tempdir().unwrap();
+        let p = resolve(&job(d.path(), "size = \"1m\"\nphase = [\"write\", \"read\"]"), &opts()).unwrap();
+        assert!(cache_may_flatter(&p.phases[0], p.file_set_bytes, 1 << 30));
+        assert!(!cache_may_flatter(&p.phases[0], p.file_set_bytes, 1 << 10));
+        let mut direct = p.phases[1].clone();
+        direct.direct = true;
+        assert!(!cache_may_flatter(&direct, p.file_set_bytes, 1 << 30));
+        let mut flushed = p.phases[0].clone();
+        flushed.fsync = FsyncPolicy::End;
+        assert!(!cache_may_flatter(&flushed, p.file_set_bytes, 1 << 30));
+    }
+}
