@@ -1,1 +1,40 @@
-fn main() {}
+//! storlab: the command line and the glue between the crates. Everything that measures, stores
+//! or computes lives in `crates/`; this binary parses flags, wires a run together and prints.
+
+mod cli;
+mod output;
+mod runner;
+
+use std::process::ExitCode;
+
+use clap::Parser;
+
+use cli::{Cli, Command, ResultsCommand};
+
+/// Exit codes, so that scripts can tell outcomes apart.
+pub mod exit {
+    /// Bad input: a job, flag or target was refused before anything ran.
+    pub const USAGE: u8 = 2;
+    /// A run finished but verification found corrupt blocks.
+    pub const CORRUPT: u8 = 3;
+    /// A run was interrupted (Ctrl-C) and stored as aborted.
+    pub const ABORTED: u8 = 130;
+}
+
+fn main() -> ExitCode {
+    let cli = Cli::parse();
+    let result = match cli.command {
+        Command::Demo(args) => runner::demo(args),
+        Command::Run(args) => runner::run(args),
+        Command::Results(ResultsCommand::List { limit, output }) => output::results_list(limit, &output),
+        Command::Results(ResultsCommand::Show { id, samples, output }) => output::results_show(id, samples, &output),
+    };
+    match result {
+        Ok(code) => ExitCode::from(code),
+        Err(e) => {
+            eprintln!("storlab: error: {e:#}");
+            let usage = e.chain().any(|c| c.downcast_ref::<storlab_workload::WorkloadError>().is_some());
+            ExitCode::from(if usage { exit::USAGE } else { 1 })
+        }
+    }
+}

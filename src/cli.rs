@@ -1,0 +1,209 @@
+//! The command line, defined once: every flag of `storlab run` that is also a job-file key is
+//! declared here with the key's name and handed to the workload crate's one parser.
+
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand};
+use storlab_workload::{Settings, WorkloadError};
+
+/// Qualify, compare and keep watch on disk storage.
+#[derive(Parser, Debug)]
+#[command(name = "storlab", version, about, propagate_version = true)]
+pub struct Cli {
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum Command {
+    /// Run a short qualification (under a minute) of a temporary directory and store it.
+    Demo(DemoArgs),
+    /// Run a job file, or a job given by flags, and store the results.
+    Run(RunArgs),
+    /// Read back stored results.
+    #[command(subcommand)]
+    Results(ResultsCommand),
+}
+
+/// Where results go and how they are printed.
+#[derive(Args, Debug, Clone)]
+pub struct OutputArgs {
+    /// The results database (default: $STORLAB_DB, else ~/.local/share/storlab/results.db).
+    #[arg(long, value_name = "PATH")]
+    pub db: Option<PathBuf>,
+    /// Print one JSON document on stdout (messages go to stderr).
+    #[arg(long, conflicts_with = "csv")]
+    pub json: bool,
+    /// Print CSV on stdout, one row per phase.
+    #[arg(long)]
+    pub csv: bool,
+}
+
+#[derive(Args, Debug)]
+pub struct DemoArgs {
+    /// The directory to qualify (default: a new temporary directory under $TMPDIR or /tmp).
+    #[arg(long, value_name = "DIR")]
+    pub dir: Option<PathBuf>,
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+#[derive(Args, Debug)]
+pub struct RunArgs {
+    /// The job file (TOML). Without one, the job comes from the flags.
+    #[arg(value_name = "JOB.toml")]
+    pub job: Option<PathBuf>,
+    /// A target directory, file or (with --allow-device) block device; repeat for several.
+    #[arg(long = "target", value_name = "PATH")]
+    pub targets: Vec<PathBuf>,
+    /// A phase to run; repeat to run several, in order (write, rewrite, read, reread, randread,
+    /// randwrite, randrw, backread, strideread, recrewrite).
+    #[arg(long = "phase", value_name = "NAME")]
+    pub phases: Vec<String>,
+    /// A tag stored with the run, e.g. fs=ext4; repeatable.
+    #[arg(long = "tag", value_name = "KEY=VALUE", value_parser = parse_tag)]
+    pub tags: Vec<(String, String)>,
+    /// Allow this block device as a target (its contents will be overwritten by write phases).
+    #[arg(long = "allow-device", value_name = "DEVICE")]
+    pub allow_devices: Vec<PathBuf>,
+    /// Keep the files storlab created instead of removing them at the end.
+    #[arg(long)]
+    pub keep: bool,
+    #[command(flatten)]
+    pub settings: SettingsArgs,
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+fn parse_tag(s: &str) -> Result<(String, String), String> {
+    match s.split_once('=') {
+        Some((k, v)) if !k.trim().is_empty() => Ok((k.trim().to_string(), v.trim().to_string())),
+        _ => Err(format!("'{s}' is not KEY=VALUE (e.g. fs=ext4)")),
+    }
+}
+
+/// The job settings as flags. Each flag has the job-file key's name (with '-' for '_').
+#[derive(Args, Debug, Default)]
+pub struct SettingsArgs {
+    /// Workers (threads).
+    #[arg(long)]
+    pub threads: Option<String>,
+    /// Bytes per worker's file (e.g. 1g).
+    #[arg(long)]
+    pub size: Option<String>,
+    /// Block size (4k) or weighted mix (4k:70,64k:30).
+    #[arg(long)]
+    pub bs: Option<String>,
+    /// Back-end: psync, io_uring, mmap, null.
+    #[arg(long)]
+    pub engine: Option<String>,
+    /// I/Os in flight per worker (io_uring).
+    #[arg(long)]
+    pub iodepth: Option<String>,
+    /// Open with O_DIRECT.
+    #[arg(long)]
+    pub direct: bool,
+    /// Open with O_SYNC.
+    #[arg(long)]
+    pub sync: bool,
+    /// Flush policy: none, end, or N (after every N writes).
+    #[arg(long)]
+    pub fsync: Option<String>,
+    /// Whether the flush at the end counts in the time (true/false; default true, as IOzone -e).
+    #[arg(long = "fsync-timed")]
+    pub fsync_timed: Option<String>,
+    /// Time-based phases of this length (e.g. 10s).
+    #[arg(long)]
+    pub runtime: Option<String>,
+    /// Time run first and excluded from results (e.g. 2s).
+    #[arg(long)]
+    pub ramp: Option<String>,
+    /// Target rate: 20000iops or 200MiB/s.
+    #[arg(long)]
+    pub rate: Option<String>,
+    /// Whether the rate is the total (default) or per worker.
+    #[arg(long = "rate-per")]
+    pub rate_per: Option<String>,
+    /// Data pattern: random, zeros, compress:NN.
+    #[arg(long)]
+    pub pattern: Option<String>,
+    /// Verify every 4 KiB read.
+    #[arg(long)]
+    pub verify: bool,
+    /// Read percentage of randrw (0 to 100).
+    #[arg(long)]
+    pub rwmix: Option<String>,
+    /// Records between reads of strideread.
+    #[arg(long)]
+    pub stride: Option<String>,
+    /// Sample interval (default 1s).
+    #[arg(long)]
+    pub interval: Option<String>,
+    /// An I/O issued this long after its scheduled start counts as late (default 1ms).
+    #[arg(long = "late-after")]
+    pub late_after: Option<String>,
+    /// Seed of the offsets and data.
+    #[arg(long)]
+    pub seed: Option<String>,
+}
+
+impl SettingsArgs {
+    /// The flags given, as settings (each parsed by the same function as the job file's key).
+    pub fn to_settings(&self) -> Result<Settings, WorkloadError> {
+        let mut s = Settings::default();
+        let pairs: [(&str, &Option<String>); 18] = [
+            ("threads", &self.threads),
+            ("size", &self.size),
+            ("bs", &self.bs),
+            ("engine", &self.engine),
+            ("iodepth", &self.iodepth),
+            ("fsync", &self.fsync),
+            ("fsync_timed", &self.fsync_timed),
+            ("runtime", &self.runtime),
+            ("ramp", &self.ramp),
+            ("rate", &self.rate),
+            ("rate_per", &self.rate_per),
+            ("pattern", &self.pattern),
+            ("rwmix", &self.rwmix),
+            ("stride", &self.stride),
+            ("interval", &self.interval),
+            ("late_after", &self.late_after),
+            ("seed", &self.seed),
+            ("direct", &self.direct.then(|| "true".to_string())),
+        ];
+        for (key, value) in pairs {
+            if let Some(v) = value {
+                s.apply_str(key, v, &format!("--{}", key.replace('_', "-")))?;
+            }
+        }
+        if self.sync {
+            s.apply_str("sync", "true", "--sync")?;
+        }
+        if self.verify {
+            s.apply_str("verify", "true", "--verify")?;
+        }
+        Ok(s)
+    }
+}
+
+#[derive(Subcommand, Debug)]
+pub enum ResultsCommand {
+    /// List stored runs, newest first.
+    List {
+        /// How many runs to list.
+        #[arg(long, default_value_t = 50)]
+        limit: usize,
+        #[command(flatten)]
+        output: OutputArgs,
+    },
+    /// Show one stored run.
+    Show {
+        /// The run's id.
+        id: i64,
+        /// Include the interval samples (JSON and CSV).
+        #[arg(long)]
+        samples: bool,
+        #[command(flatten)]
+        output: OutputArgs,
+    },
+}
