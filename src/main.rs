@@ -33,7 +33,9 @@ fn main() -> ExitCode {
         Ok(code) => ExitCode::from(code),
         Err(e) => {
             eprintln!("storlab: error: {e:#}");
-            let usage = e.chain().any(|c| c.downcast_ref::<storlab_workload::WorkloadError>().is_some());
+            let usage = e
+                .chain()
+                .any(|c| c.downcast_ref::<storlab_workload::WorkloadError>().is_some());
             ExitCode::from(if usage { exit::USAGE } else { 1 })
         }
     }

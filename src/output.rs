@@ -13,7 +13,10 @@ use crate::runner::db_path;
 fn open_store(out: &OutputArgs) -> Result<Store> {
     let db = db_path(out);
     if !db.exists() {
-        anyhow::bail!("no results database at {}: run `storlab demo` or `storlab run` first, or give --db PATH", db.display());
+        anyhow::bail!(
+            "no results database at {}: run `storlab demo` or `storlab run` first, or give --db PATH",
+            db.display()
+        );
     }
     let host = storlab_env::capture(&[]).host;
     Ok(Store::open(&db, &host)?)
@@ -26,7 +29,16 @@ pub fn results_list(limit: usize, out: &OutputArgs) -> Result<u8> {
         println!("{}", serde_json::to_string_pretty(&runs)?);
         return Ok(0);
     }
-    let mut rows = vec![vec!["id".to_string(), "started (UTC)".into(), "host".into(), "kind".into(), "job".into(), "phases".into(), "status".into(), "tags".into()]];
+    let mut rows = vec![vec![
+        "id".to_string(),
+        "started (UTC)".into(),
+        "host".into(),
+        "kind".into(),
+        "job".into(),
+        "phases".into(),
+        "status".into(),
+        "tags".into(),
+    ]];
     for r in &runs {
         let mut status = r.status.clone();
         if r.cache_flattered {
@@ -40,7 +52,11 @@ pub fn results_list(limit: usize, out: &OutputArgs) -> Result<u8> {
             r.job_name.clone().unwrap_or_default(),
             r.phases.to_string(),
             status,
-            r.tags.iter().map(|(k, v)| format!("{k}={v}")).collect::<Vec<_>>().join(","),
+            r.tags
+                .iter()
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect::<Vec<_>>()
+                .join(","),
         ]);
     }
     if out.csv {
@@ -54,9 +70,12 @@ pub fn results_list(limit: usize, out: &OutputArgs) -> Result<u8> {
 
 pub fn results_show(id: i64, samples: bool, out: &OutputArgs) -> Result<u8> {
     let store = open_store(out)?;
-    let run = store
-        .run(id, samples)?
-        .with_context(|| format!("no run {id} in {}: `storlab results list` shows the runs there", store.path().display()))?;
+    let run = store.run(id, samples)?.with_context(|| {
+        format!(
+            "no run {id} in {}: `storlab results list` shows the runs there",
+            store.path().display()
+        )
+    })?;
     print_run(&run, out)?;
     Ok(0)
 }
@@ -77,7 +96,12 @@ fn bs_text(params: &Value) -> String {
         Some(Value::Object(o)) if o.contains_key("fixed") => Size(o["fixed"].as_u64().unwrap_or(0)).to_string(),
         Some(Value::Object(o)) if o.contains_key("mix") => o["mix"]
             .as_array()
-            .map(|m| m.iter().map(|p| format!("{}:{}", Size(p[0].as_u64().unwrap_or(0)), p[1])).collect::<Vec<_>>().join(","))
+            .map(|m| {
+                m.iter()
+                    .map(|p| format!("{}:{}", Size(p[0].as_u64().unwrap_or(0)), p[1]))
+                    .collect::<Vec<_>>()
+                    .join(",")
+            })
             .unwrap_or_default(),
         _ => String::new(),
     }
@@ -93,9 +117,34 @@ fn phase_rows(run: &RunDetail, raw: bool) -> Vec<Vec<String>> {
     if raw {
         rows.push(
             [
-                "run_id", "seq", "phase", "bs", "workers", "engine", "iodepth", "direct", "bytes_read", "bytes_written", "seconds", "MiB_per_s", "IOPS",
-                "first_done_MiB_per_s", "worker_min_MiB_per_s", "worker_max_MiB_per_s", "lat_min_us", "lat_mean_us", "lat_p50_us", "lat_p90_us",
-                "lat_p99_us", "lat_p99_9_us", "lat_p99_99_us", "lat_max_us", "cpu_user_s", "cpu_sys_s", "cache_flattered", "verify_bad_blocks",
+                "run_id",
+                "seq",
+                "phase",
+                "bs",
+                "workers",
+                "engine",
+                "iodepth",
+                "direct",
+                "bytes_read",
+                "bytes_written",
+                "seconds",
+                "MiB_per_s",
+                "IOPS",
+                "first_done_MiB_per_s",
+                "worker_min_MiB_per_s",
+                "worker_max_MiB_per_s",
+                "lat_min_us",
+                "lat_mean_us",
+                "lat_p50_us",
+                "lat_p90_us",
+                "lat_p99_us",
+                "lat_p99_9_us",
+                "lat_p99_99_us",
+                "lat_max_us",
+                "cpu_user_s",
+                "cpu_sys_s",
+                "cache_flattered",
+                "verify_bad_blocks",
             ]
             .iter()
             .map(|s| s.to_string())
@@ -103,14 +152,32 @@ fn phase_rows(run: &RunDetail, raw: bool) -> Vec<Vec<String>> {
         );
     } else {
         rows.push(
-            ["phase", "bs", "MiB/s", "IOPS", "first done MiB/s", "worker min–max MiB/s", "lat p50", "p99", "p99.9", "max", "CPU usr/sys", "notes"]
-                .iter()
-                .map(|s| s.to_string())
-                .collect(),
+            [
+                "phase",
+                "bs",
+                "MiB/s",
+                "IOPS",
+                "first done MiB/s",
+                "worker min–max MiB/s",
+                "lat p50",
+                "p99",
+                "p99.9",
+                "max",
+                "CPU usr/sys",
+                "notes",
+            ]
+            .iter()
+            .map(|s| s.to_string())
+            .collect(),
         );
     }
     for p in &run.phases {
-        let workers = p.params.get("workers").and_then(|w| w.as_array()).map(|w| w.len()).unwrap_or(0);
+        let workers = p
+            .params
+            .get("workers")
+            .and_then(|w| w.as_array())
+            .map(|w| w.len())
+            .unwrap_or(0);
         let us = |ns: f64| format!("{:.3}", ns / 1e3);
         if raw {
             rows.push(vec![
@@ -119,7 +186,11 @@ fn phase_rows(run: &RunDetail, raw: bool) -> Vec<Vec<String>> {
                 p.kind.clone(),
                 bs_text(&p.params),
                 workers.to_string(),
-                p.params.get("backend").and_then(|v| v.as_str()).unwrap_or("").to_string(),
+                p.params
+                    .get("backend")
+                    .and_then(|v| v.as_str())
+                    .unwrap_or("")
+                    .to_string(),
                 p.params.get("iodepth").map(|v| v.to_string()).unwrap_or_default(),
                 p.params.get("direct").map(|v| v.to_string()).unwrap_or_default(),
                 p.bytes_read.to_string(),
@@ -153,11 +224,19 @@ fn phase_rows(run: &RunDetail, raw: bool) -> Vec<Vec<String>> {
             let target = rate["target"].as_f64().unwrap_or(0.0);
             let achieved = rate["achieved"].as_f64().unwrap_or(0.0);
             let unit = rate["unit"].as_str().unwrap_or("");
-            let (t, a) = if unit == "iops" { (format!("{target:.0} IOPS"), format!("{achieved:.0}")) } else { (format!("{} MiB/s", mib(target)), mib(achieved)) };
+            let (t, a) = if unit == "iops" {
+                (format!("{target:.0} IOPS"), format!("{achieved:.0}"))
+            } else {
+                (format!("{} MiB/s", mib(target)), mib(achieved))
+            };
             notes.push(format!("rate {a} of {t}, {} late", rate["late_ios"]));
         }
         if let Some(b) = p.verify_bad_blocks {
-            notes.push(if b == 0 { "verified".into() } else { format!("{b} BAD BLOCKS") });
+            notes.push(if b == 0 {
+                "verified".into()
+            } else {
+                format!("{b} BAD BLOCKS")
+            });
         }
         rows.push(vec![
             p.kind.clone(),
@@ -165,7 +244,11 @@ fn phase_rows(run: &RunDetail, raw: bool) -> Vec<Vec<String>> {
             mib(p.bytes_per_sec),
             format!("{:.0}", p.iops),
             mib(p.first_done_bytes_per_sec),
-            format!("{}–{}", mib(p.worker_min_bytes_per_sec), mib(p.worker_max_bytes_per_sec)),
+            format!(
+                "{}–{}",
+                mib(p.worker_min_bytes_per_sec),
+                mib(p.worker_max_bytes_per_sec)
+            ),
             latency(p.lat_p50_ns as f64),
             latency(p.lat_p99_ns as f64),
             latency(p.lat_p99_9_ns as f64),
@@ -216,21 +299,41 @@ fn render(run: &RunDetail) -> String {
     }
     if let Some(first) = run.phases.first() {
         let p = &first.params;
-        let workers = p.get("workers").and_then(|w| w.as_array()).map(|w| w.len()).unwrap_or(0);
-        let set: u64 = p.get("workers").and_then(|w| w.as_array()).map(|w| w.iter().map(|x| x["len"].as_u64().unwrap_or(0)).sum()).unwrap_or(0);
+        let workers = p
+            .get("workers")
+            .and_then(|w| w.as_array())
+            .map(|w| w.len())
+            .unwrap_or(0);
+        let set: u64 = p
+            .get("workers")
+            .and_then(|w| w.as_array())
+            .map(|w| w.iter().map(|x| x["len"].as_u64().unwrap_or(0)).sum())
+            .unwrap_or(0);
         s += &format!(
             "{} worker(s) · file set {} · engine {} · iodepth {} · {}{}\n",
             workers,
             Size(set).human(),
             p.get("backend").and_then(|v| v.as_str()).unwrap_or("?"),
             p.get("iodepth").map(|v| v.to_string()).unwrap_or_default(),
-            if p.get("direct").and_then(|v| v.as_bool()).unwrap_or(false) { "O_DIRECT" } else { "buffered" },
-            env.get("memory_bytes").and_then(|m| m.as_u64()).map(|m| format!(" · RAM {}", Size(m).human())).unwrap_or_default(),
+            if p.get("direct").and_then(|v| v.as_bool()).unwrap_or(false) {
+                "O_DIRECT"
+            } else {
+                "buffered"
+            },
+            env.get("memory_bytes")
+                .and_then(|m| m.as_u64())
+                .map(|m| format!(" · RAM {}", Size(m).human()))
+                .unwrap_or_default(),
         );
     }
     s += "\n";
     s += &table(&phase_rows(run, false));
-    let flattered: Vec<&str> = run.phases.iter().filter(|p| p.cache_flattered).map(|p| p.kind.as_str()).collect();
+    let flattered: Vec<&str> = run
+        .phases
+        .iter()
+        .filter(|p| p.cache_flattered)
+        .map(|p| p.kind.as_str())
+        .collect();
     if !flattered.is_empty() {
         s += &format!(
             "\ncache?: the file set is smaller than 3 × RAM and {} ran without O_DIRECT (or, for writes, without a flush): the page cache may have flattered these figures.\n",
@@ -238,22 +341,43 @@ fn render(run: &RunDetail) -> String {
         );
     }
     for p in &run.phases {
-        let Some(v) = p.result.get("verify").filter(|v| !v.is_null()) else { continue };
+        let Some(v) = p.result.get("verify").filter(|v| !v.is_null()) else {
+            continue;
+        };
         let bad = v["bad_blocks"].as_u64().unwrap_or(0);
         if bad == 0 {
             continue;
         }
-        s += &format!("\nphase {} ({}): {} bad block(s) of {} checked:\n", p.seq + 1, p.kind, bad, v["blocks_checked"]);
+        s += &format!(
+            "\nphase {} ({}): {} bad block(s) of {} checked:\n",
+            p.seq + 1,
+            p.kind,
+            bad,
+            v["blocks_checked"]
+        );
         let list = v["bad"].as_array().cloned().unwrap_or_default();
         for b in list.iter().take(20) {
-            let reason: storlab_engine::data::BadReason = serde_json::from_value(b["reason"].clone()).unwrap_or(storlab_engine::data::BadReason::NoHeader);
-            s += &format!("  {} offset {}: {}\n", b["file"].as_str().unwrap_or(""), b["offset"], reason);
+            let reason: storlab_engine::data::BadReason =
+                serde_json::from_value(b["reason"].clone()).unwrap_or(storlab_engine::data::BadReason::NoHeader);
+            s += &format!(
+                "  {} offset {}: {}\n",
+                b["file"].as_str().unwrap_or(""),
+                b["offset"],
+                reason
+            );
         }
         if bad > 20 {
-            s += &format!("  ... and {} more (all listed in --json, up to 1000 per worker)\n", bad - 20);
+            s += &format!(
+                "  ... and {} more (all listed in --json, up to 1000 per worker)\n",
+                bad - 20
+            );
         }
     }
-    for e in run.events.iter().filter(|e| e.kind == "interrupted" || e.kind == "phase-failed") {
+    for e in run
+        .events
+        .iter()
+        .filter(|e| e.kind == "interrupted" || e.kind == "phase-failed")
+    {
         s += &format!("\n{}: {}\n", e.kind, e.detail);
     }
     s
@@ -262,7 +386,14 @@ fn render(run: &RunDetail) -> String {
 /// Left-aligned text columns, right-aligned figures.
 fn table(rows: &[Vec<String>]) -> String {
     let cols = rows.iter().map(|r| r.len()).max().unwrap_or(0);
-    let width: Vec<usize> = (0..cols).map(|c| rows.iter().map(|r| r.get(c).map(|x| x.chars().count()).unwrap_or(0)).max().unwrap_or(0)).collect();
+    let width: Vec<usize> = (0..cols)
+        .map(|c| {
+            rows.iter()
+                .map(|r| r.get(c).map(|x| x.chars().count()).unwrap_or(0))
+                .max()
+                .unwrap_or(0)
+        })
+        .collect();
     let mut s = String::new();
     for r in rows {
         let mut line = String::new();
@@ -293,7 +424,13 @@ fn csv(rows: &[Vec<String>]) -> String {
     for r in rows {
         let cells: Vec<String> = r
             .iter()
-            .map(|c| if c.contains(',') || c.contains('"') || c.contains('\n') { format!("\"{}\"", c.replace('"', "\"\"")) } else { c.clone() })
+            .map(|c| {
+                if c.contains(',') || c.contains('"') || c.contains('\n') {
+                    format!("\"{}\"", c.replace('"', "\"\""))
+                } else {
+                    c.clone()
+                }
+            })
             .collect();
         s += &cells.join(",");
         s += "\n";

@@ -49,20 +49,29 @@ phase = [
 "#;
 
 pub fn db_path(output: &OutputArgs) -> PathBuf {
-    output.db.clone().unwrap_or_else(|| storlab_store::default_path(dirs::data_dir()))
+    output
+        .db
+        .clone()
+        .unwrap_or_else(|| storlab_store::default_path(dirs::data_dir()))
 }
 
 pub fn demo(args: DemoArgs) -> Result<u8> {
     let (dir, _tmp) = match &args.dir {
         Some(d) => (d.clone(), None),
         None => {
-            let t = tempfile::Builder::new().prefix("storlab-demo-").tempdir().context("cannot create a temporary directory for the demo")?;
+            let t = tempfile::Builder::new()
+                .prefix("storlab-demo-")
+                .tempdir()
+                .context("cannot create a temporary directory for the demo")?;
             (t.path().to_path_buf(), Some(t))
         }
     };
     let mut job = Job::parse(DEMO_JOB, "demo job")?;
     job.targets = vec![dir.clone()];
-    eprintln!("storlab demo: qualifying {} (write, rewrite, read, reread, random read, random write; about 30 s)", dir.display());
+    eprintln!(
+        "storlab demo: qualifying {} (write, rewrite, read, reread, random read, random write; about 30 s)",
+        dir.display()
+    );
     execute(job, "demo", &[], &[], false, &args.output, "storlab demo".into())
 }
 
@@ -70,11 +79,22 @@ pub fn run(args: RunArgs) -> Result<u8> {
     let flags = args.settings.to_settings()?;
     let mut job = match &args.job {
         Some(p) => Job::load(p)?,
-        None => Job { origin: "command line".into(), ..Default::default() },
+        None => Job {
+            origin: "command line".into(),
+            ..Default::default()
+        },
     };
     job.override_with(&args.targets, &args.phases, &flags)?;
     let command = std::env::args().collect::<Vec<_>>().join(" ");
-    execute(job, "run", &args.tags, &args.allow_devices, args.keep, &args.output, command)
+    execute(
+        job,
+        "run",
+        &args.tags,
+        &args.allow_devices,
+        args.keep,
+        &args.output,
+        command,
+    )
 }
 
 /// Removes the files a run created, however the run ends.
@@ -99,12 +119,27 @@ impl Drop for Cleanup {
 }
 
 fn random_seed() -> u64 {
-    let t = std::time::SystemTime::now().duration_since(std::time::UNIX_EPOCH).map(|d| d.as_nanos() as u64).unwrap_or(0);
+    let t = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(0);
     t ^ ((std::process::id() as u64) << 40) ^ 0x9E37_79B9_7F4A_7C15
 }
 
-fn execute(job: Job, kind: &str, tags: &[(String, String)], allow: &[PathBuf], keep: bool, out: &OutputArgs, command: String) -> Result<u8> {
-    let opts = ResolveOptions { allow_devices: allow.to_vec(), file_tag: std::process::id().to_string(), default_seed: random_seed() };
+fn execute(
+    job: Job,
+    kind: &str,
+    tags: &[(String, String)],
+    allow: &[PathBuf],
+    keep: bool,
+    out: &OutputArgs,
+    command: String,
+) -> Result<u8> {
+    let opts = ResolveOptions {
+        allow_devices: allow.to_vec(),
+        file_tag: std::process::id().to_string(),
+        default_seed: random_seed(),
+    };
     let plan = resolve(&job, &opts)?;
     let targets: Vec<PathBuf> = plan.targets.iter().map(|(p, _)| p.clone()).collect();
     let env = storlab_env::capture(&targets);
@@ -120,7 +155,10 @@ fn execute(job: Job, kind: &str, tags: &[(String, String)], allow: &[PathBuf], k
     })?;
     store.save_environment(run_id, &serde_json::to_value(&env)?)?;
     install_stop_handler();
-    let cleanup = Cleanup { files: plan.created_files.clone(), keep };
+    let cleanup = Cleanup {
+        files: plan.created_files.clone(),
+        keep,
+    };
     let chatty = std::io::stderr().is_terminal() && !out.json && !out.csv;
 
     let mut status = "ok";
@@ -146,14 +184,22 @@ fn execute(job: Job, kind: &str, tags: &[(String, String)], allow: &[PathBuf], k
                 store.add_event(run_id, "phase-failed", &msg)?;
                 store.finish_run(run_id, "failed", Some(&msg))?;
                 drop(cleanup);
-                return Err(anyhow::Error::new(e).context(format!("run {run_id}, phase {} ({})", seq + 1, phase.kind.name())));
+                return Err(anyhow::Error::new(e).context(format!(
+                    "run {run_id}, phase {} ({})",
+                    seq + 1,
+                    phase.kind.name()
+                )));
             }
         };
         if result.interrupted {
             if chatty {
                 eprintln!("interrupted");
             }
-            let msg = format!("interrupted during phase {} ({}); that phase is not stored", seq + 1, phase.kind.name());
+            let msg = format!(
+                "interrupted during phase {} ({}); that phase is not stored",
+                seq + 1,
+                phase.kind.name()
+            );
             store.add_event(run_id, "interrupted", &msg)?;
             status = "aborted";
             detail = Some(msg);
@@ -175,7 +221,9 @@ fn execute(job: Job, kind: &str, tags: &[(String, String)], allow: &[PathBuf], k
     }
     store.finish_run(run_id, status, detail.as_deref())?;
 
-    let stored = store.run(run_id, out.json || out.csv)?.context("the run just stored cannot be read back")?;
+    let stored = store
+        .run(run_id, out.json || out.csv)?
+        .context("the run just stored cannot be read back")?;
     output::print_run(&stored, out)?;
     eprintln!("storlab: stored as run {run_id} in {}", store.path().display());
     if kind == "demo" && !keep {

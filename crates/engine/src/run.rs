@@ -468,7 +468,7 @@ fn lay_out(plan: &PhasePlan) -> Result<f64, EngineError> {
             // SAFETY: no I/O is in flight on the pool's only buffer.
             let buf = unsafe { pool.slice_mut(0, len) };
             if plan.write_headers {
-                data::stamp(buf, off, plan.seed, plan.verify_generations.max);
+                data::stamp(buf, off, plan.seed, plan.generation);
             } else if plan.pattern != DataPattern::Zeros {
                 data::scramble(buf, off, plan.seed);
             }

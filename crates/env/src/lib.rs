@@ -198,10 +198,21 @@ fn mount_of<'a>(path: &Path, mounts: &'a [Mount]) -> Option<&'a Mount> {
     best
 }
 
-/// The mount options of the filesystem holding `path` (for callers that only need those).
+/// The per-mount options followed by the superblock's, each option once.
+fn merge_options(mount: &str, superblock: &str) -> String {
+    let mut seen: Vec<&str> = Vec::new();
+    for o in mount.split(',').chain(superblock.split(',')).filter(|o| !o.is_empty()) {
+        if !seen.contains(&o) {
+            seen.push(o);
+        }
+    }
+    seen.join(",")
+}
+
+/// (filesystem type, mount options) of the filesystem holding `path`.
 pub fn mount_options(path: &Path) -> Option<(String, String)> {
     let mounts = read_mountinfo();
-    mount_of(path, &mounts).map(|m| (m.fs_type.clone(), format!("{},{}", m.options, m.super_options)))
+    mount_of(path, &mounts).map(|m| (m.fs_type.clone(), merge_options(&m.options, &m.super_options)))
 }
 
 fn read_trim(p: impl AsRef<Path>) -> Option<String> {
@@ -219,11 +230,7 @@ fn target_env(path: &Path, mounts: &[Mount]) -> TargetEnv {
     if let Some(m) = mount_of(path, mounts) {
         t.mount_point = m.mount_point.clone();
         t.fs_type = m.fs_type.clone();
-        t.mount_options = if m.super_options.is_empty() {
-            m.options.clone()
-        } else {
-            format!("{},{}", m.options, m.super_options)
-        };
+        t.mount_options = merge_options(&m.options, &m.super_options);
         t.source = m.source.clone();
         // The device: from the mount source when it is a block device (btrfs and others
         // report an anonymous st_dev), else from the mount's device number.
@@ -285,6 +292,8 @@ fn fill_device(t: &mut TargetEnv, dev: &str) {
     let d = PathBuf::from("/sys/block").join(&disk);
     let vendor = read_trim(d.join("device/vendor"));
     let model = read_trim(d.join("device/model"));
+    // A bare PCI vendor id ("0x1af4") says nothing to a reader; virtio disks are named so.
+    let vendor = vendor.filter(|v| !v.starts_with("0x"));
     t.model = match (vendor, model) {
         (Some(v), Some(m)) => Some(format!("{v} {m}")),
         (None, Some(m)) => Some(m),
@@ -405,6 +414,11 @@ mod tests {
         let e = capture(&[PathBuf::from("/dev/shm")]);
         assert_eq!(e.targets[0].fs_type, "tmpfs");
         assert_eq!(e.targets[0].device, None);
+    }
+
+    #[test]
+    fn options_once() {
+        assert_eq!(merge_options("rw,relatime", "rw,discard"), "rw,relatime,discard");
     }
 
     #[test]

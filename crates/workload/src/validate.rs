@@ -384,10 +384,9 @@ pub fn resolve(job: &Job, opts: &ResolveOptions) -> Result<Plan, WorkloadError> 
     let file_set_bytes: u64 = workers.iter().map(|w| w.len).sum();
 
     // Per-phase checks.
-    let any_verify = effs
-        .iter()
-        .enumerate()
-        .any(|(i, e)| e.verify && job.phases[i].0.reads());
+    // Headers are written whenever the job verifies anywhere, so that a write-only job's files
+    // can be verified by a later run (with the same seed).
+    let any_verify = effs.iter().any(|e| e.verify);
     let seed = job.settings.seed.unwrap_or(opts.default_seed);
     let mut phases = Vec::new();
     let (mut gen, mut full_gen) = (0u32, 0u32);
@@ -449,12 +448,14 @@ pub fn resolve(job: &Job, opts: &ResolveOptions) -> Result<Plan, WorkloadError> 
                 ));
             }
         }
-        if *kind == PhaseKind::Randrw && e.rwmix == 0 && e.verify {
-            // Nothing read, nothing to verify: allowed, but pointless; no error.
-        }
-        let verify_generations = GenerationRange {
-            min: full_gen,
-            max: gen,
+        // Before the job's first write the files may come from an earlier run: any generation.
+        let verify_generations = if gen == 0 {
+            GenerationRange { min: 0, max: u32::MAX }
+        } else {
+            GenerationRange {
+                min: full_gen,
+                max: gen,
+            }
         };
         let mut generation = gen;
         if kind.writes() {
