@@ -128,10 +128,12 @@ fn read_only_fs(p: &Path) -> bool {
     unsafe { libc::statvfs(cpath(p).as_ptr(), &mut s) == 0 && (s.f_flag & libc::ST_RDONLY) != 0 }
 }
 
+/// Free bytes for unprivileged users; None when the filesystem does not say (ramfs and other
+/// pseudo filesystems report zero blocks in all).
 fn free_bytes(p: &Path) -> Option<u64> {
     // SAFETY: as above.
     let mut s: libc::statvfs = unsafe { std::mem::zeroed() };
-    if unsafe { libc::statvfs(cpath(p).as_ptr(), &mut s) } != 0 {
+    if unsafe { libc::statvfs(cpath(p).as_ptr(), &mut s) } != 0 || s.f_blocks == 0 {
         return None;
     }
     Some(s.f_bavail * s.f_frsize)
@@ -457,6 +459,7 @@ pub fn resolve(job: &Job, opts: &ResolveOptions) -> Result<Plan, WorkloadError> 
                 max: gen,
             }
         };
+        let mut verify_generations = verify_generations;
         let mut generation = gen;
         if kind.writes() {
             gen += 1;
@@ -464,6 +467,14 @@ pub fn resolve(job: &Job, opts: &ResolveOptions) -> Result<Plan, WorkloadError> 
             if kind.writes_every_block() {
                 full_gen = gen;
             }
+            // A phase that reads and writes (randrw) reads blocks it wrote itself.
+            verify_generations.max = verify_generations.max.max(gen);
+        }
+        if e.verify && *kind == PhaseKind::Randrw && e.iodepth > 1 {
+            return Err(WorkloadError::invalid(
+                &origin,
+                "verify on randrw needs iodepth 1: a read and a write of the same block in flight together have no defined result",
+            ));
         }
         phases.push(PhasePlan {
             kind: *kind,
