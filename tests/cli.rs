@@ -21,7 +21,12 @@ struct Scratch {
 
 impl Scratch {
     fn new() -> Scratch {
-        Scratch { dir: tempfile::Builder::new().prefix("storlab-test-").tempdir_in("/dev/shm").expect("tmpfs temp dir") }
+        Scratch {
+            dir: tempfile::Builder::new()
+                .prefix("storlab-test-")
+                .tempdir_in("/dev/shm")
+                .expect("tmpfs temp dir"),
+        }
     }
     fn path(&self) -> &Path {
         self.dir.path()
@@ -35,14 +40,28 @@ impl Scratch {
         d
     }
     fn storlab(&self, args: &[&str]) -> Output {
-        Command::new(bin()).args(args).env("STORLAB_DB", self.db()).env("TMPDIR", self.path()).output().expect("run storlab")
+        Command::new(bin())
+            .args(args)
+            .env("STORLAB_DB", self.db())
+            .env("TMPDIR", self.path())
+            .output()
+            .expect("run storlab")
     }
     fn json(&self, args: &[&str]) -> Value {
         let mut a = args.to_vec();
         a.push("--json");
         let out = self.storlab(&a);
-        assert!(out.status.success(), "storlab {args:?} failed: {}", String::from_utf8_lossy(&out.stderr));
-        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("stdout is not one JSON document ({e}): {}", String::from_utf8_lossy(&out.stdout)))
+        assert!(
+            out.status.success(),
+            "storlab {args:?} failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+            panic!(
+                "stdout is not one JSON document ({e}): {}",
+                String::from_utf8_lossy(&out.stdout)
+            )
+        })
     }
 }
 
@@ -54,7 +73,10 @@ fn stdout(o: &Output) -> String {
 }
 
 fn entries(d: &Path) -> Vec<String> {
-    let mut v: Vec<String> = std::fs::read_dir(d).unwrap().map(|e| e.unwrap().file_name().to_string_lossy().into_owned()).collect();
+    let mut v: Vec<String> = std::fs::read_dir(d)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
     v.sort();
     v
 }
@@ -68,11 +90,24 @@ fn demo_runs_stores_and_cleans_up() {
     for phase in ["write", "rewrite", "read", "reread", "randread", "randwrite"] {
         assert!(text.lines().any(|l| l.starts_with(phase)), "no {phase} row in:\n{text}");
     }
-    assert!(text.contains("MiB/s") && text.contains("IOPS") && text.contains("µs"), "units missing:\n{text}");
-    assert!(text.contains("tmpfs"), "the table names the filesystem it measured:\n{text}");
-    assert!(stderr(&out).contains(&format!("stored as run 1 in {}", s.db().display())), "{}", stderr(&out));
+    assert!(
+        text.contains("MiB/s") && text.contains("IOPS") && text.contains("µs"),
+        "units missing:\n{text}"
+    );
+    assert!(
+        text.contains("tmpfs"),
+        "the table names the filesystem it measured:\n{text}"
+    );
+    assert!(
+        stderr(&out).contains(&format!("stored as run 1 in {}", s.db().display())),
+        "{}",
+        stderr(&out)
+    );
     // Its temporary directory and files are gone: only the database is left.
-    let left: Vec<String> = entries(s.path()).into_iter().filter(|n| !n.starts_with("results.db")).collect();
+    let left: Vec<String> = entries(s.path())
+        .into_iter()
+        .filter(|n| !n.starts_with("results.db"))
+        .collect();
     assert!(left.is_empty(), "demo left {left:?}");
     let run = s.json(&["results", "show", "1"]);
     assert_eq!(run["status"], "ok");
@@ -87,8 +122,25 @@ fn run_from_flags_prints_one_json_document_and_stores_it() {
     let data = s.data();
     let data_s = data.to_str().unwrap();
     let v = s.json(&[
-        "run", "--target", data_s, "--phase", "write", "--phase", "randread", "--bs", "4k", "--size", "8m", "--threads", "2", "--engine", "psync",
-        "--iodepth", "1", "--tag", "fs=tmpfs",
+        "run",
+        "--target",
+        data_s,
+        "--phase",
+        "write",
+        "--phase",
+        "randread",
+        "--bs",
+        "4k",
+        "--size",
+        "8m",
+        "--threads",
+        "2",
+        "--engine",
+        "psync",
+        "--iodepth",
+        "1",
+        "--tag",
+        "fs=tmpfs",
     ]);
     assert_eq!(v["status"], "ok");
     let phases = v["phases"].as_array().unwrap();
@@ -99,10 +151,18 @@ fn run_from_flags_prints_one_json_document_and_stores_it() {
     assert_eq!(v["tags"][0], serde_json::json!(["fs", "tmpfs"]));
     // The latency percentiles are ordered and measured.
     let p = &phases[1];
-    let lat: Vec<u64> = ["lat_min_ns", "lat_p50_ns", "lat_p90_ns", "lat_p99_ns", "lat_p99_9_ns", "lat_p99_99_ns", "lat_max_ns"]
-        .iter()
-        .map(|k| p[k].as_u64().unwrap())
-        .collect();
+    let lat: Vec<u64> = [
+        "lat_min_ns",
+        "lat_p50_ns",
+        "lat_p90_ns",
+        "lat_p99_ns",
+        "lat_p99_9_ns",
+        "lat_p99_99_ns",
+        "lat_max_ns",
+    ]
+    .iter()
+    .map(|k| p[k].as_u64().unwrap())
+    .collect();
     assert!(lat[0] > 0 && lat.windows(2).all(|w| w[0] <= w[1]), "{lat:?}");
     // Throughput mode: per-worker figures and first-done.
     let r = &p["result"];
@@ -112,7 +172,10 @@ fn run_from_flags_prints_one_json_document_and_stores_it() {
     assert!(r["cpu_sys"].as_f64().unwrap() + r["cpu_user"].as_f64().unwrap() > 0.0);
     // Environment and cache flag.
     assert_eq!(v["environment"]["targets"][0]["fs_type"], "tmpfs");
-    assert_eq!(phases[0]["cache_flattered"], true, "16 MiB buffered on a machine with GiBs of RAM");
+    assert_eq!(
+        phases[0]["cache_flattered"], true,
+        "16 MiB buffered on a machine with GiBs of RAM"
+    );
     assert!(entries(&data).is_empty(), "files not removed: {:?}", entries(&data));
 
     let list = s.json(&["results", "list"]);
@@ -125,7 +188,20 @@ fn run_from_flags_prints_one_json_document_and_stores_it() {
 fn csv_has_one_row_per_phase() {
     let s = Scratch::new();
     let data = s.data();
-    let out = s.storlab(&["run", "--target", data.to_str().unwrap(), "--phase", "write", "--phase", "read", "--size", "4m", "--bs", "64k", "--csv"]);
+    let out = s.storlab(&[
+        "run",
+        "--target",
+        data.to_str().unwrap(),
+        "--phase",
+        "write",
+        "--phase",
+        "read",
+        "--size",
+        "4m",
+        "--bs",
+        "64k",
+        "--csv",
+    ]);
     assert!(out.status.success(), "{}", stderr(&out));
     let text = stdout(&out);
     let lines: Vec<&str> = text.lines().collect();
@@ -168,7 +244,21 @@ phase = [
     assert_eq!(v["status"], "ok", "{v}");
     let phases = v["phases"].as_array().unwrap();
     let kinds: Vec<&str> = phases.iter().map(|p| p["kind"].as_str().unwrap()).collect();
-    assert_eq!(kinds, ["write", "rewrite", "read", "reread", "randread", "randwrite", "randrw", "backread", "strideread", "recrewrite"]);
+    assert_eq!(
+        kinds,
+        [
+            "write",
+            "rewrite",
+            "read",
+            "reread",
+            "randread",
+            "randwrite",
+            "randrw",
+            "backread",
+            "strideread",
+            "recrewrite"
+        ]
+    );
     for p in phases {
         assert_eq!(p["params"]["backend"], "io_uring", "the flag overrides the file");
         assert_eq!(p["params"]["iodepth"], 4);
@@ -190,11 +280,41 @@ phase = [
 fn mmap_and_null_backends() {
     let s = Scratch::new();
     let data = s.data();
-    let v = s.json(&["run", "--target", data.to_str().unwrap(), "--phase", "write", "--phase", "read", "--engine", "mmap", "--size", "4m", "--bs", "64k", "--verify"]);
+    let v = s.json(&[
+        "run",
+        "--target",
+        data.to_str().unwrap(),
+        "--phase",
+        "write",
+        "--phase",
+        "read",
+        "--engine",
+        "mmap",
+        "--size",
+        "4m",
+        "--bs",
+        "64k",
+        "--verify",
+    ]);
     assert_eq!(v["phases"][1]["verify_bad_blocks"], 0);
     assert_eq!(v["phases"][1]["bytes_read"].as_u64().unwrap(), 4 << 20);
-    let v = s.json(&["run", "--target", data.to_str().unwrap(), "--phase", "randread", "--engine", "null", "--size", "1g", "--runtime", "1s"]);
-    assert!(v["phases"][0]["iops"].as_f64().unwrap() > 100_000.0, "the null back-end measures only the engine");
+    let v = s.json(&[
+        "run",
+        "--target",
+        data.to_str().unwrap(),
+        "--phase",
+        "randread",
+        "--engine",
+        "null",
+        "--size",
+        "1g",
+        "--runtime",
+        "1s",
+    ]);
+    assert!(
+        v["phases"][0]["iops"].as_f64().unwrap() > 100_000.0,
+        "the null back-end measures only the engine"
+    );
     assert!(entries(&data).is_empty(), "null creates no files: {:?}", entries(&data));
 }
 
@@ -213,7 +333,11 @@ fn refused(s: &Scratch, args: &[&str], needles: &[&str]) {
     let before = run_count(&s.db());
     let out = s.storlab(args);
     let err = stderr(&out);
-    assert_eq!(out.status.code(), Some(2), "{args:?} should be refused with exit 2: {err}");
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "{args:?} should be refused with exit 2: {err}"
+    );
     for n in needles {
         assert!(err.contains(n), "{args:?}: message lacks '{n}': {err}");
     }
@@ -229,19 +353,63 @@ fn bad_input_is_refused_clearly() {
     let s = Scratch::new();
     let d = s.data();
     let t = d.to_str().unwrap();
-    refused(&s, &["run", "--target", t, "--phase", "read", "--bs", "1m", "--size", "64k"], &["bs 1MiB is larger than the file size 64KiB"]);
-    refused(&s, &["run", "--target", t, "--phase", "read", "--threads", "0"], &["--threads", "at least 1"]);
-    refused(&s, &["run", "--target", t, "--phase", "scribble"], &["--phase", "scribble", "randread"]);
-    refused(&s, &["run", "--target", t, "--phase", "read", "--engine", "libaio"], &["--engine", "libaio", "io_uring"]);
-    refused(&s, &["run", "--target", t, "--phase", "read", "--size", "12q"], &["--size", "12q", "unknown unit 'q'"]);
-    refused(&s, &["run", "--target", "/nonexistent/storlab/dir", "--phase", "read"], &["/nonexistent/storlab/dir", "does not exist"]);
-    refused(&s, &["run", "--target", t, "--phase", "write", "--size", "100t"], &["free", "reduce size"]);
-    refused(&s, &["run", "--target", t, "--phase", "randrw", "--rwmix", "101"], &["--rwmix", "0–100"]);
-    refused(&s, &["run", "--target", t, "--phase", "read", "--iodepth", "8"], &["iodepth 8", "io_uring"]);
-    refused(&s, &["run", "--target", t, "--phase", "read", "--rate", "fast"], &["--rate", "fast"]);
+    refused(
+        &s,
+        &["run", "--target", t, "--phase", "read", "--bs", "1m", "--size", "64k"],
+        &["bs 1MiB is larger than the file size 64KiB"],
+    );
+    refused(
+        &s,
+        &["run", "--target", t, "--phase", "read", "--threads", "0"],
+        &["--threads", "at least 1"],
+    );
+    refused(
+        &s,
+        &["run", "--target", t, "--phase", "scribble"],
+        &["--phase", "scribble", "randread"],
+    );
+    refused(
+        &s,
+        &["run", "--target", t, "--phase", "read", "--engine", "libaio"],
+        &["--engine", "libaio", "io_uring"],
+    );
+    refused(
+        &s,
+        &["run", "--target", t, "--phase", "read", "--size", "12q"],
+        &["--size", "12q", "unknown unit 'q'"],
+    );
+    refused(
+        &s,
+        &["run", "--target", "/nonexistent/storlab/dir", "--phase", "read"],
+        &["/nonexistent/storlab/dir", "does not exist"],
+    );
+    refused(
+        &s,
+        &["run", "--target", t, "--phase", "write", "--size", "100t"],
+        &["free", "reduce size"],
+    );
+    refused(
+        &s,
+        &["run", "--target", t, "--phase", "randrw", "--rwmix", "101"],
+        &["--rwmix", "0–100"],
+    );
+    refused(
+        &s,
+        &["run", "--target", t, "--phase", "read", "--iodepth", "8"],
+        &["iodepth 8", "io_uring"],
+    );
+    refused(
+        &s,
+        &["run", "--target", t, "--phase", "read", "--rate", "fast"],
+        &["--rate", "fast"],
+    );
     let job = s.path().join("bad.toml");
     std::fs::write(&job, "threads = 2\nbs = \"4k\nphase = [\"read\"]\n").unwrap();
-    refused(&s, &["run", job.to_str().unwrap(), "--target", t], &["bad.toml:2:", "TOML syntax error"]);
+    refused(
+        &s,
+        &["run", job.to_str().unwrap(), "--target", t],
+        &["bad.toml:2:", "TOML syntax error"],
+    );
     std::fs::write(&job, "blocksize = \"4k\"\n").unwrap();
     refused(&s, &["run", job.to_str().unwrap(), "--target", t], &["blocksize", "bs"]);
 }
@@ -263,9 +431,16 @@ impl Drop for Mount {
 
 fn mount_fs(point: &Path, fstype: &str, opts: &str) -> Mount {
     std::fs::create_dir_all(point).unwrap();
-    let st = Command::new("mount").args(["-t", fstype, "-o", opts, fstype]).arg(point).status().expect("mount");
+    let st = Command::new("mount")
+        .args(["-t", fstype, "-o", opts, fstype])
+        .arg(point)
+        .status()
+        .expect("mount");
     assert!(st.success(), "mount -t {fstype} failed (these tests run as root)");
-    Mount { point: point.to_path_buf(), loop_dev: None }
+    Mount {
+        point: point.to_path_buf(),
+        loop_dev: None,
+    }
 }
 
 /// A loop device over a sparse image in `dir`, detached when dropped.
@@ -282,28 +457,74 @@ impl Drop for LoopDev {
 fn loop_device(image: &Path, size: u64) -> LoopDev {
     let f = std::fs::File::create(image).unwrap();
     f.set_len(size).unwrap();
-    let out = Command::new("losetup").args(["--find", "--show"]).arg(image).output().expect("losetup");
+    let out = Command::new("losetup")
+        .args(["--find", "--show"])
+        .arg(image)
+        .output()
+        .expect("losetup");
     assert!(out.status.success(), "losetup failed: {}", stderr(&out));
-    LoopDev { dev: stdout(&out).trim().to_string() }
+    LoopDev {
+        dev: stdout(&out).trim().to_string(),
+    }
 }
 
 #[test]
 fn unwritable_target_and_refused_o_direct() {
     let s = Scratch::new();
     let ro = mount_fs(&s.path().join("ro"), "tmpfs", "ro,size=1m");
-    refused(&s, &["run", "--target", ro.point.to_str().unwrap(), "--phase", "write"], &["read-only filesystem"]);
+    refused(
+        &s,
+        &["run", "--target", ro.point.to_str().unwrap(), "--phase", "write"],
+        &["read-only filesystem"],
+    );
     // ramfs has no direct I/O: the probe finds out before anything is written.
     let ram = mount_fs(&s.path().join("ram"), "ramfs", "rw");
-    refused(&s, &["run", "--target", ram.point.to_str().unwrap(), "--phase", "write", "--size", "1m", "--direct"], &["refuses O_DIRECT", "ramfs"]);
-    assert!(entries(&ram.point).is_empty(), "the probe left {:?}", entries(&ram.point));
+    refused(
+        &s,
+        &[
+            "run",
+            "--target",
+            ram.point.to_str().unwrap(),
+            "--phase",
+            "write",
+            "--size",
+            "1m",
+            "--direct",
+        ],
+        &["refuses O_DIRECT", "ramfs"],
+    );
+    assert!(
+        entries(&ram.point).is_empty(),
+        "the probe left {:?}",
+        entries(&ram.point)
+    );
 }
 
 #[test]
 fn block_device_needs_allow_device() {
     let s = Scratch::new();
     let lo = loop_device(&s.path().join("dev.img"), 16 << 20);
-    refused(&s, &["run", "--target", &lo.dev, "--phase", "read", "--size", "1m"], &["block device", &format!("--allow-device {}", lo.dev)]);
-    let v = s.json(&["run", "--target", &lo.dev, "--allow-device", &lo.dev, "--phase", "write", "--phase", "read", "--size", "4m", "--bs", "64k", "--direct"]);
+    refused(
+        &s,
+        &["run", "--target", &lo.dev, "--phase", "read", "--size", "1m"],
+        &["block device", &format!("--allow-device {}", lo.dev)],
+    );
+    let v = s.json(&[
+        "run",
+        "--target",
+        &lo.dev,
+        "--allow-device",
+        &lo.dev,
+        "--phase",
+        "write",
+        "--phase",
+        "read",
+        "--size",
+        "4m",
+        "--bs",
+        "64k",
+        "--direct",
+    ]);
     assert_eq!(v["status"], "ok");
     assert_eq!(v["phases"][1]["bytes_read"].as_u64().unwrap(), 4 << 20);
     assert!(Path::new(&lo.dev).exists(), "storlab never removes a device");
@@ -313,18 +534,51 @@ fn block_device_needs_allow_device() {
 fn direct_io_on_loop_mounted_ext4() {
     let s = Scratch::new();
     // The image lives on the root filesystem, as a disk image would, not in RAM.
-    let img_dir = tempfile::Builder::new().prefix("storlab-ext4-").tempdir_in(std::env::temp_dir()).unwrap();
+    let img_dir = tempfile::Builder::new()
+        .prefix("storlab-ext4-")
+        .tempdir_in(std::env::temp_dir())
+        .unwrap();
     let lo = loop_device(&img_dir.path().join("ext4.img"), 256 << 20);
-    let mk = Command::new("mkfs.ext4").args(["-q", "-F", &lo.dev]).output().expect("mkfs.ext4");
+    let mk = Command::new("mkfs.ext4")
+        .args(["-q", "-F", &lo.dev])
+        .output()
+        .expect("mkfs.ext4");
     assert!(mk.status.success(), "{}", stderr(&mk));
     let point = s.path().join("mnt");
     std::fs::create_dir_all(&point).unwrap();
-    assert!(Command::new("mount").arg(&lo.dev).arg(&point).status().unwrap().success());
-    let m = Mount { point: point.clone(), loop_dev: None };
+    assert!(Command::new("mount")
+        .arg(&lo.dev)
+        .arg(&point)
+        .status()
+        .unwrap()
+        .success());
+    let m = Mount {
+        point: point.clone(),
+        loop_dev: None,
+    };
     let t = point.to_str().unwrap();
     let v = s.json(&[
-        "run", "--target", t, "--phase", "write", "--phase", "read", "--phase", "randread", "--size", "32m", "--bs", "4k", "--direct", "--engine",
-        "io_uring", "--iodepth", "8", "--threads", "2", "--verify",
+        "run",
+        "--target",
+        t,
+        "--phase",
+        "write",
+        "--phase",
+        "read",
+        "--phase",
+        "randread",
+        "--size",
+        "32m",
+        "--bs",
+        "4k",
+        "--direct",
+        "--engine",
+        "io_uring",
+        "--iodepth",
+        "8",
+        "--threads",
+        "2",
+        "--verify",
     ]);
     assert_eq!(v["status"], "ok");
     let env = &v["environment"]["targets"][0];
@@ -333,10 +587,22 @@ fn direct_io_on_loop_mounted_ext4() {
     assert_eq!(v["phases"][1]["verify_bad_blocks"], 0);
     assert_eq!(v["phases"][0]["cache_flattered"], false, "O_DIRECT cannot be flattered");
     // 512-byte blocks are fine for the loop device's 512-byte sectors; 1000 bytes never are.
-    let v = s.json(&["run", "--target", t, "--phase", "randread", "--size", "8m", "--bs", "512", "--direct"]);
+    let v = s.json(&[
+        "run", "--target", t, "--phase", "randread", "--size", "8m", "--bs", "512", "--direct",
+    ]);
     assert_eq!(v["status"], "ok");
-    refused(&s, &["run", "--target", t, "--phase", "read", "--size", "1000", "--bs", "1000", "--direct"], &["multiples"]);
-    assert!(entries(&point).iter().all(|e| e == "lost+found"), "left {:?}", entries(&point));
+    refused(
+        &s,
+        &[
+            "run", "--target", t, "--phase", "read", "--size", "1000", "--bs", "1000", "--direct",
+        ],
+        &["multiples"],
+    );
+    assert!(
+        entries(&point).iter().all(|e| e == "lost+found"),
+        "left {:?}",
+        entries(&point)
+    );
     drop(m);
 }
 
@@ -345,27 +611,47 @@ fn verification_names_each_bad_block() {
     let s = Scratch::new();
     let file = s.data().join("victim.dat");
     let f = file.to_str().unwrap();
-    let out = s.storlab(&["run", "--target", f, "--phase", "write", "--size", "1m", "--bs", "64k", "--verify", "--seed", "42", "--keep"]);
+    let out = s.storlab(&[
+        "run", "--target", f, "--phase", "write", "--size", "1m", "--bs", "64k", "--verify", "--seed", "42", "--keep",
+    ]);
     assert!(out.status.success(), "{}", stderr(&out));
     // Corrupt one byte in the block at 196608 and another at 720896.
     let fh = std::fs::OpenOptions::new().write(true).open(&file).unwrap();
     fh.write_all_at(b"X", 196_608 + 1000).unwrap();
     fh.write_all_at(b"Y", 720_896 + 7).unwrap();
     drop(fh);
-    let out = s.storlab(&["run", "--target", f, "--phase", "read", "--size", "1m", "--bs", "64k", "--verify", "--seed", "42"]);
-    assert_eq!(out.status.code(), Some(3), "corruption has its own exit code: {}", stderr(&out));
+    let out = s.storlab(&[
+        "run", "--target", f, "--phase", "read", "--size", "1m", "--bs", "64k", "--verify", "--seed", "42",
+    ]);
+    assert_eq!(
+        out.status.code(),
+        Some(3),
+        "corruption has its own exit code: {}",
+        stderr(&out)
+    );
     let text = stdout(&out);
     assert!(text.contains("status corrupt"), "{text}");
-    assert!(text.contains(&format!("{f} offset 196608: checksum mismatch")), "{text}");
-    assert!(text.contains(&format!("{f} offset 720896: checksum mismatch")), "{text}");
+    assert!(
+        text.contains(&format!("{f} offset 196608: checksum mismatch")),
+        "{text}"
+    );
+    assert!(
+        text.contains(&format!("{f} offset 720896: checksum mismatch")),
+        "{text}"
+    );
     assert!(text.contains("2 bad block(s) of 256 checked"), "{text}");
     // The user's file (existing before the read run) is left in place.
     assert!(file.exists());
     // A different seed means another run's data: named as such.
-    let out = s.storlab(&["run", "--target", f, "--phase", "read", "--size", "64k", "--bs", "64k", "--verify", "--seed", "7", "--json"]);
+    let out = s.storlab(&[
+        "run", "--target", f, "--phase", "read", "--size", "64k", "--bs", "64k", "--verify", "--seed", "7", "--json",
+    ]);
     assert_eq!(out.status.code(), Some(3));
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(v["phases"][0]["result"]["verify"]["bad"][0]["reason"]["kind"], "wrong_seed");
+    assert_eq!(
+        v["phases"][0]["result"]["verify"]["bad"][0]["reason"]["kind"],
+        "wrong_seed"
+    );
 }
 
 #[test]
@@ -374,12 +660,28 @@ fn offsets_beyond_4_gib() {
     // A sparse 10 GiB file: two workers share it, the second works in [5 GiB, 10 GiB).
     let file = s.data().join("big.dat");
     std::fs::File::create(&file).unwrap().set_len(10 << 30).unwrap();
-    let v = s.json(&["run", "--target", file.to_str().unwrap(), "--threads", "2", "--phase", "randwrite", "--bs", "4k", "--runtime", "1s", "--seed", "5"]);
+    let v = s.json(&[
+        "run",
+        "--target",
+        file.to_str().unwrap(),
+        "--threads",
+        "2",
+        "--phase",
+        "randwrite",
+        "--bs",
+        "4k",
+        "--runtime",
+        "1s",
+        "--seed",
+        "5",
+    ]);
     let w = &v["phases"][0]["params"]["workers"];
     assert_eq!(w[1]["offset"].as_u64().unwrap(), 5 << 30);
     assert_eq!(w[1]["len"].as_u64().unwrap(), 5 << 30);
     // Some of the second worker's writes landed beyond 4 GiB: the file holds data there.
-    let allocated = std::fs::metadata(&file).map(|m| std::os::unix::fs::MetadataExt::blocks(&m) * 512).unwrap();
+    let allocated = std::fs::metadata(&file)
+        .map(|m| std::os::unix::fs::MetadataExt::blocks(&m) * 512)
+        .unwrap();
     assert!(allocated > 0);
     let mut found_high = false;
     let fh = std::fs::File::open(&file).unwrap();
@@ -407,20 +709,40 @@ fn offsets_beyond_4_gib() {
 fn rate_control_holds_the_target() {
     let s = Scratch::new();
     let v = s.json(&[
-        "run", "--target", s.data().to_str().unwrap(), "--phase", "randread", "--bs", "4k", "--size", "16m", "--rate", "2000iops", "--runtime", "3s",
-        "--threads", "2",
+        "run",
+        "--target",
+        s.data().to_str().unwrap(),
+        "--phase",
+        "randread",
+        "--bs",
+        "4k",
+        "--size",
+        "16m",
+        "--rate",
+        "2000iops",
+        "--runtime",
+        "3s",
+        "--threads",
+        "2",
     ]);
     let r = &v["phases"][0]["result"]["rate"];
     assert_eq!(r["unit"], "iops");
     assert_eq!(r["target"].as_f64().unwrap(), 2000.0);
     let achieved = r["achieved"].as_f64().unwrap();
-    assert!((achieved - 2000.0).abs() / 2000.0 < 0.02, "achieved {achieved} IOPS of 2000");
+    assert!(
+        (achieved - 2000.0).abs() / 2000.0 < 0.02,
+        "achieved {achieved} IOPS of 2000"
+    );
     assert!(r["late_ios"].as_u64().is_some());
     let samples = s.json(&["results", "show", "1", "--samples"]);
     let samples = samples["phases"][0]["samples"].as_array().unwrap().clone();
     assert!(samples.len() >= 3, "{samples:?}");
     // Every whole 1 s interval after the first holds close to 2000 I/Os.
-    for smp in samples.iter().skip(1).filter(|x| x["t_end"].as_f64().unwrap() - x["t_start"].as_f64().unwrap() > 0.999) {
+    for smp in samples
+        .iter()
+        .skip(1)
+        .filter(|x| x["t_end"].as_f64().unwrap() - x["t_start"].as_f64().unwrap() > 0.999)
+    {
         let ops = smp["ops_read"].as_f64().unwrap();
         assert!((ops - 2000.0).abs() <= 40.0, "interval {} had {ops} I/Os", smp["idx"]);
     }
@@ -430,7 +752,11 @@ fn wait_for_phase(db: &Path, n: i64) {
     let t = Instant::now();
     while t.elapsed() < Duration::from_secs(30) {
         if let Ok(c) = rusqlite::Connection::open(db) {
-            let started: i64 = c.query_row("SELECT COUNT(*) FROM events WHERE kind = 'phase-start'", [], |r| r.get(0)).unwrap_or(0);
+            let started: i64 = c
+                .query_row("SELECT COUNT(*) FROM events WHERE kind = 'phase-start'", [], |r| {
+                    r.get(0)
+                })
+                .unwrap_or(0);
             if started >= n {
                 return;
             }
@@ -443,9 +769,19 @@ fn wait_for_phase(db: &Path, n: i64) {
 /// A run whose first phase (write) is short and whose second (randread) lasts a minute.
 fn spawn_long_run(s: &Scratch, data: &Path) -> std::process::Child {
     let job = s.path().join("long.toml");
-    std::fs::write(&job, "size = \"8m\"\nphase = [\"write\", { kind = \"randread\", runtime = \"60s\" }]\n").unwrap();
+    std::fs::write(
+        &job,
+        "size = \"8m\"\nphase = [\"write\", { kind = \"randread\", runtime = \"60s\" }]\n",
+    )
+    .unwrap();
     Command::new(bin())
-        .args(["run", job.to_str().unwrap(), "--target", data.to_str().unwrap(), "--json"])
+        .args([
+            "run",
+            job.to_str().unwrap(),
+            "--target",
+            data.to_str().unwrap(),
+            "--json",
+        ])
         .env("STORLAB_DB", s.db())
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
@@ -467,17 +803,28 @@ fn ctrl_c_stops_within_a_second_and_keeps_finished_phases() {
         if let Some(st) = child.try_wait().unwrap() {
             break st;
         }
-        assert!(sent.elapsed() < Duration::from_secs(5), "storlab did not stop after Ctrl-C");
+        assert!(
+            sent.elapsed() < Duration::from_secs(5),
+            "storlab did not stop after Ctrl-C"
+        );
         std::thread::sleep(Duration::from_millis(10));
     };
     let took = sent.elapsed();
     assert!(took < Duration::from_millis(1500), "stopping took {took:?}");
     assert_eq!(status.code(), Some(130));
-    assert!(entries(&data).is_empty(), "files left after Ctrl-C: {:?}", entries(&data));
+    assert!(
+        entries(&data).is_empty(),
+        "files left after Ctrl-C: {:?}",
+        entries(&data)
+    );
     let out = child.wait_with_output().unwrap();
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["status"], "aborted");
-    assert_eq!(v["phases"].as_array().unwrap().len(), 1, "the finished write phase is kept");
+    assert_eq!(
+        v["phases"].as_array().unwrap().len(),
+        1,
+        "the finished write phase is kept"
+    );
 }
 
 #[test]
@@ -494,7 +841,15 @@ fn kill_9_leaves_a_sound_database() {
     assert_eq!(ok, "ok");
     drop(c);
     // The next run works, and the killed one is now marked aborted with its first phase kept.
-    let v = s.json(&["run", "--target", data.to_str().unwrap(), "--phase", "write", "--size", "1m"]);
+    let v = s.json(&[
+        "run",
+        "--target",
+        data.to_str().unwrap(),
+        "--phase",
+        "write",
+        "--size",
+        "1m",
+    ]);
     assert_eq!(v["id"], 2);
     let old = s.json(&["results", "show", "1"]);
     assert_eq!(old["status"], "aborted");
