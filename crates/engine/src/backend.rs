@@ -266,7 +266,14 @@ struct Uring {
 impl Uring {
     fn new(fd: RawFd, depth: u32, pool: &BufferPool) -> io::Result<Uring> {
         let entries = depth.max(1).next_power_of_two();
-        let ring = io_uring::IoUring::new(entries).map_err(|e| {
+        // COOP_TASKRUN (Linux 5.19) lets completions wait for our next system call instead of
+        // interrupting the worker with an IPI per completion; fall back to a plain ring on older
+        // kernels.
+        let ring = io_uring::IoUring::builder()
+            .setup_coop_taskrun()
+            .build(entries)
+            .or_else(|_| io_uring::IoUring::new(entries))
+            .map_err(|e| {
             io::Error::new(e.kind(), format!("the kernel refused to set up an io_uring ({e}); it may be disabled (sysctl kernel.io_uring_disabled) or blocked by seccomp: use engine = \"psync\""))
         })?;
         let iovecs = pool.iovecs();
