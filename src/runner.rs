@@ -69,7 +69,7 @@ pub fn demo(args: DemoArgs) -> Result<u8> {
     let mut job = Job::parse(DEMO_JOB, "demo job")?;
     job.targets = vec![dir.clone()];
     eprintln!(
-        "storlab demo: qualifying {} (write, rewrite, read, reread, random read, random write; about 30 s)",
+        "storlab demo: qualifying {} (write, rewrite, read, reread, random read, random write; under a minute)",
         dir.display()
     );
     execute(job, "demo", &[], &[], false, &args.output, "storlab demo".into())

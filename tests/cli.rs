@@ -855,3 +855,90 @@ fn kill_9_leaves_a_sound_database() {
     assert_eq!(old["status"], "aborted");
     assert_eq!(old["phases"].as_array().unwrap().len(), 1);
 }
+
+#[test]
+fn environment_reads_btrfs_raid_profiles() {
+    let s = Scratch::new();
+    let img_dir = tempfile::Builder::new()
+        .prefix("storlab-btrfs-")
+        .tempdir_in(std::env::temp_dir())
+        .unwrap();
+    let a = loop_device(&img_dir.path().join("a.img"), 300 << 20);
+    let b = loop_device(&img_dir.path().join("b.img"), 300 << 20);
+    let mk = Command::new("mkfs.btrfs")
+        .args(["-q", "-f", "-d", "raid1", "-m", "raid1", &a.dev, &b.dev])
+        .output()
+        .expect("mkfs.btrfs (btrfs-progs)");
+    assert!(mk.status.success(), "{}", stderr(&mk));
+    let point = s.path().join("pool");
+    std::fs::create_dir_all(&point).unwrap();
+    assert!(Command::new("mount")
+        .arg(&a.dev)
+        .arg(&point)
+        .status()
+        .unwrap()
+        .success());
+    let m = Mount {
+        point: point.clone(),
+        loop_dev: None,
+    };
+    let v = s.json(&[
+        "run",
+        "--target",
+        point.to_str().unwrap(),
+        "--phase",
+        "write",
+        "--size",
+        "8m",
+        "--bs",
+        "1m",
+        "--fsync",
+        "end",
+    ]);
+    let t = &v["environment"]["targets"][0];
+    assert_eq!(t["fs_type"], "btrfs");
+    assert_eq!(t["raid"], "btrfs data raid1, metadata raid1, 2 device(s)", "{t}");
+    let shown = s.storlab(&["results", "show", &v["id"].to_string()]);
+    assert!(
+        stdout(&shown).contains("btrfs data raid1"),
+        "the table names the RAID layout: {}",
+        stdout(&shown)
+    );
+    drop(m);
+}
+
+#[test]
+fn byte_rate_limit_per_worker() {
+    let s = Scratch::new();
+    let v = s.json(&[
+        "run",
+        "--target",
+        s.data().to_str().unwrap(),
+        "--phase",
+        "read",
+        "--bs",
+        "64k",
+        "--size",
+        "64m",
+        "--threads",
+        "2",
+        "--rate",
+        "16MiB/s",
+        "--rate-per",
+        "worker",
+        "--runtime",
+        "2s",
+    ]);
+    let r = &v["phases"][0]["result"]["rate"];
+    assert_eq!(r["unit"], "bytes/s");
+    assert_eq!(
+        r["target"].as_f64().unwrap(),
+        32.0 * 1048576.0,
+        "two workers at 16 MiB/s each"
+    );
+    let achieved = r["achieved"].as_f64().unwrap();
+    assert!(
+        (achieved / (32.0 * 1048576.0) - 1.0).abs() < 0.03,
+        "achieved {achieved} bytes/s"
+    );
+}

@@ -118,11 +118,16 @@ fn slot_index(op: Op) -> usize {
 /// Runs one phase. `stop` (set by Ctrl-C) ends it early; the result then says `interrupted`.
 pub fn run_phase(plan: &PhasePlan, stop: &AtomicBool) -> Result<PhaseResult, EngineError> {
     let layout_seconds = if plan.backend != BackendKind::Null && plan.kind != PhaseKind::Write {
-        lay_out(plan)?
+        lay_out(plan, stop)?
     } else {
         0.0
     };
-
+    if stop.load(Ordering::Relaxed) {
+        // Stopped while laying out: nothing was measured.
+        let mut r = merge(plan, Vec::new(), Vec::new(), layout_seconds);
+        r.interrupted = true;
+        return Ok(r);
+    }
     // Open every file and back-end before starting, so that a refusal (O_DIRECT, io_uring)
     // stops the phase before any worker ran.
     let mut prepared = Vec::with_capacity(plan.workers.len());
@@ -437,7 +442,7 @@ fn open_worker_file(plan: &PhasePlan, path: &Path, owned: bool, needed: u64) -> 
 /// Writes the files a phase reads (or rewrites) when they are missing or short, outside the
 /// phase's timing, as fio does; then flushes them and drops them from the page cache so that
 /// the phase reads from the device. Returns the seconds it took.
-fn lay_out(plan: &PhasePlan) -> Result<f64, EngineError> {
+fn lay_out(plan: &PhasePlan, stop: &AtomicBool) -> Result<f64, EngineError> {
     let t = std::time::Instant::now();
     let mut need: BTreeMap<&Path, (u64, bool)> = BTreeMap::new();
     for w in &plan.workers {
@@ -472,7 +477,7 @@ fn lay_out(plan: &PhasePlan) -> Result<f64, EngineError> {
             .open(path)
             .map_err(io_err)?;
         let mut off = 0;
-        while off < needed {
+        while off < needed && !stop.load(Ordering::Relaxed) {
             let len = (needed - off).min(chunk as u64) as usize;
             // SAFETY: no I/O is in flight on the pool's only buffer.
             let buf = unsafe { pool.slice_mut(0, len) };
