@@ -417,15 +417,11 @@ fn bad_input_is_refused_clearly() {
 /// A mount made for one test, unmounted when dropped (even when the test fails).
 struct Mount {
     point: PathBuf,
-    loop_dev: Option<String>,
 }
 
 impl Drop for Mount {
     fn drop(&mut self) {
         let _ = Command::new("umount").arg(&self.point).status();
-        if let Some(d) = &self.loop_dev {
-            let _ = Command::new("losetup").args(["-d", d]).status();
-        }
     }
 }
 
@@ -439,7 +435,16 @@ fn mount_fs(point: &Path, fstype: &str, opts: &str) -> Mount {
     assert!(st.success(), "mount -t {fstype} failed (these tests run as root)");
     Mount {
         point: point.to_path_buf(),
-        loop_dev: None,
+    }
+}
+
+/// Mounts the filesystem on `dev` at `point` (created first).
+fn mount_device(dev: &str, point: &Path) -> Mount {
+    std::fs::create_dir_all(point).unwrap();
+    let st = Command::new("mount").arg(dev).arg(point).status().expect("mount");
+    assert!(st.success(), "mount {dev} failed (these tests run as root)");
+    Mount {
+        point: point.to_path_buf(),
     }
 }
 
@@ -545,17 +550,7 @@ fn direct_io_on_loop_mounted_ext4() {
         .expect("mkfs.ext4");
     assert!(mk.status.success(), "{}", stderr(&mk));
     let point = s.path().join("mnt");
-    std::fs::create_dir_all(&point).unwrap();
-    assert!(Command::new("mount")
-        .arg(&lo.dev)
-        .arg(&point)
-        .status()
-        .unwrap()
-        .success());
-    let m = Mount {
-        point: point.clone(),
-        loop_dev: None,
-    };
+    let m = mount_device(&lo.dev, &point);
     let t = point.to_str().unwrap();
     let v = s.json(&[
         "run",
@@ -871,17 +866,7 @@ fn environment_reads_btrfs_raid_profiles() {
         .expect("mkfs.btrfs (btrfs-progs)");
     assert!(mk.status.success(), "{}", stderr(&mk));
     let point = s.path().join("pool");
-    std::fs::create_dir_all(&point).unwrap();
-    assert!(Command::new("mount")
-        .arg(&a.dev)
-        .arg(&point)
-        .status()
-        .unwrap()
-        .success());
-    let m = Mount {
-        point: point.clone(),
-        loop_dev: None,
-    };
+    let m = mount_device(&a.dev, &point);
     let v = s.json(&[
         "run",
         "--target",
