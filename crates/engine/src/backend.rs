@@ -123,28 +123,30 @@ impl Backend for Psync {
 
     #[inline]
     fn queue(&mut self, unit: IoUnit, pool: &BufferPool) -> io::Result<Queued> {
-        let buf = pool.ptr(unit.slot as usize);
+        // rustix issues the syscall directly: libc's pread is a cancellation point and pays for
+        // switching asynchronous cancellation on and off around every call (about 1 % of a
+        // 4 KiB read from the page cache).
+        // SAFETY: the descriptor stays open for the back-end's life (the worker owns the file).
+        let fd = unsafe { rustix::fd::BorrowedFd::borrow_raw(self.fd) };
+        let len = unit.len as usize;
         loop {
-            // SAFETY: `buf` points at a pool slot of at least `unit.len` bytes (the worker sizes
-            // the pool for the largest block); the pool outlives this call and nothing else uses
-            // the slot during it.
-            let n = unsafe {
-                match unit.op {
-                    Op::Read => libc::pread64(self.fd, buf as *mut libc::c_void, unit.len as usize, unit.offset as i64),
-                    Op::Write => libc::pwrite64(
-                        self.fd,
-                        buf as *const libc::c_void,
-                        unit.len as usize,
-                        unit.offset as i64,
-                    ),
+            let r = match unit.op {
+                Op::Read => {
+                    // SAFETY: the slot holds at least `len` bytes (the pool is sized for the
+                    // largest block), outlives this call, and nothing else uses it meanwhile.
+                    let buf = unsafe { pool.slice_mut(unit.slot as usize, len) };
+                    rustix::io::pread(fd, buf, unit.offset)
+                }
+                Op::Write => {
+                    // SAFETY: as above.
+                    let buf = unsafe { pool.slice_mut(unit.slot as usize, len) };
+                    rustix::io::pwrite(fd, buf, unit.offset)
                 }
             };
-            if n >= 0 {
-                return Ok(Queued::Completed(n as u32));
-            }
-            let e = io::Error::last_os_error();
-            if e.kind() != io::ErrorKind::Interrupted {
-                return Err(e);
+            match r {
+                Ok(n) => return Ok(Queued::Completed(n as u32)),
+                Err(rustix::io::Errno::INTR) => continue,
+                Err(e) => return Err(e.into()),
             }
         }
     }

@@ -1,0 +1,96 @@
+//! Workers run with a private descriptor table (see `unshare_fd_table` in run.rs). These tests
+//! check what that must not change: a phase leaves the process with the descriptors it had,
+//! whether it ran, was refused while opening, or used an io_uring ring; and the data a write
+//! phase wrote is there for the next phase.
+
+use std::sync::atomic::AtomicBool;
+
+use storlab_engine::*;
+use storlab_units::Duration;
+
+fn plan(kind: PhaseKind, backend: BackendKind, path: &std::path::Path, workers: u64) -> PhasePlan {
+    let len = 4 << 20;
+    PhasePlan {
+        kind,
+        backend,
+        iodepth: if backend == BackendKind::IoUring { 8 } else { 1 },
+        direct: false,
+        sync: false,
+        fsync: FsyncPolicy::End,
+        fsync_timed: false,
+        bs: BlockSizes::Fixed(64 << 10),
+        runtime: None,
+        ramp: Duration(0),
+        rate: None,
+        pattern: DataPattern::Random,
+        write_headers: true,
+        verify: !kind.writes(),
+        verify_generations: GenerationRange { min: 0, max: 0 },
+        generation: 0,
+        seed: 7,
+        rwmix_read: 50,
+        stride: 4,
+        interval: Duration(1_000_000_000),
+        late_after: Duration(1_000_000),
+        workers: (0..workers)
+            .map(|i| WorkerFile {
+                path: path.to_path_buf(),
+                offset: i * len,
+                len,
+                owned: true,
+            })
+            .collect(),
+    }
+}
+
+/// The descriptors this process has open. Worker threads' private tables vanish as the threads
+/// exit, which may trail their join by a moment: wait until the count settles.
+fn open_descriptors(expected: usize) -> usize {
+    let count = || std::fs::read_dir("/proc/self/fd").unwrap().count();
+    for _ in 0..100 {
+        if count() == expected {
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(10));
+    }
+    count()
+}
+
+#[test]
+fn phases_leave_no_descriptor_open_and_their_data_behind() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("data");
+    let stop = AtomicBool::new(false);
+    let before = open_descriptors(usize::MAX);
+    let mut backends = vec![BackendKind::Psync];
+    if backend::probe_io_uring().is_ok() {
+        backends.push(BackendKind::IoUring);
+    }
+    for be in backends {
+        let w = run_phase(&plan(PhaseKind::Write, be, &path, 3), &stop).unwrap();
+        assert_eq!(w.bytes_written, 3 * (4 << 20), "{be:?} write");
+        // The read verifies every 4 KiB against the headers the write phase stamped: the
+        // workers' private tables did not lose or reorder anything.
+        let r = run_phase(&plan(PhaseKind::Read, be, &path, 3), &stop).unwrap();
+        let v = r.verify.expect("read verified");
+        assert_eq!(v.bad_blocks, 0, "{be:?}: {:?}", v.bad);
+        assert_eq!(v.blocks_checked, 3 * (4 << 20) / 4096, "{be:?}");
+        assert_eq!(open_descriptors(before), before, "{be:?}: descriptors left open");
+    }
+}
+
+#[test]
+fn a_refused_open_fails_the_phase_without_leaking() {
+    let dir = tempfile::tempdir().unwrap();
+    let stop = AtomicBool::new(false);
+    let before = open_descriptors(usize::MAX);
+    // A read phase of a file storlab does not own and that does not exist: every worker's open
+    // fails before any I/O, and the phase reports the path.
+    let mut p = plan(PhaseKind::Read, BackendKind::Psync, &dir.path().join("missing"), 2);
+    for w in &mut p.workers {
+        w.owned = false;
+    }
+    let err = run_phase(&p, &stop).unwrap_err().to_string();
+    assert!(err.contains("missing"), "{err}");
+    assert_eq!(open_descriptors(before), before);
+}
