@@ -19,7 +19,7 @@ pub enum Command {
     /// Run a short qualification (under a minute) of a temporary directory and store it.
     Demo(DemoArgs),
     /// Run a job file, or a job given by flags, and store the results.
-    Run(RunArgs),
+    Run(Box<RunArgs>),
     /// Read back stored results.
     #[command(subcommand)]
     Results(ResultsCommand),

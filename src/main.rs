@@ -25,7 +25,7 @@ fn main() -> ExitCode {
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Demo(args) => runner::demo(args),
-        Command::Run(args) => runner::run(args),
+        Command::Run(args) => runner::run(*args),
         Command::Results(ResultsCommand::List { limit, output }) => output::results_list(limit, &output),
         Command::Results(ResultsCommand::Show { id, samples, output }) => output::results_show(id, samples, &output),
     };

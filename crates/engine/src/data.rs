@@ -81,6 +81,9 @@ impl BufferPool {
     /// # Safety
     /// The caller must not hold another reference to buffer `i` and the kernel must not be
     /// using it (no I/O in flight on it).
+    // `&self`, not `&mut self`: the pool is shared with the kernel (registered with io_uring)
+    // and slots are handed out one at a time; the safety contract above is the borrow rule.
+    #[allow(clippy::mut_from_ref)]
     pub unsafe fn slice_mut(&self, i: usize, len: usize) -> &mut [u8] {
         assert!(len <= self.slot);
         std::slice::from_raw_parts_mut(self.ptr(i), len)

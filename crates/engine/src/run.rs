@@ -399,12 +399,11 @@ fn unshare_fd_table() {
     unsafe { libc::unshare(libc::CLONE_FILES) };
 }
 
+/// A worker's open file (None for the null back-end), buffers and back-end.
+type PreparedWorker = (Option<File>, BufferPool, Box<dyn Backend>);
+
 /// Opens a worker's file, buffer pool and back-end.
-fn prepare_worker(
-    plan: &PhasePlan,
-    index: usize,
-    wf: &WorkerFile,
-) -> Result<(Option<File>, BufferPool, Box<dyn Backend>), EngineError> {
+fn prepare_worker(plan: &PhasePlan, index: usize, wf: &WorkerFile) -> Result<PreparedWorker, EngineError> {
     let file = if plan.backend == BackendKind::Null {
         None
     } else {

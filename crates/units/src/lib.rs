@@ -194,7 +194,7 @@ impl fmt::Display for Size {
             ("MiB", 1 << 20),
             ("KiB", 1 << 10),
         ] {
-            if b >= factor && b % factor == 0 {
+            if b >= factor && b.is_multiple_of(factor) {
                 return write!(f, "{}{}", b / factor, unit);
             }
         }
@@ -388,7 +388,7 @@ impl fmt::Display for Duration {
         if ns == 0 {
             return write!(f, "0s");
         }
-        if ns % 1_000_000_000 == 0 {
+        if ns.is_multiple_of(1_000_000_000) {
             let s = ns / 1_000_000_000;
             let (h, m, s) = (s / 3600, s / 60 % 60, s % 60);
             let mut out = String::new();
@@ -403,10 +403,10 @@ impl fmt::Display for Duration {
             }
             return write!(f, "{out}");
         }
-        if ns % 1_000_000 == 0 {
+        if ns.is_multiple_of(1_000_000) {
             return write!(f, "{}ms", ns / 1_000_000);
         }
-        if ns % 1_000 == 0 {
+        if ns.is_multiple_of(1_000) {
             return write!(f, "{}us", ns / 1_000);
         }
         write!(f, "{ns}ns")
