@@ -14,7 +14,7 @@ p.add_argument("--storlab", required=True)
 p.add_argument("--preadloop", required=True)
 p.add_argument("--out", required=True)
 p.add_argument("--seconds", type=int, default=10)
-p.add_argument("--repeat", type=int, default=3)
+p.add_argument("--repeat", type=int, default=5)
 p.add_argument("--only", default="")
 args = p.parse_args()
 

@@ -100,6 +100,9 @@ pub struct SettingsArgs {
     /// I/Os in flight per worker (io_uring).
     #[arg(long)]
     pub iodepth: Option<String>,
+    /// I/Os queued before one submission (io_uring; default 1 with --direct, else iodepth).
+    #[arg(long = "iodepth-batch")]
+    pub iodepth_batch: Option<String>,
     /// Open with O_DIRECT.
     #[arg(long)]
     pub direct: bool,
@@ -151,12 +154,13 @@ impl SettingsArgs {
     /// The flags given, as settings (each parsed by the same function as the job file's key).
     pub fn to_settings(&self) -> Result<Settings, WorkloadError> {
         let mut s = Settings::default();
-        let pairs: [(&str, &Option<String>); 18] = [
+        let pairs: [(&str, &Option<String>); 19] = [
             ("threads", &self.threads),
             ("size", &self.size),
             ("bs", &self.bs),
             ("engine", &self.engine),
             ("iodepth", &self.iodepth),
+            ("iodepth_batch", &self.iodepth_batch),
             ("fsync", &self.fsync),
             ("fsync_timed", &self.fsync_timed),
             ("runtime", &self.runtime),

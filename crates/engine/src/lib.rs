@@ -8,6 +8,7 @@
 
 pub mod access;
 pub mod backend;
+pub mod clock;
 pub mod data;
 pub mod plan;
 pub mod result;

@@ -238,6 +238,9 @@ pub struct PhasePlan {
     pub backend: BackendKind,
     /// I/Os kept in flight per worker.
     pub iodepth: u32,
+    /// I/Os queued before they are submitted together (1 ≤ submit_batch ≤ iodepth).
+    #[serde(default = "one")]
+    pub submit_batch: u32,
     /// Open with O_DIRECT (bypass the page cache).
     pub direct: bool,
     /// Open with O_SYNC (every write reaches stable storage before it completes).
@@ -280,3 +283,7 @@ pub struct PhasePlan {
 
 /// The verification granularity: every 4 KiB written carries a header.
 pub const VERIFY_BLOCK: u64 = 4096;
+
+fn one() -> u32 {
+    1
+}

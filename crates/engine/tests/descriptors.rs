@@ -14,6 +14,7 @@ fn plan(kind: PhaseKind, backend: BackendKind, path: &std::path::Path, workers: 
         kind,
         backend,
         iodepth: if backend == BackendKind::IoUring { 8 } else { 1 },
+        submit_batch: 1,
         direct: false,
         sync: false,
         fsync: FsyncPolicy::End,

@@ -14,6 +14,10 @@ pub const KEYS: &[(&str, &str)] = &[
     ("bs", "block (record) size, e.g. 4k, or a weighted mix 4k:70,64k:30"),
     ("engine", "psync, io_uring, mmap or null"),
     ("iodepth", "I/Os in flight per worker (io_uring), e.g. 16"),
+    (
+        "iodepth_batch",
+        "I/Os queued before one submission (io_uring); default 1 with direct (each reaches the device at once, as fio), else iodepth",
+    ),
     ("direct", "true to open with O_DIRECT"),
     ("sync", "true to open with O_SYNC"),
     ("fsync", "none, end, or N (flush after every N writes)"),
@@ -56,6 +60,7 @@ pub struct Settings {
     pub bs: Option<BlockSizes>,
     pub engine: Option<BackendKind>,
     pub iodepth: Option<u32>,
+    pub iodepth_batch: Option<u32>,
     pub direct: Option<bool>,
     pub sync: Option<bool>,
     pub fsync: Option<FsyncPolicy>,
@@ -147,6 +152,16 @@ impl Settings {
                     ));
                 }
                 self.iodepth = Some(d);
+            }
+            "iodepth_batch" => {
+                let d: u32 = parse_int(t, origin, "a whole number")?;
+                if d == 0 || d > 4096 {
+                    return Err(WorkloadError::invalid(
+                        origin,
+                        format!("iodepth_batch {d} is out of range: expected 1 to 4096 (and at most iodepth)"),
+                    ));
+                }
+                self.iodepth_batch = Some(d);
             }
             "direct" => self.direct = Some(parse_bool(t, origin)?),
             "sync" => self.sync = Some(parse_bool(t, origin)?),
@@ -250,6 +265,7 @@ impl Settings {
             bs,
             engine,
             iodepth,
+            iodepth_batch,
             direct,
             sync,
             fsync,
@@ -336,6 +352,7 @@ mod tests {
             ("engine", "aio", "io_uring"),
             ("size", "12q", "12q"),
             ("iodepth", "0", "1 to 4096"),
+            ("iodepth_batch", "0", "1 to 4096"),
             ("pattern", "compress:300", "compress:NN"),
         ] {
             let e = s.clone().apply_str(k, v, &format!("--{k}")).unwrap_err().to_string();
