@@ -20,9 +20,42 @@ pub enum Command {
     Demo(DemoArgs),
     /// Run a job file, or a job given by flags, and store the results.
     Run(Box<RunArgs>),
+    /// Usage and age report of whole filesystems: data, files, and what was not accessed for
+    /// longer than given ages (candidates for a cheaper tier).
+    Scan(ScanArgs),
     /// Read back stored results.
     #[command(subcommand)]
     Results(ResultsCommand),
+}
+
+#[derive(Args, Debug)]
+pub struct ScanArgs {
+    /// The directories to scan (one row each, unless --group-by says otherwise).
+    #[arg(value_name = "PATH", required = true)]
+    pub paths: Vec<PathBuf>,
+    /// Age thresholds, comma-separated (e.g. 60d,160d; units s m h d w).
+    #[arg(long, value_name = "AGES", default_value = "60d,160d")]
+    pub age: String,
+    /// Rows: path (one per PATH), top (one per directory just below each PATH), or depth:N.
+    #[arg(long = "group-by", value_name = "HOW", default_value = "path")]
+    pub group_by: String,
+    /// Which time gives a file's age: atime (last access), mtime (last change), or max.
+    #[arg(long, value_name = "BASIS", default_value = "atime")]
+    pub time: String,
+    /// Descend into other filesystems mounted below a PATH.
+    #[arg(long = "cross-mounts")]
+    pub cross_mounts: bool,
+    /// List the N directories holding the most data older than the first threshold.
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub top: usize,
+    /// Walker threads (default: twice the CPUs).
+    #[arg(long, value_name = "N")]
+    pub threads: Option<usize>,
+    /// A tag stored with the scan, e.g. site=bnl; repeatable.
+    #[arg(long = "tag", value_name = "KEY=VALUE", value_parser = parse_tag)]
+    pub tags: Vec<(String, String)>,
+    #[command(flatten)]
+    pub output: OutputArgs,
 }
 
 /// Where results go and how they are printed.

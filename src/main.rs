@@ -4,6 +4,7 @@
 mod cli;
 mod output;
 mod runner;
+mod scan;
 
 use std::process::ExitCode;
 
@@ -17,6 +18,8 @@ pub mod exit {
     pub const USAGE: u8 = 2;
     /// A run finished but verification found corrupt blocks.
     pub const CORRUPT: u8 = 3;
+    /// A scan finished, but some entries could not be counted (the figures are a lower bound).
+    pub const PARTIAL: u8 = 4;
     /// A run was interrupted (Ctrl-C) and stored as aborted.
     pub const ABORTED: u8 = 130;
 }
@@ -26,6 +29,7 @@ fn main() -> ExitCode {
     let result = match cli.command {
         Command::Demo(args) => runner::demo(args),
         Command::Run(args) => runner::run(*args),
+        Command::Scan(args) => scan::scan(args),
         Command::Results(ResultsCommand::List { limit, output }) => output::results_list(limit, &output),
         Command::Results(ResultsCommand::Show { id, samples, output }) => output::results_show(id, samples, &output),
     };
@@ -35,7 +39,7 @@ fn main() -> ExitCode {
             eprintln!("storlab: error: {e:#}");
             let usage = e
                 .chain()
-                .any(|c| c.downcast_ref::<storlab_workload::WorkloadError>().is_some());
+                .any(|c| c.is::<storlab_workload::WorkloadError>() || c.is::<scan::ScanUsage>());
             ExitCode::from(if usage { exit::USAGE } else { 1 })
         }
     }

@@ -76,6 +76,10 @@ pub fn results_show(id: i64, samples: bool, out: &OutputArgs) -> Result<u8> {
             store.path().display()
         )
     })?;
+    if let Some(report) = crate::scan::stored_report(&store, id)? {
+        crate::scan::print_report(&report, id, out)?;
+        return Ok(0);
+    }
     print_run(&run, out)?;
     Ok(0)
 }
@@ -384,7 +388,7 @@ fn render(run: &RunDetail) -> String {
 }
 
 /// Left-aligned text columns, right-aligned figures.
-fn table(rows: &[Vec<String>]) -> String {
+pub(crate) fn table(rows: &[Vec<String>]) -> String {
     let cols = rows.iter().map(|r| r.len()).max().unwrap_or(0);
     let width: Vec<usize> = (0..cols)
         .map(|c| {
@@ -419,7 +423,7 @@ fn table(rows: &[Vec<String>]) -> String {
     s
 }
 
-fn csv(rows: &[Vec<String>]) -> String {
+pub(crate) fn csv(rows: &[Vec<String>]) -> String {
     let mut s = String::new();
     for r in rows {
         let cells: Vec<String> = r

@@ -3,83 +3,14 @@
 //! directory and removes it, unmounts and detaches what it set up, even when it fails.
 
 use std::os::unix::fs::FileExt;
-use std::path::{Path, PathBuf};
-use std::process::{Command, Output, Stdio};
+use std::path::Path;
+use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
 
-fn bin() -> &'static str {
-    env!("CARGO_BIN_EXE_storlab")
-}
-
-/// A scratch directory on tmpfs (fast, and the engine's own cost is what is measured there),
-/// with its own results database.
-struct Scratch {
-    dir: tempfile::TempDir,
-}
-
-impl Scratch {
-    fn new() -> Scratch {
-        Scratch {
-            dir: tempfile::Builder::new()
-                .prefix("storlab-test-")
-                .tempdir_in("/dev/shm")
-                .expect("tmpfs temp dir"),
-        }
-    }
-    fn path(&self) -> &Path {
-        self.dir.path()
-    }
-    fn db(&self) -> PathBuf {
-        self.path().join("results.db")
-    }
-    fn data(&self) -> PathBuf {
-        let d = self.path().join("data");
-        std::fs::create_dir_all(&d).unwrap();
-        d
-    }
-    fn storlab(&self, args: &[&str]) -> Output {
-        Command::new(bin())
-            .args(args)
-            .env("STORLAB_DB", self.db())
-            .env("TMPDIR", self.path())
-            .output()
-            .expect("run storlab")
-    }
-    fn json(&self, args: &[&str]) -> Value {
-        let mut a = args.to_vec();
-        a.push("--json");
-        let out = self.storlab(&a);
-        assert!(
-            out.status.success(),
-            "storlab {args:?} failed: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
-            panic!(
-                "stdout is not one JSON document ({e}): {}",
-                String::from_utf8_lossy(&out.stdout)
-            )
-        })
-    }
-}
-
-fn stderr(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stderr).into_owned()
-}
-fn stdout(o: &Output) -> String {
-    String::from_utf8_lossy(&o.stdout).into_owned()
-}
-
-fn entries(d: &Path) -> Vec<String> {
-    let mut v: Vec<String> = std::fs::read_dir(d)
-        .unwrap()
-        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
-        .collect();
-    v.sort();
-    v
-}
+mod common;
+use common::*;
 
 #[test]
 fn demo_runs_stores_and_cleans_up() {
@@ -412,65 +343,6 @@ fn bad_input_is_refused_clearly() {
     );
     std::fs::write(&job, "blocksize = \"4k\"\n").unwrap();
     refused(&s, &["run", job.to_str().unwrap(), "--target", t], &["blocksize", "bs"]);
-}
-
-/// A mount made for one test, unmounted when dropped (even when the test fails).
-struct Mount {
-    point: PathBuf,
-}
-
-impl Drop for Mount {
-    fn drop(&mut self) {
-        let _ = Command::new("umount").arg(&self.point).status();
-    }
-}
-
-fn mount_fs(point: &Path, fstype: &str, opts: &str) -> Mount {
-    std::fs::create_dir_all(point).unwrap();
-    let st = Command::new("mount")
-        .args(["-t", fstype, "-o", opts, fstype])
-        .arg(point)
-        .status()
-        .expect("mount");
-    assert!(st.success(), "mount -t {fstype} failed (these tests run as root)");
-    Mount {
-        point: point.to_path_buf(),
-    }
-}
-
-/// Mounts the filesystem on `dev` at `point` (created first).
-fn mount_device(dev: &str, point: &Path) -> Mount {
-    std::fs::create_dir_all(point).unwrap();
-    let st = Command::new("mount").arg(dev).arg(point).status().expect("mount");
-    assert!(st.success(), "mount {dev} failed (these tests run as root)");
-    Mount {
-        point: point.to_path_buf(),
-    }
-}
-
-/// A loop device over a sparse image in `dir`, detached when dropped.
-struct LoopDev {
-    dev: String,
-}
-
-impl Drop for LoopDev {
-    fn drop(&mut self) {
-        let _ = Command::new("losetup").args(["-d", &self.dev]).status();
-    }
-}
-
-fn loop_device(image: &Path, size: u64) -> LoopDev {
-    let f = std::fs::File::create(image).unwrap();
-    f.set_len(size).unwrap();
-    let out = Command::new("losetup")
-        .args(["--find", "--show"])
-        .arg(image)
-        .output()
-        .expect("losetup");
-    assert!(out.status.success(), "losetup failed: {}", stderr(&out));
-    LoopDev {
-        dev: stdout(&out).trim().to_string(),
-    }
 }
 
 #[test]

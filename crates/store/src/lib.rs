@@ -162,6 +162,27 @@ const MIGRATIONS: &[&str] = &[
     CREATE INDEX phases_run ON phases(run_id);
     CREATE INDEX events_run ON events(run_id);
     "#,
+    // 2: storlab scan. One row per report row (the key figures as columns, for queries that
+    // compare two scans of the same place), the whole row as JSON, and the report's summary.
+    r#"
+    CREATE TABLE scan_rows (
+        run_id      INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+        idx         INTEGER NOT NULL,
+        root        TEXT NOT NULL,
+        path        TEXT NOT NULL,
+        own_files   INTEGER NOT NULL,
+        files       INTEGER NOT NULL,
+        dirs        INTEGER NOT NULL,
+        apparent    INTEGER NOT NULL,
+        allocated   INTEGER NOT NULL,
+        json        TEXT NOT NULL,
+        PRIMARY KEY (run_id, idx)
+    );
+    CREATE TABLE scans (
+        run_id  INTEGER PRIMARY KEY REFERENCES runs(id) ON DELETE CASCADE,
+        json    TEXT NOT NULL
+    );
+    "#,
 ];
 
 /// Now, as an RFC 3339 UTC timestamp with seconds.
@@ -343,6 +364,27 @@ pub struct RunDetail {
     pub phases: Vec<PhaseRow>,
     /// Events.
     pub events: Vec<EventRow>,
+}
+
+/// One row of a stored scan.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ScanRowRecord {
+    /// The PATH given.
+    pub root: String,
+    /// The directory the row counts.
+    pub path: String,
+    /// True when the row holds only the files directly in `path`.
+    pub own_files_only: bool,
+    /// Regular files.
+    pub files: u64,
+    /// Directories.
+    pub dirs: u64,
+    /// Apparent bytes.
+    pub apparent: u64,
+    /// Allocated bytes.
+    pub allocated: u64,
+    /// The whole row.
+    pub json: serde_json::Value,
 }
 
 /// Something that happened during a run.
@@ -556,6 +598,79 @@ impl Store {
             params![run_id, now_rfc3339(), kind, detail],
         )?;
         Ok(())
+    }
+
+    /// Stores a scan's rows and its summary (everything but the rows), in one transaction.
+    pub fn save_scan(&mut self, run_id: i64, rows: &[ScanRowRecord], summary: &serde_json::Value) -> Result<()> {
+        let tx = self.conn.transaction()?;
+        for (i, r) in rows.iter().enumerate() {
+            tx.execute(
+                "INSERT INTO scan_rows (run_id, idx, root, path, own_files, files, dirs, apparent, allocated, json)
+                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)",
+                params![
+                    run_id,
+                    i as i64,
+                    r.root,
+                    r.path,
+                    r.own_files_only,
+                    r.files as i64,
+                    r.dirs as i64,
+                    r.apparent as i64,
+                    r.allocated as i64,
+                    r.json.to_string()
+                ],
+            )?;
+        }
+        tx.execute(
+            "INSERT INTO scans (run_id, json) VALUES (?1, ?2)",
+            params![run_id, summary.to_string()],
+        )?;
+        tx.commit()?;
+        Ok(())
+    }
+
+    /// A stored scan: its rows and summary, or None when the run is not a scan.
+    pub fn scan(&self, run_id: i64) -> Result<Option<(Vec<ScanRowRecord>, serde_json::Value)>> {
+        let Some(summary) = self
+            .conn
+            .query_row("SELECT json FROM scans WHERE run_id = ?1", [run_id], |r| {
+                r.get::<_, String>(0)
+            })
+            .optional()?
+        else {
+            return Ok(None);
+        };
+        let mut stmt = self.conn.prepare(
+            "SELECT root, path, own_files, files, dirs, apparent, allocated, json FROM scan_rows WHERE run_id = ?1 ORDER BY idx",
+        )?;
+        let rows = stmt
+            .query_map([run_id], |r| {
+                Ok((
+                    r.get::<_, String>(0)?,
+                    r.get::<_, String>(1)?,
+                    r.get::<_, bool>(2)?,
+                    r.get::<_, i64>(3)?,
+                    r.get::<_, i64>(4)?,
+                    r.get::<_, i64>(5)?,
+                    r.get::<_, i64>(6)?,
+                    r.get::<_, String>(7)?,
+                ))
+            })?
+            .collect::<std::result::Result<Vec<_>, _>>()?;
+        let mut out = Vec::with_capacity(rows.len());
+        for (root, path, own, files, dirs, apparent, allocated, json) in rows {
+            out.push(ScanRowRecord {
+                root,
+                path,
+                own_files_only: own,
+                files: files as u64,
+                dirs: dirs as u64,
+                apparent: apparent as u64,
+                allocated: allocated as u64,
+                json: serde_json::from_str(&json)?,
+            });
+        }
+        Ok(Some((out, serde_json::from_str(&summary)?)))
     }
 
     /// Sets the final status of a run.

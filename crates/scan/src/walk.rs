@@ -1,0 +1,542 @@
+//! The parallel walk. Threads take directories from one shared stack (last in, first out, so
+//! the walk goes deep first and the stack stays as small as the tree is deep times wide),
+//! list them with getdents64 into a reused buffer, and stat regular files relative to the
+//! directory's descriptor (no path lookup from the root per file). Symbolic links and
+//! directories are recognised from the directory entry's type and are never stat'ed, except on
+//! filesystems that do not report types.
+//!
+//! Why not a crate: walkdir and ignore allocate a path per entry and stat through full paths;
+//! jwalk sorts. The walk is the whole cost of a scan and per-entry allocations are most of a
+//! walker's user time, so this one is written for it (about 150 lines).
+
+use std::collections::HashSet;
+use std::ffi::OsStr;
+use std::mem::MaybeUninit;
+use std::os::unix::ffi::OsStrExt;
+use std::path::{Path, PathBuf};
+use std::sync::{Condvar, Mutex};
+use std::time::Instant;
+
+use rustix::fd::{AsFd, OwnedFd};
+use rustix::fs::{openat, statx, AtFlags, FileType, Mode, OFlags, RawDir, Statx, StatxFlags, CWD};
+use rustix::io::Errno;
+
+use crate::*;
+
+/// A directory waiting to be listed.
+struct Job {
+    path: PathBuf,
+    /// Levels below its root (the root is 0).
+    depth: u32,
+    /// The row its entries count in; None above the grouping depth (its files then get a row
+    /// of their own, made when the first one is met).
+    group: Option<u32>,
+    /// Its index in the directory records (for --top), or u32::MAX.
+    rec: u32,
+    root: u16,
+}
+
+struct Queue {
+    jobs: Vec<Job>,
+    busy: usize,
+}
+
+struct GroupInfo {
+    root: u16,
+    path: PathBuf,
+    own_files_only: bool,
+}
+
+/// A directory's place in the tree, for --top.
+struct DirRec {
+    parent: u32,
+    path: Box<Path>,
+}
+
+struct Shared<'a> {
+    opts: &'a ScanOptions,
+    queue: Mutex<Queue>,
+    ready: Condvar,
+    groups: Mutex<Vec<GroupInfo>>,
+    /// (device, inode) of files with more than one link, so each counts once. Split in
+    /// shards so that threads rarely wait on each other.
+    links: Vec<Mutex<HashSet<(u64, u64)>>>,
+    /// Directories already entered when crossing mounts (a bind mount can loop back).
+    visited: Mutex<HashSet<(u64, u64)>>,
+    recs: Mutex<Vec<DirRec>>,
+    root_mounts: Vec<u64>,
+    problems: Mutex<(u64, Vec<Problem>)>,
+    skipped: Mutex<(u64, Vec<PathBuf>)>,
+    thresholds_ns: Vec<i128>,
+}
+
+/// What one thread counted.
+struct Local {
+    groups: Vec<Option<Stats>>,
+    /// Directories above the grouping depth: they count in the total only.
+    upper: Stats,
+    /// Per directory record: its own files (and their cold part), for --top.
+    own: Vec<(u32, Amount, Vec<Amount>)>,
+    entries: u64,
+    /// The getdents64 buffer, reused for every directory.
+    buf: Vec<MaybeUninit<u8>>,
+}
+
+impl Local {
+    fn stats(&mut self, group: u32, thresholds: usize) -> &mut Stats {
+        let g = group as usize;
+        if self.groups.len() <= g {
+            self.groups.resize(g + 1, None);
+        }
+        self.groups[g].get_or_insert_with(|| Stats::new(thresholds))
+    }
+}
+
+/// Scans every root; see the crate documentation for what is counted.
+pub fn scan(opts: &ScanOptions) -> Result<Report, ScanError> {
+    let started = Instant::now();
+    if opts.roots.is_empty() {
+        return Err(ScanError::Options("nothing to scan: give at least one PATH".into()));
+    }
+    if opts.roots.len() > u16::MAX as usize {
+        return Err(ScanError::Options(format!(
+            "{} PATHs is too many: at most 65535",
+            opts.roots.len()
+        )));
+    }
+    let t = opts.ages.len();
+    let mut root_mounts = Vec::new();
+    let mut notes = Vec::new();
+    let mut groups = Vec::new();
+    let mut jobs = Vec::new();
+    let mut upper = Stats::new(t);
+    let mut recs = Vec::new();
+    for (i, root) in opts.roots.iter().enumerate() {
+        let st =
+            statx(CWD, root, AtFlags::empty(), StatxFlags::TYPE | StatxFlags::MNT_ID).map_err(|e| ScanError::Root {
+                path: root.display().to_string(),
+                reason: if e == Errno::NOENT {
+                    "it does not exist".into()
+                } else {
+                    e.to_string()
+                },
+            })?;
+        if FileType::from_raw_mode(st.stx_mode as u32) != FileType::Directory {
+            return Err(ScanError::Root {
+                path: root.display().to_string(),
+                reason: "it is not a directory (scan takes directories)".into(),
+            });
+        }
+        root_mounts.push(st.stx_mnt_id);
+        if let Some(m) = crate::mounts::mount_of(root) {
+            if let Some(n) = crate::mounts::atime_note(root, &m, opts.time, &opts.ages) {
+                notes.push(n);
+            }
+        }
+        let group = match opts.group_by {
+            GroupBy::Path => {
+                groups.push(GroupInfo {
+                    root: i as u16,
+                    path: root.clone(),
+                    own_files_only: false,
+                });
+                Some(groups.len() as u32 - 1)
+            }
+            GroupBy::Depth(_) => None,
+        };
+        match group {
+            Some(_) => {}
+            None => upper.dirs += 1,
+        }
+        let rec = if opts.top > 0 {
+            recs.push(DirRec {
+                parent: u32::MAX,
+                path: root.clone().into_boxed_path(),
+            });
+            recs.len() as u32 - 1
+        } else {
+            u32::MAX
+        };
+        jobs.push(Job {
+            path: root.clone(),
+            depth: 0,
+            group,
+            rec,
+            root: i as u16,
+        });
+    }
+    // The root directories themselves, in their rows.
+    let mut root_dirs: Vec<(u32, u64)> = Vec::new();
+    for j in &jobs {
+        if let Some(g) = j.group {
+            root_dirs.push((g, 1));
+        }
+    }
+    jobs.reverse(); // the stack pops the first root first
+    let shared = Shared {
+        opts,
+        queue: Mutex::new(Queue { jobs, busy: 0 }),
+        ready: Condvar::new(),
+        groups: Mutex::new(groups),
+        links: (0..64).map(|_| Mutex::new(HashSet::new())).collect(),
+        visited: Mutex::new(HashSet::new()),
+        recs: Mutex::new(recs),
+        root_mounts,
+        problems: Mutex::new((0, Vec::new())),
+        skipped: Mutex::new((0, Vec::new())),
+        thresholds_ns: opts.ages.iter().map(|s| *s as i128 * 1_000_000_000).collect(),
+    };
+    let threads = opts.threads.max(1);
+    let locals: Vec<Local> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..threads).map(|_| s.spawn(|| worker(&shared))).collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("scan worker panicked"))
+            .collect()
+    });
+
+    // Merge the threads' counts.
+    let groups = shared.groups.into_inner().unwrap();
+    let mut row_stats: Vec<Stats> = (0..groups.len()).map(|_| Stats::new(t)).collect();
+    for (g, n) in root_dirs {
+        row_stats[g as usize].dirs += n;
+    }
+    let mut entries = 0;
+    let recs = shared.recs.into_inner().unwrap();
+    let mut own: Vec<(Amount, Vec<Amount>)> = (0..recs.len())
+        .map(|_| (Amount::default(), vec![Amount::default(); t]))
+        .collect();
+    for l in locals {
+        for (g, s) in l.groups.into_iter().enumerate() {
+            if let Some(s) = s {
+                row_stats[g].add(&s);
+            }
+        }
+        upper.add(&l.upper);
+        entries += l.entries;
+        for (r, a, c) in l.own {
+            let o = &mut own[r as usize];
+            o.0.add(&a);
+            for (x, y) in o.1.iter_mut().zip(&c) {
+                x.add(y);
+            }
+        }
+    }
+    let mut total = upper;
+    for s in &row_stats {
+        total.add(s);
+    }
+    let mut rows: Vec<Row> = groups
+        .into_iter()
+        .zip(row_stats)
+        .map(|(g, stats)| Row {
+            root: opts.roots[g.root as usize].clone(),
+            path: g.path,
+            own_files_only: g.own_files_only,
+            stats,
+        })
+        .collect();
+    let root_index = |p: &Path| opts.roots.iter().position(|r| r == p).unwrap_or(usize::MAX);
+    rows.sort_by(|a, b| {
+        (root_index(&a.root), a.path.as_os_str().as_bytes(), a.own_files_only).cmp(&(
+            root_index(&b.root),
+            b.path.as_os_str().as_bytes(),
+            b.own_files_only,
+        ))
+    });
+
+    let top = top_cold(&recs, own, opts.top);
+    let (problem_count, problems) = shared.problems.into_inner().unwrap();
+    let (skipped_mount_count, skipped_mounts) = shared.skipped.into_inner().unwrap();
+    Ok(Report {
+        options: opts.clone(),
+        rows,
+        total,
+        top,
+        problem_count,
+        problems,
+        skipped_mount_count,
+        skipped_mounts,
+        notes,
+        entries,
+        seconds: started.elapsed().as_secs_f64(),
+    })
+}
+
+/// Adds every directory's own files up its tree and picks the `n` with the most data older
+/// than the first threshold (roots excluded: their figures are the rows').
+fn top_cold(recs: &[DirRec], own: Vec<(Amount, Vec<Amount>)>, n: usize) -> Vec<ColdDir> {
+    if n == 0 || recs.is_empty() {
+        return Vec::new();
+    }
+    let mut tree = own;
+    // A directory's record is made before any of its children's, so children have larger
+    // indices: one pass from the end carries every subtree into its parent.
+    for i in (0..recs.len()).rev() {
+        let p = recs[i].parent;
+        if p != u32::MAX {
+            let (a, c) = tree[i].clone();
+            let t = &mut tree[p as usize];
+            t.0.add(&a);
+            for (x, y) in t.1.iter_mut().zip(&c) {
+                x.add(y);
+            }
+        }
+    }
+    let mut order: Vec<usize> = (0..recs.len())
+        .filter(|i| recs[*i].parent != u32::MAX && tree[*i].1.first().is_some_and(|c| c.apparent > 0))
+        .collect();
+    order.sort_by(|a, b| {
+        tree[*b].1[0]
+            .apparent
+            .cmp(&tree[*a].1[0].apparent)
+            .then_with(|| recs[*a].path.cmp(&recs[*b].path))
+    });
+    order
+        .into_iter()
+        .take(n)
+        .map(|i| ColdDir {
+            path: recs[i].path.to_path_buf(),
+            data: tree[i].0,
+            cold: tree[i].1.clone(),
+        })
+        .collect()
+}
+
+fn worker(sh: &Shared) -> Local {
+    let mut local = Local {
+        groups: Vec::new(),
+        upper: Stats::new(sh.thresholds_ns.len()),
+        own: Vec::new(),
+        entries: 0,
+        buf: vec![MaybeUninit::uninit(); 64 << 10],
+    };
+    let mut children = Vec::new();
+    loop {
+        let job = {
+            let mut q = sh.queue.lock().unwrap();
+            loop {
+                if let Some(j) = q.jobs.pop() {
+                    q.busy += 1;
+                    break Some(j);
+                }
+                if q.busy == 0 {
+                    break None;
+                }
+                q = sh.ready.wait(q).unwrap();
+            }
+        };
+        let Some(job) = job else {
+            sh.ready.notify_all();
+            return local;
+        };
+        list(sh, &job, &mut local, &mut children);
+        let mut q = sh.queue.lock().unwrap();
+        let n = children.len();
+        q.jobs.append(&mut children);
+        q.busy -= 1;
+        let finished = q.busy == 0 && q.jobs.is_empty();
+        drop(q);
+        if finished || n > 1 {
+            sh.ready.notify_all();
+        } else if n == 1 {
+            sh.ready.notify_one();
+        }
+    }
+}
+
+fn problem(sh: &Shared, path: PathBuf, e: Errno) {
+    let kind = match e {
+        Errno::NOENT | Errno::NOTDIR => ProblemKind::Vanished,
+        Errno::ACCESS | Errno::PERM => ProblemKind::Unreadable,
+        _ => ProblemKind::Error,
+    };
+    let mut p = sh.problems.lock().unwrap();
+    p.0 += 1;
+    if p.1.len() < PROBLEMS_NAMED {
+        p.1.push(Problem {
+            path,
+            kind,
+            error: std::io::Error::from(e).to_string(),
+        });
+    }
+}
+
+fn open_dir(path: &Path) -> Result<OwnedFd, Errno> {
+    let flags = OFlags::RDONLY | OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC;
+    // O_NOATIME where allowed (the owner, or root): a scan should not reset the access times
+    // of the directories it lists.
+    match openat(CWD, path, flags | OFlags::NOATIME, Mode::empty()) {
+        Err(Errno::PERM) => openat(CWD, path, flags, Mode::empty()),
+        r => r,
+    }
+}
+
+/// Lists one directory: counts its entries and queues its subdirectories in `children`.
+fn list(sh: &Shared, job: &Job, local: &mut Local, children: &mut Vec<Job>) {
+    let t = sh.thresholds_ns.len();
+    let fd = match open_dir(&job.path) {
+        Ok(fd) => fd,
+        Err(e) => return problem(sh, job.path.clone(), e),
+    };
+    // Stay on the PATH's mount unless asked to cross (and then never enter a directory twice).
+    match statx(&fd, "", AtFlags::EMPTY_PATH, StatxFlags::MNT_ID | StatxFlags::INO) {
+        Ok(st) => {
+            if sh.opts.cross_mounts {
+                let key = (dev_of(&st), st.stx_ino);
+                if !sh.visited.lock().unwrap().insert(key) {
+                    return;
+                }
+            } else if st.stx_mnt_id != sh.root_mounts[job.root as usize] {
+                let mut s = sh.skipped.lock().unwrap();
+                s.0 += 1;
+                if s.1.len() < PROBLEMS_NAMED {
+                    s.1.push(job.path.clone());
+                }
+                return;
+            }
+        }
+        Err(e) => return problem(sh, job.path.clone(), e),
+    }
+    let mut own = (Amount::default(), vec![Amount::default(); t]);
+    let mut own_group: Option<u32> = job.group;
+    let child_depth = job.depth + 1;
+    let mut buf = std::mem::take(&mut local.buf);
+    let mut dir = RawDir::new(fd.as_fd(), &mut buf);
+    while let Some(entry) = dir.next() {
+        let entry = match entry {
+            Ok(e) => e,
+            Err(e) => {
+                problem(sh, job.path.clone(), e);
+                break;
+            }
+        };
+        let name = entry.file_name().to_bytes();
+        if name == b"." || name == b".." {
+            continue;
+        }
+        local.entries += 1;
+        let mut kind = entry.file_type();
+        let mut st: Option<Statx> = None;
+        if kind == FileType::Unknown || kind == FileType::RegularFile {
+            match stat_entry(&fd, entry.file_name()) {
+                Ok(s) => {
+                    kind = FileType::from_raw_mode(s.stx_mode as u32);
+                    st = Some(s);
+                }
+                Err(e) => {
+                    problem(sh, job.path.join(OsStr::from_bytes(name)), e);
+                    continue;
+                }
+            }
+        }
+        match kind {
+            FileType::Directory => {
+                let path = job.path.join(OsStr::from_bytes(name));
+                let group = match sh.opts.group_by {
+                    GroupBy::Path => job.group,
+                    GroupBy::Depth(n) if child_depth == n => Some(new_group(sh, job.root, path.clone(), false)),
+                    GroupBy::Depth(n) if child_depth < n => None,
+                    GroupBy::Depth(_) => job.group,
+                };
+                match group {
+                    Some(g) => local.stats(g, t).dirs += 1,
+                    None => local.upper.dirs += 1,
+                }
+                let rec = if sh.opts.top > 0 {
+                    let mut r = sh.recs.lock().unwrap();
+                    r.push(DirRec {
+                        parent: job.rec,
+                        path: path.clone().into_boxed_path(),
+                    });
+                    r.len() as u32 - 1
+                } else {
+                    u32::MAX
+                };
+                children.push(Job {
+                    path,
+                    depth: child_depth,
+                    group,
+                    rec,
+                    root: job.root,
+                });
+            }
+            FileType::RegularFile => {
+                let st = st.expect("regular files are stat'ed");
+                if st.stx_nlink > 1 {
+                    let key = (dev_of(&st), st.stx_ino);
+                    let shard = (st.stx_ino as usize) % sh.links.len();
+                    if !sh.links[shard].lock().unwrap().insert(key) {
+                        continue;
+                    }
+                }
+                let g = *own_group.get_or_insert_with(|| new_group(sh, job.root, job.path.clone(), true));
+                let size = st.stx_size;
+                let alloc = st.stx_blocks * 512;
+                let ts = |t: rustix::fs::StatxTimestamp| t.tv_sec as i128 * 1_000_000_000 + t.tv_nsec as i128;
+                let when = match sh.opts.time {
+                    TimeBasis::Atime => ts(st.stx_atime),
+                    TimeBasis::Mtime => ts(st.stx_mtime),
+                    TimeBasis::Max => ts(st.stx_atime).max(ts(st.stx_mtime)),
+                };
+                let age_ns = (sh.opts.now_ns - when).max(0);
+                let s = local.stats(g, t);
+                s.data.add_file(size, alloc);
+                for (i, th) in sh.thresholds_ns.iter().enumerate() {
+                    if age_ns > *th {
+                        s.cold[i].add_file(size, alloc);
+                        if job.rec != u32::MAX {
+                            own.1[i].add_file(size, alloc);
+                        }
+                    }
+                }
+                s.age[age_bucket((age_ns / 1_000_000_000) as u64)].add_file(size, alloc);
+                s.size[size_bucket(size)].add_file(size, alloc);
+                if job.rec != u32::MAX {
+                    own.0.add_file(size, alloc);
+                }
+            }
+            FileType::Symlink => {
+                let g = *own_group.get_or_insert_with(|| new_group(sh, job.root, job.path.clone(), true));
+                local.stats(g, t).symlinks += 1;
+            }
+            _ => {
+                let g = *own_group.get_or_insert_with(|| new_group(sh, job.root, job.path.clone(), true));
+                local.stats(g, t).others += 1;
+            }
+        }
+    }
+    local.buf = buf;
+    if job.rec != u32::MAX && own.0.files > 0 {
+        local.own.push((job.rec, own.0, own.1));
+    }
+}
+
+fn stat_entry(dir: &OwnedFd, name: &std::ffi::CStr) -> Result<Statx, Errno> {
+    statx(
+        dir,
+        name,
+        AtFlags::SYMLINK_NOFOLLOW,
+        StatxFlags::TYPE
+            | StatxFlags::SIZE
+            | StatxFlags::BLOCKS
+            | StatxFlags::ATIME
+            | StatxFlags::MTIME
+            | StatxFlags::NLINK
+            | StatxFlags::INO,
+    )
+}
+
+fn dev_of(st: &Statx) -> u64 {
+    ((st.stx_dev_major as u64) << 32) | st.stx_dev_minor as u64
+}
+
+fn new_group(sh: &Shared, root: u16, path: PathBuf, own_files_only: bool) -> u32 {
+    let mut g = sh.groups.lock().unwrap();
+    g.push(GroupInfo {
+        root,
+        path,
+        own_files_only,
+    });
+    g.len() as u32 - 1
+}

@@ -1,0 +1,139 @@
+//! Helpers the integration tests share: the binary, a scratch directory with its own database,
+//! mounts and loop devices that undo themselves when dropped (even when a test fails).
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+pub fn bin() -> &'static str {
+    env!("CARGO_BIN_EXE_storlab")
+}
+
+/// A scratch directory on tmpfs (fast, and the engine's own cost is what is measured there),
+/// with its own results database.
+pub struct Scratch {
+    pub dir: tempfile::TempDir,
+}
+
+impl Scratch {
+    pub fn new() -> Scratch {
+        Scratch {
+            dir: tempfile::Builder::new()
+                .prefix("storlab-test-")
+                .tempdir_in("/dev/shm")
+                .expect("tmpfs temp dir"),
+        }
+    }
+    pub fn path(&self) -> &Path {
+        self.dir.path()
+    }
+    pub fn db(&self) -> PathBuf {
+        self.path().join("results.db")
+    }
+    pub fn data(&self) -> PathBuf {
+        let d = self.path().join("data");
+        std::fs::create_dir_all(&d).unwrap();
+        d
+    }
+    pub fn storlab(&self, args: &[&str]) -> Output {
+        Command::new(bin())
+            .args(args)
+            .env("STORLAB_DB", self.db())
+            .env("TMPDIR", self.path())
+            .output()
+            .expect("run storlab")
+    }
+    pub fn json(&self, args: &[&str]) -> Value {
+        let mut a = args.to_vec();
+        a.push("--json");
+        let out = self.storlab(&a);
+        assert!(
+            out.status.success(),
+            "storlab {args:?} failed: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+            panic!(
+                "stdout is not one JSON document ({e}): {}",
+                String::from_utf8_lossy(&out.stdout)
+            )
+        })
+    }
+}
+
+pub fn stderr(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stderr).into_owned()
+}
+pub fn stdout(o: &Output) -> String {
+    String::from_utf8_lossy(&o.stdout).into_owned()
+}
+
+pub fn entries(d: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(d)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+/// A mount made for one test, unmounted when dropped (even when the test fails).
+pub struct Mount {
+    pub point: PathBuf,
+}
+
+impl Drop for Mount {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.point).status();
+    }
+}
+
+pub fn mount_fs(point: &Path, fstype: &str, opts: &str) -> Mount {
+    std::fs::create_dir_all(point).unwrap();
+    let st = Command::new("mount")
+        .args(["-t", fstype, "-o", opts, fstype])
+        .arg(point)
+        .status()
+        .expect("mount");
+    assert!(st.success(), "mount -t {fstype} failed (these tests run as root)");
+    Mount {
+        point: point.to_path_buf(),
+    }
+}
+
+/// Mounts the filesystem on `dev` at `point` (created first).
+pub fn mount_device(dev: &str, point: &Path) -> Mount {
+    std::fs::create_dir_all(point).unwrap();
+    let st = Command::new("mount").arg(dev).arg(point).status().expect("mount");
+    assert!(st.success(), "mount {dev} failed (these tests run as root)");
+    Mount {
+        point: point.to_path_buf(),
+    }
+}
+
+/// A loop device over a sparse image in `dir`, detached when dropped.
+pub struct LoopDev {
+    pub dev: String,
+}
+
+impl Drop for LoopDev {
+    fn drop(&mut self) {
+        let _ = Command::new("losetup").args(["-d", &self.dev]).status();
+    }
+}
+
+pub fn loop_device(image: &Path, size: u64) -> LoopDev {
+    let f = std::fs::File::create(image).unwrap();
+    f.set_len(size).unwrap();
+    let out = Command::new("losetup")
+        .args(["--find", "--show"])
+        .arg(image)
+        .output()
+        .expect("losetup");
+    assert!(out.status.success(), "losetup failed: {}", stderr(&out));
+    LoopDev {
+        dev: stdout(&out).trim().to_string(),
+    }
+}
