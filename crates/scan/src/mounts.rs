@@ -61,13 +61,13 @@ pub fn mount_of(path: &Path) -> Option<Mount> {
 
 /// What a mount's atime options mean for ages measured by `basis` against `thresholds`
 /// (seconds): a warning or a note, or nothing when access times are kept exactly.
-pub fn atime_note(path: &Path, mount: &Mount, basis: TimeBasis, thresholds: &[u64]) -> Option<String> {
+pub fn atime_note(paths: &str, mount: &Mount, basis: TimeBasis, thresholds: &[u64]) -> Option<String> {
     if basis == TimeBasis::Mtime {
         return None;
     }
     let opts: Vec<&str> = mount.options.split(',').collect();
     let shortest = thresholds.iter().min().copied().unwrap_or(u64::MAX);
-    let at = format!("{} ({} on {})", path.display(), mount.fs_type, mount.mount_point);
+    let at = format!("{paths} ({} on {})", mount.fs_type, mount.mount_point);
     if opts.contains(&"noatime") {
         Some(format!(
             "WARNING: {at} is mounted noatime: reading a file does not update its access time, so atime cannot tell which files are still read (it shows when they were created or last written at best). Use --time mtime for age since last change, or remount with relatime and ask again later."
@@ -111,7 +111,7 @@ mod tests {
     #[test]
     fn notes_follow_the_options() {
         let m = parse_mountinfo(SAMPLE);
-        let p = Path::new("/x");
+        let p = "/x";
         let days = [60 * DAY, 160 * DAY];
         assert!(atime_note(p, &m[1], TimeBasis::Atime, &days)
             .unwrap()

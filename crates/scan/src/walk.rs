@@ -107,6 +107,7 @@ pub fn scan(opts: &ScanOptions) -> Result<Report, ScanError> {
     let t = opts.ages.len();
     let mut root_mounts = Vec::new();
     let mut notes = Vec::new();
+    let mut note_mounts = Vec::new();
     let mut groups = Vec::new();
     let mut jobs = Vec::new();
     let mut upper = Stats::new(t);
@@ -129,8 +130,9 @@ pub fn scan(opts: &ScanOptions) -> Result<Report, ScanError> {
         }
         root_mounts.push(st.stx_mnt_id);
         if let Some(m) = crate::mounts::mount_of(root) {
-            if let Some(n) = crate::mounts::atime_note(root, &m, opts.time, &opts.ages) {
-                notes.push(n);
+            match note_mounts.iter_mut().find(|(n, _): &&mut (crate::mounts::Mount, Vec<String>)| n.id == m.id) {
+                Some((_, paths)) => paths.push(root.display().to_string()),
+                None => note_mounts.push((m, vec![root.display().to_string()])),
             }
         }
         let group = match opts.group_by {
@@ -164,6 +166,12 @@ pub fn scan(opts: &ScanOptions) -> Result<Report, ScanError> {
             rec,
             root: i as u16,
         });
+    }
+    // One note per mount, naming the PATHs on it.
+    for (m, paths) in &note_mounts {
+        if let Some(n) = crate::mounts::atime_note(&paths.join(", "), m, opts.time, &opts.ages) {
+            notes.push(n);
+        }
     }
     // The root directories themselves, in their rows.
     let mut root_dirs: Vec<(u32, u64)> = Vec::new();
