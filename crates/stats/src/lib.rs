@@ -1,9 +1,12 @@
 //! Statistics for storlab results: summaries of repeated measurements with sample standard
-//! deviations and Student-t confidence intervals.
+//! deviations and Student-t confidence intervals, and Welch's comparison of two groups.
 //!
 //! Sources: the sample (n − 1) standard deviation and the t-based confidence interval of a mean
 //! follow NIST/SEMATECH e-Handbook of Statistical Methods, §1.3.5.2 ("Confidence Limits for the
-//! Mean"); t quantiles come from the `statrs` crate's Student's t distribution.
+//! Mean"); the two-sample comparison is Welch's t-test with the Welch–Satterthwaite degrees of
+//! freedom (B. L. Welch, "The generalization of 'Student's' problem when several different
+//! population variances are involved", Biometrika 34, 1947; NIST e-Handbook §1.3.5.3); t
+//! quantiles and probabilities come from the `statrs` crate's Student's t distribution.
 #![deny(missing_docs)]
 
 use serde::{Deserialize, Serialize};
@@ -71,9 +74,176 @@ pub fn t_quantile(p: f64, df: f64) -> f64 {
         .unwrap_or(f64::NAN)
 }
 
+/// What a comparison of two groups concludes about B against A.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Verdict {
+    /// B's mean is higher, and the 95 % interval of the difference excludes zero.
+    Higher,
+    /// B's mean is lower, and the 95 % interval of the difference excludes zero.
+    Lower,
+    /// The 95 % interval of the difference includes zero: no significant difference.
+    NotSignificant,
+    /// A group has fewer than two values: there is no spread to test against.
+    TooFew,
+}
+
+impl Verdict {
+    /// The plain words for it.
+    pub fn words(self) -> &'static str {
+        match self {
+            Verdict::Higher => "higher",
+            Verdict::Lower => "lower",
+            Verdict::NotSignificant => "no significant difference",
+            Verdict::TooFew => "too few runs to tell (a group of one has no spread)",
+        }
+    }
+}
+
+/// Welch's comparison of group B against group A.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Comparison {
+    /// Group A (the baseline).
+    pub a: Summary,
+    /// Group B.
+    pub b: Summary,
+    /// mean(B) − mean(A).
+    pub diff: f64,
+    /// The difference as a percentage of mean(A) (None when mean(A) is 0).
+    pub diff_percent: Option<f64>,
+    /// The 95 % confidence interval of the difference (None for a group of one).
+    pub ci95: Option<(f64, f64)>,
+    /// The same interval as percentages of mean(A). It treats mean(A) as exact, which
+    /// understates the uncertainty of the ratio a little when A's own interval is wide.
+    pub ci95_percent: Option<(f64, f64)>,
+    /// Welch's t statistic (infinite when both groups have zero spread and the means differ).
+    pub t: Option<f64>,
+    /// Welch–Satterthwaite degrees of freedom.
+    pub df: Option<f64>,
+    /// Two-sided p-value.
+    pub p: Option<f64>,
+    /// The conclusion.
+    pub verdict: Verdict,
+}
+
+/// Compares B against A with Welch's t-test (unequal variances). None when a group is empty.
+pub fn compare(a: &[f64], b: &[f64]) -> Option<Comparison> {
+    let (sa, sb) = (Summary::of(a)?, Summary::of(b)?);
+    Some(compare_summaries(sa, sb))
+}
+
+/// Welch's comparison from two groups' summaries (n, mean, sample sd).
+pub fn compare_summaries(a: Summary, b: Summary) -> Comparison {
+    let diff = b.mean - a.mean;
+    let base = a.mean;
+    let pct = move |x: f64| (base != 0.0).then(|| 100.0 * x / base.abs());
+    let mut c = Comparison {
+        diff,
+        diff_percent: pct(diff),
+        ci95: None,
+        ci95_percent: None,
+        t: None,
+        df: None,
+        p: None,
+        verdict: Verdict::TooFew,
+        a,
+        b,
+    };
+    let (Some(sa), Some(sb)) = (c.a.sd, c.b.sd) else {
+        return c;
+    };
+    let (va, vb) = (sa * sa / c.a.n as f64, sb * sb / c.b.n as f64);
+    let se = (va + vb).sqrt();
+    if se == 0.0 {
+        // Both groups without any spread: identical means are the same, different means
+        // differ with certainty (t is infinite; the interval is the point).
+        c.ci95 = Some((diff, diff));
+        c.ci95_percent = pct(diff).map(|p| (p, p));
+        c.t = Some(if diff == 0.0 { 0.0 } else { diff.signum() * f64::INFINITY });
+        c.p = Some(if diff == 0.0 { 1.0 } else { 0.0 });
+        c.verdict = verdict(diff, diff, diff);
+        return c;
+    }
+    let df = (va + vb).powi(2) / (va * va / (c.a.n - 1) as f64 + vb * vb / (c.b.n - 1) as f64);
+    let half = t_quantile(0.975, df) * se;
+    let t = diff / se;
+    let p = StudentsT::new(0.0, 1.0, df)
+        .map(|d| 2.0 * (1.0 - d.cdf(t.abs())))
+        .unwrap_or(f64::NAN);
+    c.ci95 = Some((diff - half, diff + half));
+    c.ci95_percent = pct(diff - half).zip(pct(diff + half));
+    c.t = Some(t);
+    c.df = Some(df);
+    c.p = Some(p);
+    c.verdict = verdict(diff, diff - half, diff + half);
+    c
+}
+
+fn verdict(diff: f64, lo: f64, hi: f64) -> Verdict {
+    if lo > 0.0 || (lo == hi && diff > 0.0) {
+        Verdict::Higher
+    } else if hi < 0.0 || (lo == hi && diff < 0.0) {
+        Verdict::Lower
+    } else {
+        Verdict::NotSignificant
+    }
+}
+
+/// A summary from published figures (n, mean, sample sd), for comparisons of given summaries.
+pub fn summary_from(n: usize, mean: f64, sd: f64) -> Summary {
+    Summary {
+        n,
+        mean,
+        sd: (n >= 2).then_some(sd),
+        min: f64::NAN,
+        max: f64::NAN,
+        ci95: (n >= 2).then(|| t_quantile(0.975, (n - 1) as f64) * sd / (n as f64).sqrt()),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn welch_matches_published_examples() {
+        // Gastric acid output, normal subjects against ulcer patients (a worked Welch example:
+        // n 16, mean 3.75625, sd 2.01659 against n 10, mean 18.9700, sd 8.06488) gives
+        // SE 2.59969, t 5.85214, df 9.708.
+        let c = compare_summaries(summary_from(16, 3.75625, 2.01659), summary_from(10, 18.97, 8.06488));
+        assert!((c.t.unwrap() - 5.85214).abs() < 1e-4, "{c:?}");
+        assert!((c.df.unwrap() - 9.708).abs() < 1e-3, "{c:?}");
+        assert_eq!(c.verdict, Verdict::Higher);
+        // Two groups of 20: mean 100, sd 15 against mean 95, sd 20: t −0.895, df ≈ 35.2, not
+        // significant.
+        let c = compare_summaries(summary_from(20, 100.0, 15.0), summary_from(20, 95.0, 20.0));
+        assert!((c.t.unwrap() + 0.8944).abs() < 1e-3, "{c:?}");
+        assert!((c.df.unwrap() - 35.2).abs() < 0.05, "{c:?}");
+        assert_eq!(c.verdict, Verdict::NotSignificant);
+        assert!(c.p.unwrap() > 0.3 && c.p.unwrap() < 0.4, "{c:?}");
+        assert!((c.diff_percent.unwrap() + 5.0).abs() < 1e-12);
+        let (lo, hi) = c.ci95.unwrap();
+        assert!(lo < 0.0 && hi > 0.0);
+        assert!((hi - lo - 2.0 * t_quantile(0.975, c.df.unwrap()) * 31.25f64.sqrt()).abs() < 1e-9);
+    }
+
+    #[test]
+    fn welch_edge_cases() {
+        // A group of one: no test, said plainly.
+        let c = compare(&[10.0], &[12.0, 13.0]).unwrap();
+        assert_eq!(c.verdict, Verdict::TooFew);
+        assert!(c.ci95.is_none());
+        assert!(c.verdict.words().contains("group of one"));
+        // Zero spread on both sides.
+        let c = compare(&[5.0, 5.0], &[6.0, 6.0, 6.0]).unwrap();
+        assert_eq!(c.verdict, Verdict::Higher);
+        assert_eq!(c.ci95, Some((1.0, 1.0)));
+        assert_eq!(compare(&[5.0, 5.0], &[5.0, 5.0]).unwrap().verdict, Verdict::NotSignificant);
+        // Zero spread on one side only is an ordinary test.
+        let c = compare(&[5.0, 5.0, 5.0], &[5.5, 6.5, 6.0]).unwrap();
+        assert_eq!(c.df.map(|d| (d - 2.0).abs() < 1e-9), Some(true));
+        assert!(compare(&[], &[1.0]).is_none());
+    }
 
     #[test]
     fn known_summary() {
