@@ -87,7 +87,8 @@ try:
     say(f"Machine: {os.cpu_count()} CPUs, kernel {os.uname().release}; fio {subprocess.run(['fio', '--version'], capture_output=True, text=True).stdout.strip()}.")
     say("")
     shm_file = os.path.join(shm, "file.dat")
-    subprocess.run(["dd", "if=/dev/urandom", f"of={shm_file}", "bs=1M", "count=1024", "status=none"], check=True)
+    if any(want(n) for n in ("psync", "uring", "rate", "memory")):
+        subprocess.run(["dd", "if=/dev/urandom", f"of={shm_file}", "bs=1M", "count=1024", "status=none"], check=True)
 
     if want("psync"):
         compare("1. 4 KiB random read, psync, 1 worker, 1 GiB file", "tmpfs (/dev/shm): the engine's own cost",
@@ -145,9 +146,24 @@ try:
         say("")
         say(f"10 s: {short / 1024:.1f} MiB; 60 s: {long_ / 1024:.1f} MiB; ratio {long_ / short:.3f}")
         say("")
+    io_lines = list(lines)
+    if want("scan"):
+        # The scan comparison has its own results file (bench/scan-results.md).
+        del lines[:]
+        say(f"# storlab scan benchmarks — {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
+        say("")
+        say(f"Machine: {os.cpu_count()} CPUs, kernel {os.uname().release}.")
+        say("")
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        import scanbench
+        scanbench.run(os.path.abspath(args.storlab), say, args.repeat)
+        with open(os.path.join(os.path.dirname(os.path.abspath(args.out)), "scan-results.md"), "w") as f:
+            f.write("\n".join(lines) + "\n")
+        lines[:] = io_lines
 finally:
     shutil.rmtree(shm, ignore_errors=True)
     shutil.rmtree(disk, ignore_errors=True)
 
-with open(args.out, "w") as f:
-    f.write("\n".join(lines) + "\n")
+if any(want(n) for n in ("psync", "uring", "direct", "rate", "memory")):
+    with open(args.out, "w") as f:
+        f.write("\n".join(lines) + "\n")

@@ -223,6 +223,29 @@ impl SettingsArgs {
     }
 }
 
+/// Which runs `results list` shows.
+#[derive(Args, Debug, Default)]
+pub struct ListFilter {
+    /// Only runs on this host.
+    #[arg(long)]
+    pub host: Option<String>,
+    /// Only runs whose job name contains this.
+    #[arg(long)]
+    pub job: Option<String>,
+    /// Only runs with this tag (repeatable: all must match).
+    #[arg(long = "tag", value_name = "KEY=VALUE", value_parser = parse_tag)]
+    pub tags: Vec<(String, String)>,
+    /// Only runs of this kind: run, demo, scan, import, ...
+    #[arg(long)]
+    pub kind: Option<String>,
+    /// Only runs started on or after this date (2026-11-21, or a full RFC 3339 time).
+    #[arg(long, value_name = "DATE")]
+    pub since: Option<String>,
+    /// Only runs started before this date.
+    #[arg(long, value_name = "DATE")]
+    pub until: Option<String>,
+}
+
 #[derive(Subcommand, Debug)]
 pub enum ResultsCommand {
     /// List stored runs, newest first.
@@ -230,6 +253,53 @@ pub enum ResultsCommand {
         /// How many runs to list.
         #[arg(long, default_value_t = 50)]
         limit: usize,
+        #[command(flatten)]
+        filter: ListFilter,
+        #[command(flatten)]
+        output: OutputArgs,
+    },
+    /// Tag a run: storlab results tag 12 fs=ext4 raid=6
+    Tag {
+        /// The run's id.
+        id: i64,
+        /// KEY=VALUE pairs.
+        #[arg(value_name = "KEY=VALUE", value_parser = parse_tag, required = true)]
+        tags: Vec<(String, String)>,
+        #[command(flatten)]
+        output: OutputArgs,
+    },
+    /// Remove tags from a run: storlab results untag 12 fs
+    Untag {
+        /// The run's id.
+        id: i64,
+        /// Tag keys.
+        #[arg(value_name = "KEY", required = true)]
+        keys: Vec<String>,
+        #[command(flatten)]
+        output: OutputArgs,
+    },
+    /// Remove runs and everything stored with them (asks first, unless --yes).
+    Rm {
+        /// The runs' ids.
+        #[arg(required = true)]
+        ids: Vec<i64>,
+        /// Do not ask.
+        #[arg(long)]
+        yes: bool,
+        #[command(flatten)]
+        output: OutputArgs,
+    },
+    /// Compare two or more groups of runs, each given by run ids (3,4,5 or 3-5) or by tags
+    /// (fs=ext2; host=, kind= and job= match the run's own fields): per phase and metric, the
+    /// means, sample standard deviations, the difference with its 95 % confidence interval
+    /// (Welch) and a verdict. The first group is the baseline.
+    Compare {
+        /// The groups.
+        #[arg(value_name = "GROUP", required = true)]
+        groups: Vec<String>,
+        /// Compare runs whose workloads differ (the differences are printed with the result).
+        #[arg(long = "allow-different")]
+        allow_different: bool,
         #[command(flatten)]
         output: OutputArgs,
     },

@@ -3,6 +3,7 @@
 
 mod cli;
 mod output;
+mod results;
 mod runner;
 mod scan;
 
@@ -30,16 +31,28 @@ fn main() -> ExitCode {
         Command::Demo(args) => runner::demo(args),
         Command::Run(args) => runner::run(*args),
         Command::Scan(args) => scan::scan(args),
-        Command::Results(ResultsCommand::List { limit, output }) => output::results_list(limit, &output),
+        Command::Results(ResultsCommand::List { limit, filter, output }) => {
+            output::results_list(limit, &filter, &output)
+        }
+        Command::Results(ResultsCommand::Tag { id, tags, output }) => results::tag(id, &tags, &output),
+        Command::Results(ResultsCommand::Untag { id, keys, output }) => results::untag(id, &keys, &output),
+        Command::Results(ResultsCommand::Rm { ids, yes, output }) => results::rm(&ids, yes, &output),
+        Command::Results(ResultsCommand::Compare {
+            groups,
+            allow_different,
+            output,
+        }) => results::compare_cmd(&groups, allow_different, &output),
         Command::Results(ResultsCommand::Show { id, samples, output }) => output::results_show(id, samples, &output),
     };
     match result {
         Ok(code) => ExitCode::from(code),
         Err(e) => {
             eprintln!("storlab: error: {e:#}");
-            let usage = e
-                .chain()
-                .any(|c| c.is::<storlab_workload::WorkloadError>() || c.is::<scan::ScanUsage>());
+            let usage = e.chain().any(|c| {
+                c.is::<storlab_workload::WorkloadError>()
+                    || c.is::<scan::ScanUsage>()
+                    || c.is::<results::ResultsUsage>()
+            });
             ExitCode::from(if usage { exit::USAGE } else { 1 })
         }
     }

@@ -10,7 +10,7 @@ use storlab_units::{latency, Size};
 use crate::cli::OutputArgs;
 use crate::runner::db_path;
 
-fn open_store(out: &OutputArgs) -> Result<Store> {
+pub(crate) fn open_store(out: &OutputArgs) -> Result<Store> {
     let db = db_path(out);
     if !db.exists() {
         anyhow::bail!(
@@ -22,9 +22,18 @@ fn open_store(out: &OutputArgs) -> Result<Store> {
     Ok(Store::open(&db, &host)?)
 }
 
-pub fn results_list(limit: usize, out: &OutputArgs) -> Result<u8> {
+pub fn results_list(limit: usize, filter: &crate::cli::ListFilter, out: &OutputArgs) -> Result<u8> {
     let store = open_store(out)?;
-    let runs = store.list_runs(limit)?;
+    let runs = store.find_runs(&storlab_store::RunFilter {
+        ids: Vec::new(),
+        host: filter.host.clone(),
+        kind: filter.kind.clone(),
+        job: filter.job.clone(),
+        since: filter.since.clone(),
+        until: filter.until.clone(),
+        tags: filter.tags.clone(),
+        limit: Some(limit),
+    })?;
     if out.json {
         println!("{}", serde_json::to_string_pretty(&runs)?);
         return Ok(0);

@@ -153,7 +153,10 @@ fn execute(
         command,
         tags: tags.to_vec(),
     })?;
-    store.save_environment(run_id, &serde_json::to_value(&env)?)?;
+    let mut env_json = serde_json::to_value(&env)?;
+    storlab_engine::clock::init();
+    env_json["clock"] = storlab_engine::clock::source().into();
+    store.save_environment(run_id, &env_json)?;
     install_stop_handler();
     let cleanup = Cleanup {
         files: plan.created_files.clone(),

@@ -64,7 +64,7 @@ pub fn scan(args: ScanArgs) -> Result<u8> {
     if std::io::stderr().is_terminal() && !args.output.json && !args.output.csv {
         eprintln!("scanning {} ...", list_paths(&opts.roots));
     }
-    let report = storlab_scan::scan(&opts).map_err(|e| ScanUsage(e.to_string()))?;
+    let mut report = storlab_scan::scan(&opts).map_err(|e| ScanUsage(e.to_string()))?;
 
     let env = storlab_env::capture(&opts.roots);
     let db = db_path(&args.output);
@@ -79,7 +79,7 @@ pub fn scan(args: ScanArgs) -> Result<u8> {
         tags: args.tags.clone(),
     })?;
     store.save_environment(run_id, &serde_json::to_value(&env)?)?;
-    let (records, summary) = to_records(&report)?;
+    let (records, summary) = to_records(&mut report)?;
     store.save_scan(run_id, &records, &summary)?;
     let status = if report.partial() { "partial" } else { "ok" };
     let detail = report
@@ -105,7 +105,7 @@ fn list_paths(p: &[PathBuf]) -> String {
 }
 
 /// The rows as database records, and the rest of the report as the summary.
-fn to_records(report: &Report) -> Result<(Vec<ScanRowRecord>, serde_json::Value)> {
+fn to_records(report: &mut Report) -> Result<(Vec<ScanRowRecord>, String)> {
     let rows = report
         .rows
         .iter()
@@ -118,13 +118,14 @@ fn to_records(report: &Report) -> Result<(Vec<ScanRowRecord>, serde_json::Value)
                 dirs: r.stats.dirs,
                 apparent: r.stats.data.apparent,
                 allocated: r.stats.data.allocated,
-                json: serde_json::to_value(r)?,
+                json: serde_json::to_string(r)?,
             })
         })
         .collect::<Result<Vec<_>>>()?;
-    let mut summary = report.clone();
-    summary.rows.clear();
-    Ok((rows, serde_json::to_value(&summary)?))
+    let kept = std::mem::take(&mut report.rows);
+    let summary = serde_json::to_string(&report);
+    report.rows = kept;
+    Ok((rows, summary?))
 }
 
 /// A stored scan, rebuilt from the database (None when run `id` is not a scan).
@@ -132,10 +133,10 @@ pub fn stored_report(store: &Store, id: i64) -> Result<Option<Report>> {
     let Some((rows, summary)) = store.scan(id)? else {
         return Ok(None);
     };
-    let mut report: Report = serde_json::from_value(summary).context("reading the stored scan")?;
+    let mut report: Report = serde_json::from_str(&summary).context("reading the stored scan")?;
     report.rows = rows
         .into_iter()
-        .map(|r| serde_json::from_value::<Row>(r.json))
+        .map(|r| serde_json::from_str::<Row>(&r.json))
         .collect::<std::result::Result<_, _>>()
         .context("reading the stored scan's rows")?;
     Ok(Some(report))
@@ -143,10 +144,26 @@ pub fn stored_report(store: &Store, id: i64) -> Result<Option<Report>> {
 
 pub fn print_report(report: &Report, run_id: i64, out: &OutputArgs) -> Result<()> {
     if out.json {
-        let mut v = serde_json::to_value(report)?;
-        v["run_id"] = run_id.into();
-        v["partial"] = report.partial().into();
-        println!("{}", serde_json::to_string_pretty(&v)?);
+        // Written straight to stdout: a Value tree of thousands of rows would cost far more
+        // memory than the walk.
+        #[derive(serde::Serialize)]
+        struct WithRun<'a> {
+            run_id: i64,
+            partial: bool,
+            #[serde(flatten)]
+            report: &'a Report,
+        }
+        let mut w = std::io::BufWriter::new(std::io::stdout().lock());
+        serde_json::to_writer_pretty(
+            &mut w,
+            &WithRun {
+                run_id,
+                partial: report.partial(),
+                report,
+            },
+        )?;
+        use std::io::Write;
+        writeln!(w)?;
     } else if out.csv {
         print!("{}", csv(&csv_rows(report)));
     } else {

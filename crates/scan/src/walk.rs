@@ -130,7 +130,10 @@ pub fn scan(opts: &ScanOptions) -> Result<Report, ScanError> {
         }
         root_mounts.push(st.stx_mnt_id);
         if let Some(m) = crate::mounts::mount_of(root) {
-            match note_mounts.iter_mut().find(|(n, _): &&mut (crate::mounts::Mount, Vec<String>)| n.id == m.id) {
+            match note_mounts
+                .iter_mut()
+                .find(|(n, _): &&mut (crate::mounts::Mount, Vec<String>)| n.id == m.id)
+            {
                 Some((_, paths)) => paths.push(root.display().to_string()),
                 None => note_mounts.push((m, vec![root.display().to_string()])),
             }

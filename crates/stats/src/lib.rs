@@ -159,7 +159,11 @@ pub fn compare_summaries(a: Summary, b: Summary) -> Comparison {
         // differ with certainty (t is infinite; the interval is the point).
         c.ci95 = Some((diff, diff));
         c.ci95_percent = pct(diff).map(|p| (p, p));
-        c.t = Some(if diff == 0.0 { 0.0 } else { diff.signum() * f64::INFINITY });
+        c.t = Some(if diff == 0.0 {
+            0.0
+        } else {
+            diff.signum() * f64::INFINITY
+        });
         c.p = Some(if diff == 0.0 { 1.0 } else { 0.0 });
         c.verdict = verdict(diff, diff, diff);
         return c;
@@ -238,7 +242,10 @@ mod tests {
         let c = compare(&[5.0, 5.0], &[6.0, 6.0, 6.0]).unwrap();
         assert_eq!(c.verdict, Verdict::Higher);
         assert_eq!(c.ci95, Some((1.0, 1.0)));
-        assert_eq!(compare(&[5.0, 5.0], &[5.0, 5.0]).unwrap().verdict, Verdict::NotSignificant);
+        assert_eq!(
+            compare(&[5.0, 5.0], &[5.0, 5.0]).unwrap().verdict,
+            Verdict::NotSignificant
+        );
         // Zero spread on one side only is an ordinary test.
         let c = compare(&[5.0, 5.0, 5.0], &[5.5, 6.5, 6.0]).unwrap();
         assert_eq!(c.df.map(|d| (d - 2.0).abs() < 1e-9), Some(true));

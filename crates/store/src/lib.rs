@@ -366,6 +366,31 @@ pub struct RunDetail {
     pub events: Vec<EventRow>,
 }
 
+/// Which runs to list. Every field given must match; tags all must be present.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct RunFilter {
+    /// These run ids only (empty: any).
+    pub ids: Vec<i64>,
+    /// The host.
+    pub host: Option<String>,
+    /// The kind (run, demo, scan, import, ...).
+    pub kind: Option<String>,
+    /// A part of the job name.
+    pub job: Option<String>,
+    /// Started at or after (RFC 3339 or a prefix such as 2026-11-21).
+    pub since: Option<String>,
+    /// Started before.
+    pub until: Option<String>,
+    /// Tags the run must carry.
+    pub tags: Vec<(String, String)>,
+    /// At most this many (newest first).
+    pub limit: Option<usize>,
+}
+
+fn like_escape(s: &str) -> String {
+    s.replace('\\', "\\\\").replace('%', "\\%").replace('_', "\\_")
+}
+
 /// One row of a stored scan.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ScanRowRecord {
@@ -383,8 +408,8 @@ pub struct ScanRowRecord {
     pub apparent: u64,
     /// Allocated bytes.
     pub allocated: u64,
-    /// The whole row.
-    pub json: serde_json::Value,
+    /// The whole row, as JSON text (kept as text: a scan can have thousands of rows).
+    pub json: String,
 }
 
 /// Something that happened during a run.
@@ -601,7 +626,7 @@ impl Store {
     }
 
     /// Stores a scan's rows and its summary (everything but the rows), in one transaction.
-    pub fn save_scan(&mut self, run_id: i64, rows: &[ScanRowRecord], summary: &serde_json::Value) -> Result<()> {
+    pub fn save_scan(&mut self, run_id: i64, rows: &[ScanRowRecord], summary: &str) -> Result<()> {
         let tx = self.conn.transaction()?;
         for (i, r) in rows.iter().enumerate() {
             tx.execute(
@@ -617,20 +642,20 @@ impl Store {
                     r.dirs as i64,
                     r.apparent as i64,
                     r.allocated as i64,
-                    r.json.to_string()
+                    r.json
                 ],
             )?;
         }
         tx.execute(
             "INSERT INTO scans (run_id, json) VALUES (?1, ?2)",
-            params![run_id, summary.to_string()],
+            params![run_id, summary],
         )?;
         tx.commit()?;
         Ok(())
     }
 
     /// A stored scan: its rows and summary, or None when the run is not a scan.
-    pub fn scan(&self, run_id: i64) -> Result<Option<(Vec<ScanRowRecord>, serde_json::Value)>> {
+    pub fn scan(&self, run_id: i64) -> Result<Option<(Vec<ScanRowRecord>, String)>> {
         let Some(summary) = self
             .conn
             .query_row("SELECT json FROM scans WHERE run_id = ?1", [run_id], |r| {
@@ -667,10 +692,10 @@ impl Store {
                 dirs: dirs as u64,
                 apparent: apparent as u64,
                 allocated: allocated as u64,
-                json: serde_json::from_str(&json)?,
+                json,
             });
         }
-        Ok(Some((out, serde_json::from_str(&summary)?)))
+        Ok(Some((out, summary)))
     }
 
     /// Sets the final status of a run.
@@ -715,15 +740,99 @@ impl Store {
 
     /// The newest `limit` runs, newest first.
     pub fn list_runs(&self, limit: usize) -> Result<Vec<RunRow>> {
-        let sql = format!("SELECT {} FROM runs r ORDER BY r.id DESC LIMIT ?1", Self::RUN_COLUMNS);
+        self.find_runs(&RunFilter {
+            limit: Some(limit),
+            ..RunFilter::default()
+        })
+    }
+
+    /// The runs that pass `filter`, newest first.
+    pub fn find_runs(&self, filter: &RunFilter) -> Result<Vec<RunRow>> {
+        let mut sql = format!("SELECT {} FROM runs r WHERE 1=1", Self::RUN_COLUMNS);
+        let mut args: Vec<rusqlite::types::Value> = Vec::new();
+        let arg = |v: String, args: &mut Vec<rusqlite::types::Value>| {
+            args.push(v.into());
+            format!("?{}", args.len())
+        };
+        if let Some(h) = &filter.host {
+            sql += &format!(" AND r.host = {}", arg(h.clone(), &mut args));
+        }
+        if let Some(k) = &filter.kind {
+            sql += &format!(" AND r.kind = {}", arg(k.clone(), &mut args));
+        }
+        if let Some(j) = &filter.job {
+            sql += &format!(
+                " AND r.job_name LIKE {} ESCAPE '\\'",
+                arg(format!("%{}%", like_escape(j)), &mut args)
+            );
+        }
+        if let Some(d) = &filter.since {
+            sql += &format!(" AND r.started_at >= {}", arg(d.clone(), &mut args));
+        }
+        if let Some(d) = &filter.until {
+            sql += &format!(" AND r.started_at < {}", arg(d.clone(), &mut args));
+        }
+        for (k, v) in &filter.tags {
+            let (k, v) = (arg(k.clone(), &mut args), arg(v.clone(), &mut args));
+            sql +=
+                &format!(" AND EXISTS (SELECT 1 FROM tags t WHERE t.run_id = r.id AND t.key = {k} AND t.value = {v})");
+        }
+        if !filter.ids.is_empty() {
+            let ids: Vec<String> = filter.ids.iter().map(|i| i.to_string()).collect();
+            sql += &format!(" AND r.id IN ({})", ids.join(","));
+        }
+        sql += " ORDER BY r.id DESC";
+        if let Some(l) = filter.limit {
+            sql += &format!(" LIMIT {l}");
+        }
         let mut stmt = self.conn.prepare(&sql)?;
         let mut rows: Vec<RunRow> = stmt
-            .query_map([limit as i64], |r| self.run_row(r))?
+            .query_map(rusqlite::params_from_iter(args), |r| self.run_row(r))?
             .collect::<std::result::Result<_, _>>()?;
         for row in &mut rows {
             row.tags = self.tags(row.id)?;
         }
         Ok(rows)
+    }
+
+    /// Sets tags on a run (replacing a tag of the same key). False when there is no such run.
+    pub fn tag(&mut self, run_id: i64, tags: &[(String, String)]) -> Result<bool> {
+        let tx = self.conn.transaction()?;
+        let exists: bool = tx.query_row("SELECT EXISTS (SELECT 1 FROM runs WHERE id = ?1)", [run_id], |r| {
+            r.get(0)
+        })?;
+        if exists {
+            for (k, v) in tags {
+                tx.execute(
+                    "INSERT OR REPLACE INTO tags (run_id, key, value) VALUES (?1, ?2, ?3)",
+                    params![run_id, k, v],
+                )?;
+            }
+        }
+        tx.commit()?;
+        Ok(exists)
+    }
+
+    /// Removes tags from a run; returns how many were there.
+    pub fn untag(&mut self, run_id: i64, keys: &[String]) -> Result<usize> {
+        let tx = self.conn.transaction()?;
+        let mut n = 0;
+        for k in keys {
+            n += tx.execute("DELETE FROM tags WHERE run_id = ?1 AND key = ?2", params![run_id, k])?;
+        }
+        tx.commit()?;
+        Ok(n)
+    }
+
+    /// Deletes runs and everything stored with them, in one transaction; returns how many.
+    pub fn delete_runs(&mut self, ids: &[i64]) -> Result<usize> {
+        let tx = self.conn.transaction()?;
+        let mut n = 0;
+        for id in ids {
+            n += tx.execute("DELETE FROM runs WHERE id = ?1", [id])?;
+        }
+        tx.commit()?;
+        Ok(n)
     }
 
     /// Everything stored for run `id`, or None when there is no such run. Samples are included

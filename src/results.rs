@@ -1,0 +1,533 @@
+//! `storlab results tag | untag | rm | compare`: the database's runs, grouped and compared.
+
+use std::collections::BTreeMap;
+use std::io::{BufRead, IsTerminal, Write};
+
+use anyhow::Result;
+use serde::Serialize;
+use serde_json::Value;
+use storlab_stats::{compare, Comparison, Summary, Verdict};
+use storlab_store::{PhaseRow, RunDetail, RunFilter, Store};
+
+use crate::cli::OutputArgs;
+use crate::output::{open_store, table};
+
+/// A request the user can fix (unknown run, empty group, runs that cannot be compared): exit 2.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct ResultsUsage(pub String);
+
+fn usage(msg: impl Into<String>) -> anyhow::Error {
+    ResultsUsage(msg.into()).into()
+}
+
+pub fn tag(id: i64, tags: &[(String, String)], out: &OutputArgs) -> Result<u8> {
+    let mut store = open_store(out)?;
+    if !store.tag(id, tags)? {
+        return Err(usage(format!("no run {id} in {}", store.path().display())));
+    }
+    if out.json {
+        println!(
+            "{}",
+            serde_json::json!({ "run": id, "tags": store.run(id, false)?.map(|r| r.run.tags) })
+        );
+    } else {
+        eprintln!("run {id}: tagged {}", pairs(tags));
+    }
+    Ok(0)
+}
+
+pub fn untag(id: i64, keys: &[String], out: &OutputArgs) -> Result<u8> {
+    let mut store = open_store(out)?;
+    if store.run(id, false)?.is_none() {
+        return Err(usage(format!("no run {id} in {}", store.path().display())));
+    }
+    let n = store.untag(id, keys)?;
+    if out.json {
+        println!("{}", serde_json::json!({ "run": id, "removed": n }));
+    } else {
+        eprintln!("run {id}: removed {n} tag(s)");
+    }
+    Ok(0)
+}
+
+pub fn rm(ids: &[i64], yes: bool, out: &OutputArgs) -> Result<u8> {
+    let mut store = open_store(out)?;
+    let found = store.find_runs(&RunFilter {
+        ids: ids.to_vec(),
+        ..RunFilter::default()
+    })?;
+    let missing: Vec<String> = ids
+        .iter()
+        .filter(|i| !found.iter().any(|r| r.id == **i))
+        .map(|i| i.to_string())
+        .collect();
+    if !missing.is_empty() {
+        return Err(usage(format!(
+            "no run {} in {}: nothing was removed",
+            missing.join(", "),
+            store.path().display()
+        )));
+    }
+    if !yes {
+        if !std::io::stdin().is_terminal() {
+            return Err(usage(format!(
+                "removing {} run(s) needs confirmation: give --yes (standard input is not a terminal)",
+                ids.len()
+            )));
+        }
+        eprint!(
+            "remove run(s) {} and everything stored with them? [y/N] ",
+            ids.iter().map(|i| i.to_string()).collect::<Vec<_>>().join(", ")
+        );
+        std::io::stderr().flush().ok();
+        let mut answer = String::new();
+        std::io::stdin().lock().read_line(&mut answer)?;
+        if !matches!(answer.trim(), "y" | "Y" | "yes") {
+            eprintln!("nothing removed");
+            return Ok(1);
+        }
+    }
+    let n = store.delete_runs(ids)?;
+    if out.json {
+        println!("{}", serde_json::json!({ "removed": ids }));
+    } else {
+        eprintln!("removed {n} run(s)");
+    }
+    Ok(0)
+}
+
+fn pairs(tags: &[(String, String)]) -> String {
+    tags.iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// A group of runs named on the command line: "3,4,5" (run ids, ranges such as 3-5 allowed) or
+/// "fs=ext2[,host=eastwood]" (tags; `host`, `kind` and `job` also match the run's own fields).
+#[derive(Debug, Clone, PartialEq)]
+pub enum GroupSpec {
+    Ids(Vec<i64>),
+    Filter(Vec<(String, String)>),
+}
+
+impl GroupSpec {
+    pub fn parse(s: &str) -> Result<GroupSpec, String> {
+        let s = s.trim();
+        if s.is_empty() {
+            return Err("an empty group: give run ids (3,4,5 or 3-5) or tags (fs=ext2)".into());
+        }
+        if s.contains('=') {
+            let mut f = Vec::new();
+            for part in s.split(',') {
+                match part.split_once('=') {
+                    Some((k, v)) if !k.trim().is_empty() => f.push((k.trim().to_string(), v.trim().to_string())),
+                    _ => return Err(format!("'{part}' in group '{s}' is not KEY=VALUE")),
+                }
+            }
+            return Ok(GroupSpec::Filter(f));
+        }
+        let mut ids = Vec::new();
+        for part in s.split(',') {
+            let bad = || format!("'{part}' in group '{s}' is not a run id or a range such as 3-5");
+            match part.split_once('-') {
+                Some((a, b)) => {
+                    let (a, b): (i64, i64) = (
+                        a.trim().parse().map_err(|_| bad())?,
+                        b.trim().parse().map_err(|_| bad())?,
+                    );
+                    if a > b || b - a > 100_000 {
+                        return Err(bad());
+                    }
+                    ids.extend(a..=b);
+                }
+                None => ids.push(part.trim().parse().map_err(|_| bad())?),
+            }
+        }
+        Ok(GroupSpec::Ids(ids))
+    }
+
+    fn label(&self) -> String {
+        match self {
+            GroupSpec::Ids(ids) => format!(
+                "runs {}",
+                ids.iter().map(|i| i.to_string()).collect::<Vec<_>>().join(",")
+            ),
+            GroupSpec::Filter(f) => pairs(f),
+        }
+    }
+
+    /// The runs of this group, oldest first.
+    fn runs(&self, store: &Store) -> Result<Vec<RunDetail>> {
+        let ids: Vec<i64> = match self {
+            GroupSpec::Ids(ids) => {
+                for id in ids {
+                    if store.run(*id, false)?.is_none() {
+                        return Err(usage(format!("no run {id} in {}", store.path().display())));
+                    }
+                }
+                ids.clone()
+            }
+            GroupSpec::Filter(f) => {
+                let mut filter = RunFilter::default();
+                for (k, v) in f {
+                    match k.as_str() {
+                        "host" => filter.host = Some(v.clone()),
+                        "kind" => filter.kind = Some(v.clone()),
+                        "job" => filter.job = Some(v.clone()),
+                        _ => filter.tags.push((k.clone(), v.clone())),
+                    }
+                }
+                let mut found: Vec<i64> = store.find_runs(&filter)?.iter().map(|r| r.id).collect();
+                // host=... also matches a tag named host, for runs tagged by hand.
+                if let Some(h) = &filter.host {
+                    let mut by_tag = filter.clone();
+                    by_tag.host = None;
+                    by_tag.tags.push(("host".into(), h.clone()));
+                    found.extend(store.find_runs(&by_tag)?.iter().map(|r| r.id));
+                }
+                found.sort_unstable();
+                found.dedup();
+                if found.is_empty() {
+                    return Err(usage(format!(
+                        "no run matches {}: `storlab results list --tag KEY=VALUE` shows what does",
+                        self.label()
+                    )));
+                }
+                found
+            }
+        };
+        let mut runs = Vec::new();
+        for id in ids {
+            runs.push(store.run(id, false)?.expect("listed runs exist"));
+        }
+        Ok(runs)
+    }
+}
+
+/// The metrics a comparison reports per phase: name, unit, and how to read it from a phase.
+pub const METRICS: &[(&str, &str)] = &[
+    ("MiB/s", "MiB/s"),
+    ("IOPS", "IOPS"),
+    ("lat p50", "µs"),
+    ("lat p99", "µs"),
+    ("lat p99.9", "µs"),
+];
+
+fn metric(p: &PhaseRow, name: &str) -> f64 {
+    match name {
+        "MiB/s" => p.bytes_per_sec / (1u64 << 20) as f64,
+        "IOPS" => p.iops,
+        "lat p50" => p.lat_p50_ns as f64 / 1e3,
+        "lat p99" => p.lat_p99_ns as f64 / 1e3,
+        "lat p99.9" => p.lat_p99_9_ns as f64 / 1e3,
+        _ => f64::NAN,
+    }
+}
+
+/// Higher is better for throughput, lower for latency.
+fn higher_is_better(name: &str) -> bool {
+    !name.starts_with("lat")
+}
+
+/// A phase's workload, as far as comparisons go: what was done, not where or with which seed.
+pub fn workload_of(p: &PhaseRow) -> BTreeMap<String, String> {
+    let mut m = BTreeMap::new();
+    m.insert("phase".into(), p.kind.clone());
+    if let Value::Object(o) = &p.params {
+        for (k, v) in o {
+            match k.as_str() {
+                // Where, which seed and how the results were sampled do not change the workload.
+                "workers" | "seed" | "generation" | "verify_generations" | "interval" | "late_after"
+                | "write_headers" => {}
+                _ => {
+                    m.insert(k.clone(), v.to_string());
+                }
+            }
+        }
+        if let Some(Value::Array(w)) = o.get("workers") {
+            m.insert("threads".into(), w.len().to_string());
+            let lens: Vec<String> = w.iter().map(|x| x["len"].to_string()).collect();
+            m.insert("bytes per worker".into(), lens.join(","));
+        }
+    }
+    m
+}
+
+#[derive(Serialize)]
+struct MetricComparison {
+    phase: u32,
+    kind: String,
+    metric: String,
+    unit: String,
+    group: String,
+    baseline: String,
+    comparison: Comparison,
+    /// "better", "worse" or "no significant difference", from the verdict and the metric.
+    reading: String,
+}
+
+#[derive(Serialize)]
+struct CompareReport {
+    groups: Vec<(String, Vec<i64>)>,
+    differences: Vec<String>,
+    metrics: Vec<MetricComparison>,
+    warnings: Vec<String>,
+}
+
+pub fn compare_cmd(groups: &[String], allow_different: bool, out: &OutputArgs) -> Result<u8> {
+    if groups.len() < 2 {
+        return Err(usage("compare needs at least two groups, e.g. `storlab results compare fs=ext2 fs=ext3` or `storlab results compare 3,4,5 6,7,8`"));
+    }
+    let store = open_store(out)?;
+    let specs: Vec<GroupSpec> = groups
+        .iter()
+        .map(|g| GroupSpec::parse(g).map_err(usage))
+        .collect::<Result<_>>()?;
+    let mut members: Vec<Vec<RunDetail>> = Vec::new();
+    for s in &specs {
+        members.push(s.runs(&store)?);
+    }
+    // Every run must have the same phases with the same workload, or be allowed to differ.
+    let reference = &members[0][0];
+    let mut differences = Vec::new();
+    for (gi, g) in members.iter().enumerate() {
+        for r in g {
+            if r.phases.len() != reference.phases.len()
+                || r.phases.iter().zip(&reference.phases).any(|(a, b)| a.kind != b.kind)
+            {
+                let kinds = |r: &RunDetail| r.phases.iter().map(|p| p.kind.clone()).collect::<Vec<_>>().join(",");
+                differences.push(format!(
+                    "run {} ({}) has phases {} where run {} has {}",
+                    r.run.id,
+                    specs[gi].label(),
+                    kinds(r),
+                    reference.run.id,
+                    kinds(reference)
+                ));
+                continue;
+            }
+            for (a, b) in r.phases.iter().zip(&reference.phases) {
+                let (wa, wb) = (workload_of(a), workload_of(b));
+                for k in wa.keys().chain(wb.keys()).collect::<std::collections::BTreeSet<_>>() {
+                    let (va, vb) = (wa.get(k), wb.get(k));
+                    if va != vb {
+                        differences.push(format!(
+                            "phase {} {}: {k} is {} in run {} but {} in run {}",
+                            a.seq + 1,
+                            a.kind,
+                            va.map(String::as_str).unwrap_or("unset"),
+                            r.run.id,
+                            vb.map(String::as_str).unwrap_or("unset"),
+                            reference.run.id
+                        ));
+                    }
+                }
+            }
+        }
+    }
+    differences.dedup();
+    if !differences.is_empty() && !allow_different {
+        return Err(usage(format!(
+            "these runs did not run the same workload, so their figures do not compare:\n  {}\n(give --allow-different to compare them anyway; the differences are then printed with the result)",
+            differences.join("\n  ")
+        )));
+    }
+    let n_phases = members.iter().flatten().map(|r| r.phases.len()).min().unwrap_or(0);
+    let mut metrics = Vec::new();
+    let mut warnings = Vec::new();
+    for (gi, g) in members.iter().enumerate() {
+        if g.len() < 2 {
+            warnings.push(format!(
+                "{} has {} run: a group of one has no spread, so no confidence interval can be given for it",
+                specs[gi].label(),
+                g.len()
+            ));
+        }
+        if g.iter().any(|r| r.run.cache_flattered) {
+            warnings.push(format!(
+                "{}: some runs may have been flattered by the page cache (file set under 3 × RAM without O_DIRECT)",
+                specs[gi].label()
+            ));
+        }
+    }
+    for seq in 0..n_phases {
+        for (name, unit) in METRICS {
+            let values = |g: &Vec<RunDetail>| g.iter().map(|r| metric(&r.phases[seq], name)).collect::<Vec<f64>>();
+            let base = values(&members[0]);
+            for (gi, g) in members.iter().enumerate().skip(1) {
+                let Some(c) = compare(&base, &values(g)) else { continue };
+                let reading = match (c.verdict, higher_is_better(name)) {
+                    (Verdict::Higher, true) | (Verdict::Lower, false) => "better",
+                    (Verdict::Higher, false) | (Verdict::Lower, true) => "worse",
+                    (Verdict::NotSignificant, _) => "no significant difference",
+                    (Verdict::TooFew, _) => "too few runs to tell",
+                };
+                metrics.push(MetricComparison {
+                    phase: seq as u32 + 1,
+                    kind: members[0][0].phases[seq].kind.clone(),
+                    metric: name.to_string(),
+                    unit: unit.to_string(),
+                    group: specs[gi].label(),
+                    baseline: specs[0].label(),
+                    comparison: c,
+                    reading: reading.into(),
+                });
+            }
+        }
+    }
+    let report = CompareReport {
+        groups: specs
+            .iter()
+            .zip(&members)
+            .map(|(s, g)| (s.label(), g.iter().map(|r| r.run.id).collect()))
+            .collect(),
+        differences,
+        metrics,
+        warnings,
+    };
+    if out.json {
+        println!("{}", serde_json::to_string_pretty(&report)?);
+    } else {
+        print!("{}", render_compare(&report));
+    }
+    Ok(0)
+}
+
+fn num(x: f64) -> String {
+    if !x.is_finite() {
+        return format!("{x}");
+    }
+    if x.abs() >= 100.0 {
+        format!("{x:.0}")
+    } else if x.abs() >= 10.0 {
+        format!("{x:.1}")
+    } else {
+        format!("{x:.2}")
+    }
+}
+
+fn mean_sd(s: &Summary) -> String {
+    match s.sd {
+        Some(sd) => format!("{} ± {} (n={})", num(s.mean), num(sd), s.n),
+        None => format!("{} (n=1)", num(s.mean)),
+    }
+}
+
+fn pct(x: Option<f64>) -> String {
+    x.map(|p| format!("{p:+.2} %")).unwrap_or_else(|| "-".into())
+}
+
+fn render_compare(r: &CompareReport) -> String {
+    let mut s = String::new();
+    for (i, (label, ids)) in r.groups.iter().enumerate() {
+        let ids: Vec<String> = ids.iter().map(|i| i.to_string()).collect();
+        s += &format!(
+            "group {}: {label} (runs {}){}\n",
+            (b'A' + i as u8) as char,
+            ids.join(", "),
+            if i == 0 { " — the baseline" } else { "" }
+        );
+    }
+    s += "\n";
+    let mut rows = vec![vec![
+        "phase".to_string(),
+        "metric".into(),
+        "A: mean ± sd".into(),
+        "group".into(),
+        "mean ± sd".into(),
+        "difference".into(),
+        "95 % CI".into(),
+        "verdict".into(),
+    ]];
+    for m in &r.metrics {
+        let c = &m.comparison;
+        let gi = r.groups.iter().position(|(l, _)| *l == m.group).unwrap_or(0);
+        rows.push(vec![
+            format!("{} {}", m.phase, m.kind),
+            format!("{} ({})", m.metric, m.unit),
+            mean_sd(&c.a),
+            ((b'A' + gi as u8) as char).to_string(),
+            mean_sd(&c.b),
+            pct(c.diff_percent),
+            c.ci95_percent
+                .map(|(lo, hi)| format!("{lo:+.2} % to {hi:+.2} %"))
+                .unwrap_or_else(|| "-".into()),
+            m.reading.clone(),
+        ]);
+    }
+    s += &table(&rows);
+    s += "\n";
+    for m in &r.metrics {
+        let c = &m.comparison;
+        let gi = r.groups.iter().position(|(l, _)| *l == m.group).unwrap_or(0);
+        let g = (b'A' + gi as u8) as char;
+        let line = match c.verdict {
+            Verdict::TooFew => format!(
+                "phase {} {} {}: {g} {} A ({}); {}",
+                m.phase,
+                m.kind,
+                m.metric,
+                if c.diff >= 0.0 { "is above" } else { "is below" },
+                pct(c.diff_percent),
+                c.verdict.words()
+            ),
+            Verdict::NotSignificant => format!(
+                "phase {} {} {}: no significant difference between {g} and A ({}, 95 % CI {})",
+                m.phase,
+                m.kind,
+                m.metric,
+                pct(c.diff_percent),
+                c.ci95_percent
+                    .map(|(lo, hi)| format!("{lo:+.2} % to {hi:+.2} %"))
+                    .unwrap_or_default()
+            ),
+            _ => format!(
+                "phase {} {} {}: {g} is {} than A by {} (95 % CI {}) — {}",
+                m.phase,
+                m.kind,
+                m.metric,
+                if c.diff > 0.0 { "higher" } else { "lower" },
+                pct(c.diff_percent.map(f64::abs)).trim_start_matches('+'),
+                c.ci95_percent
+                    .map(|(lo, hi)| format!("{lo:+.2} % to {hi:+.2} %"))
+                    .unwrap_or_default(),
+                m.reading
+            ),
+        };
+        s += &line;
+        s += "\n";
+    }
+    if !r.differences.is_empty() {
+        s += "\nthe runs' workloads differ (compared anyway, --allow-different):\n";
+        for d in &r.differences {
+            s += &format!("  {d}\n");
+        }
+    }
+    for w in &r.warnings {
+        s += &format!("warning: {w}\n");
+    }
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn groups_parse() {
+        assert_eq!(GroupSpec::parse("3,4,5"), Ok(GroupSpec::Ids(vec![3, 4, 5])));
+        assert_eq!(GroupSpec::parse("3-5,9"), Ok(GroupSpec::Ids(vec![3, 4, 5, 9])));
+        assert_eq!(
+            GroupSpec::parse("fs=ext2,host=a"),
+            Ok(GroupSpec::Filter(vec![
+                ("fs".into(), "ext2".into()),
+                ("host".into(), "a".into())
+            ]))
+        );
+        assert!(GroupSpec::parse("3,x").unwrap_err().contains("'x'"));
+        assert!(GroupSpec::parse("5-3").is_err());
+        assert!(GroupSpec::parse("fs=ext2,oops").unwrap_err().contains("KEY=VALUE"));
+    }
+}
