@@ -289,6 +289,20 @@ pub enum ResultsCommand {
         #[command(flatten)]
         output: OutputArgs,
     },
+    /// Import fio's JSON output (--output-format=json or json+; client/server mode too) as
+    /// stored runs, one per fio job and client. Nothing is stored unless the whole file reads.
+    Import {
+        /// The fio output file.
+        file: PathBuf,
+        /// The host the fio jobs ran on, when the file does not say (client/server output does).
+        #[arg(long)]
+        host: Option<String>,
+        /// A tag stored with every imported run; repeatable.
+        #[arg(long = "tag", value_name = "KEY=VALUE", value_parser = parse_tag)]
+        tags: Vec<(String, String)>,
+        #[command(flatten)]
+        output: OutputArgs,
+    },
     /// Compare two or more groups of runs, each given by run ids (3,4,5 or 3-5) or by tags
     /// (fs=ext2; host=, kind= and job= match the run's own fields): per phase and metric, the
     /// means, sample standard deviations, the difference with its 95 % confidence interval

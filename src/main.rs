@@ -37,6 +37,12 @@ fn main() -> ExitCode {
         Command::Results(ResultsCommand::Tag { id, tags, output }) => results::tag(id, &tags, &output),
         Command::Results(ResultsCommand::Untag { id, keys, output }) => results::untag(id, &keys, &output),
         Command::Results(ResultsCommand::Rm { ids, yes, output }) => results::rm(&ids, yes, &output),
+        Command::Results(ResultsCommand::Import {
+            file,
+            host,
+            tags,
+            output,
+        }) => results::import(&file, host, &tags, &output),
         Command::Results(ResultsCommand::Compare {
             groups,
             allow_different,

@@ -97,6 +97,49 @@ pub fn rm(ids: &[i64], yes: bool, out: &OutputArgs) -> Result<u8> {
     Ok(0)
 }
 
+pub fn import(file: &std::path::Path, host: Option<String>, tags: &[(String, String)], out: &OutputArgs) -> Result<u8> {
+    let text = std::fs::read_to_string(file).map_err(|e| usage(format!("cannot read {}: {e}", file.display())))?;
+    let host = host.unwrap_or_else(|| "unknown (fio import)".into());
+    let runs = storlab_report::fio::parse(&file.display().to_string(), &text, &host, tags)
+        .map_err(|e| usage(e.to_string()))?;
+    let db = crate::runner::db_path(out);
+    let mut store = Store::open(&db, &storlab_env::capture(&[]).host)?;
+    let ids = store.import_runs(&runs)?;
+    if out.json {
+        println!("{}", serde_json::json!({ "imported": ids }));
+    } else {
+        let mut rows = vec![vec![
+            "run".to_string(),
+            "host".into(),
+            "job".into(),
+            "rw".into(),
+            "MiB/s".into(),
+            "IOPS".into(),
+            "lat p99".into(),
+        ]];
+        for (id, r) in ids.iter().zip(&runs) {
+            let p = &r.phases[0];
+            rows.push(vec![
+                id.to_string(),
+                r.run.host.clone(),
+                r.run.job_name.clone().unwrap_or_default(),
+                p.kind.clone(),
+                format!("{:.2}", p.bytes_per_sec / (1u64 << 20) as f64),
+                format!("{:.0}", p.iops),
+                format!("{:.1} µs", p.lat_p99_ns as f64 / 1e3),
+            ]);
+        }
+        print!("{}", table(&rows));
+        eprintln!(
+            "storlab: imported {} run(s) from {} into {}",
+            ids.len(),
+            file.display(),
+            db.display()
+        );
+    }
+    Ok(0)
+}
+
 fn pairs(tags: &[(String, String)]) -> String {
     tags.iter()
         .map(|(k, v)| format!("{k}={v}"))

@@ -391,6 +391,93 @@ fn like_escape(s: &str) -> String {
     s.replace('\\', "\\\\").replace('%', "\\%").replace('_', "\\_")
 }
 
+/// Inserts a phase and its samples inside the caller's transaction.
+fn insert_phase(tx: &rusqlite::Transaction, run_id: i64, p: &PhaseRow) -> Result<i64> {
+    tx.execute(
+        "INSERT INTO phases (run_id, seq, kind, params, bytes_read, bytes_written, ops_read, ops_written, seconds, bytes_per_sec, iops,
+            first_done_seconds, first_done_bytes_per_sec, worker_min_bytes_per_sec, worker_max_bytes_per_sec, cpu_user, cpu_sys,
+            lat_min_ns, lat_mean_ns, lat_max_ns, lat_p50_ns, lat_p90_ns, lat_p99_ns, lat_p99_9_ns, lat_p99_99_ns,
+            cache_flattered, interrupted, verify_bad_blocks, result, histogram)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30)",
+        params![
+            run_id,
+            p.seq,
+            p.kind,
+            p.params.to_string(),
+            p.bytes_read as i64,
+            p.bytes_written as i64,
+            p.ops_read as i64,
+            p.ops_written as i64,
+            p.seconds,
+            p.bytes_per_sec,
+            p.iops,
+            p.first_done_seconds,
+            p.first_done_bytes_per_sec,
+            p.worker_min_bytes_per_sec,
+            p.worker_max_bytes_per_sec,
+            p.cpu_user,
+            p.cpu_sys,
+            p.lat_min_ns as i64,
+            p.lat_mean_ns,
+            p.lat_max_ns as i64,
+            p.lat_p50_ns as i64,
+            p.lat_p90_ns as i64,
+            p.lat_p99_ns as i64,
+            p.lat_p99_9_ns as i64,
+            p.lat_p99_99_ns as i64,
+            p.cache_flattered,
+            p.interrupted,
+            p.verify_bad_blocks.map(|v| v as i64),
+            p.result.to_string(),
+            p.histogram,
+        ],
+    )?;
+    let phase_id = tx.last_insert_rowid();
+    {
+        let mut stmt = tx.prepare(
+            "INSERT INTO samples (phase_id, idx, t_start, t_end, ramp, bytes_read, bytes_written, ops_read, ops_written,
+                lat_p50_ns, lat_p90_ns, lat_p99_ns, lat_p99_9_ns, lat_max_ns, late_ios)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
+        )?;
+        for s in &p.samples {
+            stmt.execute(params![
+                phase_id,
+                s.idx,
+                s.t_start,
+                s.t_end,
+                s.ramp,
+                s.bytes_read as i64,
+                s.bytes_written as i64,
+                s.ops_read as i64,
+                s.ops_written as i64,
+                s.lat_p50_ns as i64,
+                s.lat_p90_ns as i64,
+                s.lat_p99_ns as i64,
+                s.lat_p99_9_ns as i64,
+                s.lat_max_ns as i64,
+                s.late_ios as i64
+            ])?;
+        }
+    }
+    if p.cache_flattered {
+        tx.execute("UPDATE runs SET cache_flattered = 1 WHERE id = ?1", [run_id])?;
+    }
+    Ok(phase_id)
+}
+
+/// A run imported from another tool, ready to store.
+#[derive(Debug, Clone)]
+pub struct ImportedRun {
+    /// The run (kind, host, job, command, tags).
+    pub run: NewRun,
+    /// When it ran (RFC 3339 UTC), as the imported file says.
+    pub started_at: String,
+    /// What is known of its environment.
+    pub environment: serde_json::Value,
+    /// Its phases.
+    pub phases: Vec<PhaseRow>,
+}
+
 /// One row of a stored scan.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ScanRowRecord {
@@ -543,77 +630,50 @@ impl Store {
     /// Stores one phase and its samples in one transaction; returns the phase id.
     pub fn save_phase(&mut self, run_id: i64, p: &PhaseRow) -> Result<i64> {
         let tx = self.conn.transaction()?;
-        tx.execute(
-            "INSERT INTO phases (run_id, seq, kind, params, bytes_read, bytes_written, ops_read, ops_written, seconds, bytes_per_sec, iops,
-                first_done_seconds, first_done_bytes_per_sec, worker_min_bytes_per_sec, worker_max_bytes_per_sec, cpu_user, cpu_sys,
-                lat_min_ns, lat_mean_ns, lat_max_ns, lat_p50_ns, lat_p90_ns, lat_p99_ns, lat_p99_9_ns, lat_p99_99_ns,
-                cache_flattered, interrupted, verify_bad_blocks, result, histogram)
-             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30)",
-            params![
-                run_id,
-                p.seq,
-                p.kind,
-                p.params.to_string(),
-                p.bytes_read as i64,
-                p.bytes_written as i64,
-                p.ops_read as i64,
-                p.ops_written as i64,
-                p.seconds,
-                p.bytes_per_sec,
-                p.iops,
-                p.first_done_seconds,
-                p.first_done_bytes_per_sec,
-                p.worker_min_bytes_per_sec,
-                p.worker_max_bytes_per_sec,
-                p.cpu_user,
-                p.cpu_sys,
-                p.lat_min_ns as i64,
-                p.lat_mean_ns,
-                p.lat_max_ns as i64,
-                p.lat_p50_ns as i64,
-                p.lat_p90_ns as i64,
-                p.lat_p99_ns as i64,
-                p.lat_p99_9_ns as i64,
-                p.lat_p99_99_ns as i64,
-                p.cache_flattered,
-                p.interrupted,
-                p.verify_bad_blocks.map(|v| v as i64),
-                p.result.to_string(),
-                p.histogram,
-            ],
-        )?;
-        let phase_id = tx.last_insert_rowid();
-        {
-            let mut stmt = tx.prepare(
-                "INSERT INTO samples (phase_id, idx, t_start, t_end, ramp, bytes_read, bytes_written, ops_read, ops_written,
-                    lat_p50_ns, lat_p90_ns, lat_p99_ns, lat_p99_9_ns, lat_max_ns, late_ios)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15)",
+        let id = insert_phase(&tx, run_id, p)?;
+        tx.commit()?;
+        Ok(id)
+    }
+
+    /// Stores runs imported from another tool, each with its environment and phases, all in one
+    /// transaction: either every run is stored or none is. Returns their ids.
+    pub fn import_runs(&mut self, runs: &[ImportedRun]) -> Result<Vec<i64>> {
+        let tx = self.conn.transaction()?;
+        let mut ids = Vec::new();
+        for r in runs {
+            tx.execute(
+                "INSERT INTO runs (started_at, finished_at, host, kind, job_name, job, command, status, imported)
+                 VALUES (?1, ?1, ?2, ?3, ?4, ?5, ?6, 'ok', 1)",
+                params![
+                    r.started_at,
+                    r.run.host,
+                    r.run.kind,
+                    r.run.job_name,
+                    r.run.job.to_string(),
+                    r.run.command
+                ],
             )?;
-            for s in &p.samples {
-                stmt.execute(params![
-                    phase_id,
-                    s.idx,
-                    s.t_start,
-                    s.t_end,
-                    s.ramp,
-                    s.bytes_read as i64,
-                    s.bytes_written as i64,
-                    s.ops_read as i64,
-                    s.ops_written as i64,
-                    s.lat_p50_ns as i64,
-                    s.lat_p90_ns as i64,
-                    s.lat_p99_ns as i64,
-                    s.lat_p99_9_ns as i64,
-                    s.lat_max_ns as i64,
-                    s.late_ios as i64
-                ])?;
+            let id = tx.last_insert_rowid();
+            for (k, v) in &r.run.tags {
+                tx.execute(
+                    "INSERT OR REPLACE INTO tags (run_id, key, value) VALUES (?1, ?2, ?3)",
+                    params![id, k, v],
+                )?;
             }
-        }
-        if p.cache_flattered {
-            tx.execute("UPDATE runs SET cache_flattered = 1 WHERE id = ?1", [run_id])?;
+            let env = &r.environment;
+            let s = |k: &str| env.get(k).and_then(|v| v.as_str()).unwrap_or("").to_string();
+            let n = |k: &str| env.get(k).and_then(|v| v.as_u64()).unwrap_or(0);
+            tx.execute(
+                "INSERT INTO environments (run_id, host, kernel, cpu_model, cpus, memory_bytes, json) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                params![id, s("host"), s("kernel"), s("cpu_model"), n("cpus") as i64, n("memory_bytes") as i64, env.to_string()],
+            )?;
+            for p in &r.phases {
+                insert_phase(&tx, id, p)?;
+            }
+            ids.push(id);
         }
         tx.commit()?;
-        Ok(phase_id)
+        Ok(ids)
     }
 
     /// Records an event of a run.

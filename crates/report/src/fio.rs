@@ -1,0 +1,265 @@
+//! fio's JSON output (`--output-format=json` or `json+`) as storlab runs.
+//!
+//! The layout is fio's (stat.c `show_thread_status_json`, client.c for client/server mode):
+//! a document with `jobs` (one object per job, or per group with group_reporting), or in
+//! client/server mode `client_stats` (one object per job per client, each with `hostname`,
+//! plus an aggregate "All clients" entry that is skipped: its figures are the clients'). Each
+//! job has `read`, `write` and `trim` objects with `io_bytes`, `bw_bytes`, `iops`, `runtime`
+//! (ms), `total_ios`, and `lat_ns` / `clat_ns` with `percentile` maps keyed "99.000000"; json+
+//! adds `bins`, which are used to merge the directions of a mixed job exactly.
+//!
+//! One fio job becomes one storlab run of kind `import` with one phase named after fio's `rw`.
+//! Every run keeps the whole original file's text in its job record.
+
+use serde_json::{json, Map, Value};
+use storlab_store::{ImportedRun, NewRun, PhaseRow};
+
+/// Why a file is not fio JSON, or not one storlab can read.
+#[derive(Debug, thiserror::Error)]
+pub enum FioError {
+    /// Not JSON at all, or cut short.
+    #[error("{path} is not JSON (is it fio's --output-format=json output, complete?): {source}")]
+    NotJson {
+        /// The file.
+        path: String,
+        /// The parser's complaint (line and column).
+        source: serde_json::Error,
+    },
+    /// JSON, but not fio's.
+    #[error("{path} is JSON but not fio's output: {what}")]
+    NotFio {
+        /// The file.
+        path: String,
+        /// What is missing or wrong.
+        what: String,
+    },
+}
+
+/// fio's output may start with text lines (warnings, "note: ..."): skip to the first '{'.
+fn json_start(text: &str) -> &str {
+    match text.find('{') {
+        Some(i) => &text[i..],
+        None => text,
+    }
+}
+
+/// Parses fio's JSON output into runs ready to store. `host` names the machine when the file
+/// does not (a local fio run does not record its host).
+pub fn parse(path: &str, text: &str, host: &str, tags: &[(String, String)]) -> Result<Vec<ImportedRun>, FioError> {
+    let doc: Value = serde_json::from_str(json_start(text)).map_err(|e| FioError::NotJson {
+        path: path.into(),
+        source: e,
+    })?;
+    let not_fio = |what: String| FioError::NotFio {
+        path: path.into(),
+        what,
+    };
+    let version = doc
+        .get("fio version")
+        .and_then(Value::as_str)
+        .ok_or_else(|| not_fio("no \"fio version\" field".into()))?
+        .to_string();
+    let jobs = doc
+        .get("jobs")
+        .or_else(|| doc.get("client_stats"))
+        .and_then(Value::as_array)
+        .ok_or_else(|| not_fio("neither \"jobs\" nor \"client_stats\" is a list".into()))?;
+    let started = doc
+        .get("timestamp")
+        .and_then(Value::as_u64)
+        .map(|t| {
+            humantime::format_rfc3339_seconds(std::time::UNIX_EPOCH + std::time::Duration::from_secs(t)).to_string()
+        })
+        .unwrap_or_else(|| humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string());
+    let mut runs = Vec::new();
+    for (i, job) in jobs.iter().enumerate() {
+        let name = job
+            .get("jobname")
+            .and_then(Value::as_str)
+            .ok_or_else(|| not_fio(format!("job {} has no \"jobname\"", i + 1)))?;
+        if name == "All clients" {
+            continue;
+        }
+        let job_host = job.get("hostname").and_then(Value::as_str).unwrap_or(host);
+        let opts = job.get("job options").cloned().unwrap_or(Value::Object(Map::new()));
+        let global = match doc.get("global options") {
+            Some(Value::Array(a)) => a.first().cloned().unwrap_or(Value::Null),
+            Some(v) => v.clone(),
+            None => Value::Null,
+        };
+        let opt = |k: &str| {
+            opts.get(k)
+                .or_else(|| global.get(k))
+                .and_then(Value::as_str)
+                .map(str::to_string)
+        };
+        let rw = opt("rw").or_else(|| opt("readwrite")).unwrap_or_else(|| "read".into());
+        let phase = phase_of(job, &rw, &opts, &global).map_err(|w| not_fio(format!("job '{name}': {w}")))?;
+        let mut params = Map::new();
+        params.insert("fio job options".into(), opts.clone());
+        if !global.is_null() {
+            params.insert("fio global options".into(), global.clone());
+        }
+        runs.push(ImportedRun {
+            run: NewRun {
+                kind: "import".into(),
+                host: job_host.to_string(),
+                job_name: Some(format!("fio {name}")),
+                job: json!({
+                    "imported_from": path,
+                    "format": "fio json",
+                    "fio_version": version,
+                    "job_index": i,
+                    "text": text,
+                }),
+                command: format!("fio ({version}) job '{name}', imported from {path}"),
+                tags: tags.to_vec(),
+            },
+            started_at: started.clone(),
+            environment: json!({
+                "host": job_host,
+                "kernel": "",
+                "cpu_model": "",
+                "cpus": 0,
+                "memory_bytes": 0,
+                "source": format!("imported from fio {version}: fio does not record the machine"),
+            }),
+            phases: vec![PhaseRow {
+                params: Value::Object(params),
+                ..phase
+            }],
+        });
+    }
+    if runs.is_empty() {
+        return Err(not_fio("it holds no jobs".into()));
+    }
+    Ok(runs)
+}
+
+fn num(v: &Value, k: &str) -> f64 {
+    v.get(k).and_then(Value::as_f64).unwrap_or(0.0)
+}
+
+/// The percentile `p` (e.g. "99.000000") of a direction's latency, in ns.
+fn percentile(dir: &Value, p: &str) -> Option<f64> {
+    ["lat_ns", "clat_ns"]
+        .iter()
+        .find_map(|k| dir.get(*k)?.get("percentile")?.get(p)?.as_f64())
+}
+
+/// Merges json+ latency bins (ns → count) of several directions and reads a percentile.
+fn merged_percentile(dirs: &[&Value], q: f64) -> Option<f64> {
+    let mut bins: Vec<(f64, f64)> = Vec::new();
+    for d in dirs {
+        let b = ["lat_ns", "clat_ns"]
+            .iter()
+            .find_map(|k| d.get(*k)?.get("bins")?.as_object())?;
+        for (k, v) in b {
+            bins.push((k.parse().ok()?, v.as_f64()?));
+        }
+    }
+    if bins.is_empty() {
+        return None;
+    }
+    bins.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let total: f64 = bins.iter().map(|b| b.1).sum();
+    let mut seen = 0.0;
+    for (ns, n) in &bins {
+        seen += n;
+        if seen >= q * total {
+            return Some(*ns);
+        }
+    }
+    bins.last().map(|b| b.0)
+}
+
+fn phase_of(job: &Value, rw: &str, _opts: &Value, _global: &Value) -> Result<PhaseRow, String> {
+    let dir = |k: &str| {
+        job.get(k)
+            .filter(|d| num(d, "total_ios") > 0.0 || num(d, "io_bytes") > 0.0)
+    };
+    let (read, write, trim) = (dir("read"), dir("write"), dir("trim"));
+    if job.get("read").is_none() && job.get("write").is_none() {
+        return Err("no \"read\" or \"write\" section".into());
+    }
+    let active: Vec<&Value> = [read, write, trim].into_iter().flatten().collect();
+    let runtime_ms = active.iter().map(|d| num(d, "runtime")).fold(0.0, f64::max);
+    let seconds = runtime_ms / 1e3;
+    let bytes_read = read.map(|d| num(d, "io_bytes")).unwrap_or(0.0);
+    let bytes_written =
+        write.map(|d| num(d, "io_bytes")).unwrap_or(0.0) + trim.map(|d| num(d, "io_bytes")).unwrap_or(0.0);
+    let ops_read = read.map(|d| num(d, "total_ios")).unwrap_or(0.0);
+    let ops_written =
+        write.map(|d| num(d, "total_ios")).unwrap_or(0.0) + trim.map(|d| num(d, "total_ios")).unwrap_or(0.0);
+    let bw: f64 = active.iter().map(|d| num(d, "bw_bytes")).sum();
+    let iops: f64 = active.iter().map(|d| num(d, "iops")).sum();
+    // Latency: fio's total latency (lat_ns: submission to completion) as storlab measures it;
+    // the mean weighted by each direction's I/Os.
+    let lat = |d: &Value, k: &str| {
+        d.get("lat_ns")
+            .and_then(|l| l.get(k))
+            .and_then(Value::as_f64)
+            .unwrap_or(0.0)
+    };
+    let n: f64 = active.iter().map(|d| num(d, "total_ios")).sum::<f64>().max(1.0);
+    let lat_mean = active.iter().map(|d| lat(d, "mean") * num(d, "total_ios")).sum::<f64>() / n;
+    let lat_min = active
+        .iter()
+        .map(|d| lat(d, "min"))
+        .filter(|v| *v > 0.0)
+        .fold(f64::INFINITY, f64::min);
+    let lat_max = active.iter().map(|d| lat(d, "max")).fold(0.0, f64::max);
+    // Percentiles: exact from json+ bins when the job mixed directions; else fio's own.
+    let pick = |key: &str, q: f64| -> f64 {
+        if active.len() > 1 {
+            if let Some(v) = merged_percentile(&active, q) {
+                return v;
+            }
+        }
+        active.iter().filter_map(|d| percentile(d, key)).fold(0.0, f64::max)
+    };
+    let usr = num(job, "usr_cpu") / 100.0 * num(job, "job_runtime") / 1e3;
+    let sys = num(job, "sys_cpu") / 100.0 * num(job, "job_runtime") / 1e3;
+    let mixed_note = if active.len() > 1 && merged_percentile(&active, 0.5).is_none() {
+        "percentiles are the larger of the directions' (the file has no json+ bins to merge)"
+    } else {
+        ""
+    };
+    Ok(PhaseRow {
+        seq: 0,
+        kind: rw.to_string(),
+        params: Value::Null,
+        bytes_read: bytes_read as u64,
+        bytes_written: bytes_written as u64,
+        ops_read: ops_read as u64,
+        ops_written: ops_written as u64,
+        seconds,
+        bytes_per_sec: bw,
+        iops,
+        first_done_seconds: seconds,
+        first_done_bytes_per_sec: bw,
+        worker_min_bytes_per_sec: bw,
+        worker_max_bytes_per_sec: bw,
+        cpu_user: usr,
+        cpu_sys: sys,
+        lat_min_ns: if lat_min.is_finite() { lat_min as u64 } else { 0 },
+        lat_mean_ns: lat_mean,
+        lat_max_ns: lat_max as u64,
+        lat_p50_ns: pick("50.000000", 0.5) as u64,
+        lat_p90_ns: pick("90.000000", 0.9) as u64,
+        lat_p99_ns: pick("99.000000", 0.99) as u64,
+        lat_p99_9_ns: pick("99.900000", 0.999) as u64,
+        lat_p99_99_ns: pick("99.990000", 0.9999) as u64,
+        cache_flattered: false,
+        interrupted: false,
+        verify_bad_blocks: None,
+        result: json!({
+            "source": "fio",
+            "error": job.get("error"),
+            "note": mixed_note,
+            "first_done": "fio reports one figure per job: first done and all done are the same",
+        }),
+        histogram: Vec::new(),
+        samples: Vec::new(),
+    })
+}

@@ -1,0 +1,337 @@
+//! `storlab results`: tags, filters, removal, Welch comparisons of groups of real runs, and the
+//! import of real fio JSON (fio runs here, locally and in client/server mode).
+
+use std::path::Path;
+use std::process::Command;
+
+use serde_json::Value;
+
+mod common;
+use common::*;
+
+/// Runs storlab and expects success; returns its JSON stdout.
+fn ok_json(s: &Scratch, args: &[&str]) -> Value {
+    s.json(args)
+}
+
+fn run_ids(s: &Scratch, extra: &[&str]) -> Vec<i64> {
+    let mut a = vec!["results", "list"];
+    a.extend_from_slice(extra);
+    let v = ok_json(s, &a);
+    v.as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["id"].as_i64().unwrap())
+        .collect()
+}
+
+fn quick_run(s: &Scratch, rate: &str, tag: &str) -> i64 {
+    let d = s.data();
+    let v = ok_json(
+        s,
+        &[
+            "run",
+            "--target",
+            d.to_str().unwrap(),
+            "--phase",
+            "randread",
+            "--bs",
+            "4k",
+            "--size",
+            "8m",
+            "--runtime",
+            "1s",
+            "--rate",
+            rate,
+            "--tag",
+            tag,
+        ],
+    );
+    v["id"].as_i64().unwrap()
+}
+
+#[test]
+fn tag_filter_untag_and_remove() {
+    let s = Scratch::new();
+    let a = quick_run(&s, "1000iops", "set=a");
+    let b = quick_run(&s, "1000iops", "set=b");
+    assert_eq!(run_ids(&s, &["--tag", "set=a"]), vec![a]);
+    let out = s.storlab(&["results", "tag", &b.to_string(), "fs=tmpfs", "raid=none"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(run_ids(&s, &["--tag", "fs=tmpfs", "--tag", "raid=none"]), vec![b]);
+    assert_eq!(run_ids(&s, &["--kind", "run"]), vec![b, a]);
+    assert!(run_ids(&s, &["--kind", "scan"]).is_empty());
+    assert!(run_ids(&s, &["--since", "2999-01-01"]).is_empty());
+    let out = s.storlab(&["results", "untag", &b.to_string(), "fs"]);
+    assert!(out.status.success());
+    assert!(run_ids(&s, &["--tag", "fs=tmpfs"]).is_empty());
+    // Removal asks unless --yes; without a terminal it refuses and removes nothing.
+    let out = s.storlab(&["results", "rm", &a.to_string()]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("--yes"));
+    assert_eq!(run_ids(&s, &[]).len(), 2);
+    let out = s.storlab(&["results", "rm", &a.to_string(), "999", "--yes"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("no run 999"), "{}", stderr(&out));
+    assert_eq!(run_ids(&s, &[]).len(), 2, "nothing removed when one id is unknown");
+    let out = s.storlab(&["results", "rm", &a.to_string(), "--yes"]);
+    assert!(out.status.success());
+    assert_eq!(run_ids(&s, &[]), vec![b]);
+    let out = s.storlab(&["results", "tag", "999", "x=y"]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+fn mean_sd(v: &[f64]) -> (f64, f64) {
+    let m = v.iter().sum::<f64>() / v.len() as f64;
+    let var = v.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (v.len() - 1) as f64;
+    (m, var.sqrt())
+}
+
+#[test]
+fn compare_groups_with_welch() {
+    let s = Scratch::new();
+    let slow: Vec<i64> = (0..3).map(|_| quick_run(&s, "2000iops", "speed=slow")).collect();
+    let fast: Vec<i64> = (0..3).map(|_| quick_run(&s, "3000iops", "speed=fast")).collect();
+    // The rate is part of the workload: refused, naming what differs.
+    let out = s.storlab(&["results", "compare", "speed=slow", "speed=fast"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = stderr(&out);
+    assert!(err.contains("rate") && err.contains("--allow-different"), "{err}");
+    let v = ok_json(
+        &s,
+        &["results", "compare", "speed=slow", "speed=fast", "--allow-different"],
+    );
+    assert!(!v["differences"].as_array().unwrap().is_empty());
+    // The IOPS comparison agrees with the stored runs, computed here independently.
+    let iops = |ids: &[i64]| -> Vec<f64> {
+        ids.iter()
+            .map(|id| {
+                ok_json(&s, &["results", "show", &id.to_string()])["phases"][0]["iops"]
+                    .as_f64()
+                    .unwrap()
+            })
+            .collect()
+    };
+    let (ma, sa) = mean_sd(&iops(&slow));
+    let (mb, sb) = mean_sd(&iops(&fast));
+    let m = v["metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["metric"] == "IOPS")
+        .unwrap();
+    let c = &m["comparison"];
+    assert!((c["a"]["mean"].as_f64().unwrap() - ma).abs() < 1e-6);
+    assert!((c["b"]["mean"].as_f64().unwrap() - mb).abs() < 1e-6);
+    assert!((c["a"]["sd"].as_f64().unwrap() - sa).abs() < 1e-6);
+    assert!((c["diff_percent"].as_f64().unwrap() - 100.0 * (mb - ma) / ma).abs() < 1e-6);
+    // 3000 against 2000 IOPS held by rate control: 50 % more, well outside the noise.
+    assert_eq!(c["verdict"], "higher", "{c}");
+    assert_eq!(m["reading"], "better");
+    let (lo, hi) = (
+        c["ci95_percent"][0].as_f64().unwrap(),
+        c["ci95_percent"][1].as_f64().unwrap(),
+    );
+    assert!(lo < 50.0 && 50.0 < hi + 1.0, "{lo} {hi}");
+    // The table says it in words.
+    let out = s.storlab(&["results", "compare", "speed=slow", "speed=fast", "--allow-different"]);
+    assert!(stdout(&out).contains("IOPS: B is higher than A by"), "{}", stdout(&out));
+    // Ids work as groups too; a group of one is said plainly.
+    let out = s.storlab(&[
+        "results",
+        "compare",
+        &slow[0].to_string(),
+        &format!("{},{}", slow[1], slow[2]),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).contains("group of one"), "{}", stdout(&out));
+    // Bad groups.
+    for (g, needle) in [
+        ("speed=none", "no run matches"),
+        ("999", "no run 999"),
+        ("1,x", "not a run id"),
+    ] {
+        let out = s.storlab(&["results", "compare", &slow[0].to_string(), g]);
+        assert_eq!(out.status.code(), Some(2), "{g}");
+        assert!(stderr(&out).contains(needle), "{g}: {}", stderr(&out));
+    }
+}
+
+/// Runs fio with `args` and returns its stdout (JSON).
+fn fio(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("fio")
+        .current_dir(dir)
+        .args(args)
+        .output()
+        .expect("fio (scripts/test installs it)");
+    assert!(out.status.success(), "fio: {}", stderr(&out));
+    String::from_utf8(out.stdout).unwrap()
+}
+
+#[test]
+fn fio_json_imports_as_runs() {
+    let s = Scratch::new();
+    let d = s.data();
+    let common_args = [
+        "--size=16m",
+        "--runtime=1",
+        "--time_based",
+        "--filename=f.dat",
+        "--bs=4k",
+    ];
+    // A local run with two jobs.
+    let mut a = vec!["--output-format=json", "--name=reader", "--rw=randread"];
+    a.extend_from_slice(&common_args);
+    a.extend_from_slice(&["--name=writer", "--rw=write"]);
+    a.extend_from_slice(&common_args);
+    let text = fio(&d, &a);
+    let file = s.path().join("two-jobs.json");
+    std::fs::write(&file, &text).unwrap();
+    let v = ok_json(
+        &s,
+        &[
+            "results",
+            "import",
+            file.to_str().unwrap(),
+            "--host",
+            "eastwood",
+            "--tag",
+            "tool=fio",
+        ],
+    );
+    let ids: Vec<i64> = v["imported"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x.as_i64().unwrap())
+        .collect();
+    assert_eq!(ids.len(), 2);
+    let fio_doc: Value = serde_json::from_str(&text).unwrap();
+    for (id, job) in ids.iter().zip(fio_doc["jobs"].as_array().unwrap()) {
+        let r = ok_json(&s, &["results", "show", &id.to_string()]);
+        assert_eq!(r["imported"], true);
+        assert_eq!(r["host"], "eastwood");
+        assert_eq!(r["kind"], "import");
+        assert_eq!(r["job"]["text"].as_str().unwrap(), text, "the original text is kept");
+        let p = &r["phases"][0];
+        let dir = if job["job options"]["rw"] == "write" {
+            &job["write"]
+        } else {
+            &job["read"]
+        };
+        assert_eq!(p["kind"], job["job options"]["rw"]);
+        assert_eq!(p["iops"].as_f64().unwrap(), dir["iops"].as_f64().unwrap());
+        assert_eq!(p["bytes_per_sec"].as_f64().unwrap(), dir["bw_bytes"].as_f64().unwrap());
+        assert_eq!(
+            p["lat_p99_ns"].as_u64().unwrap(),
+            dir["clat_ns"]["percentile"]["99.000000"].as_u64().unwrap()
+        );
+    }
+    assert_eq!(run_ids(&s, &["--tag", "tool=fio", "--kind", "import"]).len(), 2);
+
+    // json+ with a mixed job: read and write in one phase, percentiles merged from the bins.
+    let mut a = vec!["--output-format=json+", "--name=mix", "--rw=randrw", "--rwmixread=70"];
+    a.extend_from_slice(&common_args);
+    let text = fio(&d, &a);
+    let file = s.path().join("mixed.json");
+    std::fs::write(&file, &text).unwrap();
+    let v = ok_json(&s, &["results", "import", file.to_str().unwrap()]);
+    let id = v["imported"][0].as_i64().unwrap();
+    let p = &ok_json(&s, &["results", "show", &id.to_string()])["phases"][0];
+    assert!(p["bytes_read"].as_u64().unwrap() > 0 && p["bytes_written"].as_u64().unwrap() > 0);
+    let job = &serde_json::from_str::<Value>(&text).unwrap()["jobs"][0];
+    let p50 = |d: &str| job[d]["clat_ns"]["percentile"]["50.000000"].as_u64().unwrap();
+    let merged = p["lat_p50_ns"].as_u64().unwrap();
+    let (lo, hi) = (p50("read").min(p50("write")), p50("read").max(p50("write")));
+    // fio's percentiles are bin edges: the merged median lies within the directions' medians
+    // up to one bin (fio's bins are 1/64 of a power of two wide).
+    assert!(
+        merged as f64 >= lo as f64 * 0.98 && merged as f64 <= hi as f64 * 1.02,
+        "{lo} {merged} {hi}"
+    );
+
+    // Not fio, cut short, not JSON: refused, and nothing stored.
+    let before = run_ids(&s, &[]).len();
+    let cut = s.path().join("cut.json");
+    std::fs::write(&cut, &text[..text.len() / 2]).unwrap();
+    let other = s.path().join("other.json");
+    std::fs::write(&other, r#"{"hello": "world"}"#).unwrap();
+    let notjson = s.path().join("notjson.txt");
+    std::fs::write(&notjson, "read: IOPS=1000\n").unwrap();
+    for (f, needle) in [(&cut, "not JSON"), (&other, "not fio's output"), (&notjson, "not JSON")] {
+        let out = s.storlab(&["results", "import", f.to_str().unwrap()]);
+        assert_eq!(out.status.code(), Some(2), "{}", f.display());
+        assert!(stderr(&out).contains(needle), "{}: {}", f.display(), stderr(&out));
+    }
+    assert_eq!(run_ids(&s, &[]).len(), before);
+}
+
+/// A fio server on localhost, killed when dropped.
+struct FioServer {
+    pid_file: std::path::PathBuf,
+}
+
+impl Drop for FioServer {
+    fn drop(&mut self) {
+        if let Ok(pid) = std::fs::read_to_string(&self.pid_file) {
+            let _ = Command::new("kill").arg(pid.trim()).status();
+        }
+    }
+}
+
+#[test]
+fn fio_client_server_json_imports_one_run_per_client() {
+    let s = Scratch::new();
+    let d = s.data();
+    let port = 18765 + (std::process::id() % 1000) as u16;
+    let pid_file = s.path().join("fio-server.pid");
+    let st = Command::new("fio")
+        .arg(format!("--server=ip:127.0.0.1,{port}"))
+        .arg(format!("--daemonize={}", pid_file.display()))
+        .current_dir(&d)
+        .status()
+        .unwrap();
+    assert!(st.success());
+    let _server = FioServer { pid_file };
+    let job = s.path().join("job.fio");
+    std::fs::write(
+        &job,
+        format!(
+            "[r]\nrw=randread\nbs=4k\nsize=8m\nruntime=1\ntime_based\nfilename={}/cs.dat\n",
+            d.display()
+        ),
+    )
+    .unwrap();
+    // Two clients: the same server named twice (fio runs the job once per client).
+    let mut text = String::new();
+    for _ in 0..50 {
+        let out = Command::new("fio")
+            .arg(format!("--client=ip:127.0.0.1,{port}"))
+            .arg(&job)
+            .arg(format!("--client=ip:127.0.0.1,{port}"))
+            .arg(&job)
+            .arg("--output-format=json")
+            .output()
+            .unwrap();
+        if out.status.success() {
+            text = String::from_utf8(out.stdout).unwrap();
+            break;
+        }
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    assert!(text.contains("client_stats"), "fio client/server output: {text}");
+    let file = s.path().join("cs.json");
+    std::fs::write(&file, &text).unwrap();
+    let v = ok_json(&s, &["results", "import", file.to_str().unwrap()]);
+    let ids = v["imported"].as_array().unwrap();
+    let doc: Value = serde_json::from_str(&text[text.find('{').unwrap()..]).unwrap();
+    let clients = doc["client_stats"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|j| j["jobname"] != "All clients")
+        .count();
+    assert_eq!(ids.len(), clients, "one run per client job, the aggregate skipped");
+    let r = ok_json(&s, &["results", "show", &ids[0].to_string()]);
+    assert_eq!(r["host"], doc["client_stats"][0]["hostname"]);
+}
