@@ -124,6 +124,7 @@ fn compare_groups_with_welch() {
     assert!((c["a"]["mean"].as_f64().unwrap() - ma).abs() < 1e-6);
     assert!((c["b"]["mean"].as_f64().unwrap() - mb).abs() < 1e-6);
     assert!((c["a"]["sd"].as_f64().unwrap() - sa).abs() < 1e-6);
+    assert!((c["b"]["sd"].as_f64().unwrap() - sb).abs() < 1e-6);
     assert!((c["diff_percent"].as_f64().unwrap() - 100.0 * (mb - ma) / ma).abs() < 1e-6);
     // 3000 against 2000 IOPS held by rate control: 50 % more, well outside the noise.
     assert_eq!(c["verdict"], "higher", "{c}");
