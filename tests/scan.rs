@@ -416,3 +416,52 @@ fn bad_scan_options_are_refused() {
     }
     assert!(!s.db().exists(), "nothing stored for refused scans");
 }
+
+#[test]
+fn many_problems_are_counted_and_the_first_named() {
+    let s = Scratch::new();
+    std::fs::set_permissions(s.path(), std::fs::Permissions::from_mode(0o755)).unwrap();
+    let nobody_dir = s.path().join("nobody");
+    std::fs::create_dir(&nobody_dir).unwrap();
+    Command::new("chown")
+        .args([NOBODY, nobody_dir.to_str().unwrap()])
+        .status()
+        .unwrap();
+    let tree = s.path().join("tree");
+    for i in 0..12 {
+        let d = tree.join(format!("locked{i:02}"));
+        file(&d.join("x.dat"), 10, 1, 1);
+        std::fs::set_permissions(&d, std::fs::Permissions::from_mode(0o700)).unwrap();
+    }
+    file(&tree.join("open/y.dat"), 20, 1, 1);
+    Command::new("chmod")
+        .args(["a+rx"])
+        .arg(&tree)
+        .arg(tree.join("open"))
+        .status()
+        .unwrap();
+    Command::new("chmod")
+        .args(["a+r"])
+        .arg(tree.join("open/y.dat"))
+        .status()
+        .unwrap();
+    let (v, code, _) = scan_as_nobody(&s, &[tree.to_str().unwrap()]);
+    assert_eq!(code, 4);
+    assert_eq!(v["problem_count"], 12);
+    assert_eq!(v["problems"].as_array().unwrap().len(), 10, "the first ten are named");
+    assert_eq!(v["total"]["data"]["files"], 1, "the readable file still counts");
+    assert_eq!(v["total"]["dirs"], 14);
+    let out = Command::new("setpriv")
+        .args(["--reuid", NOBODY, "--regid", NOBODY, "--clear-groups"])
+        .arg(bin())
+        .args(["scan", tree.to_str().unwrap()])
+        .env("STORLAB_DB", s.path().join("nobody/results.db"))
+        .output()
+        .unwrap();
+    assert!(
+        stdout(&out).contains("12 entries could not be counted"),
+        "{}",
+        stdout(&out)
+    );
+    assert!(stdout(&out).contains("... and 2 more"), "{}", stdout(&out));
+}
