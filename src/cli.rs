@@ -289,6 +289,25 @@ pub enum ResultsCommand {
         #[command(flatten)]
         output: OutputArgs,
     },
+    /// Export runs' tables (phases, interval samples, environment; a scan's rows) as CSV, JSON,
+    /// Markdown or an XLSX workbook (one sheet per table, numbers as numbers).
+    Export {
+        /// The runs' ids.
+        #[arg(required = true)]
+        ids: Vec<i64>,
+        /// csv, json, markdown or xlsx.
+        #[arg(long, value_name = "FORMAT")]
+        format: String,
+        /// Write to this file instead of standard output.
+        #[arg(short = 'o', long = "output", value_name = "FILE")]
+        file: Option<PathBuf>,
+        /// Leave out the interval samples.
+        #[arg(long = "no-samples")]
+        no_samples: bool,
+        /// The results database (default: $STORLAB_DB, else ~/.local/share/storlab/results.db).
+        #[arg(long, value_name = "PATH")]
+        db: Option<PathBuf>,
+    },
     /// Import fio's JSON output (--output-format=json or json+; client/server mode too) as
     /// stored runs, one per fio job and client. Nothing is stored unless the whole file reads.
     Import {

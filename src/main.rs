@@ -37,6 +37,13 @@ fn main() -> ExitCode {
         Command::Results(ResultsCommand::Tag { id, tags, output }) => results::tag(id, &tags, &output),
         Command::Results(ResultsCommand::Untag { id, keys, output }) => results::untag(id, &keys, &output),
         Command::Results(ResultsCommand::Rm { ids, yes, output }) => results::rm(&ids, yes, &output),
+        Command::Results(ResultsCommand::Export {
+            ids,
+            format,
+            file,
+            no_samples,
+            db,
+        }) => results::export(&ids, &format, file.as_deref(), !no_samples, db),
         Command::Results(ResultsCommand::Import {
             file,
             host,

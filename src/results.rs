@@ -97,6 +97,95 @@ pub fn rm(ids: &[i64], yes: bool, out: &OutputArgs) -> Result<u8> {
     Ok(0)
 }
 
+pub fn export(
+    ids: &[i64],
+    format: &str,
+    file: Option<&std::path::Path>,
+    samples: bool,
+    db: Option<std::path::PathBuf>,
+) -> Result<u8> {
+    use storlab_report::export::{exporter, FORMATS};
+    use storlab_report::table::{run_tables, Cell, Table};
+    let ex = exporter(format).ok_or_else(|| {
+        usage(format!(
+            "unknown export format '{format}': expected one of {}",
+            FORMATS.join(", ")
+        ))
+    })?;
+    if file.is_none() && ex.name() == "xlsx" && std::io::stdout().is_terminal() {
+        return Err(usage(
+            "an XLSX workbook is binary: give -o FILE.xlsx (or redirect standard output)",
+        ));
+    }
+    let out = OutputArgs {
+        db,
+        json: false,
+        csv: false,
+    };
+    let store = open_store(&out)?;
+    let mut runs = Vec::new();
+    let mut tables: Vec<Table> = Vec::new();
+    for id in ids {
+        let run = store.run(*id, samples)?.ok_or_else(|| {
+            usage(format!(
+                "no run {id} in {}: nothing was exported",
+                store.path().display()
+            ))
+        })?;
+        if let Some(report) = crate::scan::stored_report(&store, *id)? {
+            let rows = crate::scan::csv_rows(&report);
+            let mut t = Table {
+                name: format!("scan {id}"),
+                headers: rows[0].clone(),
+                rows: Vec::new(),
+            };
+            for r in &rows[1..] {
+                t.rows.push(
+                    r.iter()
+                        .map(|c| match (c.parse::<i64>(), c.parse::<f64>()) {
+                            (Ok(i), _) => Cell::Int(i),
+                            (_, Ok(f)) => Cell::Num(f),
+                            _ => Cell::Text(c.clone()),
+                        })
+                        .collect(),
+                );
+            }
+            tables.push(t);
+        }
+        runs.push(run);
+    }
+    let mut all = run_tables(&runs);
+    if !tables.is_empty() {
+        all.retain(|t| t.name != "phases" || !t.rows.is_empty());
+        all.extend(tables);
+    }
+    match file {
+        Some(path) => {
+            // Written to a temporary file beside the target and renamed: never half a file.
+            let dir = path
+                .parent()
+                .filter(|p| !p.as_os_str().is_empty())
+                .unwrap_or(std::path::Path::new("."));
+            let mut tmp = tempfile::NamedTempFile::new_in(dir)
+                .map_err(|e| usage(format!("cannot write in {}: {e}", dir.display())))?;
+            ex.export(&all, &mut tmp)?;
+            // A temporary file is created private (0600); the export is an ordinary file.
+            use std::os::unix::fs::PermissionsExt;
+            let _ = tmp.as_file().set_permissions(std::fs::Permissions::from_mode(0o644));
+            tmp.persist(path)
+                .map_err(|e| usage(format!("cannot write {}: {}", path.display(), e.error)))?;
+            eprintln!("storlab: wrote {} table(s) to {}", all.len(), path.display());
+        }
+        None => {
+            let stdout = std::io::stdout();
+            let mut lock = std::io::BufWriter::new(stdout.lock());
+            ex.export(&all, &mut lock)?;
+            lock.flush()?;
+        }
+    }
+    Ok(0)
+}
+
 pub fn import(file: &std::path::Path, host: Option<String>, tags: &[(String, String)], out: &OutputArgs) -> Result<u8> {
     let text = std::fs::read_to_string(file).map_err(|e| usage(format!("cannot read {}: {e}", file.display())))?;
     let host = host.unwrap_or_else(|| "unknown (fio import)".into());

@@ -332,7 +332,7 @@ pub fn render(report: &Report, run_id: i64) -> String {
     s
 }
 
-fn csv_rows(report: &Report) -> Vec<Vec<String>> {
+pub fn csv_rows(report: &Report) -> Vec<Vec<String>> {
     let o = &report.options;
     let mut head: Vec<String> = [
         "root",

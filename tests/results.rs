@@ -336,3 +336,54 @@ fn fio_client_server_json_imports_one_run_per_client() {
     let r = ok_json(&s, &["results", "show", &ids[0].to_string()]);
     assert_eq!(r["host"], doc["client_stats"][0]["hostname"]);
 }
+
+#[test]
+fn export_in_every_format() {
+    use calamine::{Data, Reader};
+    let s = Scratch::new();
+    let id = quick_run(&s, "2000iops", "x=y").to_string();
+    let out = s.storlab(&["results", "export", &id, "--format", "json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let j: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let mibs = j["phases"][0]["MiB/s"].as_f64().unwrap();
+    assert!(mibs > 0.0);
+    assert!(!j["samples"].as_array().unwrap().is_empty());
+    // XLSX: one sheet per table, numbers as numbers (read back with calamine).
+    let x = s.path().join("runs.xlsx");
+    let out = s.storlab(&["results", "export", &id, "--format", "xlsx", "-o", x.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let mut wb: calamine::Xlsx<_> = calamine::open_workbook(&x).unwrap();
+    assert_eq!(wb.sheet_names(), vec!["phases", "samples", "environment"]);
+    let phases = wb.worksheet_range("phases").unwrap();
+    let header: Vec<String> = phases.rows().next().unwrap().iter().map(|c| c.to_string()).collect();
+    let col = header.iter().position(|h| h == "MiB/s").unwrap();
+    match &phases.rows().nth(1).unwrap()[col] {
+        Data::Float(f) => assert!((f - mibs).abs() < 1e-9),
+        other => panic!("MiB/s is not a number in the workbook: {other:?}"),
+    }
+    // CSV and Markdown carry the same figure.
+    let csv = stdout(&s.storlab(&["results", "export", &id, "--format", "csv", "--no-samples"]));
+    assert!(csv.starts_with("# table: phases\nrun,host,job,seq,phase"), "{csv}");
+    assert!(!csv.contains("# table: samples"));
+    assert!(csv.contains(&mibs.to_string()), "{csv}");
+    let md = stdout(&s.storlab(&["results", "export", &id, "--format", "markdown"]));
+    assert!(md.contains("## phases") && md.contains(&mibs.to_string()));
+    // Bad input: an unknown format, a run that does not exist; nothing written.
+    let out = s.storlab(&["results", "export", &id, "--format", "xml"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("csv, json, markdown, xlsx"));
+    let missing = s.path().join("missing.csv");
+    let out = s.storlab(&[
+        "results",
+        "export",
+        &id,
+        "999",
+        "--format",
+        "csv",
+        "-o",
+        missing.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("no run 999"));
+    assert!(!missing.exists());
+}

@@ -2,4 +2,6 @@
 //! self-contained HTML report come here too (DESIGN.md: crates/report).
 #![warn(missing_docs)]
 
+pub mod export;
 pub mod fio;
+pub mod table;
