@@ -397,39 +397,9 @@ fn render(run: &RunDetail) -> String {
 }
 
 /// Left-aligned text columns, right-aligned figures.
+/// A text table (numbers right-aligned); the one renderer the terminal output shares.
 pub(crate) fn table(rows: &[Vec<String>]) -> String {
-    let cols = rows.iter().map(|r| r.len()).max().unwrap_or(0);
-    let width: Vec<usize> = (0..cols)
-        .map(|c| {
-            rows.iter()
-                .map(|r| r.get(c).map(|x| x.chars().count()).unwrap_or(0))
-                .max()
-                .unwrap_or(0)
-        })
-        .collect();
-    let mut s = String::new();
-    for r in rows {
-        let mut line = String::new();
-        for (c, cell) in r.iter().enumerate() {
-            let numeric = cell.chars().next().is_some_and(|ch| ch.is_ascii_digit()) && c > 0;
-            let pad = width[c] - cell.chars().count();
-            if numeric {
-                line += &" ".repeat(pad);
-                line += cell;
-            } else {
-                line += cell;
-                if c + 1 < r.len() {
-                    line += &" ".repeat(pad);
-                }
-            }
-            if c + 1 < r.len() {
-                line += "  ";
-            }
-        }
-        s += line.trim_end();
-        s += "\n";
-    }
-    s
+    storlab_report::text_table(rows)
 }
 
 pub(crate) fn csv(rows: &[Vec<String>]) -> String {

@@ -1,13 +1,9 @@
 //! `storlab results tag | untag | rm | compare`: the database's runs, grouped and compared.
 
-use std::collections::BTreeMap;
 use std::io::{BufRead, IsTerminal, Write};
 
 use anyhow::Result;
-use serde::Serialize;
-use serde_json::Value;
-use storlab_stats::{compare, Comparison, Summary, Verdict};
-use storlab_store::{PhaseRow, RunDetail, RunFilter, Store};
+use storlab_store::{RunDetail, RunFilter, Store};
 
 use crate::cli::OutputArgs;
 use crate::output::{open_store, table};
@@ -338,76 +334,6 @@ impl GroupSpec {
     }
 }
 
-/// The metrics a comparison reports per phase: name, unit, and how to read it from a phase.
-pub const METRICS: &[(&str, &str)] = &[
-    ("MiB/s", "MiB/s"),
-    ("IOPS", "IOPS"),
-    ("lat p50", "µs"),
-    ("lat p99", "µs"),
-    ("lat p99.9", "µs"),
-];
-
-fn metric(p: &PhaseRow, name: &str) -> f64 {
-    match name {
-        "MiB/s" => p.bytes_per_sec / (1u64 << 20) as f64,
-        "IOPS" => p.iops,
-        "lat p50" => p.lat_p50_ns as f64 / 1e3,
-        "lat p99" => p.lat_p99_ns as f64 / 1e3,
-        "lat p99.9" => p.lat_p99_9_ns as f64 / 1e3,
-        _ => f64::NAN,
-    }
-}
-
-/// Higher is better for throughput, lower for latency.
-fn higher_is_better(name: &str) -> bool {
-    !name.starts_with("lat")
-}
-
-/// A phase's workload, as far as comparisons go: what was done, not where or with which seed.
-pub fn workload_of(p: &PhaseRow) -> BTreeMap<String, String> {
-    let mut m = BTreeMap::new();
-    m.insert("phase".into(), p.kind.clone());
-    if let Value::Object(o) = &p.params {
-        for (k, v) in o {
-            match k.as_str() {
-                // Where, which seed and how the results were sampled do not change the workload.
-                "workers" | "seed" | "generation" | "verify_generations" | "interval" | "late_after"
-                | "write_headers" => {}
-                _ => {
-                    m.insert(k.clone(), v.to_string());
-                }
-            }
-        }
-        if let Some(Value::Array(w)) = o.get("workers") {
-            m.insert("threads".into(), w.len().to_string());
-            let lens: Vec<String> = w.iter().map(|x| x["len"].to_string()).collect();
-            m.insert("bytes per worker".into(), lens.join(","));
-        }
-    }
-    m
-}
-
-#[derive(Serialize)]
-struct MetricComparison {
-    phase: u32,
-    kind: String,
-    metric: String,
-    unit: String,
-    group: String,
-    baseline: String,
-    comparison: Comparison,
-    /// "better", "worse" or "no significant difference", from the verdict and the metric.
-    reading: String,
-}
-
-#[derive(Serialize)]
-struct CompareReport {
-    groups: Vec<(String, Vec<i64>)>,
-    differences: Vec<String>,
-    metrics: Vec<MetricComparison>,
-    warnings: Vec<String>,
-}
-
 pub fn compare_cmd(groups: &[String], allow_different: bool, out: &OutputArgs) -> Result<u8> {
     if groups.len() < 2 {
         return Err(usage("compare needs at least two groups, e.g. `storlab results compare fs=ext2 fs=ext3` or `storlab results compare 3,4,5 6,7,8`"));
@@ -421,226 +347,20 @@ pub fn compare_cmd(groups: &[String], allow_different: bool, out: &OutputArgs) -
     for s in &specs {
         members.push(s.runs(&store)?);
     }
-    // Every run must have the same phases with the same workload, or be allowed to differ.
-    let reference = &members[0][0];
-    let mut differences = Vec::new();
-    for (gi, g) in members.iter().enumerate() {
-        for r in g {
-            if r.phases.len() != reference.phases.len()
-                || r.phases.iter().zip(&reference.phases).any(|(a, b)| a.kind != b.kind)
-            {
-                let kinds = |r: &RunDetail| r.phases.iter().map(|p| p.kind.clone()).collect::<Vec<_>>().join(",");
-                differences.push(format!(
-                    "run {} ({}) has phases {} where run {} has {}",
-                    r.run.id,
-                    specs[gi].label(),
-                    kinds(r),
-                    reference.run.id,
-                    kinds(reference)
-                ));
-                continue;
-            }
-            for (a, b) in r.phases.iter().zip(&reference.phases) {
-                let (wa, wb) = (workload_of(a), workload_of(b));
-                for k in wa.keys().chain(wb.keys()).collect::<std::collections::BTreeSet<_>>() {
-                    let (va, vb) = (wa.get(k), wb.get(k));
-                    if va != vb {
-                        differences.push(format!(
-                            "phase {} {}: {k} is {} in run {} but {} in run {}",
-                            a.seq + 1,
-                            a.kind,
-                            va.map(String::as_str).unwrap_or("unset"),
-                            r.run.id,
-                            vb.map(String::as_str).unwrap_or("unset"),
-                            reference.run.id
-                        ));
-                    }
-                }
-            }
-        }
-    }
-    differences.dedup();
-    if !differences.is_empty() && !allow_different {
+    let labels: Vec<String> = specs.iter().map(GroupSpec::label).collect();
+    let report = storlab_report::compare::compare_groups(&labels, &members);
+    if !report.differences.is_empty() && !allow_different {
         return Err(usage(format!(
             "these runs did not run the same workload, so their figures do not compare:\n  {}\n(give --allow-different to compare them anyway; the differences are then printed with the result)",
-            differences.join("\n  ")
+            report.differences.join("\n  ")
         )));
     }
-    let n_phases = members.iter().flatten().map(|r| r.phases.len()).min().unwrap_or(0);
-    let mut metrics = Vec::new();
-    let mut warnings = Vec::new();
-    for (gi, g) in members.iter().enumerate() {
-        if g.len() < 2 {
-            warnings.push(format!(
-                "{} has {} run: a group of one has no spread, so no confidence interval can be given for it",
-                specs[gi].label(),
-                g.len()
-            ));
-        }
-        if g.iter().any(|r| r.run.cache_flattered) {
-            warnings.push(format!(
-                "{}: some runs may have been flattered by the page cache (file set under 3 × RAM without O_DIRECT)",
-                specs[gi].label()
-            ));
-        }
-    }
-    for seq in 0..n_phases {
-        for (name, unit) in METRICS {
-            let values = |g: &Vec<RunDetail>| g.iter().map(|r| metric(&r.phases[seq], name)).collect::<Vec<f64>>();
-            let base = values(&members[0]);
-            for (gi, g) in members.iter().enumerate().skip(1) {
-                let Some(c) = compare(&base, &values(g)) else { continue };
-                let reading = match (c.verdict, higher_is_better(name)) {
-                    (Verdict::Higher, true) | (Verdict::Lower, false) => "better",
-                    (Verdict::Higher, false) | (Verdict::Lower, true) => "worse",
-                    (Verdict::NotSignificant, _) => "no significant difference",
-                    (Verdict::TooFew, _) => "too few runs to tell",
-                };
-                metrics.push(MetricComparison {
-                    phase: seq as u32 + 1,
-                    kind: members[0][0].phases[seq].kind.clone(),
-                    metric: name.to_string(),
-                    unit: unit.to_string(),
-                    group: specs[gi].label(),
-                    baseline: specs[0].label(),
-                    comparison: c,
-                    reading: reading.into(),
-                });
-            }
-        }
-    }
-    let report = CompareReport {
-        groups: specs
-            .iter()
-            .zip(&members)
-            .map(|(s, g)| (s.label(), g.iter().map(|r| r.run.id).collect()))
-            .collect(),
-        differences,
-        metrics,
-        warnings,
-    };
     if out.json {
         println!("{}", serde_json::to_string_pretty(&report)?);
     } else {
-        print!("{}", render_compare(&report));
+        print!("{}", storlab_report::compare::render_text(&report));
     }
     Ok(0)
-}
-
-fn num(x: f64) -> String {
-    if !x.is_finite() {
-        return format!("{x}");
-    }
-    if x.abs() >= 100.0 {
-        format!("{x:.0}")
-    } else if x.abs() >= 10.0 {
-        format!("{x:.1}")
-    } else {
-        format!("{x:.2}")
-    }
-}
-
-fn mean_sd(s: &Summary) -> String {
-    match s.sd {
-        Some(sd) => format!("{} ± {} (n={})", num(s.mean), num(sd), s.n),
-        None => format!("{} (n=1)", num(s.mean)),
-    }
-}
-
-fn pct(x: Option<f64>) -> String {
-    x.map(|p| format!("{p:+.2} %")).unwrap_or_else(|| "-".into())
-}
-
-fn render_compare(r: &CompareReport) -> String {
-    let mut s = String::new();
-    for (i, (label, ids)) in r.groups.iter().enumerate() {
-        let ids: Vec<String> = ids.iter().map(|i| i.to_string()).collect();
-        s += &format!(
-            "group {}: {label} (runs {}){}\n",
-            (b'A' + i as u8) as char,
-            ids.join(", "),
-            if i == 0 { " — the baseline" } else { "" }
-        );
-    }
-    s += "\n";
-    let mut rows = vec![vec![
-        "phase".to_string(),
-        "metric".into(),
-        "A: mean ± sd".into(),
-        "group".into(),
-        "mean ± sd".into(),
-        "difference".into(),
-        "95 % CI".into(),
-        "verdict".into(),
-    ]];
-    for m in &r.metrics {
-        let c = &m.comparison;
-        let gi = r.groups.iter().position(|(l, _)| *l == m.group).unwrap_or(0);
-        rows.push(vec![
-            format!("{} {}", m.phase, m.kind),
-            format!("{} ({})", m.metric, m.unit),
-            mean_sd(&c.a),
-            ((b'A' + gi as u8) as char).to_string(),
-            mean_sd(&c.b),
-            pct(c.diff_percent),
-            c.ci95_percent
-                .map(|(lo, hi)| format!("{lo:+.2} % to {hi:+.2} %"))
-                .unwrap_or_else(|| "-".into()),
-            m.reading.clone(),
-        ]);
-    }
-    s += &table(&rows);
-    s += "\n";
-    for m in &r.metrics {
-        let c = &m.comparison;
-        let gi = r.groups.iter().position(|(l, _)| *l == m.group).unwrap_or(0);
-        let g = (b'A' + gi as u8) as char;
-        let line = match c.verdict {
-            Verdict::TooFew => format!(
-                "phase {} {} {}: {g} {} A ({}); {}",
-                m.phase,
-                m.kind,
-                m.metric,
-                if c.diff >= 0.0 { "is above" } else { "is below" },
-                pct(c.diff_percent),
-                c.verdict.words()
-            ),
-            Verdict::NotSignificant => format!(
-                "phase {} {} {}: no significant difference between {g} and A ({}, 95 % CI {})",
-                m.phase,
-                m.kind,
-                m.metric,
-                pct(c.diff_percent),
-                c.ci95_percent
-                    .map(|(lo, hi)| format!("{lo:+.2} % to {hi:+.2} %"))
-                    .unwrap_or_default()
-            ),
-            _ => format!(
-                "phase {} {} {}: {g} is {} than A by {} (95 % CI {}) — {}",
-                m.phase,
-                m.kind,
-                m.metric,
-                if c.diff > 0.0 { "higher" } else { "lower" },
-                pct(c.diff_percent.map(f64::abs)).trim_start_matches('+'),
-                c.ci95_percent
-                    .map(|(lo, hi)| format!("{lo:+.2} % to {hi:+.2} %"))
-                    .unwrap_or_default(),
-                m.reading
-            ),
-        };
-        s += &line;
-        s += "\n";
-    }
-    if !r.differences.is_empty() {
-        s += "\nthe runs' workloads differ (compared anyway, --allow-different):\n";
-        for d in &r.differences {
-            s += &format!("  {d}\n");
-        }
-    }
-    for w in &r.warnings {
-        s += &format!("warning: {w}\n");
-    }
-    s
 }
 
 #[cfg(test)]
