@@ -26,6 +26,32 @@ pub enum Command {
     /// Read back stored results.
     #[command(subcommand)]
     Results(ResultsCommand),
+    /// One self-contained HTML file (inline SVG plots, no script, no fetch) for runs and
+    /// comparisons: environment, tables, throughput, IOPS and latency over time, bar charts
+    /// with 95 % intervals; like plots share one scale.
+    Report(ReportArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct ReportArgs {
+    /// Runs to report.
+    #[arg(value_name = "ID")]
+    pub ids: Vec<i64>,
+    /// A group to compare (run ids such as 3,4,5 or tags such as fs=ext2); give two or more.
+    #[arg(long = "compare", value_name = "GROUP")]
+    pub compare: Vec<String>,
+    /// Compare runs whose workloads differ.
+    #[arg(long = "allow-different")]
+    pub allow_different: bool,
+    /// Give every plot its own scale.
+    #[arg(long = "free-scales")]
+    pub free_scales: bool,
+    /// The HTML file to write.
+    #[arg(short = 'o', long = "output", value_name = "FILE", default_value = "report.html")]
+    pub file: PathBuf,
+    /// The results database (default: $STORLAB_DB, else ~/.local/share/storlab/results.db).
+    #[arg(long, value_name = "PATH")]
+    pub db: Option<PathBuf>,
 }
 
 #[derive(Args, Debug)]

@@ -31,6 +31,7 @@ fn main() -> ExitCode {
         Command::Demo(args) => runner::demo(args),
         Command::Run(args) => runner::run(*args),
         Command::Scan(args) => scan::scan(args),
+        Command::Report(args) => results::report(args),
         Command::Results(ResultsCommand::List { limit, filter, output }) => {
             output::results_list(limit, &filter, &output)
         }

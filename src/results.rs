@@ -182,6 +182,104 @@ pub fn export(
     Ok(0)
 }
 
+pub fn report(args: crate::cli::ReportArgs) -> Result<u8> {
+    use storlab_report::html::{render, HtmlOptions, RunSection};
+    if args.ids.is_empty() && args.compare.is_empty() {
+        return Err(usage(
+            "nothing to report: give run ids, or --compare GROUP --compare GROUP",
+        ));
+    }
+    if args.compare.len() == 1 {
+        return Err(usage("--compare needs at least two groups (the first is the baseline)"));
+    }
+    let out = OutputArgs {
+        db: args.db.clone(),
+        json: false,
+        csv: false,
+    };
+    let store = open_store(&out)?;
+    let mut order: Vec<i64> = args.ids.clone();
+    let comparison = if args.compare.len() >= 2 {
+        let specs: Vec<GroupSpec> = args
+            .compare
+            .iter()
+            .map(|g| GroupSpec::parse(g).map_err(usage))
+            .collect::<Result<_>>()?;
+        let mut members = Vec::new();
+        for s in &specs {
+            let runs = s.runs(&store)?;
+            order.extend(runs.iter().map(|r| r.run.id));
+            members.push(runs);
+        }
+        let labels: Vec<String> = specs.iter().map(GroupSpec::label).collect();
+        let c = storlab_report::compare::compare_groups(&labels, &members);
+        if !c.differences.is_empty() && !args.allow_different {
+            return Err(usage(format!(
+                "these runs did not run the same workload, so their figures do not compare:\n  {}\n(give --allow-different to compare them anyway)",
+                c.differences.join("\n  ")
+            )));
+        }
+        Some(c)
+    } else {
+        None
+    };
+    let mut seen = std::collections::HashSet::new();
+    order.retain(|id| seen.insert(*id));
+    let mut sections = Vec::new();
+    for id in order {
+        let run = store.run(id, true)?.ok_or_else(|| {
+            usage(format!(
+                "no run {id} in {}: no report was written",
+                store.path().display()
+            ))
+        })?;
+        let mut extra = Vec::new();
+        if let Some(rep) = crate::scan::stored_report(&store, id)? {
+            let rows = crate::scan::csv_rows(&rep);
+            extra.push(storlab_report::table::Table {
+                name: "scan".into(),
+                headers: rows[0].clone(),
+                rows: rows[1..]
+                    .iter()
+                    .map(|r| r.iter().map(|c| storlab_report::table::Cell::Text(c.clone())).collect())
+                    .collect(),
+            });
+        }
+        sections.push(RunSection { run, extra });
+    }
+    let html = render(
+        &sections,
+        comparison.as_ref(),
+        &HtmlOptions {
+            free_scales: args.free_scales,
+        },
+    );
+    let path = &args.file;
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(std::path::Path::new("."));
+    let mut tmp =
+        tempfile::NamedTempFile::new_in(dir).map_err(|e| usage(format!("cannot write in {}: {e}", dir.display())))?;
+    tmp.write_all(html.as_bytes())?;
+    use std::os::unix::fs::PermissionsExt;
+    let _ = tmp.as_file().set_permissions(std::fs::Permissions::from_mode(0o644));
+    tmp.persist(path)
+        .map_err(|e| usage(format!("cannot write {}: {}", path.display(), e.error)))?;
+    eprintln!(
+        "storlab: wrote {} ({:.1} KiB, {} run(s){})",
+        path.display(),
+        html.len() as f64 / 1024.0,
+        sections.len(),
+        if comparison.is_some() {
+            ", with the comparison"
+        } else {
+            ""
+        }
+    );
+    Ok(0)
+}
+
 pub fn import(file: &std::path::Path, host: Option<String>, tags: &[(String, String)], out: &OutputArgs) -> Result<u8> {
     let text = std::fs::read_to_string(file).map_err(|e| usage(format!("cannot read {}: {e}", file.display())))?;
     let host = host.unwrap_or_else(|| "unknown (fio import)".into());

@@ -45,7 +45,7 @@ pub fn workload_of(p: &PhaseRow) -> BTreeMap<String, String> {
                 "workers" | "seed" | "generation" | "verify_generations" | "interval" | "late_after"
                 | "write_headers" => {}
                 _ => {
-                    m.insert(k.clone(), v.to_string());
+                    m.insert(k.clone(), readable(k, v));
                 }
             }
         }
@@ -56,6 +56,33 @@ pub fn workload_of(p: &PhaseRow) -> BTreeMap<String, String> {
         }
     }
     m
+}
+
+/// A parameter's value as a user writes it: block sizes in bytes with units, mixes as
+/// size:weight, strings without quotes.
+fn readable(key: &str, v: &Value) -> String {
+    let size = |b: u64| {
+        let units = [(1u64 << 40, "t"), (1 << 30, "g"), (1 << 20, "m"), (1 << 10, "k")];
+        units
+            .iter()
+            .find(|(u, _)| b >= *u && b % u == 0)
+            .map(|(u, s)| format!("{}{s}", b / u))
+            .unwrap_or_else(|| b.to_string())
+    };
+    match (key, v) {
+        ("bs", Value::Object(o)) if o.contains_key("fixed") => o["fixed"].as_u64().map(size).unwrap_or_default(),
+        ("bs", Value::Object(o)) if o.contains_key("mix") => o["mix"]
+            .as_array()
+            .map(|m| {
+                m.iter()
+                    .map(|p| format!("{}:{}", p[0].as_u64().map(size).unwrap_or_default(), p[1]))
+                    .collect::<Vec<_>>()
+                    .join(",")
+            })
+            .unwrap_or_default(),
+        (_, Value::String(s)) => s.clone(),
+        _ => v.to_string(),
+    }
 }
 
 /// One metric of one phase, one group against the baseline.

@@ -42,3 +42,5 @@ pub fn text_table(rows: &[Vec<String>]) -> String {
     }
     s
 }
+pub mod html;
+pub mod svg;

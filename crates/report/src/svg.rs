@@ -1,0 +1,309 @@
+//! Inline SVG charts for the HTML report: line charts of series over time and bar charts with
+//! error bars.
+//!
+//! Why not a plotting crate: the report must open from a mail attachment with no fonts, scripts
+//! or fetches, every chart carries its axis maximum as a data attribute (the tests and the
+//! shared-scale rule read it), and long series are drawn as min/max envelopes. Those needs are
+//! met in under 200 lines of plain SVG; the plotting crates bring font rasterisers and their
+//! own axis logic.
+
+use std::fmt::Write;
+
+/// Points a series is thinned to before drawing (a chart is 640 px wide: more cannot show).
+pub const MAX_POINTS: usize = 1200;
+
+/// A named series of (x, y) points.
+#[derive(Debug, Clone)]
+pub struct Series {
+    /// Its name in the legend.
+    pub name: String,
+    /// CSS colour.
+    pub color: &'static str,
+    /// Points, x ascending.
+    pub points: Vec<(f64, f64)>,
+}
+
+/// Colours for series and bars, in order.
+pub const COLORS: [&str; 6] = ["#1f6feb", "#d1242f", "#1a7f37", "#9a6700", "#8250df", "#57606a"];
+
+/// Escapes text for HTML and SVG.
+pub fn esc(s: &str) -> String {
+    s.replace('&', "&amp;")
+        .replace('<', "&lt;")
+        .replace('>', "&gt;")
+        .replace('"', "&quot;")
+}
+
+/// The smallest "nice" number (1, 2, 2.5 or 5 times a power of ten) at or above `v`.
+pub fn nice_ceiling(v: f64) -> f64 {
+    if !(v > 0.0) || !v.is_finite() {
+        return 1.0;
+    }
+    let p = 10f64.powf(v.log10().floor());
+    for m in [1.0, 2.0, 2.5, 5.0, 10.0] {
+        if m * p >= v * (1.0 - 1e-12) {
+            return m * p;
+        }
+    }
+    10.0 * p
+}
+
+/// Thins a series to at most `MAX_POINTS` points by keeping, in each of MAX_POINTS / 2 equal
+/// slices, its lowest and highest point (in x order), so spikes survive. Returns the points
+/// and whether they were thinned.
+pub fn thin(points: &[(f64, f64)]) -> (Vec<(f64, f64)>, bool) {
+    if points.len() <= MAX_POINTS {
+        return (points.to_vec(), false);
+    }
+    let buckets = MAX_POINTS / 2;
+    let mut out = Vec::with_capacity(MAX_POINTS);
+    for b in 0..buckets {
+        let lo = b * points.len() / buckets;
+        let hi = ((b + 1) * points.len() / buckets).max(lo + 1);
+        let slice = &points[lo..hi];
+        let (mut imin, mut imax) = (0, 0);
+        for (i, p) in slice.iter().enumerate() {
+            if p.1 < slice[imin].1 {
+                imin = i;
+            }
+            if p.1 > slice[imax].1 {
+                imax = i;
+            }
+        }
+        let (a, c) = (imin.min(imax), imin.max(imax));
+        out.push(slice[a]);
+        if c != a {
+            out.push(slice[c]);
+        }
+    }
+    (out, true)
+}
+
+const W: f64 = 640.0;
+const H: f64 = 240.0;
+const LEFT: f64 = 64.0;
+const RIGHT: f64 = 12.0;
+const TOP: f64 = 28.0;
+const BOTTOM: f64 = 36.0;
+
+fn label(v: f64) -> String {
+    if v == 0.0 {
+        "0".into()
+    } else if v.abs() >= 1e6 {
+        format!("{:.3}M", v / 1e6)
+            .trim_end_matches('0')
+            .trim_end_matches('.')
+            .to_string()
+            + ""
+    } else if v.abs() >= 1e4 {
+        format!("{:.0}k", v / 1e3)
+    } else if v.abs() >= 10.0 {
+        format!("{v:.0}")
+    } else {
+        format!("{v:.2}")
+            .trim_end_matches('0')
+            .trim_end_matches('.')
+            .to_string()
+    }
+}
+
+fn frame(s: &mut String, title: &str, key: &str, y_unit: &str, x_unit: &str, y_max: f64, x_max: f64) {
+    let _ = write!(
+        s,
+        r#"<svg class="chart" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {W} {H}" role="img" data-key="{}" data-ymax="{}" data-xmax="{}"><title>{}</title>"#,
+        esc(key),
+        y_max,
+        x_max,
+        esc(title)
+    );
+    let _ = write!(s, r##"<text x="{LEFT}" y="16" class="t">{}</text>"##, esc(title));
+    let (pw, ph) = (W - LEFT - RIGHT, H - TOP - BOTTOM);
+    for i in 0..=4 {
+        let v = y_max * i as f64 / 4.0;
+        let y = TOP + ph - ph * i as f64 / 4.0;
+        let _ = write!(
+            s,
+            r##"<line x1="{LEFT}" x2="{}" y1="{y:.1}" y2="{y:.1}" class="g"/><text x="{}" y="{:.1}" class="yl"{}>{}</text>"##,
+            LEFT + pw,
+            LEFT - 6.0,
+            y + 4.0,
+            if i == 4 { r#" data-axis="ymax""# } else { "" },
+            label(v)
+        );
+    }
+    if x_max > 0.0 {
+        for i in 0..=4 {
+            let v = x_max * i as f64 / 4.0;
+            let x = LEFT + pw * i as f64 / 4.0;
+            let _ = write!(
+                s,
+                r##"<text x="{x:.1}" y="{}" class="xl">{}</text>"##,
+                TOP + ph + 16.0,
+                label(v)
+            );
+        }
+    }
+    let _ = write!(
+        s,
+        r##"<text x="{}" y="{}" class="ax">{}</text><text x="12" y="{}" class="ax" transform="rotate(-90 12 {})">{}</text>"##,
+        LEFT + pw / 2.0,
+        H - 4.0,
+        esc(x_unit),
+        TOP + ph / 2.0,
+        TOP + ph / 2.0,
+        esc(y_unit)
+    );
+    let _ = write!(
+        s,
+        r##"<rect x="{LEFT}" y="{TOP}" width="{pw}" height="{ph}" class="f"/>"##
+    );
+}
+
+/// A line chart. `y_max` is the axis maximum (already shared with like charts, or this chart's
+/// own). Returns the SVG and whether any series was thinned.
+pub fn line_chart(title: &str, key: &str, y_unit: &str, x_unit: &str, series: &[Series], y_max: f64) -> (String, bool) {
+    let x_max = series
+        .iter()
+        .flat_map(|s| s.points.iter().map(|p| p.0))
+        .fold(0.0, f64::max);
+    let x_top = if x_max > 0.0 { x_max } else { 1.0 };
+    let mut s = String::new();
+    frame(&mut s, title, key, y_unit, x_unit, y_max, x_max);
+    let (pw, ph) = (W - LEFT - RIGHT, H - TOP - BOTTOM);
+    let mut thinned = false;
+    for (i, ser) in series.iter().enumerate() {
+        let (pts, t) = thin(&ser.points);
+        thinned |= t;
+        let mut d = String::new();
+        for (x, y) in pts {
+            let px = LEFT + pw * x / x_top;
+            let py = TOP + ph - ph * (y / y_max).clamp(0.0, 1.0);
+            let _ = write!(d, "{px:.1},{py:.1} ");
+        }
+        // Few points: mark each one, a line alone would hide a single sample.
+        if ser.points.len() < 40 {
+            for p in d.split_whitespace() {
+                if let Some((x, y)) = p.split_once(',') {
+                    let _ = write!(s, r##"<circle cx="{x}" cy="{y}" r="2.5" fill="{}"/>"##, ser.color);
+                }
+            }
+        }
+        let _ = write!(
+            s,
+            r##"<polyline points="{}" fill="none" stroke="{}" stroke-width="1.5"/><text x="{}" y="16" class="lg" fill="{}">{}</text>"##,
+            d.trim_end(),
+            ser.color,
+            W - RIGHT - 110.0 * (series.len() - i) as f64 + 10.0,
+            ser.color,
+            esc(&ser.name)
+        );
+    }
+    s += "</svg>";
+    (s, thinned)
+}
+
+/// One bar: label, value, and the half-width of its 95 % interval when known.
+#[derive(Debug, Clone)]
+pub struct Bar {
+    /// Under the bar.
+    pub label: String,
+    /// Its height.
+    pub value: f64,
+    /// The error bar's half-width.
+    pub ci: Option<f64>,
+}
+
+/// A bar chart with error bars (95 % intervals).
+pub fn bar_chart(title: &str, key: &str, unit: &str, bars: &[Bar], y_max: f64) -> String {
+    let mut s = String::new();
+    frame(&mut s, title, key, unit, "", y_max, 0.0);
+    let (pw, ph) = (W - LEFT - RIGHT, H - TOP - BOTTOM);
+    let slot = pw / bars.len().max(1) as f64;
+    let y = |v: f64| TOP + ph - ph * (v / y_max).clamp(0.0, 1.0);
+    for (i, b) in bars.iter().enumerate() {
+        let x = LEFT + slot * i as f64 + slot * 0.2;
+        let w = slot * 0.6;
+        let _ = write!(
+            s,
+            r##"<rect x="{x:.1}" y="{:.1}" width="{w:.1}" height="{:.1}" fill="{}" data-value="{}"/><text x="{:.1}" y="{}" class="xl">{}</text>"##,
+            y(b.value),
+            (TOP + ph - y(b.value)).max(0.0),
+            COLORS[i % COLORS.len()],
+            b.value,
+            x + w / 2.0,
+            TOP + ph + 16.0,
+            esc(&b.label)
+        );
+        if let Some(ci) = b.ci {
+            let cx = x + w / 2.0;
+            let (lo, hi) = (y(b.value - ci), y(b.value + ci));
+            let _ = write!(
+                s,
+                r##"<line x1="{cx:.1}" x2="{cx:.1}" y1="{lo:.1}" y2="{hi:.1}" class="e"/><line x1="{:.1}" x2="{:.1}" y1="{hi:.1}" y2="{hi:.1}" class="e"/><line x1="{:.1}" x2="{:.1}" y1="{lo:.1}" y2="{lo:.1}" class="e"/>"##,
+                cx - 6.0,
+                cx + 6.0,
+                cx - 6.0,
+                cx + 6.0
+            );
+        }
+    }
+    s += "</svg>";
+    s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nice_ceilings() {
+        assert_eq!(nice_ceiling(0.0), 1.0);
+        assert_eq!(nice_ceiling(3.2), 5.0);
+        assert_eq!(nice_ceiling(1000.0), 1000.0);
+        assert_eq!(nice_ceiling(2001.0), 2500.0);
+        assert_eq!(nice_ceiling(0.17), 0.2);
+    }
+
+    #[test]
+    fn thinning_keeps_extremes_and_bounds_the_count() {
+        let mut pts: Vec<(f64, f64)> = (0..600_000).map(|i| (i as f64, 1.0)).collect();
+        pts[123_456].1 = 99.0;
+        pts[400_000].1 = -5.0;
+        let (t, thinned) = thin(&pts);
+        assert!(thinned);
+        assert!(t.len() <= MAX_POINTS);
+        assert!(t.iter().any(|p| p.1 == 99.0) && t.iter().any(|p| p.1 == -5.0));
+        assert!(t.windows(2).all(|w| w[0].0 <= w[1].0));
+        let (u, thinned) = thin(&pts[..10]);
+        assert!(!thinned && u.len() == 10);
+    }
+
+    #[test]
+    fn charts_carry_their_scale() {
+        let (svg, _) = line_chart(
+            "write",
+            "write MiB/s",
+            "MiB/s",
+            "s",
+            &[Series {
+                name: "MiB/s".into(),
+                color: COLORS[0],
+                points: vec![(0.0, 1.0), (1.0, 3.0)],
+            }],
+            5.0,
+        );
+        assert!(svg.contains(r#"data-ymax="5""#) && svg.contains(r#"data-key="write MiB/s""#));
+        let b = bar_chart(
+            "x",
+            "k",
+            "IOPS",
+            &[Bar {
+                label: "A <1>".into(),
+                value: 2.0,
+                ci: Some(0.5),
+            }],
+            2.5,
+        );
+        assert!(b.contains("A &lt;1&gt;") && b.contains(r#"data-value="2""#));
+    }
+}

@@ -1,0 +1,447 @@
+//! `storlab report` in a real headless Chromium (Debian's chromium): it loads with no console
+//! message and no network request of its own, a screenshot of it is not blank, and plots of the
+//! same kind carry one shared axis maximum. Plus snapshot tests of the structure of the JSON,
+//! CSV and HTML outputs (tests/snapshots; UPDATE_SNAPSHOTS=1 rewrites them).
+
+use std::collections::{BTreeMap, BTreeSet};
+use std::path::Path;
+use std::process::Command;
+
+use serde_json::Value;
+
+mod common;
+use common::*;
+
+fn quick_run(s: &Scratch, tag: &str) -> i64 {
+    let d = s.data();
+    let v = s.json(&[
+        "run",
+        "--target",
+        d.to_str().unwrap(),
+        "--phase",
+        "write",
+        "--phase",
+        "randread",
+        "--bs",
+        "4k",
+        "--size",
+        "8m",
+        "--runtime",
+        "1s",
+        "--interval",
+        "100ms",
+        "--rate",
+        "3000iops",
+        "--tag",
+        tag,
+    ]);
+    v["id"].as_i64().unwrap()
+}
+
+/// What Chromium saw: the DOM after load, its log, and the page's own network requests.
+struct Loaded {
+    dom: String,
+    console: Vec<String>,
+    page_requests: Vec<String>,
+}
+
+fn chromium(page: &Path, work: &Path, screenshot: Option<&Path>) -> Loaded {
+    let netlog = work.join("net.json");
+    let mut cmd = Command::new("chromium");
+    cmd.args([
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--no-first-run",
+        "--enable-logging=stderr",
+        "--v=0",
+        "--window-size=1200,2400",
+    ])
+    .arg(format!("--user-data-dir={}", work.join("profile").display()))
+    .arg(format!("--log-net-log={}", netlog.display()));
+    match screenshot {
+        Some(p) => cmd.arg(format!("--screenshot={}", p.display())),
+        None => cmd.arg("--dump-dom"),
+    };
+    let out = cmd
+        .arg(format!("file://{}", page.display()))
+        .output()
+        .expect("chromium (scripts/test installs it)");
+    assert!(out.status.success(), "chromium: {}", stderr(&out));
+    let console = stderr(&out)
+        .lines()
+        .filter(|l| l.contains("CONSOLE"))
+        .map(str::to_string)
+        .collect();
+    // Requests the page made: Chromium's own (updates, time) have the initiator "not an
+    // origin"; a file:// page's have "null".
+    let log: Value = serde_json::from_str(&std::fs::read_to_string(&netlog).unwrap()).unwrap();
+    let start_job = log["constants"]["logEventTypes"]["URL_REQUEST_START_JOB"]
+        .as_u64()
+        .unwrap();
+    let page_requests = log["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["type"].as_u64() == Some(start_job))
+        .filter(|e| e["params"]["initiator"] != "not an origin")
+        .filter_map(|e| e["params"]["url"].as_str())
+        .filter(|u| !u.starts_with("file:"))
+        .map(str::to_string)
+        .collect();
+    Loaded {
+        dom: stdout(&out),
+        console,
+        page_requests,
+    }
+}
+
+/// (data-key, data-ymax) of every chart in a DOM.
+fn charts(dom: &str) -> Vec<(String, f64)> {
+    let mut out = Vec::new();
+    for part in dom.split("<svg").skip(1) {
+        let attr = |name: &str| {
+            let start = part.find(&format!("{name}=\""))? + name.len() + 2;
+            let end = part[start..].find('"')? + start;
+            Some(part[start..end].to_string())
+        };
+        if let (Some(k), Some(y)) = (attr("data-key"), attr("data-ymax")) {
+            out.push((k.replace("&amp;", "&"), y.parse().unwrap()));
+        }
+    }
+    out
+}
+
+/// The report's rule for an axis top: the smallest of 1, 2, 2.5, 5 × 10^k at or above v.
+fn nice(v: f64) -> f64 {
+    let p = 10f64.powf(v.log10().floor());
+    [1.0, 2.0, 2.5, 5.0, 10.0]
+        .iter()
+        .map(|m| m * p)
+        .find(|x| *x >= v * (1.0 - 1e-12))
+        .unwrap()
+}
+
+#[test]
+fn report_loads_cleanly_in_chromium_with_shared_scales() {
+    let s = Scratch::new();
+    let a: Vec<i64> = (0..2).map(|_| quick_run(&s, "set=a")).collect();
+    let b: Vec<i64> = (0..2).map(|_| quick_run(&s, "set=b")).collect();
+    let page = s.path().join("report.html");
+    let out = s.storlab(&[
+        "report",
+        "--compare",
+        "set=a",
+        "--compare",
+        "set=b",
+        "-o",
+        page.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let html = std::fs::read_to_string(&page).unwrap();
+    // Self-contained: nothing that could fetch (the SVG namespace is a name, not a fetch).
+    for bad in ["<script", "<link", "src=", "url(", "@import", "https://"] {
+        assert!(!html.contains(bad), "the report contains {bad}");
+    }
+    assert_eq!(
+        html.matches("http://").count(),
+        html.matches("http://www.w3.org/2000/svg").count()
+    );
+
+    // A control page proves that the checks below see what they look for.
+    let control = s.path().join("control.html");
+    std::fs::write(
+        &control,
+        "<!doctype html><img src=\"http://127.0.0.1:9/x.png\"><script>console.error('control')</script>",
+    )
+    .unwrap();
+    let c = chromium(&control, &s.path().join("c"), None);
+    assert!(
+        c.console.iter().any(|l| l.contains("control")),
+        "console seen: {:?}",
+        c.console
+    );
+    assert!(
+        c.page_requests.iter().any(|u| u.contains("127.0.0.1:9")),
+        "{:?}",
+        c.page_requests
+    );
+
+    let loaded = chromium(&page, &s.path().join("r"), None);
+    assert!(loaded.console.is_empty(), "console: {:?}", loaded.console);
+    assert!(
+        loaded.page_requests.is_empty(),
+        "the report fetched: {:?}",
+        loaded.page_requests
+    );
+    assert!(loaded.dom.contains("<h2>Comparison</h2>"));
+
+    // Shared scales: every "randread MiB/s" panel (one per run) has the same axis maximum, the
+    // nice ceiling of the highest interval in any of the four runs.
+    let samples: Vec<Value> = a
+        .iter()
+        .chain(&b)
+        .map(|id| s.json(&["results", "show", &id.to_string(), "--samples"]))
+        .collect();
+    let highest = |kind: &str, f: &dyn Fn(&Value) -> f64| {
+        samples
+            .iter()
+            .flat_map(|r| {
+                r["phases"]
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .filter(|p| p["kind"] == kind)
+                    .cloned()
+                    .collect::<Vec<_>>()
+            })
+            .flat_map(|p| p["samples"].as_array().unwrap().clone())
+            .map(|x| f(&x))
+            .fold(0.0, f64::max)
+    };
+    let mibs = |x: &Value| {
+        let dt = x["t_end"].as_f64().unwrap() - x["t_start"].as_f64().unwrap();
+        (x["bytes_read"].as_f64().unwrap() + x["bytes_written"].as_f64().unwrap()) / dt / 1048576.0
+    };
+    let iops = |x: &Value| {
+        let dt = x["t_end"].as_f64().unwrap() - x["t_start"].as_f64().unwrap();
+        (x["ops_read"].as_f64().unwrap() + x["ops_written"].as_f64().unwrap()) / dt
+    };
+    let got = charts(&loaded.dom);
+    let mut by_key: BTreeMap<String, BTreeSet<String>> = BTreeMap::new();
+    for (k, y) in &got {
+        by_key.entry(k.clone()).or_default().insert(y.to_string());
+    }
+    for kind in ["write", "randread"] {
+        for (metric, f) in [("MiB/s", &mibs as &dyn Fn(&Value) -> f64), ("IOPS", &iops)] {
+            let key = format!("{kind} {metric}");
+            let ys = &by_key[&key];
+            assert_eq!(ys.len(), 1, "{key}: one shared maximum, got {ys:?}");
+            let want = nice(highest(kind, f));
+            assert_eq!(ys.iter().next().unwrap().parse::<f64>().unwrap(), want, "{key}");
+        }
+    }
+    assert_eq!(
+        got.iter().filter(|(k, _)| k == "randread MiB/s").count(),
+        4,
+        "one panel per run"
+    );
+    // The comparison's bar charts of one metric share their scale too.
+    assert!(by_key.keys().any(|k| k.starts_with("compare randread IOPS")));
+    assert!(by_key
+        .iter()
+        .filter(|(k, _)| k.starts_with("compare"))
+        .all(|(_, ys)| ys.len() == 1));
+
+    // --free-scales: each panel on its own maximum.
+    let free = s.path().join("free.html");
+    let out = s.storlab(&[
+        "report",
+        &a[0].to_string(),
+        &b[0].to_string(),
+        "--free-scales",
+        "-o",
+        free.to_str().unwrap(),
+    ]);
+    assert!(out.status.success());
+    let free_charts = charts(&std::fs::read_to_string(&free).unwrap());
+    let own: Vec<f64> = [a[0], b[0]]
+        .iter()
+        .map(|id| {
+            let r = s.json(&["results", "show", &id.to_string(), "--samples"]);
+            let p = r["phases"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .find(|p| p["kind"] == "randread")
+                .unwrap()
+                .clone();
+            nice(p["samples"].as_array().unwrap().iter().map(iops).fold(0.0, f64::max))
+        })
+        .collect();
+    let free_iops: Vec<f64> = free_charts
+        .iter()
+        .filter(|(k, _)| k == "randread IOPS")
+        .map(|c| c.1)
+        .collect();
+    assert_eq!(free_iops, own);
+
+    // A screenshot is not blank: a real share of its pixels is not background.
+    let png_path = s.path().join("shot.png");
+    chromium(&page, &s.path().join("shot"), Some(&png_path));
+    let decoder = png::Decoder::new(std::fs::File::open(&png_path).unwrap());
+    let mut reader = decoder.read_info().unwrap();
+    let mut buf = vec![0; reader.output_buffer_size()];
+    let info = reader.next_frame(&mut buf).unwrap();
+    let bpp = info.line_size / info.width as usize;
+    let pixels = &buf[..info.buffer_size()];
+    let inked = pixels.chunks(bpp).filter(|p| p[..3].iter().any(|c| *c < 200)).count();
+    let share = inked as f64 / (info.width * info.height) as f64;
+    assert!(share > 0.02, "only {:.2} % of the screenshot is drawn", share * 100.0);
+}
+
+#[test]
+fn report_refuses_bad_input_and_writes_nothing() {
+    let s = Scratch::new();
+    let id = quick_run(&s, "set=a").to_string();
+    let page = s.path().join("r.html");
+    for (args, needle) in [
+        (vec!["report", "999"], "no run 999"),
+        (vec!["report", "--compare", "set=a"], "at least two groups"),
+        (
+            vec!["report", "--compare", "set=a", "--compare", "set=nothing"],
+            "no run matches",
+        ),
+        (vec!["report"], "nothing to report"),
+    ] {
+        let mut a = args.clone();
+        a.extend(["-o", page.to_str().unwrap()]);
+        let out = s.storlab(&a);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
+        assert!(stderr(&out).contains(needle), "{args:?}: {}", stderr(&out));
+        assert!(!page.exists());
+    }
+    let out = s.storlab(&["report", &id, "-o", page.to_str().unwrap()]);
+    assert!(out.status.success());
+}
+
+// ---- snapshots of the outputs' structure ----
+
+/// The shape of a JSON value: every key path with its type; arrays by the union of their
+/// elements' shapes. Values (timings, ids) are left out: the structure is what scripts rely on.
+fn shape(v: &Value, path: &str, out: &mut BTreeSet<String>) {
+    match v {
+        Value::Object(m) => {
+            for (k, x) in m {
+                // Free-form documents (fio's options, the plan's parameters) are not storlab's schema.
+                if ["params", "job", "environment", "text", "result"].contains(&k.as_str()) {
+                    out.insert(format!("{path}.{k}: object"));
+                    continue;
+                }
+                shape(x, &format!("{path}.{k}"), out);
+            }
+        }
+        Value::Array(a) => {
+            out.insert(format!("{path}: array"));
+            for x in a {
+                shape(x, &format!("{path}[]"), out);
+            }
+        }
+        Value::Null => {
+            out.insert(format!("{path}: null"));
+        }
+        Value::Bool(_) => {
+            out.insert(format!("{path}: bool"));
+        }
+        Value::Number(_) => {
+            out.insert(format!("{path}: number"));
+        }
+        Value::String(_) => {
+            out.insert(format!("{path}: string"));
+        }
+    }
+}
+
+/// The outline of an HTML report: headings (digits as N), and the charts' keys.
+fn outline(html: &str) -> Vec<String> {
+    let mut out = Vec::new();
+    let digits = |s: &str| {
+        s.chars()
+            .map(|c| if c.is_ascii_digit() { 'N' } else { c })
+            .collect::<String>()
+    };
+    let mut rest = html;
+    while let Some(i) = rest.find('<') {
+        rest = &rest[i + 1..];
+        for tag in ["h1", "h2", "h3"] {
+            if rest.starts_with(tag) {
+                let start = rest.find('>').unwrap() + 1;
+                let end = rest.find(&format!("</{tag}>")).unwrap();
+                out.push(format!("{tag} {}", digits(&rest[start..end])));
+            }
+        }
+        if rest.starts_with("svg ") {
+            let k = rest.find("data-key=\"").map(|p| &rest[p + 10..]).unwrap_or("");
+            out.push(format!("svg {}", &k[..k.find('"').unwrap_or(0)]));
+        }
+        if rest.starts_with("table") {
+            out.push("table".into());
+        }
+    }
+    out.dedup();
+    out
+}
+
+fn snapshot(name: &str, text: &str) {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/snapshots").join(name);
+    if std::env::var_os("UPDATE_SNAPSHOTS").is_some() {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, text).unwrap();
+        return;
+    }
+    let want = std::fs::read_to_string(&path)
+        .unwrap_or_else(|_| panic!("no snapshot {}: run with UPDATE_SNAPSHOTS=1 once", path.display()));
+    assert_eq!(
+        text, want,
+        "{name} changed structure; if on purpose, run with UPDATE_SNAPSHOTS=1"
+    );
+}
+
+#[test]
+fn output_structures_match_their_snapshots() {
+    let s = Scratch::new();
+    let a = quick_run(&s, "set=a");
+    let b = quick_run(&s, "set=b");
+    let json_shape = |v: &Value| {
+        let mut set = BTreeSet::new();
+        shape(v, "", &mut set);
+        set.into_iter().collect::<Vec<_>>().join("\n") + "\n"
+    };
+    snapshot(
+        "show.json.shape",
+        &json_shape(&s.json(&["results", "show", &a.to_string(), "--samples"])),
+    );
+    snapshot("list.json.shape", &json_shape(&s.json(&["results", "list"])));
+    snapshot(
+        "compare.json.shape",
+        &json_shape(&s.json(&["results", "compare", &a.to_string(), &b.to_string()])),
+    );
+    let export = s.storlab(&["results", "export", &a.to_string(), "--format", "json"]);
+    snapshot(
+        "export.json.shape",
+        &json_shape(&serde_json::from_slice(&export.stdout).unwrap()),
+    );
+    let csv = stdout(&s.storlab(&["results", "export", &a.to_string(), "--format", "csv"]));
+    let headers: String = csv
+        .lines()
+        .enumerate()
+        .filter(|(i, l)| {
+            l.starts_with("# table")
+                || csv
+                    .lines()
+                    .nth(i.saturating_sub(1))
+                    .is_some_and(|p| p.starts_with("# table"))
+        })
+        .map(|(_, l)| format!("{l}\n"))
+        .collect();
+    snapshot("export.csv.headers", &headers);
+    let run_csv = stdout(&s.storlab(&["results", "show", &a.to_string(), "--csv"]));
+    snapshot("show.csv.header", &format!("{}\n", run_csv.lines().next().unwrap()));
+    let page = s.path().join("r.html");
+    let out = s.storlab(&[
+        "report",
+        "--compare",
+        &a.to_string(),
+        "--compare",
+        &b.to_string(),
+        "-o",
+        page.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    snapshot(
+        "report.html.outline",
+        &(outline(&std::fs::read_to_string(&page).unwrap()).join("\n") + "\n"),
+    );
+}
