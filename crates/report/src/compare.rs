@@ -65,7 +65,7 @@ fn readable(key: &str, v: &Value) -> String {
         let units = [(1u64 << 40, "t"), (1 << 30, "g"), (1 << 20, "m"), (1 << 10, "k")];
         units
             .iter()
-            .find(|(u, _)| b >= *u && b % u == 0)
+            .find(|(u, _)| b >= *u && b.is_multiple_of(*u))
             .map(|(u, s)| format!("{}{s}", b / u))
             .unwrap_or_else(|| b.to_string())
     };

@@ -36,7 +36,7 @@ pub fn esc(s: &str) -> String {
 
 /// The smallest "nice" number (1, 2, 2.5 or 5 times a power of ten) at or above `v`.
 pub fn nice_ceiling(v: f64) -> f64 {
-    if !(v > 0.0) || !v.is_finite() {
+    if v.is_nan() || v <= 0.0 || !v.is_finite() {
         return 1.0;
     }
     let p = 10f64.powf(v.log10().floor());
