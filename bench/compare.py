@@ -160,6 +160,17 @@ try:
         with open(os.path.join(os.path.dirname(os.path.abspath(args.out)), "scan-results.md"), "w") as f:
             f.write("\n".join(lines) + "\n")
         lines[:] = io_lines
+    if want("report"):
+        io_lines = list(lines)
+        del lines[:]
+        say(f"# storlab report benchmark — {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
+        say("")
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        import reportbench
+        reportbench.run(os.path.abspath(args.storlab), say, args.repeat)
+        with open(os.path.join(os.path.dirname(os.path.abspath(args.out)), "report-results.md"), "w") as f:
+            f.write("\n".join(lines) + "\n")
+        lines[:] = io_lines
 finally:
     shutil.rmtree(shm, ignore_errors=True)
     shutil.rmtree(disk, ignore_errors=True)
