@@ -80,6 +80,20 @@ fn readable(key: &str, v: &Value) -> String {
                     .join(",")
             })
             .unwrap_or_default(),
+        ("rate", Value::Object(o)) => {
+            let per = if o.get("per_worker").and_then(Value::as_bool) == Some(true) {
+                "per worker"
+            } else {
+                "in total"
+            };
+            match o.get("rate") {
+                Some(Value::Object(r)) if r.contains_key("iops") => format!("{} IOPS {per}", r["iops"]),
+                Some(Value::Object(r)) if r.contains_key("bytes_per_sec") => {
+                    format!("{} bytes/s {per}", r["bytes_per_sec"])
+                }
+                _ => v.to_string(),
+            }
+        }
         (_, Value::String(s)) => s.clone(),
         _ => v.to_string(),
     }
@@ -125,6 +139,8 @@ pub fn compare_groups(labels: &[String], members: &[Vec<RunDetail>]) -> CompareR
     // Every run must have the same phases with the same workload, or be allowed to differ.
     let reference = &members[0][0];
     let mut differences = Vec::new();
+    type DiffKey = (u32, String, String, String, String);
+    let mut param_diffs: Vec<(DiffKey, Vec<i64>)> = Vec::new();
     for (gi, g) in members.iter().enumerate() {
         for r in g {
             if r.phases.len() != reference.phases.len()
@@ -146,19 +162,30 @@ pub fn compare_groups(labels: &[String], members: &[Vec<RunDetail>]) -> CompareR
                 for k in wa.keys().chain(wb.keys()).collect::<std::collections::BTreeSet<_>>() {
                     let (va, vb) = (wa.get(k), wb.get(k));
                     if va != vb {
-                        differences.push(format!(
-                            "phase {} {}: {k} is {} in run {} but {} in run {}",
-                            a.seq + 1,
-                            a.kind,
-                            va.map(String::as_str).unwrap_or("unset"),
-                            r.run.id,
-                            vb.map(String::as_str).unwrap_or("unset"),
-                            reference.run.id
-                        ));
+                        let key = (
+                            a.seq,
+                            a.kind.clone(),
+                            k.clone(),
+                            va.cloned().unwrap_or_else(|| "unset".into()),
+                            vb.cloned().unwrap_or_else(|| "unset".into()),
+                        );
+                        match param_diffs.iter_mut().find(|(d, _)| *d == key) {
+                            Some((_, ids)) => ids.push(r.run.id),
+                            None => param_diffs.push((key, vec![r.run.id])),
+                        }
                     }
                 }
             }
         }
+    }
+    for ((seq, kind, k, va, vb), ids) in param_diffs {
+        differences.push(format!(
+            "phase {} {kind}: {k} is {va} in run{} {} but {vb} in run {}",
+            seq + 1,
+            if ids.len() > 1 { "s" } else { "" },
+            ids.iter().map(|i| i.to_string()).collect::<Vec<_>>().join(", "),
+            reference.run.id
+        ));
     }
     differences.dedup();
     let n_phases = members.iter().flatten().map(|r| r.phases.len()).min().unwrap_or(0);
@@ -268,7 +295,11 @@ pub fn render_text(r: &CompareReport) -> String {
         let gi = r.groups.iter().position(|(l, _)| *l == m.group).unwrap_or(0);
         rows.push(vec![
             format!("{} {}", m.phase, m.kind),
-            format!("{} ({})", m.metric, m.unit),
+            if m.metric == m.unit {
+                m.metric.clone()
+            } else {
+                format!("{} ({})", m.metric, m.unit)
+            },
             mean_sd(&c.a),
             ((b'A' + gi as u8) as char).to_string(),
             mean_sd(&c.b),
