@@ -288,6 +288,17 @@ fn phase_row(seq: u32, plan: &PhasePlan, r: &PhaseResult, cache_flattered: bool)
                 lat_p99_9_ns: s.lat_p99_9_ns,
                 lat_max_ns: s.lat_max_ns,
                 late_ios: s.late_ios,
+                targets: s
+                    .targets
+                    .iter()
+                    .map(|t| storlab_store::TargetSampleRow {
+                        target: t.target,
+                        bytes_read: t.bytes_read,
+                        bytes_written: t.bytes_written,
+                        ops_read: t.ops_read,
+                        ops_written: t.ops_written,
+                    })
+                    .collect(),
             })
             .collect(),
     })

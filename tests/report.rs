@@ -445,3 +445,57 @@ fn output_structures_match_their_snapshots() {
         &(outline(&std::fs::read_to_string(&page).unwrap()).join("\n") + "\n"),
     );
 }
+
+#[test]
+fn two_targets_get_their_own_samples_and_lines() {
+    let s = Scratch::new();
+    let (a, b) = (s.path().join("pool-a"), s.path().join("pool-b"));
+    std::fs::create_dir_all(&a).unwrap();
+    std::fs::create_dir_all(&b).unwrap();
+    let v = s.json(&[
+        "run",
+        "--target",
+        a.to_str().unwrap(),
+        "--target",
+        b.to_str().unwrap(),
+        "--threads",
+        "2",
+        "--phase",
+        "randread",
+        "--bs",
+        "4k",
+        "--size",
+        "8m",
+        "--runtime",
+        "1s",
+        "--interval",
+        "200ms",
+        "--rate",
+        "4000iops",
+    ]);
+    let id = v["id"].as_i64().unwrap().to_string();
+    let shown = s.json(&["results", "show", &id, "--samples"]);
+    let samples = shown["phases"][0]["samples"].as_array().unwrap();
+    assert!(samples.len() >= 4);
+    for x in samples {
+        let t = x["targets"].as_array().expect("per-target samples");
+        let targets: Vec<u64> = t.iter().map(|y| y["target"].as_u64().unwrap()).collect();
+        assert_eq!(targets, vec![0, 1], "{x}");
+        for k in ["bytes_read", "ops_read"] {
+            let sum: u64 = t.iter().map(|y| y[k].as_u64().unwrap()).sum();
+            assert_eq!(
+                sum,
+                x[k].as_u64().unwrap(),
+                "{k} of the targets add up to the interval's"
+            );
+        }
+    }
+    let page = s.path().join("r.html");
+    let out = s.storlab(&["report", &id, "-o", page.to_str().unwrap()]);
+    assert!(out.status.success());
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(
+        html.contains(">pool-a</text>") && html.contains(">pool-b</text>"),
+        "a line per target"
+    );
+}

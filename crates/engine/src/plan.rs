@@ -218,6 +218,9 @@ pub struct WorkerFile {
     /// True when the file is storlab's own (it may create and truncate it); false for a file
     /// or device the user named, which storlab never truncates.
     pub owned: bool,
+    /// Which of the job's targets this region lies on (samples are also kept per target).
+    #[serde(default)]
+    pub target: u16,
 }
 
 /// The range of write generations a verified read accepts.

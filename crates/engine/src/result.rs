@@ -171,6 +171,24 @@ pub struct Sample {
     pub lat_max_ns: u64,
     /// I/Os issued late in the interval (rate-limited phases).
     pub late_ios: u64,
+    /// The same interval per target, when the phase ran on more than one.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub targets: Vec<TargetSample>,
+}
+
+/// One target's share of an interval.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TargetSample {
+    /// The target's index in the job.
+    pub target: u16,
+    /// Bytes read.
+    pub bytes_read: u64,
+    /// Bytes written.
+    pub bytes_written: u64,
+    /// Reads completed.
+    pub ops_read: u64,
+    /// Writes completed.
+    pub ops_written: u64,
 }
 
 /// Everything one phase produced.

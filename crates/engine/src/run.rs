@@ -74,6 +74,7 @@ impl Counters {
 enum Msg {
     Interval {
         index: u32,
+        target: u16,
         t_start: u64,
         t_end: u64,
         ramp: bool,
@@ -187,7 +188,8 @@ pub fn run_phase(plan: &PhasePlan, stop: &AtomicBool) -> Result<PhaseResult, Eng
             });
         }
         drop(tx);
-        collect(&rx, n, &mut samples, &mut outcomes);
+        let many_targets = plan.workers.iter().any(|w| w.target != plan.workers[0].target);
+        collect(&rx, n, many_targets, &mut samples, &mut outcomes);
     });
 
     let mut outs = Vec::with_capacity(n);
@@ -206,6 +208,7 @@ pub fn run_phase(plan: &PhasePlan, stop: &AtomicBool) -> Result<PhaseResult, Eng
 fn collect(
     rx: &mpsc::Receiver<Msg>,
     n: usize,
+    many_targets: bool,
     samples: &mut Vec<Sample>,
     outcomes: &mut [Option<Result<WorkerOutcome, EngineError>>],
 ) {
@@ -216,6 +219,7 @@ fn collect(
         counters: Counters,
         hist: Histogram<u64>,
         reported: usize,
+        per_target: BTreeMap<u16, Counters>,
     }
     let mut pending: BTreeMap<u32, Pending> = BTreeMap::new();
     let mut last_index: Vec<Option<Option<u32>>> = vec![None; n];
@@ -244,6 +248,17 @@ fn collect(
             lat_p99_9_ns: q(0.999),
             lat_max_ns: if h.is_empty() { 0 } else { h.max() },
             late_ios: p.counters.late,
+            targets: p
+                .per_target
+                .iter()
+                .map(|(t, c)| TargetSample {
+                    target: *t,
+                    bytes_read: c.bytes[0],
+                    bytes_written: c.bytes[1],
+                    ops_read: c.ops[0],
+                    ops_written: c.ops[1],
+                })
+                .collect(),
         });
     };
     while done < n {
@@ -251,6 +266,7 @@ fn collect(
         match msg {
             Msg::Interval {
                 index,
+                target,
                 t_start,
                 t_end,
                 ramp,
@@ -264,7 +280,11 @@ fn collect(
                     counters: Counters::default(),
                     hist: new_histogram(),
                     reported: 0,
+                    per_target: BTreeMap::new(),
                 });
+                if many_targets {
+                    p.per_target.entry(target).or_default().add(&counters);
+                }
                 p.t_end = p.t_end.max(t_end);
                 p.t_start = p.t_start.min(t_start);
                 p.counters.add(&counters);
@@ -545,6 +565,7 @@ struct InFlight {
 
 struct Worker<'a> {
     plan: &'a PhasePlan,
+    target: u16,
     file_name: String,
     _file: Option<File>,
     pool: BufferPool,
@@ -594,6 +615,7 @@ impl<'a> Worker<'a> {
         let depth = plan.iodepth.max(1) as usize;
         Worker {
             plan,
+            target: plan.workers[index].target,
             file_name,
             _file: file,
             pool,
@@ -956,6 +978,7 @@ impl<'a> Worker<'a> {
             self.last_sent = Some(index);
             let _ = self.tx.send(Msg::Interval {
                 index,
+                target: self.target,
                 t_start: self.interval_start,
                 t_end: end,
                 ramp: !self.measuring,

@@ -39,6 +39,7 @@ fn plan(kind: PhaseKind, backend: BackendKind, path: &std::path::Path, workers: 
                 offset: i * len,
                 len,
                 owned: true,
+                target: 0,
             })
             .collect(),
     }

@@ -36,6 +36,8 @@ struct PhaseSeries {
     p50: Vec<(f64, f64)>,
     p99: Vec<(f64, f64)>,
     p999: Vec<(f64, f64)>,
+    /// Per target (when the phase ran on several): (t, MiB/s) and (t, IOPS).
+    targets: BTreeMap<u16, (Vec<(f64, f64)>, Vec<(f64, f64)>)>,
 }
 
 fn series_of(p: &PhaseRow) -> PhaseSeries {
@@ -45,6 +47,7 @@ fn series_of(p: &PhaseRow) -> PhaseSeries {
         p50: Vec::with_capacity(p.samples.len()),
         p99: Vec::with_capacity(p.samples.len()),
         p999: Vec::with_capacity(p.samples.len()),
+        targets: BTreeMap::new(),
     };
     for x in &p.samples {
         let dt = (x.t_end - x.t_start).max(1e-9);
@@ -54,6 +57,11 @@ fn series_of(p: &PhaseRow) -> PhaseSeries {
         s.p50.push((t, x.lat_p50_ns as f64 / 1e3));
         s.p99.push((t, x.lat_p99_ns as f64 / 1e3));
         s.p999.push((t, x.lat_p99_9_ns as f64 / 1e3));
+        for ts in &x.targets {
+            let e = s.targets.entry(ts.target).or_default();
+            e.0.push((t, (ts.bytes_read + ts.bytes_written) as f64 / dt / MIB));
+            e.1.push((t, (ts.ops_read + ts.ops_written) as f64 / dt));
+        }
     }
     s
 }
@@ -383,16 +391,42 @@ pub fn render(sections: &[RunSection], comparison: Option<&CompareReport>, opts:
             }
             body += "<div class=\"charts\">";
             let k = |m: &str| format!("{} {m}", p.kind);
+            // With several targets, each gets its own line beside the total.
+            let target_name = |t: u16| {
+                r.environment
+                    .get("targets")
+                    .and_then(|x| x.get(t as usize))
+                    .and_then(|x| x.get("path"))
+                    .and_then(|x| x.as_str())
+                    .map(|p| p.rsplit('/').find(|c| !c.is_empty()).unwrap_or(p).to_string())
+                    .unwrap_or_else(|| format!("target {}", t + 1))
+            };
+            let with_targets =
+                |total: &Vec<(f64, f64)>,
+                 name: &str,
+                 pick: &dyn Fn(&(Vec<(f64, f64)>, Vec<(f64, f64)>)) -> Vec<(f64, f64)>| {
+                    let mut v = vec![Series {
+                        name: name.into(),
+                        color: COLORS[0],
+                        points: total.clone(),
+                    }];
+                    for (i, (t, pts)) in s.targets.iter().enumerate() {
+                        v.push(Series {
+                            name: target_name(*t),
+                            color: COLORS[(i + 1) % COLORS.len()],
+                            points: pick(pts),
+                        });
+                    }
+                    v
+                };
             let (c1, t1) = line_chart(
                 &format!("{} — throughput", p.kind),
                 &k("MiB/s"),
                 "MiB/s",
                 "seconds",
-                &[Series {
-                    name: "MiB/s".into(),
-                    color: COLORS[0],
-                    points: s.mibs.clone(),
-                }],
+                &with_targets(&s.mibs, if s.targets.is_empty() { "MiB/s" } else { "total" }, &|x| {
+                    x.0.clone()
+                }),
                 scale(&k("MiB/s"), max_y(&s.mibs)),
             );
             let (c2, t2) = line_chart(
@@ -400,11 +434,9 @@ pub fn render(sections: &[RunSection], comparison: Option<&CompareReport>, opts:
                 &k("IOPS"),
                 "IOPS",
                 "seconds",
-                &[Series {
-                    name: "IOPS".into(),
-                    color: COLORS[2],
-                    points: s.iops.clone(),
-                }],
+                &with_targets(&s.iops, if s.targets.is_empty() { "IOPS" } else { "total" }, &|x| {
+                    x.1.clone()
+                }),
                 scale(&k("IOPS"), max_y(&s.iops)),
             );
             let lat_own = max_y(&s.p50).max(max_y(&s.p99)).max(max_y(&s.p999));

@@ -183,6 +183,19 @@ const MIGRATIONS: &[&str] = &[
         json    TEXT NOT NULL
     );
     "#,
+    // 3: samples per target, for phases that ran on more than one.
+    r#"
+    CREATE TABLE target_samples (
+        phase_id      INTEGER NOT NULL REFERENCES phases(id) ON DELETE CASCADE,
+        idx           INTEGER NOT NULL,
+        target        INTEGER NOT NULL,
+        bytes_read    INTEGER NOT NULL,
+        bytes_written INTEGER NOT NULL,
+        ops_read      INTEGER NOT NULL,
+        ops_written   INTEGER NOT NULL,
+        PRIMARY KEY (phase_id, idx, target)
+    );
+    "#,
 ];
 
 /// Now, as an RFC 3339 UTC timestamp with seconds.
@@ -219,6 +232,21 @@ pub struct NewRun {
     pub tags: Vec<(String, String)>,
 }
 
+/// One target's share of an interval sample.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct TargetSampleRow {
+    /// The target's index in the job.
+    pub target: u16,
+    /// Bytes read.
+    pub bytes_read: u64,
+    /// Bytes written.
+    pub bytes_written: u64,
+    /// Reads completed.
+    pub ops_read: u64,
+    /// Writes completed.
+    pub ops_written: u64,
+}
+
 /// One interval sample as stored.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct SampleRow {
@@ -250,6 +278,9 @@ pub struct SampleRow {
     pub lat_max_ns: u64,
     /// Late I/Os.
     pub late_ios: u64,
+    /// The interval per target, when the phase ran on more than one.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub targets: Vec<TargetSampleRow>,
 }
 
 /// A phase as stored: the figures queries need as columns, and the whole result as JSON.
@@ -457,6 +488,23 @@ fn insert_phase(tx: &rusqlite::Transaction, run_id: i64, p: &PhaseRow) -> Result
                 s.lat_max_ns as i64,
                 s.late_ios as i64
             ])?;
+        }
+        let mut per_target = tx.prepare(
+            "INSERT INTO target_samples (phase_id, idx, target, bytes_read, bytes_written, ops_read, ops_written)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+        )?;
+        for s in &p.samples {
+            for t in &s.targets {
+                per_target.execute(params![
+                    phase_id,
+                    s.idx,
+                    t.target,
+                    t.bytes_read as i64,
+                    t.bytes_written as i64,
+                    t.ops_read as i64,
+                    t.ops_written as i64
+                ])?;
+            }
         }
     }
     if p.cache_flattered {
@@ -1026,9 +1074,39 @@ impl Store {
                     lat_p99_9_ns: r.get::<_, i64>(11)? as u64,
                     lat_max_ns: r.get::<_, i64>(12)? as u64,
                     late_ios: r.get::<_, i64>(13)? as u64,
+                    targets: Vec::new(),
                 })
             })?
-            .collect::<std::result::Result<_, _>>()?;
+            .collect::<std::result::Result<Vec<SampleRow>, _>>()?;
+        let mut rows = rows;
+        let mut stmt = self.conn.prepare_cached(
+            "SELECT idx, target, bytes_read, bytes_written, ops_read, ops_written FROM target_samples
+             WHERE phase_id = ?1 ORDER BY idx, target",
+        )?;
+        let per_target = stmt.query_map([phase_id], |r| {
+            Ok((
+                r.get::<_, u32>(0)?,
+                TargetSampleRow {
+                    target: r.get(1)?,
+                    bytes_read: r.get::<_, i64>(2)? as u64,
+                    bytes_written: r.get::<_, i64>(3)? as u64,
+                    ops_read: r.get::<_, i64>(4)? as u64,
+                    ops_written: r.get::<_, i64>(5)? as u64,
+                },
+            ))
+        })?;
+        // Samples are in idx order and indices are dense from 0: look up by position when they
+        // match, else search.
+        for t in per_target {
+            let (idx, t) = t?;
+            let pos = match rows.get(idx as usize) {
+                Some(s) if s.idx == idx => Some(idx as usize),
+                _ => rows.iter().position(|s| s.idx == idx),
+            };
+            if let Some(p) = pos {
+                rows[p].targets.push(t);
+            }
+        }
         Ok(rows)
     }
 

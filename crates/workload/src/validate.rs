@@ -349,6 +349,7 @@ pub fn resolve(job: &Job, opts: &ResolveOptions) -> Result<Plan, WorkloadError> 
                         offset: 0,
                         len: s,
                         owned: true,
+                        target: ti as u16,
                     });
                     created.push(f);
                 }
@@ -377,6 +378,7 @@ pub fn resolve(job: &Job, opts: &ResolveOptions) -> Result<Plan, WorkloadError> 
                         offset: k * share,
                         len: share,
                         owned: *kind == TargetKind::NewFile,
+                        target: ti as u16,
                     });
                 }
                 if *kind == TargetKind::NewFile {
