@@ -174,6 +174,9 @@ pub struct SettingsArgs {
     /// Whether the flush at the end counts in the time (true/false; default true, as IOzone -e).
     #[arg(long = "fsync-timed")]
     pub fsync_timed: Option<String>,
+    /// Whether closing the files counts in the time (true/false; default false; IOzone -c).
+    #[arg(long = "close-timed")]
+    pub close_timed: Option<String>,
     /// Time-based phases of this length (e.g. 10s).
     #[arg(long)]
     pub runtime: Option<String>,
@@ -213,7 +216,7 @@ impl SettingsArgs {
     /// The flags given, as settings (each parsed by the same function as the job file's key).
     pub fn to_settings(&self) -> Result<Settings, WorkloadError> {
         let mut s = Settings::default();
-        let pairs: [(&str, &Option<String>); 19] = [
+        let pairs: [(&str, &Option<String>); 20] = [
             ("threads", &self.threads),
             ("size", &self.size),
             ("bs", &self.bs),
@@ -222,6 +225,7 @@ impl SettingsArgs {
             ("iodepth_batch", &self.iodepth_batch),
             ("fsync", &self.fsync),
             ("fsync_timed", &self.fsync_timed),
+            ("close_timed", &self.close_timed),
             ("runtime", &self.runtime),
             ("ramp", &self.ramp),
             ("rate", &self.rate),

@@ -111,6 +111,27 @@ impl Backend for NullBackend {
     }
 }
 
+/// What a worker holds after closing its file (IOzone's -c): no I/O is issued on it.
+pub(crate) struct Closed;
+
+impl Backend for Closed {
+    fn kind(&self) -> BackendKind {
+        BackendKind::Null
+    }
+    fn queue(&mut self, _: IoUnit, _: &BufferPool) -> io::Result<Queued> {
+        Err(io::Error::new(io::ErrorKind::Other, "the file was closed"))
+    }
+    fn commit(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+    fn reap(&mut self, _: u32, _: &mut [Completion]) -> io::Result<usize> {
+        Ok(0)
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
 /// pread(2) / pwrite(2).
 struct Psync {
     fd: RawFd,

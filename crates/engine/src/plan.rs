@@ -252,6 +252,9 @@ pub struct PhasePlan {
     pub fsync: FsyncPolicy,
     /// True when the flush at the end of the phase counts in the phase's time (IOzone's -e).
     pub fsync_timed: bool,
+    /// True when closing the file counts in the phase's time (IOzone's -c).
+    #[serde(default)]
+    pub close_timed: bool,
     /// Block sizes.
     pub bs: BlockSizes,
     /// Time-based phase: run this long after the ramp; None runs through each region once.

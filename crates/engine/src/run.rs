@@ -815,6 +815,13 @@ impl<'a> Worker<'a> {
                 end = self.now();
             }
         }
+        if self.plan.close_timed {
+            // IOzone's -c: closing (which on NFS flushes) counts. The back-end holds the
+            // descriptor (and a mapping or ring); dropping both closes the file.
+            self.backend = Box::new(crate::backend::Closed);
+            self._file = None;
+            end = self.now();
+        }
         self.tick(end)?;
         self.send_interval(end);
         if !interrupted {

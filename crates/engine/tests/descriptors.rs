@@ -19,6 +19,7 @@ fn plan(kind: PhaseKind, backend: BackendKind, path: &std::path::Path, workers: 
         sync: false,
         fsync: FsyncPolicy::End,
         fsync_timed: false,
+        close_timed: false,
         bs: BlockSizes::Fixed(64 << 10),
         runtime: None,
         ramp: Duration(0),

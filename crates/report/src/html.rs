@@ -29,6 +29,9 @@ pub struct RunSection {
 
 const MIB: f64 = 1024.0 * 1024.0;
 
+/// (x, y) points of a series.
+type Points = Vec<(f64, f64)>;
+
 /// Time series of one phase: (t, MiB/s), (t, IOPS), and latency percentiles in µs.
 struct PhaseSeries {
     mibs: Vec<(f64, f64)>,
@@ -37,7 +40,7 @@ struct PhaseSeries {
     p99: Vec<(f64, f64)>,
     p999: Vec<(f64, f64)>,
     /// Per target (when the phase ran on several): (t, MiB/s) and (t, IOPS).
-    targets: BTreeMap<u16, (Vec<(f64, f64)>, Vec<(f64, f64)>)>,
+    targets: BTreeMap<u16, (Points, Points)>,
 }
 
 fn series_of(p: &PhaseRow) -> PhaseSeries {
@@ -401,24 +404,21 @@ pub fn render(sections: &[RunSection], comparison: Option<&CompareReport>, opts:
                     .map(|p| p.rsplit('/').find(|c| !c.is_empty()).unwrap_or(p).to_string())
                     .unwrap_or_else(|| format!("target {}", t + 1))
             };
-            let with_targets =
-                |total: &Vec<(f64, f64)>,
-                 name: &str,
-                 pick: &dyn Fn(&(Vec<(f64, f64)>, Vec<(f64, f64)>)) -> Vec<(f64, f64)>| {
-                    let mut v = vec![Series {
-                        name: name.into(),
-                        color: COLORS[0],
-                        points: total.clone(),
-                    }];
-                    for (i, (t, pts)) in s.targets.iter().enumerate() {
-                        v.push(Series {
-                            name: target_name(*t),
-                            color: COLORS[(i + 1) % COLORS.len()],
-                            points: pick(pts),
-                        });
-                    }
-                    v
-                };
+            let with_targets = |total: &Vec<(f64, f64)>, name: &str, pick: &dyn Fn(&(Points, Points)) -> Points| {
+                let mut v = vec![Series {
+                    name: name.into(),
+                    color: COLORS[0],
+                    points: total.clone(),
+                }];
+                for (i, (t, pts)) in s.targets.iter().enumerate() {
+                    v.push(Series {
+                        name: target_name(*t),
+                        color: COLORS[(i + 1) % COLORS.len()],
+                        points: pick(pts),
+                    });
+                }
+                v
+            };
             let (c1, t1) = line_chart(
                 &format!("{} — throughput", p.kind),
                 &k("MiB/s"),

@@ -6,6 +6,7 @@
 //! keys, command-line flags (flags override the file, as `storlab run` documents).
 #![deny(missing_docs)]
 
+pub mod iozone;
 mod settings;
 mod validate;
 

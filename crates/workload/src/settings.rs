@@ -26,6 +26,10 @@ pub const KEYS: &[(&str, &str)] = &[
         "true (default) when the flush at the end counts in the time, as IOzone -e",
     ),
     (
+        "close_timed",
+        "true when closing the files counts in the time, as IOzone -c (default false)",
+    ),
+    (
         "runtime",
         "time-based phase length, e.g. 30s (default: one pass over each file)",
     ),
@@ -65,6 +69,7 @@ pub struct Settings {
     pub sync: Option<bool>,
     pub fsync: Option<FsyncPolicy>,
     pub fsync_timed: Option<bool>,
+    pub close_timed: Option<bool>,
     pub runtime: Option<Duration>,
     pub ramp: Option<Duration>,
     pub rate: Option<Rate>,
@@ -180,6 +185,7 @@ impl Settings {
                 })
             }
             "fsync_timed" => self.fsync_timed = Some(parse_bool(t, origin)?),
+            "close_timed" => self.close_timed = Some(parse_bool(t, origin)?),
             "runtime" => self.runtime = Some(parse_duration(t, origin)?).filter(|d| d.0 > 0),
             "ramp" => self.ramp = Some(parse_duration(t, origin)?),
             "rate" => {
@@ -270,6 +276,7 @@ impl Settings {
             sync,
             fsync,
             fsync_timed,
+            close_timed,
             runtime,
             ramp,
             rate,

@@ -69,6 +69,7 @@ struct Effective {
     sync: bool,
     fsync: FsyncPolicy,
     fsync_timed: bool,
+    close_timed: bool,
     runtime: Option<Duration>,
     ramp: Duration,
     rate: Option<RateLimit>,
@@ -94,6 +95,7 @@ fn effective(job: &Settings, phase: &Settings) -> Effective {
         sync: s.sync.unwrap_or(false),
         fsync: s.fsync.unwrap_or(FsyncPolicy::None),
         fsync_timed: s.fsync_timed.unwrap_or(true),
+        close_timed: s.close_timed.unwrap_or(false),
         runtime: s.runtime,
         ramp: s.ramp.unwrap_or_default(),
         rate: s.rate.map(|rate| RateLimit {
@@ -500,6 +502,7 @@ pub fn resolve(job: &Job, opts: &ResolveOptions) -> Result<Plan, WorkloadError> 
             sync: e.sync,
             fsync: e.fsync,
             fsync_timed: e.fsync_timed,
+            close_timed: e.close_timed,
             bs: e.bs.clone(),
             runtime: e.runtime,
             ramp: e.ramp,
