@@ -23,6 +23,15 @@ pub enum Command {
     /// Usage and age report of whole filesystems: data, files, and what was not accessed for
     /// longer than given ages (candidates for a cheaper tier).
     Scan(ScanArgs),
+    /// IOzone's command line on storlab's engine: `storlab iozone -s 16g -r 64k -i 0 -i 1 -t 3
+    /// -F /a /b /c -R -b out.xlsx`, reported in IOzone's layout plus latency percentiles.
+    /// storlab's own options: --db PATH, --dir DIR, --tag KEY=VALUE, --json. `-h` lists the flags.
+    #[command(disable_help_flag = true)]
+    Iozone {
+        /// IOzone's flags.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
+        args: Vec<String>,
+    },
     /// Read back stored results.
     #[command(subcommand)]
     Results(ResultsCommand),

@@ -2,6 +2,7 @@
 //! or computes lives in `crates/`; this binary parses flags, wires a run together and prints.
 
 mod cli;
+mod iozone;
 mod output;
 mod results;
 mod runner;
@@ -31,6 +32,7 @@ fn main() -> ExitCode {
         Command::Demo(args) => runner::demo(args),
         Command::Run(args) => runner::run(*args),
         Command::Scan(args) => scan::scan(args),
+        Command::Iozone { args } => iozone::iozone(args),
         Command::Report(args) => results::report(args),
         Command::Results(ResultsCommand::List { limit, filter, output }) => {
             output::results_list(limit, &filter, &output)

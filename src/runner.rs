@@ -126,6 +126,23 @@ fn random_seed() -> u64 {
     t ^ ((std::process::id() as u64) << 40) ^ 0x9E37_79B9_7F4A_7C15
 }
 
+/// What one executed job left: its run id, final status, plan and phase results.
+pub struct Executed {
+    pub run_id: i64,
+    pub status: &'static str,
+    pub results: Vec<PhaseResult>,
+}
+
+/// How to execute a job.
+pub struct ExecOptions<'a> {
+    pub kind: &'a str,
+    pub tags: &'a [(String, String)],
+    pub allow: &'a [PathBuf],
+    pub keep: bool,
+    pub chatty: bool,
+    pub command: String,
+}
+
 fn execute(
     job: Job,
     kind: &str,
@@ -135,23 +152,54 @@ fn execute(
     out: &OutputArgs,
     command: String,
 ) -> Result<u8> {
+    let db = db_path(out);
+    let e = run_job(
+        &job,
+        &db,
+        &ExecOptions {
+            kind,
+            tags,
+            allow,
+            keep,
+            chatty: std::io::stderr().is_terminal() && !out.json && !out.csv,
+            command,
+        },
+    )?;
+    let store = Store::open(&db, &storlab_env::capture(&[]).host)?;
+    let stored = store
+        .run(e.run_id, out.json || out.csv)?
+        .context("the run just stored cannot be read back")?;
+    output::print_run(&stored, out)?;
+    eprintln!("storlab: stored as run {} in {}", e.run_id, store.path().display());
+    if kind == "demo" && !keep {
+        eprintln!("storlab: the demo's files were removed");
+    }
+    Ok(match e.status {
+        "aborted" => exit::ABORTED,
+        "corrupt" => exit::CORRUPT,
+        _ => 0,
+    })
+}
+
+/// Resolves a job, runs its phases, stores the run in `db` and removes the files it created
+/// (unless `keep`). Errors of a phase are stored with the run and returned.
+pub fn run_job(job: &Job, db: &std::path::Path, o: &ExecOptions) -> Result<Executed> {
     let opts = ResolveOptions {
-        allow_devices: allow.to_vec(),
+        allow_devices: o.allow.to_vec(),
         file_tag: std::process::id().to_string(),
         default_seed: random_seed(),
     };
-    let plan = resolve(&job, &opts)?;
+    let plan = resolve(job, &opts)?;
     let targets: Vec<PathBuf> = plan.targets.iter().map(|(p, _)| p.clone()).collect();
     let env = storlab_env::capture(&targets);
-    let db = db_path(out);
-    let mut store = Store::open(&db, &env.host)?;
+    let mut store = Store::open(db, &env.host)?;
     let run_id = store.begin_run(&NewRun {
-        kind: kind.into(),
+        kind: o.kind.into(),
         host: env.host.clone(),
         job_name: Some(plan.name.clone()),
         job: serde_json::json!({ "job": job, "plan": plan }),
-        command,
-        tags: tags.to_vec(),
+        command: o.command.clone(),
+        tags: o.tags.to_vec(),
     })?;
     let mut env_json = serde_json::to_value(&env)?;
     storlab_engine::clock::init();
@@ -160,10 +208,10 @@ fn execute(
     install_stop_handler();
     let cleanup = Cleanup {
         files: plan.created_files.clone(),
-        keep,
+        keep: o.keep,
     };
-    let chatty = std::io::stderr().is_terminal() && !out.json && !out.csv;
-
+    let chatty = o.chatty;
+    let mut results = Vec::new();
     let mut status = "ok";
     let mut detail: Option<String> = None;
     let mut bad_blocks = 0u64;
@@ -216,6 +264,7 @@ fn execute(
             eprintln!("{}", mib_per_sec(result.all_done.bytes_per_sec));
         }
         store.save_phase(run_id, &phase_row(seq as u32, phase, &result, flattered)?)?;
+        results.push(result);
     }
     drop(cleanup);
     if status == "ok" && bad_blocks > 0 {
@@ -223,19 +272,10 @@ fn execute(
         detail = Some(format!("verification found {bad_blocks} bad 4 KiB block(s)"));
     }
     store.finish_run(run_id, status, detail.as_deref())?;
-
-    let stored = store
-        .run(run_id, out.json || out.csv)?
-        .context("the run just stored cannot be read back")?;
-    output::print_run(&stored, out)?;
-    eprintln!("storlab: stored as run {run_id} in {}", store.path().display());
-    if kind == "demo" && !keep {
-        eprintln!("storlab: the demo's files were removed");
-    }
-    Ok(match status {
-        "aborted" => exit::ABORTED,
-        "corrupt" => exit::CORRUPT,
-        _ => 0,
+    Ok(Executed {
+        run_id,
+        status,
+        results,
     })
 }
 

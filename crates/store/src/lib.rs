@@ -806,6 +806,45 @@ impl Store {
         Ok(Some((out, summary)))
     }
 
+    /// Creates a study (a set of runs that belong together: a sweep's cells, an impact
+    /// study's repetitions); returns its id.
+    pub fn create_study(&self, kind: &str, params: &serde_json::Value) -> Result<i64> {
+        self.conn.execute(
+            "INSERT INTO studies (kind, created_at, params) VALUES (?1, ?2, ?3)",
+            params![kind, now_rfc3339(), params.to_string()],
+        )?;
+        Ok(self.conn.last_insert_rowid())
+    }
+
+    /// Adds a run to a study, with its role there (e.g. "cell 64k×4k").
+    pub fn add_study_member(&self, study_id: i64, run_id: i64, role: &str) -> Result<()> {
+        self.conn.execute(
+            "INSERT OR REPLACE INTO study_members (study_id, run_id, role) VALUES (?1, ?2, ?3)",
+            params![study_id, run_id, role],
+        )?;
+        Ok(())
+    }
+
+    /// A study's kind, parameters and members (run id, role), or None.
+    pub fn study(&self, study_id: i64) -> Result<Option<(String, serde_json::Value, Vec<(i64, String)>)>> {
+        let Some((kind, params)) = self
+            .conn
+            .query_row("SELECT kind, params FROM studies WHERE id = ?1", [study_id], |r| {
+                Ok((r.get::<_, String>(0)?, r.get::<_, String>(1)?))
+            })
+            .optional()?
+        else {
+            return Ok(None);
+        };
+        let mut stmt = self
+            .conn
+            .prepare("SELECT run_id, role FROM study_members WHERE study_id = ?1 ORDER BY run_id")?;
+        let members = stmt
+            .query_map([study_id], |r| Ok((r.get(0)?, r.get(1)?)))?
+            .collect::<std::result::Result<_, _>>()?;
+        Ok(Some((kind, serde_json::from_str(&params)?, members)))
+    }
+
     /// Sets the final status of a run.
     pub fn finish_run(&self, run_id: i64, status: &str, detail: Option<&str>) -> Result<()> {
         self.conn.execute(

@@ -58,7 +58,8 @@ pub enum WorkloadError {
 }
 
 impl WorkloadError {
-    pub(crate) fn invalid(origin: impl Into<String>, message: impl Into<String>) -> WorkloadError {
+    /// A refusal: what was wrong (`message`) and where (`origin`: a file, a flag, a line).
+    pub fn invalid(origin: impl Into<String>, message: impl Into<String>) -> WorkloadError {
         WorkloadError::Invalid {
             origin: origin.into(),
             message: message.into(),

@@ -1,0 +1,235 @@
+//! `storlab iozone`: IOzone's command lines as the seeds use them, run on tmpfs, reported in
+//! IOzone's layout, stored, and written to an XLSX workbook (read back with calamine).
+
+use calamine::{Data, Reader};
+use serde_json::Value;
+
+mod common;
+use common::*;
+
+#[test]
+fn throughput_mode_reports_in_iozones_layout() {
+    let s = Scratch::new();
+    let d = s.data();
+    let (fa, fb) = (d.join("a.dat"), d.join("b.dat"));
+    let book = s.path().join("ral.xlsx");
+    let out = s.storlab(&[
+        "iozone",
+        "-s",
+        "8m",
+        "-r",
+        "64k",
+        "-i",
+        "0",
+        "-i",
+        "1",
+        "-i",
+        "2",
+        "-R",
+        "-b",
+        book.to_str().unwrap(),
+        "-t",
+        "2",
+        "-F",
+        fa.to_str().unwrap(),
+        fb.to_str().unwrap(),
+        "-C",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    for who in [
+        "initial writers",
+        "rewriters",
+        "readers",
+        "re-readers",
+        "random readers",
+        "random writers",
+    ] {
+        assert!(
+            text.contains(&format!("Children see throughput for  2 {who}")),
+            "{who}: {text}"
+        );
+        assert!(text.contains(&format!("Parent sees throughput for  2 {who}")), "{who}");
+    }
+    assert_eq!(text.matches("Min throughput per process").count(), 6);
+    // Each worker moved its whole file: 8 MiB = 8192 kB.
+    assert_eq!(text.matches("Min xfer \t\t\t\t\t=    8192.00 kB").count(), 6, "{text}");
+    assert_eq!(text.matches("Child[1] xfer count =    8192.00 kB").count(), 6);
+    assert!(text.contains("\"Throughput report Y-axis is type of test X-axis is number of processes\""));
+    assert!(text.contains("\"Record size = 64 kBytes \""));
+    assert!(text.contains("\"  Initial write \""));
+    assert!(text.contains("storlab: first done") && text.contains("p99.9"));
+    // IOzone removes its files unless -w.
+    assert!(!fa.exists() && !fb.exists());
+    // The parent's figure is the total over the wall time: check it against the stored run.
+    let runs = s.json(&["results", "list", "--kind", "iozone"]);
+    let id = runs[0]["id"].as_i64().unwrap().to_string();
+    let run = s.json(&["results", "show", &id]);
+    assert_eq!(run["phases"].as_array().unwrap().len(), 6);
+    let parent_kb = run["phases"][0]["bytes_per_sec"].as_f64().unwrap() / 1024.0;
+    assert!(
+        text.contains(&format!(
+            "Parent sees throughput for  2 initial writers \t= {parent_kb:10.2} kB/sec"
+        )),
+        "{parent_kb}"
+    );
+
+    // The workbook: a summary and a sheet per test, numbers as numbers.
+    let mut wb: calamine::Xlsx<_> = calamine::open_workbook(&book).unwrap();
+    let names = wb.sheet_names();
+    assert_eq!(names[0], "Summary");
+    for n in [
+        "Writer report",
+        "Re-writer report",
+        "Reader report",
+        "Re-Reader report",
+        "Random read report",
+        "Random write report",
+    ] {
+        assert!(names.iter().any(|x| x == n), "{n} in {names:?}");
+    }
+    let writer = wb.worksheet_range("Writer report").unwrap();
+    let row = writer.rows().nth(1).unwrap();
+    assert_eq!(row[0], Data::Float(2.0), "workers");
+    assert!(
+        matches!(row[1], Data::Float(f) if f > 0.0),
+        "children see is a number: {:?}",
+        row[1]
+    );
+}
+
+#[test]
+fn automatic_mode_is_one_study_of_cells() {
+    let s = Scratch::new();
+    let d = s.data();
+    let v: Value = {
+        let out = s.storlab(&[
+            "iozone",
+            "-a",
+            "-n",
+            "256k",
+            "-g",
+            "1m",
+            "-y",
+            "64k",
+            "-q",
+            "256k",
+            "-i",
+            "0",
+            "--dir",
+            d.to_str().unwrap(),
+            "--json",
+        ]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    // Files 256k, 512k, 1m × records 64k, 128k, 256k: 9 cells, each a run, all one study.
+    let cells = v["cells"].as_array().unwrap();
+    assert_eq!(cells.len(), 9);
+    assert!(v["study"].as_i64().is_some());
+    assert!(v["note"].as_str().unwrap().contains("three times the buffer cache"));
+    let kb = |c: &Value| {
+        (
+            c["file_bytes"].as_u64().unwrap() / 1024,
+            c["record_bytes"].as_u64().unwrap() / 1024,
+        )
+    };
+    assert_eq!(kb(&cells[0]), (256, 64));
+    assert_eq!(kb(&cells[8]), (1024, 256));
+    assert_eq!(cells[0]["phases"][0]["test"], "Initial write");
+    assert_eq!(
+        s.json(&["results", "list", "--kind", "iozone"])
+            .as_array()
+            .unwrap()
+            .len(),
+        9
+    );
+    assert!(std::fs::read_dir(&d).unwrap().next().is_none(), "no file left behind");
+    // The -R report of the same matrix: IOzone's "Writer report", records across, files down.
+    let out = s.storlab(&[
+        "iozone",
+        "-Ra",
+        "-n",
+        "256k",
+        "-g",
+        "512k",
+        "-y",
+        "64k",
+        "-q",
+        "128k",
+        "-i",
+        "0",
+        "--dir",
+        d.to_str().unwrap(),
+    ]);
+    let text = stdout(&out);
+    let at = text.find("\"Writer report\"").expect("writer report");
+    let block: Vec<&str> = text[at..].lines().take(4).collect();
+    assert_eq!(
+        block[1].split_whitespace().collect::<Vec<_>>(),
+        vec!["\"64\"", "\"128\""]
+    );
+    assert!(
+        block[2].starts_with("\"256\"") && block[3].starts_with("\"512\""),
+        "{block:?}"
+    );
+}
+
+#[test]
+fn keep_files_with_w() {
+    let s = Scratch::new();
+    let d = s.data();
+    let f = d.join("kept.dat");
+    let out = s.storlab(&[
+        "iozone",
+        "-s",
+        "1m",
+        "-r",
+        "64k",
+        "-i",
+        "0",
+        "-w",
+        "-t",
+        "1",
+        "-F",
+        f.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(std::fs::metadata(&f).unwrap().len(), 1 << 20);
+}
+
+#[test]
+fn bad_iozone_lines_are_refused_before_anything_is_written() {
+    let s = Scratch::new();
+    let d = s.data();
+    let dir = d.to_str().unwrap();
+    let a = d.join("a").to_str().unwrap().to_string();
+    for (args, needle) in [
+        (vec!["-s", "4k", "-r", "64k", "-i", "0"], "smaller than -r"),
+        (
+            vec!["-s", "1m", "-r", "64k", "-i", "0", "-t", "2", "-F", &a],
+            "-F names 1 file(s) but -t asks for 2",
+        ),
+        (vec!["-s", "1m", "-r", "64k", "-i", "5"], "-i 5 (stride read) needs -j"),
+        (
+            vec!["-s", "1m", "-i", "0", "-k", "4"],
+            "-k is not an IOzone flag storlab supports; supported: -a -b -c",
+        ),
+        (vec!["-s", "100p", "-i", "0"], "-s 100p"),
+    ] {
+        let mut full = vec!["iozone"];
+        full.extend(args.iter().copied());
+        full.extend(["--dir", dir]);
+        let out = s.storlab(&full);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
+        assert!(stderr(&out).contains(needle), "{args:?}: {}", stderr(&out));
+    }
+    // A file set larger than the filesystem is refused by the same checks as `storlab run`.
+    let out = s.storlab(&["iozone", "-s", "500g", "-r", "64k", "-i", "0", "--dir", dir]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("free"), "{}", stderr(&out));
+    assert!(std::fs::read_dir(&d).unwrap().next().is_none(), "nothing written");
+    assert!(!s.db().exists());
+    let help = s.storlab(&["iozone", "-h"]);
+    assert!(help.status.success() && stdout(&help).contains("-+p"));
+}
