@@ -732,7 +732,7 @@ mod tests {
         let z = cells(&args("-a -z -i 0"));
         assert_eq!(z.iter().filter(|c| c.file == 512 << 20).count(), 13);
         let g = cells(&args("-a -i 0 -n 1m -g 4m -y 64k -q 1m"));
-        assert_eq!(g.len(), 3 + 4 + 5);
+        assert_eq!(g.len(), 3 * 5, "files 1m, 2m, 4m × records 64k to 1m");
         let w = cells(&args("-i 0 -l 1 -u 4 -s 1m"));
         assert_eq!(w.iter().map(|c| c.workers).collect::<Vec<_>>(), vec![1, 2, 3, 4]);
     }

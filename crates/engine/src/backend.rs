@@ -119,7 +119,7 @@ impl Backend for Closed {
         BackendKind::Null
     }
     fn queue(&mut self, _: IoUnit, _: &BufferPool) -> io::Result<Queued> {
-        Err(io::Error::new(io::ErrorKind::Other, "the file was closed"))
+        Err(io::Error::other("the file was closed"))
     }
     fn commit(&mut self) -> io::Result<()> {
         Ok(())

@@ -526,6 +526,9 @@ pub struct ImportedRun {
     pub phases: Vec<PhaseRow>,
 }
 
+/// A study as stored: its kind, parameters, and members (run id, role).
+pub type StudyRecord = (String, serde_json::Value, Vec<(i64, String)>);
+
 /// One row of a stored scan.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ScanRowRecord {
@@ -826,7 +829,7 @@ impl Store {
     }
 
     /// A study's kind, parameters and members (run id, role), or None.
-    pub fn study(&self, study_id: i64) -> Result<Option<(String, serde_json::Value, Vec<(i64, String)>)>> {
+    pub fn study(&self, study_id: i64) -> Result<Option<StudyRecord>> {
         let Some((kind, params)) = self
             .conn
             .query_row("SELECT kind, params FROM studies WHERE id = ?1", [study_id], |r| {
