@@ -432,7 +432,7 @@ pub fn test_name(t: u8) -> &'static str {
 }
 
 fn kb(b: u64) -> String {
-    if b % 1024 == 0 {
+    if b.is_multiple_of(1024) {
         format!("{}k", b / 1024)
     } else {
         format!("{b} bytes")
