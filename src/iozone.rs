@@ -175,6 +175,17 @@ fn figures(r: &PhaseResult, a: &IozoneArgs) -> Figures {
     }
 }
 
+/// How IOzone prints the worker count and the word after it (its printf formats differ by test:
+/// "%2ld initial writers \t=", "%ld re-readers \t=", "%2ld readers \t\t=").
+fn who_line(label: &str, workers: u32) -> String {
+    let w = who(label);
+    match label {
+        "Initial write" | "Rewrite" => format!("{workers:2} {w} \t="),
+        "Read" => format!("{workers:2} {w} \t\t="),
+        _ => format!("{workers} {w} \t="),
+    }
+}
+
 /// IOzone's word for the workers of a phase in throughput mode.
 fn who(label: &str) -> &'static str {
     match label {
@@ -435,15 +446,9 @@ fn render(a: &IozoneArgs, results: &[CellResult], throughput_mode: bool) -> Stri
             );
             for (label, p) in &r.phases {
                 let f = figures(p, a);
-                let w = who(label);
-                s += &format!(
-                    "\n\tChildren see throughput for {:2} {w} \t= {:10.2} {unit}/sec\n",
-                    c.workers, f.children
-                );
-                s += &format!(
-                    "\tParent sees throughput for {:2} {w} \t= {:10.2} {unit}/sec\n",
-                    c.workers, f.parent
-                );
+                let w = who_line(label, c.workers);
+                s += &format!("\n\tChildren see throughput for {w} {:10.2} {unit}/sec\n", f.children);
+                s += &format!("\tParent sees throughput for {w} {:10.2} {unit}/sec\n", f.parent);
                 s += &format!("\tMin throughput per {port} \t\t\t= {:10.2} {unit}/sec \n", f.min);
                 s += &format!("\tMax throughput per {port} \t\t\t= {:10.2} {unit}/sec\n", f.max);
                 s += &format!("\tAvg throughput per {port} \t\t\t= {:10.2} {unit}/sec\n", f.avg);
@@ -490,17 +495,21 @@ fn render(a: &IozoneArgs, results: &[CellResult], throughput_mode: bool) -> Stri
             }
         }
     } else {
-        // IOzone's single-worker table: one row per file size × record size.
+        // IOzone's single-worker table, its header as IOzone prints it (columns for every
+        // test) and each row with the figures of the tests run, in IOzone's order and widths.
         let labels = phase_labels(a);
-        s += &format!("\n{:>16}{:>8}", "kB", "reclen");
-        for l in &labels {
-            s += &format!("{:>16}", short(l));
-        }
-        s += "\n";
+        s += "                                                              random    random     bkwd    record    stride                                    \n";
+        s += "              kB  reclen    write  rewrite    read    reread    read     write     read   rewrite      read   fwrite frewrite    fread  freread\n";
         for r in results {
-            s += &format!("{:>16}{:>8}", r.cell.file / 1024, r.cell.record / 1024);
-            for (_, p) in &r.phases {
-                s += &format!("{:>16.0}", figures(p, a).parent);
+            s += &format!("{:16}{:8}", r.cell.file / 1024, r.cell.record / 1024);
+            for (label, p) in &r.phases {
+                let v = figures(p, a).parent.round() as i64;
+                // IOzone prints record rewrite and stride read with a leading space.
+                if matches!(label.as_str(), "Record rewrite" | "Stride read") {
+                    s += &format!(" {v:9}");
+                } else {
+                    s += &format!("{v:9}");
+                }
             }
             s += "\n";
         }
@@ -565,25 +574,6 @@ fn storlab_line(p: &PhaseResult) -> String {
         us(p.latency.p99_9_ns),
         us(p.latency.max_ns)
     )
-}
-
-fn short(label: &str) -> &'static str {
-    match label {
-        "Initial write" => "write",
-        "Rewrite" => "rewrite",
-        "Read" => "read",
-        "Re-read" => "reread",
-        "Random read" => "random read",
-        "Random write" => "random write",
-        "Reverse Read" => "bkwd read",
-        "Record rewrite" => "record rewrite",
-        "Stride read" => "stride read",
-        "Mixed workload" => "mixed",
-        "Pwrite" => "pwrite",
-        "Re-pwrite" => "repwrite",
-        "Pread" => "pread",
-        _ => "repread",
-    }
 }
 
 /// IOzone's report names for -R and -b.

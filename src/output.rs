@@ -310,7 +310,15 @@ fn render(run: &RunDetail) -> String {
             s += "\n";
         }
     }
-    if let Some(first) = run.phases.first() {
+    if r.imported {
+        s += &format!(
+            "imported: {}\n",
+            run.environment
+                .get("source")
+                .and_then(|v| v.as_str())
+                .unwrap_or("from another tool")
+        );
+    } else if let Some(first) = run.phases.first() {
         let p = &first.params;
         let workers = p
             .get("workers")

@@ -282,12 +282,25 @@ pub fn report(args: crate::cli::ReportArgs) -> Result<u8> {
 
 pub fn import(file: &std::path::Path, host: Option<String>, tags: &[(String, String)], out: &OutputArgs) -> Result<u8> {
     let text = std::fs::read_to_string(file).map_err(|e| usage(format!("cannot read {}: {e}", file.display())))?;
-    let host = host.unwrap_or_else(|| "unknown (fio import)".into());
-    let runs = storlab_report::fio::parse(&file.display().to_string(), &text, &host, tags)
-        .map_err(|e| usage(e.to_string()))?;
+    let name = file.display().to_string();
+    let is_iozone = storlab_report::iozone::looks_like_iozone(&text);
+    let runs = if is_iozone {
+        let host = host.unwrap_or_else(|| "unknown (IOzone import)".into());
+        storlab_report::iozone::parse(&name, &text, &host, tags).map_err(|e| usage(e.to_string()))?
+    } else {
+        let host = host.unwrap_or_else(|| "unknown (fio import)".into());
+        storlab_report::fio::parse(&name, &text, &host, tags).map_err(|e| usage(e.to_string()))?
+    };
     let db = crate::runner::db_path(out);
     let mut store = Store::open(&db, &storlab_env::capture(&[]).host)?;
     let ids = store.import_runs(&runs)?;
+    // The cells of an imported IOzone matrix belong together.
+    if is_iozone && ids.len() > 1 {
+        let study = store.create_study("iozone-import", &serde_json::json!({ "imported_from": name }))?;
+        for (id, r) in ids.iter().zip(&runs) {
+            store.add_study_member(study, *id, r.run.job_name.as_deref().unwrap_or(""))?;
+        }
+    }
     if out.json {
         println!("{}", serde_json::json!({ "imported": ids }));
     } else {
@@ -309,7 +322,11 @@ pub fn import(file: &std::path::Path, host: Option<String>, tags: &[(String, Str
                 p.kind.clone(),
                 format!("{:.2}", p.bytes_per_sec / (1u64 << 20) as f64),
                 format!("{:.0}", p.iops),
-                format!("{:.1} µs", p.lat_p99_ns as f64 / 1e3),
+                if p.lat_p99_ns == 0 {
+                    "-".into()
+                } else {
+                    format!("{:.1} µs", p.lat_p99_ns as f64 / 1e3)
+                },
             ]);
         }
         print!("{}", table(&rows));

@@ -233,3 +233,81 @@ fn bad_iozone_lines_are_refused_before_anything_is_written() {
     let help = s.storlab(&["iozone", "-h"]);
     assert!(help.status.success() && stdout(&help).contains("-+p"));
 }
+
+fn fixture(name: &str) -> std::path::PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/iozone")
+        .join(name)
+}
+
+/// The figure after "=" on the first line of `text` that starts with `prefix` (trimmed).
+fn figure(text: &str, prefix: &str) -> f64 {
+    let l = text.lines().find(|l| l.trim().starts_with(prefix)).unwrap();
+    l.split('=')
+        .nth(1)
+        .unwrap()
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap()
+}
+
+/// These files are what a real IOzone (3.489, built from its public source by bench/run)
+/// printed on this machine; the figures expected are read from the same text here.
+#[test]
+fn real_iozone_output_imports_as_runs() {
+    let s = Scratch::new();
+    let t = fixture("throughput-t2.txt");
+    let text = std::fs::read_to_string(&t).unwrap();
+    let v = s.json(&["results", "import", t.to_str().unwrap(), "--host", "eastwood"]);
+    let id = v["imported"][0].as_i64().unwrap().to_string();
+    let run = s.json(&["results", "show", &id]);
+    assert_eq!(run["host"], "eastwood");
+    assert_eq!(run["imported"], true);
+    assert_eq!(run["started_at"], "2026-11-22T00:28:24Z", "IOzone's Run began");
+    let phases = run["phases"].as_array().unwrap();
+    let kinds: Vec<&str> = phases.iter().map(|p| p["kind"].as_str().unwrap()).collect();
+    assert_eq!(
+        kinds,
+        vec!["write", "rewrite", "read", "reread", "randread", "randwrite"]
+    );
+    let parent = figure(&text, "Parent sees throughput for  2 initial writers");
+    let children = figure(&text, "Children see throughput for  2 initial writers");
+    assert!((phases[0]["bytes_per_sec"].as_f64().unwrap() - parent * 1024.0).abs() < 1e-3);
+    assert!((phases[0]["first_done_bytes_per_sec"].as_f64().unwrap() - children * 1024.0).abs() < 1e-3);
+    assert_eq!(phases[0]["bytes_written"], 2 * 8192 * 1024);
+
+    // An automatic-mode -R report: one run per file size × record size, one study.
+    let a = fixture("auto-R.txt");
+    let v = s.json(&["results", "import", a.to_str().unwrap()]);
+    let ids = v["imported"].as_array().unwrap();
+    assert_eq!(ids.len(), 9);
+    let text = std::fs::read_to_string(&a).unwrap();
+    // "1024" row of the Writer report, "256" column (the third).
+    let writer = &text[text.find("\"Writer report\"").unwrap()..];
+    let row = writer.lines().find(|l| l.starts_with("\"1024\"")).unwrap();
+    let want: f64 = row.split_whitespace().nth(3).unwrap().parse().unwrap();
+    let last = s.json(&["results", "show", &ids[8].to_string()]);
+    assert_eq!(last["job_name"], "iozone 1024 kB × 256 kB (imported)");
+    assert_eq!(last["phases"][0]["kind"], "write");
+    assert!((last["phases"][0]["bytes_per_sec"].as_f64().unwrap() - want * 1024.0).abs() < 1e-3);
+    assert_eq!(
+        last["phases"].as_array().unwrap().len(),
+        4,
+        "Writer, Re-writer, Reader, Re-Reader"
+    );
+
+    // Cut before any figure: refused, nothing stored.
+    let before = s.json(&["results", "list"]).as_array().unwrap().len();
+    let cut = s.path().join("cut.txt");
+    std::fs::write(&cut, &text[..text.find("Excel output").unwrap() + 30]).unwrap();
+    let out = s.storlab(&["results", "import", cut.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("not IOzone output storlab can read"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(s.json(&["results", "list"]).as_array().unwrap().len(), before);
+}

@@ -43,4 +43,5 @@ pub fn text_table(rows: &[Vec<String>]) -> String {
     s
 }
 pub mod html;
+pub mod iozone;
 pub mod svg;
