@@ -229,7 +229,9 @@ pub fn parse(path: &str, text: &str, host: &str, tags: &[(String, String)]) -> R
             "neither a throughput report (\"Children see throughput\") nor an -R report (\"Excel output is below\")",
         ));
     };
-    let mut cells: Vec<((u64, u64), Vec<(String, f64)>)> = Vec::new();
+    // ((file kB, record kB), [(report name, kB/sec)])
+    type Cells = Vec<((u64, u64), Vec<(String, f64)>)>;
+    let mut cells: Cells = Vec::new();
     let mut lines = text[at..].lines().peekable();
     while let Some(l) = lines.next() {
         let t = l.trim();
