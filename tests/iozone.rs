@@ -37,19 +37,20 @@ fn throughput_mode_reports_in_iozones_layout() {
     ]);
     assert!(out.status.success(), "{}", stderr(&out));
     let text = stdout(&out);
-    for who in [
-        "initial writers",
-        "rewriters",
-        "readers",
-        "re-readers",
-        "random readers",
-        "random writers",
+    // IOzone's own spacing: "%2ld" before the first three words, "%ld" before the others.
+    for line in [
+        " 2 initial writers \t=",
+        " 2 rewriters \t=",
+        " 2 readers \t\t=",
+        "2 re-readers \t=",
+        "2 random readers \t=",
+        "2 random writers \t=",
     ] {
         assert!(
-            text.contains(&format!("Children see throughput for  2 {who}")),
-            "{who}: {text}"
+            text.contains(&format!("Children see throughput for {line}")),
+            "{line}: {text}"
         );
-        assert!(text.contains(&format!("Parent sees throughput for  2 {who}")), "{who}");
+        assert!(text.contains(&format!("Parent sees throughput for {line}")), "{line}");
     }
     assert_eq!(text.matches("Min throughput per process").count(), 6);
     // Each worker moved its whole file: 8 MiB = 8192 kB.
