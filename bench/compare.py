@@ -160,6 +160,18 @@ try:
         with open(os.path.join(os.path.dirname(os.path.abspath(args.out)), "scan-results.md"), "w") as f:
             f.write("\n".join(lines) + "\n")
         lines[:] = io_lines
+    if want("iozone"):
+        io_lines = list(lines)
+        del lines[:]
+        say(f"# storlab iozone against IOzone — {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
+        say("")
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        import iozonebench
+        iozone_bin = os.path.join(os.path.dirname(os.path.abspath(__file__)), ".peers", "iozone")
+        iozonebench.run(os.path.abspath(args.storlab), iozone_bin, say, args.repeat)
+        with open(os.path.join(os.path.dirname(os.path.abspath(args.out)), "iozone-results.md"), "w") as f:
+            f.write("\n".join(lines) + "\n")
+        lines[:] = io_lines
     if want("report"):
         io_lines = list(lines)
         del lines[:]

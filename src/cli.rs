@@ -32,6 +32,10 @@ pub enum Command {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
         args: Vec<String>,
     },
+    /// The same phases at every point of one varied parameter (threads, block size, queue
+    /// depth, read percentage, ...), stored as one study: storlab sweep --vary threads=1..64
+    /// --target /data --phase write --phase read --phase randread --phase randrw --bs 256k
+    Sweep(Box<SweepArgs>),
     /// Read back stored results.
     #[command(subcommand)]
     Results(ResultsCommand),
@@ -135,6 +139,36 @@ pub struct RunArgs {
     #[arg(long = "allow-device", value_name = "DEVICE")]
     pub allow_devices: Vec<PathBuf>,
     /// Keep the files storlab created instead of removing them at the end.
+    #[arg(long)]
+    pub keep: bool,
+    #[command(flatten)]
+    pub settings: SettingsArgs,
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+#[derive(Args, Debug)]
+pub struct SweepArgs {
+    /// The parameter to vary and its points: a list (bs=4k,64k,1m) or a range, doubling by
+    /// default (threads=1..64), multiplying (iodepth=1..64x4) or adding (rwmix=0..100+25).
+    #[arg(long, value_name = "KEY=VALUES", required = true)]
+    pub vary: String,
+    /// The job file (TOML). Without one, the job comes from the flags.
+    #[arg(value_name = "JOB.toml")]
+    pub job: Option<PathBuf>,
+    /// A target directory, file or (with --allow-device) block device; repeat for several.
+    #[arg(long = "target", value_name = "PATH")]
+    pub targets: Vec<PathBuf>,
+    /// A phase to run at every point; repeat to run several, in order.
+    #[arg(long = "phase", value_name = "NAME")]
+    pub phases: Vec<String>,
+    /// A tag stored with every run of the sweep, e.g. fs=ext4; repeatable.
+    #[arg(long = "tag", value_name = "KEY=VALUE", value_parser = parse_tag)]
+    pub tags: Vec<(String, String)>,
+    /// Allow this block device as a target (its contents will be overwritten by write phases).
+    #[arg(long = "allow-device", value_name = "DEVICE")]
+    pub allow_devices: Vec<PathBuf>,
+    /// Keep the files storlab created.
     #[arg(long)]
     pub keep: bool,
     #[command(flatten)]

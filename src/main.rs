@@ -7,6 +7,7 @@ mod output;
 mod results;
 mod runner;
 mod scan;
+mod sweep;
 
 use std::process::ExitCode;
 
@@ -33,6 +34,7 @@ fn main() -> ExitCode {
         Command::Run(args) => runner::run(*args),
         Command::Scan(args) => scan::scan(args),
         Command::Iozone { args } => iozone::iozone(args),
+        Command::Sweep(args) => sweep::sweep(*args),
         Command::Report(args) => results::report(args),
         Command::Results(ResultsCommand::List { limit, filter, output }) => {
             output::results_list(limit, &filter, &output)

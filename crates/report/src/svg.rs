@@ -307,3 +307,91 @@ mod tests {
         assert!(b.contains("A &lt;1&gt;") && b.contains(r#"data-value="2""#));
     }
 }
+
+/// A colour on a light-to-dark blue ramp for `t` in 0..=1 (darker is more).
+fn ramp(t: f64) -> String {
+    let t = t.clamp(0.0, 1.0);
+    let (a, b) = ((239.0, 243.0, 255.0), (8.0, 48.0, 107.0));
+    let c = |x: f64, y: f64| (x + (y - x) * t).round() as u8;
+    format!("#{:02x}{:02x}{:02x}", c(a.0, b.0), c(a.1, b.1), c(a.2, b.2))
+}
+
+/// A heat map: rows (e.g. file sizes) down, columns (record sizes) across, each cell coloured
+/// by its value against `v_max` (shared with like maps) and labelled with it.
+pub fn heat_map(
+    title: &str,
+    key: &str,
+    unit: &str,
+    rows: &[String],
+    cols: &[String],
+    values: &[Vec<Option<f64>>],
+    v_max: f64,
+) -> String {
+    let (left, top) = (70.0, 40.0);
+    let cw = ((W - left - RIGHT) / cols.len().max(1) as f64).min(80.0);
+    let ch = 22.0;
+    let h = top + ch * rows.len() as f64 + 30.0;
+    let w = left + cw * cols.len() as f64 + RIGHT;
+    let mut s = String::new();
+    let _ = write!(
+        s,
+        r#"<svg class="chart" xmlns="http://www.w3.org/2000/svg" viewBox="0 0 {w:.0} {h:.0}" role="img" data-key="{}" data-vmax="{v_max}"><title>{}</title><text x="{left}" y="16" class="t">{}</text><text x="{left}" y="30" class="ax" text-anchor="start">colour scale 0 to {} {}</text>"#,
+        esc(key),
+        esc(title),
+        esc(title),
+        label(v_max),
+        esc(unit)
+    );
+    for (j, c) in cols.iter().enumerate() {
+        let _ = write!(
+            s,
+            r#"<text x="{:.1}" y="{:.1}" class="xl">{}</text>"#,
+            left + cw * (j as f64 + 0.5),
+            h - 14.0,
+            esc(c)
+        );
+    }
+    for (i, r) in rows.iter().enumerate() {
+        let y = top + ch * i as f64;
+        let _ = write!(
+            s,
+            r#"<text x="{:.1}" y="{:.1}" class="yl">{}</text>"#,
+            left - 6.0,
+            y + 15.0,
+            esc(r)
+        );
+        for (j, v) in values[i].iter().enumerate() {
+            let x = left + cw * j as f64;
+            match v {
+                Some(v) => {
+                    let t = if v_max > 0.0 { v / v_max } else { 0.0 };
+                    let _ = write!(
+                        s,
+                        r##"<rect x="{x:.1}" y="{y:.1}" width="{:.1}" height="{:.1}" fill="{}" data-value="{v}"><title>{} × {}: {} {}</title></rect><text x="{:.1}" y="{:.1}" class="xl" fill="{}">{}</text>"##,
+                        cw - 1.0,
+                        ch - 1.0,
+                        ramp(t),
+                        esc(r),
+                        esc(&cols[j]),
+                        label(*v),
+                        esc(unit),
+                        x + cw / 2.0,
+                        y + 15.0,
+                        if t > 0.5 { "#ffffff" } else { "#1f2328" },
+                        label(*v)
+                    );
+                }
+                None => {
+                    let _ = write!(
+                        s,
+                        r##"<rect x="{x:.1}" y="{y:.1}" width="{:.1}" height="{:.1}" fill="#f6f8fa"/>"##,
+                        cw - 1.0,
+                        ch - 1.0
+                    );
+                }
+            }
+        }
+    }
+    s += "</svg>";
+    s
+}

@@ -1,0 +1,96 @@
+"""storlab iozone against the real IOzone (built by bench/build-iozone), same flags, same files.
+
+For each test IOzone reports "Children see throughput" (with stonewalling: what the workers
+moved until the first finished) and "Parent sees throughput" (everything over the wall time).
+Both tools' figures are read from their own IOzone-layout output; the ratio is storlab ÷ IOzone.
+"""
+import os
+import re
+import shutil
+import statistics
+import subprocess
+import tempfile
+
+LINE = re.compile(r"(Children see|Parent sees) throughput for\s+\d+\s+(.+?)\s+=\s+([\d.]+)")
+
+
+def figures(text):
+    out = {}
+    for kind, who, v in LINE.findall(text):
+        out[(who.strip(), kind)] = float(v)
+    return out
+
+
+def run_pair(storlab, iozone, flags, where, db, repeat, prepare=lambda: None):
+    """Runs both tools `repeat` times, alternating which goes first (A B B A ...), each run
+    starting from the same state (`prepare`: a fresh filesystem on the disk)."""
+    res = {"storlab": [], "iozone": []}
+    for r in range(repeat):
+        for tool in (("storlab", "iozone") if r % 2 == 0 else ("iozone", "storlab")):
+            prepare()
+            files = [os.path.join(where, f"{tool}.{i}") for i in range(2)]
+            if tool == "storlab":
+                cmd = [storlab, "iozone", *flags, "-F", *files, "--db", db]
+            else:
+                cmd = [iozone, *flags, "-F", *files]
+            out = subprocess.run(cmd, check=True, capture_output=True, text=True, cwd=where).stdout
+            res[tool].append(figures(out))
+            for f in files:
+                if os.path.exists(f):
+                    os.remove(f)
+    return res
+
+
+def table(say, title, where, flags, res, repeat):
+    say(f"### {title}")
+    say(f"({where}; `{' '.join(flags)} -F f0 f1`; median of {repeat} runs, alternating which tool goes first; kB/sec as IOzone prints it)")
+    say("")
+    say("| test | figure | storlab | IOzone | storlab ÷ IOzone |")
+    say("|---|---|---|---|---|")
+    keys = [k for k in res["iozone"][0] if k in res["storlab"][0]]
+    for k in keys:
+        s = statistics.median(r[k] for r in res["storlab"])
+        i = statistics.median(r[k] for r in res["iozone"])
+        say(f"| {k[0]} | {k[1]} | {s:,.0f} | {i:,.0f} | {s / i:.3f} |")
+    say("")
+
+
+def run(storlab, iozone, say, repeat):
+    shm = tempfile.mkdtemp(prefix="storlab-iozbench-", dir="/dev/shm")
+    db = os.path.join(shm, "b.db")
+    try:
+        flags = ["-s", "512m", "-r", "64k", "-i", "0", "-i", "1", "-i", "2", "-t", "2"]
+        res = run_pair(storlab, iozone, flags, shm, db, repeat)
+        table(say, "IOzone -i 0 -i 1 -i 2, throughput mode, 2 workers", "tmpfs (/dev/shm)", flags, res, repeat)
+        # O_DIRECT on a loop-mounted ext4 whose image lives on the root filesystem's disk.
+        img_dir = tempfile.mkdtemp(prefix="storlab-iozbench-", dir="/var/tmp")
+        img = os.path.join(img_dir, "ext4.img")
+        mnt = os.path.join(img_dir, "mnt")
+        os.makedirs(mnt)
+        with open(img, "wb") as f:
+            f.truncate(4 << 30)
+        lo = subprocess.run(["losetup", "--find", "--show", img], check=True, capture_output=True, text=True).stdout.strip()
+
+        def fresh_fs():
+            # The virtual disk remembers: writes onto blocks a previous run freed, and that
+            # run's write-back, change the next run's figures several-fold. Every run gets a
+            # new filesystem and an empty page cache.
+            subprocess.run(["umount", mnt], capture_output=True)
+            subprocess.run(["mkfs.ext4", "-q", "-F", "-E", "nodiscard", lo], check=True)
+            subprocess.run(["mount", lo, mnt], check=True)
+            subprocess.run(["sync"], check=True)
+            with open("/proc/sys/vm/drop_caches", "w") as f:
+                f.write("3\n")
+
+        try:
+            try:
+                flags = ["-s", "512m", "-r", "64k", "-i", "0", "-i", "1", "-i", "2", "-t", "2", "-I"]
+                res = run_pair(storlab, iozone, flags, mnt, db, repeat, fresh_fs)
+                table(say, "IOzone -i 0 -i 1 -i 2 -I, throughput mode, 2 workers", "loop-mounted ext4 on the virtual disk (a new filesystem for every run), O_DIRECT", flags, res, repeat)
+            finally:
+                subprocess.run(["umount", mnt])
+        finally:
+            subprocess.run(["losetup", "-d", lo])
+            shutil.rmtree(img_dir, ignore_errors=True)
+    finally:
+        shutil.rmtree(shm, ignore_errors=True)

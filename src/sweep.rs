@@ -1,0 +1,274 @@
+//! `storlab sweep`: the same phases at every point of one varied parameter (threads 1..64
+//! doubling, block size, queue depth, read percentage, ...), stored as one study whose
+//! members are the points' runs, printed as a table of throughput against the parameter.
+
+use std::io::IsTerminal;
+
+use anyhow::Result;
+use storlab_engine::PhaseResult;
+use storlab_workload::{resolve, Job, ResolveOptions, Settings, WorkloadError};
+
+use crate::cli::SweepArgs;
+use crate::runner::{db_path, run_job, ExecOptions};
+
+fn bad(msg: String) -> WorkloadError {
+    WorkloadError::invalid("--vary", msg)
+}
+
+/// The points of `--vary KEY=SPEC`: a list (`4k,64k,256k`), or a range `LO..HI` stepped by
+/// doubling (`1..64`, `1..64x2`, `1..64x4` multiplies) or by adding (`0..100+25`).
+pub fn points(spec: &str) -> Result<(String, Vec<String>), WorkloadError> {
+    let (key, values) = spec.split_once('=').ok_or_else(|| {
+        bad(format!(
+            "'{spec}': expected KEY=VALUES, e.g. threads=1..64 or bs=4k,64k,1m"
+        ))
+    })?;
+    let key = key.trim().replace('-', "_");
+    if !storlab_workload::KEYS.iter().any(|(k, _)| *k == key) {
+        return Err(bad(format!(
+            "'{key}' is not a job setting; settings: {}",
+            storlab_workload::KEYS
+                .iter()
+                .map(|(k, _)| *k)
+                .collect::<Vec<_>>()
+                .join(", ")
+        )));
+    }
+    let values = values.trim();
+    let Some((lo, rest)) = values.split_once("..") else {
+        let list: Vec<String> = values
+            .split(',')
+            .map(|v| v.trim().to_string())
+            .filter(|v| !v.is_empty())
+            .collect();
+        if list.is_empty() {
+            return Err(bad(format!("'{spec}': no values")));
+        }
+        return Ok((key, list));
+    };
+    let (hi, step) = match rest.find(['x', '+']) {
+        Some(i) => (&rest[..i], &rest[i..]),
+        None => (rest, "x2"),
+    };
+    // Sizes step in bytes (4k..1m doubles 4k, 8k, ...); plain numbers in units.
+    let num = |s: &str| -> Result<(u64, bool), WorkloadError> {
+        if let Ok(n) = s.trim().parse::<u64>() {
+            return Ok((n, false));
+        }
+        s.trim()
+            .parse::<storlab_units::Size>()
+            .map(|z| (z.bytes(), true))
+            .map_err(|_| bad(format!("'{s}' in '{spec}' is not a number or a size")))
+    };
+    let ((lo, size_lo), (hi, size_hi)) = (num(lo)?, num(hi)?);
+    if lo > hi {
+        return Err(bad(format!("'{spec}': the range runs downwards")));
+    }
+    let mut out = Vec::new();
+    let mut x = lo;
+    let render = |v: u64| {
+        if size_lo || size_hi {
+            storlab_units::Size(v).to_string()
+        } else {
+            v.to_string()
+        }
+    };
+    if let Some(m) = step.strip_prefix('x') {
+        let m: u64 = m
+            .parse()
+            .map_err(|_| bad(format!("'{step}' in '{spec}': expected x2, x4, ...")))?;
+        if m < 2 || lo == 0 {
+            return Err(bad(format!(
+                "'{spec}': a multiplying range needs a factor of at least 2 and a start above 0"
+            )));
+        }
+        while x <= hi {
+            out.push(render(x));
+            x = x.saturating_mul(m);
+        }
+    } else {
+        let a: u64 = step[1..]
+            .parse()
+            .map_err(|_| bad(format!("'{step}' in '{spec}': expected +N")))?;
+        if a == 0 {
+            return Err(bad(format!("'{spec}': a step of +0 never ends")));
+        }
+        while x <= hi {
+            out.push(render(x));
+            x += a;
+        }
+    }
+    if out.len() > 1000 {
+        return Err(bad(format!("'{spec}' makes {} points: at most 1000", out.len())));
+    }
+    Ok((key, out))
+}
+
+pub fn sweep(args: SweepArgs) -> Result<u8> {
+    let flags = args.settings.to_settings()?;
+    let mut base = match &args.job {
+        Some(p) => Job::load(p)?,
+        None => Job {
+            origin: "command line".into(),
+            ..Default::default()
+        },
+    };
+    base.override_with(&args.targets, &args.phases, &flags)?;
+    let (key, values) = points(&args.vary)?;
+    // Every point is a job; all are checked before the first runs.
+    let mut jobs = Vec::new();
+    for v in &values {
+        let mut j = base.clone();
+        let mut s = Settings::default();
+        s.apply_str(&key, v, &format!("--vary {key}={v}"))?;
+        j.settings.overlay(&s);
+        // A phase's own setting would override the varied one: refuse rather than sweep nothing.
+        if j.phases.iter().any(|(_, ps)| {
+            serde_json::to_value(ps)
+                .ok()
+                .and_then(|x| x.get(&key).cloned())
+                .is_some_and(|x| !x.is_null())
+        }) {
+            return Err(WorkloadError::invalid(
+                "--vary",
+                format!("a phase of the job sets {key} itself, so varying it job-wide would change nothing there"),
+            )
+            .into());
+        }
+        j.name = Some(format!(
+            "{} {key}={v}",
+            base.name.clone().unwrap_or_else(|| "sweep".into())
+        ));
+        jobs.push(j);
+    }
+    let opts = ResolveOptions {
+        allow_devices: args.allow_devices.clone(),
+        file_tag: std::process::id().to_string(),
+        default_seed: 1,
+    };
+    let mut largest_set = 0;
+    let mut any_direct = true;
+    for j in &jobs {
+        let plan = resolve(j, &opts)?;
+        largest_set = largest_set.max(plan.file_set_bytes);
+        any_direct &= plan.phases.iter().all(|p| p.direct);
+    }
+    let db = db_path(&args.output);
+    let chatty = std::io::stderr().is_terminal() && !args.output.json;
+    let command = std::env::args().collect::<Vec<_>>().join(" ");
+    let mut rows: Vec<(String, i64, Vec<PhaseResult>)> = Vec::new();
+    let mut status = 0;
+    for (v, j) in values.iter().zip(&jobs) {
+        if chatty {
+            eprintln!("[{key}={v}]");
+        }
+        let e = run_job(
+            j,
+            &db,
+            &ExecOptions {
+                kind: "sweep",
+                tags: &args.tags,
+                allow: &args.allow_devices,
+                keep: args.keep,
+                chatty,
+                command: command.clone(),
+            },
+        )?;
+        let stop = e.status == "aborted";
+        rows.push((v.clone(), e.run_id, e.results));
+        if stop {
+            status = crate::exit::ABORTED;
+            break;
+        }
+    }
+    let store = storlab_store::Store::open(&db, &storlab_env::capture(&[]).host)?;
+    let study = store.create_study(
+        "sweep",
+        &serde_json::json!({ "vary": key, "values": values, "command": command }),
+    )?;
+    for (v, id, _) in &rows {
+        store.add_study_member(study, *id, &format!("{key}={v}"))?;
+    }
+    let memory = storlab_env::capture(&[]).memory_bytes;
+    let note = (!any_direct && memory > 0 && largest_set < 3 * memory).then(|| {
+        format!(
+            "note: the largest file set here ({}) is under three times this machine's RAM ({}) and the I/O goes through the page cache: these are cache figures (IOzone's rule). For disk figures use a size of at least {} in total, or --direct.",
+            storlab_units::Size(largest_set).human(),
+            storlab_units::Size(memory).human(),
+            storlab_units::Size(3 * memory).human()
+        )
+    });
+    let kinds: Vec<String> = jobs[0].phases.iter().map(|(k, _)| k.name().to_string()).collect();
+    if args.output.json {
+        let v = serde_json::json!({
+            "study": study,
+            "vary": key,
+            "points": rows.iter().map(|(v, id, res)| serde_json::json!({
+                "value": v, "run_id": id,
+                "phases": res.iter().zip(&kinds).map(|(r, k)| serde_json::json!({
+                    "phase": k, "bytes_per_sec": r.all_done.bytes_per_sec, "iops": r.all_done.iops,
+                    "first_done_bytes_per_sec": r.first_done.bytes_per_sec, "lat_p99_ns": r.latency.p99_ns,
+                })).collect::<Vec<_>>(),
+            })).collect::<Vec<_>>(),
+            "note": note,
+        });
+        println!("{}", serde_json::to_string_pretty(&v)?);
+    } else {
+        let mut t = vec![std::iter::once(key.clone())
+            .chain(std::iter::once("run".to_string()))
+            .chain(
+                kinds
+                    .iter()
+                    .flat_map(|k| [format!("{k} MiB/s"), format!("{k} IOPS"), format!("{k} p99 µs")]),
+            )
+            .collect::<Vec<_>>()];
+        for (v, id, res) in &rows {
+            let mut r = vec![v.clone(), id.to_string()];
+            for p in res {
+                r.push(format!("{:.2}", p.all_done.bytes_per_sec / (1u64 << 20) as f64));
+                r.push(format!("{:.0}", p.all_done.iops));
+                r.push(format!("{:.1}", p.latency.p99_ns as f64 / 1e3));
+            }
+            t.push(r);
+        }
+        print!("{}", crate::output::table(&t));
+        if let Some(n) = &note {
+            println!("{n}");
+        }
+    }
+    eprintln!(
+        "storlab: stored {} runs as study {study} in {}",
+        rows.len(),
+        db.display()
+    );
+    Ok(status)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn points_from_lists_and_ranges() {
+        assert_eq!(
+            points("threads=1..64").unwrap().1,
+            ["1", "2", "4", "8", "16", "32", "64"]
+        );
+        assert_eq!(points("threads=1..10x3").unwrap().1, ["1", "3", "9"]);
+        assert_eq!(points("rwmix=0..100+25").unwrap().1, ["0", "25", "50", "75", "100"]);
+        assert_eq!(points("bs=4k..32k").unwrap().1, ["4KiB", "8KiB", "16KiB", "32KiB"]);
+        assert_eq!(
+            points("bs=4k, 64k,1m").unwrap(),
+            ("bs".into(), vec!["4k".into(), "64k".into(), "1m".into()])
+        );
+        for (s, needle) in [
+            ("threads", "KEY=VALUES"),
+            ("colour=1,2", "not a job setting"),
+            ("threads=8..1", "downwards"),
+            ("rwmix=0..100+0", "never ends"),
+            ("threads=1..x", "not a number"),
+        ] {
+            assert!(points(s).unwrap_err().to_string().contains(needle), "{s}");
+        }
+    }
+}
