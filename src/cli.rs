@@ -56,6 +56,9 @@ pub struct ReportArgs {
     /// Compare runs whose workloads differ.
     #[arg(long = "allow-different")]
     pub allow_different: bool,
+    /// A study to report (an IOzone automatic mode, a sweep): heat maps or curves; repeatable.
+    #[arg(long = "study", value_name = "ID")]
+    pub studies: Vec<i64>,
     /// Give every plot its own scale.
     #[arg(long = "free-scales")]
     pub free_scales: bool,

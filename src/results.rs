@@ -184,9 +184,9 @@ pub fn export(
 
 pub fn report(args: crate::cli::ReportArgs) -> Result<u8> {
     use storlab_report::html::{render, HtmlOptions, RunSection};
-    if args.ids.is_empty() && args.compare.is_empty() {
+    if args.ids.is_empty() && args.compare.is_empty() && args.studies.is_empty() {
         return Err(usage(
-            "nothing to report: give run ids, or --compare GROUP --compare GROUP",
+            "nothing to report: give run ids, --compare GROUP --compare GROUP, or --study ID",
         ));
     }
     if args.compare.len() == 1 {
@@ -247,9 +247,31 @@ pub fn report(args: crate::cli::ReportArgs) -> Result<u8> {
         }
         sections.push(RunSection { run, extra });
     }
+    let mut studies = Vec::new();
+    for sid in &args.studies {
+        let (kind, params, members) = store.study(*sid)?.ok_or_else(|| {
+            usage(format!(
+                "no study {sid} in {}: no report was written",
+                store.path().display()
+            ))
+        })?;
+        let mut runs = Vec::new();
+        for (id, role) in members {
+            if let Some(r) = store.run(id, false)? {
+                runs.push((role, r));
+            }
+        }
+        studies.push(storlab_report::html::StudySection {
+            id: *sid,
+            kind,
+            params,
+            members: runs,
+        });
+    }
     let html = render(
         &sections,
         comparison.as_ref(),
+        &studies,
         &HtmlOptions {
             free_scales: args.free_scales,
         },
@@ -273,6 +295,8 @@ pub fn report(args: crate::cli::ReportArgs) -> Result<u8> {
         sections.len(),
         if comparison.is_some() {
             ", with the comparison"
+        } else if !studies.is_empty() {
+            ", with the studies"
         } else {
             ""
         }

@@ -499,3 +499,96 @@ fn two_targets_get_their_own_samples_and_lines() {
         "a line per target"
     );
 }
+
+/// (data-key, data-vmax) of every heat map.
+fn heat_maps(html: &str) -> Vec<(String, f64)> {
+    let mut out = Vec::new();
+    for part in html.split("<svg").skip(1) {
+        let attr = |name: &str| {
+            let start = part.find(&format!("{name}=\""))? + name.len() + 2;
+            let end = part[start..].find('"')? + start;
+            Some(part[start..end].to_string())
+        };
+        if let (Some(k), Some(v)) = (attr("data-key"), attr("data-vmax")) {
+            out.push((k, v.parse().unwrap()));
+        }
+    }
+    out
+}
+
+#[test]
+fn studies_get_heat_maps_on_one_colour_scale() {
+    let s = Scratch::new();
+    let d = s.data();
+    let study = |n: &str, g: &str| -> i64 {
+        let out = s.storlab(&[
+            "iozone",
+            "-a",
+            "-n",
+            n,
+            "-g",
+            g,
+            "-y",
+            "64k",
+            "-q",
+            "128k",
+            "-i",
+            "0",
+            "--dir",
+            d.to_str().unwrap(),
+            "--json",
+        ]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        v["study"].as_i64().unwrap()
+    };
+    let (a, b) = (study("256k", "512k"), study("256k", "1m"));
+    let page = s.path().join("studies.html");
+    let out = s.storlab(&[
+        "report",
+        "--study",
+        &a.to_string(),
+        "--study",
+        &b.to_string(),
+        "-o",
+        page.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let html = std::fs::read_to_string(&page).unwrap();
+    let maps = heat_maps(&html);
+    let writes: Vec<f64> = maps.iter().filter(|(k, _)| k == "heat write").map(|m| m.1).collect();
+    assert_eq!(writes.len(), 2, "one write map per study");
+    assert_eq!(writes[0], writes[1], "like maps share one colour scale");
+    assert!(maps.iter().any(|(k, _)| k == "heat rewrite"));
+    // 2 file sizes × 2 record sizes in the first study, 3 × 2 in the second: one coloured cell each.
+    assert_eq!(
+        html.matches("data-value=").count(),
+        2 * (4 + 6),
+        "cells of write and rewrite maps"
+    );
+    let loaded = chromium(&page, &s.path().join("c"), None);
+    assert!(loaded.console.is_empty() && loaded.page_requests.is_empty());
+    // A sweep gets a curve per phase against the varied parameter.
+    let out = s.storlab(&[
+        "sweep",
+        "--vary",
+        "threads=1..2",
+        "--target",
+        d.to_str().unwrap(),
+        "--phase",
+        "randread",
+        "--size",
+        "4m",
+        "--json",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let sw = v["study"].as_i64().unwrap().to_string();
+    let out = s.storlab(&["report", "--study", &sw, "-o", page.to_str().unwrap()]);
+    assert!(out.status.success());
+    assert!(std::fs::read_to_string(&page)
+        .unwrap()
+        .contains("data-key=\"sweep randread\""));
+    let out = s.storlab(&["report", "--study", "999", "-o", page.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+}

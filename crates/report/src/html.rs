@@ -18,6 +18,192 @@ pub struct HtmlOptions {
     pub free_scales: bool,
 }
 
+/// A study: its kind ("iozone-auto", "iozone-import", "sweep", ...), id, parameters, and its
+/// member runs with their roles.
+#[derive(Debug, Clone)]
+pub struct StudySection {
+    /// The study's id.
+    pub id: i64,
+    /// Its kind.
+    pub kind: String,
+    /// Its parameters (for a sweep: the varied key and values).
+    pub params: serde_json::Value,
+    /// (role, run), the runs read without samples.
+    pub members: Vec<(String, RunDetail)>,
+}
+
+/// A run's file size and record size (bytes): from the plan's workers and block size, or from
+/// an imported IOzone cell.
+fn file_and_record(p: &PhaseRow) -> Option<(u64, u64)> {
+    let rec = p.params.get("bs")?.get("fixed")?.as_u64()?;
+    let file = p
+        .params
+        .get("workers")
+        .and_then(|w| w.get(0))
+        .and_then(|w| w.get("len"))
+        .and_then(|l| l.as_u64())
+        .or_else(|| {
+            p.params
+                .get("file_kb")
+                .and_then(|k| k.as_f64())
+                .map(|k| (k * 1024.0) as u64)
+        })?;
+    Some((file, rec))
+}
+
+fn kb_label(b: u64) -> String {
+    if b >= 1 << 20 && b.is_multiple_of(1 << 20) {
+        format!("{}m", b >> 20)
+    } else {
+        format!("{}k", b >> 10)
+    }
+}
+
+/// Heat maps of a file size × record size study, one per phase kind, all maps of one kind
+/// (across the studies given) on one colour scale unless `free`.
+fn study_sections(studies: &[StudySection], free: bool) -> String {
+    let mut s = String::new();
+    // Shared colour scales: the largest MiB/s of each phase kind over all matrix studies.
+    let mut vmax: BTreeMap<String, f64> = BTreeMap::new();
+    for st in studies {
+        for (_, r) in &st.members {
+            for p in &r.phases {
+                let e = vmax.entry(p.kind.clone()).or_insert(0.0);
+                *e = e.max(p.bytes_per_sec / MIB);
+            }
+        }
+    }
+    for st in studies {
+        let _ = write!(
+            s,
+            "<h2 id=\"study-{}\">Study {} · {} · {} runs</h2>",
+            st.id,
+            st.id,
+            esc(&st.kind),
+            st.members.len()
+        );
+        let matrix = st
+            .members
+            .iter()
+            .all(|(_, r)| r.phases.first().and_then(file_and_record).is_some())
+            && !st.kind.starts_with("sweep");
+        let mut kinds: Vec<String> = Vec::new();
+        for (_, r) in &st.members {
+            for p in &r.phases {
+                if !kinds.contains(&p.kind) {
+                    kinds.push(p.kind.clone());
+                }
+            }
+        }
+        s += "<div class=\"charts\">";
+        if matrix {
+            let mut files: Vec<u64> = st
+                .members
+                .iter()
+                .filter_map(|(_, r)| r.phases.first().and_then(file_and_record))
+                .map(|x| x.0)
+                .collect();
+            let mut recs: Vec<u64> = st
+                .members
+                .iter()
+                .filter_map(|(_, r)| r.phases.first().and_then(file_and_record))
+                .map(|x| x.1)
+                .collect();
+            files.sort_unstable();
+            files.dedup();
+            recs.sort_unstable();
+            recs.dedup();
+            for k in &kinds {
+                let values: Vec<Vec<Option<f64>>> = files
+                    .iter()
+                    .map(|f| {
+                        recs.iter()
+                            .map(|rc| {
+                                st.members.iter().find_map(|(_, r)| {
+                                    let (rf, rr) = r.phases.first().and_then(file_and_record)?;
+                                    if rf != *f || rr != *rc {
+                                        return None;
+                                    }
+                                    r.phases.iter().find(|p| &p.kind == k).map(|p| p.bytes_per_sec / MIB)
+                                })
+                            })
+                            .collect()
+                    })
+                    .collect();
+                let own = values.iter().flatten().flatten().copied().fold(0.0, f64::max);
+                let top = if free { nice_ceiling(own) } else { nice_ceiling(vmax[k]) };
+                s += &crate::svg::heat_map(
+                    &format!("{k} — MiB/s (file size down, record size across)"),
+                    &format!("heat {k}"),
+                    "MiB/s",
+                    &files.iter().map(|f| kb_label(*f)).collect::<Vec<_>>(),
+                    &recs.iter().map(|r| kb_label(*r)).collect::<Vec<_>>(),
+                    &values,
+                    top,
+                );
+            }
+        } else {
+            // A sweep: each phase's MiB/s against the point (its index when not a number).
+            for k in &kinds {
+                let pts: Vec<(f64, f64)> = st
+                    .members
+                    .iter()
+                    .enumerate()
+                    .filter_map(|(i, (role, r))| {
+                        let x = role
+                            .split('=')
+                            .nth(1)
+                            .and_then(|v| v.parse::<f64>().ok())
+                            .unwrap_or(i as f64 + 1.0);
+                        r.phases
+                            .iter()
+                            .find(|p| &p.kind == k)
+                            .map(|p| (x, p.bytes_per_sec / MIB))
+                    })
+                    .collect();
+                let (svg, _) = line_chart(
+                    &format!(
+                        "{k} — MiB/s against {}",
+                        st.params.get("vary").and_then(|v| v.as_str()).unwrap_or("the point")
+                    ),
+                    &format!("sweep {k}"),
+                    "MiB/s",
+                    st.params.get("vary").and_then(|v| v.as_str()).unwrap_or("point"),
+                    &[Series {
+                        name: k.clone(),
+                        color: COLORS[0],
+                        points: pts.clone(),
+                    }],
+                    nice_ceiling(max_y(&pts)),
+                );
+                s += &svg;
+            }
+        }
+        s += "</div>";
+        let rows: Vec<Vec<String>> = st
+            .members
+            .iter()
+            .map(|(role, r)| {
+                let mut v = vec![role.clone(), r.run.id.to_string()];
+                for k in &kinds {
+                    v.push(
+                        r.phases
+                            .iter()
+                            .find(|p| &p.kind == k)
+                            .map(|p| format!("{:.2}", p.bytes_per_sec / MIB))
+                            .unwrap_or_default(),
+                    );
+                }
+                v
+            })
+            .collect();
+        let mut headers = vec!["cell".to_string(), "run".to_string()];
+        headers.extend(kinds.iter().map(|k| format!("{k} MiB/s")));
+        s += &html_table(&headers, &rows);
+    }
+    s
+}
+
 /// One run and any extra tables to show with it (a scan's rows, say).
 #[derive(Debug, Clone)]
 pub struct RunSection {
@@ -210,7 +396,12 @@ fn summary_table(run: &RunDetail) -> String {
 }
 
 /// Renders the report.
-pub fn render(sections: &[RunSection], comparison: Option<&CompareReport>, opts: &HtmlOptions) -> String {
+pub fn render(
+    sections: &[RunSection],
+    comparison: Option<&CompareReport>,
+    studies: &[StudySection],
+    opts: &HtmlOptions,
+) -> String {
     // Series first, so that like plots can share one scale.
     let series: Vec<Vec<PhaseSeries>> = sections
         .iter()
@@ -238,6 +429,18 @@ pub fn render(sections: &[RunSection], comparison: Option<&CompareReport>, opts:
     };
 
     let ids: Vec<String> = sections.iter().map(|s| s.run.run.id.to_string()).collect();
+    let what = match (ids.is_empty(), studies.is_empty()) {
+        (false, true) => format!("runs {}", ids.join(", ")),
+        (true, false) => format!(
+            "studies {}",
+            studies.iter().map(|s| s.id.to_string()).collect::<Vec<_>>().join(", ")
+        ),
+        _ => format!(
+            "runs {} · studies {}",
+            ids.join(", "),
+            studies.iter().map(|s| s.id.to_string()).collect::<Vec<_>>().join(", ")
+        ),
+    };
     let mut warnings: Vec<String> = Vec::new();
     let mut body = String::new();
     let mut thinned_any = false;
@@ -343,6 +546,7 @@ pub fn render(sections: &[RunSection], comparison: Option<&CompareReport>, opts:
         }
     }
 
+    body += &study_sections(studies, opts.free_scales);
     for (sec, ss) in sections.iter().zip(&series) {
         let r = &sec.run;
         let _ = write!(
@@ -490,9 +694,9 @@ pub fn render(sections: &[RunSection], comparison: Option<&CompareReport>, opts:
     let mut html = String::with_capacity(body.len() + 4096);
     let _ = write!(
         html,
-        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><title>storlab report — runs {}</title><style>{STYLE}</style></head><body><h1>storlab report</h1><p class=\"meta\">runs {} · generated {} by storlab {}{}{}</p>",
-        esc(&ids.join(", ")),
-        esc(&ids.join(", ")),
+        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><title>storlab report — {}</title><style>{STYLE}</style></head><body><h1>storlab report</h1><p class=\"meta\">{} · generated {} by storlab {}{}{}</p>",
+        esc(&what),
+        esc(&what),
         humantime::format_rfc3339_seconds(std::time::SystemTime::now()),
         env!("CARGO_PKG_VERSION"),
         if opts.free_scales { " · each plot on its own scale" } else { " · like plots share one scale" },

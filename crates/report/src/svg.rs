@@ -251,63 +251,6 @@ pub fn bar_chart(title: &str, key: &str, unit: &str, bars: &[Bar], y_max: f64) -
     s
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn nice_ceilings() {
-        assert_eq!(nice_ceiling(0.0), 1.0);
-        assert_eq!(nice_ceiling(3.2), 5.0);
-        assert_eq!(nice_ceiling(1000.0), 1000.0);
-        assert_eq!(nice_ceiling(2001.0), 2500.0);
-        assert_eq!(nice_ceiling(0.17), 0.2);
-    }
-
-    #[test]
-    fn thinning_keeps_extremes_and_bounds_the_count() {
-        let mut pts: Vec<(f64, f64)> = (0..600_000).map(|i| (i as f64, 1.0)).collect();
-        pts[123_456].1 = 99.0;
-        pts[400_000].1 = -5.0;
-        let (t, thinned) = thin(&pts);
-        assert!(thinned);
-        assert!(t.len() <= MAX_POINTS);
-        assert!(t.iter().any(|p| p.1 == 99.0) && t.iter().any(|p| p.1 == -5.0));
-        assert!(t.windows(2).all(|w| w[0].0 <= w[1].0));
-        let (u, thinned) = thin(&pts[..10]);
-        assert!(!thinned && u.len() == 10);
-    }
-
-    #[test]
-    fn charts_carry_their_scale() {
-        let (svg, _) = line_chart(
-            "write",
-            "write MiB/s",
-            "MiB/s",
-            "s",
-            &[Series {
-                name: "MiB/s".into(),
-                color: COLORS[0],
-                points: vec![(0.0, 1.0), (1.0, 3.0)],
-            }],
-            5.0,
-        );
-        assert!(svg.contains(r#"data-ymax="5""#) && svg.contains(r#"data-key="write MiB/s""#));
-        let b = bar_chart(
-            "x",
-            "k",
-            "IOPS",
-            &[Bar {
-                label: "A <1>".into(),
-                value: 2.0,
-                ci: Some(0.5),
-            }],
-            2.5,
-        );
-        assert!(b.contains("A &lt;1&gt;") && b.contains(r#"data-value="2""#));
-    }
-}
-
 /// A colour on a light-to-dark blue ramp for `t` in 0..=1 (darker is more).
 fn ramp(t: f64) -> String {
     let t = t.clamp(0.0, 1.0);
@@ -394,4 +337,61 @@ pub fn heat_map(
     }
     s += "</svg>";
     s
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn nice_ceilings() {
+        assert_eq!(nice_ceiling(0.0), 1.0);
+        assert_eq!(nice_ceiling(3.2), 5.0);
+        assert_eq!(nice_ceiling(1000.0), 1000.0);
+        assert_eq!(nice_ceiling(2001.0), 2500.0);
+        assert_eq!(nice_ceiling(0.17), 0.2);
+    }
+
+    #[test]
+    fn thinning_keeps_extremes_and_bounds_the_count() {
+        let mut pts: Vec<(f64, f64)> = (0..600_000).map(|i| (i as f64, 1.0)).collect();
+        pts[123_456].1 = 99.0;
+        pts[400_000].1 = -5.0;
+        let (t, thinned) = thin(&pts);
+        assert!(thinned);
+        assert!(t.len() <= MAX_POINTS);
+        assert!(t.iter().any(|p| p.1 == 99.0) && t.iter().any(|p| p.1 == -5.0));
+        assert!(t.windows(2).all(|w| w[0].0 <= w[1].0));
+        let (u, thinned) = thin(&pts[..10]);
+        assert!(!thinned && u.len() == 10);
+    }
+
+    #[test]
+    fn charts_carry_their_scale() {
+        let (svg, _) = line_chart(
+            "write",
+            "write MiB/s",
+            "MiB/s",
+            "s",
+            &[Series {
+                name: "MiB/s".into(),
+                color: COLORS[0],
+                points: vec![(0.0, 1.0), (1.0, 3.0)],
+            }],
+            5.0,
+        );
+        assert!(svg.contains(r#"data-ymax="5""#) && svg.contains(r#"data-key="write MiB/s""#));
+        let b = bar_chart(
+            "x",
+            "k",
+            "IOPS",
+            &[Bar {
+                label: "A <1>".into(),
+                value: 2.0,
+                ci: Some(0.5),
+            }],
+            2.5,
+        );
+        assert!(b.contains("A &lt;1&gt;") && b.contains(r#"data-value="2""#));
+    }
 }
