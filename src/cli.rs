@@ -199,7 +199,7 @@ pub struct SettingsArgs {
     /// Block size (4k) or weighted mix (4k:70,64k:30).
     #[arg(long)]
     pub bs: Option<String>,
-    /// Back-end: psync, io_uring, mmap, null.
+    /// Back-end: psync, io_uring, mmap, null, stdio, pvsync.
     #[arg(long)]
     pub engine: Option<String>,
     /// I/Os in flight per worker (io_uring).
@@ -208,6 +208,9 @@ pub struct SettingsArgs {
     /// I/Os queued before one submission (io_uring; default 1 with --direct, else iodepth).
     #[arg(long = "iodepth-batch")]
     pub iodepth_batch: Option<String>,
+    /// Buffers per I/O with --engine pvsync (preadv/pwritev).
+    #[arg(long)]
+    pub iovecs: Option<String>,
     /// Open with O_DIRECT.
     #[arg(long)]
     pub direct: bool,
@@ -262,13 +265,14 @@ impl SettingsArgs {
     /// The flags given, as settings (each parsed by the same function as the job file's key).
     pub fn to_settings(&self) -> Result<Settings, WorkloadError> {
         let mut s = Settings::default();
-        let pairs: [(&str, &Option<String>); 20] = [
+        let pairs: [(&str, &Option<String>); 21] = [
             ("threads", &self.threads),
             ("size", &self.size),
             ("bs", &self.bs),
             ("engine", &self.engine),
             ("iodepth", &self.iodepth),
             ("iodepth_batch", &self.iodepth_batch),
+            ("iovecs", &self.iovecs),
             ("fsync", &self.fsync),
             ("fsync_timed", &self.fsync_timed),
             ("close_timed", &self.close_timed),

@@ -180,7 +180,7 @@ fn figures(r: &PhaseResult, a: &IozoneArgs) -> Figures {
 fn who_line(label: &str, workers: u32) -> String {
     let w = who(label);
     match label {
-        "Initial write" | "Rewrite" => format!("{workers:2} {w} \t="),
+        "Initial write" | "Rewrite" | "Fwrite" | "Fread" => format!("{workers:2} {w} \t="),
         "Read" => format!("{workers:2} {w} \t\t="),
         _ => format!("{workers} {w} \t="),
     }
@@ -202,6 +202,14 @@ fn who(label: &str) -> &'static str {
         "Pwrite" => "pwrite writers",
         "Re-pwrite" => "re-pwrite writers",
         "Pread" => "pread readers",
+        "Fwrite" => "fwriters",
+        "Re-fwrite" => "re-fwriters",
+        "Fread" => "freaders",
+        "Re-fread" => "re-freaders",
+        "Pwritev" => "pwritev writers",
+        "Re-pwritev" => "re-pwritev writers",
+        "Preadv" => "preadv readers",
+        "Re-preadv" => "re-preadv readers",
         _ => "re-pread readers",
     }
 }
@@ -499,7 +507,12 @@ fn render(a: &IozoneArgs, results: &[CellResult], throughput_mode: bool) -> Stri
         // test) and each row with the figures of the tests run, in IOzone's order and widths.
         let labels = phase_labels(a);
         s += "                                                              random    random     bkwd    record    stride                                    \n";
-        s += "              kB  reclen    write  rewrite    read    reread    read     write     read   rewrite      read   fwrite frewrite    fread  freread\n";
+        s += "              kB  reclen    write  rewrite    read    reread    read     write     read   rewrite      read   fwrite frewrite    fread  freread";
+        if a.tests.iter().any(|t| *t >= 9) {
+            // IOzone adds these columns when it runs its pwrite/pread and pwritev/preadv tests.
+            s += "   pwrite repwrite    pread  repread  pwritev repwritev  preadv repreadv";
+        }
+        s += "\n";
         for r in results {
             s += &format!("{:16}{:8}", r.cell.file / 1024, r.cell.record / 1024);
             for (label, p) in &r.phases {
@@ -592,6 +605,14 @@ fn report_name(label: &str) -> &'static str {
         "Pwrite" => "Pwrite",
         "Re-pwrite" => "Re-Pwrite",
         "Pread" => "Pread",
+        "Fwrite" => "Fwrite",
+        "Re-fwrite" => "Re-Fwrite",
+        "Fread" => "Fread",
+        "Re-fread" => "Re-Fread",
+        "Pwritev" => "Pwritev",
+        "Re-pwritev" => "Re-Pwritev",
+        "Preadv" => "Preadv",
+        "Re-preadv" => "Re-Preadv",
         _ => "Re-Pread",
     }
 }

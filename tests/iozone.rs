@@ -312,3 +312,61 @@ fn real_iozone_output_imports_as_runs() {
     );
     assert_eq!(s.json(&["results", "list"]).as_array().unwrap().len(), before);
 }
+
+#[test]
+fn stdio_and_vectored_tests_run() {
+    let s = Scratch::new();
+    let d = s.data();
+    let out = s.storlab(&[
+        "iozone",
+        "-s",
+        "2m",
+        "-r",
+        "64k",
+        "-i",
+        "6",
+        "-i",
+        "7",
+        "-i",
+        "11",
+        "-i",
+        "12",
+        "-t",
+        "2",
+        "--dir",
+        d.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    for line in [
+        " 2 fwriters \t=",
+        "2 re-fwriters \t=",
+        " 2 freaders \t=",
+        "2 re-freaders \t=",
+        "2 pwritev writers \t=",
+        "2 preadv readers \t=",
+    ] {
+        assert!(
+            text.contains(&format!("Children see throughput for {line}")),
+            "{line}: {text}"
+        );
+    }
+    // Every worker moved its whole 2 MiB file in each of the eight phases.
+    assert_eq!(text.matches("Min xfer \t\t\t\t\t=    2048.00 kB").count(), 8, "{text}");
+    let id = s.json(&["results", "list", "--kind", "iozone"])[0]["id"]
+        .as_i64()
+        .unwrap()
+        .to_string();
+    let run = s.json(&["results", "show", &id]);
+    let engines: Vec<&str> = run["phases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["params"]["backend"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        engines,
+        ["stdio", "stdio", "stdio", "stdio", "pvsync", "pvsync", "pvsync", "pvsync"]
+    );
+    assert_eq!(run["phases"][4]["params"]["iovecs"], 16);
+}

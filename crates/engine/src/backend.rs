@@ -66,6 +66,7 @@ pub trait Backend: Send {
 
 /// Opens the back-end of `kind` over `file` (None for the null back-end, which needs none).
 /// `region` is the worker's part of the file (offset, length), which mmap maps.
+#[allow(clippy::too_many_arguments)]
 pub fn open(
     kind: BackendKind,
     file: Option<&File>,
@@ -73,8 +74,15 @@ pub fn open(
     writable: bool,
     depth: u32,
     pool: &BufferPool,
+    record: usize,
+    iovecs: u32,
 ) -> io::Result<Box<dyn Backend>> {
     Ok(match kind {
+        BackendKind::Stdio => Box::new(Stdio::new(file.ok_or_else(no_file)?, writable, record)?),
+        BackendKind::Pvsync => Box::new(Pvsync {
+            fd: fd_of(file)?,
+            iovecs: iovecs.max(1) as usize,
+        }),
         BackendKind::Null => Box::new(NullBackend),
         BackendKind::Psync => Box::new(Psync { fd: fd_of(file)? }),
         BackendKind::Mmap => Box::new(Mmap::new(file.ok_or_else(no_file)?, region, writable)?),
@@ -107,6 +115,171 @@ impl Backend for NullBackend {
         Ok(0)
     }
     fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+}
+
+/// fwrite(3) / fread(3) through a C stdio stream whose buffer is one record, as IOzone's
+/// fwrite and fread tests set it up (`setvbuf(stream, buf, _IOFBF, reclen)`): each record is
+/// copied into the stream's buffer and written or read from there. The stream reads and writes
+/// at its own position; an I/O at another offset costs an fseeko (which flushes the buffer).
+struct Stdio {
+    stream: std::ptr::NonNull<libc::FILE>,
+    pos: u64,
+    /// The stream's buffer: owned here so that it outlives the stream.
+    _buf: Box<[u8]>,
+}
+
+// SAFETY: the stream belongs to one worker, which uses it from one thread at a time; C stdio
+// streams carry their own lock in any case.
+unsafe impl Send for Stdio {}
+
+impl Stdio {
+    fn new(file: &File, writable: bool, record: usize) -> io::Result<Stdio> {
+        // SAFETY: dup of an open descriptor; the stream owns the copy and closes it.
+        let fd = unsafe { libc::dup(file.as_raw_fd()) };
+        if fd < 0 {
+            return Err(io::Error::last_os_error());
+        }
+        let mode: &[u8] = if writable { b"r+\0" } else { b"r\0" };
+        // SAFETY: a valid descriptor and a NUL-terminated mode.
+        let stream = unsafe { libc::fdopen(fd, mode.as_ptr() as *const libc::c_char) };
+        let Some(stream) = std::ptr::NonNull::new(stream) else {
+            let e = io::Error::last_os_error();
+            // SAFETY: fdopen failed, so the descriptor is still ours to close.
+            unsafe { libc::close(fd) };
+            return Err(e);
+        };
+        let mut buf = vec![0u8; record.max(1)].into_boxed_slice();
+        // SAFETY: the buffer lives as long as the stream (both are dropped by this struct,
+        // the stream first) and no I/O happened on the stream yet.
+        unsafe {
+            libc::setvbuf(
+                stream.as_ptr(),
+                buf.as_mut_ptr() as *mut libc::c_char,
+                libc::_IOFBF,
+                buf.len(),
+            )
+        };
+        Ok(Stdio {
+            stream,
+            pos: 0,
+            _buf: buf,
+        })
+    }
+}
+
+impl Backend for Stdio {
+    fn kind(&self) -> BackendKind {
+        BackendKind::Stdio
+    }
+    fn queue(&mut self, unit: IoUnit, pool: &BufferPool) -> io::Result<Queued> {
+        let s = self.stream.as_ptr();
+        if unit.offset != self.pos {
+            // SAFETY: a valid stream.
+            if unsafe { libc::fseeko(s, unit.offset as libc::off_t, libc::SEEK_SET) } != 0 {
+                return Err(io::Error::last_os_error());
+            }
+        }
+        let buf = pool.ptr(unit.slot as usize);
+        let len = unit.len as usize;
+        // SAFETY: the slot holds at least `len` bytes and nothing else uses it meanwhile.
+        let n = unsafe {
+            match unit.op {
+                Op::Read => libc::fread(buf as *mut libc::c_void, 1, len, s),
+                Op::Write => libc::fwrite(buf as *const libc::c_void, 1, len, s),
+            }
+        };
+        self.pos = unit.offset + n as u64;
+        // SAFETY: a valid stream.
+        if n < len && unsafe { libc::ferror(s) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
+        Ok(Queued::Completed(n as u32))
+    }
+    fn commit(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+    fn reap(&mut self, _: u32, _: &mut [Completion]) -> io::Result<usize> {
+        Ok(0)
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        let s = self.stream.as_ptr();
+        // SAFETY: a valid stream and its descriptor.
+        unsafe {
+            if libc::fflush(s) != 0 || libc::fsync(libc::fileno(s)) != 0 {
+                return Err(io::Error::last_os_error());
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Stdio {
+    fn drop(&mut self) {
+        // SAFETY: the stream is valid and closed once; fclose writes what the buffer holds.
+        unsafe { libc::fclose(self.stream.as_ptr()) };
+    }
+}
+
+/// preadv(2) / pwritev(2): each I/O is split into `iovecs` equal buffers, written or read in
+/// one call at one offset (IOzone's pwritev/preadv tests use 16 records per call).
+struct Pvsync {
+    fd: RawFd,
+    iovecs: usize,
+}
+
+impl Backend for Pvsync {
+    fn kind(&self) -> BackendKind {
+        BackendKind::Pvsync
+    }
+    fn queue(&mut self, unit: IoUnit, pool: &BufferPool) -> io::Result<Queued> {
+        let len = unit.len as usize;
+        let n = if len.is_multiple_of(self.iovecs) {
+            self.iovecs
+        } else {
+            1
+        };
+        let part = len / n;
+        let base = pool.ptr(unit.slot as usize);
+        let mut iov = [libc::iovec {
+            iov_base: std::ptr::null_mut(),
+            iov_len: 0,
+        }; 64];
+        let n = n.min(iov.len());
+        for (i, v) in iov.iter_mut().take(n).enumerate() {
+            // SAFETY: the parts lie inside the slot, which holds at least `len` bytes.
+            v.iov_base = unsafe { base.add(i * part) } as *mut libc::c_void;
+            v.iov_len = if i + 1 == n { len - i * part } else { part };
+        }
+        loop {
+            // SAFETY: iovecs over the slot's buffer; the descriptor is open.
+            let r = unsafe {
+                match unit.op {
+                    Op::Read => libc::preadv(self.fd, iov.as_ptr(), n as i32, unit.offset as libc::off_t),
+                    Op::Write => libc::pwritev(self.fd, iov.as_ptr(), n as i32, unit.offset as libc::off_t),
+                }
+            };
+            if r >= 0 {
+                return Ok(Queued::Completed(r as u32));
+            }
+            let e = io::Error::last_os_error();
+            if e.kind() != io::ErrorKind::Interrupted {
+                return Err(e);
+            }
+        }
+    }
+    fn commit(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+    fn reap(&mut self, _: u32, _: &mut [Completion]) -> io::Result<usize> {
+        Ok(0)
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        // SAFETY: plain syscall on an open descriptor.
+        if unsafe { libc::fsync(self.fd) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
         Ok(())
     }
 }

@@ -108,15 +108,21 @@ pub enum BackendKind {
     Mmap,
     /// Moves no data: measures the engine itself.
     Null,
+    /// fwrite/fread through a C stdio stream buffered one record deep (IOzone's -i 6/7).
+    Stdio,
+    /// preadv/pwritev: each I/O is `iovecs` equal buffers in one call (IOzone's -i 11/12).
+    Pvsync,
 }
 
 impl BackendKind {
     /// Every back-end.
-    pub const ALL: [BackendKind; 4] = [
+    pub const ALL: [BackendKind; 6] = [
         BackendKind::Psync,
         BackendKind::IoUring,
         BackendKind::Mmap,
         BackendKind::Null,
+        BackendKind::Stdio,
+        BackendKind::Pvsync,
     ];
 
     /// The name used in job files and on the command line.
@@ -126,6 +132,8 @@ impl BackendKind {
             BackendKind::IoUring => "io_uring",
             BackendKind::Mmap => "mmap",
             BackendKind::Null => "null",
+            BackendKind::Stdio => "stdio",
+            BackendKind::Pvsync => "pvsync",
         }
     }
 
@@ -241,6 +249,10 @@ pub struct PhasePlan {
     pub backend: BackendKind,
     /// I/Os kept in flight per worker.
     pub iodepth: u32,
+    /// Buffers per I/O for the pvsync back-end (the block is split into this many equal
+    /// parts, each its own iovec); 1 elsewhere.
+    #[serde(default = "one")]
+    pub iovecs: u32,
     /// I/Os queued before they are submitted together (1 ≤ submit_batch ≤ iodepth).
     #[serde(default = "one")]
     pub submit_batch: u32,

@@ -437,6 +437,8 @@ fn prepare_worker(plan: &PhasePlan, index: usize, wf: &WorkerFile) -> Result<Pre
         plan.kind.writes(),
         plan.iodepth,
         &pool,
+        plan.bs.max() as usize,
+        plan.iovecs,
     )
     .map_err(|e| EngineError::Backend {
         backend: plan.backend.name(),

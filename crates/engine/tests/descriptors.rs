@@ -15,6 +15,7 @@ fn plan(kind: PhaseKind, backend: BackendKind, path: &std::path::Path, workers: 
         backend,
         iodepth: if backend == BackendKind::IoUring { 8 } else { 1 },
         submit_batch: 1,
+        iovecs: if backend == BackendKind::Pvsync { 4 } else { 1 },
         direct: false,
         sync: false,
         fsync: FsyncPolicy::End,
@@ -65,7 +66,7 @@ fn phases_leave_no_descriptor_open_and_their_data_behind() {
     let path = dir.path().join("data");
     let stop = AtomicBool::new(false);
     let before = open_descriptors(usize::MAX);
-    let mut backends = vec![BackendKind::Psync];
+    let mut backends = vec![BackendKind::Psync, BackendKind::Stdio, BackendKind::Pvsync];
     if backend::probe_io_uring().is_ok() {
         backends.push(BackendKind::IoUring);
     }

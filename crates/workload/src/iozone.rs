@@ -23,7 +23,7 @@ pub const SUPPORTED: &[(&str, &str)] = &[
     ("-F FILE ...", "one file per worker (throughput mode; as many as -t)"),
     ("-g SIZE", "largest file size in automatic mode"),
     ("-h", "this help"),
-    ("-i N", "a test to run (repeatable): 0 write/rewrite, 1 read/reread, 2 random read/write, 3 backward read, 4 record rewrite, 5 stride read, 8 random mix, 9 pwrite, 10 pread"),
+    ("-i N", "a test to run (repeatable): 0 write/rewrite, 1 read/reread, 2 random read/write, 3 backward read, 4 record rewrite, 5 stride read, 6 fwrite, 7 fread, 8 random mix, 9 pwrite, 10 pread, 11 pwritev, 12 preadv"),
     ("-I", "O_DIRECT"),
     ("-j N", "stride, in records, of the stride read test"),
     ("-l N", "lower number of workers (with -u: a sweep over worker counts)"),
@@ -191,12 +191,6 @@ impl IozoneArgs {
                     if t > 12 {
                         return Err(err(format!("-i {t}: IOzone's tests are 0 to 12")));
                     }
-                    if matches!(t, 6 | 7 | 11 | 12) {
-                        return Err(err(format!(
-                            "-i {t} ({}) is not supported yet: storlab runs tests 0, 1, 2, 3, 4, 5, 8, 9 and 10",
-                            test_name(t)
-                        )));
-                    }
                     tests.push(t);
                 }
                 "-t" => {
@@ -266,6 +260,12 @@ impl IozoneArgs {
         tests.dedup();
         a.tests = tests;
         a.check()?;
+        if a.auto && a.tests.is_empty() {
+            // IOzone's automatic mode without -i runs every test it has but the mix (which
+            // IOzone runs only in throughput mode), stride read at its default of 17 records.
+            a.tests = vec![0, 1, 2, 3, 4, 5, 6, 7, 9, 10, 11, 12];
+            a.stride.get_or_insert(17);
+        }
         Ok(a)
     }
 
@@ -357,8 +357,26 @@ impl IozoneArgs {
         s.rwmix = Some(self.read_percent.unwrap_or(50));
         let mut phases = Vec::new();
         for t in &self.tests {
+            let own = match t {
+                // fwrite/fread through stdio, buffered one record deep.
+                6 | 7 => Settings {
+                    engine: Some(BackendKind::Stdio),
+                    ..Settings::default()
+                },
+                // pwritev/preadv: IOzone writes up to 16 records per call at a random offset.
+                11 | 12 => {
+                    let n = (file_size / record).clamp(1, 16) as u32;
+                    Settings {
+                        engine: Some(BackendKind::Pvsync),
+                        iovecs: Some(n),
+                        bs: Some(BlockSizes::Fixed(record * n as u64)),
+                        ..Settings::default()
+                    }
+                }
+                _ => Settings::default(),
+            };
             for k in phases_of(*t) {
-                phases.push((*k, Settings::default()));
+                phases.push((*k, own.clone()));
             }
         }
         Job {
@@ -382,8 +400,10 @@ impl IozoneArgs {
 pub fn phases_of(test: u8) -> &'static [PhaseKind] {
     use PhaseKind::*;
     match test {
-        0 | 9 => &[Write, Rewrite],
-        1 | 10 => &[Read, Reread],
+        0 | 6 | 9 => &[Write, Rewrite],
+        1 | 7 | 10 => &[Read, Reread],
+        11 => &[Randwrite, Randwrite],
+        12 => &[Randread, Randread],
         2 => &[Randread, Randwrite],
         3 => &[Backread],
         4 => &[Recrewrite],
@@ -402,7 +422,11 @@ pub fn labels_of(test: u8) -> &'static [&'static str] {
         3 => &["Reverse Read"],
         4 => &["Record rewrite"],
         5 => &["Stride read"],
+        6 => &["Fwrite", "Re-fwrite"],
+        7 => &["Fread", "Re-fread"],
         8 => &["Mixed workload"],
+        11 => &["Pwritev", "Re-pwritev"],
+        12 => &["Preadv", "Re-preadv"],
         9 => &["Pwrite", "Re-pwrite"],
         10 => &["Pread", "Re-pread"],
         _ => &[],
@@ -462,6 +486,10 @@ mod tests {
         let a = p("-Raz -g 4G -e -b bnl.xls").unwrap();
         assert!(a.excel_report && a.auto && a.small_records_too && a.flush_timed);
         assert_eq!(a.max_file, Some(4 << 30));
+        // Automatic mode without -i runs every test but the mix; stride read at 17 records.
+        let a = p("-a").unwrap();
+        assert_eq!(a.tests, vec![0, 1, 2, 3, 4, 5, 6, 7, 9, 10, 11, 12]);
+        assert_eq!(a.stride, Some(17));
         // No suffix means kB; bundled values.
         let a = p("-s1024 -r4 -i0").unwrap();
         assert_eq!((a.file_size, a.record), (Some(1 << 20), Some(4096)));
@@ -475,7 +503,6 @@ mod tests {
             ("-s 1m -r 4k -i 5", "needs -j"),
             ("-s 1m -i 0 -Q", "-Q is not an IOzone flag storlab supports"),
             ("-s 1m -i 13", "0 to 12"),
-            ("-s 1m -i 6", "not supported yet"),
             ("-s 1m", "no test given"),
             ("-s 1m -i 0 -l 4", "-l and -u go together"),
             ("-s 1x -i 0", "-s 1x"),
@@ -501,5 +528,13 @@ mod tests {
             ]
         );
         assert_eq!(j.settings.fsync, Some(FsyncPolicy::None));
+        // fwrite/fread through stdio; pwritev/preadv 16 records per call.
+        let a = p("-s 4m -r 64k -i 6 -i 11").unwrap();
+        let j = a.job(1, 4 << 20, 64 << 10, std::path::Path::new("/tmp"));
+        assert_eq!(j.phases[0].1.engine, Some(BackendKind::Stdio));
+        assert_eq!(j.phases[2].0, PhaseKind::Randwrite);
+        assert_eq!(j.phases[2].1.engine, Some(BackendKind::Pvsync));
+        assert_eq!(j.phases[2].1.iovecs, Some(16));
+        assert_eq!(j.phases[2].1.bs, Some(BlockSizes::Fixed(16 * (64 << 10))));
     }
 }

@@ -12,11 +12,15 @@ pub const KEYS: &[(&str, &str)] = &[
     ("threads", "workers (threads), e.g. 4"),
     ("size", "bytes per worker's file, e.g. 1g"),
     ("bs", "block (record) size, e.g. 4k, or a weighted mix 4k:70,64k:30"),
-    ("engine", "psync, io_uring, mmap or null"),
+    ("engine", "psync, io_uring, mmap, null, stdio or pvsync"),
     ("iodepth", "I/Os in flight per worker (io_uring), e.g. 16"),
     (
         "iodepth_batch",
         "I/Os queued before one submission (io_uring); default 1 with direct (each reaches the device at once, as fio), else iodepth",
+    ),
+    (
+        "iovecs",
+        "buffers per I/O with engine pvsync (preadv/pwritev), e.g. 16 (default 1)",
     ),
     ("direct", "true to open with O_DIRECT"),
     ("sync", "true to open with O_SYNC"),
@@ -65,6 +69,7 @@ pub struct Settings {
     pub engine: Option<BackendKind>,
     pub iodepth: Option<u32>,
     pub iodepth_batch: Option<u32>,
+    pub iovecs: Option<u32>,
     pub direct: Option<bool>,
     pub sync: Option<bool>,
     pub fsync: Option<FsyncPolicy>,
@@ -157,6 +162,16 @@ impl Settings {
                     ));
                 }
                 self.iodepth = Some(d);
+            }
+            "iovecs" => {
+                let d: u32 = parse_int(t, origin, "a whole number")?;
+                if d == 0 || d > 64 {
+                    return Err(WorkloadError::invalid(
+                        origin,
+                        format!("iovecs {d} is out of range: expected 1 to 64"),
+                    ));
+                }
+                self.iovecs = Some(d);
             }
             "iodepth_batch" => {
                 let d: u32 = parse_int(t, origin, "a whole number")?;
@@ -272,6 +287,7 @@ impl Settings {
             engine,
             iodepth,
             iodepth_batch,
+            iovecs,
             direct,
             sync,
             fsync,

@@ -65,6 +65,7 @@ struct Effective {
     engine: BackendKind,
     iodepth: u32,
     iodepth_batch: Option<u32>,
+    iovecs: u32,
     direct: bool,
     sync: bool,
     fsync: FsyncPolicy,
@@ -91,6 +92,7 @@ fn effective(job: &Settings, phase: &Settings) -> Effective {
         engine: s.engine.unwrap_or(BackendKind::Psync),
         iodepth: s.iodepth.unwrap_or(1),
         iodepth_batch: s.iodepth_batch,
+        iovecs: s.iovecs.unwrap_or(1),
         direct: s.direct.unwrap_or(false),
         sync: s.sync.unwrap_or(false),
         fsync: s.fsync.unwrap_or(FsyncPolicy::None),
@@ -429,6 +431,28 @@ pub fn resolve(job: &Job, opts: &ResolveOptions) -> Result<Plan, WorkloadError> 
                 format!("iodepth {} needs an asynchronous back-end: {} does one I/O at a time per worker; use engine = \"io_uring\" or iodepth = 1", e.iodepth, e.engine.name()),
             ));
         }
+        if e.iovecs > 1 && e.engine != BackendKind::Pvsync {
+            return Err(WorkloadError::invalid(
+                &origin,
+                format!(
+                    "iovecs {} needs engine = \"pvsync\" (preadv/pwritev); {} does one buffer per I/O",
+                    e.iovecs,
+                    e.engine.name()
+                ),
+            ));
+        }
+        if e.iovecs > 1 && (e.bs.min() % e.iovecs as u64 != 0 || e.bs.max() % e.iovecs as u64 != 0) {
+            return Err(WorkloadError::invalid(
+                &origin,
+                format!("bs must divide into iovecs {} equal buffers", e.iovecs),
+            ));
+        }
+        if e.direct && e.engine == BackendKind::Stdio {
+            return Err(WorkloadError::invalid(
+                &origin,
+                "direct with engine stdio: a stdio stream's own buffer cannot meet O_DIRECT's alignment; use psync",
+            ));
+        }
         if e.direct && e.engine == BackendKind::Mmap {
             return Err(WorkloadError::invalid(&origin, "direct = true cannot work with the mmap back-end (a mapping always goes through the page cache): use psync or io_uring"));
         }
@@ -492,6 +516,7 @@ pub fn resolve(job: &Job, opts: &ResolveOptions) -> Result<Plan, WorkloadError> 
             kind: *kind,
             backend: e.engine,
             iodepth: e.iodepth,
+            iovecs: e.iovecs,
             // With O_DIRECT each I/O goes to the device as soon as it is queued, as fio's
             // default iodepth_batch_submit=1 does: holding completed slots back for one
             // submission cost 15–20 % of a virtual disk's random-read IOPS at depth 32
