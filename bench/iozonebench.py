@@ -45,13 +45,15 @@ def table(say, title, where, flags, res, repeat):
     say(f"### {title}")
     say(f"({where}; `{' '.join(flags)} -F f0 f1`; median of {repeat} runs, alternating which tool goes first; kB/sec as IOzone prints it)")
     say("")
-    say("| test | figure | storlab | IOzone | storlab ÷ IOzone |")
-    say("|---|---|---|---|---|")
+    say("| test | figure | storlab | IOzone | storlab ÷ IOzone | storlab, all runs | IOzone, all runs |")
+    say("|---|---|---|---|---|---|---|")
     keys = [k for k in res["iozone"][0] if k in res["storlab"][0]]
     for k in keys:
         s = statistics.median(r[k] for r in res["storlab"])
         i = statistics.median(r[k] for r in res["iozone"])
-        say(f"| {k[0]} | {k[1]} | {s:,.0f} | {i:,.0f} | {s / i:.3f} |")
+        alls = ", ".join(f"{r[k] / 1e6:.2f}M" for r in res["storlab"])
+        alli = ", ".join(f"{r[k] / 1e6:.2f}M" for r in res["iozone"])
+        say(f"| {k[0]} | {k[1]} | {s:,.0f} | {i:,.0f} | {s / i:.3f} | {alls} | {alli} |")
     say("")
 
 
