@@ -146,43 +146,34 @@ try:
         say("")
         say(f"10 s: {short / 1024:.1f} MiB; 60 s: {long_ / 1024:.1f} MiB; ratio {long_ / short:.3f}")
         say("")
-    io_lines = list(lines)
-    if want("scan"):
-        # The scan comparison has its own results file (bench/scan-results.md).
+    here = os.path.dirname(os.path.abspath(__file__))
+    sys.path.insert(0, here)
+    storlab_bin = os.path.abspath(args.storlab)
+
+    def separate(filename, title, body):
+        """Runs `body`, whose lines go to their own file bench/FILENAME instead of results.md."""
+        kept = list(lines)
         del lines[:]
-        say(f"# storlab scan benchmarks — {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
+        say(f"# {title} — {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
         say("")
         say(f"Machine: {os.cpu_count()} CPUs, kernel {os.uname().release}.")
         say("")
-        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        body()
+        with open(os.path.join(here, filename), "w") as f:
+            f.write("\n".join(lines) + "\n")
+        lines[:] = kept
+
+    if want("scan"):
         import scanbench
-        scanbench.run(os.path.abspath(args.storlab), say, args.repeat)
-        with open(os.path.join(os.path.dirname(os.path.abspath(args.out)), "scan-results.md"), "w") as f:
-            f.write("\n".join(lines) + "\n")
-        lines[:] = io_lines
+        separate("scan-results.md", "storlab scan benchmarks", lambda: scanbench.run(storlab_bin, say, args.repeat))
     if want("iozone"):
-        io_lines = list(lines)
-        del lines[:]
-        say(f"# storlab iozone against IOzone — {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
-        say("")
-        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
         import iozonebench
-        iozone_bin = os.path.join(os.path.dirname(os.path.abspath(__file__)), ".peers", "iozone")
-        iozonebench.run(os.path.abspath(args.storlab), iozone_bin, say, args.repeat)
-        with open(os.path.join(os.path.dirname(os.path.abspath(args.out)), "iozone-results.md"), "w") as f:
-            f.write("\n".join(lines) + "\n")
-        lines[:] = io_lines
+        iozone_bin = os.path.join(here, ".peers", "iozone")
+        separate("iozone-results.md", "storlab iozone against IOzone",
+                 lambda: iozonebench.run(storlab_bin, iozone_bin, say, args.repeat))
     if want("report"):
-        io_lines = list(lines)
-        del lines[:]
-        say(f"# storlab report benchmark — {time.strftime('%Y-%m-%d %H:%M UTC', time.gmtime())}")
-        say("")
-        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
         import reportbench
-        reportbench.run(os.path.abspath(args.storlab), say, args.repeat)
-        with open(os.path.join(os.path.dirname(os.path.abspath(args.out)), "report-results.md"), "w") as f:
-            f.write("\n".join(lines) + "\n")
-        lines[:] = io_lines
+        separate("report-results.md", "storlab report benchmark", lambda: reportbench.run(storlab_bin, say, args.repeat))
 finally:
     shutil.rmtree(shm, ignore_errors=True)
     shutil.rmtree(disk, ignore_errors=True)

@@ -41,19 +41,37 @@ def run_pair(storlab, iozone, flags, where, db, repeat, prepare=lambda: None):
     return res
 
 
+# Student's t, 0.975 quantile, by degrees of freedom (the usual table; between rows the
+# smaller df's value is used, which errs towards "no significant difference").
+T975 = [(1, 12.71), (2, 4.30), (3, 3.18), (4, 2.78), (5, 2.57), (6, 2.45), (7, 2.36), (8, 2.31), (9, 2.26),
+        (10, 2.23), (12, 2.18), (15, 2.13), (20, 2.09), (30, 2.04), (60, 2.00), (10**9, 1.96)]
+
+
+def welch(a, b):
+    """Welch's t-test of two samples: 'differs' or 'no significant difference' at 95 %."""
+    va, vb = statistics.variance(a) / len(a), statistics.variance(b) / len(b)
+    if va + vb == 0:
+        return "differs" if statistics.mean(a) != statistics.mean(b) else "no significant difference"
+    t = (statistics.mean(a) - statistics.mean(b)) / (va + vb) ** 0.5
+    df = (va + vb) ** 2 / (va ** 2 / (len(a) - 1) + vb ** 2 / (len(b) - 1))
+    crit = [c for d, c in T975 if d <= df][-1]
+    return f"{'differs' if abs(t) > crit else 'no significant difference'} (t {t:.2f}, df {df:.1f})"
+
+
 def table(say, title, where, flags, res, repeat):
     say(f"### {title}")
     say(f"({where}; `{' '.join(flags)} -F f0 f1`; median of {repeat} runs, alternating which tool goes first; kB/sec as IOzone prints it)")
     say("")
-    say("| test | figure | storlab | IOzone | storlab ÷ IOzone | storlab, all runs | IOzone, all runs |")
-    say("|---|---|---|---|---|---|---|")
+    say("| test | figure | storlab | IOzone | storlab ÷ IOzone | Welch, 95 % | storlab, all runs | IOzone, all runs |")
+    say("|---|---|---|---|---|---|---|---|")
     keys = [k for k in res["iozone"][0] if k in res["storlab"][0]]
     for k in keys:
         s = statistics.median(r[k] for r in res["storlab"])
         i = statistics.median(r[k] for r in res["iozone"])
         alls = ", ".join(f"{r[k] / 1e6:.2f}M" for r in res["storlab"])
         alli = ", ".join(f"{r[k] / 1e6:.2f}M" for r in res["iozone"])
-        say(f"| {k[0]} | {k[1]} | {s:,.0f} | {i:,.0f} | {s / i:.3f} | {alls} | {alli} |")
+        w = welch([r[k] for r in res["storlab"]], [r[k] for r in res["iozone"]])
+        say(f"| {k[0]} | {k[1]} | {s:,.0f} | {i:,.0f} | {s / i:.3f} | {w} | {alls} | {alli} |")
     say("")
 
 

@@ -56,10 +56,16 @@ pub trait Backend: Send {
     fn kind(&self) -> BackendKind;
     /// Queues (or does) one I/O.
     fn queue(&mut self, unit: IoUnit, pool: &BufferPool) -> io::Result<Queued>;
-    /// Hands what was queued to the kernel (no-op for synchronous back-ends).
-    fn commit(&mut self) -> io::Result<()>;
-    /// Collects completions into `out`, waiting until at least `min` are there.
-    fn reap(&mut self, min: u32, out: &mut [Completion]) -> io::Result<usize>;
+    /// Hands what was queued to the kernel. Synchronous back-ends complete every I/O in
+    /// `queue` and keep this default.
+    fn commit(&mut self) -> io::Result<()> {
+        Ok(())
+    }
+    /// Collects completions into `out`, waiting until at least `min` are there. Synchronous
+    /// back-ends never have any in flight and keep this default.
+    fn reap(&mut self, _min: u32, _out: &mut [Completion]) -> io::Result<usize> {
+        Ok(0)
+    }
     /// Flushes written data to stable storage.
     fn flush(&mut self) -> io::Result<()>;
 }
@@ -107,12 +113,6 @@ impl Backend for NullBackend {
     }
     fn queue(&mut self, unit: IoUnit, _: &BufferPool) -> io::Result<Queued> {
         Ok(Queued::Completed(unit.len))
-    }
-    fn commit(&mut self) -> io::Result<()> {
-        Ok(())
-    }
-    fn reap(&mut self, _: u32, _: &mut [Completion]) -> io::Result<usize> {
-        Ok(0)
     }
     fn flush(&mut self) -> io::Result<()> {
         Ok(())
@@ -197,12 +197,6 @@ impl Backend for Stdio {
         }
         Ok(Queued::Completed(n as u32))
     }
-    fn commit(&mut self) -> io::Result<()> {
-        Ok(())
-    }
-    fn reap(&mut self, _: u32, _: &mut [Completion]) -> io::Result<usize> {
-        Ok(0)
-    }
     fn flush(&mut self) -> io::Result<()> {
         let s = self.stream.as_ptr();
         // SAFETY: a valid stream and its descriptor.
@@ -269,18 +263,8 @@ impl Backend for Pvsync {
             }
         }
     }
-    fn commit(&mut self) -> io::Result<()> {
-        Ok(())
-    }
-    fn reap(&mut self, _: u32, _: &mut [Completion]) -> io::Result<usize> {
-        Ok(0)
-    }
     fn flush(&mut self) -> io::Result<()> {
-        // SAFETY: plain syscall on an open descriptor.
-        if unsafe { libc::fsync(self.fd) } != 0 {
-            return Err(io::Error::last_os_error());
-        }
-        Ok(())
+        fsync_fd(self.fd)
     }
 }
 
@@ -294,15 +278,18 @@ impl Backend for Closed {
     fn queue(&mut self, _: IoUnit, _: &BufferPool) -> io::Result<Queued> {
         Err(io::Error::other("the file was closed"))
     }
-    fn commit(&mut self) -> io::Result<()> {
-        Ok(())
-    }
-    fn reap(&mut self, _: u32, _: &mut [Completion]) -> io::Result<usize> {
-        Ok(0)
-    }
     fn flush(&mut self) -> io::Result<()> {
         Ok(())
     }
+}
+
+/// fsync(2) of a descriptor.
+fn fsync_fd(fd: RawFd) -> io::Result<()> {
+    // SAFETY: plain syscall on an open descriptor.
+    if unsafe { libc::fsync(fd) } != 0 {
+        return Err(io::Error::last_os_error());
+    }
+    Ok(())
 }
 
 /// pread(2) / pwrite(2).
@@ -344,18 +331,8 @@ impl Backend for Psync {
             }
         }
     }
-    fn commit(&mut self) -> io::Result<()> {
-        Ok(())
-    }
-    fn reap(&mut self, _: u32, _: &mut [Completion]) -> io::Result<usize> {
-        Ok(0)
-    }
     fn flush(&mut self) -> io::Result<()> {
-        // SAFETY: plain syscall on an open descriptor.
-        if unsafe { libc::fsync(self.fd) } != 0 {
-            return Err(io::Error::last_os_error());
-        }
-        Ok(())
+        fsync_fd(self.fd)
     }
 }
 
@@ -428,12 +405,6 @@ impl Backend for Mmap {
             }
         }
         Ok(Queued::Completed(unit.len))
-    }
-    fn commit(&mut self) -> io::Result<()> {
-        Ok(())
-    }
-    fn reap(&mut self, _: u32, _: &mut [Completion]) -> io::Result<usize> {
-        Ok(0)
     }
     fn flush(&mut self) -> io::Result<()> {
         // SAFETY: msync of our own live mapping.

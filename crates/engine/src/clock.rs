@@ -6,8 +6,9 @@
 //! 10 ns instead of the 24 ns of a vDSO clock_gettime on this project's machines, about 1 %
 //! of a 4 KiB read from the page cache. Everywhere else it calls clock_gettime.
 //!
-//! The scale comes from a 20 ms calibration against CLOCK_MONOTONIC at first use. Its error is
-//! a few parts per million: microseconds over a minute-long phase, nothing for a latency.
+//! The scale comes from a 20 ms calibration against CLOCK_MONOTONIC at first use, from clock
+//! pairs read within 2 µs: an error of at most 100 parts per million (50 ppm typically far
+//! less), nothing for a latency and milliseconds over a minute-long phase.
 
 use std::sync::OnceLock;
 
@@ -84,28 +85,28 @@ fn kernel_trusts_tsc() -> bool {
             .unwrap_or(false)
 }
 
-/// A (monotonic, ticks) pair read as close together as this CPU allows: the tightest of a
-/// few tries, with the counter taken at the midpoint of two clock reads.
-fn pair() -> (u64, u64) {
-    let mut best = (u64::MAX, 0, 0);
-    for _ in 0..16 {
+/// A (monotonic, ticks) pair read close together: the counter between two clock reads no more
+/// than 2 µs apart, taken at their midpoint. A preemption between the reads (a loaded machine)
+/// spoils a try; after 1000 spoilt tries there is no pair, and the engine keeps clock_gettime.
+fn pair() -> Option<(u64, u64)> {
+    for _ in 0..1000 {
         let a = monotonic_ns();
         let t = ticks();
         let b = monotonic_ns();
-        if b - a < best.0 {
-            best = (b - a, a + (b - a) / 2, t);
+        if b - a <= 2_000 {
+            return Some((a + (b - a) / 2, t));
         }
     }
-    (best.1, best.2)
+    None
 }
 
 fn calibrate() -> Option<Tsc> {
     if std::env::var_os("STORLAB_CLOCK").is_some_and(|v| v == "clock_gettime") || !kernel_trusts_tsc() {
         return None;
     }
-    let (m0, t0) = pair();
+    let (m0, t0) = pair()?;
     std::thread::sleep(std::time::Duration::from_millis(20));
-    let (m1, t1) = pair();
+    let (m1, t1) = pair()?;
     if t1 <= t0 || m1 <= m0 {
         return None;
     }
@@ -118,7 +119,7 @@ fn calibrate() -> Option<Tsc> {
     };
     // A sanity check before trusting it: a counter that does not track the clock (a hypervisor
     // that traps and fakes it badly) falls back to clock_gettime.
-    let (m2, t2) = pair();
+    let (m2, t2) = pair()?;
     let predicted = c.mono0 + (((t2 - c.tsc0) as u128 * c.mult as u128) >> 32) as u64;
     if predicted.abs_diff(m2) > 10_000 {
         return None;
@@ -130,18 +131,37 @@ fn calibrate() -> Option<Tsc> {
 mod tests {
     use super::*;
 
+    /// (now_ns, CLOCK_MONOTONIC) read as close together as the scheduler allows: a pair whose
+    /// reads were split by a preemption (the test suite runs tests in parallel) is retried.
+    fn paired() -> (u64, u64) {
+        let mut best = (u64::MAX, 0, 0);
+        for _ in 0..1000 {
+            let a = monotonic_ns();
+            let n = now_ns();
+            let b = monotonic_ns();
+            if b - a < best.0 {
+                best = (b - a, n, a + (b - a) / 2);
+            }
+            if best.0 < 5_000 {
+                break;
+            }
+        }
+        (best.1, best.2)
+    }
+
     #[test]
     fn tracks_the_monotonic_clock() {
         init();
         // Across 50 ms of sleeping, the engine's clock and CLOCK_MONOTONIC advance alike
         // (within 0.1 %, whichever source this machine uses).
-        let (a_now, a_mono) = (now_ns(), monotonic_ns());
+        let (a_now, a_mono) = paired();
         std::thread::sleep(std::time::Duration::from_millis(50));
-        let (b_now, b_mono) = (now_ns(), monotonic_ns());
+        let (b_now, b_mono) = paired();
         let d_now = (b_now - a_now) as f64;
         let d_mono = (b_mono - a_mono) as f64;
         assert!((d_now / d_mono - 1.0).abs() < 1e-3, "{} {d_now} vs {d_mono}", source());
         // And the two agree on where they are, to within 100 µs.
-        assert!(now_ns().abs_diff(monotonic_ns()) < 100_000, "{}", source());
+        let (n, m) = paired();
+        assert!(n.abs_diff(m) < 100_000, "{}: {n} vs {m}", source());
     }
 }
