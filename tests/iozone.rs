@@ -370,3 +370,58 @@ fn stdio_and_vectored_tests_run() {
     );
     assert_eq!(run["phases"][4]["params"]["iovecs"], 16);
 }
+
+/// More of IOzone's test sets, as a real IOzone 3.489 printed them: throughput mode with
+/// backward, stride and mixed tests, and a single-worker -R report of every test it ran.
+#[test]
+fn real_iozone_test_sets_import() {
+    let s = Scratch::new();
+    let kinds = |id: &Value| -> Vec<String> {
+        let run = s.json(&["results", "show", &id.to_string()]);
+        run["phases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p["kind"].as_str().unwrap().to_string())
+            .collect()
+    };
+    let t = fixture("throughput-tests-3-4-5-8.txt");
+    let v = s.json(&["results", "import", t.to_str().unwrap()]);
+    assert_eq!(
+        kinds(&v["imported"][0]),
+        ["write", "rewrite", "backread", "strideread", "randrw"]
+    );
+    let a = fixture("single-all-tests-R.txt");
+    let v = s.json(&["results", "import", a.to_str().unwrap()]);
+    assert_eq!(
+        kinds(&v["imported"][0]),
+        [
+            "write",
+            "rewrite",
+            "read",
+            "reread",
+            "randread",
+            "randwrite",
+            "backread",
+            "recrewrite",
+            "strideread",
+            "write",
+            "rewrite",
+            "read",
+            "reread"
+        ]
+    );
+    let text = std::fs::read_to_string(&a).unwrap();
+    let block = &text[text.find("\"Record rewrite report\"").unwrap()..];
+    let want: f64 = block
+        .lines()
+        .nth(2)
+        .unwrap()
+        .split_whitespace()
+        .nth(1)
+        .unwrap()
+        .parse()
+        .unwrap();
+    let run = s.json(&["results", "show", &v["imported"][0].to_string()]);
+    assert!((run["phases"][7]["bytes_per_sec"].as_f64().unwrap() - want * 1024.0).abs() < 1e-3);
+}
