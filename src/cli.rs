@@ -123,8 +123,10 @@ pub struct DemoArgs {
     pub output: OutputArgs,
 }
 
+/// A job: a job file and/or flags, the targets, and what to do with the files. Shared by
+/// `run` and `sweep`.
 #[derive(Args, Debug)]
-pub struct RunArgs {
+pub struct JobArgs {
     /// The job file (TOML). Without one, the job comes from the flags.
     #[arg(value_name = "JOB.toml")]
     pub job: Option<PathBuf>,
@@ -146,6 +148,28 @@ pub struct RunArgs {
     pub keep: bool,
     #[command(flatten)]
     pub settings: SettingsArgs,
+}
+
+impl JobArgs {
+    /// The job: the file's (or an empty one), with the flags laid over it.
+    pub fn to_job(&self) -> Result<storlab_workload::Job, storlab_workload::WorkloadError> {
+        let flags = self.settings.to_settings()?;
+        let mut job = match &self.job {
+            Some(p) => storlab_workload::Job::load(p)?,
+            None => storlab_workload::Job {
+                origin: "command line".into(),
+                ..Default::default()
+            },
+        };
+        job.override_with(&self.targets, &self.phases, &flags)?;
+        Ok(job)
+    }
+}
+
+#[derive(Args, Debug)]
+pub struct RunArgs {
+    #[command(flatten)]
+    pub job: JobArgs,
     #[command(flatten)]
     pub output: OutputArgs,
 }
@@ -156,26 +180,8 @@ pub struct SweepArgs {
     /// default (threads=1..64), multiplying (iodepth=1..64x4) or adding (rwmix=0..100+25).
     #[arg(long, value_name = "KEY=VALUES", required = true)]
     pub vary: String,
-    /// The job file (TOML). Without one, the job comes from the flags.
-    #[arg(value_name = "JOB.toml")]
-    pub job: Option<PathBuf>,
-    /// A target directory, file or (with --allow-device) block device; repeat for several.
-    #[arg(long = "target", value_name = "PATH")]
-    pub targets: Vec<PathBuf>,
-    /// A phase to run at every point; repeat to run several, in order.
-    #[arg(long = "phase", value_name = "NAME")]
-    pub phases: Vec<String>,
-    /// A tag stored with every run of the sweep, e.g. fs=ext4; repeatable.
-    #[arg(long = "tag", value_name = "KEY=VALUE", value_parser = parse_tag)]
-    pub tags: Vec<(String, String)>,
-    /// Allow this block device as a target (its contents will be overwritten by write phases).
-    #[arg(long = "allow-device", value_name = "DEVICE")]
-    pub allow_devices: Vec<PathBuf>,
-    /// Keep the files storlab created.
-    #[arg(long)]
-    pub keep: bool,
     #[command(flatten)]
-    pub settings: SettingsArgs,
+    pub job: JobArgs,
     #[command(flatten)]
     pub output: OutputArgs,
 }

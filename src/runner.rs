@@ -76,22 +76,14 @@ pub fn demo(args: DemoArgs) -> Result<u8> {
 }
 
 pub fn run(args: RunArgs) -> Result<u8> {
-    let flags = args.settings.to_settings()?;
-    let mut job = match &args.job {
-        Some(p) => Job::load(p)?,
-        None => Job {
-            origin: "command line".into(),
-            ..Default::default()
-        },
-    };
-    job.override_with(&args.targets, &args.phases, &flags)?;
+    let job = args.job.to_job()?;
     let command = std::env::args().collect::<Vec<_>>().join(" ");
     execute(
         job,
         "run",
-        &args.tags,
-        &args.allow_devices,
-        args.keep,
+        &args.job.tags,
+        &args.job.allow_devices,
+        args.job.keep,
         &args.output,
         command,
     )

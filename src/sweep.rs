@@ -6,7 +6,7 @@ use std::io::IsTerminal;
 
 use anyhow::Result;
 use storlab_engine::PhaseResult;
-use storlab_workload::{resolve, Job, ResolveOptions, Settings, WorkloadError};
+use storlab_workload::{resolve, ResolveOptions, Settings, WorkloadError};
 
 use crate::cli::SweepArgs;
 use crate::runner::{db_path, run_job, ExecOptions};
@@ -105,15 +105,7 @@ pub fn points(spec: &str) -> Result<(String, Vec<String>), WorkloadError> {
 }
 
 pub fn sweep(args: SweepArgs) -> Result<u8> {
-    let flags = args.settings.to_settings()?;
-    let mut base = match &args.job {
-        Some(p) => Job::load(p)?,
-        None => Job {
-            origin: "command line".into(),
-            ..Default::default()
-        },
-    };
-    base.override_with(&args.targets, &args.phases, &flags)?;
+    let base = args.job.to_job()?;
     let (key, values) = points(&args.vary)?;
     // Every point is a job; all are checked before the first runs.
     let mut jobs = Vec::new();
@@ -142,7 +134,7 @@ pub fn sweep(args: SweepArgs) -> Result<u8> {
         jobs.push(j);
     }
     let opts = ResolveOptions {
-        allow_devices: args.allow_devices.clone(),
+        allow_devices: args.job.allow_devices.clone(),
         file_tag: std::process::id().to_string(),
         default_seed: 1,
     };
@@ -167,9 +159,9 @@ pub fn sweep(args: SweepArgs) -> Result<u8> {
             &db,
             &ExecOptions {
                 kind: "sweep",
-                tags: &args.tags,
-                allow: &args.allow_devices,
-                keep: args.keep,
+                tags: &args.job.tags,
+                allow: &args.job.allow_devices,
+                keep: args.job.keep,
                 chatty,
                 command: command.clone(),
             },

@@ -98,20 +98,25 @@ fn chromium(page: &Path, work: &Path, screenshot: Option<&Path>) -> Loaded {
     }
 }
 
-/// (data-key, data-ymax) of every chart in a DOM.
-fn charts(dom: &str) -> Vec<(String, f64)> {
+/// (data-key, the number in attribute `value`) of every SVG in a page that has both.
+fn svg_scales(page: &str, value: &str) -> Vec<(String, f64)> {
     let mut out = Vec::new();
-    for part in dom.split("<svg").skip(1) {
+    for part in page.split("<svg").skip(1) {
         let attr = |name: &str| {
             let start = part.find(&format!("{name}=\""))? + name.len() + 2;
             let end = part[start..].find('"')? + start;
             Some(part[start..end].to_string())
         };
-        if let (Some(k), Some(y)) = (attr("data-key"), attr("data-ymax")) {
+        if let (Some(k), Some(y)) = (attr("data-key"), attr(value)) {
             out.push((k.replace("&amp;", "&"), y.parse().unwrap()));
         }
     }
     out
+}
+
+/// (data-key, data-ymax) of every chart in a page.
+fn charts(page: &str) -> Vec<(String, f64)> {
+    svg_scales(page, "data-ymax")
 }
 
 /// The report's rule for an axis top: the smallest of 1, 2, 2.5, 5 × 10^k at or above v.
@@ -501,19 +506,8 @@ fn two_targets_get_their_own_samples_and_lines() {
 }
 
 /// (data-key, data-vmax) of every heat map.
-fn heat_maps(html: &str) -> Vec<(String, f64)> {
-    let mut out = Vec::new();
-    for part in html.split("<svg").skip(1) {
-        let attr = |name: &str| {
-            let start = part.find(&format!("{name}=\""))? + name.len() + 2;
-            let end = part[start..].find('"')? + start;
-            Some(part[start..end].to_string())
-        };
-        if let (Some(k), Some(v)) = (attr("data-key"), attr("data-vmax")) {
-            out.push((k, v.parse().unwrap()));
-        }
-    }
-    out
+fn heat_maps(page: &str) -> Vec<(String, f64)> {
+    svg_scales(page, "data-vmax")
 }
 
 #[test]
