@@ -178,8 +178,10 @@ pub struct RunArgs {
 pub struct SweepArgs {
     /// The parameter to vary and its points: a list (bs=4k,64k,1m) or a range, doubling by
     /// default (threads=1..64), multiplying (iodepth=1..64x4) or adding (rwmix=0..100+25).
+    /// Repeat to vary several parameters together (every combination is a point; with size and
+    /// bs both varied, points whose block exceeds the file are left out, as in IOzone's matrix).
     #[arg(long, value_name = "KEY=VALUES", required = true)]
-    pub vary: String,
+    pub vary: Vec<String>,
     #[command(flatten)]
     pub job: JobArgs,
     #[command(flatten)]

@@ -104,34 +104,84 @@ pub fn points(spec: &str) -> Result<(String, Vec<String>), WorkloadError> {
     Ok((key, out))
 }
 
+/// Every combination of the varied parameters' points, in order (the last varies fastest).
+fn product(axes: &[(String, Vec<String>)]) -> Vec<Vec<(String, String)>> {
+    let mut out: Vec<Vec<(String, String)>> = vec![Vec::new()];
+    for (key, values) in axes {
+        out = out
+            .into_iter()
+            .flat_map(|p| {
+                values.iter().map(move |v| {
+                    let mut q = p.clone();
+                    q.push((key.clone(), v.clone()));
+                    q
+                })
+            })
+            .collect();
+    }
+    out
+}
+
+fn label(point: &[(String, String)]) -> String {
+    point
+        .iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect::<Vec<_>>()
+        .join(" ")
+}
+
 pub fn sweep(args: SweepArgs) -> Result<u8> {
     let base = args.job.to_job()?;
-    let (key, values) = points(&args.vary)?;
-    // Every point is a job; all are checked before the first runs.
+    let axes: Vec<(String, Vec<String>)> = args.vary.iter().map(|v| points(v)).collect::<Result<_, _>>()?;
+    for (i, (k, _)) in axes.iter().enumerate() {
+        if axes[..i].iter().any(|(x, _)| x == k) {
+            return Err(WorkloadError::invalid("--vary", format!("{k} is varied twice")).into());
+        }
+    }
+    let keys: Vec<String> = axes.iter().map(|(k, _)| k.clone()).collect();
+    // Every point is a job; all are checked before the first runs. With both the file size and
+    // the block size varied, points whose block exceeds the file are left out (IOzone's matrix).
     let mut jobs = Vec::new();
-    for v in &values {
+    let mut skipped = 0;
+    for point in product(&axes) {
         let mut j = base.clone();
         let mut s = Settings::default();
-        s.apply_str(&key, v, &format!("--vary {key}={v}"))?;
+        for (k, v) in &point {
+            s.apply_str(k, v, &format!("--vary {k}={v}"))?;
+        }
         j.settings.overlay(&s);
+        if let (Some(size), Some(bs)) = (&j.settings.size, &j.settings.bs) {
+            if keys.iter().any(|k| k == "size") && keys.iter().any(|k| k == "bs") && bs.max() > *size {
+                skipped += 1;
+                continue;
+            }
+        }
         // A phase's own setting would override the varied one: refuse rather than sweep nothing.
-        if j.phases.iter().any(|(_, ps)| {
-            serde_json::to_value(ps)
-                .ok()
-                .and_then(|x| x.get(&key).cloned())
-                .is_some_and(|x| !x.is_null())
-        }) {
-            return Err(WorkloadError::invalid(
-                "--vary",
-                format!("a phase of the job sets {key} itself, so varying it job-wide would change nothing there"),
-            )
-            .into());
+        for key in &keys {
+            if j.phases.iter().any(|(_, ps)| {
+                serde_json::to_value(ps)
+                    .ok()
+                    .and_then(|x| x.get(key).cloned())
+                    .is_some_and(|x| !x.is_null())
+            }) {
+                return Err(WorkloadError::invalid(
+                    "--vary",
+                    format!("a phase of the job sets {key} itself, so varying it job-wide would change nothing there"),
+                )
+                .into());
+            }
         }
         j.name = Some(format!(
-            "{} {key}={v}",
-            base.name.clone().unwrap_or_else(|| "sweep".into())
+            "{} {}",
+            base.name.clone().unwrap_or_else(|| "sweep".into()),
+            label(&point)
         ));
-        jobs.push(j);
+        jobs.push((point, j));
+    }
+    if jobs.is_empty() {
+        return Err(
+            WorkloadError::invalid("--vary", "no point is left: every block size exceeds every file size").into(),
+        );
     }
     let opts = ResolveOptions {
         allow_devices: args.job.allow_devices.clone(),
@@ -140,7 +190,7 @@ pub fn sweep(args: SweepArgs) -> Result<u8> {
     };
     let mut largest_set = 0;
     let mut any_direct = true;
-    for j in &jobs {
+    for (_, j) in &jobs {
         let plan = resolve(j, &opts)?;
         largest_set = largest_set.max(plan.file_set_bytes);
         any_direct &= plan.phases.iter().all(|p| p.direct);
@@ -148,11 +198,11 @@ pub fn sweep(args: SweepArgs) -> Result<u8> {
     let db = db_path(&args.output);
     let chatty = std::io::stderr().is_terminal() && !args.output.json;
     let command = std::env::args().collect::<Vec<_>>().join(" ");
-    let mut rows: Vec<(String, i64, Vec<PhaseResult>)> = Vec::new();
+    let mut rows: Vec<(Vec<(String, String)>, i64, Vec<PhaseResult>)> = Vec::new();
     let mut status = 0;
-    for (v, j) in values.iter().zip(&jobs) {
+    for (point, j) in &jobs {
         if chatty {
-            eprintln!("[{key}={v}]");
+            eprintln!("[{}]", label(point));
         }
         let e = run_job(
             j,
@@ -167,19 +217,21 @@ pub fn sweep(args: SweepArgs) -> Result<u8> {
             },
         )?;
         let stop = e.status == "aborted";
-        rows.push((v.clone(), e.run_id, e.results));
+        rows.push((point.clone(), e.run_id, e.results));
         if stop {
             status = crate::exit::ABORTED;
             break;
         }
     }
     let store = storlab_store::Store::open(&db, &storlab_env::capture(&[]).host)?;
+    // A file size × block size sweep is IOzone's matrix: the report draws it as heat maps.
+    let matrix = keys.len() == 2 && keys.contains(&"size".to_string()) && keys.contains(&"bs".to_string());
     let study = store.create_study(
-        "sweep",
-        &serde_json::json!({ "vary": key, "values": values, "command": command }),
+        if matrix { "sweep-matrix" } else { "sweep" },
+        &serde_json::json!({ "vary": keys, "points": axes, "command": command }),
     )?;
-    for (v, id, _) in &rows {
-        store.add_study_member(study, *id, &format!("{key}={v}"))?;
+    for (point, id, _) in &rows {
+        store.add_study_member(study, *id, &label(point))?;
     }
     let memory = storlab_env::capture(&[]).memory_bytes;
     let note = (!any_direct && memory > 0 && largest_set < 3 * memory).then(|| {
@@ -190,13 +242,15 @@ pub fn sweep(args: SweepArgs) -> Result<u8> {
             storlab_units::Size(3 * memory).human()
         )
     });
-    let kinds: Vec<String> = jobs[0].phases.iter().map(|(k, _)| k.name().to_string()).collect();
+    let kinds: Vec<String> = jobs[0].1.phases.iter().map(|(k, _)| k.name().to_string()).collect();
     if args.output.json {
         let v = serde_json::json!({
             "study": study,
-            "vary": key,
-            "points": rows.iter().map(|(v, id, res)| serde_json::json!({
-                "value": v, "run_id": id,
+            "vary": keys,
+            "skipped": skipped,
+            "points": rows.iter().map(|(point, id, res)| serde_json::json!({
+                "values": point.iter().cloned().collect::<std::collections::BTreeMap<_, _>>(),
+                "run_id": id,
                 "phases": res.iter().zip(&kinds).map(|(r, k)| serde_json::json!({
                     "phase": k, "bytes_per_sec": r.all_done.bytes_per_sec, "iops": r.all_done.iops,
                     "first_done_bytes_per_sec": r.first_done.bytes_per_sec, "lat_p99_ns": r.latency.p99_ns,
@@ -206,7 +260,9 @@ pub fn sweep(args: SweepArgs) -> Result<u8> {
         });
         println!("{}", serde_json::to_string_pretty(&v)?);
     } else {
-        let mut t = vec![std::iter::once(key.clone())
+        let mut t = vec![keys
+            .iter()
+            .cloned()
             .chain(std::iter::once("run".to_string()))
             .chain(
                 kinds
@@ -214,8 +270,9 @@ pub fn sweep(args: SweepArgs) -> Result<u8> {
                     .flat_map(|k| [format!("{k} MiB/s"), format!("{k} IOPS"), format!("{k} p99 µs")]),
             )
             .collect::<Vec<_>>()];
-        for (v, id, res) in &rows {
-            let mut r = vec![v.clone(), id.to_string()];
+        for (point, id, res) in &rows {
+            let mut r: Vec<String> = point.iter().map(|(_, v)| v.clone()).collect();
+            r.push(id.to_string());
             for p in res {
                 r.push(format!("{:.2}", p.all_done.bytes_per_sec / (1u64 << 20) as f64));
                 r.push(format!("{:.0}", p.all_done.iops));
@@ -224,6 +281,9 @@ pub fn sweep(args: SweepArgs) -> Result<u8> {
             t.push(r);
         }
         print!("{}", crate::output::table(&t));
+        if skipped > 0 {
+            println!("{skipped} point(s) left out: their block size exceeds their file size");
+        }
         if let Some(n) = &note {
             println!("{n}");
         }

@@ -86,7 +86,7 @@ fn study_sections(studies: &[StudySection], free: bool) -> String {
             .members
             .iter()
             .all(|(_, r)| r.phases.first().and_then(file_and_record).is_some())
-            && !st.kind.starts_with("sweep");
+            && (st.kind != "sweep");
         let mut kinds: Vec<String> = Vec::new();
         for (_, r) in &st.members {
             for p in &r.phases {
@@ -164,11 +164,19 @@ fn study_sections(studies: &[StudySection], free: bool) -> String {
                 let (svg, _) = line_chart(
                     &format!(
                         "{k} — MiB/s against {}",
-                        st.params.get("vary").and_then(|v| v.as_str()).unwrap_or("the point")
+                        st.params
+                            .get("vary")
+                            .and_then(|v| v.get(0))
+                            .and_then(|v| v.as_str())
+                            .unwrap_or("the point")
                     ),
                     &format!("sweep {k}"),
                     "MiB/s",
-                    st.params.get("vary").and_then(|v| v.as_str()).unwrap_or("point"),
+                    st.params
+                        .get("vary")
+                        .and_then(|v| v.get(0))
+                        .and_then(|v| v.as_str())
+                        .unwrap_or("point"),
                     &[Series {
                         name: k.clone(),
                         color: COLORS[0],

@@ -1,0 +1,106 @@
+//! `storlab sweep`: the same phases at every point of one or more varied parameters, checked
+//! before anything runs, stored as one study, printed as a table.
+
+use serde_json::Value;
+
+mod common;
+use common::*;
+
+#[test]
+fn worker_count_sweep_is_one_study() {
+    let s = Scratch::new();
+    let d = s.data();
+    let out = s.storlab(&[
+        "sweep",
+        "--vary",
+        "threads=1..4",
+        "--target",
+        d.to_str().unwrap(),
+        "--phase",
+        "write",
+        "--phase",
+        "randread",
+        "--bs",
+        "256k",
+        "--size",
+        "4m",
+        "--json",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let points = v["points"].as_array().unwrap();
+    let threads: Vec<&str> = points
+        .iter()
+        .map(|p| p["values"]["threads"].as_str().unwrap())
+        .collect();
+    assert_eq!(threads, ["1", "2", "4"]);
+    // Each point's run really ran with that many workers.
+    for p in points {
+        let run = s.json(&["results", "show", &p["run_id"].to_string()]);
+        let workers = run["phases"][0]["params"]["workers"].as_array().unwrap().len();
+        assert_eq!(workers.to_string(), p["values"]["threads"].as_str().unwrap());
+        assert_eq!(p["phases"][1]["phase"], "randread");
+    }
+    assert!(v["note"].as_str().unwrap().contains("three times"));
+    assert!(
+        std::fs::read_dir(&d).unwrap().next().is_none(),
+        "the points' files are removed"
+    );
+}
+
+#[test]
+fn size_by_block_sweep_is_iozones_matrix() {
+    let s = Scratch::new();
+    let d = s.data();
+    let out = s.storlab(&[
+        "sweep",
+        "--vary",
+        "size=256k..1m",
+        "--vary",
+        "bs=64k..512k",
+        "--target",
+        d.to_str().unwrap(),
+        "--phase",
+        "write",
+        "--json",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    // 3 file sizes × 4 block sizes, less 256k files with 512k blocks.
+    assert_eq!(v["points"].as_array().unwrap().len(), 11);
+    assert_eq!(v["skipped"], 1);
+    let page = s.path().join("m.html");
+    let out = s.storlab(&[
+        "report",
+        "--study",
+        &v["study"].to_string(),
+        "-o",
+        page.to_str().unwrap(),
+    ]);
+    assert!(out.status.success());
+    let html = std::fs::read_to_string(&page).unwrap();
+    assert!(html.contains("data-key=\"heat write\""));
+    assert_eq!(html.matches("data-value=").count(), 11, "one coloured cell per point");
+}
+
+#[test]
+fn bad_sweeps_are_refused_before_anything_runs() {
+    let s = Scratch::new();
+    let d = s.data();
+    let t = d.to_str().unwrap();
+    for (vary, needle) in [
+        (vec!["--vary", "colour=1,2"], "not a job setting"),
+        (vec!["--vary", "threads=8..1"], "downwards"),
+        (vec!["--vary", "threads=1,2", "--vary", "threads=4"], "varied twice"),
+        (vec!["--vary", "bs=4k,1q"], "1q"),
+        (vec!["--vary", "size=4k", "--vary", "bs=64k"], "no point is left"),
+    ] {
+        let mut a = vec!["sweep", "--target", t, "--phase", "write"];
+        a.extend(vary.iter().copied());
+        let out = s.storlab(&a);
+        assert_eq!(out.status.code(), Some(2), "{vary:?}: {}", stderr(&out));
+        assert!(stderr(&out).contains(needle), "{vary:?}: {}", stderr(&out));
+    }
+    assert!(!s.db().exists(), "nothing stored");
+    assert!(std::fs::read_dir(&d).unwrap().next().is_none());
+}
