@@ -104,9 +104,12 @@ pub fn points(spec: &str) -> Result<(String, Vec<String>), WorkloadError> {
     Ok((key, out))
 }
 
+/// One point of a sweep: (key, value) per varied parameter.
+type Point = Vec<(String, String)>;
+
 /// Every combination of the varied parameters' points, in order (the last varies fastest).
-fn product(axes: &[(String, Vec<String>)]) -> Vec<Vec<(String, String)>> {
-    let mut out: Vec<Vec<(String, String)>> = vec![Vec::new()];
+fn product(axes: &[(String, Vec<String>)]) -> Vec<Point> {
+    let mut out: Vec<Point> = vec![Vec::new()];
     for (key, values) in axes {
         out = out
             .into_iter()
@@ -198,7 +201,8 @@ pub fn sweep(args: SweepArgs) -> Result<u8> {
     let db = db_path(&args.output);
     let chatty = std::io::stderr().is_terminal() && !args.output.json;
     let command = std::env::args().collect::<Vec<_>>().join(" ");
-    let mut rows: Vec<(Vec<(String, String)>, i64, Vec<PhaseResult>)> = Vec::new();
+    // (the point, its run id, its phases' results)
+    let mut rows: Vec<(Point, i64, Vec<PhaseResult>)> = Vec::new();
     let mut status = 0;
     for (point, j) in &jobs {
         if chatty {
