@@ -1,0 +1,126 @@
+//! The btrfs scrub task on a real btrfs RAID1 over two loop devices (the tests run as root):
+//! started with a speed limit, watched while it runs, run to its end; cancelled when stopped;
+//! refused on a filesystem that is not btrfs. Everything set up is undone, even on failure.
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+use std::time::Duration;
+
+use storlab_impact::task::{parse, wait_done, TaskState};
+
+struct Loop(String);
+impl Drop for Loop {
+    fn drop(&mut self) {
+        let _ = Command::new("losetup").args(["-d", &self.0]).status();
+    }
+}
+struct Mounted(PathBuf);
+impl Drop for Mounted {
+    fn drop(&mut self) {
+        let _ = Command::new("umount").arg(&self.0).status();
+    }
+}
+
+fn sh(cmd: &str, args: &[&str]) -> String {
+    let out = Command::new(cmd)
+        .args(args)
+        .output()
+        .unwrap_or_else(|e| panic!("{cmd}: {e}"));
+    assert!(
+        out.status.success(),
+        "{cmd} {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+/// A btrfs RAID1 of two 512 MiB loop devices, mounted, with `mib` MiB of data on it.
+fn raid1(dir: &Path, mib: u64) -> (Loop, Loop, Mounted) {
+    let mut loops = Vec::new();
+    for name in ["a.img", "b.img"] {
+        let img = dir.join(name);
+        std::fs::File::create(&img).unwrap().set_len(512 << 20).unwrap();
+        loops.push(Loop(sh("losetup", &["--find", "--show", img.to_str().unwrap()])));
+    }
+    sh(
+        "mkfs.btrfs",
+        &["-q", "-f", "-d", "raid1", "-m", "raid1", &loops[0].0, &loops[1].0],
+    );
+    let mnt = dir.join("mnt");
+    std::fs::create_dir_all(&mnt).unwrap();
+    sh("mount", &[&loops[0].0, mnt.to_str().unwrap()]);
+    let m = Mounted(mnt.clone());
+    let data: Vec<u8> = (0..(1u32 << 20))
+        .map(|i| (i.wrapping_mul(2654435761) >> 13) as u8)
+        .collect();
+    for i in 0..mib {
+        std::fs::write(mnt.join(format!("f{i}")), &data).unwrap();
+    }
+    sh("sync", &[]);
+    let b = loops.pop().unwrap();
+    let a = loops.pop().unwrap();
+    (a, b, m)
+}
+
+#[test]
+fn scrub_runs_is_watched_and_ends() {
+    let dir = tempfile::Builder::new()
+        .prefix("storlab-scrub-")
+        .tempdir_in("/var/tmp")
+        .unwrap();
+    let (_a, _b, m) = raid1(dir.path(), 160);
+    let spec = format!("btrfs-scrub:{}@40m", m.0.display());
+    let mut t = parse(&spec).unwrap();
+    assert!(t.describe().contains("btrfs scrub of"));
+    assert_eq!(t.poll().unwrap(), TaskState::Idle, "nothing scrubbed yet");
+    t.start().unwrap();
+    // 2 × 160 MiB of data and metadata at 40 MiB/s per device: several seconds of running.
+    let (end, looks) = wait_done(t.as_mut(), Duration::from_millis(200), Duration::from_secs(120)).unwrap();
+    assert!(
+        looks.iter().any(|(_, s)| matches!(s, TaskState::Running(_))),
+        "seen running: {looks:?}"
+    );
+    let percents: Vec<f64> = looks
+        .iter()
+        .filter_map(|(_, s)| match s {
+            TaskState::Running(p) => p.percent,
+            _ => None,
+        })
+        .collect();
+    assert!(
+        percents.windows(2).all(|w| w[0] <= w[1]),
+        "progress only grows: {percents:?}"
+    );
+    match end {
+        TaskState::Done { completed, detail } => {
+            assert!(completed);
+            assert!(detail.contains("no errors"), "{detail}");
+        }
+        other => panic!("{other:?}"),
+    }
+    // The speed limit was put back.
+    let fsid = sh("findmnt", &["-n", "-o", "UUID", m.0.to_str().unwrap()]);
+    t.stop().unwrap();
+    for d in std::fs::read_dir(format!("/sys/fs/btrfs/{fsid}/devinfo")).unwrap() {
+        let v = std::fs::read_to_string(d.unwrap().path().join("scrub_speed_max")).unwrap();
+        assert_eq!(v.trim(), "0", "scrub_speed_max restored");
+    }
+
+    // Started again and stopped: cancelled, and said so.
+    let mut t = parse(&format!("btrfs-scrub:{}@5m", m.0.display())).unwrap();
+    t.start().unwrap();
+    std::thread::sleep(Duration::from_millis(500));
+    t.stop().unwrap();
+    let (end, _) = wait_done(t.as_mut(), Duration::from_millis(100), Duration::from_secs(30)).unwrap();
+    assert!(matches!(end, TaskState::Done { completed: false, .. }), "{end:?}");
+}
+
+#[test]
+fn a_mount_that_is_not_btrfs_is_refused() {
+    let dir = tempfile::tempdir().unwrap();
+    let e = parse(&format!("btrfs-scrub:{}", dir.path().display()))
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(e.contains("is not a btrfs filesystem"), "{e}");
+}
