@@ -4,4 +4,5 @@
 #![warn(missing_docs)]
 
 pub mod btrfs;
+pub mod md;
 pub mod task;

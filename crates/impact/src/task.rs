@@ -9,7 +9,7 @@ use std::time::Duration;
 #[derive(Debug, thiserror::Error)]
 pub enum TaskError {
     /// The task's description is not one storlab knows.
-    #[error("unknown task '{0}': expected one of btrfs-scrub:MOUNTPOINT, cmd:START|STATUS|STOP")]
+    #[error("unknown task '{0}': expected one of btrfs-scrub:MOUNTPOINT[@SPEED], md-check:/dev/mdN[@SPEED], md-repair:/dev/mdN[@SPEED], cmd:START|STATUS|STOP")]
     Unknown(String),
     /// The description is malformed.
     #[error("task '{spec}': {why}")]
@@ -128,23 +128,18 @@ pub fn run(argv: &[String]) -> Result<String, TaskError> {
 }
 
 /// Parses a task description: `btrfs-scrub:MOUNTPOINT[@SPEED]` (SPEED in bytes per second per
-/// device, e.g. 20m), or `cmd:START|STATUS|STOP` (each an argument vector, words separated by
+/// device, e.g. 20m), `md-check:/dev/mdN[@SPEED]` and `md-repair:/dev/mdN[@SPEED]`, or `cmd:START|STATUS|STOP` (each an argument vector, words separated by
 /// spaces; the status command prints "running [PERCENT]" or "done [DETAIL]").
 pub fn parse(spec: &str) -> Result<Box<dyn Task>, TaskError> {
     let (kind, args) = spec.split_once(':').ok_or_else(|| TaskError::Unknown(spec.into()))?;
     match kind {
         "btrfs-scrub" => {
-            let (mount, speed) = match args.rsplit_once('@') {
-                Some((m, s)) => (
-                    m,
-                    Some(parse_speed(s).ok_or_else(|| TaskError::Malformed {
-                        spec: spec.into(),
-                        why: format!("'{s}' is not a speed: expected bytes per second such as 20m"),
-                    })?),
-                ),
-                None => (args, None),
-            };
+            let (mount, speed) = split_speed(spec, args)?;
             Ok(Box::new(crate::btrfs::Scrub::new(Path::new(mount), speed)?))
+        }
+        "md-check" | "md-repair" => {
+            let (dev, speed) = split_speed(spec, args)?;
+            Ok(Box::new(crate::md::MdSync::new(dev, kind == "md-repair", speed)?))
         }
         "cmd" => {
             let parts: Vec<Vec<String>> = args
@@ -165,6 +160,20 @@ pub fn parse(spec: &str) -> Result<Box<dyn Task>, TaskError> {
             }))
         }
         _ => Err(TaskError::Unknown(spec.into())),
+    }
+}
+
+/// "WHERE@SPEED" → (WHERE, speed in bytes per second).
+fn split_speed<'a>(spec: &str, args: &'a str) -> Result<(&'a str, Option<u64>), TaskError> {
+    match args.rsplit_once('@') {
+        Some((w, s)) => Ok((
+            w,
+            Some(parse_speed(s).ok_or_else(|| TaskError::Malformed {
+                spec: spec.into(),
+                why: format!("'{s}' is not a speed: expected bytes per second such as 20m"),
+            })?),
+        )),
+        None => Ok((args, None)),
     }
 }
 
