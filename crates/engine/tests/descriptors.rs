@@ -47,6 +47,10 @@ fn plan(kind: PhaseKind, backend: BackendKind, path: &std::path::Path, workers: 
     }
 }
 
+/// The tests of this file count the process's descriptors, which a test running beside them
+/// would disturb: they take turns.
+static ONE_AT_A_TIME: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
 /// The descriptors this process has open. Worker threads' private tables vanish as the threads
 /// exit, which may trail their join by a moment: wait until the count settles.
 fn open_descriptors(expected: usize) -> usize {
@@ -62,6 +66,7 @@ fn open_descriptors(expected: usize) -> usize {
 
 #[test]
 fn phases_leave_no_descriptor_open_and_their_data_behind() {
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let dir = tempfile::tempdir().unwrap();
     let path = dir.path().join("data");
     let stop = AtomicBool::new(false);
@@ -85,6 +90,7 @@ fn phases_leave_no_descriptor_open_and_their_data_behind() {
 
 #[test]
 fn a_refused_open_fails_the_phase_without_leaking() {
+    let _turn = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
     let dir = tempfile::tempdir().unwrap();
     let stop = AtomicBool::new(false);
     let before = open_descriptors(usize::MAX);
