@@ -373,6 +373,13 @@ pub fn iozone(args: Vec<String>) -> Result<u8> {
     if let Some(path) = &a.workbook {
         write_workbook(path, &a, &results, throughput_mode)?;
         eprintln!("storlab: wrote the workbook {}", path.display());
+        if path.extension().is_some_and(|e| e.eq_ignore_ascii_case("xls")) {
+            // IOzone wrote the old binary format; the seeds' command lines say -b FILE.xls.
+            eprintln!(
+                "storlab: note: {} holds an XLSX workbook (IOzone's .xls was the older format); spreadsheets open it, some after asking — name it .xlsx to avoid the question",
+                path.display()
+            );
+        }
     }
     match study {
         Some(s) => eprintln!(
