@@ -9,7 +9,7 @@ use std::time::Duration;
 #[derive(Debug, thiserror::Error)]
 pub enum TaskError {
     /// The task's description is not one storlab knows.
-    #[error("unknown task '{0}': expected one of btrfs-scrub:MOUNTPOINT[@SPEED], md-check:/dev/mdN[@SPEED], md-repair:/dev/mdN[@SPEED], cmd:START|STATUS|STOP")]
+    #[error("unknown task '{0}': expected one of btrfs-scrub:MOUNTPOINT[@SPEED], btrfs-replace:MOUNTPOINT:DEVID:NEWDEVICE, md-check:/dev/mdN[@SPEED], md-repair:/dev/mdN[@SPEED], cmd:START|STATUS|STOP")]
     Unknown(String),
     /// The description is malformed.
     #[error("task '{spec}': {why}")]
@@ -136,6 +136,21 @@ pub fn parse(spec: &str) -> Result<Box<dyn Task>, TaskError> {
         "btrfs-scrub" => {
             let (mount, speed) = split_speed(spec, args)?;
             Ok(Box::new(crate::btrfs::Scrub::new(Path::new(mount), speed)?))
+        }
+        "btrfs-replace" => {
+            let mut parts = args.rsplitn(3, ':');
+            let (new, devid, mount) = (parts.next(), parts.next(), parts.next());
+            let (Some(new), Some(devid), Some(mount)) = (new, devid, mount) else {
+                return Err(TaskError::Malformed {
+                    spec: spec.into(),
+                    why: "expected btrfs-replace:MOUNTPOINT:DEVID:NEWDEVICE".into(),
+                });
+            };
+            Ok(Box::new(crate::btrfs::Replace::new(
+                Path::new(mount),
+                devid,
+                Path::new(new),
+            )?))
         }
         "md-check" | "md-repair" => {
             let (dev, speed) = split_speed(spec, args)?;

@@ -124,3 +124,80 @@ fn a_mount_that_is_not_btrfs_is_refused() {
         .to_string();
     assert!(e.contains("is not a btrfs filesystem"), "{e}");
 }
+
+/// A btrfs RAID1 of two 1 GiB loop devices with `mib` MiB of data, and a spare of `spare` bytes.
+fn raid1_and_spare(dir: &Path, mib: u64, spare: u64) -> (Vec<Loop>, Mounted) {
+    let mut loops = Vec::new();
+    for (name, size) in [("a.img", 1u64 << 30), ("b.img", 1 << 30), ("spare.img", spare)] {
+        let img = dir.join(name);
+        std::fs::File::create(&img).unwrap().set_len(size).unwrap();
+        loops.push(Loop(sh("losetup", &["--find", "--show", img.to_str().unwrap()])));
+    }
+    sh(
+        "mkfs.btrfs",
+        &["-q", "-f", "-d", "raid1", "-m", "raid1", &loops[0].0, &loops[1].0],
+    );
+    let mnt = dir.join("mnt");
+    std::fs::create_dir_all(&mnt).unwrap();
+    sh("mount", &[&loops[0].0, mnt.to_str().unwrap()]);
+    let m = Mounted(mnt.clone());
+    let data: Vec<u8> = (0..(1u32 << 20))
+        .map(|i| (i.wrapping_mul(2654435761) >> 11) as u8)
+        .collect();
+    for i in 0..mib {
+        std::fs::write(mnt.join(format!("f{i}")), &data).unwrap();
+    }
+    sh("sync", &[]);
+    (loops, m)
+}
+
+#[test]
+fn replace_rebuilds_onto_the_spare() {
+    let dir = tempfile::Builder::new()
+        .prefix("storlab-replace-")
+        .tempdir_in("/var/tmp")
+        .unwrap();
+    let (loops, m) = raid1_and_spare(dir.path(), 200, 1 << 30);
+    let spare = loops[2].0.clone();
+    let mut t = parse(&format!("btrfs-replace:{}:2:{spare}", m.0.display())).unwrap();
+    assert_eq!(t.poll().unwrap(), TaskState::Idle);
+    t.start().unwrap();
+    let (end, _) = wait_done(t.as_mut(), Duration::from_millis(100), Duration::from_secs(120)).unwrap();
+    assert!(
+        matches!(&end, TaskState::Done { completed: true, detail } if detail.contains("0 write errs")),
+        "{end:?}"
+    );
+    let show = sh("btrfs", &["filesystem", "show", m.0.to_str().unwrap()]);
+    assert!(show.contains(&spare), "the spare is in the filesystem now: {show}");
+    assert!(!show.contains(&loops[1].0), "the replaced device is out: {show}");
+    drop(m);
+}
+
+#[test]
+fn a_replace_that_cannot_start_says_why() {
+    let dir = tempfile::Builder::new()
+        .prefix("storlab-replace-")
+        .tempdir_in("/var/tmp")
+        .unwrap();
+    // A spare smaller than the device it would replace.
+    let (loops, m) = raid1_and_spare(dir.path(), 50, 256 << 20);
+    let mut t = parse(&format!("btrfs-replace:{}:2:{}", m.0.display(), loops[2].0)).unwrap();
+    t.start().unwrap();
+    let e = wait_done(t.as_mut(), Duration::from_millis(100), Duration::from_secs(60))
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("btrfs replace start") && e.contains("ERROR"), "{e}");
+    // Not a block device, not a device id: refused before anything runs.
+    let f = dir.path().join("a.img");
+    let e = parse(&format!("btrfs-replace:{}:2:{}", m.0.display(), f.display()))
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(e.contains("not a block device"), "{e}");
+    let e = parse(&format!("btrfs-replace:{}:two:{}", m.0.display(), loops[2].0))
+        .err()
+        .unwrap()
+        .to_string();
+    assert!(e.contains("not a device id"), "{e}");
+    drop(m);
+}
