@@ -6,3 +6,4 @@
 pub mod btrfs;
 pub mod md;
 pub mod task;
+pub mod vendor;

@@ -9,7 +9,7 @@ use std::time::Duration;
 #[derive(Debug, thiserror::Error)]
 pub enum TaskError {
     /// The task's description is not one storlab knows.
-    #[error("unknown task '{0}': expected one of btrfs-scrub:MOUNTPOINT[@SPEED], btrfs-replace:MOUNTPOINT:DEVID:NEWDEVICE, md-check:/dev/mdN[@SPEED], md-repair:/dev/mdN[@SPEED], cmd:START|STATUS|STOP")]
+    #[error("unknown task '{0}': expected one of btrfs-scrub:MOUNTPOINT[@SPEED], btrfs-replace:MOUNTPOINT:DEVID:NEWDEVICE, md-check:/dev/mdN[@SPEED], md-repair:/dev/mdN[@SPEED], zfs-scrub:POOL, tw_cli-verify:/cX/uY, storcli-cc:/cX/vY, cmd:START|STATUS|STOP")]
     Unknown(String),
     /// The description is malformed.
     #[error("task '{spec}': {why}")]
@@ -152,6 +152,18 @@ pub fn parse(spec: &str) -> Result<Box<dyn Task>, TaskError> {
                 Path::new(new),
             )?))
         }
+        "tw_cli-verify" => Ok(Box::new(crate::vendor::VendorTask::new(
+            crate::vendor::Vendor::TwCliVerify,
+            args,
+        )?)),
+        "storcli-cc" => Ok(Box::new(crate::vendor::VendorTask::new(
+            crate::vendor::Vendor::StorcliCc,
+            args,
+        )?)),
+        "zfs-scrub" => Ok(Box::new(crate::vendor::VendorTask::new(
+            crate::vendor::Vendor::ZfsScrub,
+            args,
+        )?)),
         "md-check" | "md-repair" => {
             let (dev, speed) = split_speed(spec, args)?;
             Ok(Box::new(crate::md::MdSync::new(dev, kind == "md-repair", speed)?))
