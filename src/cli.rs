@@ -36,6 +36,12 @@ pub enum Command {
     /// depth, read percentage, ...), stored as one study: storlab sweep --vary threads=1..64
     /// --target /data --phase write --phase read --phase randread --phase randrw --bs 256k
     Sweep(Box<SweepArgs>),
+    /// The cost of a background task (scrub, verify, rebuild, any command) to the users: the
+    /// job N times idle and N times with the task running, interleaved; impact in % with 95 %
+    /// intervals. Tasks: btrfs-scrub:MOUNT[@SPEED], btrfs-replace:MOUNT:DEVID:NEWDEV,
+    /// md-check:/dev/mdN, md-repair:/dev/mdN, zfs-scrub:POOL, tw_cli-verify:/cX/uY,
+    /// storcli-cc:/cX/vY, cmd:START|STATUS|STOP.
+    Impact(Box<ImpactArgs>),
     /// Read back stored results.
     #[command(subcommand)]
     Results(ResultsCommand),
@@ -182,6 +188,24 @@ pub struct SweepArgs {
     /// bs both varied, points whose block exceeds the file are left out, as in IOzone's matrix).
     #[arg(long, value_name = "KEY=VALUES", required = true)]
     pub vary: Vec<String>,
+    #[command(flatten)]
+    pub job: JobArgs,
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+#[derive(Args, Debug)]
+pub struct ImpactArgs {
+    /// The background task, KIND:ARGS.
+    #[arg(long, value_name = "KIND:ARGS")]
+    pub task: String,
+    /// Repetitions of each side (idle and with the task).
+    #[arg(long, value_name = "N", default_value_t = 3)]
+    pub repeat: u32,
+    /// When the task ends before a repetition with it does: discard that repetition, or
+    /// restart the task and run the repetition again (once).
+    #[arg(long = "on-early-finish", value_name = "discard|restart", default_value = "restart")]
+    pub on_early_finish: String,
     #[command(flatten)]
     pub job: JobArgs,
     #[command(flatten)]

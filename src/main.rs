@@ -2,6 +2,7 @@
 //! or computes lives in `crates/`; this binary parses flags, wires a run together and prints.
 
 mod cli;
+mod impact;
 mod iozone;
 mod output;
 mod results;
@@ -35,6 +36,7 @@ fn main() -> ExitCode {
         Command::Scan(args) => scan::scan(args),
         Command::Iozone { args } => iozone::iozone(args),
         Command::Sweep(args) => sweep::sweep(*args),
+        Command::Impact(args) => impact::impact(*args),
         Command::Report(args) => results::report(args),
         Command::Results(ResultsCommand::List { limit, filter, output }) => {
             output::results_list(limit, &filter, &output)
@@ -70,6 +72,7 @@ fn main() -> ExitCode {
                 c.is::<storlab_workload::WorkloadError>()
                     || c.is::<scan::ScanUsage>()
                     || c.is::<results::ResultsUsage>()
+                    || c.is::<impact::ImpactUsage>()
             });
             ExitCode::from(if usage { exit::USAGE } else { 1 })
         }
