@@ -206,6 +206,13 @@ pub struct ImpactArgs {
     /// restart the task and run the repetition again (once).
     #[arg(long = "on-early-finish", value_name = "discard|restart", default_value = "restart")]
     pub on_early_finish: String,
+    /// The cost to the task instead (RAL's loopy.sh): the task's duration with the machine idle
+    /// and with the job running in a loop until the task finishes.
+    #[arg(long)]
+    pub reverse: bool,
+    /// How long a task may run before storlab gives up on it (e.g. 2h).
+    #[arg(long = "task-timeout", value_name = "DURATION", default_value = "24h")]
+    pub task_timeout: String,
     #[command(flatten)]
     pub job: JobArgs,
     #[command(flatten)]

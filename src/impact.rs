@@ -65,9 +65,17 @@ pub fn impact(args: crate::cli::ImpactArgs) -> Result<u8> {
         task: spec,
         repeat,
         on_early_finish,
+        reverse,
+        task_timeout,
         job,
         output,
     } = args;
+    let timeout: storlab_units::Duration = task_timeout
+        .parse()
+        .map_err(|e| usage(format!("--task-timeout {task_timeout}: {e}")))?;
+    if reverse {
+        return reverse_study(&spec, timeout.std(), job, output);
+    }
     if repeat == 0 {
         return Err(usage(
             "--repeat 0: an impact study needs at least one idle and one loaded repetition",
@@ -274,4 +282,192 @@ pub fn impact(args: crate::cli::ImpactArgs) -> Result<u8> {
         db.display()
     );
     Ok(status)
+}
+
+/// The task's progress over time: (seconds since its start, percent when known).
+type Track = Vec<(f64, Option<f64>)>;
+
+/// Watches a running task every 250 ms until it is done; returns its duration and track.
+/// `while_running` is called between looks (the loaded side runs the job there).
+fn watch(
+    task: &std::sync::Mutex<Box<dyn Task>>,
+    limit: Duration,
+    done: &std::sync::atomic::AtomicBool,
+) -> Result<(f64, Track)> {
+    use std::sync::atomic::Ordering;
+    let t0 = std::time::Instant::now();
+    let mut track = Vec::new();
+    loop {
+        let state = task
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .poll()
+            .map_err(|e| usage(e.to_string()))?;
+        let t = t0.elapsed().as_secs_f64();
+        match state {
+            TaskState::Done { completed, detail } => {
+                done.store(true, Ordering::Relaxed);
+                if !completed {
+                    return Err(usage(format!(
+                        "the task did not complete ({detail}): its duration means nothing"
+                    )));
+                }
+                track.push((t, Some(100.0)));
+                return Ok((t, track));
+            }
+            TaskState::Running(p) => track.push((t, p.percent)),
+            TaskState::Idle => track.push((t, None)),
+        }
+        if t0.elapsed() > limit {
+            done.store(true, Ordering::Relaxed);
+            return Err(usage(format!(
+                "the task ran past --task-timeout ({} s) without finishing: set a longer one if it is just slow",
+                limit.as_secs()
+            )));
+        }
+        std::thread::sleep(Duration::from_millis(250));
+    }
+}
+
+/// RAL's loopy.sh: the task's duration idle, then with the job running in a loop until it ends.
+fn reverse_study(spec: &str, limit: Duration, job: crate::cli::JobArgs, output: crate::cli::OutputArgs) -> Result<u8> {
+    use std::sync::atomic::{AtomicBool, Ordering};
+    let task = std::sync::Mutex::new(parse(spec).map_err(|e| usage(e.to_string()))?);
+    let foreground = job.to_job()?;
+    let db = db_path(&output);
+    let chatty = std::io::stderr().is_terminal() && !output.json;
+    let command = std::env::args().collect::<Vec<_>>().join(" ");
+    let describe = task.lock().unwrap().describe();
+
+    // Idle: the task alone.
+    if chatty {
+        eprintln!("[{describe}, the machine idle]");
+    }
+    task.lock().unwrap().start().map_err(|e| usage(e.to_string()))?;
+    let done = AtomicBool::new(false);
+    let idle = watch(&task, limit, &done);
+    let idle = match idle {
+        Ok(x) => x,
+        Err(e) => {
+            let _ = task.lock().unwrap().stop();
+            return Err(e);
+        }
+    };
+
+    // Loaded: the task again, the job in a loop until the task ends.
+    if chatty {
+        eprintln!("[{describe}, with the job in a loop]");
+    }
+    task.lock().unwrap().start().map_err(|e| usage(e.to_string()))?;
+    let done = AtomicBool::new(false);
+    let mut runs: Vec<i64> = Vec::new();
+    let mut aborted = false;
+    let (loaded, job_result) = std::thread::scope(|s| {
+        let watcher = s.spawn(|| watch(&task, limit, &done));
+        let mut job_result: Result<()> = Ok(());
+        while !done.load(Ordering::Relaxed) {
+            match run_job(
+                &foreground,
+                &db,
+                &ExecOptions {
+                    kind: "impact-loop",
+                    tags: &job.tags,
+                    allow: &job.allow_devices,
+                    keep: job.keep,
+                    chatty,
+                    command: command.clone(),
+                },
+            ) {
+                Ok(e) => {
+                    runs.push(e.run_id);
+                    if e.status == "aborted" {
+                        aborted = true;
+                        break;
+                    }
+                }
+                Err(e) => {
+                    job_result = Err(e);
+                    break;
+                }
+            }
+        }
+        if aborted || job_result.is_err() {
+            let _ = task.lock().unwrap().stop();
+        }
+        (watcher.join().expect("the watcher does not panic"), job_result)
+    });
+    let _ = task.lock().unwrap().stop();
+    job_result?;
+    if aborted {
+        return Ok(crate::exit::ABORTED);
+    }
+    let loaded = loaded?;
+
+    let store = storlab_store::Store::open(&db, &storlab_env::capture(&[]).host)?;
+    let study = store.create_study(
+        "impact-reverse",
+        &json!({ "task": spec, "idle_seconds": idle.0, "loaded_seconds": loaded.0, "command": command }),
+    )?;
+    for (i, id) in runs.iter().enumerate() {
+        store.add_study_member(study, *id, &format!("loop {}", i + 1))?;
+    }
+    if let Some(last) = runs.last() {
+        store.add_event(
+            *last,
+            "task-duration",
+            &format!("idle {:.1} s, with the job {:.1} s", idle.0, loaded.0),
+        )?;
+    }
+    let rate = |track: &Track| -> Option<f64> {
+        let (t, p) = track.iter().rev().find_map(|(t, p)| p.map(|p| (*t, p)))?;
+        (t > 0.0).then(|| p / t * 60.0)
+    };
+    if output.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&json!({
+                "study": study,
+                "task": spec,
+                "idle_seconds": idle.0,
+                "loaded_seconds": loaded.0,
+                "ratio": loaded.0 / idle.0.max(1e-9),
+                "idle_track": idle.1,
+                "loaded_track": loaded.1,
+                "loop_runs": runs,
+            }))?
+        );
+    } else {
+        println!("cost to the task: {describe}\n");
+        println!("idle:            {:>10.1} s", idle.0);
+        println!(
+            "with the job:    {:>10.1} s  ({} run(s) of the job in a loop)",
+            loaded.0,
+            runs.len()
+        );
+        println!("ratio:           {:>10.2}", loaded.0 / idle.0.max(1e-9));
+        for (name, tr) in [("idle", &idle.1), ("with the job", &loaded.1)] {
+            let step = (tr.len() / 10).max(1);
+            let points: Vec<String> = tr
+                .iter()
+                .step_by(step)
+                .map(|(t, p)| {
+                    format!(
+                        "{t:.1} s: {}",
+                        p.map(|p| format!("{p:.0} %")).unwrap_or_else(|| "?".into())
+                    )
+                })
+                .collect();
+            println!(
+                "progress {name}: {}{}",
+                points.join(", "),
+                rate(tr).map(|r| format!(" — {r:.1} %/min")).unwrap_or_default()
+            );
+        }
+    }
+    eprintln!(
+        "storlab: stored {} loop run(s) as study {study} in {}",
+        runs.len(),
+        db.display()
+    );
+    Ok(0)
 }

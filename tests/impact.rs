@@ -140,3 +140,69 @@ fn bad_impact_requests_are_refused() {
                 .is_empty()
     );
 }
+
+#[test]
+fn reverse_study_times_the_scrub_idle_and_under_load() {
+    let s = Scratch::new();
+    let img = tempfile::Builder::new()
+        .prefix("storlab-impact-")
+        .tempdir_in("/var/tmp")
+        .unwrap();
+    let a = loop_device(&img.path().join("a.img"), 1 << 30);
+    let b = loop_device(&img.path().join("b.img"), 1 << 30);
+    sh(
+        "mkfs.btrfs",
+        &["-q", "-f", "-d", "raid1", "-m", "raid1", &a.dev, &b.dev],
+    );
+    let m = mount_device(&a.dev, &s.path().join("pool"));
+    let block: Vec<u8> = (0..(1u32 << 20))
+        .map(|i| (i.wrapping_mul(2654435761) >> 7) as u8)
+        .collect();
+    for i in 0..100 {
+        std::fs::write(m.point.join(format!("f{i}")), &block).unwrap();
+    }
+    sh("sync", &[]);
+    let work = m.point.join("work");
+    std::fs::create_dir(&work).unwrap();
+    let v = s.json(&[
+        "impact",
+        "--reverse",
+        "--task",
+        &format!("btrfs-scrub:{}@40m", m.point.display()),
+        "--target",
+        work.to_str().unwrap(),
+        "--phase",
+        "randwrite",
+        "--bs",
+        "64k",
+        "--size",
+        "16m",
+        "--runtime",
+        "1s",
+    ]);
+    let idle = v["idle_seconds"].as_f64().unwrap();
+    let loaded = v["loaded_seconds"].as_f64().unwrap();
+    assert!(
+        idle > 1.0 && loaded > 1.0,
+        "{idle} {loaded}: 2 × 100 MiB at 40 MiB/s per device takes seconds"
+    );
+    assert!(
+        !v["loop_runs"].as_array().unwrap().is_empty(),
+        "the job ran while the task did"
+    );
+    for side in ["idle_track", "loaded_track"] {
+        let pct: Vec<f64> = v[side]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter_map(|p| p[1].as_f64())
+            .collect();
+        assert!(
+            pct.windows(2).all(|w| w[0] <= w[1]),
+            "{side}: progress only grows: {pct:?}"
+        );
+        assert_eq!(pct.last(), Some(&100.0), "{side}");
+    }
+    drop(m);
+    drop((a, b));
+}
