@@ -67,7 +67,17 @@ fn main() -> ExitCode {
     match result {
         Ok(code) => ExitCode::from(code),
         Err(e) => {
-            eprintln!("storlab: error: {e:#}");
+            // The chain of causes, each said once: errors that already quote their cause (an
+            // I/O error's OS message) would otherwise print it twice.
+            let mut msg = e.to_string();
+            for cause in e.chain().skip(1) {
+                let c = cause.to_string();
+                if !msg.contains(&c) {
+                    msg += ": ";
+                    msg += &c;
+                }
+            }
+            eprintln!("storlab: error: {msg}");
             let usage = e.chain().any(|c| {
                 c.is::<storlab_workload::WorkloadError>()
                     || c.is::<scan::ScanUsage>()

@@ -310,26 +310,27 @@ impl Backend for Psync {
         // SAFETY: the descriptor stays open for the back-end's life (the worker owns the file).
         let fd = unsafe { rustix::fd::BorrowedFd::borrow_raw(self.fd) };
         let len = unit.len as usize;
-        loop {
+        // A transfer may move fewer bytes than asked and still be good (btrfs splits O_DIRECT
+        // writes it cannot do in one piece, say): the rest is issued until all is moved, as fio
+        // does. Only a read that reaches the end of the file (0 bytes) stops early.
+        let mut done = 0usize;
+        while done < len {
+            // SAFETY: the slot holds at least `len` bytes (the pool is sized for the largest
+            // block), outlives this call, and nothing else uses it meanwhile.
+            let buf = unsafe { pool.slice_mut(unit.slot as usize, len) };
+            let at = unit.offset + done as u64;
             let r = match unit.op {
-                Op::Read => {
-                    // SAFETY: the slot holds at least `len` bytes (the pool is sized for the
-                    // largest block), outlives this call, and nothing else uses it meanwhile.
-                    let buf = unsafe { pool.slice_mut(unit.slot as usize, len) };
-                    rustix::io::pread(fd, buf, unit.offset)
-                }
-                Op::Write => {
-                    // SAFETY: as above.
-                    let buf = unsafe { pool.slice_mut(unit.slot as usize, len) };
-                    rustix::io::pwrite(fd, buf, unit.offset)
-                }
+                Op::Read => rustix::io::pread(fd, &mut buf[done..], at),
+                Op::Write => rustix::io::pwrite(fd, &buf[done..], at),
             };
             match r {
-                Ok(n) => return Ok(Queued::Completed(n as u32)),
+                Ok(0) => break,
+                Ok(n) => done += n,
                 Err(rustix::io::Errno::INTR) => continue,
                 Err(e) => return Err(e.into()),
             }
         }
+        Ok(Queued::Completed(done as u32))
     }
     fn flush(&mut self) -> io::Result<()> {
         fsync_fd(self.fd)
