@@ -13,32 +13,56 @@ fn sh(cmd: &str, args: &[&str]) -> String {
     stdout(&out).trim().to_string()
 }
 
+/// A btrfs RAID1 of two 1 GiB loop devices mounted under the scratch directory, with `mib` MiB
+/// of data for a scrub to read, and an empty directory `work` for the foreground job. Fields
+/// drop in order: the mount before the loop devices.
+struct BtrfsPool {
+    mount: Mount,
+    _loops: (LoopDev, LoopDev),
+    _images: tempfile::TempDir,
+}
+
+impl BtrfsPool {
+    fn new(s: &Scratch, mib: u32) -> (BtrfsPool, std::path::PathBuf) {
+        let images = tempfile::Builder::new()
+            .prefix("storlab-impact-")
+            .tempdir_in("/var/tmp")
+            .unwrap();
+        let a = loop_device(&images.path().join("a.img"), 1 << 30);
+        let b = loop_device(&images.path().join("b.img"), 1 << 30);
+        sh(
+            "mkfs.btrfs",
+            &["-q", "-f", "-d", "raid1", "-m", "raid1", &a.dev, &b.dev],
+        );
+        let mount = mount_device(&a.dev, &s.path().join("pool"));
+        let fill = mount.point.join("fill");
+        std::fs::create_dir(&fill).unwrap();
+        let block: Vec<u8> = (0..(1u32 << 20))
+            .map(|i| (i.wrapping_mul(2654435761) >> 9) as u8)
+            .collect();
+        for i in 0..mib {
+            std::fs::write(fill.join(format!("f{i}")), &block).unwrap();
+        }
+        sh("sync", &[]);
+        let work = mount.point.join("work");
+        std::fs::create_dir(&work).unwrap();
+        (
+            BtrfsPool {
+                mount,
+                _loops: (a, b),
+                _images: images,
+            },
+            work,
+        )
+    }
+}
+
 #[test]
 fn scrub_impact_study_on_btrfs_raid1() {
     let s = Scratch::new();
-    let img = tempfile::Builder::new()
-        .prefix("storlab-impact-")
-        .tempdir_in("/var/tmp")
-        .unwrap();
-    let a = loop_device(&img.path().join("a.img"), 1 << 30);
-    let b = loop_device(&img.path().join("b.img"), 1 << 30);
-    sh(
-        "mkfs.btrfs",
-        &["-q", "-f", "-d", "raid1", "-m", "raid1", &a.dev, &b.dev],
-    );
-    let m = mount_device(&a.dev, &s.path().join("pool"));
     // Data for the scrub to read: 2 × 300 MiB at 8 MiB/s per device outlasts the study.
-    let fill = m.point.join("fill");
-    std::fs::create_dir(&fill).unwrap();
-    let block: Vec<u8> = (0..(1u32 << 20))
-        .map(|i| (i.wrapping_mul(2654435761) >> 9) as u8)
-        .collect();
-    for i in 0..300 {
-        std::fs::write(fill.join(format!("f{i}")), &block).unwrap();
-    }
-    sh("sync", &[]);
-    let work = m.point.join("work");
-    std::fs::create_dir(&work).unwrap();
+    let (pool, work) = BtrfsPool::new(&s, 300);
+    let m = &pool.mount;
     let task = format!("btrfs-scrub:{}@8m", m.point.display());
     let v = s.json(&[
         "impact",
@@ -96,8 +120,6 @@ fn scrub_impact_study_on_btrfs_raid1() {
             .len(),
         2
     );
-    drop(m);
-    drop((a, b));
 }
 
 #[test]
@@ -144,26 +166,8 @@ fn bad_impact_requests_are_refused() {
 #[test]
 fn reverse_study_times_the_scrub_idle_and_under_load() {
     let s = Scratch::new();
-    let img = tempfile::Builder::new()
-        .prefix("storlab-impact-")
-        .tempdir_in("/var/tmp")
-        .unwrap();
-    let a = loop_device(&img.path().join("a.img"), 1 << 30);
-    let b = loop_device(&img.path().join("b.img"), 1 << 30);
-    sh(
-        "mkfs.btrfs",
-        &["-q", "-f", "-d", "raid1", "-m", "raid1", &a.dev, &b.dev],
-    );
-    let m = mount_device(&a.dev, &s.path().join("pool"));
-    let block: Vec<u8> = (0..(1u32 << 20))
-        .map(|i| (i.wrapping_mul(2654435761) >> 7) as u8)
-        .collect();
-    for i in 0..100 {
-        std::fs::write(m.point.join(format!("f{i}")), &block).unwrap();
-    }
-    sh("sync", &[]);
-    let work = m.point.join("work");
-    std::fs::create_dir(&work).unwrap();
+    let (pool, work) = BtrfsPool::new(&s, 100);
+    let m = &pool.mount;
     let v = s.json(&[
         "impact",
         "--reverse",
@@ -203,6 +207,4 @@ fn reverse_study_times_the_scrub_idle_and_under_load() {
         );
         assert_eq!(pct.last(), Some(&100.0), "{side}");
     }
-    drop(m);
-    drop((a, b));
 }

@@ -34,12 +34,14 @@ fn sh(cmd: &str, args: &[&str]) -> String {
     String::from_utf8_lossy(&out.stdout).trim().to_string()
 }
 
-/// A btrfs RAID1 of two 512 MiB loop devices, mounted, with `mib` MiB of data on it.
-fn raid1(dir: &Path, mib: u64) -> (Loop, Loop, Mounted) {
+/// A btrfs RAID1 of two loop devices of `device` bytes, mounted, with `mib` MiB of data on it,
+/// and a spare loop device of `spare` bytes when asked. Loop devices come back in that order.
+fn raid1(dir: &Path, device: u64, mib: u64, spare: Option<u64>) -> (Vec<Loop>, Mounted) {
     let mut loops = Vec::new();
-    for name in ["a.img", "b.img"] {
+    let images = [("a.img", Some(device)), ("b.img", Some(device)), ("spare.img", spare)];
+    for (name, size) in images.iter().filter_map(|(n, s)| s.map(|s| (n, s))) {
         let img = dir.join(name);
-        std::fs::File::create(&img).unwrap().set_len(512 << 20).unwrap();
+        std::fs::File::create(&img).unwrap().set_len(size).unwrap();
         loops.push(Loop(sh("losetup", &["--find", "--show", img.to_str().unwrap()])));
     }
     sh(
@@ -57,9 +59,7 @@ fn raid1(dir: &Path, mib: u64) -> (Loop, Loop, Mounted) {
         std::fs::write(mnt.join(format!("f{i}")), &data).unwrap();
     }
     sh("sync", &[]);
-    let b = loops.pop().unwrap();
-    let a = loops.pop().unwrap();
-    (a, b, m)
+    (loops, m)
 }
 
 #[test]
@@ -68,7 +68,7 @@ fn scrub_runs_is_watched_and_ends() {
         .prefix("storlab-scrub-")
         .tempdir_in("/var/tmp")
         .unwrap();
-    let (_a, _b, m) = raid1(dir.path(), 160);
+    let (_loops, m) = raid1(dir.path(), 512 << 20, 160, None);
     let spec = format!("btrfs-scrub:{}@40m", m.0.display());
     let mut t = parse(&spec).unwrap();
     assert!(t.describe().contains("btrfs scrub of"));
@@ -125,39 +125,13 @@ fn a_mount_that_is_not_btrfs_is_refused() {
     assert!(e.contains("is not a btrfs filesystem"), "{e}");
 }
 
-/// A btrfs RAID1 of two 1 GiB loop devices with `mib` MiB of data, and a spare of `spare` bytes.
-fn raid1_and_spare(dir: &Path, mib: u64, spare: u64) -> (Vec<Loop>, Mounted) {
-    let mut loops = Vec::new();
-    for (name, size) in [("a.img", 1u64 << 30), ("b.img", 1 << 30), ("spare.img", spare)] {
-        let img = dir.join(name);
-        std::fs::File::create(&img).unwrap().set_len(size).unwrap();
-        loops.push(Loop(sh("losetup", &["--find", "--show", img.to_str().unwrap()])));
-    }
-    sh(
-        "mkfs.btrfs",
-        &["-q", "-f", "-d", "raid1", "-m", "raid1", &loops[0].0, &loops[1].0],
-    );
-    let mnt = dir.join("mnt");
-    std::fs::create_dir_all(&mnt).unwrap();
-    sh("mount", &[&loops[0].0, mnt.to_str().unwrap()]);
-    let m = Mounted(mnt.clone());
-    let data: Vec<u8> = (0..(1u32 << 20))
-        .map(|i| (i.wrapping_mul(2654435761) >> 11) as u8)
-        .collect();
-    for i in 0..mib {
-        std::fs::write(mnt.join(format!("f{i}")), &data).unwrap();
-    }
-    sh("sync", &[]);
-    (loops, m)
-}
-
 #[test]
 fn replace_rebuilds_onto_the_spare() {
     let dir = tempfile::Builder::new()
         .prefix("storlab-replace-")
         .tempdir_in("/var/tmp")
         .unwrap();
-    let (loops, m) = raid1_and_spare(dir.path(), 200, 1 << 30);
+    let (loops, m) = raid1(dir.path(), 1 << 30, 200, Some(1 << 30));
     let spare = loops[2].0.clone();
     let mut t = parse(&format!("btrfs-replace:{}:2:{spare}", m.0.display())).unwrap();
     assert_eq!(t.poll().unwrap(), TaskState::Idle);
@@ -180,7 +154,7 @@ fn a_replace_that_cannot_start_says_why() {
         .tempdir_in("/var/tmp")
         .unwrap();
     // A spare smaller than the device it would replace.
-    let (loops, m) = raid1_and_spare(dir.path(), 50, 256 << 20);
+    let (loops, m) = raid1(dir.path(), 1 << 30, 50, Some(256 << 20));
     let mut t = parse(&format!("btrfs-replace:{}:2:{}", m.0.display(), loops[2].0)).unwrap();
     t.start().unwrap();
     let e = wait_done(t.as_mut(), Duration::from_millis(100), Duration::from_secs(60))
