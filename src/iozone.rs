@@ -718,16 +718,10 @@ fn write_workbook(path: &std::path::Path, a: &IozoneArgs, results: &[CellResult]
             tables.push(t);
         }
     }
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(std::path::Path::new("."));
-    let mut tmp = tempfile::NamedTempFile::new_in(dir)?;
-    Xlsx.export(&tables, &mut tmp)?;
-    use std::os::unix::fs::PermissionsExt;
-    let _ = tmp.as_file().set_permissions(std::fs::Permissions::from_mode(0o644));
-    tmp.persist(path).map_err(|e| e.error)?;
-    Ok(())
+    crate::output::write_whole(path, |f| Ok(Xlsx.export(&tables, f)?)).map_err(|e| match e {
+        crate::output::WriteWhole::Place(m) => anyhow::anyhow!(m),
+        crate::output::WriteWhole::Fill(e) => e,
+    })
 }
 
 #[cfg(test)]

@@ -428,3 +428,33 @@ pub(crate) fn csv(rows: &[Vec<String>]) -> String {
     }
     s
 }
+
+/// Why `write_whole` could not write.
+#[derive(Debug)]
+pub(crate) enum WriteWhole {
+    /// The destination: its directory or the file itself cannot be written (the user's to fix).
+    Place(String),
+    /// Producing the content failed.
+    Fill(anyhow::Error),
+}
+
+/// Writes `path` whole or not at all: the content goes to a temporary file beside it, which
+/// replaces `path` only once `fill` succeeded. The result is an ordinary file (0644), not the
+/// temporary file's private 0600.
+pub(crate) fn write_whole(
+    path: &std::path::Path,
+    fill: impl FnOnce(&mut std::fs::File) -> Result<()>,
+) -> std::result::Result<(), WriteWhole> {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(std::path::Path::new("."));
+    let mut tmp = tempfile::NamedTempFile::new_in(dir)
+        .map_err(|e| WriteWhole::Place(format!("cannot write in {}: {e}", dir.display())))?;
+    fill(tmp.as_file_mut()).map_err(WriteWhole::Fill)?;
+    let _ = tmp.as_file().set_permissions(std::fs::Permissions::from_mode(0o644));
+    tmp.persist(path)
+        .map_err(|e| WriteWhole::Place(format!("cannot write {}: {}", path.display(), e.error)))?;
+    Ok(())
+}

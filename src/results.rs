@@ -6,7 +6,7 @@ use anyhow::Result;
 use storlab_store::{RunDetail, RunFilter, Store};
 
 use crate::cli::OutputArgs;
-use crate::output::{open_store, table};
+use crate::output::{open_store, table, write_whole, WriteWhole};
 
 /// A request the user can fix (unknown run, empty group, runs that cannot be compared): exit 2.
 #[derive(Debug, thiserror::Error)]
@@ -15,6 +15,15 @@ pub struct ResultsUsage(pub String);
 
 fn usage(msg: impl Into<String>) -> anyhow::Error {
     ResultsUsage(msg.into()).into()
+}
+
+/// A destination that cannot be written is the user's to fix (exit 2); a failure to produce
+/// the content is not.
+fn whole_err(e: WriteWhole) -> anyhow::Error {
+    match e {
+        WriteWhole::Place(m) => usage(m),
+        WriteWhole::Fill(e) => e,
+    }
 }
 
 pub fn tag(id: i64, tags: &[(String, String)], out: &OutputArgs) -> Result<u8> {
@@ -157,19 +166,7 @@ pub fn export(
     }
     match file {
         Some(path) => {
-            // Written to a temporary file beside the target and renamed: never half a file.
-            let dir = path
-                .parent()
-                .filter(|p| !p.as_os_str().is_empty())
-                .unwrap_or(std::path::Path::new("."));
-            let mut tmp = tempfile::NamedTempFile::new_in(dir)
-                .map_err(|e| usage(format!("cannot write in {}: {e}", dir.display())))?;
-            ex.export(&all, &mut tmp)?;
-            // A temporary file is created private (0600); the export is an ordinary file.
-            use std::os::unix::fs::PermissionsExt;
-            let _ = tmp.as_file().set_permissions(std::fs::Permissions::from_mode(0o644));
-            tmp.persist(path)
-                .map_err(|e| usage(format!("cannot write {}: {}", path.display(), e.error)))?;
+            write_whole(path, |f| Ok(ex.export(&all, f)?)).map_err(whole_err)?;
             eprintln!("storlab: wrote {} table(s) to {}", all.len(), path.display());
         }
         None => {
@@ -277,17 +274,7 @@ pub fn report(args: crate::cli::ReportArgs) -> Result<u8> {
         },
     );
     let path = &args.file;
-    let dir = path
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(std::path::Path::new("."));
-    let mut tmp =
-        tempfile::NamedTempFile::new_in(dir).map_err(|e| usage(format!("cannot write in {}: {e}", dir.display())))?;
-    tmp.write_all(html.as_bytes())?;
-    use std::os::unix::fs::PermissionsExt;
-    let _ = tmp.as_file().set_permissions(std::fs::Permissions::from_mode(0o644));
-    tmp.persist(path)
-        .map_err(|e| usage(format!("cannot write {}: {}", path.display(), e.error)))?;
+    write_whole(path, |f| Ok(f.write_all(html.as_bytes())?)).map_err(whole_err)?;
     eprintln!(
         "storlab: wrote {} ({:.1} KiB, {} run(s){})",
         path.display(),
