@@ -136,6 +136,9 @@ pub struct JobArgs {
     /// The job file (TOML). Without one, the job comes from the flags.
     #[arg(value_name = "JOB.toml")]
     pub job: Option<PathBuf>,
+    /// The job file, as a flag (the same as giving JOB.toml).
+    #[arg(long = "job", value_name = "JOB.toml", conflicts_with = "job")]
+    pub job_file: Option<PathBuf>,
     /// A target directory, file or (with --allow-device) block device; repeat for several.
     #[arg(long = "target", value_name = "PATH")]
     pub targets: Vec<PathBuf>,
@@ -160,7 +163,7 @@ impl JobArgs {
     /// The job: the file's (or an empty one), with the flags laid over it.
     pub fn to_job(&self) -> Result<storlab_workload::Job, storlab_workload::WorkloadError> {
         let flags = self.settings.to_settings()?;
-        let mut job = match &self.job {
+        let mut job = match self.job.as_ref().or(self.job_file.as_ref()) {
             Some(p) => storlab_workload::Job::load(p)?,
             None => storlab_workload::Job {
                 origin: "command line".into(),
@@ -196,9 +199,10 @@ pub struct SweepArgs {
 
 #[derive(Args, Debug)]
 pub struct ImpactArgs {
-    /// The background task, KIND:ARGS.
-    #[arg(long, value_name = "KIND:ARGS")]
-    pub task: String,
+    /// The background task, KIND:ARGS. With --held, repeat it for tasks in sequence (a second
+    /// failure while the first rebuild runs).
+    #[arg(long, value_name = "KIND:ARGS", required = true)]
+    pub task: Vec<String>,
     /// Repetitions of each side (idle and with the task).
     #[arg(long, value_name = "N", default_value_t = 3)]
     pub repeat: u32,
@@ -208,11 +212,35 @@ pub struct ImpactArgs {
     pub on_early_finish: String,
     /// The cost to the task instead (RAL's loopy.sh): the task's duration with the machine idle
     /// and with the job running in a loop until the task finishes.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "held")]
     pub reverse: bool,
+    /// Hold the job at its rate (--rate) through the task(s) (IBM's rebuild runs): per interval
+    /// the achieved rate, latency and the deficit, and when the deficit was repaid.
+    #[arg(long)]
+    pub held: bool,
+    /// With --held: how long the job runs before the first task starts.
+    #[arg(long, value_name = "DURATION", default_value = "30s")]
+    pub before: String,
+    /// With --held: how long the job runs on after the last task ended.
+    #[arg(long, value_name = "DURATION", default_value = "60s")]
+    pub after: String,
+    /// With --held and several tasks: start each one this long after the one before it
+    /// started (default: when the one before it ended).
+    #[arg(long, value_name = "DURATION")]
+    pub stagger: Option<String>,
     /// How long a task may run before storlab gives up on it (e.g. 2h).
     #[arg(long = "task-timeout", value_name = "DURATION", default_value = "24h")]
     pub task_timeout: String,
+    /// Servers in the pool: project the pool-wide impact of k servers running the task at once.
+    #[arg(long = "pool-servers", value_name = "S")]
+    pub pool_servers: Option<u32>,
+    /// The pool-wide loss allowed, in percent (e.g. 5%), for the projection.
+    #[arg(long, value_name = "PERCENT", requires = "pool_servers")]
+    pub budget: Option<String>,
+    /// With --reverse and --pool-servers: the cost-to-the-users study whose impact sets k
+    /// (default: the newest of the same task in the database).
+    #[arg(long = "impact-study", value_name = "ID")]
+    pub impact_study: Option<i64>,
     #[command(flatten)]
     pub job: JobArgs,
     #[command(flatten)]
@@ -452,6 +480,14 @@ pub enum ResultsCommand {
         /// Compare runs whose workloads differ (the differences are printed with the result).
         #[arg(long = "allow-different")]
         allow_different: bool,
+        #[command(flatten)]
+        output: OutputArgs,
+    },
+    /// Show a stored study (a sweep's cells, an impact study's repetitions): its runs and
+    /// roles, and an impact study's events and task progress in the order they happened.
+    Study {
+        /// The study's id (printed when it was stored).
+        id: i64,
         #[command(flatten)]
         output: OutputArgs,
     },

@@ -1,22 +1,26 @@
-//! `storlab impact --task KIND:ARGS --repeat N [job]`: the cost of a background task to the users
-//! (RAL's Table 1 and 2): the foreground job N times without the task and N times with it
-//! running, interleaved (idle, loaded, idle, loaded, ...) so that drift falls on both sides; per
-//! phase and metric the means and the impact in percent with its 95 % interval (Welch).
+//! `storlab impact`: the three studies of crates/impact driven from the command line — the cost
+//! of a task to the users (default), the cost of the users to the task (`--reverse`) and a job
+//! held at its rate through one or more tasks (`--held`) — with the pool projection, stored as a
+//! study with its runs, events and task samples, printed as tables or JSON.
 
 use std::io::IsTerminal;
+use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::Result;
 use serde_json::json;
-use storlab_engine::PhaseResult;
-use storlab_impact::task::{parse, Task, TaskState};
-use storlab_stats::{compare, Verdict};
+use storlab_engine::PhaseControl;
+use storlab_impact::record::Recorder;
+use storlab_impact::study::{
+    self, analyse_held, cost_to_task, cost_to_users, held_rate, impacts, project, round_seconds, worst_loss,
+    EarlyFinish, Foreground, ForegroundRun, HeldOptions, Projection, METRICS,
+};
+use storlab_impact::task::{parse, Task};
+use storlab_stats::Verdict;
+use storlab_workload::Job;
 
-use crate::cli::ImpactArgs;
-use crate::runner::{db_path, run_job, ExecOptions};
-
-/// A metric of a phase: its name (with unit) and how to read it.
-type Metric = (&'static str, fn(&PhaseResult) -> f64);
+use crate::cli::{ImpactArgs, JobArgs};
+use crate::runner::{db_path, run_job, stop_flag, ExecOptions};
 
 /// A request the user can fix (unknown task, N = 0, ...): exit 2.
 #[derive(Debug, thiserror::Error)]
@@ -27,231 +31,292 @@ fn usage(m: impl Into<String>) -> anyhow::Error {
     ImpactUsage(m.into()).into()
 }
 
-struct Repetition {
-    index: u32,
-    loaded: bool,
-    run_id: i64,
-    /// For a loaded repetition: whether the task was still running when it ended.
-    overlapped: bool,
-    results: Vec<PhaseResult>,
+/// The foreground job, run through `storlab run`'s own path (resolved, stored, cleaned up).
+struct JobRunner<'a> {
+    job: Job,
+    db: PathBuf,
+    args: &'a JobArgs,
+    chatty: bool,
+    command: String,
 }
 
-/// Starts the task if it is not running, and waits (up to 30 s) until it says it runs.
-fn ensure_running(task: &mut dyn Task) -> Result<()> {
-    if matches!(task.poll().map_err(|e| usage(e.to_string()))?, TaskState::Running(_)) {
-        return Ok(());
-    }
-    task.start().map_err(|e| usage(e.to_string()))?;
-    let t0 = std::time::Instant::now();
-    loop {
-        match task.poll().map_err(|e| usage(e.to_string()))? {
-            TaskState::Running(_) => return Ok(()),
-            TaskState::Done { detail, .. } => {
-                return Err(usage(format!(
-                    "{} ended as soon as it started ({detail}): there is nothing to measure against; give it more to do or a speed limit (btrfs-scrub:MOUNT@SPEED)",
-                    task.describe()
-                )))
-            }
-            TaskState::Idle if t0.elapsed() > Duration::from_secs(30) => {
-                return Err(usage(format!("{} did not start within 30 s", task.describe())))
-            }
-            TaskState::Idle => std::thread::sleep(Duration::from_millis(100)),
+impl Foreground for JobRunner<'_> {
+    fn run(&mut self, kind: &str, control: &PhaseControl) -> Result<ForegroundRun> {
+        if self.chatty {
+            eprintln!("[{kind}]");
         }
+        let e = run_job(
+            &self.job,
+            &self.db,
+            &ExecOptions {
+                kind,
+                tags: &self.args.tags,
+                allow: &self.args.allow_devices,
+                keep: self.args.keep,
+                chatty: self.chatty,
+                command: self.command.clone(),
+                control: Some(control),
+            },
+        )?;
+        Ok(ForegroundRun {
+            run_id: e.run_id,
+            aborted: e.status == "aborted",
+            results: e.results,
+        })
     }
 }
 
-pub fn impact(args: crate::cli::ImpactArgs) -> Result<u8> {
-    let ImpactArgs {
-        task: spec,
-        repeat,
-        on_early_finish,
-        reverse,
-        task_timeout,
-        job,
-        output,
-    } = args;
-    let timeout: storlab_units::Duration = task_timeout
+fn duration(flag: &str, v: &str) -> Result<Duration> {
+    let d: storlab_units::Duration = v
         .parse()
-        .map_err(|e| usage(format!("--task-timeout {task_timeout}: {e}")))?;
-    if reverse {
-        return reverse_study(&spec, timeout.std(), job, output);
+        .map_err(|e| usage(format!("{flag} {v}: {e}")))?;
+    Ok(d.std())
+}
+
+fn percent(flag: &str, v: &str) -> Result<f64> {
+    v.trim()
+        .trim_end_matches('%')
+        .trim()
+        .parse::<f64>()
+        .ok()
+        .filter(|p| p.is_finite() && *p >= 0.0)
+        .ok_or_else(|| usage(format!("{flag} {v}: expected a percentage such as 5%")))
+}
+
+pub fn impact(args: ImpactArgs) -> Result<u8> {
+    let timeout = duration("--task-timeout", &args.task_timeout)?;
+    let budget = args.budget.as_deref().map(|b| percent("--budget", b)).transpose()?;
+    if args.pool_servers == Some(0) {
+        return Err(usage("--pool-servers 0: a pool has at least one server"));
     }
-    if repeat == 0 {
+    if args.pool_servers.is_some() && budget.is_none() {
+        return Err(usage("--pool-servers needs --budget PERCENT (the pool-wide loss allowed)"));
+    }
+    if args.task.len() > 1 && !args.held {
         return Err(usage(
-            "--repeat 0: an impact study needs at least one idle and one loaded repetition",
+            "several --task are a sequence, which only --held runs; the other studies take one task",
         ));
     }
-    if !matches!(on_early_finish.as_str(), "discard" | "restart") {
-        return Err(usage(format!(
-            "--on-early-finish {on_early_finish}: expected discard or restart"
-        )));
-    }
-    let mut task = parse(&spec).map_err(|e| usage(e.to_string()))?;
-    let foreground = job.to_job()?;
-    storlab_workload::resolve(
-        &foreground,
+    let mut tasks: Vec<Box<dyn Task>> = args
+        .task
+        .iter()
+        .map(|s| parse(s).map_err(|e| usage(e.to_string())))
+        .collect::<Result<_>>()?;
+    let mut job = args.job.to_job()?;
+    let held = if args.held {
+        let before = duration("--before", &args.before)?;
+        let after = duration("--after", &args.after)?;
+        let stagger = args.stagger.as_deref().map(|s| duration("--stagger", s)).transpose()?;
+        // The job runs until the study ends it; its runtime only bounds a study gone wrong.
+        let mut s = storlab_workload::Settings::default();
+        let bound = before + after + timeout + stagger.unwrap_or_default() * tasks.len() as u32;
+        s.runtime = Some(storlab_units::Duration(
+            (bound + Duration::from_secs(600)).as_nanos().min(u64::MAX as u128) as u64,
+        ));
+        job.override_with(&[], &[], &s)?;
+        Some(HeldOptions {
+            before,
+            after,
+            stagger,
+            limit: timeout,
+        })
+    } else {
+        None
+    };
+    let plan = storlab_workload::resolve(
+        &job,
         &storlab_workload::ResolveOptions {
-            allow_devices: job.allow_devices.clone(),
+            allow_devices: args.job.allow_devices.clone(),
             file_tag: std::process::id().to_string(),
             default_seed: 1,
         },
     )?;
-    let db = db_path(&output);
-    let chatty = std::io::stderr().is_terminal() && !output.json;
-    let command = std::env::args().collect::<Vec<_>>().join(" ");
-    let mut reps: Vec<Repetition> = Vec::new();
-    let mut events: Vec<(String, String)> = Vec::new();
-    let result = (|| -> Result<u8> {
-        for r in 1..=repeat {
-            for loaded in [false, true] {
-                let mut tries = 0;
-                loop {
-                    if loaded {
-                        ensure_running(task.as_mut())?;
-                        events.push(("task-running".into(), format!("repetition {r}: {}", task.describe())));
-                    }
-                    if chatty {
-                        eprintln!("[repetition {r}, {}]", if loaded { "with the task" } else { "idle" });
-                    }
-                    let e = run_job(
-                        &foreground,
-                        &db,
-                        &ExecOptions {
-                            kind: if loaded { "impact-loaded" } else { "impact-idle" },
-                            tags: &job.tags,
-                            allow: &job.allow_devices,
-                            keep: job.keep,
-                            chatty,
-                            command: command.clone(),
-                        },
-                    )?;
-                    if e.status == "aborted" {
-                        return Ok(crate::exit::ABORTED);
-                    }
-                    let overlapped =
-                        !loaded || matches!(task.poll().map_err(|e| usage(e.to_string()))?, TaskState::Running(_));
-                    if loaded && !overlapped {
-                        events.push((
-                            "task-ended-early".into(),
-                            format!(
-                                "repetition {r} (run {}): the task ended before the foreground job did",
-                                e.run_id
-                            ),
-                        ));
-                    }
-                    reps.push(Repetition {
-                        index: r,
-                        loaded,
-                        run_id: e.run_id,
-                        overlapped,
-                        results: e.results,
-                    });
-                    // Restart: run this loaded repetition again with the task started afresh (once).
-                    if loaded && !overlapped && on_early_finish == "restart" && tries == 0 {
-                        tries += 1;
-                        continue;
-                    }
-                    break;
-                }
-            }
+    if held.is_some() {
+        if plan.phases.len() != 1 {
+            return Err(usage(format!(
+                "a held-rate study runs one phase; the job has {} (give one --phase)",
+                plan.phases.len()
+            )));
         }
-        Ok(0)
-    })();
-    // The study stops the task it started, and only that one, however it ends.
-    let stopped = task.stop();
-    let status = result?;
-    stopped.map_err(|e| usage(e.to_string()))?;
-    events.push(("task-stopped".into(), task.describe()));
+        if plan.phases[0].rate.is_none() {
+            return Err(usage(
+                "a held-rate study needs the rate to hold: give --rate (e.g. --rate 2000iops) or rate in the job file",
+            ));
+        }
+    }
+    let output = &args.output;
+    let mut runner = JobRunner {
+        job,
+        db: db_path(output),
+        args: &args.job,
+        chatty: std::io::stderr().is_terminal() && !output.json,
+        command: std::env::args().collect::<Vec<_>>().join(" "),
+    };
+    let rec = Recorder::new();
+    let stop = stop_flag();
+    if let Some(o) = held {
+        held_study(&mut tasks, &mut runner, &o, &rec, stop, &args)
+    } else if args.reverse {
+        reverse_study(tasks[0].as_mut(), &mut runner, timeout, &rec, stop, &args, budget)
+    } else {
+        users_study(tasks[0].as_mut(), &mut runner, &rec, stop, &args, budget)
+    }
+}
 
-    let store = storlab_store::Store::open(&db, &storlab_env::capture(&[]).host)?;
-    let study = store.create_study("impact", &json!({ "task": spec, "repeat": repeat, "command": command }))?;
-    for rep in &reps {
-        let role = format!(
-            "{} r{}{}",
-            if rep.loaded { "loaded" } else { "idle" },
-            rep.index,
-            if rep.overlapped { "" } else { " (task ended early)" }
+fn open_store(db: &std::path::Path) -> Result<storlab_store::Store> {
+    Ok(storlab_store::Store::open(db, &storlab_env::capture(&[]).host)?)
+}
+
+fn events_json(rec: &Recorder) -> serde_json::Value {
+    json!(rec.events())
+}
+
+fn print_events(rec: &Recorder) {
+    println!("events:");
+    for e in rec.events() {
+        println!(
+            "  {:>8.1} s  {:<22} {}{}",
+            e.t,
+            e.kind,
+            e.detail,
+            e.run_id.map(|r| format!(" [run {r}]")).unwrap_or_default()
         );
-        store.add_study_member(study, rep.run_id, &role)?;
     }
-    if let Some(last) = reps.last() {
-        for (kind, detail) in &events {
-            store.add_event(last.run_id, kind, detail)?;
-        }
-    }
+}
 
-    // Per phase and metric: idle against loaded, over the repetitions that count.
-    let counted: Vec<&Repetition> = reps.iter().filter(|r| r.overlapped).collect();
-    let kinds: Vec<String> = foreground.phases.iter().map(|(k, _)| k.name().to_string()).collect();
-    let metrics: [Metric; 5] = [
-        ("MiB/s", |p| p.all_done.bytes_per_sec / (1u64 << 20) as f64),
-        ("IOPS", |p| p.all_done.iops),
-        ("lat p50 µs", |p| p.latency.p50_ns as f64 / 1e3),
-        ("lat p99 µs", |p| p.latency.p99_ns as f64 / 1e3),
-        ("lat p99.9 µs", |p| p.latency.p99_9_ns as f64 / 1e3),
-    ];
-    let mut summary = Vec::new();
-    for (seq, kind) in kinds.iter().enumerate() {
-        for (name, f) in &metrics {
-            let vals = |loaded: bool| -> Vec<f64> {
-                counted
-                    .iter()
-                    .filter(|r| r.loaded == loaded)
-                    .filter_map(|r| r.results.get(seq).map(f))
-                    .collect()
-            };
-            if let Some(c) = compare(&vals(false), &vals(true)) {
-                summary.push((seq, kind.clone(), name.to_string(), vals(false), vals(true), c));
-            }
-        }
+fn print_projection(p: &Projection, worse: Option<&Projection>, what: &str) {
+    println!(
+        "pool projection: {} servers, budget {:.1} %, one server's loss {:.1} % ({what})",
+        p.servers, p.budget_percent, p.loss_percent
+    );
+    let shown: Vec<String> = p
+        .by_k
+        .iter()
+        .take(12)
+        .map(|(k, l)| format!("k={k}: {l:.2} %"))
+        .collect();
+    println!(
+        "  pool-wide loss with k servers at once: {}{}",
+        shown.join(", "),
+        if p.by_k.len() > 12 { ", ..." } else { "" }
+    );
+    match p.largest_k {
+        0 => println!("  largest k inside the budget: none — even one server at a time costs the pool more than {:.1} %", p.budget_percent),
+        k => println!("  largest k inside the budget: {k}"),
     }
-    if output.json {
+    if let Some(w) = worse {
+        println!(
+            "  at the 95 % interval's worse end ({:.1} % loss): largest k {}",
+            w.loss_percent, w.largest_k
+        );
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+
+fn users_study(
+    task: &mut dyn Task,
+    runner: &mut JobRunner,
+    rec: &Recorder,
+    stop: &std::sync::atomic::AtomicBool,
+    args: &ImpactArgs,
+    budget: Option<f64>,
+) -> Result<u8> {
+    let early = match args.on_early_finish.as_str() {
+        "discard" => EarlyFinish::Discard,
+        "restart" => EarlyFinish::Restart,
+        other => {
+            return Err(usage(format!(
+                "--on-early-finish {other}: expected discard or restart"
+            )))
+        }
+    };
+    let describe = task.describe();
+    let s = cost_to_users(task, runner, args.repeat, early, rec, stop)?;
+    let kinds: Vec<String> = runner.job.phases.iter().map(|(k, _)| k.name().to_string()).collect();
+    let table = impacts(&s, &kinds);
+    let loss = worst_loss(&table);
+    let projection = match (args.pool_servers, budget, &loss) {
+        (Some(n), Some(b), Some((l, worse, _))) => Some((project(*l, n, b), project(*worse, n, b))),
+        _ => None,
+    };
+    let (events, samples) = (rec.events(), rec.samples());
+    let mut store = open_store(&runner.db)?;
+    let members: Vec<(i64, String)> = s
+        .repetitions
+        .iter()
+        .map(|r| {
+            (
+                r.run_id,
+                format!(
+                    "{} r{}{}",
+                    if r.loaded { "loaded" } else { "idle" },
+                    r.index,
+                    if r.overlapped || !r.loaded { "" } else { " (task ended early)" }
+                ),
+            )
+        })
+        .collect();
+    let study_id = store.save_study(
+        "impact",
+        &json!({
+            "task": args.task[0], "repeat": args.repeat, "command": runner.command,
+            "aborted": s.aborted,
+            "worst_loss_percent": loss.as_ref().map(|l| l.0),
+            "worst_loss_worse_end_percent": loss.as_ref().map(|l| l.1),
+            "worst_loss_phase": loss.as_ref().map(|l| l.2.clone()),
+            "projection": projection.as_ref().map(|p| &p.0),
+        }),
+        &members,
+        &events,
+        &samples,
+    )?;
+
+    if args.output.json {
         let v = json!({
-            "study": study,
-            "task": spec,
-            "repetitions": reps.iter().map(|r| json!({
+            "study": study_id,
+            "task": args.task[0],
+            "aborted": s.aborted,
+            "repetitions": s.repetitions.iter().map(|r| json!({
                 "index": r.index, "loaded": r.loaded, "run_id": r.run_id, "overlapped": r.overlapped,
             })).collect::<Vec<_>>(),
-            "impact": summary.iter().map(|(seq, kind, name, a, b, c)| json!({
-                "phase": seq + 1, "kind": kind, "metric": name, "idle": a, "loaded": b, "comparison": c,
-            })).collect::<Vec<_>>(),
-            "events": events.iter().map(|(k, d)| json!({"kind": k, "detail": d})).collect::<Vec<_>>(),
+            "impact": table,
+            "worst_loss_percent": loss.as_ref().map(|l| l.0),
+            "projection": projection.as_ref().map(|p| &p.0),
+            "projection_worse_end": projection.as_ref().map(|p| &p.1),
+            "events": events_json(rec),
+            "task_samples": samples,
         });
         println!("{}", serde_json::to_string_pretty(&v)?);
     } else {
         println!(
-            "impact of {} on {} (study {study})\n",
-            task.describe(),
-            foreground.name.clone().unwrap_or_default()
+            "impact of {describe} on {} (study {study_id})\n",
+            runner.job.name.clone().unwrap_or_else(|| "the job".into())
         );
         for (seq, kind) in kinds.iter().enumerate() {
             let mut rows = vec![std::iter::once(format!("phase {} {kind}", seq + 1))
-                .chain(metrics.iter().map(|(n, _)| n.to_string()))
+                .chain(METRICS.iter().map(|m| m.name.to_string()))
                 .collect::<Vec<_>>()];
-            for r in &reps {
+            for r in &s.repetitions {
                 let mut row = vec![format!(
                     "{} {}{}",
                     if r.loaded { "with the task" } else { "idle" },
                     r.index,
-                    if r.overlapped {
-                        ""
-                    } else {
-                        " (task ended early: not counted)"
-                    }
+                    if r.overlapped { "" } else { " (task ended early: not counted)" }
                 )];
-                for (_, f) in &metrics {
-                    row.push(r.results.get(seq).map(|p| format!("{:.2}", f(p))).unwrap_or_default());
+                for m in &METRICS {
+                    row.push(r.results.get(seq).map(|p| format!("{:.2}", (m.read)(p))).unwrap_or_default());
                 }
                 rows.push(row);
             }
             let line = |label: &str, pick: &dyn Fn(&storlab_stats::Comparison) -> String| {
                 let mut row = vec![label.to_string()];
-                for (name, _) in &metrics {
+                for m in &METRICS {
                     row.push(
-                        summary
+                        table
                             .iter()
-                            .find(|(s, _, n, _, _, _)| *s == seq && n == name)
-                            .map(|(_, _, _, _, _, c)| pick(c))
+                            .find(|i| i.phase == seq + 1 && i.metric == m.name)
+                            .map(|i| pick(&i.comparison))
                             .unwrap_or_default(),
                     );
                 }
@@ -275,177 +340,116 @@ pub fn impact(args: crate::cli::ImpactArgs) -> Result<u8> {
             println!();
         }
         println!("impact (%): the change of the mean with the task against idle, with its 95 % confidence interval (Welch); n.s.: not significant.");
+        if let (Some((p, w)), Some((_, _, phase))) = (&projection, &loss) {
+            println!();
+            print_projection(p, Some(w), &format!("throughput of {phase}"));
+        }
+        println!();
+        print_events(rec);
     }
     eprintln!(
-        "storlab: stored {} runs as study {study} in {}",
-        reps.len(),
-        db.display()
+        "storlab: stored {} runs as study {study_id} in {}",
+        s.repetitions.len(),
+        runner.db.display()
     );
-    Ok(status)
+    Ok(if s.aborted { crate::exit::ABORTED } else { 0 })
 }
 
-/// The task's progress over time: (seconds since its start, percent when known).
-type Track = Vec<(f64, Option<f64>)>;
+// ---------------------------------------------------------------------------------------------
 
-/// Watches a running task every 250 ms until it is done; returns its duration and track.
-/// `while_running` is called between looks (the loaded side runs the job there).
-fn watch(
-    task: &std::sync::Mutex<Box<dyn Task>>,
+fn reverse_study(
+    task: &mut dyn Task,
+    runner: &mut JobRunner,
     limit: Duration,
-    done: &std::sync::atomic::AtomicBool,
-) -> Result<(f64, Track)> {
-    use std::sync::atomic::Ordering;
-    let t0 = std::time::Instant::now();
-    let mut track = Vec::new();
-    loop {
-        let state = task
-            .lock()
-            .unwrap_or_else(|e| e.into_inner())
-            .poll()
-            .map_err(|e| usage(e.to_string()))?;
-        let t = t0.elapsed().as_secs_f64();
-        match state {
-            TaskState::Done { completed, detail } => {
-                done.store(true, Ordering::Relaxed);
-                if !completed {
-                    return Err(usage(format!(
-                        "the task did not complete ({detail}): its duration means nothing"
-                    )));
-                }
-                track.push((t, Some(100.0)));
-                return Ok((t, track));
-            }
-            TaskState::Running(p) => track.push((t, p.percent)),
-            TaskState::Idle => track.push((t, None)),
+    rec: &Recorder,
+    stop: &std::sync::atomic::AtomicBool,
+    args: &ImpactArgs,
+    budget: Option<f64>,
+) -> Result<u8> {
+    let describe = task.describe();
+    let spec = &args.task[0];
+    // k for the pool round comes from a cost-to-the-users study of the same task: check it
+    // exists before spending hours on the task.
+    let mut store = open_store(&runner.db)?;
+    let from = match (args.pool_servers, budget) {
+        (Some(n), Some(b)) => {
+            let studies = store.studies_of_kind("impact")?;
+            let found = match args.impact_study {
+                Some(id) => studies.into_iter().find(|(i, _)| *i == id).ok_or_else(|| {
+                    usage(format!("--impact-study {id}: no cost-to-the-users study with that id"))
+                })?,
+                None => studies
+                    .into_iter()
+                    .find(|(_, p)| p["task"].as_str() == Some(spec) && p["worst_loss_percent"].is_number())
+                    .ok_or_else(|| {
+                        usage(format!(
+                            "--pool-servers: no cost-to-the-users study of {spec} in {} to take the impact from: run `storlab impact --task {spec} ...` first, or give --impact-study ID",
+                            runner.db.display()
+                        ))
+                    })?,
+            };
+            let loss = found.1["worst_loss_percent"].as_f64().ok_or_else(|| {
+                usage(format!("study {} has no throughput impact to project", found.0))
+            })?;
+            Some((found.0, project(loss, n, b)))
         }
-        if t0.elapsed() > limit {
-            done.store(true, Ordering::Relaxed);
-            return Err(usage(format!(
-                "the task ran past --task-timeout ({} s) without finishing: set a longer one if it is just slow",
-                limit.as_secs()
-            )));
-        }
-        std::thread::sleep(Duration::from_millis(250));
-    }
-}
-
-/// RAL's loopy.sh: the task's duration idle, then with the job running in a loop until it ends.
-fn reverse_study(spec: &str, limit: Duration, job: crate::cli::JobArgs, output: crate::cli::OutputArgs) -> Result<u8> {
-    use std::sync::atomic::{AtomicBool, Ordering};
-    let task = std::sync::Mutex::new(parse(spec).map_err(|e| usage(e.to_string()))?);
-    let foreground = job.to_job()?;
-    let db = db_path(&output);
-    let chatty = std::io::stderr().is_terminal() && !output.json;
-    let command = std::env::args().collect::<Vec<_>>().join(" ");
-    let describe = task.lock().unwrap().describe();
-
-    // Idle: the task alone.
-    if chatty {
-        eprintln!("[{describe}, the machine idle]");
-    }
-    task.lock().unwrap().start().map_err(|e| usage(e.to_string()))?;
-    let done = AtomicBool::new(false);
-    let idle = watch(&task, limit, &done);
-    let idle = match idle {
-        Ok(x) => x,
-        Err(e) => {
-            let _ = task.lock().unwrap().stop();
-            return Err(e);
-        }
+        _ => None,
     };
-
-    // Loaded: the task again, the job in a loop until the task ends.
-    if chatty {
-        eprintln!("[{describe}, with the job in a loop]");
-    }
-    task.lock().unwrap().start().map_err(|e| usage(e.to_string()))?;
-    let done = AtomicBool::new(false);
-    let mut runs: Vec<i64> = Vec::new();
-    let mut aborted = false;
-    let (loaded, job_result) = std::thread::scope(|s| {
-        let watcher = s.spawn(|| watch(&task, limit, &done));
-        let mut job_result: Result<()> = Ok(());
-        while !done.load(Ordering::Relaxed) {
-            match run_job(
-                &foreground,
-                &db,
-                &ExecOptions {
-                    kind: "impact-loop",
-                    tags: &job.tags,
-                    allow: &job.allow_devices,
-                    keep: job.keep,
-                    chatty,
-                    command: command.clone(),
-                },
-            ) {
-                Ok(e) => {
-                    runs.push(e.run_id);
-                    if e.status == "aborted" {
-                        aborted = true;
-                        break;
-                    }
-                }
-                Err(e) => {
-                    job_result = Err(e);
-                    break;
-                }
-            }
-        }
-        if aborted || job_result.is_err() {
-            let _ = task.lock().unwrap().stop();
-        }
-        (watcher.join().expect("the watcher does not panic"), job_result)
+    let s = cost_to_task(task, runner, limit, rec, stop)?;
+    let (events, samples) = (rec.events(), rec.samples());
+    let round = from.as_ref().map(|(_, p)| {
+        json!({
+            "k": p.largest_k,
+            "idle_seconds": round_seconds(s.idle.0, p.servers, p.largest_k),
+            "loaded_seconds": round_seconds(s.loaded.0, p.servers, p.largest_k),
+        })
     });
-    let _ = task.lock().unwrap().stop();
-    job_result?;
-    if aborted {
+    let ratio = s.loaded.0 / s.idle.0.max(1e-9);
+    let study_id = store.save_study(
+        "impact-reverse",
+        &json!({ "task": spec, "idle_seconds": s.idle.0, "loaded_seconds": s.loaded.0,
+                 "ratio": ratio, "command": runner.command, "aborted": s.aborted,
+                 "projection_from_study": from.as_ref().map(|f| f.0), "round": round }),
+        &s.loop_runs
+            .iter()
+            .enumerate()
+            .map(|(i, id)| (*id, format!("loop {}", i + 1)))
+            .collect::<Vec<_>>(),
+        &events,
+        &samples,
+    )?;
+    if s.aborted {
+        eprintln!("storlab: stopped; stored what was done as study {study_id}");
         return Ok(crate::exit::ABORTED);
     }
-    let loaded = loaded?;
-
-    let store = storlab_store::Store::open(&db, &storlab_env::capture(&[]).host)?;
-    let study = store.create_study(
-        "impact-reverse",
-        &json!({ "task": spec, "idle_seconds": idle.0, "loaded_seconds": loaded.0, "command": command }),
-    )?;
-    for (i, id) in runs.iter().enumerate() {
-        store.add_study_member(study, *id, &format!("loop {}", i + 1))?;
-    }
-    if let Some(last) = runs.last() {
-        store.add_event(
-            *last,
-            "task-duration",
-            &format!("idle {:.1} s, with the job {:.1} s", idle.0, loaded.0),
-        )?;
-    }
-    let rate = |track: &Track| -> Option<f64> {
-        let (t, p) = track.iter().rev().find_map(|(t, p)| p.map(|p| (*t, p)))?;
-        (t > 0.0).then(|| p / t * 60.0)
-    };
-    if output.json {
+    if args.output.json {
         println!(
             "{}",
             serde_json::to_string_pretty(&json!({
-                "study": study,
+                "study": study_id,
                 "task": spec,
-                "idle_seconds": idle.0,
-                "loaded_seconds": loaded.0,
-                "ratio": loaded.0 / idle.0.max(1e-9),
-                "idle_track": idle.1,
-                "loaded_track": loaded.1,
-                "loop_runs": runs,
+                "idle_seconds": s.idle.0,
+                "loaded_seconds": s.loaded.0,
+                "ratio": ratio,
+                "idle_track": s.idle.1,
+                "loaded_track": s.loaded.1,
+                "loop_runs": s.loop_runs,
+                "projection": from.as_ref().map(|f| &f.1),
+                "round": round,
+                "events": events_json(rec),
+                "task_samples": samples,
             }))?
         );
     } else {
-        println!("cost to the task: {describe}\n");
-        println!("idle:            {:>10.1} s", idle.0);
+        println!("cost to the task: {describe} (study {study_id})\n");
+        println!("idle:            {:>10.1} s", s.idle.0);
         println!(
             "with the job:    {:>10.1} s  ({} run(s) of the job in a loop)",
-            loaded.0,
-            runs.len()
+            s.loaded.0,
+            s.loop_runs.len()
         );
-        println!("ratio:           {:>10.2}", loaded.0 / idle.0.max(1e-9));
-        for (name, tr) in [("idle", &idle.1), ("with the job", &loaded.1)] {
+        println!("ratio:           {ratio:>10.2}");
+        for (name, tr) in [("idle", &s.idle.1), ("with the job", &s.loaded.1)] {
             let step = (tr.len() / 10).max(1);
             let points: Vec<String> = tr
                 .iter()
@@ -460,14 +464,201 @@ fn reverse_study(spec: &str, limit: Duration, job: crate::cli::JobArgs, output: 
             println!(
                 "progress {name}: {}{}",
                 points.join(", "),
-                rate(tr).map(|r| format!(" — {r:.1} %/min")).unwrap_or_default()
+                study::progress_rate(tr)
+                    .map(|r| format!(" — {r:.1} %/min"))
+                    .unwrap_or_default()
             );
         }
+        if let Some((from_id, p)) = &from {
+            println!();
+            print_projection(p, None, &format!("from study {from_id}"));
+            match p.largest_k {
+                0 => println!("  a round over the pool: no k fits the budget"),
+                k => println!(
+                    "  a round over the pool, {k} at a time ({} turns): {} idle, {} under load",
+                    p.servers.div_ceil(k),
+                    human(round_seconds(s.idle.0, p.servers, k).unwrap_or(0.0)),
+                    human(round_seconds(s.loaded.0, p.servers, k).unwrap_or(0.0)),
+                ),
+            }
+        }
+        println!();
+        print_events(rec);
     }
     eprintln!(
-        "storlab: stored {} loop run(s) as study {study} in {}",
-        runs.len(),
-        db.display()
+        "storlab: stored {} loop run(s) as study {study_id} in {}",
+        s.loop_runs.len(),
+        runner.db.display()
     );
+    Ok(0)
+}
+
+/// Seconds as "2 d 11 h 3 min" (RAL wrote its durations so), or "12.3 s" when short.
+fn human(s: f64) -> String {
+    if s < 120.0 {
+        return format!("{s:.1} s");
+    }
+    let m = (s / 60.0).round() as u64;
+    let (d, h, m) = (m / 1440, m / 60 % 24, m % 60);
+    match (d, h) {
+        (0, 0) => format!("{m} min"),
+        (0, _) => format!("{h} h {m} min"),
+        _ => format!("{d} d {h} h {m} min"),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+
+fn held_study(
+    tasks: &mut [Box<dyn Task>],
+    runner: &mut JobRunner,
+    o: &HeldOptions,
+    rec: &Recorder,
+    stop: &std::sync::atomic::AtomicBool,
+    args: &ImpactArgs,
+) -> Result<u8> {
+    let s = held_rate(tasks, runner, o, rec, stop)?;
+    let analysis = s
+        .run
+        .results
+        .first()
+        .and_then(|p| analyse_held(p, s.phase_start, &s.spans));
+    let (events, samples) = (rec.events(), rec.samples());
+    let mut store = open_store(&runner.db)?;
+    let study_id = store.save_study(
+        "impact-held",
+        &json!({
+            "tasks": args.task, "command": runner.command, "aborted": s.aborted,
+            "before_seconds": o.before.as_secs_f64(), "after_seconds": o.after.as_secs_f64(),
+            "stagger_seconds": o.stagger.map(|d| d.as_secs_f64()),
+            "phase_start": s.phase_start, "spans": s.spans,
+            "target": analysis.as_ref().map(|a| a.target), "unit": analysis.as_ref().map(|a| a.unit),
+            "behind_max": analysis.as_ref().map(|a| a.behind_max),
+            "repaid_after_seconds": analysis.as_ref().and_then(|a| a.repaid_after),
+            "stretches": analysis.as_ref().map(|a| &a.stretches),
+        }),
+        &[(s.run.run_id, "held".to_string())],
+        &events,
+        &samples,
+    )?;
+    if s.aborted {
+        eprintln!("storlab: stopped; stored what was done as study {study_id}");
+        return Ok(crate::exit::ABORTED);
+    }
+    let Some(a) = analysis else {
+        return Err(usage("the job produced no rate-limited phase to analyse"));
+    };
+    if args.output.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&json!({
+                "study": study_id,
+                "run_id": s.run.run_id,
+                "tasks": args.task,
+                "phase_start": s.phase_start,
+                "spans": s.spans,
+                "analysis": a,
+                "events": events_json(rec),
+                "task_samples": samples,
+            }))?
+        );
+    } else {
+        let unit = a.unit;
+        let behind_unit = if unit == "IOPS" { "ops" } else { "MiB" };
+        println!(
+            "held rate: {} at {:.0} {unit} through {} (study {study_id}, run {})\n",
+            runner.job.name.clone().unwrap_or_else(|| "the job".into()),
+            a.target,
+            s.spans.iter().map(|t| t.task.clone()).collect::<Vec<_>>().join(", then "),
+            s.run.run_id
+        );
+        let mut rows = vec![vec![
+            "t (s)".to_string(),
+            "stretch".into(),
+            unit.into(),
+            "p50 µs".into(),
+            "p99 µs".into(),
+            "p99.9 µs".into(),
+            format!("behind ({behind_unit})"),
+            "".into(),
+        ]];
+        let mut marks: Vec<(f64, String)> = Vec::new();
+        for (i, t) in s.spans.iter().enumerate() {
+            marks.push((t.start, format!("task {} started", i + 1)));
+            if let Some(e) = t.end {
+                marks.push((e, format!("task {} ended", i + 1)));
+            }
+        }
+        for iv in &a.intervals {
+            let mark: Vec<&str> = marks
+                .iter()
+                .filter(|(t, _)| *t >= iv.t_start && *t < iv.t_end)
+                .map(|(_, m)| m.as_str())
+                .collect();
+            rows.push(vec![
+                format!("{:.1}", iv.t_end),
+                format!("{:?}", iv.stretch).to_lowercase(),
+                format!("{:.1}", iv.achieved),
+                format!("{:.0}", iv.p50_us),
+                format!("{:.0}", iv.p99_us),
+                format!("{:.0}", iv.p99_9_us),
+                format!("{:.0}", iv.behind),
+                mark.join("; "),
+            ]);
+        }
+        print!("{}", crate::output::table(&rows));
+        println!();
+        let mut rows = vec![vec![
+            "stretch".to_string(),
+            "intervals".into(),
+            format!("mean {unit}"),
+            format!("lowest {unit}"),
+            "mean p99 µs".into(),
+            "worst p99.9 µs".into(),
+            format!("most behind ({behind_unit})"),
+        ]];
+        for st in &a.stretches {
+            rows.push(vec![
+                format!("{:?}", st.stretch).to_lowercase(),
+                st.intervals.to_string(),
+                format!("{:.1}", st.achieved),
+                format!("{:.1}", st.achieved_min),
+                format!("{:.0}", st.p99_us),
+                format!("{:.0}", st.p99_9_max_us),
+                format!("{:.0}", st.behind_max),
+            ]);
+        }
+        print!("{}", crate::output::table(&rows));
+        println!();
+        for (i, t) in s.spans.iter().enumerate() {
+            println!(
+                "task {}: {} — started at {:.1} s, {}",
+                i + 1,
+                t.task,
+                t.start,
+                match t.end {
+                    Some(e) => format!("ended at {e:.1} s ({:.1} s): {}", e - t.start, t.detail),
+                    None => "stopped before it ended".into(),
+                }
+            );
+        }
+        match a.repaid_after {
+            Some(0.0) => println!(
+                "deficit: none built up beyond {:.0} {behind_unit} (the most behind before the task)",
+                a.tolerance
+            ),
+            Some(x) => println!(
+                "deficit: at most {:.0} {behind_unit}; repaid {x:.1} s after the last task ended",
+                a.behind_max
+            ),
+            None => println!(
+                "deficit: at most {:.0} {behind_unit}; NOT repaid before the job ended ({:.0} {behind_unit} still behind): give a longer --after",
+                a.behind_max, a.behind_at_end
+            ),
+        }
+        println!();
+        print_events(rec);
+    }
+    eprintln!("storlab: stored run {} as study {study_id} in {}", s.run.run_id, runner.db.display());
     Ok(0)
 }

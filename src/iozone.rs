@@ -292,6 +292,7 @@ pub fn iozone(args: Vec<String>) -> Result<u8> {
                 keep: a.keep,
                 chatty,
                 command: a.command_line.clone(),
+                control: None,
             },
         )?;
         if e.status != "ok" {

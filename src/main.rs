@@ -62,6 +62,7 @@ fn main() -> ExitCode {
             allow_different,
             output,
         }) => results::compare_cmd(&groups, allow_different, &output),
+        Command::Results(ResultsCommand::Study { id, output }) => results::study(id, &output),
         Command::Results(ResultsCommand::Show { id, samples, output }) => output::results_show(id, samples, &output),
     };
     match result {
@@ -83,6 +84,7 @@ fn main() -> ExitCode {
                     || c.is::<scan::ScanUsage>()
                     || c.is::<results::ResultsUsage>()
                     || c.is::<impact::ImpactUsage>()
+                    || c.is::<storlab_impact::study::StudyError>()
             });
             ExitCode::from(if usage { exit::USAGE } else { 1 })
         }

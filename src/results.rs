@@ -42,6 +42,64 @@ pub fn tag(id: i64, tags: &[(String, String)], out: &OutputArgs) -> Result<u8> {
     Ok(0)
 }
 
+pub fn study(id: i64, out: &OutputArgs) -> Result<u8> {
+    let store = open_store(out)?;
+    let (kind, params, members) = store
+        .study(id)?
+        .ok_or_else(|| usage(format!("no study {id} in {}", store.path().display())))?;
+    let events = store.study_events(id)?;
+    let samples = store.task_samples(id)?;
+    if out.json {
+        println!(
+            "{}",
+            serde_json::to_string_pretty(&serde_json::json!({
+                "study": id,
+                "kind": kind,
+                "params": params,
+                "members": members.iter().map(|(r, role)| serde_json::json!({"run_id": r, "role": role})).collect::<Vec<_>>(),
+                "events": events,
+                "task_samples": samples,
+            }))?
+        );
+        return Ok(0);
+    }
+    println!("study {id}: {kind}");
+    if let Some(c) = params["command"].as_str() {
+        println!("command: {c}");
+    }
+    println!("runs:");
+    for (r, role) in &members {
+        println!("  {r:>6}  {role}");
+    }
+    if !events.is_empty() {
+        println!("events:");
+        for e in &events {
+            println!(
+                "  {:>8.1} s  {}  {:<22} {}{}",
+                e.t,
+                e.at,
+                e.kind,
+                e.detail,
+                e.run_id.map(|r| format!(" [run {r}]")).unwrap_or_default()
+            );
+        }
+    }
+    if !samples.is_empty() {
+        println!("task progress ({} looks):", samples.len());
+        let step = (samples.len() / 20).max(1);
+        for s in samples.iter().step_by(step).chain(samples.last()) {
+            println!(
+                "  {:>8.1} s  task {}  {:<8} {}",
+                s.t,
+                s.task + 1,
+                s.state,
+                s.percent.map(|p| format!("{p:.1} %")).unwrap_or_default()
+            );
+        }
+    }
+    Ok(0)
+}
+
 pub fn untag(id: i64, keys: &[String], out: &OutputArgs) -> Result<u8> {
     let mut store = open_store(out)?;
     if store.run(id, false)?.is_none() {

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use anyhow::{Context, Result};
-use storlab_engine::{run_phase, PhasePlan, PhaseResult};
+use storlab_engine::{run_phase_with, PhasePlan, PhaseResult};
 use storlab_store::{NewRun, PhaseRow, SampleRow, Store};
 use storlab_units::mib_per_sec;
 use storlab_workload::{cache_may_flatter, resolve, Job, ResolveOptions};
@@ -17,6 +17,12 @@ use crate::output;
 
 /// Set by Ctrl-C (SIGINT) and SIGTERM; the engine's workers poll it between I/Os.
 static STOP: AtomicBool = AtomicBool::new(false);
+
+/// The flag Ctrl-C sets, with its handler installed: studies watch it between runs.
+pub fn stop_flag() -> &'static AtomicBool {
+    install_stop_handler();
+    &STOP
+}
 
 fn install_stop_handler() {
     static INSTALLED: std::sync::Once = std::sync::Once::new();
@@ -133,6 +139,8 @@ pub struct ExecOptions<'a> {
     pub keep: bool,
     pub chatty: bool,
     pub command: String,
+    /// Lets a study end the (time-based) phases early and see when each started.
+    pub control: Option<&'a storlab_engine::PhaseControl>,
 }
 
 fn execute(
@@ -155,6 +163,7 @@ fn execute(
             keep,
             chatty: std::io::stderr().is_terminal() && !out.json && !out.csv,
             command,
+            control: None,
         },
     )?;
     let store = Store::open(&db, &storlab_env::capture(&[]).host)?;
@@ -217,7 +226,8 @@ pub fn run_job(job: &Job, db: &std::path::Path, o: &ExecOptions) -> Result<Execu
             eprint!("[{}/{n}] {:<10} ", seq + 1, phase.kind.name());
         }
         store.add_event(run_id, "phase-start", &format!("{} ({})", seq + 1, phase.kind.name()))?;
-        let result = match run_phase(phase, &STOP) {
+        let fresh = storlab_engine::PhaseControl::new();
+        let result = match run_phase_with(phase, &STOP, o.control.unwrap_or(&fresh)) {
             Ok(r) => r,
             Err(e) => {
                 if chatty {

@@ -218,6 +218,7 @@ pub fn sweep(args: SweepArgs) -> Result<u8> {
                 keep: args.job.keep,
                 chatty,
                 command: command.clone(),
+                control: None,
             },
         )?;
         let stop = e.status == "aborted";

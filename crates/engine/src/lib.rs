@@ -16,7 +16,7 @@ mod run;
 
 pub use plan::*;
 pub use result::*;
-pub use run::{new_histogram, run_phase};
+pub use run::{new_histogram, run_phase, run_phase_with, PhaseControl};
 
 /// Why a phase could not run or did not finish.
 #[derive(Debug, thiserror::Error)]

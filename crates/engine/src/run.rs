@@ -112,8 +112,45 @@ fn slot_index(op: Op) -> usize {
     }
 }
 
+/// Lets the caller of a time-based phase end it early as if its runtime had run out (the
+/// result is complete, not `interrupted`), and tells it when the phase's clock started, so that
+/// events outside the engine (a rebuild starting) can be placed on the samples' time axis.
+#[derive(Debug, Default)]
+pub struct PhaseControl {
+    finish: AtomicBool,
+    started_ns: AtomicU64,
+}
+
+impl PhaseControl {
+    /// A control that has not finished anything.
+    pub fn new() -> PhaseControl {
+        PhaseControl::default()
+    }
+
+    /// Ends the phase: every worker stops issuing, waits for what is in flight and reports.
+    pub fn finish(&self) {
+        self.finish.store(true, Ordering::Relaxed);
+    }
+
+    /// When the phase's clock (t = 0 of its samples) started, on [`crate::clock::now_ns`]'s
+    /// scale; None until the workers have started.
+    pub fn started_ns(&self) -> Option<u64> {
+        Some(self.started_ns.load(Ordering::Acquire)).filter(|t| *t != 0)
+    }
+}
+
 /// Runs one phase. `stop` (set by Ctrl-C) ends it early; the result then says `interrupted`.
 pub fn run_phase(plan: &PhasePlan, stop: &AtomicBool) -> Result<PhaseResult, EngineError> {
+    run_phase_with(plan, stop, &PhaseControl::new())
+}
+
+/// [`run_phase`], with a [`PhaseControl`] through which the caller can end the phase and learn
+/// when it started.
+pub fn run_phase_with(
+    plan: &PhasePlan,
+    stop: &AtomicBool,
+    control: &PhaseControl,
+) -> Result<PhaseResult, EngineError> {
     crate::clock::init();
     let layout_seconds = if plan.backend != BackendKind::Null && plan.kind != PhaseKind::Write {
         lay_out(plan, stop)?
@@ -155,7 +192,9 @@ pub fn run_phase(plan: &PhasePlan, stop: &AtomicBool) -> Result<PhaseResult, Eng
                 }
                 // Everyone arrives; one sets the common epoch; everyone starts together.
                 if barrier.wait().is_leader() {
-                    let _ = shared.epoch.set(mono_ns());
+                    let epoch = mono_ns();
+                    let _ = shared.epoch.set(epoch);
+                    control.started_ns.store(epoch, Ordering::Release);
                 }
                 start_barrier.wait();
                 let (outcome, last_index) = match prepared {
@@ -173,7 +212,7 @@ pub fn run_phase(plan: &PhasePlan, stop: &AtomicBool) -> Result<PhaseResult, Eng
                             shared,
                             &tx,
                         );
-                        let outcome = w.run(stop);
+                        let outcome = w.run(stop, &control.finish);
                         if outcome.is_err() {
                             shared.abort.store(true, Ordering::Relaxed);
                         }
@@ -670,7 +709,7 @@ impl<'a> Worker<'a> {
         since(self.epoch)
     }
 
-    fn run(&mut self, stop: &AtomicBool) -> Result<WorkerOutcome, EngineError> {
+    fn run(&mut self, stop: &AtomicBool, finish: &AtomicBool) -> Result<WorkerOutcome, EngineError> {
         self.epoch = *self.shared.epoch.get().expect("epoch set before the start barrier");
         let (u0, s0) = thread_cpu();
         self.next_boundary = self.boundary_after(0);
@@ -701,7 +740,7 @@ impl<'a> Worker<'a> {
                     done_issuing = true;
                     break;
                 }
-                if self.shared.abort.load(Ordering::Relaxed) {
+                if self.shared.abort.load(Ordering::Relaxed) || finish.load(Ordering::Relaxed) {
                     done_issuing = true;
                     break;
                 }

@@ -111,6 +111,17 @@ impl Task for Scrub {
             let inner = v.split('(').nth(1)?.split('%').next()?;
             inner.trim().parse::<f64>().ok()
         });
+        // "Error summary:    csum=8" and, when there were errors, the lines under it:
+        // "Corrected:      8", "Uncorrectable:  0", "Unverified:     0".
+        let errors = || {
+            let mut d = field("Error summary:").unwrap_or_default();
+            for name in ["Corrected:", "Uncorrectable:", "Unverified:"] {
+                if let Some(v) = field(name) {
+                    d.push_str(&format!("; {} {v}", name.trim_end_matches(':').to_lowercase()));
+                }
+            }
+            d
+        };
         Ok(match field("Status:").as_deref() {
             Some("running") => TaskState::Running(Progress {
                 percent,
@@ -118,11 +129,11 @@ impl Task for Scrub {
             }),
             Some("finished") => TaskState::Done {
                 completed: true,
-                detail: field("Error summary:").unwrap_or_default(),
+                detail: errors(),
             },
             Some(other) => TaskState::Done {
                 completed: false,
-                detail: format!("{other}; {}", field("Error summary:").unwrap_or_default()),
+                detail: format!("{other}; {}", errors()),
             },
             // No stats yet: the scrub was asked to start and has not reported.
             None if self.started => TaskState::Running(Progress::default()),

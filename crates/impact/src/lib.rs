@@ -1,9 +1,13 @@
 //! Impact studies: what a verify, scrub or rebuild costs the users, and what the users cost it.
-//! This first part is the tasks: start, watch and stop a background task (task.rs), with a real
-//! btrfs scrub (btrfs.rs) and any task given as three commands.
+//! The tasks — start, watch and stop a background task (task.rs): btrfs scrub and replace
+//! (btrfs.rs), md check and repair (md.rs), vendor CLIs (vendor.rs), any three commands — and
+//! the three studies that run a foreground job against them (study.rs), recording events and
+//! the tasks' progress as they go (record.rs).
 #![warn(missing_docs)]
 
 pub mod btrfs;
 pub mod md;
+pub mod record;
+pub mod study;
 pub mod task;
 pub mod vendor;

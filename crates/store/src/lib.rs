@@ -196,6 +196,32 @@ const MIGRATIONS: &[&str] = &[
         PRIMARY KEY (phase_id, idx, target)
     );
     "#,
+    // 4: impact studies. A study's events (a task started, ended, reported errors; a
+    // repetition began) in the order they happened, each with the run that was going on, and
+    // the background tasks' progress as they were watched.
+    r#"
+    CREATE TABLE study_events (
+        study_id INTEGER NOT NULL REFERENCES studies(id) ON DELETE CASCADE,
+        seq      INTEGER NOT NULL,
+        at       TEXT NOT NULL,
+        t        REAL NOT NULL,
+        run_id   INTEGER REFERENCES runs(id) ON DELETE SET NULL,
+        kind     TEXT NOT NULL,
+        detail   TEXT NOT NULL,
+        PRIMARY KEY (study_id, seq)
+    );
+    CREATE TABLE task_samples (
+        study_id   INTEGER NOT NULL REFERENCES studies(id) ON DELETE CASCADE,
+        seq        INTEGER NOT NULL,
+        task       INTEGER NOT NULL,
+        t          REAL NOT NULL,
+        run_id     INTEGER REFERENCES runs(id) ON DELETE SET NULL,
+        state      TEXT NOT NULL,
+        percent    REAL,
+        bytes_done INTEGER,
+        PRIMARY KEY (study_id, seq)
+    );
+    "#,
 ];
 
 /// Now, as an RFC 3339 UTC timestamp with seconds.
@@ -529,6 +555,38 @@ pub struct ImportedRun {
 /// A study as stored: its kind, parameters, and members (run id, role).
 pub type StudyRecord = (String, serde_json::Value, Vec<(i64, String)>);
 
+/// Something that happened during a study, in order.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StudyEvent {
+    /// Seconds since the study started.
+    pub t: f64,
+    /// Wall-clock time, RFC 3339.
+    pub at: String,
+    /// The run that was going on, if any.
+    pub run_id: Option<i64>,
+    /// What happened: "task-start", "task-end", "repetition-start", ...
+    pub kind: String,
+    /// In words (a task's end carries the system's report, error counts included).
+    pub detail: String,
+}
+
+/// One look at a background task.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct TaskSample {
+    /// The task's index in the study (0 for the first).
+    pub task: u32,
+    /// Seconds since the study started.
+    pub t: f64,
+    /// The run that was going on, if any.
+    pub run_id: Option<i64>,
+    /// "idle", "running" or "done".
+    pub state: String,
+    /// Percent done, when the system says.
+    pub percent: Option<f64>,
+    /// Bytes done, when the system says.
+    pub bytes_done: Option<u64>,
+}
+
 /// One row of a stored scan.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ScanRowRecord {
@@ -826,6 +884,96 @@ impl Store {
             params![study_id, run_id, role],
         )?;
         Ok(())
+    }
+
+    /// Stores a whole study — its members, events and task samples — in one transaction, so
+    /// that a study is either there complete or not at all; returns its id.
+    pub fn save_study(
+        &mut self,
+        kind: &str,
+        params: &serde_json::Value,
+        members: &[(i64, String)],
+        events: &[StudyEvent],
+        samples: &[TaskSample],
+    ) -> Result<i64> {
+        let tx = self.conn.transaction()?;
+        tx.execute(
+            "INSERT INTO studies (kind, created_at, params) VALUES (?1, ?2, ?3)",
+            params![kind, now_rfc3339(), params.to_string()],
+        )?;
+        let id = tx.last_insert_rowid();
+        for (run, role) in members {
+            tx.execute(
+                "INSERT OR REPLACE INTO study_members (study_id, run_id, role) VALUES (?1, ?2, ?3)",
+                params![id, run, role],
+            )?;
+        }
+        for (seq, e) in events.iter().enumerate() {
+            tx.execute(
+                "INSERT INTO study_events (study_id, seq, at, t, run_id, kind, detail) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
+                params![id, seq as i64, e.at, e.t, e.run_id, e.kind, e.detail],
+            )?;
+        }
+        for (seq, s) in samples.iter().enumerate() {
+            tx.execute(
+                "INSERT INTO task_samples (study_id, seq, task, t, run_id, state, percent, bytes_done) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                params![id, seq as i64, s.task, s.t, s.run_id, s.state, s.percent, s.bytes_done.map(|b| b as i64)],
+            )?;
+        }
+        tx.commit()?;
+        Ok(id)
+    }
+
+    /// Studies of one kind, newest first: (id, parameters).
+    pub fn studies_of_kind(&self, kind: &str) -> Result<Vec<(i64, serde_json::Value)>> {
+        let mut stmt = self
+            .conn
+            .prepare("SELECT id, params FROM studies WHERE kind = ?1 ORDER BY id DESC")?;
+        let rows = stmt
+            .query_map([kind], |r| Ok((r.get::<_, i64>(0)?, r.get::<_, String>(1)?)))?
+            .collect::<std::result::Result<Vec<_>, _>>()?;
+        rows.into_iter()
+            .map(|(id, p)| Ok((id, serde_json::from_str(&p)?)))
+            .collect()
+    }
+
+    /// A study's events in the order they happened.
+    pub fn study_events(&self, study_id: i64) -> Result<Vec<StudyEvent>> {
+        let mut stmt = self.conn.prepare(
+            "SELECT t, at, run_id, kind, detail FROM study_events WHERE study_id = ?1 ORDER BY seq",
+        )?;
+        let rows = stmt
+            .query_map([study_id], |r| {
+                Ok(StudyEvent {
+                    t: r.get(0)?,
+                    at: r.get(1)?,
+                    run_id: r.get(2)?,
+                    kind: r.get(3)?,
+                    detail: r.get(4)?,
+                })
+            })?
+            .collect::<std::result::Result<_, _>>()?;
+        Ok(rows)
+    }
+
+    /// A study's task samples in the order they were taken.
+    pub fn task_samples(&self, study_id: i64) -> Result<Vec<TaskSample>> {
+        let mut stmt = self.conn.prepare(
+            "SELECT task, t, run_id, state, percent, bytes_done FROM task_samples WHERE study_id = ?1 ORDER BY seq",
+        )?;
+        let rows = stmt
+            .query_map([study_id], |r| {
+                Ok(TaskSample {
+                    task: r.get(0)?,
+                    t: r.get(1)?,
+                    run_id: r.get(2)?,
+                    state: r.get(3)?,
+                    percent: r.get(4)?,
+                    bytes_done: r.get::<_, Option<i64>>(5)?.map(|b| b as u64),
+                })
+            })?
+            .collect::<std::result::Result<_, _>>()?;
+        Ok(rows)
     }
 
     /// A study's kind, parameters and members (run id, role), or None.
