@@ -13,35 +13,96 @@ fn sh(cmd: &str, args: &[&str]) -> String {
     stdout(&out).trim().to_string()
 }
 
-/// A btrfs RAID1 of two 1 GiB loop devices mounted under the scratch directory, with `mib` MiB
-/// of data for a scrub to read, and an empty directory `work` for the foreground job. Fields
-/// drop in order: the mount before the loop devices.
+/// Options of a test pool.
+#[derive(Default)]
+struct PoolOptions {
+    /// MiB of data for a scrub or replace to read.
+    mib: u32,
+    /// Loop devices with O_DIRECT to their images: the scrub reads the disk, not the page cache.
+    direct_io: bool,
+    /// Size of each device, MiB (default 1024).
+    device_mib: u64,
+    /// A third, empty device of the same size as a spare for a replace.
+    spare: bool,
+    /// Damage blocks of one file on the second device's image (a RAID1 scrub repairs them
+    /// from the first): how many.
+    corrupt_blocks: usize,
+}
+
+/// A btrfs RAID1 of two 1 GiB loop devices mounted under the scratch directory, with data for a
+/// scrub to read, and an empty directory `work` for the foreground job. Fields drop in order:
+/// the mount before the loop devices.
 struct BtrfsPool {
     mount: Mount,
+    spare: Option<LoopDev>,
     _loops: (LoopDev, LoopDev),
     _images: tempfile::TempDir,
 }
 
+/// The pattern of the file whose blocks are damaged: one 4 KiB block, found again in the image.
+fn victim_block() -> Vec<u8> {
+    b"STORLAB-CORRUPT-ME-".iter().copied().cycle().take(4096).collect()
+}
+
 impl BtrfsPool {
     fn new(s: &Scratch, mib: u32) -> (BtrfsPool, std::path::PathBuf) {
+        BtrfsPool::with(s, "pool", PoolOptions { mib, ..Default::default() })
+    }
+
+    fn with(s: &Scratch, name: &str, o: PoolOptions) -> (BtrfsPool, std::path::PathBuf) {
         let images = tempfile::Builder::new()
             .prefix("storlab-impact-")
             .tempdir_in("/var/tmp")
             .unwrap();
-        let a = loop_device(&images.path().join("a.img"), 1 << 30);
-        let b = loop_device(&images.path().join("b.img"), 1 << 30);
+        let size = if o.device_mib == 0 { 1 << 30 } else { o.device_mib << 20 };
+        let a = loop_device_with(&images.path().join("a.img"), size, o.direct_io);
+        let b = loop_device_with(&images.path().join("b.img"), size, o.direct_io);
+        let spare = o
+            .spare
+            .then(|| loop_device_with(&images.path().join("spare.img"), size, o.direct_io));
         sh(
             "mkfs.btrfs",
             &["-q", "-f", "-d", "raid1", "-m", "raid1", &a.dev, &b.dev],
         );
-        let mount = mount_device(&a.dev, &s.path().join("pool"));
+        let point = s.path().join(name);
+        let mut mount = mount_device(&a.dev, &point);
+        if o.corrupt_blocks > 0 {
+            let block = victim_block();
+            let data: Vec<u8> = (0..64).flat_map(|_| block.iter().copied()).collect();
+            std::fs::write(mount.point.join("victim"), data).unwrap();
+            sh("sync", &[]);
+            drop(mount);
+            let image = std::fs::read(images.path().join("b.img")).unwrap();
+            let mut hits = Vec::new();
+            let mut at = 0;
+            while let Some(i) = image[at..].windows(4096).position(|w| w == block.as_slice()) {
+                hits.push(at + i);
+                at += i + 4096;
+                if hits.len() == o.corrupt_blocks {
+                    break;
+                }
+            }
+            assert_eq!(hits.len(), o.corrupt_blocks, "the victim's blocks are on the second image");
+            use std::os::unix::fs::FileExt;
+            let f = std::fs::OpenOptions::new()
+                .write(true)
+                .open(images.path().join("b.img"))
+                .unwrap();
+            for h in &hits {
+                f.write_all_at(b"damaged by the storlab test", *h as u64).unwrap();
+            }
+            f.sync_all().unwrap();
+            mount = mount_device(&a.dev, &point);
+        }
         let fill = mount.point.join("fill");
         std::fs::create_dir(&fill).unwrap();
         let block: Vec<u8> = (0..(1u32 << 20))
             .map(|i| (i.wrapping_mul(2654435761) >> 9) as u8)
             .collect();
-        for i in 0..mib {
-            std::fs::write(fill.join(format!("f{i}")), &block).unwrap();
+        for i in 0..o.mib {
+            let mut b = block.clone();
+            b[..4].copy_from_slice(&i.to_le_bytes());
+            std::fs::write(fill.join(format!("f{i}")), &b).unwrap();
         }
         sh("sync", &[]);
         let work = mount.point.join("work");
@@ -49,6 +110,7 @@ impl BtrfsPool {
         (
             BtrfsPool {
                 mount,
+                spare,
                 _loops: (a, b),
                 _images: images,
             },
@@ -57,8 +119,42 @@ impl BtrfsPool {
     }
 }
 
+/// The btrfs tests take turns: each measures durations and rates that another test's scrub or
+/// load on the same two cores would disturb.
+static TURNS: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn turn() -> std::sync::MutexGuard<'static, ()> {
+    TURNS.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+/// A stored study as `results study ID --json` shows it.
+fn stored_study(s: &Scratch, id: &serde_json::Value) -> serde_json::Value {
+    s.json(&["results", "study", &id.to_string()])
+}
+
+/// Events are in the order they happened.
+fn assert_ordered(events: &serde_json::Value) {
+    let t: Vec<f64> = events
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["t"].as_f64().unwrap())
+        .collect();
+    assert!(t.windows(2).all(|w| w[0] <= w[1]), "events in time order: {t:?}");
+}
+
+fn kinds(events: &serde_json::Value) -> Vec<String> {
+    events
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["kind"].as_str().unwrap().to_string())
+        .collect()
+}
+
 #[test]
 fn scrub_impact_study_on_btrfs_raid1() {
+    let _turn = turn();
     let s = Scratch::new();
     // Data for the scrub to read: 2 × 300 MiB at 8 MiB/s per device outlasts the study.
     let (pool, work) = BtrfsPool::new(&s, 300);
@@ -80,6 +176,10 @@ fn scrub_impact_study_on_btrfs_raid1() {
         "16m",
         "--runtime",
         "1s",
+        "--pool-servers",
+        "10",
+        "--budget",
+        "5%",
     ]);
     let reps = v["repetitions"].as_array().unwrap();
     let sides: Vec<bool> = reps.iter().map(|r| r["loaded"].as_bool().unwrap()).collect();
@@ -94,13 +194,42 @@ fn scrub_impact_study_on_btrfs_raid1() {
             .all(|r| r["overlapped"] == true),
         "{reps:?}"
     );
-    let kinds: Vec<&str> = v["events"]
+    // Events in order: the scrub started before the first loaded repetition, and no loaded
+    // repetition saw it end; the study stopped it at the end.
+    let events = &v["events"];
+    assert_ordered(events);
+    let k = kinds(events);
+    assert_eq!(k.iter().filter(|k| *k == "task-start").count(), 1, "{k:?}");
+    assert!(!k.iter().any(|k| k == "task-end"), "the scrub outlasted the study: {k:?}");
+    assert_eq!(k.last().map(String::as_str), Some("task-stopped"));
+    let start = k.iter().position(|k| k == "task-start").unwrap();
+    let first_loaded = events
         .as_array()
         .unwrap()
         .iter()
-        .map(|e| e["kind"].as_str().unwrap())
+        .position(|e| e["kind"] == "repetition-start" && e["detail"].as_str().unwrap().contains("with the task"))
+        .unwrap();
+    assert!(start < first_loaded, "{k:?}");
+    // The scrub was watched during each loaded repetition and was running every time.
+    let loaded_runs: Vec<i64> = reps
+        .iter()
+        .filter(|r| r["loaded"] == true)
+        .map(|r| r["run_id"].as_i64().unwrap())
         .collect();
-    assert_eq!(kinds, ["task-running", "task-running", "task-stopped"]);
+    let stored = stored_study(&s, &v["study"]);
+    assert_eq!(stored["kind"], "impact");
+    assert_eq!(stored["members"].as_array().unwrap().len(), 4);
+    assert_eq!(&stored["events"], events, "the events are stored as printed");
+    for run in &loaded_runs {
+        let looks: Vec<&serde_json::Value> = stored["task_samples"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .filter(|x| x["run_id"].as_i64() == Some(*run))
+            .collect();
+        assert!(!looks.is_empty(), "run {run}: the scrub was looked at");
+        assert!(looks.iter().all(|x| x["state"] == "running"), "run {run}: {looks:?}");
+    }
     let iops = v["impact"]
         .as_array()
         .unwrap()
@@ -109,6 +238,11 @@ fn scrub_impact_study_on_btrfs_raid1() {
         .unwrap();
     assert_eq!(iops["idle"].as_array().unwrap().len(), 2);
     assert!(iops["comparison"]["diff_percent"].as_f64().is_some());
+    // The projection: the worst throughput loss × k / 10, the largest k inside 5 %.
+    let loss = v["worst_loss_percent"].as_f64().unwrap();
+    let p = &v["projection"];
+    let expect_k = (1..=10u32).filter(|k| loss.max(0.0) * *k as f64 / 10.0 <= 5.0 + 1e-9).max().unwrap_or(0);
+    assert_eq!(p["largest_k"].as_u64(), Some(expect_k as u64), "loss {loss}: {p}");
     // The study started the scrub and stopped it.
     let status = sh("btrfs", &["scrub", "status", m.point.to_str().unwrap()]);
     assert!(status.contains("aborted"), "{status}");
@@ -136,6 +270,28 @@ fn bad_impact_requests_are_refused() {
         (
             vec!["--task", "cmd:true|echo done at once|true"],
             "ended as soon as it started",
+        ),
+        (vec!["--task", "cmd:true|echo running|true", "--held"], "needs the rate to hold"),
+        (
+            vec!["--task", "cmd:true|echo running|true", "--held", "--rate", "100iops", "--phase", "randwrite"],
+            "runs one phase",
+        ),
+        (
+            vec!["--task", "cmd:true|echo running|true", "--task", "cmd:true|echo running|true"],
+            "only --held runs",
+        ),
+        (
+            vec!["--task", "cmd:true|echo running|true", "--pool-servers", "10"],
+            "needs --budget",
+        ),
+        (
+            vec!["--task", "cmd:true|echo running|true", "--pool-servers", "10", "--budget", "lots"],
+            "expected a percentage",
+        ),
+        // A status command that never says done: the timeout the user set, and what to change.
+        (
+            vec!["--task", "cmd:true|echo running|true", "--reverse", "--task-timeout", "1s"],
+            "ran past --task-timeout (1 s)",
         ),
     ] {
         let mut a = vec![
@@ -165,14 +321,26 @@ fn bad_impact_requests_are_refused() {
 
 #[test]
 fn reverse_study_times_the_scrub_idle_and_under_load() {
+    let _turn = turn();
     let s = Scratch::new();
-    let (pool, work) = BtrfsPool::new(&s, 100);
+    // No speed limit, and loop devices that read their images with O_DIRECT: the scrub reads
+    // the disk as fast as it can, so a job writing to the same disk slows it down.
+    let (pool, work) = BtrfsPool::with(
+        &s,
+        "pool",
+        PoolOptions {
+            mib: 600,
+            device_mib: 2048,
+            direct_io: true,
+            ..Default::default()
+        },
+    );
     let m = &pool.mount;
     let v = s.json(&[
         "impact",
         "--reverse",
         "--task",
-        &format!("btrfs-scrub:{}@40m", m.point.display()),
+        &format!("btrfs-scrub:{}", m.point.display()),
         "--target",
         work.to_str().unwrap(),
         "--phase",
@@ -180,16 +348,21 @@ fn reverse_study_times_the_scrub_idle_and_under_load() {
         "--bs",
         "64k",
         "--size",
-        "16m",
+        "64m",
+        "--threads",
+        "2",
+        "--direct",
+        "--engine",
+        "io_uring",
+        "--iodepth",
+        "16",
         "--runtime",
         "1s",
     ]);
     let idle = v["idle_seconds"].as_f64().unwrap();
     let loaded = v["loaded_seconds"].as_f64().unwrap();
-    assert!(
-        idle > 1.0 && loaded > 1.0,
-        "{idle} {loaded}: 2 × 100 MiB at 40 MiB/s per device takes seconds"
-    );
+    assert!(idle > 0.0 && loaded > idle, "the scrub takes longer under load: idle {idle} s, loaded {loaded} s");
+    assert!((v["ratio"].as_f64().unwrap() - loaded / idle).abs() < 1e-9);
     assert!(
         !v["loop_runs"].as_array().unwrap().is_empty(),
         "the job ran while the task did"
@@ -207,4 +380,252 @@ fn reverse_study_times_the_scrub_idle_and_under_load() {
         );
         assert_eq!(pct.last(), Some(&100.0), "{side}");
     }
+    // Stored: the loop runs, the events in order (each side's start and end), the looks at the
+    // scrub as task 1 (idle) and task 2 (loaded).
+    let stored = stored_study(&s, &v["study"]);
+    assert_eq!(stored["kind"], "impact-reverse");
+    assert_eq!(stored["members"].as_array().unwrap().len(), v["loop_runs"].as_array().unwrap().len());
+    assert_ordered(&stored["events"]);
+    let k = kinds(&stored["events"]);
+    assert_eq!(
+        k.iter().filter(|k| *k == "task-start" || *k == "task-end").collect::<Vec<_>>(),
+        ["task-start", "task-end", "task-start", "task-end"]
+    );
+    let tasks: std::collections::BTreeSet<u64> = stored["task_samples"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x["task"].as_u64().unwrap())
+        .collect();
+    assert_eq!(tasks.into_iter().collect::<Vec<_>>(), [0, 1]);
+}
+
+/// The spans of a held-rate study's tasks: (start, end).
+fn spans(v: &serde_json::Value) -> Vec<(f64, f64)> {
+    v["spans"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| (x["start"].as_f64().unwrap(), x["end"].as_f64().expect("the task ended")))
+        .collect()
+}
+
+#[test]
+fn held_rate_through_a_scrub_then_a_replace() {
+    let _turn = turn();
+    let s = Scratch::new();
+    let (pool, work) = BtrfsPool::with(
+        &s,
+        "pool",
+        PoolOptions {
+            mib: 150,
+            device_mib: 2048,
+            spare: true,
+            ..Default::default()
+        },
+    );
+    let m = &pool.mount;
+    let spare = &pool.spare.as_ref().unwrap().dev;
+    let scrub = format!("btrfs-scrub:{}@100m", m.point.display());
+    let replace = format!("btrfs-replace:{}:2:{spare}", m.point.display());
+    let v = s.json(&[
+        "impact",
+        "--held",
+        "--task",
+        &scrub,
+        "--task",
+        &replace,
+        "--before",
+        "2s",
+        "--after",
+        "2s",
+        "--target",
+        work.to_str().unwrap(),
+        "--phase",
+        "randwrite",
+        "--bs",
+        "4k",
+        "--size",
+        "32m",
+        "--rate",
+        "400iops",
+        "--threads",
+        "2",
+        "--direct",
+    ]);
+    // The tasks ran one after the other, inside the job, after the stretch before.
+    let sp = spans(&v);
+    assert_eq!(sp.len(), 2);
+    let phase_start = v["phase_start"].as_f64().unwrap();
+    assert!(sp[0].0 >= phase_start + 2.0 - 0.05, "{sp:?} {phase_start}");
+    assert!(sp[0].0 < sp[0].1 && sp[0].1 <= sp[1].0 && sp[1].0 < sp[1].1, "{sp:?}");
+    let a = &v["analysis"];
+    assert_eq!(a["unit"], "IOPS");
+    assert_eq!(a["target"].as_f64(), Some(400.0));
+    let iv = a["intervals"].as_array().unwrap();
+    let ends: Vec<f64> = iv.iter().map(|x| x["t_end"].as_f64().unwrap()).collect();
+    assert!(ends.windows(2).all(|w| w[0] < w[1]));
+    assert!(ends[0] <= sp[0].0 && *ends.last().unwrap() >= sp[1].1 + 1.5, "the job ran before and after: {ends:?} {sp:?}");
+    // Each interval is placed in its stretch by the tasks' spans.
+    for x in iv {
+        let mid = (x["t_start"].as_f64().unwrap() + x["t_end"].as_f64().unwrap()) / 2.0;
+        let want = if mid < sp[0].0 {
+            "before"
+        } else if mid >= sp[1].1 {
+            "after"
+        } else {
+            "during"
+        };
+        assert_eq!(x["stretch"], want, "{x}");
+        assert!(x["behind"].as_f64().unwrap() >= 0.0);
+    }
+    let stretches: Vec<&str> = a["stretches"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x["stretch"].as_str().unwrap())
+        .collect();
+    assert_eq!(stretches, ["before", "during", "after"]);
+    // Events in order: each task's start and end, then the stretch after.
+    assert_ordered(&v["events"]);
+    let k: Vec<String> = kinds(&v["events"])
+        .into_iter()
+        .filter(|k| k != "task-stopped")
+        .collect();
+    assert_eq!(k, ["task-start", "task-end", "task-start", "task-end", "after-start"]);
+    // The rebuild really happened: the spare is in the filesystem.
+    let show = sh("btrfs", &["filesystem", "show", m.point.to_str().unwrap()]);
+    assert!(show.contains(spare.as_str()), "{show}");
+    // Stored: the run as the study's member, its events and the looks at both tasks.
+    let stored = stored_study(&s, &v["study"]);
+    assert_eq!(stored["kind"], "impact-held");
+    assert_eq!(stored["members"][0]["run_id"], v["run_id"]);
+    assert_eq!(&stored["events"], &v["events"]);
+    let looked: std::collections::BTreeSet<u64> = stored["task_samples"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x["task"].as_u64().unwrap())
+        .collect();
+    assert_eq!(looked.into_iter().collect::<Vec<_>>(), [0, 1]);
+}
+
+#[test]
+fn scrub_error_counts_are_recorded_as_events() {
+    let _turn = turn();
+    let s = Scratch::new();
+    let (pool, work) = BtrfsPool::with(
+        &s,
+        "pool",
+        PoolOptions {
+            mib: 50,
+            corrupt_blocks: 8,
+            ..Default::default()
+        },
+    );
+    let m = &pool.mount;
+    let v = s.json(&[
+        "impact",
+        "--held",
+        "--task",
+        &format!("btrfs-scrub:{}@50m", m.point.display()),
+        "--before",
+        "1s",
+        "--after",
+        "1s",
+        "--target",
+        work.to_str().unwrap(),
+        "--phase",
+        "randread",
+        "--bs",
+        "4k",
+        "--size",
+        "8m",
+        "--rate",
+        "200iops",
+    ]);
+    let end = v["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|e| e["kind"] == "task-end")
+        .expect("the scrub's end is an event");
+    let detail = end["detail"].as_str().unwrap();
+    // The eight damaged blocks: found by checksum, corrected from the other copy.
+    assert!(detail.contains("csum=8"), "{detail}");
+    assert!(detail.contains("corrected 8"), "{detail}");
+    assert!(detail.contains("uncorrectable 0"), "{detail}");
+    let stored = stored_study(&s, &v["study"]);
+    assert!(
+        stored["events"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|e| e["kind"] == "task-end" && e["detail"] == detail),
+        "stored: {}",
+        stored["events"]
+    );
+}
+
+#[test]
+fn ctrl_c_stops_the_studys_task_and_no_other() {
+    let _turn = turn();
+    let s = Scratch::new();
+    let (ours, work) = BtrfsPool::with(&s, "ours", PoolOptions { mib: 100, ..Default::default() });
+    let (theirs, _) = BtrfsPool::with(&s, "theirs", PoolOptions { mib: 100, ..Default::default() });
+    let status = |m: &Mount| sh("btrfs", &["scrub", "status", m.point.to_str().unwrap()]);
+    // Someone else's scrub, held at 1 MiB/s per device so that it runs throughout (the limit
+    // set the way an administrator would, through sysfs).
+    let uuid = sh("findmnt", &["-n", "-o", "UUID", theirs.mount.point.to_str().unwrap()]);
+    for dev in std::fs::read_dir(format!("/sys/fs/btrfs/{uuid}/devinfo")).unwrap() {
+        std::fs::write(dev.unwrap().path().join("scrub_speed_max"), "1m").unwrap();
+    }
+    // Not through output(): the scrub's daemon would hold the pipes open until it finished.
+    let started = std::process::Command::new("btrfs")
+        .args(["scrub", "start", theirs.mount.point.to_str().unwrap()])
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .status()
+        .unwrap();
+    assert!(started.success());
+    let child = std::process::Command::new(bin())
+        .args([
+            "impact",
+            "--task",
+            &format!("btrfs-scrub:{}@4m", ours.mount.point.display()),
+            "--repeat",
+            "3",
+            "--target",
+            work.to_str().unwrap(),
+            "--phase",
+            "randread",
+            "--size",
+            "8m",
+            "--runtime",
+            "2s",
+        ])
+        .env("STORLAB_DB", s.db())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Wait until our scrub runs (the first loaded repetition), then press Ctrl-C.
+    let t0 = std::time::Instant::now();
+    while !status(&ours.mount).contains("running") {
+        assert!(t0.elapsed().as_secs() < 30, "the study's scrub never started");
+        std::thread::sleep(std::time::Duration::from_millis(100));
+    }
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    // SAFETY: kill(2) on the child's pid, which is ours until we wait for it.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
+    let ours_now = status(&ours.mount);
+    let theirs_now = status(&theirs.mount);
+    // Cancel theirs before asserting, so that a failure leaves nothing running.
+    let _ = std::process::Command::new("btrfs")
+        .args(["scrub", "cancel", theirs.mount.point.to_str().unwrap()])
+        .output();
+    assert!(ours_now.contains("aborted"), "the study stopped its scrub: {ours_now}");
+    assert!(theirs_now.contains("running"), "and left the other one alone: {theirs_now}");
 }

@@ -125,10 +125,17 @@ impl Drop for LoopDev {
 }
 
 pub fn loop_device(image: &Path, size: u64) -> LoopDev {
+    loop_device_with(image, size, false)
+}
+
+/// A loop device whose reads and writes go to its image with O_DIRECT (`losetup
+/// --direct-io=on`): what is on it is read from the disk, not from the image's page cache.
+pub fn loop_device_with(image: &Path, size: u64, direct_io: bool) -> LoopDev {
     let f = std::fs::File::create(image).unwrap();
     f.set_len(size).unwrap();
     let out = Command::new("losetup")
         .args(["--find", "--show"])
+        .args(direct_io.then_some("--direct-io=on"))
         .arg(image)
         .output()
         .expect("losetup");
