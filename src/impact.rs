@@ -475,7 +475,7 @@ fn reverse_study(
             match p.largest_k {
                 0 => println!("  a round over the pool: no k fits the budget"),
                 k => println!(
-                    "  a round over the pool, {k} at a time ({} turns): {} idle, {} under load",
+                    "  a round over the pool, {k} at a time ({} turn(s)): {} idle, {} under load",
                     p.servers.div_ceil(k),
                     human(round_seconds(s.idle.0, p.servers, k).unwrap_or(0.0)),
                     human(round_seconds(s.loaded.0, p.servers, k).unwrap_or(0.0)),

@@ -194,22 +194,26 @@ fn scrub_impact_study_on_btrfs_raid1() {
             .all(|r| r["overlapped"] == true),
         "{reps:?}"
     );
-    // Events in order: the scrub started before the first loaded repetition, and no loaded
-    // repetition saw it end; the study stopped it at the end.
+    // Events in order: the scrub is started afresh for each loaded repetition and stopped
+    // after it, so the idle repetitions run without it; it never ended by itself.
     let events = &v["events"];
     assert_ordered(events);
     let k = kinds(events);
-    assert_eq!(k.iter().filter(|k| *k == "task-start").count(), 1, "{k:?}");
-    assert!(!k.iter().any(|k| k == "task-end"), "the scrub outlasted the study: {k:?}");
-    assert_eq!(k.last().map(String::as_str), Some("task-stopped"));
-    let start = k.iter().position(|k| k == "task-start").unwrap();
-    let first_loaded = events
-        .as_array()
-        .unwrap()
-        .iter()
-        .position(|e| e["kind"] == "repetition-start" && e["detail"].as_str().unwrap().contains("with the task"))
-        .unwrap();
-    assert!(start < first_loaded, "{k:?}");
+    assert!(!k.iter().any(|k| k == "task-end"), "the scrub outlasted each repetition: {k:?}");
+    let list = events.as_array().unwrap();
+    let mut task_running = false;
+    for e in list {
+        match e["kind"].as_str().unwrap() {
+            "task-start" => task_running = true,
+            "task-stopped" => task_running = false,
+            "repetition-start" => {
+                let loaded = e["detail"].as_str().unwrap().contains("with the task");
+                assert_eq!(task_running, loaded, "at {e}: {k:?}");
+            }
+            _ => {}
+        }
+    }
+    assert_eq!(k.iter().filter(|k| *k == "task-start").count(), 2, "{k:?}");
     // The scrub was watched during each loaded repetition and was running every time.
     let loaded_runs: Vec<i64> = reps
         .iter()
@@ -374,10 +378,15 @@ fn reverse_study_times_the_scrub_idle_and_under_load() {
             .iter()
             .filter_map(|p| p[1].as_f64())
             .collect();
-        assert!(
-            pct.windows(2).all(|w| w[0] <= w[1]),
-            "{side}: progress only grows: {pct:?}"
-        );
+        // The percentages are btrfs's own (they can step back a little as the devices
+        // report at different moments); the track's times only grow and it ends done.
+        let times: Vec<f64> = v[side]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p[0].as_f64().unwrap())
+            .collect();
+        assert!(times.windows(2).all(|w| w[0] < w[1]), "{side}: {times:?}");
         assert_eq!(pct.last(), Some(&100.0), "{side}");
     }
     // Stored: the loop runs, the events in order (each side's start and end), the looks at the
@@ -609,9 +618,19 @@ fn ctrl_c_stops_the_studys_task_and_no_other() {
         .stderr(std::process::Stdio::piped())
         .spawn()
         .unwrap();
-    // Wait until our scrub runs (the first loaded repetition), then press Ctrl-C.
+    // Wait until our scrub runs (the first loaded repetition), then press Ctrl-C. The kernel
+    // says when it starts one ("scrub: started on devid"); btrfs-progs' status file can say "no
+    // stats available" for a while.
+    let our_dev = sh("findmnt", &["-n", "-o", "SOURCE", ours.mount.point.to_str().unwrap()]);
+    let started_lines = || {
+        let log = sh("dmesg", &[]);
+        log.lines()
+            .filter(|l| l.contains(&format!("(device {}): scrub: started", our_dev.trim_start_matches("/dev/"))))
+            .count()
+    };
+    let before = started_lines();
     let t0 = std::time::Instant::now();
-    while !status(&ours.mount).contains("running") {
+    while started_lines() == before {
         assert!(t0.elapsed().as_secs() < 30, "the study's scrub never started");
         std::thread::sleep(std::time::Duration::from_millis(100));
     }
@@ -620,12 +639,21 @@ fn ctrl_c_stops_the_studys_task_and_no_other() {
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
     let out = child.wait_with_output().unwrap();
     assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
-    let ours_now = status(&ours.mount);
-    let theirs_now = status(&theirs.mount);
-    // Cancel theirs before asserting, so that a failure leaves nothing running.
-    let _ = std::process::Command::new("btrfs")
-        .args(["scrub", "cancel", theirs.mount.point.to_str().unwrap()])
-        .output();
-    assert!(ours_now.contains("aborted"), "the study stopped its scrub: {ours_now}");
-    assert!(theirs_now.contains("running"), "and left the other one alone: {theirs_now}");
+    // Ours is stopped: cancel finds nothing to cancel, and the status says aborted. Theirs still
+    // runs: cancelling it (which the test must do anyway) succeeds only on a running scrub.
+    let cancel = |m: &Mount| {
+        std::process::Command::new("btrfs")
+            .args(["scrub", "cancel", m.point.to_str().unwrap()])
+            .output()
+            .unwrap()
+    };
+    let theirs_cancel = cancel(&theirs.mount);
+    let ours_cancel = cancel(&ours.mount);
+    assert!(theirs_cancel.status.success(), "the other scrub was left running: {}", stderr(&theirs_cancel));
+    assert!(
+        !ours_cancel.status.success() && stderr(&ours_cancel).contains("not running"),
+        "the study stopped its scrub: {}",
+        stderr(&ours_cancel)
+    );
+    assert!(status(&ours.mount).contains("aborted"), "{}", status(&ours.mount));
 }

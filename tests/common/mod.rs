@@ -86,7 +86,18 @@ pub struct Mount {
 
 impl Drop for Mount {
     fn drop(&mut self) {
-        let _ = Command::new("umount").arg(&self.point).status();
+        // A process that has just been told to stop (a scrub's daemon after `scrub cancel`)
+        // can hold the filesystem for a moment: try again for up to ten seconds, then detach
+        // it lazily rather than leave it mounted.
+        for _ in 0..100 {
+            let out = Command::new("umount").arg(&self.point).output();
+            match out {
+                Ok(o) if o.status.success() => return,
+                Ok(o) if !String::from_utf8_lossy(&o.stderr).contains("busy") => return,
+                _ => std::thread::sleep(std::time::Duration::from_millis(100)),
+            }
+        }
+        let _ = Command::new("umount").arg("-l").arg(&self.point).status();
     }
 }
 

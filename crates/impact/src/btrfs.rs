@@ -9,6 +9,73 @@ use crate::task::{run, Progress, Task, TaskError, TaskState};
 /// statfs(2) f_type of btrfs.
 const BTRFS_SUPER_MAGIC: i64 = 0x9123_683E;
 
+/// The kernel's scrub progress counters for one device: `struct btrfs_scrub_progress` in
+/// linux/btrfs.h (fifteen u64, in this order).
+#[repr(C)]
+#[derive(Debug, Default, Clone, Copy)]
+struct ScrubProgress {
+    data_extents_scrubbed: u64,
+    tree_extents_scrubbed: u64,
+    data_bytes_scrubbed: u64,
+    tree_bytes_scrubbed: u64,
+    read_errors: u64,
+    csum_errors: u64,
+    verify_errors: u64,
+    no_csum: u64,
+    csum_discards: u64,
+    super_errors: u64,
+    malloc_errors: u64,
+    uncorrectable_errors: u64,
+    corrected_errors: u64,
+    last_physical: u64,
+    unverified_errors: u64,
+}
+
+/// `struct btrfs_ioctl_scrub_args`: 1024 bytes in all.
+#[repr(C)]
+struct ScrubArgs {
+    devid: u64,
+    start: u64,
+    end: u64,
+    flags: u64,
+    progress: ScrubProgress,
+    unused: [u64; (1024 - 32 - std::mem::size_of::<ScrubProgress>()) / 8],
+}
+
+const _: () = assert!(std::mem::size_of::<ScrubArgs>() == 1024);
+
+/// BTRFS_IOC_SCRUB_PROGRESS = _IOWR(BTRFS_IOCTL_MAGIC 0x94, 29, struct btrfs_ioctl_scrub_args).
+const SCRUB_PROGRESS: rustix::ioctl::Opcode = rustix::ioctl::opcode::read_write::<ScrubArgs>(0x94, 29);
+
+/// Bytes the kernel has scrubbed on device `devid` of the filesystem open at `dir`, or None
+/// when no scrub runs there (ENOTCONN) or the kernel will not say.
+///
+/// Why an ioctl rather than `btrfs scrub status`: the status a background scrub leaves in
+/// /var/lib/btrfs is written by btrfs-progs every few seconds (it says "no stats available" or
+/// an old percentage meanwhile, and the last scrub's end until the next one has registered);
+/// the kernel's counters are what the scrub has really done, at the moment of asking.
+fn kernel_scrubbed(dir: &std::fs::File, devid: u64) -> Option<u64> {
+    let mut args = ScrubArgs {
+        devid,
+        start: 0,
+        end: 0,
+        flags: 0,
+        progress: ScrubProgress::default(),
+        unused: [0; (1024 - 32 - std::mem::size_of::<ScrubProgress>()) / 8],
+    };
+    // SAFETY: SCRUB_PROGRESS is the kernel's opcode for this request and ScrubArgs has the
+    // layout of struct btrfs_ioctl_scrub_args (its size is checked above); the kernel writes
+    // only inside it.
+    let r = unsafe {
+        rustix::ioctl::ioctl(
+            dir,
+            rustix::ioctl::Updater::<'_, SCRUB_PROGRESS, ScrubArgs>::new(&mut args),
+        )
+    };
+    r.ok()
+        .map(|()| args.progress.data_bytes_scrubbed + args.progress.tree_bytes_scrubbed)
+}
+
 /// A scrub of one mounted btrfs filesystem.
 pub struct Scrub {
     mount: PathBuf,
@@ -17,6 +84,15 @@ pub struct Scrub {
     saved: Vec<(PathBuf, String)>,
     started: bool,
     fsid: String,
+    /// When this scrub was started, and the "Scrub started:" the status showed before (the
+    /// last scrub's), to tell this one's record from the last one's.
+    started_at: Option<(std::time::Instant, Option<String>)>,
+    /// Bytes to scrub: what the filesystem uses on its devices, all copies (sysfs
+    /// allocation/*/disk_used).
+    total: u64,
+    /// The most each device was seen to have scrubbed (the kernel forgets a device's count
+    /// when its part ends).
+    scrubbed: std::collections::BTreeMap<u64, u64>,
 }
 
 fn arg(p: &Path) -> String {
@@ -58,7 +134,45 @@ impl Scrub {
             saved: Vec::new(),
             started: false,
             fsid,
+            started_at: None,
+            total: 0,
+            scrubbed: Default::default(),
         })
+    }
+
+    fn sysfs(&self) -> PathBuf {
+        Path::new("/sys/fs/btrfs").join(&self.fsid)
+    }
+
+    /// The device ids, from sysfs.
+    fn devids(&self) -> Vec<u64> {
+        std::fs::read_dir(self.sysfs().join("devinfo"))
+            .map(|d| {
+                d.filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
+                    .collect()
+            })
+            .unwrap_or_default()
+    }
+
+    /// Looks at the kernel's counters: whether the scrub runs on any device, and the progress.
+    fn kernel_progress(&mut self) -> (bool, Progress) {
+        let mut running = false;
+        if let Ok(dir) = std::fs::File::open(&self.mount) {
+            for id in self.devids() {
+                if let Some(b) = kernel_scrubbed(&dir, id) {
+                    running = true;
+                    let seen = self.scrubbed.entry(id).or_insert(0);
+                    *seen = (*seen).max(b);
+                }
+            }
+        }
+        let done: u64 = self.scrubbed.values().sum();
+        let progress = Progress {
+            percent: (self.total > 0 && !self.scrubbed.is_empty())
+                .then(|| (done as f64 / self.total as f64 * 100.0).min(100.0)),
+            bytes_done: (!self.scrubbed.is_empty()).then_some(done),
+        };
+        (running, progress)
     }
 
     fn restore_speed(&mut self) {
@@ -95,21 +209,52 @@ impl Task for Scrub {
                 self.saved.push((f, old.trim().to_string()));
             }
         }
+        let before = run(&["btrfs".into(), "scrub".into(), "status".into(), arg(&self.mount)])
+            .ok()
+            .and_then(|o| {
+                o.lines()
+                    .find_map(|l| l.trim().strip_prefix("Scrub started:").map(|v| v.trim().to_string()))
+            });
+        self.total = ["data", "metadata", "system"]
+            .iter()
+            .filter_map(|k| {
+                std::fs::read_to_string(self.sysfs().join("allocation").join(k).join("disk_used"))
+                    .ok()?
+                    .trim()
+                    .parse::<u64>()
+                    .ok()
+            })
+            .sum();
+        self.scrubbed.clear();
         run(&["btrfs".into(), "scrub".into(), "start".into(), arg(&self.mount)])?;
         self.started = true;
+        self.started_at = Some((std::time::Instant::now(), before));
         Ok(())
     }
 
     fn poll(&mut self) -> Result<TaskState, TaskError> {
+        let (running, progress) = self.kernel_progress();
+        if running {
+            return Ok(TaskState::Running(progress));
+        }
         let out = run(&["btrfs".into(), "scrub".into(), "status".into(), arg(&self.mount)])?;
         let field = |name: &str| {
             out.lines()
                 .find_map(|l| l.trim().strip_prefix(name))
                 .map(|v| v.trim().to_string())
         };
-        let percent = field("Bytes scrubbed:").and_then(|v| {
-            let inner = v.split('(').nth(1)?.split('%').next()?;
-            inner.trim().parse::<f64>().ok()
+        // Just started and not yet seen by the kernel or the status file, which still shows
+        // the last scrub (for ten seconds at most, then the status file is believed).
+        if let Some((at, before)) = &self.started_at {
+            if self.scrubbed.is_empty() && field("Scrub started:") == *before && at.elapsed().as_secs() < 10 {
+                return Ok(TaskState::Running(progress));
+            }
+        }
+        let percent = progress.percent.or_else(|| {
+            field("Bytes scrubbed:").and_then(|v| {
+                let inner = v.split('(').nth(1)?.split('%').next()?;
+                inner.trim().parse::<f64>().ok()
+            })
         });
         // "Error summary:    csum=8" and, when there were errors, the lines under it:
         // "Corrected:      8", "Uncorrectable:  0", "Unverified:     0".
@@ -125,7 +270,7 @@ impl Task for Scrub {
         Ok(match field("Status:").as_deref() {
             Some("running") => TaskState::Running(Progress {
                 percent,
-                bytes_done: None,
+                bytes_done: progress.bytes_done,
             }),
             Some("finished") => TaskState::Done {
                 completed: true,
@@ -136,7 +281,7 @@ impl Task for Scrub {
                 detail: format!("{other}; {}", errors()),
             },
             // No stats yet: the scrub was asked to start and has not reported.
-            None if self.started => TaskState::Running(Progress::default()),
+            None if self.started => TaskState::Running(progress),
             None => TaskState::Idle,
         })
     }
@@ -173,6 +318,8 @@ pub struct Replace {
     new_device: PathBuf,
     child: Option<std::process::Child>,
     stderr: Option<std::fs::File>,
+    /// The status line before this replace started (the last one's record).
+    before: Option<String>,
 }
 
 impl Replace {
@@ -205,7 +352,29 @@ impl Replace {
             new_device: new_device.to_path_buf(),
             child: None,
             stderr: None,
+            before: None,
         })
+    }
+
+    fn status_line(&self) -> Result<String, TaskError> {
+        let out = run(&[
+            "btrfs".into(),
+            "replace".into(),
+            "status".into(),
+            "-1".into(),
+            arg(&self.mount),
+        ])?;
+        Ok(out.lines().next().unwrap_or("").trim().to_string())
+    }
+
+    /// Waits for the child to exit (the replace ended); Err with its stderr if it failed.
+    fn reap(&mut self) -> Result<(), TaskError> {
+        if let Some(c) = self.child.as_mut() {
+            let _ = c.wait();
+        }
+        self.child_failed()?;
+        self.child = None;
+        Ok(())
     }
 
     /// The child's exit, if it has exited: Err with its stderr when it failed.
@@ -220,6 +389,11 @@ impl Replace {
                     let _ = f.read_to_string(&mut msg);
                 }
                 self.child = None;
+                if msg.contains("No space left") {
+                    // The kernel sets each block group read-only while it copies it, which needs
+                    // room for a new chunk: a filesystem with every byte allocated refuses.
+                    msg.push_str(" (btrfs needs unallocated space on the devices to replace one: `btrfs filesystem usage` shows it; `btrfs balance start -dusage=0 MOUNT` returns the empty chunks a scrub can leave behind)");
+                }
                 return Err(TaskError::Command {
                     what: format!(
                         "btrfs replace start -B {} {} {}",
@@ -266,6 +440,9 @@ impl Task for Replace {
                 what: "btrfs replace start".into(),
                 source: e,
             })?;
+        // The status still shows the last replace until this one registers: remember it, so
+        // that an old "canceled" is not taken for this one's end.
+        self.before = self.status_line().ok();
         self.child = Some(child);
         self.stderr = Some(err);
         Ok(())
@@ -273,14 +450,10 @@ impl Task for Replace {
 
     fn poll(&mut self) -> Result<TaskState, TaskError> {
         self.child_failed()?;
-        let out = run(&[
-            "btrfs".into(),
-            "replace".into(),
-            "status".into(),
-            "-1".into(),
-            arg(&self.mount),
-        ])?;
-        let line = out.lines().next().unwrap_or("").trim().to_string();
+        let line = self.status_line()?;
+        if self.child.is_some() && self.before.as_deref() == Some(line.as_str()) && !line.contains("% done") {
+            return Ok(TaskState::Running(Progress::default()));
+        }
         let errs = line.split(", ").skip(1).collect::<Vec<_>>().join(", ");
         Ok(if line.starts_with("Never started") {
             if self.child.is_some() {
@@ -294,17 +467,13 @@ impl Task for Replace {
                 bytes_done: None,
             })
         } else if line.contains("finished on") {
-            if let Some(mut c) = self.child.take() {
-                let _ = c.wait();
-            }
+            self.reap()?;
             TaskState::Done {
                 completed: true,
                 detail: line.split(", ").skip(2).collect::<Vec<_>>().join(", "),
             }
         } else if line.contains("canceled on") {
-            if let Some(mut c) = self.child.take() {
-                let _ = c.wait();
-            }
+            self.reap()?;
             TaskState::Done {
                 completed: false,
                 detail: format!("canceled; {errs}"),

@@ -136,8 +136,9 @@ pub struct UsersStudy {
 }
 
 /// Runs the job `repeat` times idle and `repeat` times with the task running, interleaved.
-/// The task is stopped at the end however the study ends — the task this study started, and
-/// no other.
+/// The task is started afresh for each loaded repetition and stopped after it, so that the
+/// idle repetitions are idle; it is stopped however the study ends — the task this study
+/// started, and no other.
 pub fn cost_to_users(
     task: &mut dyn Task,
     fg: &mut dyn Foreground,
@@ -167,10 +168,8 @@ pub fn cost_to_users(
                     rec.run_started();
                     if loaded {
                         let mut t = task.lock().unwrap_or_else(|e| e.into_inner());
-                        if !matches!(t.poll().map_err(task_err)?, TaskState::Running(_)) {
-                            ended = false;
-                            start_running(rec, 0, &mut **t)?;
-                        }
+                        ended = false;
+                        start_running(rec, 0, &mut **t)?;
                     }
                     rec.event(
                         "repetition-start",
@@ -223,6 +222,13 @@ pub fn cost_to_users(
                             format!("repetition {r} (run {}): the task ended before the job did", run.run_id),
                         );
                     }
+                    if loaded && overlapped {
+                        // The idle repetitions run with the task stopped: the next loaded one
+                        // starts it afresh.
+                        let mut t = task.lock().unwrap_or_else(|e| e.into_inner());
+                        t.stop().map_err(task_err)?;
+                        rec.event("task-stopped", t.describe());
+                    }
                     reps.push(Repetition {
                         index: r,
                         loaded,
@@ -240,9 +246,13 @@ pub fn cost_to_users(
         }
         Ok(())
     })();
+    // However the study ends (Ctrl-C, an error), the task it started is stopped.
     let task = task.into_inner().unwrap_or_else(|e| e.into_inner());
+    let was_running = matches!(task.poll(), Ok(TaskState::Running(_)));
     let stopped = task.stop();
-    rec.event("task-stopped", task.describe());
+    if was_running {
+        rec.event("task-stopped", task.describe());
+    }
     result?;
     stopped.map_err(task_err)?;
     Ok(UsersStudy {
