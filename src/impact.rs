@@ -293,6 +293,11 @@ fn users_study(
             "impact of {describe} on {} (study {study_id})\n",
             runner.job.name.clone().unwrap_or_else(|| "the job".into())
         );
+        if table.is_empty() {
+            println!(
+                "No loaded repetition ran with the task from its start to its end, so there is nothing to compare: give the task more to do, a speed limit (btrfs-scrub:MOUNT@SPEED), or the job a shorter --runtime.\n"
+            );
+        }
         for (seq, kind) in kinds.iter().enumerate() {
             let mut rows = vec![std::iter::once(format!("phase {} {kind}", seq + 1))
                 .chain(METRICS.iter().map(|m| m.name.to_string()))

@@ -29,6 +29,11 @@ pub mod exit {
 }
 
 fn main() -> ExitCode {
+    // Output piped into `head` ends when head has enough, as it does for du or ls: Rust ignores
+    // SIGPIPE, which would turn the closed pipe into a panic in println!. Results are stored
+    // before anything is printed, so a reader that stops early loses nothing.
+    // SAFETY: setting a signal's disposition to its default, before any thread is started.
+    unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
     let cli = Cli::parse();
     let result = match cli.command {
         Command::Demo(args) => runner::demo(args),

@@ -799,3 +799,33 @@ fn byte_rate_limit_per_worker() {
         "achieved {achieved} bytes/s"
     );
 }
+
+#[test]
+fn output_into_a_closed_pipe_ends_quietly() {
+    // `storlab ... | head -c 20`: head closes the pipe early; storlab stops like any Unix tool
+    // (SIGPIPE), without a panic message. Before, println! panicked on the broken pipe.
+    let s = Scratch::new();
+    let d = s.data();
+    // 3000 rows: more than a pipe holds, so storlab is still writing when head has gone.
+    for i in 0..3000 {
+        std::fs::create_dir(d.join(format!("d{i}"))).unwrap();
+        std::fs::write(d.join(format!("d{i}/f")), b"x").unwrap();
+    }
+    for json in ["", "--json"] {
+        let out = std::process::Command::new("sh")
+            .arg("-c")
+            .arg(format!(
+                "'{}' scan {json} --group-by depth:1 '{}' | head -c 20 >/dev/null",
+                bin(),
+                d.display()
+            ))
+            .env("STORLAB_DB", s.db())
+            .output()
+            .unwrap();
+        assert!(
+            !stderr(&out).contains("panicked") && !stderr(&out).contains("Broken pipe"),
+            "{json}: {}",
+            stderr(&out)
+        );
+    }
+}

@@ -206,7 +206,12 @@ impl Task for Scrub {
                     what: format!("setting {}", f.display()),
                     source: e,
                 })?;
-                self.saved.push((f, old.trim().to_string()));
+                // Keep the value from before the first start: a second start without a stop in
+                // between (the reverse study starts the scrub again after it ended) must not
+                // take our own limit for the administrator's.
+                if !self.saved.iter().any(|(g, _)| *g == f) {
+                    self.saved.push((f, old.trim().to_string()));
+                }
             }
         }
         let before = run(&["btrfs".into(), "scrub".into(), "status".into(), arg(&self.mount)])
@@ -237,7 +242,19 @@ impl Task for Scrub {
         if running {
             return Ok(TaskState::Running(progress));
         }
-        let out = run(&["btrfs".into(), "scrub".into(), "status".into(), arg(&self.mount)])?;
+        let status = || run(&["btrfs".into(), "scrub".into(), "status".into(), arg(&self.mount)]);
+        let mut out = status()?;
+        if !self.scrubbed.is_empty() {
+            // The kernel has ended a scrub it was seen running; btrfs-progs writes its end to
+            // the status file a moment later.
+            for _ in 0..30 {
+                if !out.lines().any(|l| l.trim().strip_prefix("Status:").map(str::trim) == Some("running")) {
+                    break;
+                }
+                std::thread::sleep(std::time::Duration::from_millis(100));
+                out = status()?;
+            }
+        }
         let field = |name: &str| {
             out.lines()
                 .find_map(|l| l.trim().strip_prefix(name))

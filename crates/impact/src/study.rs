@@ -156,6 +156,8 @@ pub fn cost_to_users(
     let mut reps = Vec::new();
     let mut aborted = false;
     let mut ended = false;
+    // Whether the task this study started is (as far as it knows) still running.
+    let mut live = false;
     let result = (|| -> anyhow::Result<()> {
         for r in 1..=repeat {
             for loaded in [false, true] {
@@ -169,6 +171,7 @@ pub fn cost_to_users(
                     if loaded {
                         let mut t = task.lock().unwrap_or_else(|e| e.into_inner());
                         ended = false;
+                        live = true;
                         start_running(rec, 0, &mut **t)?;
                     }
                     rec.event(
@@ -226,8 +229,12 @@ pub fn cost_to_users(
                         // The idle repetitions run with the task stopped: the next loaded one
                         // starts it afresh.
                         let mut t = task.lock().unwrap_or_else(|e| e.into_inner());
+                        live = false;
                         t.stop().map_err(task_err)?;
                         rec.event("task-stopped", t.describe());
+                    }
+                    if !overlapped {
+                        live = false;
                     }
                     reps.push(Repetition {
                         index: r,
@@ -248,9 +255,8 @@ pub fn cost_to_users(
     })();
     // However the study ends (Ctrl-C, an error), the task it started is stopped.
     let task = task.into_inner().unwrap_or_else(|e| e.into_inner());
-    let was_running = matches!(task.poll(), Ok(TaskState::Running(_)));
     let stopped = task.stop();
-    if was_running {
+    if live {
         rec.event("task-stopped", task.describe());
     }
     result?;
@@ -477,10 +483,15 @@ pub fn cost_to_task(
     stop: &AtomicBool,
 ) -> anyhow::Result<TaskStudy> {
     let task = Mutex::new(task);
+    // Stops the task; an event when it was still running (a stop after its end is only for
+    // tidying up, a speed limit put back).
     let stop_task = |task: &Mutex<&mut dyn Task>| {
         let mut t = task.lock().unwrap_or_else(|e| e.into_inner());
+        let running = matches!(t.poll(), Ok(TaskState::Running(_)));
         let r = t.stop();
-        rec.event("task-stopped", t.describe());
+        if running {
+            rec.event("task-stopped", t.describe());
+        }
         r
     };
     let aborted = |task: &Mutex<&mut dyn Task>| -> anyhow::Result<TaskStudy> {

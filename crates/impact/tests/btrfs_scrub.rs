@@ -73,7 +73,27 @@ fn scrub_runs_is_watched_and_ends() {
     let mut t = parse(&spec).unwrap();
     assert!(t.describe().contains("btrfs scrub of"));
     assert_eq!(t.poll().unwrap(), TaskState::Idle, "nothing scrubbed yet");
+    // The administrator's own limit, which the task must put back.
+    let fsid = sh("findmnt", &["-n", "-o", "UUID", m.0.to_str().unwrap()]);
+    let limits = || -> Vec<String> {
+        let mut v: Vec<String> = std::fs::read_dir(format!("/sys/fs/btrfs/{fsid}/devinfo"))
+            .unwrap()
+            .map(|d| {
+                std::fs::read_to_string(d.unwrap().path().join("scrub_speed_max"))
+                    .unwrap()
+                    .trim()
+                    .to_string()
+            })
+            .collect();
+        v.sort();
+        v
+    };
+    for d in std::fs::read_dir(format!("/sys/fs/btrfs/{fsid}/devinfo")).unwrap() {
+        std::fs::write(d.unwrap().path().join("scrub_speed_max"), "700m").unwrap();
+    }
+    let admins = limits();
     t.start().unwrap();
+    assert_eq!(limits(), ["41943040", "41943040"], "the task's limit, 40 MiB/s, while it runs");
     // 2 × 160 MiB of data and metadata at 40 MiB/s per device: several seconds of running.
     let (end, looks) = wait_done(t.as_mut(), Duration::from_millis(200), Duration::from_secs(120)).unwrap();
     assert!(
@@ -98,12 +118,14 @@ fn scrub_runs_is_watched_and_ends() {
         }
         other => panic!("{other:?}"),
     }
-    // The speed limit was put back.
-    let fsid = sh("findmnt", &["-n", "-o", "UUID", m.0.to_str().unwrap()]);
+    // Started again after it ended, without a stop in between (as the reverse study does),
+    // then stopped: the administrator's limit is put back, not the task's own.
+    t.start().unwrap();
+    std::thread::sleep(Duration::from_millis(300));
     t.stop().unwrap();
+    assert_eq!(limits(), admins, "scrub_speed_max restored");
     for d in std::fs::read_dir(format!("/sys/fs/btrfs/{fsid}/devinfo")).unwrap() {
-        let v = std::fs::read_to_string(d.unwrap().path().join("scrub_speed_max")).unwrap();
-        assert_eq!(v.trim(), "0", "scrub_speed_max restored");
+        std::fs::write(d.unwrap().path().join("scrub_speed_max"), "0").unwrap();
     }
 
     // Started again and stopped: cancelled, and said so.
