@@ -97,12 +97,28 @@ pub fn impact(args: ImpactArgs) -> Result<u8> {
             "several --task are a sequence, which only --held runs; the other studies take one task",
         ));
     }
+    let mut job = args.job.to_job()?;
+    // cmd:NAME is the job file's [task.NAME]; any other description is parsed as it stands.
     let mut tasks: Vec<Box<dyn Task>> = args
         .task
         .iter()
-        .map(|s| parse(s).map_err(|e| usage(e.to_string())))
+        .map(|s| match s.strip_prefix("cmd:") {
+            Some(name) if !name.contains('|') => {
+                let t = job.tasks.get(name).ok_or_else(|| {
+                    usage(format!(
+                        "--task {s}: the job has no [task.{name}] table{}",
+                        if job.tasks.is_empty() {
+                            String::from(" (give a job file with one, or cmd:START|STATUS|STOP)")
+                        } else {
+                            format!("; it has {}", job.tasks.keys().cloned().collect::<Vec<_>>().join(", "))
+                        }
+                    ))
+                })?;
+                Ok(storlab_impact::task::command(t.start.clone(), t.status.clone(), t.stop.clone()))
+            }
+            _ => parse(s).map_err(|e| usage(e.to_string())),
+        })
         .collect::<Result<_>>()?;
-    let mut job = args.job.to_job()?;
     let held = if args.held {
         let before = duration("--before", &args.before)?;
         let after = duration("--after", &args.after)?;

@@ -270,7 +270,12 @@ fn bad_impact_requests_are_refused() {
         (vec!["--task", "raid-check:/dev/md0"], "unknown task"),
         (vec!["--task", not_btrfs.as_str()], "is not a btrfs filesystem"),
         (vec!["--task", "cmd:true|echo done|true", "--repeat", "0"], "--repeat 0"),
-        (vec!["--task", "cmd:false|true|true"], "failed"),
+        // A task that fails to start: its stderr is shown.
+        (
+            vec!["--task", "cmd:ls /nonexistent/storlab-start|true|true"],
+            "No such file or directory",
+        ),
+        (vec!["--task", "cmd:verify"], "the job has no [task.verify] table"),
         (
             vec!["--task", "cmd:true|echo done at once|true"],
             "ended as soon as it started",
@@ -656,4 +661,50 @@ fn ctrl_c_stops_the_studys_task_and_no_other() {
         stderr(&ours_cancel)
     );
     assert!(status(&ours.mount).contains("aborted"), "{}", status(&ours.mount));
+}
+
+#[test]
+fn a_command_task_from_the_job_file() {
+    // The task as a job file's [task.NAME]: three argument vectors, run without a shell (the
+    // flag file's name has a space, which a shell string would split).
+    let s = Scratch::new();
+    let d = s.data();
+    let flag = s.path().join("verify running");
+    let status = s.path().join("status.sh");
+    std::fs::write(
+        &status,
+        "if [ -e \"$1\" ]; then echo running 50%; else echo done stopped; fi\n",
+    )
+    .unwrap();
+    let job = s.path().join("job.toml");
+    let q = |p: &std::path::Path| format!("{:?}", p.display().to_string());
+    std::fs::write(
+        &job,
+        format!(
+            "name = \"verify-impact\"\ntarget = {}\nphase = [\"randread\"]\nsize = \"4m\"\nruntime = \"500ms\"\n\n\
+             [task.verify]\nstart = [\"touch\", {f}]\nstatus = [\"sh\", {st}, {f}]\nstop = [\"rm\", \"-f\", {f}]\n",
+            q(&d),
+            f = q(&flag),
+            st = q(&status),
+        ),
+    )
+    .unwrap();
+    let v = s.json(&["impact", "--job", job.to_str().unwrap(), "--task", "cmd:verify", "--repeat", "1"]);
+    let reps = v["repetitions"].as_array().unwrap();
+    assert_eq!(reps.len(), 2);
+    assert_eq!(reps[1]["overlapped"], true, "{v}");
+    assert_eq!(
+        kinds(&v["events"]).into_iter().filter(|k| k.starts_with("task")).collect::<Vec<_>>(),
+        ["task-start", "task-stopped"]
+    );
+    assert!(
+        v["task_samples"].as_array().unwrap().iter().any(|x| x["percent"] == 50.0),
+        "the status command's progress was read"
+    );
+    assert!(!flag.exists(), "the stop command ran");
+    // A shell string instead of an argument vector is refused, naming the table.
+    std::fs::write(&job, "phase = [\"randread\"]\n[task.verify]\nstart = \"touch /tmp/x\"\nstatus = [\"true\"]\nstop = [\"true\"]\n").unwrap();
+    let out = s.storlab(&["impact", "--job", job.to_str().unwrap(), "--task", "cmd:verify", "--target", d.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("[task.verify]") && stderr(&out).contains("argument vector"), "{}", stderr(&out));
 }

@@ -215,6 +215,16 @@ fn parse_speed(s: &str) -> Option<u64> {
     n.parse::<u64>().ok()?.checked_mul(m).filter(|v| *v > 0)
 }
 
+/// A task given as three argument vectors (a job file's `[task.NAME]`): start, status, stop.
+pub fn command(start: Vec<String>, status: Vec<String>, stop: Vec<String>) -> Box<dyn Task> {
+    Box::new(CmdTask {
+        start,
+        status,
+        stop,
+        started: false,
+    })
+}
+
 /// A task given as three commands: start, status, stop.
 struct CmdTask {
     start: Vec<String>,

@@ -392,6 +392,7 @@ impl IozoneArgs {
             settings: s,
             phases,
             origin: "the IOzone command line".into(),
+            tasks: Default::default(),
         }
     }
 }

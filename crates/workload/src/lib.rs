@@ -80,6 +80,22 @@ pub struct Job {
     pub phases: Vec<(PhaseKind, Settings)>,
     /// Where the job came from (a file name, or "command line").
     pub origin: String,
+    /// Background tasks given as commands (`[task.NAME]` tables), for `storlab impact --task
+    /// cmd:NAME`.
+    #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
+    pub tasks: std::collections::BTreeMap<String, CommandTask>,
+}
+
+/// A background task as three argument vectors (never a shell string): start it, print its
+/// status ("running [PERCENT]" or "done [DETAIL]"), stop it.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+pub struct CommandTask {
+    /// Starts the task (returns once it runs).
+    pub start: Vec<String>,
+    /// Prints "running [PERCENT]" or "done [DETAIL]".
+    pub status: Vec<String>,
+    /// Stops it.
+    pub stop: Vec<String>,
 }
 
 fn phase_kind(name: &str, origin: &str) -> Result<PhaseKind, WorkloadError> {
@@ -176,6 +192,55 @@ impl Job {
                                 ))
                             }
                         }
+                    }
+                }
+                "task" => {
+                    let toml::Value::Table(tasks) = value else {
+                        return Err(WorkloadError::invalid(
+                            &origin,
+                            "expected [task.NAME] tables with start, status and stop",
+                        ));
+                    };
+                    for (name, t) in tasks {
+                        let torigin = format!("{path}: [task.{name}]");
+                        let toml::Value::Table(t) = t else {
+                            return Err(WorkloadError::invalid(
+                                &torigin,
+                                "expected a table with start, status and stop",
+                            ));
+                        };
+                        if let Some(k) = t.keys().find(|k| !matches!(k.as_str(), "start" | "status" | "stop")) {
+                            return Err(WorkloadError::invalid(
+                                &torigin,
+                                format!("unknown key '{k}': expected start, status and stop"),
+                            ));
+                        }
+                        let argv = |k: &str| -> Result<Vec<String>, WorkloadError> {
+                            let v = t.get(k).ok_or_else(|| {
+                                WorkloadError::invalid(
+                                    &torigin,
+                                    format!("{k} is missing: each of start, status and stop is a command"),
+                                )
+                            })?;
+                            let words: Option<Vec<String>> = v
+                                .as_array()
+                                .and_then(|a| a.iter().map(|w| w.as_str().map(String::from)).collect());
+                            match words {
+                                Some(w) if !w.is_empty() => Ok(w),
+                                _ => Err(WorkloadError::invalid(
+                                    &torigin,
+                                    format!("{k}: expected an argument vector, e.g. {k} = [\"tw_cli\", \"/c0/u0\", \"show\"] (no shell string)"),
+                                )),
+                            }
+                        };
+                        job.tasks.insert(
+                            name.clone(),
+                            CommandTask {
+                                start: argv("start")?,
+                                status: argv("status")?,
+                                stop: argv("stop")?,
+                            },
+                        );
                     }
                 }
                 _ => job.settings.apply(key, value, &origin)?,
