@@ -683,3 +683,229 @@ fn held_study(
     eprintln!("storlab: stored run {} as study {study_id} in {}", s.run.run_id, runner.db.display());
     Ok(0)
 }
+
+// ---------------------------------------------------------------------------------------------
+// The HTML report's section of an impact study (`storlab report --study ID`).
+
+/// What an impact study shows in the HTML report beyond its runs: the cost-to-the-users table,
+/// the reverse study's progress tracks, the held rate's timeline with the tasks marked.
+/// Empty for other kinds of study.
+pub fn report_html(
+    store: &storlab_store::Store,
+    study_id: i64,
+    kind: &str,
+    params: &serde_json::Value,
+    members: &[(String, storlab_store::RunDetail)],
+) -> Result<String> {
+    use storlab_report::html::html_table;
+    use storlab_report::svg::{line_chart_marked, nice_ceiling, Series, COLORS};
+    let mut s = String::new();
+    let key = |k: &str| format!("study {study_id} {k}");
+    match kind {
+        "impact" => {
+            // The study as it ran, rebuilt from the stored runs (each phase's whole result is
+            // stored with it), and compared as the study compared it.
+            let reps: Vec<study::Repetition> = members
+                .iter()
+                .enumerate()
+                .map(|(i, (role, r))| study::Repetition {
+                    index: i as u32 / 2 + 1,
+                    loaded: role.starts_with("loaded"),
+                    run_id: r.run.id,
+                    overlapped: !role.contains("ended early"),
+                    results: r
+                        .phases
+                        .iter()
+                        .filter_map(|p| serde_json::from_value(p.result.clone()).ok())
+                        .collect(),
+                })
+                .collect();
+            let kinds: Vec<String> = members
+                .first()
+                .map(|(_, r)| r.phases.iter().map(|p| p.kind.clone()).collect())
+                .unwrap_or_default();
+            let counted = |loaded: bool| reps.iter().filter(|r| r.loaded == loaded && r.overlapped).count();
+            let (n_idle, n_loaded) = (counted(false), counted(true));
+            let table = impacts(
+                &study::UsersStudy {
+                    repetitions: reps,
+                    aborted: false,
+                },
+                &kinds,
+            );
+            let rows: Vec<Vec<String>> = table
+                .iter()
+                .map(|i| {
+                    let c = &i.comparison;
+                    vec![
+                        format!("{} {}", i.phase, i.kind),
+                        i.metric.to_string(),
+                        format!("{:.2}", c.a.mean),
+                        format!("{:.2}", c.b.mean),
+                        match (c.diff_percent, c.ci95_percent) {
+                            (Some(d), Some((lo, hi))) => format!("{d:+.1} [{lo:+.1}, {hi:+.1}]"),
+                            (Some(d), None) => format!("{d:+.1}"),
+                            _ => "-".into(),
+                        },
+                        c.verdict.words().to_string(),
+                    ]
+                })
+                .collect();
+            let _ = std::fmt::Write::write_fmt(
+                &mut s,
+                format_args!(
+                    "<p>The cost of {} to the users: {} idle and {} loaded repetitions that ran with the task throughout; impact = change of the mean with the task, 95 % interval (Welch).</p>",
+                    storlab_report::svg::esc(params["task"].as_str().unwrap_or("the task")),
+                    n_idle,
+                    n_loaded
+                ),
+            );
+            s += &html_table(
+                &["phase", "metric", "mean idle", "mean with the task", "impact (%)", "verdict"].map(String::from),
+                &rows,
+            );
+            if let Some(p) = params.get("projection").filter(|p| !p.is_null()) {
+                s += &format!(
+                    "<p>Pool projection: {} servers, budget {} %: the largest number of servers that may run the task at once is {}.</p>",
+                    p["servers"], p["budget_percent"], p["largest_k"]
+                );
+            }
+        }
+        "impact-reverse" => {
+            let samples = store.task_samples(study_id)?;
+            let track = |task: u32| -> Vec<(f64, f64)> {
+                let pts: Vec<&storlab_store::TaskSample> = samples.iter().filter(|x| x.task == task).collect();
+                let t0 = pts.first().map(|x| x.t).unwrap_or(0.0);
+                pts.iter().filter_map(|x| x.percent.map(|p| (x.t - t0, p))).collect()
+            };
+            let (svg, _) = line_chart_marked(
+                "task progress",
+                &key("progress"),
+                "% done",
+                "s since the task started",
+                &[
+                    Series { name: "idle".into(), color: COLORS[0], points: track(0) },
+                    Series { name: "with the job".into(), color: COLORS[1], points: track(1) },
+                ],
+                100.0,
+                &[],
+            );
+            s += &format!(
+                "<p>The cost to the task: {:.1} s idle, {:.1} s with the job in a loop (ratio {:.2}).</p><div class=\"charts\">{svg}</div>",
+                params["idle_seconds"].as_f64().unwrap_or(0.0),
+                params["loaded_seconds"].as_f64().unwrap_or(0.0),
+                params["ratio"].as_f64().unwrap_or(0.0)
+            );
+        }
+        "impact-held" => {
+            let Some((_, run)) = members.first() else { return Ok(s) };
+            let Some(phase) = run.phases.first() else { return Ok(s) };
+            let Ok(result) = serde_json::from_value::<storlab_engine::PhaseResult>(phase.result.clone()) else {
+                return Ok(s);
+            };
+            let spans: Vec<study::TaskSpan> = serde_json::from_value(params["spans"].clone()).unwrap_or_default();
+            let phase_start = params["phase_start"].as_f64().unwrap_or(0.0);
+            let Some(a) = analyse_held(&result, phase_start, &spans) else { return Ok(s) };
+            let mut marks = Vec::new();
+            for (i, t) in spans.iter().enumerate() {
+                marks.push((t.start, format!("task {} start", i + 1)));
+                if let Some(e) = t.end {
+                    marks.push((e, format!("task {} end", i + 1)));
+                }
+            }
+            let pts = |f: fn(&study::HeldInterval) -> f64| -> Vec<(f64, f64)> {
+                a.intervals.iter().map(|i| (i.t_end, f(i))).collect()
+            };
+            let top = |v: &[(f64, f64)]| nice_ceiling(v.iter().map(|p| p.1).fold(0.0, f64::max));
+            let achieved = pts(|i| i.achieved);
+            let target: Vec<(f64, f64)> = achieved.iter().map(|p| (p.0, a.target)).collect();
+            let behind = pts(|i| i.behind);
+            let p99 = pts(|i| i.p99_us);
+            let behind_unit = if a.unit == "IOPS" { "ops" } else { "MiB" };
+            let charts = [
+                line_chart_marked(
+                    &format!("achieved rate against the target ({})", a.unit),
+                    &key("rate"),
+                    a.unit,
+                    "s",
+                    &[
+                        Series { name: "achieved".into(), color: COLORS[0], points: achieved.clone() },
+                        Series { name: "target".into(), color: COLORS[5], points: target },
+                    ],
+                    top(&achieved).max(a.target),
+                    &marks,
+                )
+                .0,
+                line_chart_marked(
+                    &format!("behind schedule ({behind_unit})"),
+                    &key("deficit"),
+                    behind_unit,
+                    "s",
+                    &[Series { name: "deficit".into(), color: COLORS[1], points: behind.clone() }],
+                    top(&behind).max(1.0),
+                    &marks,
+                )
+                .0,
+                line_chart_marked(
+                    "latency p99 (from each I/O's scheduled time)",
+                    &key("p99"),
+                    "µs",
+                    "s",
+                    &[Series { name: "p99".into(), color: COLORS[3], points: p99.clone() }],
+                    top(&p99),
+                    &marks,
+                )
+                .0,
+            ];
+            let repaid = match a.repaid_after {
+                Some(0.0) => "no deficit built up".to_string(),
+                Some(x) => format!("the deficit (at most {:.0} {behind_unit}) was repaid {x:.1} s after the last task ended", a.behind_max),
+                None => format!("the deficit was NOT repaid before the job ended ({:.0} {behind_unit} behind)", a.behind_at_end),
+            };
+            s += &format!(
+                "<p>The job held at {:.0} {} through {}: {repaid}.</p><div class=\"charts\">{}</div>",
+                a.target,
+                a.unit,
+                storlab_report::svg::esc(&spans.iter().map(|t| t.task.clone()).collect::<Vec<_>>().join(", then ")),
+                charts.join("")
+            );
+            s += &html_table(
+                &["stretch", "intervals", "mean rate", "lowest rate", "mean p99 µs", "worst p99.9 µs", "most behind"].map(String::from),
+                &a.stretches
+                    .iter()
+                    .map(|st| {
+                        vec![
+                            format!("{:?}", st.stretch).to_lowercase(),
+                            st.intervals.to_string(),
+                            format!("{:.1}", st.achieved),
+                            format!("{:.1}", st.achieved_min),
+                            format!("{:.0}", st.p99_us),
+                            format!("{:.0}", st.p99_9_max_us),
+                            format!("{:.0}", st.behind_max),
+                        ]
+                    })
+                    .collect::<Vec<_>>(),
+            );
+        }
+        _ => return Ok(s),
+    }
+    let events = store.study_events(study_id)?;
+    if !events.is_empty() {
+        s += &html_table(
+            &["t (s)", "at", "event", "detail", "run"].map(String::from),
+            &events
+                .iter()
+                .map(|e| {
+                    vec![
+                        format!("{:.1}", e.t),
+                        e.at.clone(),
+                        e.kind.clone(),
+                        e.detail.clone(),
+                        e.run_id.map(|r| r.to_string()).unwrap_or_default(),
+                    ]
+                })
+                .collect::<Vec<_>>(),
+        );
+    }
+    Ok(s)
+}

@@ -316,11 +316,13 @@ pub fn report(args: crate::cli::ReportArgs) -> Result<u8> {
                 runs.push((role, r));
             }
         }
+        let extra = crate::impact::report_html(&store, *sid, &kind, &params, &runs)?;
         studies.push(storlab_report::html::StudySection {
             id: *sid,
             kind,
             params,
             members: runs,
+            extra,
         });
     }
     let html = render(

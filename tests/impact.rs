@@ -247,6 +247,19 @@ fn scrub_impact_study_on_btrfs_raid1() {
     let p = &v["projection"];
     let expect_k = (1..=10u32).filter(|k| loss.max(0.0) * *k as f64 / 10.0 <= 5.0 + 1e-9).max().unwrap_or(0);
     assert_eq!(p["largest_k"].as_u64(), Some(expect_k as u64), "loss {loss}: {p}");
+    // The HTML report shows the same comparison, rebuilt from the stored runs.
+    let html = s.path().join("impact.html");
+    let out = s.storlab(&["report", "--study", &v["study"].to_string(), "-o", html.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let html = std::fs::read_to_string(html).unwrap();
+    let mibs = v["impact"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|x| x["metric"] == "MiB/s")
+        .unwrap();
+    let cell = format!("{:+.1} [", mibs["comparison"]["diff_percent"].as_f64().unwrap());
+    assert!(html.contains("<th>impact (%)</th>") && html.contains(&cell), "{cell} in the report");
     // The study started the scrub and stopped it.
     let status = sh("btrfs", &["scrub", "status", m.point.to_str().unwrap()]);
     assert!(status.contains("aborted"), "{status}");
@@ -522,6 +535,24 @@ fn held_rate_through_a_scrub_then_a_replace() {
         .map(|x| x["task"].as_u64().unwrap())
         .collect();
     assert_eq!(looked.into_iter().collect::<Vec<_>>(), [0, 1]);
+    // The HTML report shows the timeline: rate, deficit and p99 charts, each with the two
+    // tasks' starts and ends marked where they happened.
+    let html = s.path().join("held.html");
+    let out = s.storlab(&["report", "--study", &v["study"].to_string(), "-o", html.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let html = std::fs::read_to_string(html).unwrap();
+    for chart in ["rate", "deficit", "p99"] {
+        let at = html
+            .find(&format!("data-key=\"study {} {chart}\"", v["study"]))
+            .unwrap_or_else(|| panic!("a {chart} chart"));
+        let svg = &html[at..at + html[at..].find("</svg>").unwrap()];
+        let marks: Vec<f64> = svg
+            .split("data-mark=\"")
+            .skip(1)
+            .map(|m| m[..m.find('"').unwrap()].parse().unwrap())
+            .collect();
+        assert_eq!(marks, [sp[0].0, sp[0].1, sp[1].0, sp[1].1], "{chart}");
+    }
 }
 
 #[test]

@@ -176,7 +176,7 @@ pub fn cost_to_users(
                     }
                     rec.event(
                         "repetition-start",
-                        format!("{r} {}", if loaded { "with the task" } else { "idle" }),
+                        format!("repetition {r}, {}", if loaded { "with the task" } else { "idle" }),
                     );
                     // While a loaded repetition runs, the task is looked at every POLL_EVERY.
                     let job_done = AtomicBool::new(false);
@@ -199,7 +199,7 @@ pub fn cost_to_users(
                         (run, watched)
                     });
                     let run = run?;
-                    rec.event("repetition-end", format!("{r} (run {})", run.run_id));
+                    rec.event("repetition-end", format!("repetition {r} (run {})", run.run_id));
                     rec.run_ended(run.run_id);
                     if let Some(w) = watched {
                         w?;
@@ -610,7 +610,7 @@ pub struct HeldOptions {
 }
 
 /// When one task of a held-rate study ran, in seconds since the study started.
-#[derive(Debug, Clone, serde::Serialize)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct TaskSpan {
     /// What it was.
     pub task: String,

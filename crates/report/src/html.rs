@@ -30,6 +30,9 @@ pub struct StudySection {
     pub params: serde_json::Value,
     /// (role, run), the runs read without samples.
     pub members: Vec<(String, RunDetail)>,
+    /// What this kind of study shows beyond its runs (an impact study's table, a held rate's
+    /// timeline), already HTML; shown after the heading.
+    pub extra: String,
 }
 
 /// A run's file size and record size (bytes): from the plan's workers and block size, or from
@@ -82,11 +85,14 @@ fn study_sections(studies: &[StudySection], free: bool) -> String {
             esc(&st.kind),
             st.members.len()
         );
+        s += &st.extra;
+        let impact = st.kind.starts_with("impact");
         let matrix = st
             .members
             .iter()
             .all(|(_, r)| r.phases.first().and_then(file_and_record).is_some())
-            && (st.kind != "sweep");
+            && (st.kind != "sweep")
+            && !impact;
         let mut kinds: Vec<String> = Vec::new();
         for (_, r) in &st.members {
             for p in &r.phases {
@@ -96,7 +102,9 @@ fn study_sections(studies: &[StudySection], free: bool) -> String {
             }
         }
         s += "<div class=\"charts\">";
-        if matrix {
+        if impact {
+            // The study's own section (above) shows it; the runs' table follows.
+        } else if matrix {
             let mut files: Vec<u64> = st
                 .members
                 .iter()
@@ -281,7 +289,8 @@ svg .xl{font-size:10px;text-anchor:middle;fill:#57606a}svg .ax{font-size:10px;fi
 svg .lg{font-size:10px}svg .g{stroke:#eaeef2}svg .f{fill:none;stroke:#d0d7de}svg .e{stroke:#1f2328;stroke-width:1.5}
 "#;
 
-fn html_table(headers: &[String], rows: &[Vec<String>]) -> String {
+/// A plain table; cells that read as numbers are right-aligned.
+pub fn html_table(headers: &[String], rows: &[Vec<String>]) -> String {
     let mut s = String::from("<table><tr>");
     for h in headers {
         let _ = write!(s, "<th>{}</th>", esc(h));

@@ -162,6 +162,20 @@ fn frame(s: &mut String, title: &str, key: &str, y_unit: &str, x_unit: &str, y_m
 /// A line chart. `y_max` is the axis maximum (already shared with like charts, or this chart's
 /// own). Returns the SVG and whether any series was thinned.
 pub fn line_chart(title: &str, key: &str, y_unit: &str, x_unit: &str, series: &[Series], y_max: f64) -> (String, bool) {
+    line_chart_marked(title, key, y_unit, x_unit, series, y_max, &[])
+}
+
+/// A line chart with vertical marks at moments on the x axis (a task's start and end), each
+/// labelled.
+pub fn line_chart_marked(
+    title: &str,
+    key: &str,
+    y_unit: &str,
+    x_unit: &str,
+    series: &[Series],
+    y_max: f64,
+    marks: &[(f64, String)],
+) -> (String, bool) {
     let x_max = series
         .iter()
         .flat_map(|s| s.points.iter().map(|p| p.0))
@@ -170,6 +184,17 @@ pub fn line_chart(title: &str, key: &str, y_unit: &str, x_unit: &str, series: &[
     let mut s = String::new();
     frame(&mut s, title, key, y_unit, x_unit, y_max, x_max);
     let (pw, ph) = (W - LEFT - RIGHT, H - TOP - BOTTOM);
+    for (i, (x, text)) in marks.iter().enumerate() {
+        let px = LEFT + pw * (x / x_top).clamp(0.0, 1.0);
+        let _ = write!(
+            s,
+            r##"<line x1="{px:.1}" x2="{px:.1}" y1="{TOP}" y2="{}" stroke="#57606a" stroke-dasharray="4 3" data-mark="{x}"/><text x="{:.1}" y="{}" class="xl">{}</text>"##,
+            TOP + ph,
+            px + 3.0,
+            TOP + 12.0 + 11.0 * (i % 3) as f64,
+            esc(text)
+        );
+    }
     let mut thinned = false;
     for (i, ser) in series.iter().enumerate() {
         let (pts, t) = thin(&ser.points);
