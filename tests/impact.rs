@@ -739,3 +739,78 @@ fn a_command_task_from_the_job_file() {
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("[task.verify]") && stderr(&out).contains("argument vector"), "{}", stderr(&out));
 }
+
+/// A stand-in task for the studies' own logic (no btrfs needed): `start` creates a flag file,
+/// `status` says running with the percent of `secs` elapsed since then, or done after them,
+/// `stop` removes the flag.
+fn timed_task(s: &Scratch, name: &str, secs: u32) -> (String, std::path::PathBuf) {
+    let flag = s.path().join(format!("{name}.running"));
+    let status = s.path().join("timed-status.sh");
+    std::fs::write(
+        &status,
+        "f=$1; n=$2\n[ -e \"$f\" ] || { echo done stopped; exit 0; }\nage=$(( $(date +%s) - $(stat -c %Y \"$f\") ))\nif [ $age -lt $n ]; then echo running $(( age * 100 / n ))%; else echo done after $n s; fi\n",
+    )
+    .unwrap();
+    let f = flag.display();
+    (
+        format!("cmd:touch {f}|sh {} {f} {secs}|rm -f {f}", status.display()),
+        flag,
+    )
+}
+
+#[test]
+fn held_tasks_staggered_overlap_and_ctrl_c_stops_them() {
+    let s = Scratch::new();
+    let d = s.data();
+    let (first, _) = timed_task(&s, "first", 4);
+    let (second, _) = timed_task(&s, "second", 2);
+    // A second failure while the first rebuild runs: the second task starts 1 s after the first.
+    let v = s.json(&[
+        "impact", "--held", "--task", &first, "--task", &second, "--stagger", "1s", "--before", "1s",
+        "--after", "1s", "--target", d.to_str().unwrap(), "--phase", "randread", "--size", "4m",
+        "--rate", "500iops",
+    ]);
+    let sp = spans(&v);
+    assert!(sp[1].0 > sp[0].0 + 0.9 && sp[1].0 < sp[0].1, "the second started during the first: {sp:?}");
+    let stretches: Vec<&str> = v["analysis"]["intervals"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x["stretch"].as_str().unwrap())
+        .collect();
+    assert!(stretches.contains(&"during") && stretches.last() == Some(&"after"), "{stretches:?}");
+
+    // Ctrl-C while the tasks run: both are stopped, the study is stored as aborted, exit 130.
+    let (first, first_flag) = timed_task(&s, "long-first", 600);
+    let (second, second_flag) = timed_task(&s, "long-second", 600);
+    let child = std::process::Command::new(bin())
+        .args([
+            "impact", "--held", "--task", &first, "--task", &second, "--stagger", "500ms", "--before",
+            "1s", "--target", d.to_str().unwrap(), "--phase", "randread", "--size", "4m", "--rate",
+            "500iops",
+        ])
+        .env("STORLAB_DB", s.db())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let t0 = std::time::Instant::now();
+    while !second_flag.exists() {
+        assert!(t0.elapsed().as_secs() < 30, "the second task never started");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    // SAFETY: kill(2) on the child's pid, which is ours until we wait for it.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
+    assert!(!first_flag.exists() && !second_flag.exists(), "both tasks were stopped");
+    let studies = s.storlab(&["results", "study", "2", "--json"]);
+    let st: serde_json::Value = serde_json::from_slice(&studies.stdout).unwrap();
+    assert_eq!(st["params"]["aborted"], true, "{st}");
+    assert_eq!(
+        kinds(&st["events"]).into_iter().filter(|k| k == "task-stopped").count(),
+        2,
+        "{}",
+        st["events"]
+    );
+}

@@ -997,6 +997,22 @@ mod tests {
     }
 
     #[test]
+    fn a_bandwidth_target_counts_its_deficit_in_mib() {
+        // 4 MiB/s target: 2 MiB done in the second second, 6 in the third.
+        let mut p = phase(4.0 * 1048576.0, &[0, 0, 0]);
+        p.rate.as_mut().unwrap().unit = "bytes/s".into();
+        for (smp, mib) in p.samples.iter_mut().zip([4u64, 2, 6]) {
+            smp.bytes_written = mib << 20;
+        }
+        let a = analyse_held(&p, 0.0, &[span(1.0, 2.0)]).unwrap();
+        assert_eq!(a.unit, "MiB/s");
+        assert_eq!(a.target, 4.0);
+        let behind: Vec<f64> = a.intervals.iter().map(|i| i.behind).collect();
+        assert_eq!(behind, [0.0, 2.0, 0.0]);
+        assert_eq!(a.repaid_after, Some(1.0));
+    }
+
+    #[test]
     fn projection_follows_the_ral_reasoning() {
         // RAL: a verify costs one server 13.9 % of its reads; with 10 servers and a 5 % budget,
         // 3 at once cost the pool 4.17 %, 4 would cost 5.56 %.
