@@ -67,9 +67,7 @@ impl Foreground for JobRunner<'_> {
 }
 
 fn duration(flag: &str, v: &str) -> Result<Duration> {
-    let d: storlab_units::Duration = v
-        .parse()
-        .map_err(|e| usage(format!("{flag} {v}: {e}")))?;
+    let d: storlab_units::Duration = v.parse().map_err(|e| usage(format!("{flag} {v}: {e}")))?;
     Ok(d.std())
 }
 
@@ -90,7 +88,9 @@ pub fn impact(args: ImpactArgs) -> Result<u8> {
         return Err(usage("--pool-servers 0: a pool has at least one server"));
     }
     if args.pool_servers.is_some() && budget.is_none() {
-        return Err(usage("--pool-servers needs --budget PERCENT (the pool-wide loss allowed)"));
+        return Err(usage(
+            "--pool-servers needs --budget PERCENT (the pool-wide loss allowed)",
+        ));
     }
     if args.task.len() > 1 && !args.held {
         return Err(usage(
@@ -114,7 +114,11 @@ pub fn impact(args: ImpactArgs) -> Result<u8> {
                         }
                     ))
                 })?;
-                Ok(storlab_impact::task::command(t.start.clone(), t.status.clone(), t.stop.clone()))
+                Ok(storlab_impact::task::command(
+                    t.start.clone(),
+                    t.status.clone(),
+                    t.stop.clone(),
+                ))
             }
             _ => parse(s).map_err(|e| usage(e.to_string())),
         })
@@ -217,7 +221,10 @@ fn print_projection(p: &Projection, worse: Option<&Projection>, what: &str) {
         if p.by_k.len() > 12 { ", ..." } else { "" }
     );
     match p.largest_k {
-        0 => println!("  largest k inside the budget: none — even one server at a time costs the pool more than {:.1} %", p.budget_percent),
+        0 => println!(
+            "  largest k inside the budget: none — even one server at a time costs the pool more than {:.1} %",
+            p.budget_percent
+        ),
         k => println!("  largest k inside the budget: {k}"),
     }
     if let Some(w) = worse {
@@ -241,11 +248,7 @@ fn users_study(
     let early = match args.on_early_finish.as_str() {
         "discard" => EarlyFinish::Discard,
         "restart" => EarlyFinish::Restart,
-        other => {
-            return Err(usage(format!(
-                "--on-early-finish {other}: expected discard or restart"
-            )))
-        }
+        other => return Err(usage(format!("--on-early-finish {other}: expected discard or restart"))),
     };
     let describe = task.describe();
     let s = cost_to_users(task, runner, args.repeat, early, rec, stop)?;
@@ -268,7 +271,11 @@ fn users_study(
                     "{} r{}{}",
                     if r.loaded { "loaded" } else { "idle" },
                     r.index,
-                    if r.overlapped || !r.loaded { "" } else { " (task ended early)" }
+                    if r.overlapped || !r.loaded {
+                        ""
+                    } else {
+                        " (task ended early)"
+                    }
                 ),
             )
         })
@@ -323,10 +330,19 @@ fn users_study(
                     "{} {}{}",
                     if r.loaded { "with the task" } else { "idle" },
                     r.index,
-                    if r.overlapped { "" } else { " (task ended early: not counted)" }
+                    if r.overlapped {
+                        ""
+                    } else {
+                        " (task ended early: not counted)"
+                    }
                 )];
                 for m in &METRICS {
-                    row.push(r.results.get(seq).map(|p| format!("{:.2}", (m.read)(p))).unwrap_or_default());
+                    row.push(
+                        r.results
+                            .get(seq)
+                            .map(|p| format!("{:.2}", (m.read)(p)))
+                            .unwrap_or_default(),
+                    );
                 }
                 rows.push(row);
             }
@@ -409,9 +425,9 @@ fn reverse_study(
                         ))
                     })?,
             };
-            let loss = found.1["worst_loss_percent"].as_f64().ok_or_else(|| {
-                usage(format!("study {} has no throughput impact to project", found.0))
-            })?;
+            let loss = found.1["worst_loss_percent"]
+                .as_f64()
+                .ok_or_else(|| usage(format!("study {} has no throughput impact to project", found.0)))?;
             Some((found.0, project(loss, n, b)))
         }
         _ => None,
@@ -590,7 +606,11 @@ fn held_study(
             "held rate: {} at {:.0} {unit} through {} (study {study_id}, run {})\n",
             runner.job.name.clone().unwrap_or_else(|| "the job".into()),
             a.target,
-            s.spans.iter().map(|t| t.task.clone()).collect::<Vec<_>>().join(", then "),
+            s.spans
+                .iter()
+                .map(|t| t.task.clone())
+                .collect::<Vec<_>>()
+                .join(", then "),
             s.run.run_id
         );
         let mut rows = vec![vec![
@@ -680,7 +700,11 @@ fn held_study(
         println!();
         print_events(rec);
     }
-    eprintln!("storlab: stored run {} as study {study_id} in {}", s.run.run_id, runner.db.display());
+    eprintln!(
+        "storlab: stored run {} as study {study_id} in {}",
+        s.run.run_id,
+        runner.db.display()
+    );
     Ok(0)
 }
 
@@ -761,7 +785,15 @@ pub fn report_html(
                 ),
             );
             s += &html_table(
-                &["phase", "metric", "mean idle", "mean with the task", "impact (%)", "verdict"].map(String::from),
+                &[
+                    "phase",
+                    "metric",
+                    "mean idle",
+                    "mean with the task",
+                    "impact (%)",
+                    "verdict",
+                ]
+                .map(String::from),
                 &rows,
             );
             if let Some(p) = params.get("projection").filter(|p| !p.is_null()) {
@@ -784,8 +816,16 @@ pub fn report_html(
                 "% done",
                 "s since the task started",
                 &[
-                    Series { name: "idle".into(), color: COLORS[0], points: track(0) },
-                    Series { name: "with the job".into(), color: COLORS[1], points: track(1) },
+                    Series {
+                        name: "idle".into(),
+                        color: COLORS[0],
+                        points: track(0),
+                    },
+                    Series {
+                        name: "with the job".into(),
+                        color: COLORS[1],
+                        points: track(1),
+                    },
                 ],
                 100.0,
                 &[],
@@ -805,7 +845,9 @@ pub fn report_html(
             };
             let spans: Vec<study::TaskSpan> = serde_json::from_value(params["spans"].clone()).unwrap_or_default();
             let phase_start = params["phase_start"].as_f64().unwrap_or(0.0);
-            let Some(a) = analyse_held(&result, phase_start, &spans) else { return Ok(s) };
+            let Some(a) = analyse_held(&result, phase_start, &spans) else {
+                return Ok(s);
+            };
             let mut marks = Vec::new();
             for (i, t) in spans.iter().enumerate() {
                 marks.push((t.start, format!("task {} start", i + 1)));
@@ -829,8 +871,16 @@ pub fn report_html(
                     a.unit,
                     "s",
                     &[
-                        Series { name: "achieved".into(), color: COLORS[0], points: achieved.clone() },
-                        Series { name: "target".into(), color: COLORS[5], points: target },
+                        Series {
+                            name: "achieved".into(),
+                            color: COLORS[0],
+                            points: achieved.clone(),
+                        },
+                        Series {
+                            name: "target".into(),
+                            color: COLORS[5],
+                            points: target,
+                        },
                     ],
                     top(&achieved).max(a.target),
                     &marks,
@@ -841,7 +891,11 @@ pub fn report_html(
                     &key("deficit"),
                     behind_unit,
                     "s",
-                    &[Series { name: "deficit".into(), color: COLORS[1], points: behind.clone() }],
+                    &[Series {
+                        name: "deficit".into(),
+                        color: COLORS[1],
+                        points: behind.clone(),
+                    }],
                     top(&behind).max(1.0),
                     &marks,
                 )
@@ -851,7 +905,11 @@ pub fn report_html(
                     &key("p99"),
                     "µs",
                     "s",
-                    &[Series { name: "p99".into(), color: COLORS[3], points: p99.clone() }],
+                    &[Series {
+                        name: "p99".into(),
+                        color: COLORS[3],
+                        points: p99.clone(),
+                    }],
                     top(&p99),
                     &marks,
                 )
@@ -859,8 +917,14 @@ pub fn report_html(
             ];
             let repaid = match a.repaid_after {
                 Some(0.0) => "no deficit built up".to_string(),
-                Some(x) => format!("the deficit (at most {:.0} {behind_unit}) was repaid {x:.1} s after the last task ended", a.behind_max),
-                None => format!("the deficit was NOT repaid before the job ended ({:.0} {behind_unit} behind)", a.behind_at_end),
+                Some(x) => format!(
+                    "the deficit (at most {:.0} {behind_unit}) was repaid {x:.1} s after the last task ended",
+                    a.behind_max
+                ),
+                None => format!(
+                    "the deficit was NOT repaid before the job ended ({:.0} {behind_unit} behind)",
+                    a.behind_at_end
+                ),
             };
             s += &format!(
                 "<p>The job held at {:.0} {} through {}: {repaid}.</p><div class=\"charts\">{}</div>",
@@ -870,7 +934,16 @@ pub fn report_html(
                 charts.join("")
             );
             s += &html_table(
-                &["stretch", "intervals", "mean rate", "lowest rate", "mean p99 µs", "worst p99.9 µs", "most behind"].map(String::from),
+                &[
+                    "stretch",
+                    "intervals",
+                    "mean rate",
+                    "lowest rate",
+                    "mean p99 µs",
+                    "worst p99.9 µs",
+                    "most behind",
+                ]
+                .map(String::from),
                 &a.stretches
                     .iter()
                     .map(|st| {

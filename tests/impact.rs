@@ -46,7 +46,14 @@ fn victim_block() -> Vec<u8> {
 
 impl BtrfsPool {
     fn new(s: &Scratch, mib: u32) -> (BtrfsPool, std::path::PathBuf) {
-        BtrfsPool::with(s, "pool", PoolOptions { mib, ..Default::default() })
+        BtrfsPool::with(
+            s,
+            "pool",
+            PoolOptions {
+                mib,
+                ..Default::default()
+            },
+        )
     }
 
     fn with(s: &Scratch, name: &str, o: PoolOptions) -> (BtrfsPool, std::path::PathBuf) {
@@ -82,7 +89,11 @@ impl BtrfsPool {
                     break;
                 }
             }
-            assert_eq!(hits.len(), o.corrupt_blocks, "the victim's blocks are on the second image");
+            assert_eq!(
+                hits.len(),
+                o.corrupt_blocks,
+                "the victim's blocks are on the second image"
+            );
             use std::os::unix::fs::FileExt;
             let f = std::fs::OpenOptions::new()
                 .write(true)
@@ -199,7 +210,10 @@ fn scrub_impact_study_on_btrfs_raid1() {
     let events = &v["events"];
     assert_ordered(events);
     let k = kinds(events);
-    assert!(!k.iter().any(|k| k == "task-end"), "the scrub outlasted each repetition: {k:?}");
+    assert!(
+        !k.iter().any(|k| k == "task-end"),
+        "the scrub outlasted each repetition: {k:?}"
+    );
     let list = events.as_array().unwrap();
     let mut task_running = false;
     for e in list {
@@ -245,11 +259,20 @@ fn scrub_impact_study_on_btrfs_raid1() {
     // The projection: the worst throughput loss × k / 10, the largest k inside 5 %.
     let loss = v["worst_loss_percent"].as_f64().unwrap();
     let p = &v["projection"];
-    let expect_k = (1..=10u32).filter(|k| loss.max(0.0) * *k as f64 / 10.0 <= 5.0 + 1e-9).max().unwrap_or(0);
+    let expect_k = (1..=10u32)
+        .filter(|k| loss.max(0.0) * *k as f64 / 10.0 <= 5.0 + 1e-9)
+        .max()
+        .unwrap_or(0);
     assert_eq!(p["largest_k"].as_u64(), Some(expect_k as u64), "loss {loss}: {p}");
     // The HTML report shows the same comparison, rebuilt from the stored runs.
     let html = s.path().join("impact.html");
-    let out = s.storlab(&["report", "--study", &v["study"].to_string(), "-o", html.to_str().unwrap()]);
+    let out = s.storlab(&[
+        "report",
+        "--study",
+        &v["study"].to_string(),
+        "-o",
+        html.to_str().unwrap(),
+    ]);
     assert!(out.status.success(), "{}", stderr(&out));
     let html = std::fs::read_to_string(html).unwrap();
     let mibs = v["impact"]
@@ -259,7 +282,10 @@ fn scrub_impact_study_on_btrfs_raid1() {
         .find(|x| x["metric"] == "MiB/s")
         .unwrap();
     let cell = format!("{:+.1} [", mibs["comparison"]["diff_percent"].as_f64().unwrap());
-    assert!(html.contains("<th>impact (%)</th>") && html.contains(&cell), "{cell} in the report");
+    assert!(
+        html.contains("<th>impact (%)</th>") && html.contains(&cell),
+        "{cell} in the report"
+    );
     // The study started the scrub and stopped it.
     let status = sh("btrfs", &["scrub", "status", m.point.to_str().unwrap()]);
     assert!(status.contains("aborted"), "{status}");
@@ -293,13 +319,29 @@ fn bad_impact_requests_are_refused() {
             vec!["--task", "cmd:true|echo done at once|true"],
             "ended as soon as it started",
         ),
-        (vec!["--task", "cmd:true|echo running|true", "--held"], "needs the rate to hold"),
         (
-            vec!["--task", "cmd:true|echo running|true", "--held", "--rate", "100iops", "--phase", "randwrite"],
+            vec!["--task", "cmd:true|echo running|true", "--held"],
+            "needs the rate to hold",
+        ),
+        (
+            vec![
+                "--task",
+                "cmd:true|echo running|true",
+                "--held",
+                "--rate",
+                "100iops",
+                "--phase",
+                "randwrite",
+            ],
             "runs one phase",
         ),
         (
-            vec!["--task", "cmd:true|echo running|true", "--task", "cmd:true|echo running|true"],
+            vec![
+                "--task",
+                "cmd:true|echo running|true",
+                "--task",
+                "cmd:true|echo running|true",
+            ],
             "only --held runs",
         ),
         (
@@ -307,12 +349,25 @@ fn bad_impact_requests_are_refused() {
             "needs --budget",
         ),
         (
-            vec!["--task", "cmd:true|echo running|true", "--pool-servers", "10", "--budget", "lots"],
+            vec![
+                "--task",
+                "cmd:true|echo running|true",
+                "--pool-servers",
+                "10",
+                "--budget",
+                "lots",
+            ],
             "expected a percentage",
         ),
         // A status command that never says done: the timeout the user set, and what to change.
         (
-            vec!["--task", "cmd:true|echo running|true", "--reverse", "--task-timeout", "1s"],
+            vec![
+                "--task",
+                "cmd:true|echo running|true",
+                "--reverse",
+                "--task-timeout",
+                "1s",
+            ],
             "ran past --task-timeout (1 s)",
         ),
     ] {
@@ -383,7 +438,10 @@ fn reverse_study_times_the_scrub_idle_and_under_load() {
     ]);
     let idle = v["idle_seconds"].as_f64().unwrap();
     let loaded = v["loaded_seconds"].as_f64().unwrap();
-    assert!(idle > 0.0 && loaded > idle, "the scrub takes longer under load: idle {idle} s, loaded {loaded} s");
+    assert!(
+        idle > 0.0 && loaded > idle,
+        "the scrub takes longer under load: idle {idle} s, loaded {loaded} s"
+    );
     assert!((v["ratio"].as_f64().unwrap() - loaded / idle).abs() < 1e-9);
     assert!(
         !v["loop_runs"].as_array().unwrap().is_empty(),
@@ -411,11 +469,16 @@ fn reverse_study_times_the_scrub_idle_and_under_load() {
     // scrub as task 1 (idle) and task 2 (loaded).
     let stored = stored_study(&s, &v["study"]);
     assert_eq!(stored["kind"], "impact-reverse");
-    assert_eq!(stored["members"].as_array().unwrap().len(), v["loop_runs"].as_array().unwrap().len());
+    assert_eq!(
+        stored["members"].as_array().unwrap().len(),
+        v["loop_runs"].as_array().unwrap().len()
+    );
     assert_ordered(&stored["events"]);
     let k = kinds(&stored["events"]);
     assert_eq!(
-        k.iter().filter(|k| *k == "task-start" || *k == "task-end").collect::<Vec<_>>(),
+        k.iter()
+            .filter(|k| *k == "task-start" || *k == "task-end")
+            .collect::<Vec<_>>(),
         ["task-start", "task-end", "task-start", "task-end"]
     );
     let tasks: std::collections::BTreeSet<u64> = stored["task_samples"]
@@ -492,7 +555,10 @@ fn held_rate_through_a_scrub_then_a_replace() {
     let iv = a["intervals"].as_array().unwrap();
     let ends: Vec<f64> = iv.iter().map(|x| x["t_end"].as_f64().unwrap()).collect();
     assert!(ends.windows(2).all(|w| w[0] < w[1]));
-    assert!(ends[0] <= sp[0].0 && *ends.last().unwrap() >= sp[1].1 + 1.5, "the job ran before and after: {ends:?} {sp:?}");
+    assert!(
+        ends[0] <= sp[0].0 && *ends.last().unwrap() >= sp[1].1 + 1.5,
+        "the job ran before and after: {ends:?} {sp:?}"
+    );
     // Each interval is placed in its stretch by the tasks' spans.
     for x in iv {
         let mid = (x["t_start"].as_f64().unwrap() + x["t_end"].as_f64().unwrap()) / 2.0;
@@ -538,7 +604,13 @@ fn held_rate_through_a_scrub_then_a_replace() {
     // The HTML report shows the timeline: rate, deficit and p99 charts, each with the two
     // tasks' starts and ends marked where they happened.
     let html = s.path().join("held.html");
-    let out = s.storlab(&["report", "--study", &v["study"].to_string(), "-o", html.to_str().unwrap()]);
+    let out = s.storlab(&[
+        "report",
+        "--study",
+        &v["study"].to_string(),
+        "-o",
+        html.to_str().unwrap(),
+    ]);
     assert!(out.status.success(), "{}", stderr(&out));
     let html = std::fs::read_to_string(html).unwrap();
     for chart in ["rate", "deficit", "p99"] {
@@ -616,8 +688,22 @@ fn scrub_error_counts_are_recorded_as_events() {
 fn ctrl_c_stops_the_studys_task_and_no_other() {
     let _turn = turn();
     let s = Scratch::new();
-    let (ours, work) = BtrfsPool::with(&s, "ours", PoolOptions { mib: 100, ..Default::default() });
-    let (theirs, _) = BtrfsPool::with(&s, "theirs", PoolOptions { mib: 100, ..Default::default() });
+    let (ours, work) = BtrfsPool::with(
+        &s,
+        "ours",
+        PoolOptions {
+            mib: 100,
+            ..Default::default()
+        },
+    );
+    let (theirs, _) = BtrfsPool::with(
+        &s,
+        "theirs",
+        PoolOptions {
+            mib: 100,
+            ..Default::default()
+        },
+    );
     let status = |m: &Mount| sh("btrfs", &["scrub", "status", m.point.to_str().unwrap()]);
     // Someone else's scrub, held at 1 MiB/s per device so that it runs throughout (the limit
     // set the way an administrator would, through sysfs).
@@ -661,7 +747,12 @@ fn ctrl_c_stops_the_studys_task_and_no_other() {
     let started_lines = || {
         let log = sh("dmesg", &[]);
         log.lines()
-            .filter(|l| l.contains(&format!("(device {}): scrub: started", our_dev.trim_start_matches("/dev/"))))
+            .filter(|l| {
+                l.contains(&format!(
+                    "(device {}): scrub: started",
+                    our_dev.trim_start_matches("/dev/")
+                ))
+            })
             .count()
     };
     let before = started_lines();
@@ -685,7 +776,11 @@ fn ctrl_c_stops_the_studys_task_and_no_other() {
     };
     let theirs_cancel = cancel(&theirs.mount);
     let ours_cancel = cancel(&ours.mount);
-    assert!(theirs_cancel.status.success(), "the other scrub was left running: {}", stderr(&theirs_cancel));
+    assert!(
+        theirs_cancel.status.success(),
+        "the other scrub was left running: {}",
+        stderr(&theirs_cancel)
+    );
     assert!(
         !ours_cancel.status.success() && stderr(&ours_cancel).contains("not running"),
         "the study stopped its scrub: {}",
@@ -720,24 +815,55 @@ fn a_command_task_from_the_job_file() {
         ),
     )
     .unwrap();
-    let v = s.json(&["impact", "--job", job.to_str().unwrap(), "--task", "cmd:verify", "--repeat", "1"]);
+    let v = s.json(&[
+        "impact",
+        "--job",
+        job.to_str().unwrap(),
+        "--task",
+        "cmd:verify",
+        "--repeat",
+        "1",
+    ]);
     let reps = v["repetitions"].as_array().unwrap();
     assert_eq!(reps.len(), 2);
     assert_eq!(reps[1]["overlapped"], true, "{v}");
     assert_eq!(
-        kinds(&v["events"]).into_iter().filter(|k| k.starts_with("task")).collect::<Vec<_>>(),
+        kinds(&v["events"])
+            .into_iter()
+            .filter(|k| k.starts_with("task"))
+            .collect::<Vec<_>>(),
         ["task-start", "task-stopped"]
     );
     assert!(
-        v["task_samples"].as_array().unwrap().iter().any(|x| x["percent"] == 50.0),
+        v["task_samples"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .any(|x| x["percent"] == 50.0),
         "the status command's progress was read"
     );
     assert!(!flag.exists(), "the stop command ran");
     // A shell string instead of an argument vector is refused, naming the table.
-    std::fs::write(&job, "phase = [\"randread\"]\n[task.verify]\nstart = \"touch /tmp/x\"\nstatus = [\"true\"]\nstop = [\"true\"]\n").unwrap();
-    let out = s.storlab(&["impact", "--job", job.to_str().unwrap(), "--task", "cmd:verify", "--target", d.to_str().unwrap()]);
+    std::fs::write(
+        &job,
+        "phase = [\"randread\"]\n[task.verify]\nstart = \"touch /tmp/x\"\nstatus = [\"true\"]\nstop = [\"true\"]\n",
+    )
+    .unwrap();
+    let out = s.storlab(&[
+        "impact",
+        "--job",
+        job.to_str().unwrap(),
+        "--task",
+        "cmd:verify",
+        "--target",
+        d.to_str().unwrap(),
+    ]);
     assert_eq!(out.status.code(), Some(2));
-    assert!(stderr(&out).contains("[task.verify]") && stderr(&out).contains("argument vector"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("[task.verify]") && stderr(&out).contains("argument vector"),
+        "{}",
+        stderr(&out)
+    );
 }
 
 /// A stand-in task for the studies' own logic (no btrfs needed): `start` creates a flag file,
@@ -766,27 +892,65 @@ fn held_tasks_staggered_overlap_and_ctrl_c_stops_them() {
     let (second, _) = timed_task(&s, "second", 2);
     // A second failure while the first rebuild runs: the second task starts 1 s after the first.
     let v = s.json(&[
-        "impact", "--held", "--task", &first, "--task", &second, "--stagger", "1s", "--before", "1s",
-        "--after", "1s", "--target", d.to_str().unwrap(), "--phase", "randread", "--size", "4m",
-        "--rate", "500iops",
+        "impact",
+        "--held",
+        "--task",
+        &first,
+        "--task",
+        &second,
+        "--stagger",
+        "1s",
+        "--before",
+        "1s",
+        "--after",
+        "1s",
+        "--target",
+        d.to_str().unwrap(),
+        "--phase",
+        "randread",
+        "--size",
+        "4m",
+        "--rate",
+        "500iops",
     ]);
     let sp = spans(&v);
-    assert!(sp[1].0 > sp[0].0 + 0.9 && sp[1].0 < sp[0].1, "the second started during the first: {sp:?}");
+    assert!(
+        sp[1].0 > sp[0].0 + 0.9 && sp[1].0 < sp[0].1,
+        "the second started during the first: {sp:?}"
+    );
     let stretches: Vec<&str> = v["analysis"]["intervals"]
         .as_array()
         .unwrap()
         .iter()
         .map(|x| x["stretch"].as_str().unwrap())
         .collect();
-    assert!(stretches.contains(&"during") && stretches.last() == Some(&"after"), "{stretches:?}");
+    assert!(
+        stretches.contains(&"during") && stretches.last() == Some(&"after"),
+        "{stretches:?}"
+    );
 
     // Ctrl-C while the tasks run: both are stopped, the study is stored as aborted, exit 130.
     let (first, first_flag) = timed_task(&s, "long-first", 600);
     let (second, second_flag) = timed_task(&s, "long-second", 600);
     let child = std::process::Command::new(bin())
         .args([
-            "impact", "--held", "--task", &first, "--task", &second, "--stagger", "500ms", "--before",
-            "1s", "--target", d.to_str().unwrap(), "--phase", "randread", "--size", "4m", "--rate",
+            "impact",
+            "--held",
+            "--task",
+            &first,
+            "--task",
+            &second,
+            "--stagger",
+            "500ms",
+            "--before",
+            "1s",
+            "--target",
+            d.to_str().unwrap(),
+            "--phase",
+            "randread",
+            "--size",
+            "4m",
+            "--rate",
             "500iops",
         ])
         .env("STORLAB_DB", s.db())

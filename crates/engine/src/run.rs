@@ -146,11 +146,7 @@ pub fn run_phase(plan: &PhasePlan, stop: &AtomicBool) -> Result<PhaseResult, Eng
 
 /// [`run_phase`], with a [`PhaseControl`] through which the caller can end the phase and learn
 /// when it started.
-pub fn run_phase_with(
-    plan: &PhasePlan,
-    stop: &AtomicBool,
-    control: &PhaseControl,
-) -> Result<PhaseResult, EngineError> {
+pub fn run_phase_with(plan: &PhasePlan, stop: &AtomicBool, control: &PhaseControl) -> Result<PhaseResult, EngineError> {
     crate::clock::init();
     let layout_seconds = if plan.backend != BackendKind::Null && plan.kind != PhaseKind::Write {
         lay_out(plan, stop)?

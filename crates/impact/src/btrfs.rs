@@ -147,10 +147,7 @@ impl Scrub {
     /// The device ids, from sysfs.
     fn devids(&self) -> Vec<u64> {
         std::fs::read_dir(self.sysfs().join("devinfo"))
-            .map(|d| {
-                d.filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok())
-                    .collect()
-            })
+            .map(|d| d.filter_map(|e| e.ok()?.file_name().to_str()?.parse().ok()).collect())
             .unwrap_or_default()
     }
 
@@ -248,7 +245,10 @@ impl Task for Scrub {
             // The kernel has ended a scrub it was seen running; btrfs-progs writes its end to
             // the status file a moment later.
             for _ in 0..30 {
-                if !out.lines().any(|l| l.trim().strip_prefix("Status:").map(str::trim) == Some("running")) {
+                if !out
+                    .lines()
+                    .any(|l| l.trim().strip_prefix("Status:").map(str::trim) == Some("running"))
+                {
                     break;
                 }
                 std::thread::sleep(std::time::Duration::from_millis(100));

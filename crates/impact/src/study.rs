@@ -68,7 +68,11 @@ fn look(rec: &Recorder, index: u32, task: &mut dyn Task, ended: &mut bool) -> an
         if !*ended {
             *ended = true;
             rec.event(
-                if *completed { "task-end" } else { "task-ended-incomplete" },
+                if *completed {
+                    "task-end"
+                } else {
+                    "task-ended-incomplete"
+                },
                 format!("{}: {detail}", task.describe()),
             );
         }
@@ -193,7 +197,10 @@ pub fn cost_to_users(
                                 Ok(())
                             })
                         });
-                        let run = fg.run(if loaded { "impact-loaded" } else { "impact-idle" }, &PhaseControl::new());
+                        let run = fg.run(
+                            if loaded { "impact-loaded" } else { "impact-idle" },
+                            &PhaseControl::new(),
+                        );
                         job_done.store(true, Ordering::Relaxed);
                         let watched = watcher.map(|w| w.join().expect("the watcher does not panic"));
                         (run, watched)
@@ -388,9 +395,7 @@ pub struct Projection {
 /// the pool sees the single-server loss on k/S of it, so the pool-wide loss is loss × k / S.
 pub fn project(loss_percent: f64, servers: u32, budget_percent: f64) -> Projection {
     let loss = loss_percent.max(0.0);
-    let by_k: Vec<(u32, f64)> = (1..=servers)
-        .map(|k| (k, loss * k as f64 / servers as f64))
-        .collect();
+    let by_k: Vec<(u32, f64)> = (1..=servers).map(|k| (k, loss * k as f64 / servers as f64)).collect();
     let largest_k = by_k
         .iter()
         .filter(|(_, p)| *p <= budget_percent + 1e-9)
@@ -835,11 +840,18 @@ pub struct HeldAnalysis {
 pub fn analyse_held(phase: &PhaseResult, phase_start: f64, spans: &[TaskSpan]) -> Option<HeldAnalysis> {
     let rate = phase.rate.as_ref()?;
     let iops = rate.unit == "iops";
-    let (unit, scale) = if iops { ("IOPS", 1.0) } else { ("MiB/s", 1.0 / (1u64 << 20) as f64) };
+    let (unit, scale) = if iops {
+        ("IOPS", 1.0)
+    } else {
+        ("MiB/s", 1.0 / (1u64 << 20) as f64)
+    };
     let target = rate.target * scale;
     let first = spans.first().map(|s| s.start);
     let last_end = if spans.iter().all(|s| s.end.is_some()) {
-        spans.iter().filter_map(|s| s.end).fold(None, |a: Option<f64>, e| Some(a.map_or(e, |a| a.max(e))))
+        spans
+            .iter()
+            .filter_map(|s| s.end)
+            .fold(None, |a: Option<f64>, e| Some(a.map_or(e, |a| a.max(e))))
     } else {
         None
     };
@@ -993,7 +1005,10 @@ mod tests {
         assert_eq!(a.behind_at_end, 100.0);
         // Nothing built up: repaid at once.
         let p = phase(100.0, &[100, 100, 100, 100]);
-        assert_eq!(analyse_held(&p, 0.0, &[span(1.0, 2.0)]).unwrap().repaid_after, Some(0.0));
+        assert_eq!(
+            analyse_held(&p, 0.0, &[span(1.0, 2.0)]).unwrap().repaid_after,
+            Some(0.0)
+        );
     }
 
     #[test]

@@ -93,7 +93,11 @@ fn scrub_runs_is_watched_and_ends() {
     }
     let admins = limits();
     t.start().unwrap();
-    assert_eq!(limits(), ["41943040", "41943040"], "the task's limit, 40 MiB/s, while it runs");
+    assert_eq!(
+        limits(),
+        ["41943040", "41943040"],
+        "the task's limit, 40 MiB/s, while it runs"
+    );
     // 2 × 160 MiB of data and metadata at 40 MiB/s per device: several seconds of running.
     let (end, looks) = wait_done(t.as_mut(), Duration::from_millis(200), Duration::from_secs(120)).unwrap();
     assert!(

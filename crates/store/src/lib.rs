@@ -939,9 +939,9 @@ impl Store {
 
     /// A study's events in the order they happened.
     pub fn study_events(&self, study_id: i64) -> Result<Vec<StudyEvent>> {
-        let mut stmt = self.conn.prepare(
-            "SELECT t, at, run_id, kind, detail FROM study_events WHERE study_id = ?1 ORDER BY seq",
-        )?;
+        let mut stmt = self
+            .conn
+            .prepare("SELECT t, at, run_id, kind, detail FROM study_events WHERE study_id = ?1 ORDER BY seq")?;
         let rows = stmt
             .query_map([study_id], |r| {
                 Ok(StudyEvent {
