@@ -187,10 +187,6 @@ fn open_store(db: &std::path::Path) -> Result<storlab_store::Store> {
     Ok(storlab_store::Store::open(db, &storlab_env::capture(&[]).host)?)
 }
 
-fn events_json(rec: &Recorder) -> serde_json::Value {
-    json!(rec.events())
-}
-
 fn print_events(rec: &Recorder) {
     println!("events:");
     for e in rec.events() {
@@ -307,7 +303,7 @@ fn users_study(
             "worst_loss_percent": loss.as_ref().map(|l| l.0),
             "projection": projection.as_ref().map(|p| &p.0),
             "projection_worse_end": projection.as_ref().map(|p| &p.1),
-            "events": events_json(rec),
+            "events": events,
             "task_samples": samples,
         });
         println!("{}", serde_json::to_string_pretty(&v)?);
@@ -473,7 +469,7 @@ fn reverse_study(
                 "loop_runs": s.loop_runs,
                 "projection": from.as_ref().map(|f| &f.1),
                 "round": round,
-                "events": events_json(rec),
+                "events": events,
                 "task_samples": samples,
             }))?
         );
@@ -595,7 +591,7 @@ fn held_study(
                 "phase_start": s.phase_start,
                 "spans": s.spans,
                 "analysis": a,
-                "events": events_json(rec),
+                "events": events,
                 "task_samples": samples,
             }))?
         );

@@ -685,16 +685,16 @@ pub fn held_rate(
                                 None => ended[next - 1],
                             });
                     if due {
-                        let t = rec.now();
-                        start_running(rec, next as u32, tasks[next].as_mut())?;
+                        // The span first: a task whose start fails half-way is stopped too.
                         spans.push(TaskSpan {
                             task: tasks[next].describe(),
-                            start: t,
+                            start: rec.now(),
                             end: None,
                             detail: String::new(),
                         });
-                        last_start = Instant::now();
                         next += 1;
+                        start_running(rec, next as u32 - 1, tasks[next - 1].as_mut())?;
+                        last_start = Instant::now();
                         continue;
                     }
                     for i in 0..next {
@@ -729,7 +729,7 @@ pub fn held_rate(
             })();
             control.finish();
             // Stop what is still running: only the tasks this study started.
-            for (i, t) in tasks.iter_mut().enumerate().take(next_started(&spans)) {
+            for (i, t) in tasks.iter_mut().enumerate().take(spans.len()) {
                 if !ended[i] {
                     let _ = t.stop();
                     rec.event("task-stopped", t.describe());
@@ -752,10 +752,6 @@ pub fn held_rate(
         phase_start,
         spans,
     })
-}
-
-fn next_started(spans: &[TaskSpan]) -> usize {
-    spans.len()
 }
 
 /// Which stretch an interval falls in.
