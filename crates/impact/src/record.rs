@@ -106,12 +106,6 @@ impl Recorder {
         }
     }
 
-    /// Everything recorded: events, task samples.
-    pub fn take(&self) -> (Vec<StudyEvent>, Vec<TaskSample>) {
-        let mut g = self.lock();
-        (std::mem::take(&mut g.events), std::mem::take(&mut g.samples))
-    }
-
     /// The events so far (a copy).
     pub fn events(&self) -> Vec<StudyEvent> {
         self.lock().events.clone()
@@ -143,7 +137,7 @@ mod tests {
         );
         r.run_ended(7);
         r.event("task-end", "finished");
-        let (events, samples) = r.take();
+        let (events, samples) = (r.events(), r.samples());
         assert!(events.windows(2).all(|w| w[0].t <= w[1].t));
         let runs: Vec<Option<i64>> = events.iter().map(|e| e.run_id).collect();
         assert_eq!(runs, [None, Some(7), None]);

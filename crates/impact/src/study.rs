@@ -577,10 +577,7 @@ pub fn cost_to_task(
     let loaded = match watched {
         Ok(Some(x)) => x,
         Ok(None) => (0.0, Vec::new()),
-        Err(e) if was_aborted => {
-            let _ = e;
-            (0.0, Vec::new())
-        }
+        Err(_) if was_aborted => (0.0, Vec::new()),
         Err(e) => return Err(e),
     };
     stopped.map_err(task_err)?;
