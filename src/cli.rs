@@ -36,11 +36,14 @@ pub enum Command {
     /// depth, read percentage, ...), stored as one study: storlab sweep --vary threads=1..64
     /// --target /data --phase write --phase read --phase randread --phase randrw --bs 256k
     Sweep(Box<SweepArgs>),
-    /// The cost of a background task (scrub, verify, rebuild, any command) to the users: the
-    /// job N times idle and N times with the task running, interleaved; impact in % with 95 %
-    /// intervals. Tasks: btrfs-scrub:MOUNT[@SPEED], btrfs-replace:MOUNT:DEVID:NEWDEV,
-    /// md-check:/dev/mdN, md-repair:/dev/mdN, zfs-scrub:POOL, tw_cli-verify:/cX/uY,
-    /// storcli-cc:/cX/vY, cmd:START|STATUS|STOP.
+    /// What a background task (scrub, verify, rebuild, any command) costs the users: the job N
+    /// times idle and N times with the task running, interleaved, impact in % with 95 %
+    /// intervals (and, with --pool-servers and --budget, how many servers may run it at once);
+    /// --reverse: what the users cost the task; --held: the job held at its rate through the
+    /// task(s), with the deficit and its repayment. Tasks: btrfs-scrub:MOUNT[@SPEED],
+    /// btrfs-replace:MOUNT:DEVID:NEWDEV, md-check:/dev/mdN, md-repair:/dev/mdN, zfs-scrub:POOL,
+    /// tw_cli-verify:/cX/uY, storcli-cc:/cX/vY, cmd:NAME (the job file's [task.NAME]),
+    /// cmd:START|STATUS|STOP.
     Impact(Box<ImpactArgs>),
     /// Read back stored results.
     #[command(subcommand)]

@@ -9,7 +9,7 @@ use std::time::Duration;
 #[derive(Debug, thiserror::Error)]
 pub enum TaskError {
     /// The task's description is not one storlab knows.
-    #[error("unknown task '{0}': expected one of btrfs-scrub:MOUNTPOINT[@SPEED], btrfs-replace:MOUNTPOINT:DEVID:NEWDEVICE, md-check:/dev/mdN[@SPEED], md-repair:/dev/mdN[@SPEED], zfs-scrub:POOL, tw_cli-verify:/cX/uY, storcli-cc:/cX/vY, cmd:START|STATUS|STOP")]
+    #[error("unknown task '{0}': expected one of btrfs-scrub:MOUNTPOINT[@SPEED], btrfs-replace:MOUNTPOINT:DEVID:NEWDEVICE, md-check:/dev/mdN[@SPEED], md-repair:/dev/mdN[@SPEED], zfs-scrub:POOL, tw_cli-verify:/cX/uY, storcli-cc:/cX/vY, cmd:NAME (a job file's [task.NAME]), cmd:START|STATUS|STOP")]
     Unknown(String),
     /// The description is malformed.
     #[error("task '{spec}': {why}")]
