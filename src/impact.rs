@@ -231,6 +231,41 @@ fn print_projection(p: &Projection, worse: Option<&Projection>, what: &str) {
     }
 }
 
+/// An impact cell: the change in percent with its 95 % interval ("-36.8 [-58.4, -15.2]").
+fn impact_cell(c: &storlab_stats::Comparison) -> String {
+    match (c.diff_percent, c.ci95_percent) {
+        (Some(d), Some((lo, hi))) => format!("{d:+.1} [{lo:+.1}, {hi:+.1}]"),
+        (Some(d), None) => format!("{d:+.1}"),
+        _ => "-".into(),
+    }
+}
+
+/// The held study's stretch table: a header naming the units, a row per stretch.
+fn stretch_table(a: &study::HeldAnalysis) -> Vec<Vec<String>> {
+    let behind_unit = if a.unit == "IOPS" { "ops" } else { "MiB" };
+    let mut rows = vec![vec![
+        "stretch".to_string(),
+        "intervals".into(),
+        format!("mean {}", a.unit),
+        format!("lowest {}", a.unit),
+        "mean p99 µs".into(),
+        "worst p99.9 µs".into(),
+        format!("most behind ({behind_unit})"),
+    ]];
+    for st in &a.stretches {
+        rows.push(vec![
+            format!("{:?}", st.stretch).to_lowercase(),
+            st.intervals.to_string(),
+            format!("{:.1}", st.achieved),
+            format!("{:.1}", st.achieved_min),
+            format!("{:.0}", st.p99_us),
+            format!("{:.0}", st.p99_9_max_us),
+            format!("{:.0}", st.behind_max),
+        ]);
+    }
+    rows
+}
+
 // ---------------------------------------------------------------------------------------------
 
 fn users_study(
@@ -363,11 +398,7 @@ fn users_study(
                     Verdict::TooFew => " (n=1)",
                     _ => "",
                 };
-                match (c.diff_percent, c.ci95_percent) {
-                    (Some(d), Some((lo, hi))) => format!("{d:+.1} [{lo:+.1}, {hi:+.1}]{word}"),
-                    (Some(d), None) => format!("{d:+.1}{word}"),
-                    _ => "-".into(),
-                }
+                format!("{}{word}", impact_cell(c))
             }));
             print!("{}", crate::output::table(&rows));
             println!();
@@ -645,26 +676,7 @@ fn held_study(
         }
         print!("{}", crate::output::table(&rows));
         println!();
-        let mut rows = vec![vec![
-            "stretch".to_string(),
-            "intervals".into(),
-            format!("mean {unit}"),
-            format!("lowest {unit}"),
-            "mean p99 µs".into(),
-            "worst p99.9 µs".into(),
-            format!("most behind ({behind_unit})"),
-        ]];
-        for st in &a.stretches {
-            rows.push(vec![
-                format!("{:?}", st.stretch).to_lowercase(),
-                st.intervals.to_string(),
-                format!("{:.1}", st.achieved),
-                format!("{:.1}", st.achieved_min),
-                format!("{:.0}", st.p99_us),
-                format!("{:.0}", st.p99_9_max_us),
-                format!("{:.0}", st.behind_max),
-            ]);
-        }
+        let rows = stretch_table(&a);
         print!("{}", crate::output::table(&rows));
         println!();
         for (i, t) in s.spans.iter().enumerate() {
@@ -762,11 +774,7 @@ pub fn report_html(
                         i.metric.to_string(),
                         format!("{:.2}", c.a.mean),
                         format!("{:.2}", c.b.mean),
-                        match (c.diff_percent, c.ci95_percent) {
-                            (Some(d), Some((lo, hi))) => format!("{d:+.1} [{lo:+.1}, {hi:+.1}]"),
-                            (Some(d), None) => format!("{d:+.1}"),
-                            _ => "-".into(),
-                        },
+                        impact_cell(c),
                         c.verdict.words().to_string(),
                     ]
                 })
@@ -929,32 +937,8 @@ pub fn report_html(
                 storlab_report::svg::esc(&spans.iter().map(|t| t.task.clone()).collect::<Vec<_>>().join(", then ")),
                 charts.join("")
             );
-            s += &html_table(
-                &[
-                    "stretch",
-                    "intervals",
-                    "mean rate",
-                    "lowest rate",
-                    "mean p99 µs",
-                    "worst p99.9 µs",
-                    "most behind",
-                ]
-                .map(String::from),
-                &a.stretches
-                    .iter()
-                    .map(|st| {
-                        vec![
-                            format!("{:?}", st.stretch).to_lowercase(),
-                            st.intervals.to_string(),
-                            format!("{:.1}", st.achieved),
-                            format!("{:.1}", st.achieved_min),
-                            format!("{:.0}", st.p99_us),
-                            format!("{:.0}", st.p99_9_max_us),
-                            format!("{:.0}", st.behind_max),
-                        ]
-                    })
-                    .collect::<Vec<_>>(),
-            );
+            let rows = stretch_table(&a);
+            s += &html_table(&rows[0], &rows[1..]);
         }
         _ => return Ok(s),
     }
