@@ -307,22 +307,30 @@ pub fn iozone(args: Vec<String>) -> Result<u8> {
             break;
         }
     }
-    let store = storlab_store::Store::open(&db, &storlab_env::capture(&[]).host)?;
+    let mut store = storlab_store::Store::open(&db, &storlab_env::capture(&[]).host)?;
     let study = if results.len() > 1 {
         let kind = if a.auto { "iozone-auto" } else { "iozone-workers" };
-        let id = store.create_study(kind, &serde_json::json!({ "command": a.command_line }))?;
-        for r in &results {
-            store.add_study_member(
-                id,
-                r.run_id,
-                &format!(
-                    "{} worker(s), {} kB × {} kB",
-                    r.cell.workers,
-                    r.cell.file / 1024,
-                    r.cell.record / 1024
-                ),
-            )?;
-        }
+        let members: Vec<(i64, String)> = results
+            .iter()
+            .map(|r| {
+                (
+                    r.run_id,
+                    format!(
+                        "{} worker(s), {} kB × {} kB",
+                        r.cell.workers,
+                        r.cell.file / 1024,
+                        r.cell.record / 1024
+                    ),
+                )
+            })
+            .collect();
+        let id = store.save_study(
+            kind,
+            &serde_json::json!({ "command": a.command_line }),
+            &members,
+            &[],
+            &[],
+        )?;
         Some(id)
     } else {
         None

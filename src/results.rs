@@ -367,10 +367,18 @@ pub fn import(file: &std::path::Path, host: Option<String>, tags: &[(String, Str
     let ids = store.import_runs(&runs)?;
     // The cells of an imported IOzone matrix belong together.
     if is_iozone && ids.len() > 1 {
-        let study = store.create_study("iozone-import", &serde_json::json!({ "imported_from": name }))?;
-        for (id, r) in ids.iter().zip(&runs) {
-            store.add_study_member(study, *id, r.run.job_name.as_deref().unwrap_or(""))?;
-        }
+        let members: Vec<(i64, String)> = ids
+            .iter()
+            .zip(&runs)
+            .map(|(id, r)| (*id, r.run.job_name.clone().unwrap_or_default()))
+            .collect();
+        store.save_study(
+            "iozone-import",
+            &serde_json::json!({ "imported_from": name }),
+            &members,
+            &[],
+            &[],
+        )?;
     }
     if out.json {
         println!("{}", serde_json::json!({ "imported": ids }));

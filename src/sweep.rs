@@ -228,16 +228,19 @@ pub fn sweep(args: SweepArgs) -> Result<u8> {
             break;
         }
     }
-    let store = storlab_store::Store::open(&db, &storlab_env::capture(&[]).host)?;
+    let mut store = storlab_store::Store::open(&db, &storlab_env::capture(&[]).host)?;
     // A file size × block size sweep is IOzone's matrix: the report draws it as heat maps.
     let matrix = keys.len() == 2 && keys.contains(&"size".to_string()) && keys.contains(&"bs".to_string());
-    let study = store.create_study(
+    let study = store.save_study(
         if matrix { "sweep-matrix" } else { "sweep" },
         &serde_json::json!({ "vary": keys, "points": axes, "command": command }),
+        &rows
+            .iter()
+            .map(|(point, id, _)| (*id, label(point)))
+            .collect::<Vec<_>>(),
+        &[],
+        &[],
     )?;
-    for (point, id, _) in &rows {
-        store.add_study_member(study, *id, &label(point))?;
-    }
     let memory = storlab_env::capture(&[]).memory_bytes;
     let note = (!any_direct && memory > 0 && largest_set < 3 * memory).then(|| {
         format!(

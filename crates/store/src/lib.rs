@@ -867,27 +867,10 @@ impl Store {
         Ok(Some((out, summary)))
     }
 
-    /// Creates a study (a set of runs that belong together: a sweep's cells, an impact
-    /// study's repetitions); returns its id.
-    pub fn create_study(&self, kind: &str, params: &serde_json::Value) -> Result<i64> {
-        self.conn.execute(
-            "INSERT INTO studies (kind, created_at, params) VALUES (?1, ?2, ?3)",
-            params![kind, now_rfc3339(), params.to_string()],
-        )?;
-        Ok(self.conn.last_insert_rowid())
-    }
-
-    /// Adds a run to a study, with its role there (e.g. "cell 64k×4k").
-    pub fn add_study_member(&self, study_id: i64, run_id: i64, role: &str) -> Result<()> {
-        self.conn.execute(
-            "INSERT OR REPLACE INTO study_members (study_id, run_id, role) VALUES (?1, ?2, ?3)",
-            params![study_id, run_id, role],
-        )?;
-        Ok(())
-    }
-
-    /// Stores a whole study — its members, events and task samples — in one transaction, so
-    /// that a study is either there complete or not at all; returns its id.
+    /// Stores a study (a set of runs that belong together: a sweep's cells, an impact study's
+    /// repetitions) whole — its members with their roles, and an impact study's events and
+    /// task samples — in one transaction, so that it is either there complete or not at all;
+    /// returns its id.
     pub fn save_study(
         &mut self,
         kind: &str,
