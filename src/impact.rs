@@ -22,13 +22,10 @@ use storlab_workload::Job;
 use crate::cli::{ImpactArgs, JobArgs};
 use crate::runner::{db_path, run_job, stop_flag, ExecOptions};
 
-/// A request the user can fix (unknown task, N = 0, ...): exit 2.
-#[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-pub struct ImpactUsage(pub String);
-
+/// A request the user can fix (unknown task, N = 0, ...): exit 2, through the studies' own
+/// error type.
 fn usage(m: impl Into<String>) -> anyhow::Error {
-    ImpactUsage(m.into()).into()
+    study::StudyError(m.into()).into()
 }
 
 /// The foreground job, run through `storlab run`'s own path (resolved, stored, cleaned up).

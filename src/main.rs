@@ -88,7 +88,6 @@ fn main() -> ExitCode {
                 c.is::<storlab_workload::WorkloadError>()
                     || c.is::<scan::ScanUsage>()
                     || c.is::<results::ResultsUsage>()
-                    || c.is::<impact::ImpactUsage>()
                     || c.is::<storlab_impact::study::StudyError>()
             });
             ExitCode::from(if usage { exit::USAGE } else { 1 })
