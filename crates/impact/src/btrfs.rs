@@ -99,6 +99,18 @@ fn arg(p: &Path) -> String {
     p.display().to_string()
 }
 
+/// What `btrfs scrub status MOUNT` prints.
+fn scrub_status(mount: &Path) -> Result<String, TaskError> {
+    run(&["btrfs".into(), "scrub".into(), "status".into(), arg(mount)])
+}
+
+/// The value of a "Name:   value" line of btrfs's output, trimmed.
+fn field(out: &str, name: &str) -> Option<String> {
+    out.lines()
+        .find_map(|l| l.trim().strip_prefix(name))
+        .map(|v| v.trim().to_string())
+}
+
 /// Checks that `mount` is a mounted btrfs filesystem (the refusal names `spec`).
 fn check_btrfs(spec: &str, mount: &Path) -> Result<(), TaskError> {
     let bad = |why: String| TaskError::Malformed { spec: spec.into(), why };
@@ -122,12 +134,8 @@ impl Scrub {
             why,
         };
         check_btrfs(&spec, mount)?;
-        let status = run(&["btrfs".into(), "scrub".into(), "status".into(), arg(mount)])?;
-        let fsid = status
-            .lines()
-            .find_map(|l| l.trim().strip_prefix("UUID:"))
-            .map(|u| u.trim().to_string())
-            .ok_or_else(|| bad("btrfs scrub status printed no UUID".into()))?;
+        let fsid =
+            field(&scrub_status(mount)?, "UUID:").ok_or_else(|| bad("btrfs scrub status printed no UUID".into()))?;
         Ok(Scrub {
             mount: mount.to_path_buf(),
             speed,
@@ -211,12 +219,7 @@ impl Task for Scrub {
                 }
             }
         }
-        let before = run(&["btrfs".into(), "scrub".into(), "status".into(), arg(&self.mount)])
-            .ok()
-            .and_then(|o| {
-                o.lines()
-                    .find_map(|l| l.trim().strip_prefix("Scrub started:").map(|v| v.trim().to_string()))
-            });
+        let before = scrub_status(&self.mount).ok().and_then(|o| field(&o, "Scrub started:"));
         self.total = ["data", "metadata", "system"]
             .iter()
             .filter_map(|k| {
@@ -239,27 +242,19 @@ impl Task for Scrub {
         if running {
             return Ok(TaskState::Running(progress));
         }
-        let status = || run(&["btrfs".into(), "scrub".into(), "status".into(), arg(&self.mount)]);
-        let mut out = status()?;
+        let mut out = scrub_status(&self.mount)?;
         if !self.scrubbed.is_empty() {
             // The kernel has ended a scrub it was seen running; btrfs-progs writes its end to
             // the status file a moment later.
             for _ in 0..30 {
-                if !out
-                    .lines()
-                    .any(|l| l.trim().strip_prefix("Status:").map(str::trim) == Some("running"))
-                {
+                if field(&out, "Status:").as_deref() != Some("running") {
                     break;
                 }
                 std::thread::sleep(std::time::Duration::from_millis(100));
-                out = status()?;
+                out = scrub_status(&self.mount)?;
             }
         }
-        let field = |name: &str| {
-            out.lines()
-                .find_map(|l| l.trim().strip_prefix(name))
-                .map(|v| v.trim().to_string())
-        };
+        let field = |name: &str| field(&out, name);
         // Just started and not yet seen by the kernel or the status file, which still shows
         // the last scrub (for ten seconds at most, then the status file is believed).
         if let Some((at, before)) = &self.started_at {
