@@ -736,9 +736,13 @@ pub fn report_html(
             // stored with it), and compared as the study compared it.
             let reps: Vec<study::Repetition> = members
                 .iter()
-                .enumerate()
-                .map(|(i, (role, r))| study::Repetition {
-                    index: i as u32 / 2 + 1,
+                .map(|(role, r)| study::Repetition {
+                    // The role says it: "idle r2", "loaded r2 (task ended early)".
+                    index: role
+                        .split_whitespace()
+                        .nth(1)
+                        .and_then(|w| w.strip_prefix('r')?.parse().ok())
+                        .unwrap_or(0),
                     loaded: role.starts_with("loaded"),
                     run_id: r.run.id,
                     overlapped: !role.contains("ended early"),
