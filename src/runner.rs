@@ -202,10 +202,12 @@ pub fn run_job(job: &Job, db: &std::path::Path, o: &ExecOptions) -> Result<Execu
         command: o.command.clone(),
         tags: o.tags.to_vec(),
     })?;
-    let mut env_json = serde_json::to_value(&env)?;
     storlab_engine::clock::init();
-    env_json["clock"] = storlab_engine::clock::source().into();
-    store.save_environment(run_id, &env_json)?;
+    let env = storlab_env::Environment {
+        clock: Some(storlab_engine::clock::source().into()),
+        ..env
+    };
+    store.save_environment(run_id, &serde_json::to_value(&env)?)?;
     install_stop_handler();
     let cleanup = Cleanup {
         files: plan.created_files.clone(),

@@ -20,6 +20,7 @@ use std::alloc::{alloc_zeroed, dealloc, Layout};
 use rand::{rngs::SmallRng, RngCore, SeedableRng};
 
 use crate::plan::{DataPattern, GenerationRange, VERIFY_BLOCK};
+pub use crate::result::BadReason;
 
 /// Alignment of every I/O buffer: enough for O_DIRECT on 4Kn devices.
 pub const BUFFER_ALIGN: usize = 4096;
@@ -156,66 +157,6 @@ pub fn stamp(buf: &mut [u8], offset: u64, seed: u64, generation: u32) {
         chunk[28..32].fill(0);
         let crc = crc32c::crc32c(&chunk[8..]);
         chunk[4..8].copy_from_slice(&crc.to_le_bytes());
-    }
-}
-
-/// Why a 4 KiB block failed verification.
-#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
-#[serde(tag = "kind", rename_all = "snake_case")]
-pub enum BadReason {
-    /// No storlab header: the block was never written by storlab, or was overwritten.
-    NoHeader,
-    /// The checksum does not match the contents: the data changed after it was written.
-    Checksum {
-        /// The checksum in the header.
-        stored: u32,
-        /// The checksum of what was read.
-        computed: u32,
-    },
-    /// The block says it belongs at another offset (a misdirected write or read).
-    WrongOffset {
-        /// The offset in the header.
-        stored: u64,
-    },
-    /// The block was written by another run.
-    WrongSeed {
-        /// The seed in the header.
-        stored: u64,
-    },
-    /// The block is older or newer than the last phase that wrote it (a lost write).
-    WrongGeneration {
-        /// The generation in the header.
-        stored: u32,
-        /// The oldest acceptable.
-        min: u32,
-        /// The newest acceptable.
-        max: u32,
-    },
-}
-
-impl std::fmt::Display for BadReason {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match self {
-            BadReason::NoHeader => write!(f, "no storlab header (never written by this run, or overwritten)"),
-            BadReason::Checksum { stored, computed } => {
-                write!(
-                    f,
-                    "checksum mismatch (stored {stored:08x}, computed {computed:08x}): contents changed after writing"
-                )
-            }
-            BadReason::WrongOffset { stored } => {
-                write!(f, "block belongs at offset {stored} (misdirected write)")
-            }
-            BadReason::WrongSeed { stored } => {
-                write!(f, "block was written by another run (seed {stored:016x})")
-            }
-            BadReason::WrongGeneration { stored, min, max } => {
-                write!(
-                    f,
-                    "stale or future block: generation {stored}, expected {min}..={max} (lost write)"
-                )
-            }
-        }
     }
 }
 

@@ -10,13 +10,12 @@ pub mod access;
 pub mod backend;
 pub mod clock;
 pub mod data;
-pub mod plan;
-pub mod result;
 mod run;
 
-pub use plan::*;
-pub use result::*;
-pub use run::{new_histogram, run_phase, run_phase_with, PhaseControl};
+pub use run::{latency_of, new_histogram, run_phase, run_phase_with, PhaseControl};
+pub use storlab_model::plan::*;
+pub use storlab_model::result::*;
+pub use storlab_model::{plan, result};
 
 /// Why a phase could not run or did not finish.
 #[derive(Debug, thiserror::Error)]

@@ -25,6 +25,24 @@ use crate::backend::{self, Backend, Completion, IoUnit, Op, Queued};
 use crate::data::{self, BufferPool};
 use crate::plan::{BackendKind, DataPattern, FsyncPolicy, PhaseKind, PhasePlan, WorkerFile};
 use crate::result::*;
+
+/// Summarises a histogram of nanoseconds.
+pub fn latency_of(h: &Histogram<u64>) -> Latency {
+    if h.is_empty() {
+        return Latency::default();
+    }
+    Latency {
+        count: h.len(),
+        min_ns: h.min(),
+        mean_ns: h.mean(),
+        max_ns: h.max(),
+        p50_ns: h.value_at_quantile(0.50),
+        p90_ns: h.value_at_quantile(0.90),
+        p99_ns: h.value_at_quantile(0.99),
+        p99_9_ns: h.value_at_quantile(0.999),
+        p99_99_ns: h.value_at_quantile(0.9999),
+    }
+}
 use crate::EngineError;
 
 /// Highest latency the histograms hold exactly: one hour. Longer ones are clamped to it.
@@ -400,19 +418,18 @@ fn merge(plan: &PhasePlan, outs: Vec<WorkerOutcome>, samples: Vec<Sample>, layou
             r.rate.value()
         };
         let (unit, achieved) = match r.rate {
-            Rate::Iops(_) => ("iops", totals.ops() as f64 / all_secs.max(1e-9)),
-            Rate::BytesPerSec(_) => ("bytes/s", totals.bytes() as f64 / all_secs.max(1e-9)),
+            Rate::Iops(_) => (RateUnit::Iops, totals.ops() as f64 / all_secs.max(1e-9)),
+            Rate::BytesPerSec(_) => (RateUnit::BytesPerSec, totals.bytes() as f64 / all_secs.max(1e-9)),
         };
         RateReport {
             target,
-            unit: unit.into(),
+            unit,
             achieved,
             late_ios: totals.late,
             late_after_ns: plan.late_after.0,
         }
     });
     PhaseResult {
-        kind: plan.kind,
         bytes_read: totals.bytes[0],
         bytes_written: totals.bytes[1],
         ops_read: totals.ops[0],
@@ -424,9 +441,9 @@ fn merge(plan: &PhasePlan, outs: Vec<WorkerOutcome>, samples: Vec<Sample>, layou
         workers,
         cpu_user,
         cpu_sys,
-        latency: Latency::from_histogram(&all),
-        latency_read: Latency::from_histogram(&hist[0]),
-        latency_write: Latency::from_histogram(&hist[1]),
+        latency: latency_of(&all),
+        latency_read: latency_of(&hist[0]),
+        latency_write: latency_of(&hist[1]),
         histogram: encoded,
         samples,
         rate,

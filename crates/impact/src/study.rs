@@ -832,7 +832,7 @@ pub struct HeldAnalysis {
 /// the deficit was repaid. `phase_start` and the spans are seconds since the study started.
 pub fn analyse_held(phase: &PhaseResult, phase_start: f64, spans: &[TaskSpan]) -> Option<HeldAnalysis> {
     let rate = phase.rate.as_ref()?;
-    let iops = rate.unit == "iops";
+    let iops = rate.unit == storlab_engine::RateUnit::Iops;
     let (unit, scale) = if iops {
         ("IOPS", 1.0)
     } else {
@@ -931,20 +931,10 @@ mod tests {
     use storlab_engine::{RateReport, Sample};
 
     fn phase(target: f64, per_second: &[u64]) -> PhaseResult {
-        let lat = serde_json::to_value(storlab_engine::Latency::default()).unwrap();
-        let tp = serde_json::to_value(storlab_engine::Throughput::default()).unwrap();
-        let mut p: PhaseResult = serde_json::from_value(serde_json::json!({
-            "kind": "randread", "bytes_read": 0, "bytes_written": 0, "ops_read": 0, "ops_written": 0,
-            "all_done": tp, "first_done": tp,
-            "worker_min_bytes_per_sec": 0.0, "worker_max_bytes_per_sec": 0.0, "workers": [],
-            "cpu_user": 0.0, "cpu_sys": 0.0,
-            "latency": lat, "latency_read": lat, "latency_write": lat,
-            "samples": [], "rate": null, "verify": null, "layout_seconds": 0.0, "interrupted": false
-        }))
-        .expect("a phase result");
+        let mut p = PhaseResult::default();
         p.rate = Some(RateReport {
             target,
-            unit: "iops".into(),
+            unit: storlab_engine::RateUnit::Iops,
             achieved: target,
             late_ios: 0,
             late_after_ns: 0,
@@ -1008,7 +998,7 @@ mod tests {
     fn a_bandwidth_target_counts_its_deficit_in_mib() {
         // 4 MiB/s target: 2 MiB done in the second second, 6 in the third.
         let mut p = phase(4.0 * 1048576.0, &[0, 0, 0]);
-        p.rate.as_mut().unwrap().unit = "bytes/s".into();
+        p.rate.as_mut().unwrap().unit = storlab_engine::RateUnit::BytesPerSec;
         for (smp, mib) in p.samples.iter_mut().zip([4u64, 2, 6]) {
             smp.bytes_written = mib << 20;
         }

@@ -1,11 +1,7 @@
 //! What a phase produced: totals, throughput-mode figures, latency, samples, rate and
 //! verification reports.
 
-use hdrhistogram::Histogram;
 use serde::{Deserialize, Serialize};
-
-use crate::data::BadReason;
-use crate::plan::PhaseKind;
 
 /// Latency figures in nanoseconds.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -28,26 +24,6 @@ pub struct Latency {
     pub p99_9_ns: u64,
     /// 99.99th percentile.
     pub p99_99_ns: u64,
-}
-
-impl Latency {
-    /// Summarises a histogram of nanoseconds.
-    pub fn from_histogram(h: &Histogram<u64>) -> Latency {
-        if h.is_empty() {
-            return Latency::default();
-        }
-        Latency {
-            count: h.len(),
-            min_ns: h.min(),
-            mean_ns: h.mean(),
-            max_ns: h.max(),
-            p50_ns: h.value_at_quantile(0.50),
-            p90_ns: h.value_at_quantile(0.90),
-            p99_ns: h.value_at_quantile(0.99),
-            p99_9_ns: h.value_at_quantile(0.999),
-            p99_99_ns: h.value_at_quantile(0.9999),
-        }
-    }
 }
 
 /// One worker's totals.
@@ -105,14 +81,25 @@ impl Throughput {
 pub struct RateReport {
     /// The target, in the target's unit (IOPS or bytes/s), for all workers together.
     pub target: f64,
-    /// The target's unit: "iops" or "bytes/s".
-    pub unit: String,
+    /// The target's unit.
+    pub unit: RateUnit,
     /// What was achieved over the measured time, same unit.
     pub achieved: f64,
     /// I/Os that started later than the late threshold after their scheduled time.
     pub late_ios: u64,
     /// The late threshold, nanoseconds.
     pub late_after_ns: u64,
+}
+
+/// The unit of a target rate.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum RateUnit {
+    /// I/Os per second.
+    #[serde(rename = "iops")]
+    Iops,
+    /// Bytes per second.
+    #[serde(rename = "bytes/s")]
+    BytesPerSec,
 }
 
 /// A block that failed verification.
@@ -191,11 +178,11 @@ pub struct TargetSample {
     pub ops_written: u64,
 }
 
-/// Everything one phase produced.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+/// Everything one phase produced. A result imported from another tool fills what that tool
+/// reports and leaves the rest at its default (no workers, samples, rate or verification).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
 pub struct PhaseResult {
-    /// The phase.
-    pub kind: PhaseKind,
     /// Bytes read.
     pub bytes_read: u64,
     /// Bytes written.
@@ -244,5 +231,65 @@ impl PhaseResult {
     /// Total bytes moved.
     pub fn bytes(&self) -> u64 {
         self.bytes_read + self.bytes_written
+    }
+}
+
+/// Why a 4 KiB block failed verification.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(tag = "kind", rename_all = "snake_case")]
+pub enum BadReason {
+    /// No storlab header: the block was never written by storlab, or was overwritten.
+    NoHeader,
+    /// The checksum does not match the contents: the data changed after it was written.
+    Checksum {
+        /// The checksum in the header.
+        stored: u32,
+        /// The checksum of what was read.
+        computed: u32,
+    },
+    /// The block says it belongs at another offset (a misdirected write or read).
+    WrongOffset {
+        /// The offset in the header.
+        stored: u64,
+    },
+    /// The block was written by another run.
+    WrongSeed {
+        /// The seed in the header.
+        stored: u64,
+    },
+    /// The block is older or newer than the last phase that wrote it (a lost write).
+    WrongGeneration {
+        /// The generation in the header.
+        stored: u32,
+        /// The oldest acceptable.
+        min: u32,
+        /// The newest acceptable.
+        max: u32,
+    },
+}
+
+impl std::fmt::Display for BadReason {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            BadReason::NoHeader => write!(f, "no storlab header (never written by this run, or overwritten)"),
+            BadReason::Checksum { stored, computed } => {
+                write!(
+                    f,
+                    "checksum mismatch (stored {stored:08x}, computed {computed:08x}): contents changed after writing"
+                )
+            }
+            BadReason::WrongOffset { stored } => {
+                write!(f, "block belongs at offset {stored} (misdirected write)")
+            }
+            BadReason::WrongSeed { stored } => {
+                write!(f, "block was written by another run (seed {stored:016x})")
+            }
+            BadReason::WrongGeneration { stored, min, max } => {
+                write!(
+                    f,
+                    "stale or future block: generation {stored}, expected {min}..={max} (lost write)"
+                )
+            }
+        }
     }
 }

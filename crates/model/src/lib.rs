@@ -1,0 +1,14 @@
+//! storlab's one result model: the types every layer shares. The workload crate fills a
+//! [`plan::PhasePlan`], the engine returns a [`result::PhaseResult`], crates/env fills an
+//! [`env::Environment`], crates/scan a [`scan::Report`]; the store persists exactly these
+//! types (serde) and the report reads them back, typed. A field renamed here is renamed for
+//! every reader at once, and the compiler finds the ones that need to change.
+//!
+//! This crate holds data and the small methods that describe it; it runs nothing, reads no
+//! file and prints nothing.
+#![deny(missing_docs)]
+
+pub mod env;
+pub mod plan;
+pub mod result;
+pub mod scan;
