@@ -1,21 +1,23 @@
-//! The command line, defined once: every flag of `storlab run` that is also a job-file key is
-//! declared here with the key's name and handed to the workload crate's one parser.
+//! The command line, defined once. The job settings' flags come from their one declaration
+//! (crates/model/src/settings.rs) through [`SettingsArgs`]; IOzone's flags are read by clap in
+//! crates/workload (its own spellings kept); everything else is declared here.
 
 use std::path::PathBuf;
 
-use clap::{Args, Parser, Subcommand};
-use storlab_workload::{Settings, WorkloadError};
+use clap::{Arg, ArgAction, ArgMatches, Args, Command, FromArgMatches, Parser, Subcommand};
+use storlab_model::run::{parse_tag, RunKind, Tag};
+use storlab_workload::{Job, Setting, Settings, WorkloadError, SETTINGS};
 
 /// Qualify, compare and keep watch on disk storage.
 #[derive(Parser, Debug)]
 #[command(name = "storlab", version, about, propagate_version = true)]
 pub struct Cli {
     #[command(subcommand)]
-    pub command: Command,
+    pub command: Cmd,
 }
 
 #[derive(Subcommand, Debug)]
-pub enum Command {
+pub enum Cmd {
     /// Run a short qualification (under a minute) of a temporary directory and store it.
     Demo(DemoArgs),
     /// Run a job file, or a job given by flags, and store the results.
@@ -47,11 +49,41 @@ pub enum Command {
     Impact(Box<ImpactArgs>),
     /// Read back stored results.
     #[command(subcommand)]
-    Results(ResultsCommand),
+    Results(ResultsCmd),
     /// One self-contained HTML file (inline SVG plots, no script, no fetch) for runs and
     /// comparisons: environment, tables, throughput, IOPS and latency over time, bar charts
     /// with 95 % intervals; like plots share one scale.
     Report(ReportArgs),
+}
+
+/// The results database.
+#[derive(Args, Debug, Clone, Default)]
+pub struct DbArgs {
+    /// The results database (default: $STORLAB_DB, else ~/.local/share/storlab/results.db).
+    #[arg(long, value_name = "PATH")]
+    pub db: Option<PathBuf>,
+}
+
+impl DbArgs {
+    /// The database's path.
+    pub fn path(&self) -> PathBuf {
+        self.db
+            .clone()
+            .unwrap_or_else(|| storlab_store::default_path(dirs::data_dir()))
+    }
+}
+
+/// Where results go and how they are printed.
+#[derive(Args, Debug, Clone, Default)]
+pub struct OutputArgs {
+    #[command(flatten)]
+    pub db: DbArgs,
+    /// Print one JSON document on stdout (messages go to stderr).
+    #[arg(long, conflicts_with = "csv")]
+    pub json: bool,
+    /// Print CSV on stdout.
+    #[arg(long)]
+    pub csv: bool,
 }
 
 #[derive(Args, Debug)]
@@ -65,7 +97,7 @@ pub struct ReportArgs {
     /// Compare runs whose workloads differ.
     #[arg(long = "allow-different")]
     pub allow_different: bool,
-    /// A study to report (an IOzone automatic mode, a sweep): heat maps or curves; repeatable.
+    /// A study to report (an IOzone automatic mode, a sweep, an impact study); repeatable.
     #[arg(long = "study", value_name = "ID")]
     pub studies: Vec<i64>,
     /// Give every plot its own scale.
@@ -74,9 +106,8 @@ pub struct ReportArgs {
     /// The HTML file to write.
     #[arg(short = 'o', long = "output", value_name = "FILE", default_value = "report.html")]
     pub file: PathBuf,
-    /// The results database (default: $STORLAB_DB, else ~/.local/share/storlab/results.db).
-    #[arg(long, value_name = "PATH")]
-    pub db: Option<PathBuf>,
+    #[command(flatten)]
+    pub db: DbArgs,
 }
 
 #[derive(Args, Debug)]
@@ -104,23 +135,9 @@ pub struct ScanArgs {
     pub threads: Option<usize>,
     /// A tag stored with the scan, e.g. site=bnl; repeatable.
     #[arg(long = "tag", value_name = "KEY=VALUE", value_parser = parse_tag)]
-    pub tags: Vec<(String, String)>,
+    pub tags: Vec<Tag>,
     #[command(flatten)]
     pub output: OutputArgs,
-}
-
-/// Where results go and how they are printed.
-#[derive(Args, Debug, Clone)]
-pub struct OutputArgs {
-    /// The results database (default: $STORLAB_DB, else ~/.local/share/storlab/results.db).
-    #[arg(long, value_name = "PATH")]
-    pub db: Option<PathBuf>,
-    /// Print one JSON document on stdout (messages go to stderr).
-    #[arg(long, conflicts_with = "csv")]
-    pub json: bool,
-    /// Print CSV on stdout, one row per phase.
-    #[arg(long)]
-    pub csv: bool,
 }
 
 #[derive(Args, Debug)]
@@ -133,7 +150,7 @@ pub struct DemoArgs {
 }
 
 /// A job: a job file and/or flags, the targets, and what to do with the files. Shared by
-/// `run` and `sweep`.
+/// `run`, `sweep` and `impact`.
 #[derive(Args, Debug)]
 pub struct JobArgs {
     /// The job file (TOML). Without one, the job comes from the flags.
@@ -151,7 +168,7 @@ pub struct JobArgs {
     pub phases: Vec<String>,
     /// A tag stored with the run, e.g. fs=ext4; repeatable.
     #[arg(long = "tag", value_name = "KEY=VALUE", value_parser = parse_tag)]
-    pub tags: Vec<(String, String)>,
+    pub tags: Vec<Tag>,
     /// Allow this block device as a target (its contents will be overwritten by write phases).
     #[arg(long = "allow-device", value_name = "DEVICE")]
     pub allow_devices: Vec<PathBuf>,
@@ -164,11 +181,11 @@ pub struct JobArgs {
 
 impl JobArgs {
     /// The job: the file's (or an empty one), with the flags laid over it.
-    pub fn to_job(&self) -> Result<storlab_workload::Job, storlab_workload::WorkloadError> {
+    pub fn to_job(&self) -> Result<Job, WorkloadError> {
         let flags = self.settings.to_settings()?;
         let mut job = match self.job.as_ref().or(self.job_file.as_ref()) {
-            Some(p) => storlab_workload::Job::load(p)?,
-            None => storlab_workload::Job {
+            Some(p) => Job::load(p)?,
+            None => Job {
                 origin: "command line".into(),
                 ..Default::default()
             },
@@ -250,126 +267,63 @@ pub struct ImpactArgs {
     pub output: OutputArgs,
 }
 
-fn parse_tag(s: &str) -> Result<(String, String), String> {
-    match s.split_once('=') {
-        Some((k, v)) if !k.trim().is_empty() => Ok((k.trim().to_string(), v.trim().to_string())),
-        _ => Err(format!("'{s}' is not KEY=VALUE (e.g. fs=ext4)")),
-    }
-}
-
-/// The job settings as flags. Each flag has the job-file key's name (with '-' for '_').
-#[derive(Args, Debug, Default)]
+/// The job settings as flags, one per setting of the one declaration
+/// (storlab_model::settings::SETTINGS): the flag is the key with '-' for '_', its help the
+/// declaration's, a switch where the setting is one. The values are read by the settings' own
+/// readers in [`SettingsArgs::to_settings`], so a flag and its job-file key always mean the same.
+#[derive(Debug, Default, Clone)]
 pub struct SettingsArgs {
-    /// Workers (threads).
-    #[arg(long)]
-    pub threads: Option<String>,
-    /// Bytes per worker's file (e.g. 1g).
-    #[arg(long)]
-    pub size: Option<String>,
-    /// Block size (4k) or weighted mix (4k:70,64k:30).
-    #[arg(long)]
-    pub bs: Option<String>,
-    /// Back-end: psync, io_uring, mmap, null, stdio, pvsync.
-    #[arg(long)]
-    pub engine: Option<String>,
-    /// I/Os in flight per worker (io_uring).
-    #[arg(long)]
-    pub iodepth: Option<String>,
-    /// I/Os queued before one submission (io_uring; default 1 with --direct, else iodepth).
-    #[arg(long = "iodepth-batch")]
-    pub iodepth_batch: Option<String>,
-    /// Buffers per I/O with --engine pvsync (preadv/pwritev).
-    #[arg(long)]
-    pub iovecs: Option<String>,
-    /// Open with O_DIRECT.
-    #[arg(long)]
-    pub direct: bool,
-    /// Open with O_SYNC.
-    #[arg(long)]
-    pub sync: bool,
-    /// Flush policy: none, end, or N (after every N writes).
-    #[arg(long)]
-    pub fsync: Option<String>,
-    /// Whether the flush at the end counts in the time (true/false; default true, as IOzone -e).
-    #[arg(long = "fsync-timed")]
-    pub fsync_timed: Option<String>,
-    /// Whether closing the files counts in the time (true/false; default false; IOzone -c).
-    #[arg(long = "close-timed")]
-    pub close_timed: Option<String>,
-    /// Time-based phases of this length (e.g. 10s).
-    #[arg(long)]
-    pub runtime: Option<String>,
-    /// Time run first and excluded from results (e.g. 2s).
-    #[arg(long)]
-    pub ramp: Option<String>,
-    /// Target rate: 20000iops or 200MiB/s.
-    #[arg(long)]
-    pub rate: Option<String>,
-    /// Whether the rate is the total (default) or per worker.
-    #[arg(long = "rate-per")]
-    pub rate_per: Option<String>,
-    /// Data pattern: random, zeros, compress:NN.
-    #[arg(long)]
-    pub pattern: Option<String>,
-    /// Verify every 4 KiB read.
-    #[arg(long)]
-    pub verify: bool,
-    /// Read percentage of randrw (0 to 100).
-    #[arg(long)]
-    pub rwmix: Option<String>,
-    /// Records between reads of strideread.
-    #[arg(long)]
-    pub stride: Option<String>,
-    /// Sample interval (default 1s).
-    #[arg(long)]
-    pub interval: Option<String>,
-    /// An I/O issued this long after its scheduled start counts as late (default 1ms).
-    #[arg(long = "late-after")]
-    pub late_after: Option<String>,
-    /// Seed of the offsets and data.
-    #[arg(long)]
-    pub seed: Option<String>,
+    /// The flags given: each setting and its text.
+    given: Vec<(&'static Setting, String)>,
 }
 
 impl SettingsArgs {
-    /// The flags given, as settings (each parsed by the same function as the job file's key).
+    /// The flags given, as settings; a refusal names the flag.
     pub fn to_settings(&self) -> Result<Settings, WorkloadError> {
         let mut s = Settings::default();
-        let pairs: [(&str, &Option<String>); 21] = [
-            ("threads", &self.threads),
-            ("size", &self.size),
-            ("bs", &self.bs),
-            ("engine", &self.engine),
-            ("iodepth", &self.iodepth),
-            ("iodepth_batch", &self.iodepth_batch),
-            ("iovecs", &self.iovecs),
-            ("fsync", &self.fsync),
-            ("fsync_timed", &self.fsync_timed),
-            ("close_timed", &self.close_timed),
-            ("runtime", &self.runtime),
-            ("ramp", &self.ramp),
-            ("rate", &self.rate),
-            ("rate_per", &self.rate_per),
-            ("pattern", &self.pattern),
-            ("rwmix", &self.rwmix),
-            ("stride", &self.stride),
-            ("interval", &self.interval),
-            ("late_after", &self.late_after),
-            ("seed", &self.seed),
-            ("direct", &self.direct.then(|| "true".to_string())),
-        ];
-        for (key, value) in pairs {
-            if let Some(v) = value {
-                s.apply_str(key, v, &format!("--{}", key.replace('_', "-")))?;
-            }
-        }
-        if self.sync {
-            s.apply_str("sync", "true", "--sync")?;
-        }
-        if self.verify {
-            s.apply_str("verify", "true", "--verify")?;
+        for (x, v) in &self.given {
+            storlab_workload::apply_str(&mut s, x.key, v, &x.flag())?;
         }
         Ok(s)
+    }
+}
+
+impl FromArgMatches for SettingsArgs {
+    fn from_arg_matches(m: &ArgMatches) -> Result<Self, clap::Error> {
+        let mut s = SettingsArgs::default();
+        s.update_from_arg_matches(m)?;
+        Ok(s)
+    }
+
+    fn update_from_arg_matches(&mut self, m: &ArgMatches) -> Result<(), clap::Error> {
+        for x in SETTINGS {
+            if x.is_switch() {
+                if m.get_flag(x.key) {
+                    self.given.push((x, "true".into()));
+                }
+            } else if let Some(v) = m.get_one::<String>(x.key) {
+                self.given.push((x, v.clone()));
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Args for SettingsArgs {
+    fn augment_args(cmd: Command) -> Command {
+        SETTINGS.iter().fold(cmd, |cmd, x| {
+            let arg = Arg::new(x.key).long(x.flag().trim_start_matches("--").to_string());
+            cmd.arg(if x.is_switch() {
+                arg.action(ArgAction::SetTrue).help(x.help)
+            } else {
+                arg.value_name(x.value)
+                    .help(format!("{} (default: {})", x.help, x.default))
+            })
+        })
+    }
+
+    fn augment_args_for_update(cmd: Command) -> Command {
+        Self::augment_args(cmd)
     }
 }
 
@@ -384,10 +338,10 @@ pub struct ListFilter {
     pub job: Option<String>,
     /// Only runs with this tag (repeatable: all must match).
     #[arg(long = "tag", value_name = "KEY=VALUE", value_parser = parse_tag)]
-    pub tags: Vec<(String, String)>,
-    /// Only runs of this kind: run, demo, scan, import, ...
-    #[arg(long)]
-    pub kind: Option<String>,
+    pub tags: Vec<Tag>,
+    /// Only runs of this kind: run, demo, iozone, sweep, scan, import, impact-idle, ...
+    #[arg(long, value_parser = |s: &str| s.parse::<RunKind>())]
+    pub kind: Option<RunKind>,
     /// Only runs started on or after this date (2026-11-21, or a full RFC 3339 time).
     #[arg(long, value_name = "DATE")]
     pub since: Option<String>,
@@ -397,7 +351,7 @@ pub struct ListFilter {
 }
 
 #[derive(Subcommand, Debug)]
-pub enum ResultsCommand {
+pub enum ResultsCmd {
     /// List stored runs, newest first.
     List {
         /// How many runs to list.
@@ -414,7 +368,7 @@ pub enum ResultsCommand {
         id: i64,
         /// KEY=VALUE pairs.
         #[arg(value_name = "KEY=VALUE", value_parser = parse_tag, required = true)]
-        tags: Vec<(String, String)>,
+        tags: Vec<Tag>,
         #[command(flatten)]
         output: OutputArgs,
     },
@@ -454,21 +408,20 @@ pub enum ResultsCommand {
         /// Leave out the interval samples.
         #[arg(long = "no-samples")]
         no_samples: bool,
-        /// The results database (default: $STORLAB_DB, else ~/.local/share/storlab/results.db).
-        #[arg(long, value_name = "PATH")]
-        db: Option<PathBuf>,
+        #[command(flatten)]
+        db: DbArgs,
     },
-    /// Import fio's JSON output (--output-format=json or json+; client/server mode too) as
-    /// stored runs, one per fio job and client. Nothing is stored unless the whole file reads.
+    /// Import fio's JSON output (--output-format=json or json+; client/server mode too) or
+    /// IOzone's text output as stored runs. Nothing is stored unless the whole file reads.
     Import {
-        /// The fio output file.
+        /// The file.
         file: PathBuf,
-        /// The host the fio jobs ran on, when the file does not say (client/server output does).
+        /// The host the jobs ran on, when the file does not say (client/server output does).
         #[arg(long)]
         host: Option<String>,
         /// A tag stored with every imported run; repeatable.
         #[arg(long = "tag", value_name = "KEY=VALUE", value_parser = parse_tag)]
-        tags: Vec<(String, String)>,
+        tags: Vec<Tag>,
         #[command(flatten)]
         output: OutputArgs,
     },
@@ -486,8 +439,8 @@ pub enum ResultsCommand {
         #[command(flatten)]
         output: OutputArgs,
     },
-    /// Show a stored study (a sweep's cells, an impact study's repetitions): its runs and
-    /// roles, and an impact study's events and task progress in the order they happened.
+    /// Show a stored study (a sweep's points, an IOzone matrix, an impact study) in its own
+    /// terms: its runs and roles, its figures, its events and task progress.
     Study {
         /// The study's id (printed when it was stored).
         id: i64,

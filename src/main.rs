@@ -1,20 +1,17 @@
-//! storlab: the command line and the glue between the crates. Everything that measures, stores
-//! or computes lives in `crates/`; this binary parses flags, wires a run together and prints.
+//! storlab: the command line. It parses flags, hands the work to the crates under crates/
+//! (a run to crates/session, a study to crates/impact or session, a scan to crates/scan, the
+//! results to crates/store) and prints what they stored through crates/report, as ripgrep's
+//! binary does for its crates.
 
 mod cli;
-mod impact;
-mod iozone;
-mod output;
+mod commands;
 mod results;
-mod runner;
-mod scan;
-mod sweep;
 
 use std::process::ExitCode;
 
 use clap::Parser;
 
-use cli::{Cli, Command, ResultsCommand};
+use cli::{Cli, Cmd, ResultsCmd};
 
 /// Exit codes, so that scripts can tell outcomes apart.
 pub mod exit {
@@ -28,49 +25,78 @@ pub mod exit {
     pub const ABORTED: u8 = 130;
 }
 
+/// A request the user can fix (an unknown run, a bad option): exit 2.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct Usage(pub String);
+
+/// A [`Usage`] error.
+pub fn usage(msg: impl Into<String>) -> anyhow::Error {
+    Usage(msg.into()).into()
+}
+
+/// True when the error is the user's to fix: a refused job, option or request.
+fn is_usage(e: &anyhow::Error) -> bool {
+    e.chain().any(|c| {
+        c.is::<Usage>()
+            || c.is::<storlab_workload::WorkloadError>()
+            || c.is::<storlab_impact::study::StudyError>()
+            || matches!(
+                c.downcast_ref::<storlab_store::StoreError>(),
+                Some(storlab_store::StoreError::Request(_))
+            )
+            || matches!(
+                c.downcast_ref::<storlab_report::export::WriteError>(),
+                Some(storlab_report::export::WriteError::Place(_))
+            )
+    })
+}
+
+fn dispatch(cli: Cli) -> anyhow::Result<u8> {
+    match cli.command {
+        Cmd::Demo(a) => commands::demo(a),
+        Cmd::Run(a) => commands::run(*a),
+        Cmd::Scan(a) => commands::scan(a),
+        Cmd::Iozone { args } => commands::iozone(args),
+        Cmd::Sweep(a) => commands::sweep(*a),
+        Cmd::Impact(a) => commands::impact(*a),
+        Cmd::Report(a) => results::report(a),
+        Cmd::Results(r) => match r {
+            ResultsCmd::List { limit, filter, output } => results::list(limit, filter, &output),
+            ResultsCmd::Tag { id, tags, output } => results::tag(id, &tags, &output),
+            ResultsCmd::Untag { id, keys, output } => results::untag(id, &keys, &output),
+            ResultsCmd::Rm { ids, yes, output } => results::rm(&ids, yes, &output),
+            ResultsCmd::Export {
+                ids,
+                format,
+                file,
+                no_samples,
+                db,
+            } => results::export(&ids, &format, file.as_deref(), !no_samples, &db),
+            ResultsCmd::Import {
+                file,
+                host,
+                tags,
+                output,
+            } => results::import(&file, host, &tags, &output),
+            ResultsCmd::Compare {
+                groups,
+                allow_different,
+                output,
+            } => results::compare(&groups, allow_different, &output),
+            ResultsCmd::Study { id, output } => results::study(id, &output),
+            ResultsCmd::Show { id, samples, output } => results::show(id, samples, &output),
+        },
+    }
+}
+
 fn main() -> ExitCode {
     // Output piped into `head` ends when head has enough, as it does for du or ls: Rust ignores
     // SIGPIPE, which would turn the closed pipe into a panic in println!. Results are stored
     // before anything is printed, so a reader that stops early loses nothing.
     // SAFETY: setting a signal's disposition to its default, before any thread is started.
     unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
-    let cli = Cli::parse();
-    let result = match cli.command {
-        Command::Demo(args) => runner::demo(args),
-        Command::Run(args) => runner::run(*args),
-        Command::Scan(args) => scan::scan(args),
-        Command::Iozone { args } => iozone::iozone(args),
-        Command::Sweep(args) => sweep::sweep(*args),
-        Command::Impact(args) => impact::impact(*args),
-        Command::Report(args) => results::report(args),
-        Command::Results(ResultsCommand::List { limit, filter, output }) => {
-            output::results_list(limit, &filter, &output)
-        }
-        Command::Results(ResultsCommand::Tag { id, tags, output }) => results::tag(id, &tags, &output),
-        Command::Results(ResultsCommand::Untag { id, keys, output }) => results::untag(id, &keys, &output),
-        Command::Results(ResultsCommand::Rm { ids, yes, output }) => results::rm(&ids, yes, &output),
-        Command::Results(ResultsCommand::Export {
-            ids,
-            format,
-            file,
-            no_samples,
-            db,
-        }) => results::export(&ids, &format, file.as_deref(), !no_samples, db),
-        Command::Results(ResultsCommand::Import {
-            file,
-            host,
-            tags,
-            output,
-        }) => results::import(&file, host, &tags, &output),
-        Command::Results(ResultsCommand::Compare {
-            groups,
-            allow_different,
-            output,
-        }) => results::compare_cmd(&groups, allow_different, &output),
-        Command::Results(ResultsCommand::Study { id, output }) => results::study(id, &output),
-        Command::Results(ResultsCommand::Show { id, samples, output }) => output::results_show(id, samples, &output),
-    };
-    match result {
+    match dispatch(Cli::parse()) {
         Ok(code) => ExitCode::from(code),
         Err(e) => {
             // The chain of causes, each said once: errors that already quote their cause (an
@@ -84,13 +110,7 @@ fn main() -> ExitCode {
                 }
             }
             eprintln!("storlab: error: {msg}");
-            let usage = e.chain().any(|c| {
-                c.is::<storlab_workload::WorkloadError>()
-                    || c.is::<scan::ScanUsage>()
-                    || c.is::<results::ResultsUsage>()
-                    || c.is::<storlab_impact::study::StudyError>()
-            });
-            ExitCode::from(if usage { exit::USAGE } else { 1 })
+            ExitCode::from(if is_usage(&e) { exit::USAGE } else { 1 })
         }
     }
 }

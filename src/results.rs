@@ -1,107 +1,243 @@
-//! `storlab results tag | untag | rm | compare`: the database's runs, grouped and compared.
+//! The commands that read the database — `results list | show | study | tag | untag | rm |
+//! export | import | compare` and `report` — and the printing every command shares: a stored
+//! run, study or scan for the terminal (crates/report's tables), as one JSON document, or CSV.
 
 use std::io::{BufRead, IsTerminal, Write};
 
-use anyhow::Result;
-use storlab_store::{RunDetail, RunFilter, Store};
+use anyhow::{Context, Result};
+use storlab_model::scan::Report;
+use storlab_model::study::{Member, NewStudy, Role, StudyParams};
+use storlab_report::export::{exporter, write_whole, Csv, Exporter, Xlsx, FORMATS};
+use storlab_report::iozone::{figures, CellResult};
+use storlab_report::studies::StudyView;
+use storlab_report::table::Table;
+use storlab_session::Points;
+use storlab_store::{GroupSpec, RunFilter, Store};
+use storlab_workload::iozone::IozoneArgs;
 
-use crate::cli::OutputArgs;
-use crate::output::{open_store, table, write_whole, WriteWhole};
+use crate::cli::{DbArgs, ListFilter, OutputArgs, ReportArgs};
+use crate::usage;
 
-/// A request the user can fix (unknown run, empty group, runs that cannot be compared): exit 2.
-#[derive(Debug, thiserror::Error)]
-#[error("{0}")]
-pub struct ResultsUsage(pub String);
-
-fn usage(msg: impl Into<String>) -> anyhow::Error {
-    ResultsUsage(msg.into()).into()
+/// Opens (creating it if need be) the database that a command stores into.
+pub fn open_new(db: &DbArgs) -> Result<Store> {
+    Ok(Store::open(&db.path(), &storlab_env::hostname())?)
 }
 
-/// A destination that cannot be written is the user's to fix (exit 2); a failure to produce
-/// the content is not.
-fn whole_err(e: WriteWhole) -> anyhow::Error {
-    match e {
-        WriteWhole::Place(m) => usage(m),
-        WriteWhole::Fill(e) => e,
+/// Opens the database a command reads, which must exist.
+pub fn open_existing(db: &DbArgs) -> Result<Store> {
+    let path = db.path();
+    if !path.exists() {
+        return Err(usage(format!(
+            "no results database at {}: run `storlab demo` or `storlab run` first, or give --db PATH",
+            path.display()
+        )));
+    }
+    open_new(db)
+}
+
+fn print_json<T: serde::Serialize>(v: &T) -> Result<()> {
+    let mut w = std::io::BufWriter::new(std::io::stdout().lock());
+    serde_json::to_writer_pretty(&mut w, v)?;
+    writeln!(w)?;
+    Ok(w.flush()?)
+}
+
+fn print_csv(t: &Table) -> Result<()> {
+    let mut w = std::io::BufWriter::new(std::io::stdout().lock());
+    Csv::table(t, &mut w)?;
+    Ok(w.flush()?)
+}
+
+/// Prints a stored run (a scan in its own terms): text, JSON or CSV.
+pub fn print_run(store: &Store, id: i64, samples: bool, out: &OutputArgs) -> Result<()> {
+    let run = store.run(id, samples || out.json)?.ok_or_else(|| {
+        usage(format!(
+            "no run {id} in {}: `storlab results list` shows the runs there",
+            store.path().display()
+        ))
+    })?;
+    if let Some(report) = store.scan(id)? {
+        return print_scan(&report, id, out);
+    }
+    if out.json {
+        print_json(&run)
+    } else if out.csv {
+        let tables = storlab_report::runs::data_tables(std::slice::from_ref(&run));
+        print_csv(&tables[0])
+    } else {
+        print!("{}", storlab_report::runs::render(&run));
+        Ok(())
     }
 }
 
+/// Prints a scan's report: text, JSON (streamed: a scan can have thousands of rows) or CSV.
+pub fn print_scan(report: &Report, run_id: i64, out: &OutputArgs) -> Result<()> {
+    if out.json {
+        #[derive(serde::Serialize)]
+        struct WithRun<'a> {
+            run_id: i64,
+            partial: bool,
+            #[serde(flatten)]
+            report: &'a Report,
+        }
+        print_json(&WithRun {
+            run_id,
+            partial: report.partial(),
+            report,
+        })
+    } else if out.csv {
+        print_csv(&storlab_report::scan::data_table(report, "scan"))
+    } else {
+        print!("{}", storlab_report::scan::render(report, run_id));
+        Ok(())
+    }
+}
+
+/// Prints a stored study in its own terms, or as one JSON document.
+pub fn print_study(store: &Store, id: i64, json: bool) -> Result<()> {
+    let v = StudyView::load(store, id)?.ok_or_else(|| usage(format!("no study {id} in {}", store.path().display())))?;
+    if json {
+        print_json(&storlab_report::studies::document(&v))
+    } else {
+        print!("{}", storlab_report::studies::render_text(&v));
+        Ok(())
+    }
+}
+
+/// Prints an IOzone run in IOzone's layout (or as JSON), and writes its -b workbook.
+pub fn print_iozone(
+    store: &Store,
+    a: &IozoneArgs,
+    study: Option<i64>,
+    done: &Points,
+    note: Option<&str>,
+) -> Result<()> {
+    let results: Vec<CellResult> = done
+        .done
+        .iter()
+        .filter_map(|(m, results)| match m.role {
+            Role::Cell {
+                workers,
+                file_bytes,
+                record_bytes,
+            } => Some(CellResult {
+                cell: storlab_workload::iozone::IozoneCell {
+                    workers,
+                    file: file_bytes,
+                    record: record_bytes,
+                },
+                run_id: m.run_id,
+                phases: a.phases().into_iter().zip(results.iter().cloned()).collect(),
+            }),
+            _ => None,
+        })
+        .collect();
+    if a.json {
+        let cells: Vec<serde_json::Value> = results
+            .iter()
+            .map(|r| {
+                serde_json::json!({
+                    "run_id": r.run_id, "workers": r.cell.workers,
+                    "file_bytes": r.cell.file, "record_bytes": r.cell.record,
+                    "phases": r.phases.iter().map(|(p, res)| serde_json::json!({
+                        "test": p.label, "figures": figures(res, a), "result": res,
+                    })).collect::<Vec<_>>(),
+                })
+            })
+            .collect();
+        print_json(&serde_json::json!({ "command": a.command_line, "study": study, "cells": cells, "note": note }))?;
+    } else {
+        print!("{}", storlab_report::iozone::render(a, &results));
+        if let Some(n) = note {
+            println!("\n\t{n}");
+        }
+    }
+    if let Some(path) = &a.workbook {
+        let tables = storlab_report::iozone::workbook(a, &results);
+        write_whole(path, |f| Xlsx.export(&tables, f))?;
+        eprintln!("storlab: wrote the workbook {}", path.display());
+        if path.extension().is_some_and(|e| e.eq_ignore_ascii_case("xls")) {
+            // IOzone wrote the old binary format; the seeds' command lines say -b FILE.xls.
+            eprintln!(
+                "storlab: note: {} holds an XLSX workbook (IOzone's .xls was the older format); spreadsheets open it, some after asking — name it .xlsx to avoid the question",
+                path.display()
+            );
+        }
+    }
+    match study {
+        Some(s) => eprintln!(
+            "storlab: stored {} runs as study {s} in {}",
+            results.len(),
+            store.path().display()
+        ),
+        None => eprintln!(
+            "storlab: stored as run {} in {}",
+            results.first().map(|r| r.run_id).unwrap_or(0),
+            store.path().display()
+        ),
+    }
+    Ok(())
+}
+
+pub fn list(limit: usize, f: ListFilter, out: &OutputArgs) -> Result<u8> {
+    let store = open_existing(&out.db)?;
+    let runs = store.find_runs(&RunFilter {
+        ids: Vec::new(),
+        host: f.host,
+        kind: f.kind,
+        job: f.job,
+        since: f.since,
+        until: f.until,
+        tags: f.tags,
+        limit: Some(limit),
+    })?;
+    if out.json {
+        print_json(&runs)?;
+        return Ok(0);
+    }
+    let t = storlab_report::runs::list_table(&runs);
+    if out.csv {
+        print_csv(&t)?;
+    } else {
+        print!("{}", t.to_text());
+        eprintln!("{} run(s) in {}", runs.len(), store.path().display());
+    }
+    Ok(0)
+}
+
+pub fn show(id: i64, samples: bool, out: &OutputArgs) -> Result<u8> {
+    print_run(&open_existing(&out.db)?, id, samples, out)?;
+    Ok(0)
+}
+
+pub fn study(id: i64, out: &OutputArgs) -> Result<u8> {
+    print_study(&open_existing(&out.db)?, id, out.json)?;
+    Ok(0)
+}
+
+fn pairs(tags: &[(String, String)]) -> String {
+    tags.iter()
+        .map(|(k, v)| format!("{k}={v}"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
 pub fn tag(id: i64, tags: &[(String, String)], out: &OutputArgs) -> Result<u8> {
-    let mut store = open_store(out)?;
+    let mut store = open_existing(&out.db)?;
     if !store.tag(id, tags)? {
         return Err(usage(format!("no run {id} in {}", store.path().display())));
     }
     if out.json {
-        println!(
-            "{}",
-            serde_json::json!({ "run": id, "tags": store.run(id, false)?.map(|r| r.run.tags) })
-        );
+        let tags = store.run(id, false)?.map(|r| r.run.tags);
+        println!("{}", serde_json::json!({ "run": id, "tags": tags }));
     } else {
         eprintln!("run {id}: tagged {}", pairs(tags));
     }
     Ok(0)
 }
 
-pub fn study(id: i64, out: &OutputArgs) -> Result<u8> {
-    let store = open_store(out)?;
-    let (kind, params, members) = store
-        .study(id)?
-        .ok_or_else(|| usage(format!("no study {id} in {}", store.path().display())))?;
-    let events = store.study_events(id)?;
-    let samples = store.task_samples(id)?;
-    if out.json {
-        println!(
-            "{}",
-            serde_json::to_string_pretty(&serde_json::json!({
-                "study": id,
-                "kind": kind,
-                "params": params,
-                "members": members.iter().map(|(r, role)| serde_json::json!({"run_id": r, "role": role})).collect::<Vec<_>>(),
-                "events": events,
-                "task_samples": samples,
-            }))?
-        );
-        return Ok(0);
-    }
-    println!("study {id}: {kind}");
-    if let Some(c) = params["command"].as_str() {
-        println!("command: {c}");
-    }
-    println!("runs:");
-    for (r, role) in &members {
-        println!("  {r:>6}  {role}");
-    }
-    if !events.is_empty() {
-        println!("events:");
-        for e in &events {
-            println!(
-                "  {:>8.1} s  {}  {:<22} {}{}",
-                e.t,
-                e.at,
-                e.kind,
-                e.detail,
-                e.run_id.map(|r| format!(" [run {r}]")).unwrap_or_default()
-            );
-        }
-    }
-    if !samples.is_empty() {
-        println!("task progress ({} looks):", samples.len());
-        let step = (samples.len() / 20).max(1);
-        for s in samples.iter().step_by(step).chain(samples.last()) {
-            println!(
-                "  {:>8.1} s  task {}  {:<8} {}",
-                s.t,
-                s.task + 1,
-                s.state,
-                s.percent.map(|p| format!("{p:.1} %")).unwrap_or_default()
-            );
-        }
-    }
-    Ok(0)
-}
-
 pub fn untag(id: i64, keys: &[String], out: &OutputArgs) -> Result<u8> {
-    let mut store = open_store(out)?;
+    let mut store = open_existing(&out.db)?;
     if store.run(id, false)?.is_none() {
         return Err(usage(format!("no run {id} in {}", store.path().display())));
     }
@@ -114,8 +250,17 @@ pub fn untag(id: i64, keys: &[String], out: &OutputArgs) -> Result<u8> {
     Ok(0)
 }
 
+/// Asks on the terminal; false when the answer is not yes.
+fn confirm(question: &str) -> Result<bool> {
+    eprint!("{question} [y/N] ");
+    std::io::stderr().flush().ok();
+    let mut answer = String::new();
+    std::io::stdin().lock().read_line(&mut answer)?;
+    Ok(matches!(answer.trim(), "y" | "Y" | "yes"))
+}
+
 pub fn rm(ids: &[i64], yes: bool, out: &OutputArgs) -> Result<u8> {
-    let mut store = open_store(out)?;
+    let mut store = open_existing(&out.db)?;
     let found = store.find_runs(&RunFilter {
         ids: ids.to_vec(),
         ..RunFilter::default()
@@ -139,14 +284,8 @@ pub fn rm(ids: &[i64], yes: bool, out: &OutputArgs) -> Result<u8> {
                 ids.len()
             )));
         }
-        eprint!(
-            "remove run(s) {} and everything stored with them? [y/N] ",
-            ids.iter().map(|i| i.to_string()).collect::<Vec<_>>().join(", ")
-        );
-        std::io::stderr().flush().ok();
-        let mut answer = String::new();
-        std::io::stdin().lock().read_line(&mut answer)?;
-        if !matches!(answer.trim(), "y" | "Y" | "yes") {
+        let list = ids.iter().map(|i| i.to_string()).collect::<Vec<_>>().join(", ");
+        if !confirm(&format!("remove run(s) {list} and everything stored with them?"))? {
             eprintln!("nothing removed");
             return Ok(1);
         }
@@ -160,15 +299,7 @@ pub fn rm(ids: &[i64], yes: bool, out: &OutputArgs) -> Result<u8> {
     Ok(0)
 }
 
-pub fn export(
-    ids: &[i64],
-    format: &str,
-    file: Option<&std::path::Path>,
-    samples: bool,
-    db: Option<std::path::PathBuf>,
-) -> Result<u8> {
-    use storlab_report::export::{exporter, FORMATS};
-    use storlab_report::table::{run_tables, Cell, Table};
+pub fn export(ids: &[i64], format: &str, file: Option<&std::path::Path>, samples: bool, db: &DbArgs) -> Result<u8> {
     let ex = exporter(format).ok_or_else(|| {
         usage(format!(
             "unknown export format '{format}': expected one of {}",
@@ -180,14 +311,9 @@ pub fn export(
             "an XLSX workbook is binary: give -o FILE.xlsx (or redirect standard output)",
         ));
     }
-    let out = OutputArgs {
-        db,
-        json: false,
-        csv: false,
-    };
-    let store = open_store(&out)?;
+    let store = open_existing(db)?;
     let mut runs = Vec::new();
-    let mut tables: Vec<Table> = Vec::new();
+    let mut scans: Vec<Table> = Vec::new();
     for id in ids {
         let run = store.run(*id, samples)?.ok_or_else(|| {
             usage(format!(
@@ -195,159 +321,27 @@ pub fn export(
                 store.path().display()
             ))
         })?;
-        if let Some(report) = crate::scan::stored_report(&store, *id)? {
-            let rows = crate::scan::csv_rows(&report);
-            let mut t = Table {
-                name: format!("scan {id}"),
-                headers: rows[0].clone(),
-                rows: Vec::new(),
-            };
-            for r in &rows[1..] {
-                t.rows.push(
-                    r.iter()
-                        .map(|c| match (c.parse::<i64>(), c.parse::<f64>()) {
-                            (Ok(i), _) => Cell::Int(i),
-                            (_, Ok(f)) => Cell::Num(f),
-                            _ => Cell::Text(c.clone()),
-                        })
-                        .collect(),
-                );
-            }
-            tables.push(t);
+        if let Some(report) = store.scan(*id)? {
+            scans.push(storlab_report::scan::data_table(&report, &format!("scan {id}")));
         }
         runs.push(run);
     }
-    let mut all = run_tables(&runs);
-    if !tables.is_empty() {
+    let mut all = storlab_report::runs::data_tables(&runs);
+    if !scans.is_empty() {
         all.retain(|t| t.name != "phases" || !t.rows.is_empty());
-        all.extend(tables);
+        all.extend(scans);
     }
     match file {
         Some(path) => {
-            write_whole(path, |f| Ok(ex.export(&all, f)?)).map_err(whole_err)?;
+            write_whole(path, |f| ex.export(&all, f))?;
             eprintln!("storlab: wrote {} table(s) to {}", all.len(), path.display());
         }
         None => {
-            let stdout = std::io::stdout();
-            let mut lock = std::io::BufWriter::new(stdout.lock());
+            let mut lock = std::io::BufWriter::new(std::io::stdout().lock());
             ex.export(&all, &mut lock)?;
             lock.flush()?;
         }
     }
-    Ok(0)
-}
-
-pub fn report(args: crate::cli::ReportArgs) -> Result<u8> {
-    use storlab_report::html::{render, HtmlOptions, RunSection};
-    if args.ids.is_empty() && args.compare.is_empty() && args.studies.is_empty() {
-        return Err(usage(
-            "nothing to report: give run ids, --compare GROUP --compare GROUP, or --study ID",
-        ));
-    }
-    if args.compare.len() == 1 {
-        return Err(usage("--compare needs at least two groups (the first is the baseline)"));
-    }
-    let out = OutputArgs {
-        db: args.db.clone(),
-        json: false,
-        csv: false,
-    };
-    let store = open_store(&out)?;
-    let mut order: Vec<i64> = args.ids.clone();
-    let comparison = if args.compare.len() >= 2 {
-        let specs: Vec<GroupSpec> = args
-            .compare
-            .iter()
-            .map(|g| GroupSpec::parse(g).map_err(usage))
-            .collect::<Result<_>>()?;
-        let mut members = Vec::new();
-        for s in &specs {
-            let runs = s.runs(&store)?;
-            order.extend(runs.iter().map(|r| r.run.id));
-            members.push(runs);
-        }
-        let labels: Vec<String> = specs.iter().map(GroupSpec::label).collect();
-        let c = storlab_report::compare::compare_groups(&labels, &members);
-        if !c.differences.is_empty() && !args.allow_different {
-            return Err(usage(format!(
-                "these runs did not run the same workload, so their figures do not compare:\n  {}\n(give --allow-different to compare them anyway)",
-                c.differences.join("\n  ")
-            )));
-        }
-        Some(c)
-    } else {
-        None
-    };
-    let mut seen = std::collections::HashSet::new();
-    order.retain(|id| seen.insert(*id));
-    let mut sections = Vec::new();
-    for id in order {
-        let run = store.run(id, true)?.ok_or_else(|| {
-            usage(format!(
-                "no run {id} in {}: no report was written",
-                store.path().display()
-            ))
-        })?;
-        let mut extra = Vec::new();
-        if let Some(rep) = crate::scan::stored_report(&store, id)? {
-            let rows = crate::scan::csv_rows(&rep);
-            extra.push(storlab_report::table::Table {
-                name: "scan".into(),
-                headers: rows[0].clone(),
-                rows: rows[1..]
-                    .iter()
-                    .map(|r| r.iter().map(|c| storlab_report::table::Cell::Text(c.clone())).collect())
-                    .collect(),
-            });
-        }
-        sections.push(RunSection { run, extra });
-    }
-    let mut studies = Vec::new();
-    for sid in &args.studies {
-        let (kind, params, members) = store.study(*sid)?.ok_or_else(|| {
-            usage(format!(
-                "no study {sid} in {}: no report was written",
-                store.path().display()
-            ))
-        })?;
-        let mut runs = Vec::new();
-        for (id, role) in members {
-            if let Some(r) = store.run(id, false)? {
-                runs.push((role, r));
-            }
-        }
-        let extra = crate::impact::report_html(&store, *sid, &kind, &params, &runs)?;
-        studies.push(storlab_report::html::StudySection {
-            id: *sid,
-            kind,
-            params,
-            members: runs,
-            extra,
-        });
-    }
-    let html = render(
-        &sections,
-        comparison.as_ref(),
-        &studies,
-        &HtmlOptions {
-            free_scales: args.free_scales,
-        },
-    );
-    let path = &args.file;
-    write_whole(path, |f| Ok(f.write_all(html.as_bytes())?)).map_err(whole_err)?;
-    eprintln!(
-        "storlab: wrote {} ({:.1} KiB, {} run(s){})",
-        path.display(),
-        html.len() as f64 / 1024.0,
-        sections.len(),
-        if comparison.is_some() {
-            ", with the comparison"
-        } else if !studies.is_empty() {
-            ", with the studies"
-        } else {
-            ""
-        }
-    );
     Ok(0)
 }
 
@@ -362,186 +356,63 @@ pub fn import(file: &std::path::Path, host: Option<String>, tags: &[(String, Str
         let host = host.unwrap_or_else(|| "unknown (fio import)".into());
         storlab_report::fio::parse(&name, &text, &host, tags).map_err(|e| usage(e.to_string()))?
     };
-    let db = crate::runner::db_path(out);
-    let mut store = Store::open(&db, &storlab_env::capture(&[]).host)?;
+    let mut store = open_new(&out.db)?;
     let ids = store.import_runs(&runs)?;
     // The cells of an imported IOzone matrix belong together.
     if is_iozone && ids.len() > 1 {
-        let members: Vec<(i64, String)> = ids
-            .iter()
-            .zip(&runs)
-            .map(|(id, r)| (*id, r.run.job_name.clone().unwrap_or_default()))
-            .collect();
-        store.save_study(
-            "iozone-import",
-            &serde_json::json!({ "imported_from": name }),
-            &members,
-            &[],
-            &[],
-        )?;
+        store.save_study(&NewStudy {
+            params: StudyParams::IozoneImport(storlab_model::study::ImportParams { imported_from: name }),
+            members: ids
+                .iter()
+                .zip(&runs)
+                .map(|(id, r)| Member {
+                    run_id: *id,
+                    role: Role::Imported {
+                        name: r.run.job_name.clone().unwrap_or_default(),
+                    },
+                })
+                .collect(),
+            events: Vec::new(),
+            task_samples: Vec::new(),
+        })?;
     }
     if out.json {
         println!("{}", serde_json::json!({ "imported": ids }));
-    } else {
-        let mut rows = vec![vec![
-            "run".to_string(),
-            "host".into(),
-            "job".into(),
-            "rw".into(),
-            "MiB/s".into(),
-            "IOPS".into(),
-            "lat p99".into(),
-        ]];
-        for (id, r) in ids.iter().zip(&runs) {
-            let p = &r.phases[0];
-            rows.push(vec![
-                id.to_string(),
-                r.run.host.clone(),
-                r.run.job_name.clone().unwrap_or_default(),
-                p.kind.clone(),
-                format!("{:.2}", p.bytes_per_sec / (1u64 << 20) as f64),
-                format!("{:.0}", p.iops),
-                if p.lat_p99_ns == 0 {
-                    "-".into()
-                } else {
-                    format!("{:.1} µs", p.lat_p99_ns as f64 / 1e3)
-                },
-            ]);
-        }
-        print!("{}", table(&rows));
-        eprintln!(
-            "storlab: imported {} run(s) from {} into {}",
-            ids.len(),
-            file.display(),
-            db.display()
-        );
+        return Ok(0);
     }
+    let stored: Vec<_> = ids
+        .iter()
+        .filter_map(|id| store.run(*id, false).transpose())
+        .collect::<Result<_, _>>()?;
+    print!("{}", storlab_report::runs::imported_table(&stored).to_text());
+    eprintln!(
+        "storlab: imported {} run(s) from {} into {}",
+        ids.len(),
+        file.display(),
+        store.path().display()
+    );
     Ok(0)
 }
 
-fn pairs(tags: &[(String, String)]) -> String {
-    tags.iter()
-        .map(|(k, v)| format!("{k}={v}"))
-        .collect::<Vec<_>>()
-        .join(", ")
+/// The groups named on the command line, with their runs.
+fn groups(store: &Store, specs: &[String]) -> Result<(Vec<String>, Vec<Vec<storlab_model::run::RunDetail>>)> {
+    let mut labels = Vec::new();
+    let mut members = Vec::new();
+    for g in specs {
+        let spec = GroupSpec::parse(g).map_err(usage)?;
+        members.push(store.group(&spec)?);
+        labels.push(spec.label());
+    }
+    Ok((labels, members))
 }
 
-/// A group of runs named on the command line: "3,4,5" (run ids, ranges such as 3-5 allowed) or
-/// "fs=ext2[,host=eastwood]" (tags; `host`, `kind` and `job` also match the run's own fields).
-#[derive(Debug, Clone, PartialEq)]
-pub enum GroupSpec {
-    Ids(Vec<i64>),
-    Filter(Vec<(String, String)>),
-}
-
-impl GroupSpec {
-    pub fn parse(s: &str) -> Result<GroupSpec, String> {
-        let s = s.trim();
-        if s.is_empty() {
-            return Err("an empty group: give run ids (3,4,5 or 3-5) or tags (fs=ext2)".into());
-        }
-        if s.contains('=') {
-            let mut f = Vec::new();
-            for part in s.split(',') {
-                match part.split_once('=') {
-                    Some((k, v)) if !k.trim().is_empty() => f.push((k.trim().to_string(), v.trim().to_string())),
-                    _ => return Err(format!("'{part}' in group '{s}' is not KEY=VALUE")),
-                }
-            }
-            return Ok(GroupSpec::Filter(f));
-        }
-        let mut ids = Vec::new();
-        for part in s.split(',') {
-            let bad = || format!("'{part}' in group '{s}' is not a run id or a range such as 3-5");
-            match part.split_once('-') {
-                Some((a, b)) => {
-                    let (a, b): (i64, i64) = (
-                        a.trim().parse().map_err(|_| bad())?,
-                        b.trim().parse().map_err(|_| bad())?,
-                    );
-                    if a > b || b - a > 100_000 {
-                        return Err(bad());
-                    }
-                    ids.extend(a..=b);
-                }
-                None => ids.push(part.trim().parse().map_err(|_| bad())?),
-            }
-        }
-        Ok(GroupSpec::Ids(ids))
-    }
-
-    fn label(&self) -> String {
-        match self {
-            GroupSpec::Ids(ids) => format!(
-                "runs {}",
-                ids.iter().map(|i| i.to_string()).collect::<Vec<_>>().join(",")
-            ),
-            GroupSpec::Filter(f) => pairs(f),
-        }
-    }
-
-    /// The runs of this group, oldest first.
-    fn runs(&self, store: &Store) -> Result<Vec<RunDetail>> {
-        let ids: Vec<i64> = match self {
-            GroupSpec::Ids(ids) => {
-                for id in ids {
-                    if store.run(*id, false)?.is_none() {
-                        return Err(usage(format!("no run {id} in {}", store.path().display())));
-                    }
-                }
-                ids.clone()
-            }
-            GroupSpec::Filter(f) => {
-                let mut filter = RunFilter::default();
-                for (k, v) in f {
-                    match k.as_str() {
-                        "host" => filter.host = Some(v.clone()),
-                        "kind" => filter.kind = Some(v.clone()),
-                        "job" => filter.job = Some(v.clone()),
-                        _ => filter.tags.push((k.clone(), v.clone())),
-                    }
-                }
-                let mut found: Vec<i64> = store.find_runs(&filter)?.iter().map(|r| r.id).collect();
-                // host=... also matches a tag named host, for runs tagged by hand.
-                if let Some(h) = &filter.host {
-                    let mut by_tag = filter.clone();
-                    by_tag.host = None;
-                    by_tag.tags.push(("host".into(), h.clone()));
-                    found.extend(store.find_runs(&by_tag)?.iter().map(|r| r.id));
-                }
-                found.sort_unstable();
-                found.dedup();
-                if found.is_empty() {
-                    return Err(usage(format!(
-                        "no run matches {}: `storlab results list --tag KEY=VALUE` shows what does",
-                        self.label()
-                    )));
-                }
-                found
-            }
-        };
-        let mut runs = Vec::new();
-        for id in ids {
-            runs.push(store.run(id, false)?.expect("listed runs exist"));
-        }
-        Ok(runs)
-    }
-}
-
-pub fn compare_cmd(groups: &[String], allow_different: bool, out: &OutputArgs) -> Result<u8> {
-    if groups.len() < 2 {
-        return Err(usage("compare needs at least two groups, e.g. `storlab results compare fs=ext2 fs=ext3` or `storlab results compare 3,4,5 6,7,8`"));
-    }
-    let store = open_store(out)?;
-    let specs: Vec<GroupSpec> = groups
-        .iter()
-        .map(|g| GroupSpec::parse(g).map_err(usage))
-        .collect::<Result<_>>()?;
-    let mut members: Vec<Vec<RunDetail>> = Vec::new();
-    for s in &specs {
-        members.push(s.runs(&store)?);
-    }
-    let labels: Vec<String> = specs.iter().map(GroupSpec::label).collect();
+/// Compares groups of runs; refuses runs whose workloads differ unless allowed.
+fn comparison(
+    store: &Store,
+    specs: &[String],
+    allow_different: bool,
+) -> Result<storlab_report::compare::CompareReport> {
+    let (labels, members) = groups(store, specs)?;
     let report = storlab_report::compare::compare_groups(&labels, &members);
     if !report.differences.is_empty() && !allow_different {
         return Err(usage(format!(
@@ -549,31 +420,90 @@ pub fn compare_cmd(groups: &[String], allow_different: bool, out: &OutputArgs) -
             report.differences.join("\n  ")
         )));
     }
+    Ok(report)
+}
+
+pub fn compare(specs: &[String], allow_different: bool, out: &OutputArgs) -> Result<u8> {
+    if specs.len() < 2 {
+        return Err(usage("compare needs at least two groups, e.g. `storlab results compare fs=ext2 fs=ext3` or `storlab results compare 3,4,5 6,7,8`"));
+    }
+    let report = comparison(&open_existing(&out.db)?, specs, allow_different)?;
     if out.json {
-        println!("{}", serde_json::to_string_pretty(&report)?);
+        print_json(&report)?;
     } else {
         print!("{}", storlab_report::compare::render_text(&report));
     }
     Ok(0)
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn groups_parse() {
-        assert_eq!(GroupSpec::parse("3,4,5"), Ok(GroupSpec::Ids(vec![3, 4, 5])));
-        assert_eq!(GroupSpec::parse("3-5,9"), Ok(GroupSpec::Ids(vec![3, 4, 5, 9])));
-        assert_eq!(
-            GroupSpec::parse("fs=ext2,host=a"),
-            Ok(GroupSpec::Filter(vec![
-                ("fs".into(), "ext2".into()),
-                ("host".into(), "a".into())
-            ]))
-        );
-        assert!(GroupSpec::parse("3,x").unwrap_err().contains("'x'"));
-        assert!(GroupSpec::parse("5-3").is_err());
-        assert!(GroupSpec::parse("fs=ext2,oops").unwrap_err().contains("KEY=VALUE"));
+pub fn report(args: ReportArgs) -> Result<u8> {
+    use storlab_report::html::{render, HtmlOptions, RunSection};
+    if args.ids.is_empty() && args.compare.is_empty() && args.studies.is_empty() {
+        return Err(usage(
+            "nothing to report: give run ids, --compare GROUP --compare GROUP, or --study ID",
+        ));
     }
+    if args.compare.len() == 1 {
+        return Err(usage("--compare needs at least two groups (the first is the baseline)"));
+    }
+    let store = open_existing(&args.db)?;
+    let comparison = match args.compare.len() {
+        0 => None,
+        _ => Some(comparison(&store, &args.compare, args.allow_different)?),
+    };
+    let mut order: Vec<i64> = args.ids.clone();
+    order.extend(
+        comparison
+            .iter()
+            .flat_map(|c| c.groups.iter().flat_map(|g| g.1.clone())),
+    );
+    let mut seen = std::collections::HashSet::new();
+    order.retain(|id| seen.insert(*id));
+    let mut sections = Vec::new();
+    for id in order {
+        let run = store.run(id, true)?.ok_or_else(|| {
+            usage(format!(
+                "no run {id} in {}: no report was written",
+                store.path().display()
+            ))
+        })?;
+        let extra = store
+            .scan(id)?
+            .map(|r| storlab_report::scan::data_table(&r, "scan"))
+            .into_iter()
+            .collect();
+        sections.push(RunSection { run, extra });
+    }
+    let mut studies = Vec::new();
+    for sid in &args.studies {
+        studies.push(StudyView::load(&store, *sid)?.ok_or_else(|| {
+            usage(format!(
+                "no study {sid} in {}: no report was written",
+                store.path().display()
+            ))
+        })?);
+    }
+    let html = render(
+        &sections,
+        comparison.as_ref(),
+        &studies,
+        &HtmlOptions {
+            free_scales: args.free_scales,
+        },
+    );
+    write_whole(&args.file, |f| Ok(f.write_all(html.as_bytes())?)).context("writing the report")?;
+    eprintln!(
+        "storlab: wrote {} ({:.1} KiB, {} run(s){})",
+        args.file.display(),
+        html.len() as f64 / 1024.0,
+        sections.len(),
+        if comparison.is_some() {
+            ", with the comparison"
+        } else if !studies.is_empty() {
+            ", with the studies"
+        } else {
+            ""
+        }
+    );
+    Ok(0)
 }

@@ -166,7 +166,7 @@ pub fn run_phase(plan: &PhasePlan, stop: &AtomicBool) -> Result<PhaseResult, Eng
 /// when it started.
 pub fn run_phase_with(plan: &PhasePlan, stop: &AtomicBool, control: &PhaseControl) -> Result<PhaseResult, EngineError> {
     crate::clock::init();
-    let layout_seconds = if plan.backend != BackendKind::Null && plan.kind != PhaseKind::Write {
+    let layout_seconds = if plan.settings.engine != BackendKind::Null && plan.kind != PhaseKind::Write {
         lay_out(plan, stop)?
     } else {
         0.0
@@ -378,7 +378,7 @@ fn collect(
 }
 
 fn merge(plan: &PhasePlan, outs: Vec<WorkerOutcome>, samples: Vec<Sample>, layout_seconds: f64) -> PhaseResult {
-    let measure_start = plan.ramp.0;
+    let measure_start = plan.settings.ramp.0;
     let mut totals = Counters::default();
     let mut hist = [new_histogram(), new_histogram()];
     let mut first = Counters::default();
@@ -410,7 +410,7 @@ fn merge(plan: &PhasePlan, outs: Vec<WorkerOutcome>, samples: Vec<Sample>, layou
     let _ = V2DeflateSerializer::new().serialize(&all, &mut encoded);
     let all_secs = (last_end.saturating_sub(measure_start)) as f64 / 1e9;
     let first_secs = (first_end.min(last_end).saturating_sub(measure_start)) as f64 / 1e9;
-    let rate = plan.rate.map(|r| {
+    let rate = plan.rate().map(|r| {
         let workers = plan.workers.len() as u32;
         let target = if r.per_worker {
             r.rate.value() * workers as f64
@@ -426,7 +426,7 @@ fn merge(plan: &PhasePlan, outs: Vec<WorkerOutcome>, samples: Vec<Sample>, layou
             unit,
             achieved,
             late_ios: totals.late,
-            late_after_ns: plan.late_after.0,
+            late_after_ns: plan.settings.late_after.0,
         }
     });
     PhaseResult {
@@ -447,7 +447,7 @@ fn merge(plan: &PhasePlan, outs: Vec<WorkerOutcome>, samples: Vec<Sample>, layou
         histogram: encoded,
         samples,
         rate,
-        verify: plan.verify.then_some(verify),
+        verify: plan.verifies().then_some(verify),
         layout_seconds,
         interrupted,
     }
@@ -473,27 +473,27 @@ type PreparedWorker = (Option<File>, BufferPool, Box<dyn Backend>);
 
 /// Opens a worker's file, buffer pool and back-end.
 fn prepare_worker(plan: &PhasePlan, index: usize, wf: &WorkerFile) -> Result<PreparedWorker, EngineError> {
-    let file = if plan.backend == BackendKind::Null {
+    let file = if plan.settings.engine == BackendKind::Null {
         None
     } else {
         Some(open_worker_file(plan, &wf.path, wf.owned, wf.offset + wf.len)?)
     };
-    let mut pool = BufferPool::new(plan.iodepth as usize, plan.bs.max() as usize);
+    let mut pool = BufferPool::new(plan.settings.iodepth as usize, plan.settings.bs.max() as usize);
     if plan.kind.writes() {
-        pool.fill(plan.pattern, plan.seed ^ (index as u64) << 32);
+        pool.fill(plan.settings.pattern, plan.seed ^ (index as u64) << 32);
     }
     let be = backend::open(
-        plan.backend,
+        plan.settings.engine,
         file.as_ref(),
         (wf.offset, wf.len),
         plan.kind.writes(),
-        plan.iodepth,
+        plan.settings.iodepth,
         &pool,
-        plan.bs.max() as usize,
-        plan.iovecs,
+        plan.settings.bs.max() as usize,
+        plan.settings.iovecs,
     )
     .map_err(|e| EngineError::Backend {
-        backend: plan.backend.name(),
+        backend: plan.settings.engine.name(),
         path: wf.path.display().to_string(),
         source: e,
     })?;
@@ -510,27 +510,27 @@ fn open_worker_file(plan: &PhasePlan, path: &Path, owned: bool, needed: u64) -> 
         o.create(true).truncate(true);
     }
     let mut flags = 0;
-    if plan.direct {
+    if plan.settings.direct {
         flags |= libc::O_DIRECT;
     }
-    if plan.sync {
+    if plan.settings.sync {
         flags |= libc::O_SYNC;
     }
     o.custom_flags(flags);
     let f = o.open(path).map_err(|e| EngineError::Open {
         path: path.display().to_string(),
-        direct: plan.direct,
+        direct: plan.settings.direct,
         source: e,
     })?;
     // A mapping cannot grow a file: size it first.
-    if plan.backend == BackendKind::Mmap
+    if plan.settings.engine == BackendKind::Mmap
         && plan.kind.writes()
         && owned
         && f.metadata().map(|m| m.len() < needed).unwrap_or(false)
     {
         f.set_len(needed).map_err(|e| EngineError::Open {
             path: path.display().to_string(),
-            direct: plan.direct,
+            direct: plan.settings.direct,
             source: e,
         })?;
     }
@@ -550,10 +550,10 @@ fn lay_out(plan: &PhasePlan, stop: &AtomicBool) -> Result<f64, EngineError> {
     let chunk = 1 << 20;
     let mut pool = BufferPool::new(1, chunk);
     pool.fill(
-        if plan.pattern == DataPattern::Zeros && !plan.write_headers {
+        if plan.settings.pattern == DataPattern::Zeros && !plan.write_headers {
             DataPattern::Zeros
         } else {
-            plan.pattern
+            plan.settings.pattern
         },
         plan.seed,
     );
@@ -581,7 +581,7 @@ fn lay_out(plan: &PhasePlan, stop: &AtomicBool) -> Result<f64, EngineError> {
             let buf = unsafe { pool.slice_mut(0, len) };
             if plan.write_headers {
                 data::stamp(buf, off, plan.seed, plan.generation);
-            } else if plan.pattern != DataPattern::Zeros {
+            } else if plan.settings.pattern != DataPattern::Zeros {
                 data::scramble(buf, off, plan.seed);
             }
             std::os::unix::fs::FileExt::write_all_at(&f, buf, off).map_err(io_err)?;
@@ -666,7 +666,7 @@ impl<'a> Worker<'a> {
         shared: &'a Shared,
         tx: &'a mpsc::Sender<Msg>,
     ) -> Worker<'a> {
-        let depth = plan.iodepth.max(1) as usize;
+        let depth = plan.settings.iodepth.max(1) as usize;
         Worker {
             plan,
             target: plan.workers[index].target,
@@ -678,10 +678,10 @@ impl<'a> Worker<'a> {
                 plan.kind,
                 offset,
                 len,
-                &plan.bs,
-                plan.runtime.is_some(),
-                plan.rwmix_read,
-                plan.stride,
+                &plan.settings.bs,
+                plan.settings.runtime.is_some(),
+                plan.settings.rwmix,
+                plan.settings.stride,
             ),
             rng: SmallRng::seed_from_u64(plan.seed.wrapping_add(index as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)),
             shared,
@@ -695,7 +695,7 @@ impl<'a> Worker<'a> {
             last_sent: None,
             totals: Counters::default(),
             thist: Box::new([new_histogram(), new_histogram()]),
-            measuring: plan.ramp.0 == 0,
+            measuring: plan.settings.ramp.0 == 0,
             first_done_snapshot: None,
             inflight: vec![InFlight::default(); depth],
             free: (0..depth as u32).rev().collect(),
@@ -708,9 +708,9 @@ impl<'a> Worker<'a> {
     }
 
     fn boundary_after(&self, t: u64) -> u64 {
-        let iv = self.plan.interval.0.max(1_000_000);
+        let iv = self.plan.settings.interval.0.max(1_000_000);
         let next = (t / iv + 1) * iv;
-        let ramp = self.plan.ramp.0;
+        let ramp = self.plan.settings.ramp.0;
         if t < ramp && ramp < next {
             ramp
         } else {
@@ -726,9 +726,9 @@ impl<'a> Worker<'a> {
         self.epoch = *self.shared.epoch.get().expect("epoch set before the start barrier");
         let (u0, s0) = thread_cpu();
         self.next_boundary = self.boundary_after(0);
-        let depth = self.plan.iodepth.max(1);
-        let deadline = self.plan.runtime.map(|r| self.plan.ramp.0 + r.0);
-        let mut rate_gap = self.plan.rate.map(|r| {
+        let depth = self.plan.settings.iodepth.max(1);
+        let deadline = self.plan.settings.runtime.map(|r| self.plan.settings.ramp.0 + r.0);
+        let mut rate_gap = self.plan.rate().map(|r| {
             let r = if r.per_worker {
                 r.rate
             } else {
@@ -789,7 +789,7 @@ impl<'a> Worker<'a> {
                         now = self.now();
                     }
                     next_sched += if *per_byte { *gap * len as f64 } else { *gap };
-                    if now > sched + self.plan.late_after.0 {
+                    if now > sched + self.plan.settings.late_after.0 {
                         self.interval.late += 1;
                     }
                     sched
@@ -806,7 +806,7 @@ impl<'a> Worker<'a> {
                     let buf = unsafe { self.pool.slice_mut(slot as usize, len as usize) };
                     if self.plan.write_headers {
                         data::stamp(buf, offset, self.plan.seed, self.plan.generation);
-                    } else if self.plan.pattern != DataPattern::Zeros {
+                    } else if self.plan.settings.pattern != DataPattern::Zeros {
                         data::scramble(buf, offset, self.plan.seed);
                     }
                 }
@@ -843,7 +843,7 @@ impl<'a> Worker<'a> {
                         }
                     }
                 }
-                if let FsyncPolicy::Every(n) = self.plan.fsync {
+                if let FsyncPolicy::Every(n) = self.plan.settings.fsync {
                     if self.writes_since_flush >= n {
                         in_flight -= self.drain(in_flight, &mut to_commit)?;
                         self.flush()?;
@@ -863,13 +863,13 @@ impl<'a> Worker<'a> {
             in_flight -= self.reap(1)?;
         }
         let mut end = self.now();
-        if self.plan.fsync == FsyncPolicy::End && self.plan.kind.writes() && !interrupted {
+        if self.plan.settings.fsync == FsyncPolicy::End && self.plan.kind.writes() && !interrupted {
             self.flush()?;
-            if self.plan.fsync_timed {
+            if self.plan.settings.fsync_timed {
                 end = self.now();
             }
         }
-        if self.plan.close_timed {
+        if self.plan.settings.close_timed {
             // IOzone's -c: closing (which on NFS flushes) counts. The back-end holds the
             // descriptor (and a mapping or ring); dropping both closes the file.
             self.backend = Box::new(crate::backend::Closed);
@@ -888,7 +888,7 @@ impl<'a> Worker<'a> {
             self.first_done_snapshot = Some(self.totals);
         }
         let (u1, s1) = thread_cpu();
-        let measured_secs = end.saturating_sub(self.plan.ramp.0) as f64 / 1e9;
+        let measured_secs = end.saturating_sub(self.plan.settings.ramp.0) as f64 / 1e9;
         let bytes = self.totals.bytes();
         Ok(WorkerOutcome {
             result: WorkerResult {
@@ -976,7 +976,7 @@ impl<'a> Worker<'a> {
         self.interval.ops[d] += 1;
         if io.write {
             self.writes_since_flush += 1;
-        } else if self.plan.verify {
+        } else if self.plan.verifies() {
             // SAFETY: the I/O on this slot has completed; nothing else uses the buffer.
             let buf = unsafe { self.pool.slice_mut(slot as usize, io.len as usize) };
             let file = &self.file_name;
@@ -1017,7 +1017,7 @@ impl<'a> Worker<'a> {
             self.send_interval(b);
             self.interval_start = b;
             self.next_boundary = self.boundary_after(b);
-            if !self.measuring && b >= self.plan.ramp.0 {
+            if !self.measuring && b >= self.plan.settings.ramp.0 {
                 self.measuring = true;
             }
         }
@@ -1054,7 +1054,7 @@ impl<'a> Worker<'a> {
             path: self.file_name.clone(),
             write: op == Op::Write,
             offset,
-            direct: self.plan.direct,
+            direct: self.plan.settings.direct,
             source: e,
         }
     }

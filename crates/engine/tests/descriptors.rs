@@ -6,35 +6,29 @@
 use std::sync::atomic::AtomicBool;
 
 use storlab_engine::*;
-use storlab_units::Duration;
 
 fn plan(kind: PhaseKind, backend: BackendKind, path: &std::path::Path, workers: u64) -> PhasePlan {
     let len = 4 << 20;
+    let mut settings = storlab_model::settings::Settings::default();
+    for (k, v) in [
+        ("engine", backend.name()),
+        ("iodepth", if backend == BackendKind::IoUring { "8" } else { "1" }),
+        ("iovecs", if backend == BackendKind::Pvsync { "4" } else { "1" }),
+        ("fsync", "end"),
+        ("fsync_timed", "false"),
+        ("bs", "64k"),
+        ("verify", if kind.writes() { "false" } else { "true" }),
+    ] {
+        settings.apply_str(k, v).unwrap();
+    }
     PhasePlan {
         kind,
-        backend,
-        iodepth: if backend == BackendKind::IoUring { 8 } else { 1 },
+        settings: settings.resolve(),
         submit_batch: 1,
-        iovecs: if backend == BackendKind::Pvsync { 4 } else { 1 },
-        direct: false,
-        sync: false,
-        fsync: FsyncPolicy::End,
-        fsync_timed: false,
-        close_timed: false,
-        bs: BlockSizes::Fixed(64 << 10),
-        runtime: None,
-        ramp: Duration(0),
-        rate: None,
-        pattern: DataPattern::Random,
         write_headers: true,
-        verify: !kind.writes(),
         verify_generations: GenerationRange { min: 0, max: 0 },
         generation: 0,
         seed: 7,
-        rwmix_read: 50,
-        stride: 4,
-        interval: Duration(1_000_000_000),
-        late_after: Duration(1_000_000),
         workers: (0..workers)
             .map(|i| WorkerFile {
                 path: path.to_path_buf(),

@@ -31,6 +31,12 @@ pub fn capture(targets: &[PathBuf]) -> Environment {
     }
 }
 
+/// This machine's host name (uname's nodename): what a run is stored under, without the rest
+/// of a capture.
+pub fn hostname() -> String {
+    uname().0
+}
+
 /// Physical memory from /proc/meminfo, bytes (0 when unreadable).
 pub fn memory_bytes() -> u64 {
     fs::read_to_string("/proc/meminfo")

@@ -4,7 +4,7 @@
 use std::sync::Mutex;
 
 use storlab_engine::clock;
-use storlab_store::{StudyEvent, TaskSample};
+use storlab_model::study::{StudyEvent, TaskCondition, TaskSample};
 
 use crate::task::TaskState;
 
@@ -73,15 +73,15 @@ impl Recorder {
         let mut g = self.lock();
         let t = self.now();
         let (name, percent, bytes) = match state {
-            TaskState::Idle => ("idle", None, None),
-            TaskState::Running(p) => ("running", p.percent, p.bytes_done),
-            TaskState::Done { .. } => ("done", Some(100.0), None),
+            TaskState::Idle => (TaskCondition::Idle, None, None),
+            TaskState::Running(p) => (TaskCondition::Running, p.percent, p.bytes_done),
+            TaskState::Done { .. } => (TaskCondition::Done, Some(100.0), None),
         };
         g.samples.push(TaskSample {
             task,
             t,
             run_id: None,
-            state: name.into(),
+            state: name,
             percent: percent.filter(|_| !matches!(state, TaskState::Done { completed: false, .. })),
             bytes_done: bytes,
         });

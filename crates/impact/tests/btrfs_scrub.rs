@@ -6,7 +6,8 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::Duration;
 
-use storlab_impact::task::{parse, wait_done, TaskState};
+use storlab_impact::kinds::parse;
+use storlab_impact::task::{wait_done, TaskState};
 
 struct Loop(String);
 impl Drop for Loop {

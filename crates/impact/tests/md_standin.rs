@@ -6,7 +6,8 @@
 use std::path::Path;
 use std::time::Duration;
 
-use storlab_impact::task::{parse, wait_done, TaskState};
+use storlab_impact::kinds::parse;
+use storlab_impact::task::{wait_done, TaskState};
 
 fn put(dir: &Path, f: &str, v: &str) {
     std::fs::write(dir.join(f), v).unwrap();

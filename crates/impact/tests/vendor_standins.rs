@@ -7,7 +7,8 @@
 use std::path::Path;
 use std::time::Duration;
 
-use storlab_impact::task::{parse, wait_done, TaskState};
+use storlab_impact::kinds::parse;
+use storlab_impact::task::{wait_done, TaskState};
 
 const TW_CLI: &str = r#"#!/bin/sh
 st="$STANDIN_DIR/tw.state"; [ -f "$st" ] || echo idle > "$st"

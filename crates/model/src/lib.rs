@@ -11,4 +11,7 @@
 pub mod env;
 pub mod plan;
 pub mod result;
+pub mod run;
 pub mod scan;
+pub mod settings;
+pub mod study;

@@ -4,7 +4,9 @@
 use std::path::PathBuf;
 
 use serde::{Deserialize, Serialize};
-use storlab_units::{Duration, Rate};
+use storlab_units::Rate;
+
+use crate::settings::{PhaseSettings, RatePer};
 
 /// One kind of access over one set of files.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -240,68 +242,44 @@ pub struct GenerationRange {
     pub max: u32,
 }
 
-/// One phase, fully resolved.
+/// One phase, fully resolved: its kind, every job setting with the defaults applied, and what
+/// the workload crate derived from them (the workers' regions, the submission batch, the
+/// verification generations, the run's seed).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct PhasePlan {
     /// The kind of access.
     pub kind: PhaseKind,
-    /// The back-end.
-    pub backend: BackendKind,
-    /// I/Os kept in flight per worker.
-    pub iodepth: u32,
-    /// Buffers per I/O for the pvsync back-end (the block is split into this many equal
-    /// parts, each its own iovec); 1 elsewhere.
-    #[serde(default = "one")]
-    pub iovecs: u32,
+    /// Every job setting (crates/model/src/settings.rs), resolved.
+    pub settings: PhaseSettings,
     /// I/Os queued before they are submitted together (1 ≤ submit_batch ≤ iodepth).
-    #[serde(default = "one")]
     pub submit_batch: u32,
-    /// Open with O_DIRECT (bypass the page cache).
-    pub direct: bool,
-    /// Open with O_SYNC (every write reaches stable storage before it completes).
-    pub sync: bool,
-    /// When to flush written data.
-    pub fsync: FsyncPolicy,
-    /// True when the flush at the end of the phase counts in the phase's time (IOzone's -e).
-    pub fsync_timed: bool,
-    /// True when closing the file counts in the phase's time (IOzone's -c).
-    #[serde(default)]
-    pub close_timed: bool,
-    /// Block sizes.
-    pub bs: BlockSizes,
-    /// Time-based phase: run this long after the ramp; None runs through each region once.
-    pub runtime: Option<Duration>,
-    /// Time at the start that is run but excluded from the results.
-    pub ramp: Duration,
-    /// Rate limit, if any.
-    pub rate: Option<RateLimit>,
-    /// What written blocks contain.
-    pub pattern: DataPattern,
-    /// Stamp every 4 KiB written with a verification header and checksum.
+    /// Stamp every 4 KiB written with a verification header and checksum (whenever the job
+    /// verifies anywhere, so that a later phase or run can check what this one wrote).
     pub write_headers: bool,
-    /// Check every 4 KiB read against its header and checksum.
-    pub verify: bool,
     /// Generations a verified read accepts.
     pub verify_generations: GenerationRange,
     /// The generation this phase writes.
     pub generation: u32,
     /// Seed of this run: stamps headers and seeds the offset generators.
     pub seed: u64,
-    /// Percentage of reads in a randrw phase (0..=100).
-    pub rwmix_read: u8,
-    /// Stride in records for strideread.
-    pub stride: u64,
-    /// Length of one sample interval.
-    pub interval: Duration,
-    /// Late threshold: an I/O issued more than this after its scheduled start counts as late.
-    pub late_after: Duration,
     /// One entry per worker.
     pub workers: Vec<WorkerFile>,
 }
 
+impl PhasePlan {
+    /// The rate limit, if the phase has one.
+    pub fn rate(&self) -> Option<RateLimit> {
+        self.settings.rate.map(|rate| RateLimit {
+            rate,
+            per_worker: self.settings.rate_per == RatePer::Worker,
+        })
+    }
+
+    /// True when the phase checks what it reads.
+    pub fn verifies(&self) -> bool {
+        self.settings.verify && self.kind.reads()
+    }
+}
+
 /// The verification granularity: every 4 KiB written carries a header.
 pub const VERIFY_BLOCK: u64 = 4096;
-
-fn one() -> u32 {
-    1
-}

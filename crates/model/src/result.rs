@@ -95,10 +95,11 @@ pub struct RateReport {
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub enum RateUnit {
     /// I/Os per second.
-    #[serde(rename = "iops")]
+    #[serde(rename = "iops", alias = "IOPS")]
     Iops,
-    /// Bytes per second.
-    #[serde(rename = "bytes/s")]
+    /// Bytes per second (studies stored before units were typed say "MiB/s": the held-rate
+    /// analysis shows a bandwidth target in MiB/s).
+    #[serde(rename = "bytes/s", alias = "MiB/s")]
     BytesPerSec,
 }
 
@@ -215,7 +216,9 @@ pub struct PhaseResult {
     /// The histogram of all I/Os' latency, HdrHistogram V2 deflate encoding.
     #[serde(skip)]
     pub histogram: Vec<u8>,
-    /// Interval samples.
+    /// Interval samples (the store keeps them in tables of their own, not in the result's
+    /// document).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
     pub samples: Vec<Sample>,
     /// Rate keeping, when the phase was rate-limited.
     pub rate: Option<RateReport>,

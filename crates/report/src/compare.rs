@@ -5,8 +5,12 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
+use storlab_model::plan::{BlockSizes, RateLimit};
+use storlab_model::run::{Phase, PhaseParams, RunDetail};
 use storlab_stats::{compare, Comparison, Summary, Verdict};
-use storlab_store::{PhaseRow, RunDetail};
+use storlab_units::{Rate, Size};
+
+use crate::table::Table;
 
 /// The metrics a comparison reports per phase: name, unit, and how to read it from a phase.
 pub const METRICS: &[(&str, &str)] = &[
@@ -18,13 +22,14 @@ pub const METRICS: &[(&str, &str)] = &[
 ];
 
 /// A metric's value for a phase.
-pub fn metric(p: &PhaseRow, name: &str) -> f64 {
+pub fn metric(p: &Phase, name: &str) -> f64 {
+    let r = &p.result;
     match name {
-        "MiB/s" => p.bytes_per_sec / (1u64 << 20) as f64,
-        "IOPS" => p.iops,
-        "lat p50" => p.lat_p50_ns as f64 / 1e3,
-        "lat p99" => p.lat_p99_ns as f64 / 1e3,
-        "lat p99.9" => p.lat_p99_9_ns as f64 / 1e3,
+        "MiB/s" => r.all_done.bytes_per_sec / (1u64 << 20) as f64,
+        "IOPS" => r.all_done.iops,
+        "lat p50" => r.latency.p50_ns as f64 / 1e3,
+        "lat p99" => r.latency.p99_ns as f64 / 1e3,
+        "lat p99.9" => r.latency.p99_9_ns as f64 / 1e3,
         _ => f64::NAN,
     }
 }
@@ -35,67 +40,64 @@ pub fn higher_is_better(name: &str) -> bool {
 }
 
 /// A phase's workload, as far as comparisons go: what was done, not where or with which seed.
-pub fn workload_of(p: &PhaseRow) -> BTreeMap<String, String> {
+/// Every setting of the plan is named by its key, so that a setting added to the declaration
+/// is compared without a change here; block sizes and rates are written as a user writes them.
+pub fn workload_of(p: &Phase) -> BTreeMap<String, String> {
     let mut m = BTreeMap::new();
-    m.insert("phase".into(), p.kind.clone());
-    if let Value::Object(o) = &p.params {
+    m.insert("phase".into(), p.kind.to_string());
+    let fields = match &p.params {
+        PhaseParams::Plan(plan) => {
+            m.insert("bs".into(), bs_text(&plan.settings.bs));
+            if let Some(r) = &plan.rate() {
+                m.insert("rate".into(), rate_text(r));
+            }
+            m.insert("threads".into(), plan.workers.len().to_string());
+            let lens: Vec<String> = plan.workers.iter().map(|w| w.len.to_string()).collect();
+            m.insert("bytes per worker".into(), lens.join(","));
+            serde_json::to_value(&plan.settings).unwrap_or_default()
+        }
+        PhaseParams::Imported(i) => serde_json::to_value(i).unwrap_or_default(),
+    };
+    if let Value::Object(o) = fields {
         for (k, v) in o {
             match k.as_str() {
-                // Where, which seed and how the results were sampled do not change the workload.
-                "workers" | "seed" | "generation" | "verify_generations" | "interval" | "late_after"
-                | "write_headers" => {}
+                // Which seed and how the results were sampled do not change the workload; block
+                // sizes, rates, threads and sizes are written above.
+                "seed" | "interval" | "late_after" | "notes" | "bs" | "rate" | "rate_per" | "threads" | "size" => {}
                 _ => {
-                    m.insert(k.clone(), readable(k, v));
+                    m.insert(k, if let Value::String(s) = v { s } else { v.to_string() });
                 }
             }
-        }
-        if let Some(Value::Array(w)) = o.get("workers") {
-            m.insert("threads".into(), w.len().to_string());
-            let lens: Vec<String> = w.iter().map(|x| x["len"].to_string()).collect();
-            m.insert("bytes per worker".into(), lens.join(","));
         }
     }
     m
 }
 
-/// A parameter's value as a user writes it: block sizes in bytes with units, mixes as
-/// size:weight, strings without quotes.
-fn readable(key: &str, v: &Value) -> String {
+/// Block sizes as a user writes them: 4k, or 4k:70,64k:30.
+pub fn bs_text(bs: &BlockSizes) -> String {
     let size = |b: u64| {
         let units = [(1u64 << 40, "t"), (1 << 30, "g"), (1 << 20, "m"), (1 << 10, "k")];
         units
             .iter()
             .find(|(u, _)| b >= *u && b.is_multiple_of(*u))
             .map(|(u, s)| format!("{}{s}", b / u))
-            .unwrap_or_else(|| b.to_string())
+            .unwrap_or_else(|| Size(b).to_string())
     };
-    match (key, v) {
-        ("bs", Value::Object(o)) if o.contains_key("fixed") => o["fixed"].as_u64().map(size).unwrap_or_default(),
-        ("bs", Value::Object(o)) if o.contains_key("mix") => o["mix"]
-            .as_array()
-            .map(|m| {
-                m.iter()
-                    .map(|p| format!("{}:{}", p[0].as_u64().map(size).unwrap_or_default(), p[1]))
-                    .collect::<Vec<_>>()
-                    .join(",")
-            })
-            .unwrap_or_default(),
-        ("rate", Value::Object(o)) => {
-            let per = if o.get("per_worker").and_then(Value::as_bool) == Some(true) {
-                "per worker"
-            } else {
-                "in total"
-            };
-            match o.get("rate") {
-                Some(Value::Object(r)) if r.contains_key("iops") => format!("{} IOPS {per}", r["iops"]),
-                Some(Value::Object(r)) if r.contains_key("bytes_per_sec") => {
-                    format!("{} bytes/s {per}", r["bytes_per_sec"])
-                }
-                _ => v.to_string(),
-            }
-        }
-        (_, Value::String(s)) => s.clone(),
-        _ => v.to_string(),
+    match bs {
+        BlockSizes::Fixed(b) => size(*b),
+        BlockSizes::Mix(m) => m
+            .iter()
+            .map(|(b, w)| format!("{}:{w}", size(*b)))
+            .collect::<Vec<_>>()
+            .join(","),
+    }
+}
+
+fn rate_text(r: &RateLimit) -> String {
+    let per = if r.per_worker { "per worker" } else { "in total" };
+    match r.rate {
+        Rate::Iops(v) => format!("{v} IOPS {per}"),
+        Rate::BytesPerSec(v) => format!("{v} bytes/s {per}"),
     }
 }
 
@@ -146,7 +148,13 @@ pub fn compare_groups(labels: &[String], members: &[Vec<RunDetail>]) -> CompareR
             if r.phases.len() != reference.phases.len()
                 || r.phases.iter().zip(&reference.phases).any(|(a, b)| a.kind != b.kind)
             {
-                let kinds = |r: &RunDetail| r.phases.iter().map(|p| p.kind.clone()).collect::<Vec<_>>().join(",");
+                let kinds = |r: &RunDetail| {
+                    r.phases
+                        .iter()
+                        .map(|p| p.kind.to_string())
+                        .collect::<Vec<_>>()
+                        .join(",")
+                };
                 differences.push(format!(
                     "run {} ({}) has phases {} where run {} has {}",
                     r.run.id,
@@ -164,7 +172,7 @@ pub fn compare_groups(labels: &[String], members: &[Vec<RunDetail>]) -> CompareR
                     if va != vb {
                         let key = (
                             a.seq,
-                            a.kind.clone(),
+                            a.kind.to_string(),
                             k.clone(),
                             va.cloned().unwrap_or_else(|| "unset".into()),
                             vb.cloned().unwrap_or_else(|| "unset".into()),
@@ -220,7 +228,7 @@ pub fn compare_groups(labels: &[String], members: &[Vec<RunDetail>]) -> CompareR
                 };
                 metrics.push(MetricComparison {
                     phase: seq as u32 + 1,
-                    kind: members[0][0].phases[seq].kind.clone(),
+                    kind: members[0][0].phases[seq].kind.to_string(),
                     metric: name.to_string(),
                     unit: unit.to_string(),
                     group: labels[gi].clone(),
@@ -267,6 +275,47 @@ fn pct(x: Option<f64>) -> String {
     x.map(|p| format!("{p:+.2} %")).unwrap_or_else(|| "-".into())
 }
 
+/// The comparison's table, one row per phase, metric and group: both means with their sample
+/// standard deviations, the difference with its 95 % interval, the verdict.
+pub fn comparison_table(r: &CompareReport) -> Table {
+    let mut t = Table::new(
+        "comparison",
+        &[
+            "phase",
+            "metric",
+            "A: mean ± sd",
+            "group",
+            "mean ± sd",
+            "difference",
+            "95 % CI",
+            "verdict",
+        ],
+    );
+    for m in &r.metrics {
+        let c = &m.comparison;
+        let gi = r.groups.iter().position(|(l, _)| *l == m.group).unwrap_or(0);
+        t.push(vec![
+            format!("{} {}", m.phase, m.kind).into(),
+            if m.metric == m.unit {
+                m.metric.clone()
+            } else {
+                format!("{} ({})", m.metric, m.unit)
+            }
+            .into(),
+            mean_sd(&c.a).into(),
+            ((b'A' + gi as u8) as char).to_string().into(),
+            mean_sd(&c.b).into(),
+            pct(c.diff_percent).into(),
+            c.ci95_percent
+                .map(|(lo, hi)| format!("{lo:+.2} % to {hi:+.2} %"))
+                .unwrap_or_else(|| "-".into())
+                .into(),
+            m.reading.as_str().into(),
+        ]);
+    }
+    t
+}
+
 /// The comparison as the terminal shows it: a table, a verdict per metric, differences, warnings.
 pub fn render_text(r: &CompareReport) -> String {
     let mut s = String::new();
@@ -280,37 +329,7 @@ pub fn render_text(r: &CompareReport) -> String {
         );
     }
     s += "\n";
-    let mut rows = vec![vec![
-        "phase".to_string(),
-        "metric".into(),
-        "A: mean ± sd".into(),
-        "group".into(),
-        "mean ± sd".into(),
-        "difference".into(),
-        "95 % CI".into(),
-        "verdict".into(),
-    ]];
-    for m in &r.metrics {
-        let c = &m.comparison;
-        let gi = r.groups.iter().position(|(l, _)| *l == m.group).unwrap_or(0);
-        rows.push(vec![
-            format!("{} {}", m.phase, m.kind),
-            if m.metric == m.unit {
-                m.metric.clone()
-            } else {
-                format!("{} ({})", m.metric, m.unit)
-            },
-            mean_sd(&c.a),
-            ((b'A' + gi as u8) as char).to_string(),
-            mean_sd(&c.b),
-            pct(c.diff_percent),
-            c.ci95_percent
-                .map(|(lo, hi)| format!("{lo:+.2} % to {hi:+.2} %"))
-                .unwrap_or_else(|| "-".into()),
-            m.reading.clone(),
-        ]);
-    }
-    s += &crate::text_table(&rows);
+    s += &comparison_table(r).to_text();
     s += "\n";
     for m in &r.metrics {
         let c = &m.comparison;

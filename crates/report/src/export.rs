@@ -18,6 +18,38 @@ pub enum ExportError {
     Json(#[from] serde_json::Error),
 }
 
+/// Why a file could not be written whole.
+#[derive(Debug, thiserror::Error)]
+pub enum WriteError {
+    /// The destination cannot be written: its directory or the file itself (the user's to fix).
+    #[error("{0}")]
+    Place(String),
+    /// Producing the content failed.
+    #[error(transparent)]
+    Fill(#[from] ExportError),
+}
+
+/// Writes `path` whole or not at all: the content goes to a temporary file beside it, which
+/// replaces `path` only once `fill` succeeded. The result is an ordinary file (0644), not the
+/// temporary file's private 0600.
+pub fn write_whole(
+    path: &std::path::Path,
+    fill: impl FnOnce(&mut std::fs::File) -> Result<(), ExportError>,
+) -> Result<(), WriteError> {
+    use std::os::unix::fs::PermissionsExt;
+    let dir = path
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(std::path::Path::new("."));
+    let mut tmp = tempfile::NamedTempFile::new_in(dir)
+        .map_err(|e| WriteError::Place(format!("cannot write in {}: {e}", dir.display())))?;
+    fill(tmp.as_file_mut())?;
+    let _ = tmp.as_file().set_permissions(std::fs::Permissions::from_mode(0o644));
+    tmp.persist(path)
+        .map_err(|e| WriteError::Place(format!("cannot write {}: {}", path.display(), e.error)))?;
+    Ok(())
+}
+
 /// Writes tables in one format.
 pub trait Exporter {
     /// The format's name on the command line.
@@ -46,7 +78,8 @@ pub const FORMATS: &[&str] = &["csv", "json", "markdown", "xlsx"];
 /// `# table: NAME` and separated by an empty line; `export -o` writes one file per table.
 pub struct Csv;
 
-/// One CSV field, quoted when it must be.
+/// One CSV field, quoted when it must be (RFC 4180: a field holding a comma, a quote or a line
+/// break is quoted, and its quotes doubled).
 pub fn csv_field(s: &str) -> String {
     if s.contains([',', '"', '\n', '\r']) {
         format!("\"{}\"", s.replace('"', "\"\""))
@@ -216,7 +249,7 @@ impl Exporter for Xlsx {
                         Cell::Int(i) => {
                             ws.write_number(r, c, *i as f64)?;
                         }
-                        Cell::Num(f) => {
+                        Cell::Num(f) | Cell::Fixed(f, _) => {
                             ws.write_number(r, c, *f)?;
                         }
                         Cell::Text(s) => {

@@ -12,7 +12,9 @@
 //! Every run keeps the whole original file's text in its job record.
 
 use serde_json::{json, Map, Value};
-use storlab_store::{ImportedRun, NewRun, PhaseRow};
+use storlab_model::env::Environment;
+use storlab_model::result::{Latency, PhaseResult, Throughput};
+use storlab_model::run::{ImportedParams, ImportedRun, NewRun, Phase, PhaseName, PhaseParams, RunKind};
 
 /// Why a file is not fio JSON, or not one storlab can read.
 #[derive(Debug, thiserror::Error)]
@@ -94,15 +96,15 @@ pub fn parse(path: &str, text: &str, host: &str, tags: &[(String, String)]) -> R
                 .map(str::to_string)
         };
         let rw = opt("rw").or_else(|| opt("readwrite")).unwrap_or_else(|| "read".into());
-        let phase = phase_of(job, &rw, &opts, &global).map_err(|w| not_fio(format!("job '{name}': {w}")))?;
-        let mut params = Map::new();
-        params.insert("fio job options".into(), opts.clone());
+        let (result, notes) = result_of(job).map_err(|w| not_fio(format!("job '{name}': {w}")))?;
+        let mut options = Map::new();
+        options.insert("fio job options".into(), opts.clone());
         if !global.is_null() {
-            params.insert("fio global options".into(), global.clone());
+            options.insert("fio global options".into(), global.clone());
         }
         runs.push(ImportedRun {
             run: NewRun {
-                kind: "import".into(),
+                kind: RunKind::Import,
                 host: job_host.to_string(),
                 job_name: Some(format!("fio {name}")),
                 job: json!({
@@ -116,17 +118,25 @@ pub fn parse(path: &str, text: &str, host: &str, tags: &[(String, String)]) -> R
                 tags: tags.to_vec(),
             },
             started_at: started.clone(),
-            environment: json!({
-                "host": job_host,
-                "kernel": "",
-                "cpu_model": "",
-                "cpus": 0,
-                "memory_bytes": 0,
-                "source": format!("imported from fio {version}: fio does not record the machine"),
-            }),
-            phases: vec![PhaseRow {
-                params: Value::Object(params),
-                ..phase
+            environment: Environment {
+                host: job_host.to_string(),
+                source: Some(format!("imported from fio {version}: fio does not record the machine")),
+                ..Environment::default()
+            },
+            phases: vec![Phase {
+                seq: 0,
+                kind: PhaseName::from_name(&rw),
+                params: PhaseParams::Imported(ImportedParams {
+                    tool: format!("fio {version}"),
+                    bs: opt("bs")
+                        .and_then(|b| b.parse::<storlab_units::Size>().ok())
+                        .map(|b| b.bytes()),
+                    options: Value::Object(options),
+                    notes,
+                    ..ImportedParams::default()
+                }),
+                result,
+                cache_flattered: false,
             }],
         });
     }
@@ -173,7 +183,8 @@ fn merged_percentile(dirs: &[&Value], q: f64) -> Option<f64> {
     bins.last().map(|b| b.0)
 }
 
-fn phase_of(job: &Value, rw: &str, _opts: &Value, _global: &Value) -> Result<PhaseRow, String> {
+/// A fio job's figures as a phase result, with notes on what fio reports differently.
+fn result_of(job: &Value) -> Result<(PhaseResult, Vec<String>), String> {
     let dir = |k: &str| {
         job.get(k)
             .filter(|d| num(d, "total_ios") > 0.0 || num(d, "io_bytes") > 0.0)
@@ -220,46 +231,45 @@ fn phase_of(job: &Value, rw: &str, _opts: &Value, _global: &Value) -> Result<Pha
     };
     let usr = num(job, "usr_cpu") / 100.0 * num(job, "job_runtime") / 1e3;
     let sys = num(job, "sys_cpu") / 100.0 * num(job, "job_runtime") / 1e3;
-    let mixed_note = if active.len() > 1 && merged_percentile(&active, 0.5).is_none() {
-        "percentiles are the larger of the directions' (the file has no json+ bins to merge)"
-    } else {
-        ""
-    };
-    Ok(PhaseRow {
-        seq: 0,
-        kind: rw.to_string(),
-        params: Value::Null,
-        bytes_read: bytes_read as u64,
-        bytes_written: bytes_written as u64,
-        ops_read: ops_read as u64,
-        ops_written: ops_written as u64,
+    let mut notes = vec!["fio reports one figure per job: first done and all done are the same".to_string()];
+    if active.len() > 1 && merged_percentile(&active, 0.5).is_none() {
+        notes.push("percentiles are the larger of the directions' (the file has no json+ bins to merge)".into());
+    }
+    if let Some(e) = job.get("error").filter(|e| e.as_i64() != Some(0) && !e.is_null()) {
+        notes.push(format!("fio reported error {e} for this job"));
+    }
+    let all = Throughput {
         seconds,
+        bytes: (bytes_read + bytes_written) as u64,
+        ops: (ops_read + ops_written) as u64,
         bytes_per_sec: bw,
         iops,
-        first_done_seconds: seconds,
-        first_done_bytes_per_sec: bw,
-        worker_min_bytes_per_sec: bw,
-        worker_max_bytes_per_sec: bw,
-        cpu_user: usr,
-        cpu_sys: sys,
-        lat_min_ns: if lat_min.is_finite() { lat_min as u64 } else { 0 },
-        lat_mean_ns: lat_mean,
-        lat_max_ns: lat_max as u64,
-        lat_p50_ns: pick("50.000000", 0.5) as u64,
-        lat_p90_ns: pick("90.000000", 0.9) as u64,
-        lat_p99_ns: pick("99.000000", 0.99) as u64,
-        lat_p99_9_ns: pick("99.900000", 0.999) as u64,
-        lat_p99_99_ns: pick("99.990000", 0.9999) as u64,
-        cache_flattered: false,
-        interrupted: false,
-        verify_bad_blocks: None,
-        result: json!({
-            "source": "fio",
-            "error": job.get("error"),
-            "note": mixed_note,
-            "first_done": "fio reports one figure per job: first done and all done are the same",
-        }),
-        histogram: Vec::new(),
-        samples: Vec::new(),
-    })
+    };
+    Ok((
+        PhaseResult {
+            bytes_read: bytes_read as u64,
+            bytes_written: bytes_written as u64,
+            ops_read: ops_read as u64,
+            ops_written: ops_written as u64,
+            first_done: all.clone(),
+            all_done: all,
+            worker_min_bytes_per_sec: bw,
+            worker_max_bytes_per_sec: bw,
+            cpu_user: usr,
+            cpu_sys: sys,
+            latency: Latency {
+                count: (ops_read + ops_written) as u64,
+                min_ns: if lat_min.is_finite() { lat_min as u64 } else { 0 },
+                mean_ns: lat_mean,
+                max_ns: lat_max as u64,
+                p50_ns: pick("50.000000", 0.5) as u64,
+                p90_ns: pick("90.000000", 0.9) as u64,
+                p99_ns: pick("99.000000", 0.99) as u64,
+                p99_9_ns: pick("99.900000", 0.999) as u64,
+                p99_99_ns: pick("99.990000", 0.9999) as u64,
+            },
+            ..PhaseResult::default()
+        },
+        notes,
+    ))
 }

@@ -5,7 +5,8 @@
 use std::collections::BTreeMap;
 use std::fmt::Write;
 
-use storlab_store::{PhaseRow, RunDetail};
+use crate::studies::StudyView;
+use storlab_model::run::{Phase, RunDetail};
 
 use crate::compare::CompareReport;
 use crate::svg::{bar_chart, esc, line_chart, nice_ceiling, Bar, Series, COLORS};
@@ -16,208 +17,6 @@ use crate::table::Table;
 pub struct HtmlOptions {
     /// Give every plot its own scale instead of sharing one between like plots.
     pub free_scales: bool,
-}
-
-/// A study: its kind ("iozone-auto", "iozone-import", "sweep", ...), id, parameters, and its
-/// member runs with their roles.
-#[derive(Debug, Clone)]
-pub struct StudySection {
-    /// The study's id.
-    pub id: i64,
-    /// Its kind.
-    pub kind: String,
-    /// Its parameters (for a sweep: the varied key and values).
-    pub params: serde_json::Value,
-    /// (role, run), the runs read without samples.
-    pub members: Vec<(String, RunDetail)>,
-    /// What this kind of study shows beyond its runs (an impact study's table, a held rate's
-    /// timeline), already HTML; shown after the heading.
-    pub extra: String,
-}
-
-/// A run's file size and record size (bytes): from the plan's workers and block size, or from
-/// an imported IOzone cell.
-fn file_and_record(p: &PhaseRow) -> Option<(u64, u64)> {
-    let rec = p.params.get("bs")?.get("fixed")?.as_u64()?;
-    let file = p
-        .params
-        .get("workers")
-        .and_then(|w| w.get(0))
-        .and_then(|w| w.get("len"))
-        .and_then(|l| l.as_u64())
-        .or_else(|| {
-            p.params
-                .get("file_kb")
-                .and_then(|k| k.as_f64())
-                .map(|k| (k * 1024.0) as u64)
-        })?;
-    Some((file, rec))
-}
-
-fn kb_label(b: u64) -> String {
-    if b >= 1 << 20 && b.is_multiple_of(1 << 20) {
-        format!("{}m", b >> 20)
-    } else {
-        format!("{}k", b >> 10)
-    }
-}
-
-/// Heat maps of a file size × record size study, one per phase kind, all maps of one kind
-/// (across the studies given) on one colour scale unless `free`.
-fn study_sections(studies: &[StudySection], free: bool) -> String {
-    let mut s = String::new();
-    // Shared colour scales: the largest MiB/s of each phase kind over all matrix studies.
-    let mut vmax: BTreeMap<String, f64> = BTreeMap::new();
-    for st in studies {
-        for (_, r) in &st.members {
-            for p in &r.phases {
-                let e = vmax.entry(p.kind.clone()).or_insert(0.0);
-                *e = e.max(p.bytes_per_sec / MIB);
-            }
-        }
-    }
-    for st in studies {
-        let _ = write!(
-            s,
-            "<h2 id=\"study-{}\">Study {} · {} · {} runs</h2>",
-            st.id,
-            st.id,
-            esc(&st.kind),
-            st.members.len()
-        );
-        s += &st.extra;
-        let impact = st.kind.starts_with("impact");
-        let matrix = st
-            .members
-            .iter()
-            .all(|(_, r)| r.phases.first().and_then(file_and_record).is_some())
-            && (st.kind != "sweep")
-            && !impact;
-        let mut kinds: Vec<String> = Vec::new();
-        for (_, r) in &st.members {
-            for p in &r.phases {
-                if !kinds.contains(&p.kind) {
-                    kinds.push(p.kind.clone());
-                }
-            }
-        }
-        s += "<div class=\"charts\">";
-        if impact {
-            // The study's own section (above) shows it; the runs' table follows.
-        } else if matrix {
-            let mut files: Vec<u64> = st
-                .members
-                .iter()
-                .filter_map(|(_, r)| r.phases.first().and_then(file_and_record))
-                .map(|x| x.0)
-                .collect();
-            let mut recs: Vec<u64> = st
-                .members
-                .iter()
-                .filter_map(|(_, r)| r.phases.first().and_then(file_and_record))
-                .map(|x| x.1)
-                .collect();
-            files.sort_unstable();
-            files.dedup();
-            recs.sort_unstable();
-            recs.dedup();
-            for k in &kinds {
-                let values: Vec<Vec<Option<f64>>> = files
-                    .iter()
-                    .map(|f| {
-                        recs.iter()
-                            .map(|rc| {
-                                st.members.iter().find_map(|(_, r)| {
-                                    let (rf, rr) = r.phases.first().and_then(file_and_record)?;
-                                    if rf != *f || rr != *rc {
-                                        return None;
-                                    }
-                                    r.phases.iter().find(|p| &p.kind == k).map(|p| p.bytes_per_sec / MIB)
-                                })
-                            })
-                            .collect()
-                    })
-                    .collect();
-                let own = values.iter().flatten().flatten().copied().fold(0.0, f64::max);
-                let top = if free { nice_ceiling(own) } else { nice_ceiling(vmax[k]) };
-                s += &crate::svg::heat_map(
-                    &format!("{k} — MiB/s (file size down, record size across)"),
-                    &format!("heat {k}"),
-                    "MiB/s",
-                    &files.iter().map(|f| kb_label(*f)).collect::<Vec<_>>(),
-                    &recs.iter().map(|r| kb_label(*r)).collect::<Vec<_>>(),
-                    &values,
-                    top,
-                );
-            }
-        } else {
-            // A sweep: each phase's MiB/s against the point (its index when not a number).
-            for k in &kinds {
-                let pts: Vec<(f64, f64)> = st
-                    .members
-                    .iter()
-                    .enumerate()
-                    .filter_map(|(i, (role, r))| {
-                        let x = role
-                            .split('=')
-                            .nth(1)
-                            .and_then(|v| v.parse::<f64>().ok())
-                            .unwrap_or(i as f64 + 1.0);
-                        r.phases
-                            .iter()
-                            .find(|p| &p.kind == k)
-                            .map(|p| (x, p.bytes_per_sec / MIB))
-                    })
-                    .collect();
-                let (svg, _) = line_chart(
-                    &format!(
-                        "{k} — MiB/s against {}",
-                        st.params
-                            .get("vary")
-                            .and_then(|v| v.get(0))
-                            .and_then(|v| v.as_str())
-                            .unwrap_or("the point")
-                    ),
-                    &format!("sweep {k}"),
-                    "MiB/s",
-                    st.params
-                        .get("vary")
-                        .and_then(|v| v.get(0))
-                        .and_then(|v| v.as_str())
-                        .unwrap_or("point"),
-                    &[Series {
-                        name: k.clone(),
-                        color: COLORS[0],
-                        points: pts.clone(),
-                    }],
-                    nice_ceiling(max_y(&pts)),
-                );
-                s += &svg;
-            }
-        }
-        s += "</div>";
-        let rows: Vec<Vec<String>> = st
-            .members
-            .iter()
-            .map(|(role, r)| {
-                let mut v = vec![role.clone(), r.run.id.to_string()];
-                for k in &kinds {
-                    v.push(
-                        r.phases
-                            .iter()
-                            .find(|p| &p.kind == k)
-                            .map(|p| format!("{:.2}", p.bytes_per_sec / MIB))
-                            .unwrap_or_default(),
-                    );
-                }
-                v
-            })
-            .collect();
-        let mut headers = vec!["cell".to_string(), "run".to_string()];
-        headers.extend(kinds.iter().map(|k| format!("{k} MiB/s")));
-        s += &html_table(&headers, &rows);
-    }
-    s
 }
 
 /// One run and any extra tables to show with it (a scan's rows, say).
@@ -245,16 +44,17 @@ struct PhaseSeries {
     targets: BTreeMap<u16, (Points, Points)>,
 }
 
-fn series_of(p: &PhaseRow) -> PhaseSeries {
+fn series_of(p: &Phase) -> PhaseSeries {
+    let samples = &p.result.samples;
     let mut s = PhaseSeries {
-        mibs: Vec::with_capacity(p.samples.len()),
-        iops: Vec::with_capacity(p.samples.len()),
-        p50: Vec::with_capacity(p.samples.len()),
-        p99: Vec::with_capacity(p.samples.len()),
-        p999: Vec::with_capacity(p.samples.len()),
+        mibs: Vec::with_capacity(samples.len()),
+        iops: Vec::with_capacity(samples.len()),
+        p50: Vec::with_capacity(samples.len()),
+        p99: Vec::with_capacity(samples.len()),
+        p999: Vec::with_capacity(samples.len()),
         targets: BTreeMap::new(),
     };
-    for x in &p.samples {
+    for x in samples {
         let dt = (x.t_end - x.t_start).max(1e-9);
         let t = x.t_end;
         s.mibs.push((t, (x.bytes_read + x.bytes_written) as f64 / dt / MIB));
@@ -289,134 +89,31 @@ svg .xl{font-size:10px;text-anchor:middle;fill:#57606a}svg .ax{font-size:10px;fi
 svg .lg{font-size:10px}svg .g{stroke:#eaeef2}svg .f{fill:none;stroke:#d0d7de}svg .e{stroke:#1f2328;stroke-width:1.5}
 "#;
 
-/// A plain table; cells that read as numbers are right-aligned.
-pub fn html_table(headers: &[String], rows: &[Vec<String>]) -> String {
-    let mut s = String::from("<table><tr>");
-    for h in headers {
-        let _ = write!(s, "<th>{}</th>", esc(h));
-    }
-    s += "</tr>";
-    for r in rows {
-        s += "<tr>";
-        for c in r {
-            let numeric = c
-                .chars()
-                .next()
-                .is_some_and(|ch| ch.is_ascii_digit() || ch == '-' || ch == '+')
-                && c.chars().any(|ch| ch.is_ascii_digit());
-            let _ = write!(s, "<td{}>{}</td>", if numeric { r#" class="n""# } else { "" }, esc(c));
-        }
-        s += "</tr>";
-    }
-    s += "</table>";
-    s
-}
-
 fn env_block(run: &RunDetail) -> String {
     let e = &run.environment;
-    let g = |v: &serde_json::Value, k: &str| v.get(k).and_then(|x| x.as_str()).unwrap_or("").to_string();
     let mut s = format!(
         "<p class=\"meta\">host <b>{}</b> · kernel {} · {} · {} CPUs · {:.1} GiB RAM{}</p>",
         esc(&run.run.host),
-        esc(&g(e, "kernel")),
-        esc(&g(e, "cpu_model")),
-        e.get("cpus").and_then(|x| x.as_u64()).unwrap_or(0),
-        e.get("memory_bytes").and_then(|x| x.as_u64()).unwrap_or(0) as f64 / (1u64 << 30) as f64,
-        e.get("source")
-            .and_then(|x| x.as_str())
+        esc(&e.kernel),
+        esc(&e.cpu_model),
+        e.cpus,
+        e.memory_bytes as f64 / (1u64 << 30) as f64,
+        e.source
+            .as_deref()
             .map(|x| format!(" · {}", esc(x)))
             .unwrap_or_default()
     );
-    if let Some(targets) = e.get("targets").and_then(|t| t.as_array()) {
-        let rows: Vec<Vec<String>> = targets
-            .iter()
-            .map(|t| {
-                vec![
-                    g(t, "path"),
-                    g(t, "fs_type"),
-                    g(t, "mount_options"),
-                    g(t, "device"),
-                    g(t, "model"),
-                    g(t, "raid"),
-                    g(t, "scheduler"),
-                ]
-            })
-            .collect();
-        let headers: Vec<String> = [
-            "target",
-            "filesystem",
-            "mount options",
-            "device",
-            "model",
-            "RAID layout",
-            "scheduler",
-        ]
-        .iter()
-        .map(|x| x.to_string())
-        .collect();
-        s += &html_table(&headers, &rows);
+    if !e.targets.is_empty() {
+        s += &crate::runs::targets(run).to_html();
     }
     s
-}
-
-fn summary_table(run: &RunDetail) -> String {
-    let headers: Vec<String> = [
-        "phase",
-        "MiB/s",
-        "IOPS",
-        "first done MiB/s",
-        "worker min–max MiB/s",
-        "lat p50 (µs)",
-        "lat p99 (µs)",
-        "lat p99.9 (µs)",
-        "lat max (µs)",
-        "CPU usr/sys (s)",
-        "notes",
-    ]
-    .iter()
-    .map(|x| x.to_string())
-    .collect();
-    let rows: Vec<Vec<String>> = run
-        .phases
-        .iter()
-        .map(|p| {
-            let mut notes = Vec::new();
-            if p.cache_flattered {
-                notes.push("cache?".to_string());
-            }
-            if p.interrupted {
-                notes.push("interrupted".into());
-            }
-            if let Some(b) = p.verify_bad_blocks.filter(|b| *b > 0) {
-                notes.push(format!("{b} bad blocks"));
-            }
-            vec![
-                format!("{} {}", p.seq + 1, p.kind),
-                format!("{:.2}", p.bytes_per_sec / MIB),
-                format!("{:.0}", p.iops),
-                format!("{:.2}", p.first_done_bytes_per_sec / MIB),
-                format!(
-                    "{:.2}–{:.2}",
-                    p.worker_min_bytes_per_sec / MIB,
-                    p.worker_max_bytes_per_sec / MIB
-                ),
-                format!("{:.1}", p.lat_p50_ns as f64 / 1e3),
-                format!("{:.1}", p.lat_p99_ns as f64 / 1e3),
-                format!("{:.1}", p.lat_p99_9_ns as f64 / 1e3),
-                format!("{:.1}", p.lat_max_ns as f64 / 1e3),
-                format!("{:.2}/{:.2}", p.cpu_user, p.cpu_sys),
-                notes.join(", "),
-            ]
-        })
-        .collect();
-    html_table(&headers, &rows)
 }
 
 /// Renders the report.
 pub fn render(
     sections: &[RunSection],
     comparison: Option<&CompareReport>,
-    studies: &[StudySection],
+    studies: &[StudyView],
     opts: &HtmlOptions,
 ) -> String {
     // Series first, so that like plots can share one scale.
@@ -450,12 +147,20 @@ pub fn render(
         (false, true) => format!("runs {}", ids.join(", ")),
         (true, false) => format!(
             "studies {}",
-            studies.iter().map(|s| s.id.to_string()).collect::<Vec<_>>().join(", ")
+            studies
+                .iter()
+                .map(|s| s.study.id.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
         ),
         _ => format!(
             "runs {} · studies {}",
             ids.join(", "),
-            studies.iter().map(|s| s.id.to_string()).collect::<Vec<_>>().join(", ")
+            studies
+                .iter()
+                .map(|s| s.study.id.to_string())
+                .collect::<Vec<_>>()
+                .join(", ")
         ),
     };
     let mut warnings: Vec<String> = Vec::new();
@@ -475,38 +180,7 @@ pub fn render(
                 if i == 0 { " — the baseline" } else { "" }
             );
         }
-        let headers: Vec<String> = [
-            "phase",
-            "metric",
-            "group",
-            "mean ± sd (n)",
-            "vs A",
-            "95 % CI",
-            "verdict",
-        ]
-        .iter()
-        .map(|x| x.to_string())
-        .collect();
-        let mut rows = Vec::new();
-        for m in &c.metrics {
-            let gi = c.groups.iter().position(|(l, _)| *l == m.group).unwrap_or(0);
-            let cm = &m.comparison;
-            rows.push(vec![
-                format!("{} {}", m.phase, m.kind),
-                format!("{} ({})", m.metric, m.unit),
-                ((b'A' + gi as u8) as char).to_string(),
-                match cm.b.sd {
-                    Some(sd) => format!("{:.2} ± {:.2} ({})", cm.b.mean, sd, cm.b.n),
-                    None => format!("{:.2} (1)", cm.b.mean),
-                },
-                cm.diff_percent.map(|p| format!("{p:+.2} %")).unwrap_or_default(),
-                cm.ci95_percent
-                    .map(|(a, b)| format!("{a:+.2} % to {b:+.2} %"))
-                    .unwrap_or_else(|| "-".into()),
-                m.reading.clone(),
-            ]);
-        }
-        body += &html_table(&headers, &rows);
+        body += &crate::compare::comparison_table(c).to_html();
         // Bar charts: one per phase and metric, each group's mean with its 95 % interval.
         let mut charts: Vec<(String, String, Vec<Bar>, String)> = Vec::new();
         for m in &c.metrics {
@@ -563,7 +237,26 @@ pub fn render(
         }
     }
 
-    body += &study_sections(studies, opts.free_scales);
+    // Heat maps of one phase kind share one colour scale across the studies, unless free.
+    let mut vmax: BTreeMap<String, f64> = BTreeMap::new();
+    for v in studies.iter().filter(|v| crate::studies::is_matrix(v)) {
+        for r in &v.runs {
+            for p in &r.phases {
+                let e = vmax.entry(p.kind.to_string()).or_insert(0.0);
+                *e = e.max(p.result.all_done.bytes_per_sec / MIB);
+            }
+        }
+    }
+    let heat_top = |kind: &str, own: f64| {
+        if opts.free_scales {
+            nice_ceiling(own)
+        } else {
+            nice_ceiling(vmax.get(kind).copied().unwrap_or(own))
+        }
+    };
+    for v in studies {
+        body += &crate::studies::render_html(v, &heat_top);
+    }
     for (sec, ss) in sections.iter().zip(&series) {
         let r = &sec.run;
         let _ = write!(
@@ -571,10 +264,10 @@ pub fn render(
             "<h2 id=\"run-{}\">Run {} · {} · {}</h2><p class=\"meta\">{} · status {} · started {}{}</p>",
             r.run.id,
             r.run.id,
-            esc(&r.run.kind),
+            esc(r.run.kind.name()),
             esc(r.run.job_name.as_deref().unwrap_or("")),
             esc(r.command.as_deref().unwrap_or("")),
-            esc(&r.run.status),
+            esc(r.run.status.name()),
             esc(&r.run.started_at),
             if r.run.tags.is_empty() {
                 String::new()
@@ -593,23 +286,18 @@ pub fn render(
         );
         body += &env_block(r);
         if !r.phases.is_empty() {
-            body += &summary_table(r);
+            body += &crate::runs::summary(r).to_html();
         }
         for t in &sec.extra {
             let _ = write!(body, "<h3>{}</h3>", esc(&t.name));
-            let rows: Vec<Vec<String>> = t
-                .rows
-                .iter()
-                .map(|row| row.iter().map(|c| c.text()).collect())
-                .collect();
-            body += &html_table(&t.headers, &rows);
+            body += &t.to_html();
         }
         if r.phases.iter().any(|p| p.cache_flattered) {
             flattered.push(r.run.id.to_string());
         }
         for (p, s) in r.phases.iter().zip(ss) {
-            let _ = write!(body, "<h3>phase {} · {}</h3>", p.seq + 1, esc(&p.kind));
-            if p.samples.is_empty() {
+            let _ = write!(body, "<h3>phase {} · {}</h3>", p.seq + 1, esc(p.kind.as_str()));
+            if p.result.samples.is_empty() {
                 body += "<p class=\"meta\">no interval samples stored for this phase (imported results carry none)</p>";
                 continue;
             }
@@ -618,11 +306,15 @@ pub fn render(
             // With several targets, each gets its own line beside the total.
             let target_name = |t: u16| {
                 r.environment
-                    .get("targets")
-                    .and_then(|x| x.get(t as usize))
-                    .and_then(|x| x.get("path"))
-                    .and_then(|x| x.as_str())
-                    .map(|p| p.rsplit('/').find(|c| !c.is_empty()).unwrap_or(p).to_string())
+                    .targets
+                    .get(t as usize)
+                    .map(|x| {
+                        x.path
+                            .rsplit('/')
+                            .find(|c| !c.is_empty())
+                            .unwrap_or(&x.path)
+                            .to_string()
+                    })
                     .unwrap_or_else(|| format!("target {}", t + 1))
             };
             let with_targets = |total: &Vec<(f64, f64)>, name: &str, pick: &dyn Fn(&(Points, Points)) -> Points| {
@@ -694,7 +386,7 @@ pub fn render(
                 let _ = write!(
                     body,
                     "<p class=\"meta\">{} interval samples, thinned for display to at most {} points per line (the lowest and highest of each slice kept, so spikes show); the tables and exports hold every sample.</p>",
-                    p.samples.len(),
+                    p.result.samples.len(),
                     crate::svg::MAX_POINTS
                 );
             }

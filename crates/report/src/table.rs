@@ -1,9 +1,12 @@
-//! One table type for every exporter, and the tables of a stored run (what `storlab run` and
-//! `storlab results show` print, with the raw numbers behind them).
+//! The one table type: every table storlab shows or exports is a [`Table`] of typed cells,
+//! drawn for the terminal ([`Table::to_text`]) and in HTML ([`Table::to_html`]) here, and
+//! written as CSV, JSON, Markdown or XLSX by the exporters (export.rs). Numbers stay numbers
+//! wherever the format has them; a cell's display precision is the builder's choice and never
+//! changes what an export holds.
+
+use std::fmt::Write;
 
 use serde::Serialize;
-use serde_json::Value;
-use storlab_store::RunDetail;
 
 /// A cell: numbers stay numbers in every format that has them (XLSX, JSON).
 #[derive(Debug, Clone, PartialEq, Serialize)]
@@ -11,8 +14,10 @@ use storlab_store::RunDetail;
 pub enum Cell {
     /// A whole number.
     Int(i64),
-    /// A measured value.
+    /// A measured value, shown in full.
     Num(f64),
+    /// A measured value shown with this many decimals (exports keep the whole value).
+    Fixed(f64, u8),
     /// Text.
     Text(String),
     /// Nothing (a value that does not apply).
@@ -20,11 +25,20 @@ pub enum Cell {
 }
 
 impl Cell {
-    /// As text (numbers in full precision, no units: the column header carries the unit).
+    /// A value shown with `decimals` decimals; not a number (NaN, infinite) is empty.
+    pub fn fixed(v: f64, decimals: u8) -> Cell {
+        if v.is_finite() {
+            Cell::Fixed(v, decimals)
+        } else {
+            Cell::Empty
+        }
+    }
+
+    /// As exports write it: numbers in full precision, no units (the header carries the unit).
     pub fn text(&self) -> String {
         match self {
             Cell::Int(i) => i.to_string(),
-            Cell::Num(f) => {
+            Cell::Num(f) | Cell::Fixed(f, _) => {
                 if f.fract() == 0.0 && f.abs() < 1e15 {
                     format!("{f:.0}")
                 } else {
@@ -33,6 +47,29 @@ impl Cell {
             }
             Cell::Text(s) => s.clone(),
             Cell::Empty => String::new(),
+        }
+    }
+
+    /// As the terminal and HTML show it.
+    pub fn shown(&self) -> String {
+        match self {
+            Cell::Fixed(f, d) => format!("{f:.*}", *d as usize),
+            other => other.text(),
+        }
+    }
+
+    /// True for numbers, and for text that reads as a figure ("85.2 µs", "-3.1 [-5.0, -1.2]"):
+    /// right-aligned when shown.
+    pub fn is_figure(&self) -> bool {
+        match self {
+            Cell::Int(_) | Cell::Num(_) | Cell::Fixed(..) => true,
+            Cell::Text(s) => {
+                s.chars()
+                    .next()
+                    .is_some_and(|c| c.is_ascii_digit() || c == '-' || c == '+')
+                    && s.chars().any(|c| c.is_ascii_digit())
+            }
+            Cell::Empty => false,
         }
     }
 }
@@ -62,6 +99,11 @@ impl From<u32> for Cell {
         Cell::Int(v as i64)
     }
 }
+impl From<usize> for Cell {
+    fn from(v: usize) -> Cell {
+        Cell::Int(v as i64)
+    }
+}
 impl From<f64> for Cell {
     fn from(v: f64) -> Cell {
         if v.is_finite() {
@@ -76,11 +118,16 @@ impl From<bool> for Cell {
         Cell::Text(v.to_string())
     }
 }
+impl<T: Into<Cell>> From<Option<T>> for Cell {
+    fn from(v: Option<T>) -> Cell {
+        v.map_or(Cell::Empty, Into::into)
+    }
+}
 
 /// A named table: headers (with units) and rows.
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Table {
-    /// Its name (a sheet name in XLSX, a heading in Markdown).
+    /// Its name (a sheet name in XLSX, a heading in Markdown and HTML).
     pub name: String,
     /// Column headers, units included ("MiB/s", "lat p99 (µs)").
     pub headers: Vec<String>,
@@ -97,201 +144,124 @@ impl Table {
             rows: Vec::new(),
         }
     }
+
+    /// A table with these headers (owned).
+    pub fn with_headers(name: &str, headers: Vec<String>) -> Table {
+        Table {
+            name: name.into(),
+            headers,
+            rows: Vec::new(),
+        }
+    }
+
+    /// A table of text rows, the first the headers (for tables that are words and figures
+    /// already written, such as a scan's sizes with their units).
+    pub fn from_text(name: &str, mut rows: Vec<Vec<String>>) -> Table {
+        let headers = if rows.is_empty() { Vec::new() } else { rows.remove(0) };
+        Table {
+            name: name.into(),
+            headers,
+            rows: rows
+                .into_iter()
+                .map(|r| r.into_iter().map(Cell::Text).collect())
+                .collect(),
+        }
+    }
+
+    /// Adds a row.
+    pub fn push(&mut self, row: Vec<Cell>) {
+        self.rows.push(row);
+    }
+
+    /// For the terminal: columns padded, figures right-aligned, the header first.
+    pub fn to_text(&self) -> String {
+        let header: Vec<Cell> = self.headers.iter().map(|h| Cell::Text(h.clone())).collect();
+        let all: Vec<&Vec<Cell>> = std::iter::once(&header).chain(&self.rows).collect();
+        let cols = all.iter().map(|r| r.len()).max().unwrap_or(0);
+        let shown: Vec<Vec<String>> = all.iter().map(|r| r.iter().map(Cell::shown).collect()).collect();
+        let width: Vec<usize> = (0..cols)
+            .map(|c| {
+                shown
+                    .iter()
+                    .map(|r| r.get(c).map(|x| x.chars().count()).unwrap_or(0))
+                    .max()
+                    .unwrap_or(0)
+            })
+            .collect();
+        let mut s = String::new();
+        for (ri, r) in all.iter().enumerate() {
+            let mut line = String::new();
+            for (c, cell) in r.iter().enumerate() {
+                let text = &shown[ri][c];
+                let pad = width[c] - text.chars().count();
+                // The first column names the row; figures elsewhere are right-aligned.
+                if c > 0 && ri > 0 && cell.is_figure() {
+                    line += &" ".repeat(pad);
+                    line += text;
+                } else {
+                    line += text;
+                    if c + 1 < r.len() {
+                        line += &" ".repeat(pad);
+                    }
+                }
+                if c + 1 < r.len() {
+                    line += "  ";
+                }
+            }
+            s += line.trim_end();
+            s += "\n";
+        }
+        s
+    }
+
+    /// As an HTML table; figures are right-aligned.
+    pub fn to_html(&self) -> String {
+        let mut s = String::from("<table><tr>");
+        for h in &self.headers {
+            let _ = write!(s, "<th>{}</th>", crate::svg::esc(h));
+        }
+        s += "</tr>";
+        for r in &self.rows {
+            s += "<tr>";
+            for c in r {
+                let class = if c.is_figure() { r#" class="n""# } else { "" };
+                let _ = write!(s, "<td{class}>{}</td>", crate::svg::esc(&c.shown()));
+            }
+            s += "</tr>";
+        }
+        s += "</table>";
+        s
+    }
 }
 
-const MIB: f64 = 1024.0 * 1024.0;
+#[cfg(test)]
+mod tests {
+    use super::*;
 
-/// The tables of stored runs: phases (one row per phase), samples (one row per interval, when
-/// the runs were read with samples), and environment (one row per target).
-pub fn run_tables(runs: &[RunDetail]) -> Vec<Table> {
-    let mut phases = Table::new(
-        "phases",
-        &[
-            "run",
-            "host",
-            "job",
-            "seq",
-            "phase",
-            "engine",
-            "block size (bytes)",
-            "workers",
-            "iodepth",
-            "direct",
-            "bytes read",
-            "bytes written",
-            "seconds",
-            "MiB/s",
-            "IOPS",
-            "first done MiB/s",
-            "worker min MiB/s",
-            "worker max MiB/s",
-            "lat min (µs)",
-            "lat mean (µs)",
-            "lat p50 (µs)",
-            "lat p90 (µs)",
-            "lat p99 (µs)",
-            "lat p99.9 (µs)",
-            "lat p99.99 (µs)",
-            "lat max (µs)",
-            "CPU user (s)",
-            "CPU sys (s)",
-            "cache may flatter",
-            "interrupted",
-            "bad blocks",
-        ],
-    );
-    let mut samples = Table::new(
-        "samples",
-        &[
-            "run",
-            "seq",
-            "phase",
-            "interval",
-            "t start (s)",
-            "t end (s)",
-            "ramp",
-            "bytes read",
-            "bytes written",
-            "reads",
-            "writes",
-            "MiB/s",
-            "IOPS",
-            "lat p50 (µs)",
-            "lat p90 (µs)",
-            "lat p99 (µs)",
-            "lat p99.9 (µs)",
-            "lat max (µs)",
-            "late I/Os",
-        ],
-    );
-    let mut env = Table::new(
-        "environment",
-        &[
-            "run",
-            "host",
-            "kernel",
-            "CPU",
-            "CPUs",
-            "memory (bytes)",
-            "target",
-            "filesystem",
-            "mount options",
-            "device",
-            "model",
-            "RAID",
-        ],
-    );
-    for r in runs {
-        for p in &r.phases {
-            let param = |k: &str| p.params.get(k).cloned().unwrap_or(Value::Null);
-            let bs: Cell = match param("bs") {
-                Value::Object(o) if o.contains_key("fixed") => {
-                    o["fixed"].as_u64().map(Cell::from).unwrap_or(Cell::Empty)
-                }
-                Value::Object(o) if o.contains_key("mix") => Cell::Text(o["mix"].to_string()),
-                _ => Cell::Empty,
-            };
-            let workers = param("workers")
-                .as_array()
-                .map(|w| Cell::from(w.len() as u64))
-                .unwrap_or(Cell::Empty);
-            phases.rows.push(vec![
-                r.run.id.into(),
-                r.run.host.as_str().into(),
-                r.run.job_name.clone().unwrap_or_default().into(),
-                (p.seq + 1).into(),
-                p.kind.as_str().into(),
-                param("backend").as_str().unwrap_or("").into(),
-                bs,
-                workers,
-                param("iodepth").as_u64().map(Cell::from).unwrap_or(Cell::Empty),
-                param("direct").as_bool().map(Cell::from).unwrap_or(Cell::Empty),
-                p.bytes_read.into(),
-                p.bytes_written.into(),
-                p.seconds.into(),
-                (p.bytes_per_sec / MIB).into(),
-                p.iops.into(),
-                (p.first_done_bytes_per_sec / MIB).into(),
-                (p.worker_min_bytes_per_sec / MIB).into(),
-                (p.worker_max_bytes_per_sec / MIB).into(),
-                (p.lat_min_ns as f64 / 1e3).into(),
-                (p.lat_mean_ns / 1e3).into(),
-                (p.lat_p50_ns as f64 / 1e3).into(),
-                (p.lat_p90_ns as f64 / 1e3).into(),
-                (p.lat_p99_ns as f64 / 1e3).into(),
-                (p.lat_p99_9_ns as f64 / 1e3).into(),
-                (p.lat_p99_99_ns as f64 / 1e3).into(),
-                (p.lat_max_ns as f64 / 1e3).into(),
-                p.cpu_user.into(),
-                p.cpu_sys.into(),
-                p.cache_flattered.into(),
-                p.interrupted.into(),
-                p.verify_bad_blocks.map(Cell::from).unwrap_or(Cell::Empty),
-            ]);
-            for s in &p.samples {
-                let dt = (s.t_end - s.t_start).max(1e-9);
-                samples.rows.push(vec![
-                    r.run.id.into(),
-                    (p.seq + 1).into(),
-                    p.kind.as_str().into(),
-                    s.idx.into(),
-                    s.t_start.into(),
-                    s.t_end.into(),
-                    s.ramp.into(),
-                    s.bytes_read.into(),
-                    s.bytes_written.into(),
-                    s.ops_read.into(),
-                    s.ops_written.into(),
-                    ((s.bytes_read + s.bytes_written) as f64 / dt / MIB).into(),
-                    ((s.ops_read + s.ops_written) as f64 / dt).into(),
-                    (s.lat_p50_ns as f64 / 1e3).into(),
-                    (s.lat_p90_ns as f64 / 1e3).into(),
-                    (s.lat_p99_ns as f64 / 1e3).into(),
-                    (s.lat_p99_9_ns as f64 / 1e3).into(),
-                    (s.lat_max_ns as f64 / 1e3).into(),
-                    s.late_ios.into(),
-                ]);
-            }
-        }
-        let e = &r.environment;
-        let g = |v: &Value, k: &str| v.get(k).and_then(Value::as_str).unwrap_or("").to_string();
-        let base: Vec<Cell> = vec![
-            r.run.id.into(),
-            g(e, "host").into(),
-            g(e, "kernel").into(),
-            g(e, "cpu_model").into(),
-            e.get("cpus")
-                .and_then(Value::as_u64)
-                .map(Cell::from)
-                .unwrap_or(Cell::Empty),
-            e.get("memory_bytes")
-                .and_then(Value::as_u64)
-                .map(Cell::from)
-                .unwrap_or(Cell::Empty),
-        ];
-        let targets = e.get("targets").and_then(Value::as_array).cloned().unwrap_or_default();
-        if targets.is_empty() {
-            let mut row = base.clone();
-            row.extend(std::iter::repeat_n(Cell::Empty, 6));
-            env.rows.push(row);
-        }
-        for t in targets {
-            let mut row = base.clone();
-            row.extend([
-                g(&t, "path").into(),
-                g(&t, "fs_type").into(),
-                g(&t, "mount_options").into(),
-                g(&t, "device").into(),
-                g(&t, "model").into(),
-                g(&t, "raid").into(),
-            ]);
-            env.rows.push(row);
-        }
+    fn sample() -> Table {
+        let mut t = Table::new("t", &["phase", "MiB/s", "note"]);
+        t.push(vec!["write".into(), Cell::fixed(512.256, 2), "a <b>".into()]);
+        t.push(vec!["randread".into(), Cell::Int(7), Cell::Empty]);
+        t
     }
-    let mut out = vec![phases];
-    if !samples.rows.is_empty() {
-        out.push(samples);
+
+    #[test]
+    fn text_pads_and_aligns_figures_right() {
+        assert_eq!(
+            sample().to_text(),
+            "phase     MiB/s   note\nwrite     512.26  a <b>\nrandread       7\n"
+        );
     }
-    out.push(env);
-    out
+
+    #[test]
+    fn html_escapes_and_marks_figures() {
+        let h = sample().to_html();
+        assert!(h.contains(r#"<td class="n">512.26</td><td>a &lt;b&gt;</td>"#), "{h}");
+    }
+
+    #[test]
+    fn exports_keep_the_whole_value() {
+        assert_eq!(Cell::fixed(512.256, 2).text(), "512.256");
+        assert_eq!(Cell::fixed(f64::NAN, 2), Cell::Empty);
+    }
 }

@@ -12,38 +12,314 @@ use storlab_engine::{BackendKind, BlockSizes, FsyncPolicy, PhaseKind};
 use crate::settings::Settings;
 use crate::{Job, WorkloadError};
 
-/// The flags storlab accepts, as `iozone -h` would list them.
-pub const SUPPORTED: &[(&str, &str)] = &[
-    ("-a", "automatic mode: file sizes 64 kB to 512 MB × record sizes 4 kB to 16 MB"),
-    ("-b FILE", "write an Excel workbook (XLSX) of the results"),
-    ("-c", "include close() in the timing"),
-    ("-C", "show the bytes each worker moved"),
-    ("-e", "include flush (fsync) in the timing"),
-    ("-f FILE", "the file to test (single-worker mode; default iozone.tmp)"),
-    ("-F FILE ...", "one file per worker (throughput mode; as many as -t)"),
-    ("-g SIZE", "largest file size in automatic mode"),
-    ("-h", "this help"),
-    ("-i N", "a test to run (repeatable): 0 write/rewrite, 1 read/reread, 2 random read/write, 3 backward read, 4 record rewrite, 5 stride read, 6 fwrite, 7 fread, 8 random mix, 9 pwrite, 10 pread, 11 pwritev, 12 preadv"),
-    ("-I", "O_DIRECT"),
-    ("-j N", "stride, in records, of the stride read test"),
-    ("-l N", "lower number of workers (with -u: a sweep over worker counts)"),
-    ("-n SIZE", "smallest file size in automatic mode"),
-    ("-o", "O_SYNC writes"),
-    ("-O", "results in operations per second"),
-    ("-q SIZE", "largest record size in automatic mode"),
-    ("-r SIZE", "record size"),
-    ("-R", "Excel-style report on standard output"),
-    ("-s SIZE", "file size (per worker in throughput mode)"),
-    ("-t N", "throughput mode with N workers"),
-    ("-T", "workers are threads (storlab's always are)"),
-    ("-u N", "upper number of workers (with -l)"),
-    ("-w", "keep the files"),
-    ("-x", "stonewalling off: report all-done rather than first-done throughput"),
-    ("-y SIZE", "smallest record size in automatic mode"),
-    ("-z", "automatic mode: small records for large files too"),
-    ("-+p N", "percentage of reads in the random mix test (default 50)"),
-    ("-+u", "CPU utilisation"),
+/// One phase of an IOzone test, as IOzone names it everywhere it does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IozonePhase {
+    /// storlab's phase.
+    pub kind: PhaseKind,
+    /// The name in IOzone's throughput report and workbook ("Initial write").
+    pub label: &'static str,
+    /// The workers' word in "Children see throughput for 3 initial writers".
+    pub who: &'static str,
+    /// The name of its -R report ("Writer" for "Writer report").
+    pub report: &'static str,
+}
+
+/// One IOzone test (`-i N`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct IozoneTest {
+    /// Its number.
+    pub number: u8,
+    /// Its name in IOzone's help.
+    pub name: &'static str,
+    /// Its phases, in order.
+    pub phases: &'static [IozonePhase],
+}
+
+macro_rules! iozone_phase {
+    ($kind:ident, $label:literal, $who:literal, $report:literal) => {
+        IozonePhase {
+            kind: PhaseKind::$kind,
+            label: $label,
+            who: $who,
+            report: $report,
+        }
+    };
+}
+
+/// IOzone's tests and every name IOzone gives their phases: the one table the parser, the
+/// IOzone-layout report, the workbook and the import of IOzone's output all read.
+pub const TESTS: &[IozoneTest] = &[
+    IozoneTest {
+        number: 0,
+        name: "write/rewrite",
+        phases: &[
+            iozone_phase!(Write, "Initial write", "initial writers", "Writer"),
+            iozone_phase!(Rewrite, "Rewrite", "rewriters", "Re-writer"),
+        ],
+    },
+    IozoneTest {
+        number: 1,
+        name: "read/reread",
+        phases: &[
+            iozone_phase!(Read, "Read", "readers", "Reader"),
+            iozone_phase!(Reread, "Re-read", "re-readers", "Re-Reader"),
+        ],
+    },
+    IozoneTest {
+        number: 2,
+        name: "random read/write",
+        phases: &[
+            iozone_phase!(Randread, "Random read", "random readers", "Random read"),
+            iozone_phase!(Randwrite, "Random write", "random writers", "Random write"),
+        ],
+    },
+    IozoneTest {
+        number: 3,
+        name: "backward read",
+        phases: &[iozone_phase!(
+            Backread,
+            "Reverse Read",
+            "reverse readers",
+            "Backward read"
+        )],
+    },
+    IozoneTest {
+        number: 4,
+        name: "record rewrite",
+        phases: &[iozone_phase!(
+            Recrewrite,
+            "Record rewrite",
+            "record rewriters",
+            "Record rewrite"
+        )],
+    },
+    IozoneTest {
+        number: 5,
+        name: "stride read",
+        phases: &[iozone_phase!(
+            Strideread,
+            "Stride read",
+            "stride readers",
+            "Stride read"
+        )],
+    },
+    IozoneTest {
+        number: 6,
+        name: "fwrite/frewrite",
+        phases: &[
+            iozone_phase!(Write, "Fwrite", "fwriters", "Fwrite"),
+            iozone_phase!(Rewrite, "Re-fwrite", "re-fwriters", "Re-Fwrite"),
+        ],
+    },
+    IozoneTest {
+        number: 7,
+        name: "fread/freread",
+        phases: &[
+            iozone_phase!(Read, "Fread", "freaders", "Fread"),
+            iozone_phase!(Reread, "Re-fread", "re-freaders", "Re-Fread"),
+        ],
+    },
+    IozoneTest {
+        number: 8,
+        name: "random mix",
+        phases: &[iozone_phase!(
+            Randrw,
+            "Mixed workload",
+            "mixed workload",
+            "Mixed workload"
+        )],
+    },
+    IozoneTest {
+        number: 9,
+        name: "pwrite/re-pwrite",
+        phases: &[
+            iozone_phase!(Write, "Pwrite", "pwrite writers", "Pwrite"),
+            iozone_phase!(Rewrite, "Re-pwrite", "re-pwrite writers", "Re-Pwrite"),
+        ],
+    },
+    IozoneTest {
+        number: 10,
+        name: "pread/re-pread",
+        phases: &[
+            iozone_phase!(Read, "Pread", "pread readers", "Pread"),
+            iozone_phase!(Reread, "Re-pread", "re-pread readers", "Re-Pread"),
+        ],
+    },
+    IozoneTest {
+        number: 11,
+        name: "pwritev/re-pwritev",
+        phases: &[
+            iozone_phase!(Randwrite, "Pwritev", "pwritev writers", "Pwritev"),
+            iozone_phase!(Randwrite, "Re-pwritev", "re-pwritev writers", "Re-Pwritev"),
+        ],
+    },
+    IozoneTest {
+        number: 12,
+        name: "preadv/re-preadv",
+        phases: &[
+            iozone_phase!(Randread, "Preadv", "preadv readers", "Preadv"),
+            iozone_phase!(Randread, "Re-preadv", "re-preadv readers", "Re-Preadv"),
+        ],
+    },
 ];
+
+/// The test of a number.
+pub fn test(number: u8) -> Option<&'static IozoneTest> {
+    TESTS.iter().find(|t| t.number == number)
+}
+
+/// The phase IOzone's output names so, by any of its names (label, workers' word, report).
+pub fn phase_named(name: &str) -> Option<&'static IozonePhase> {
+    TESTS
+        .iter()
+        .flat_map(|t| t.phases)
+        .find(|p| p.label == name || p.who == name || p.report == name)
+}
+
+/// IOzone's command line as clap reads it, with IOzone's spellings: one-letter flags, switches
+/// bundled (`-Raz`), values attached or apart (`-s16g`, `-s 16g`). IOzone's `-+p` and `-+u`
+/// are read as `--plus-p` and `--plus-u` (clap has no `-+`); storlab's own options are long.
+#[derive(Debug, Clone, clap::Parser)]
+#[command(
+    name = "storlab iozone",
+    no_binary_name = true,
+    disable_help_flag = true,
+    disable_version_flag = true
+)]
+pub struct IozoneFlags {
+    /// automatic mode: file sizes 64 kB to 512 MB × record sizes 4 kB to 16 MB
+    #[arg(short = 'a')]
+    auto: bool,
+    /// write an Excel workbook (XLSX) of the results
+    #[arg(short = 'b', value_name = "FILE")]
+    workbook: Option<PathBuf>,
+    /// include close() in the timing
+    #[arg(short = 'c')]
+    close_timed: bool,
+    /// show the bytes each worker moved
+    #[arg(short = 'C')]
+    show_xfer: bool,
+    /// include flush (fsync) in the timing
+    #[arg(short = 'e')]
+    flush_timed: bool,
+    /// the file to test (single-worker mode; default iozone.tmp)
+    #[arg(short = 'f', value_name = "FILE")]
+    file: Option<PathBuf>,
+    /// one file per worker (throughput mode; as many as -t)
+    #[arg(short = 'F', value_name = "FILE", num_args = 1..)]
+    files: Vec<PathBuf>,
+    /// largest file size in automatic mode
+    #[arg(short = 'g', value_name = "SIZE")]
+    max_file: Option<String>,
+    /// this help
+    #[arg(short = 'h')]
+    help: bool,
+    /// a test to run (repeatable): 0 write/rewrite, 1 read/reread, 2 random read/write, 3 backward read, 4 record rewrite, 5 stride read, 6 fwrite, 7 fread, 8 random mix, 9 pwrite, 10 pread, 11 pwritev, 12 preadv
+    #[arg(short = 'i', value_name = "N")]
+    tests: Vec<String>,
+    /// O_DIRECT
+    #[arg(short = 'I')]
+    direct: bool,
+    /// stride, in records, of the stride read test
+    #[arg(short = 'j', value_name = "N")]
+    stride: Option<String>,
+    /// lower number of workers (with -u: a sweep over worker counts)
+    #[arg(short = 'l', value_name = "N")]
+    lower: Option<String>,
+    /// smallest file size in automatic mode
+    #[arg(short = 'n', value_name = "SIZE")]
+    min_file: Option<String>,
+    /// O_SYNC writes
+    #[arg(short = 'o')]
+    osync: bool,
+    /// results in operations per second
+    #[arg(short = 'O')]
+    ops: bool,
+    /// largest record size in automatic mode
+    #[arg(short = 'q', value_name = "SIZE")]
+    max_record: Option<String>,
+    /// record size
+    #[arg(short = 'r', value_name = "SIZE")]
+    record: Option<String>,
+    /// Excel-style report on standard output
+    #[arg(short = 'R')]
+    excel_report: bool,
+    /// file size (per worker in throughput mode)
+    #[arg(short = 's', value_name = "SIZE")]
+    file_size: Option<String>,
+    /// throughput mode with N workers
+    #[arg(short = 't', value_name = "N")]
+    workers: Option<String>,
+    /// workers are threads (storlab's always are)
+    #[arg(short = 'T')]
+    threads_flag: bool,
+    /// upper number of workers (with -l)
+    #[arg(short = 'u', value_name = "N")]
+    upper: Option<String>,
+    /// keep the files
+    #[arg(short = 'w')]
+    keep: bool,
+    /// stonewalling off: report all-done rather than first-done throughput
+    #[arg(short = 'x')]
+    no_stonewall: bool,
+    /// smallest record size in automatic mode
+    #[arg(short = 'y', value_name = "SIZE")]
+    min_record: Option<String>,
+    /// automatic mode: small records for large files too
+    #[arg(short = 'z')]
+    small_records_too: bool,
+    /// percentage of reads in the random mix test (default 50)
+    #[arg(long = "plus-p", value_name = "N")]
+    read_percent: Option<String>,
+    /// CPU utilisation
+    #[arg(long = "plus-u")]
+    cpu: bool,
+    /// storlab's own: the results database
+    #[arg(long = "db", value_name = "PATH")]
+    db: Option<PathBuf>,
+    /// storlab's own: where IOzone's default files go
+    #[arg(long = "dir", value_name = "DIR", default_value = ".")]
+    dir: PathBuf,
+    /// storlab's own: a tag stored with the runs (KEY=VALUE), repeatable
+    #[arg(long = "tag", value_name = "KEY=VALUE", value_parser = storlab_model::run::parse_tag)]
+    tags: Vec<storlab_model::run::Tag>,
+    /// storlab's own: one JSON document on stdout
+    #[arg(long = "json")]
+    json: bool,
+}
+
+/// IOzone's spelling of a flag clap reads: `-s`, `-+p`, `--db`.
+fn iozone_spelling(a: &clap::Arg) -> String {
+    match (a.get_short(), a.get_long()) {
+        (Some(c), _) => format!("-{c}"),
+        (None, Some(l)) => match l.strip_prefix("plus-") {
+            Some(x) => format!("-+{x}"),
+            None => format!("--{l}"),
+        },
+        _ => a.get_id().to_string(),
+    }
+}
+
+/// The flags, as `iozone -h` lists them (from their one definition above): (flag with its
+/// value's name, what it does).
+pub fn flag_help() -> Vec<(String, String)> {
+    use clap::CommandFactory;
+    IozoneFlags::command()
+        .get_arguments()
+        .map(|a| {
+            let value = a
+                .get_value_names()
+                .map(|v| format!(" {}", v.join(" ")))
+                .unwrap_or_default();
+            let many = if a.get_id() == "files" { " ..." } else { "" };
+            (
+                format!("{}{value}{many}", iozone_spelling(a)),
+                a.get_help().map(|h| h.to_string()).unwrap_or_default(),
+            )
+        })
+        .collect()
+}
 
 /// An IOzone command line, parsed.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -108,10 +384,74 @@ pub struct IozoneArgs {
     pub help: bool,
     /// The command line as given (IOzone prints it; the workbook's first row).
     pub command_line: String,
+    /// storlab's own --db.
+    pub db: Option<PathBuf>,
+    /// storlab's own --dir: where IOzone's default files go.
+    pub dir: PathBuf,
+    /// storlab's own --tag.
+    pub tags: Vec<storlab_model::run::Tag>,
+    /// storlab's own --json.
+    pub json: bool,
 }
 
 fn err(msg: impl Into<String>) -> WorkloadError {
     WorkloadError::invalid("the IOzone command line", msg.into())
+}
+
+/// The IOzone part of the command line (IOzone prints it as "Command line used"): without
+/// storlab's own long options and their values.
+fn iozone_part(args: &[String]) -> Vec<String> {
+    let mut out = Vec::new();
+    let mut skip = false;
+    for a in args {
+        if skip {
+            skip = false;
+            continue;
+        }
+        match a.as_str() {
+            "--db" | "--dir" | "--tag" => skip = true,
+            "--json" => {}
+            x if x.starts_with("--db=") || x.starts_with("--dir=") || x.starts_with("--tag=") => {}
+            _ => out.push(a.clone()),
+        }
+    }
+    out
+}
+
+/// clap's refusal in IOzone's terms: an unknown flag is named with the supported ones.
+fn clap_error(e: clap::Error) -> WorkloadError {
+    use clap::error::{ContextKind, ContextValue, ErrorKind};
+    let invalid = match e.get(ContextKind::InvalidArg) {
+        Some(ContextValue::String(s)) => s.clone(),
+        _ => String::new(),
+    };
+    let spelt = invalid
+        .strip_prefix("--plus-")
+        .map(|x| format!("-+{x}"))
+        .unwrap_or(invalid.clone());
+    match e.kind() {
+        ErrorKind::UnknownArgument => {
+            let list: Vec<String> = flag_help()
+                .into_iter()
+                .map(|(f, _)| f.split(' ').next().unwrap_or("").to_string())
+                .collect();
+            err(format!(
+                "{spelt} is not an IOzone flag storlab supports; supported: {}",
+                list.join(" ")
+            ))
+        }
+        ErrorKind::InvalidValue | ErrorKind::TooFewValues | ErrorKind::NoEquals => err(format!(
+            "{} needs a value",
+            spelt.split([' ', '=']).next().unwrap_or(&spelt)
+        )),
+        _ => err(e
+            .to_string()
+            .lines()
+            .next()
+            .unwrap_or("")
+            .trim_start_matches("error: ")
+            .to_string()),
+    }
 }
 
 /// An IOzone size: a number with k, m or g (powers of 1024); no suffix means kB.
@@ -139,126 +479,102 @@ fn parse_num<T: std::str::FromStr>(flag: &str, text: &str, what: &str) -> Result
 }
 
 impl IozoneArgs {
-    /// Parses IOzone's arguments (without the program name). A flag storlab does not support
-    /// is an error that names it and lists the supported ones.
+    /// Parses IOzone's arguments (without the program name) through clap ([`IozoneFlags`]). A
+    /// flag storlab does not support is an error that names it and lists the supported ones.
     pub fn parse(args: &[String]) -> Result<IozoneArgs, WorkloadError> {
-        let mut a = IozoneArgs {
-            stonewall: true,
-            command_line: format!("iozone {}", args.join(" ")),
-            ..IozoneArgs::default()
-        };
-        let mut i = 0;
-        let mut tests = Vec::new();
-        while i < args.len() {
-            let arg = args[i].as_str();
-            // IOzone allows flags bundled with their value (-s16g) and flags in one word (-Raz).
-            let (flag, inline): (String, Option<String>) = if let Some(rest) = arg.strip_prefix("-+") {
-                (
-                    format!("-+{}", &rest[..rest.len().min(1)]),
-                    Some(rest[rest.len().min(1)..].to_string()).filter(|s| !s.is_empty()),
-                )
-            } else if arg.starts_with('-') && arg.len() > 2 {
-                let f = &arg[..2];
-                if "sritFfbngyqlujb".contains(&f[1..]) {
-                    (f.to_string(), Some(arg[2..].to_string()))
-                } else {
-                    // A bundle of switches: -Raz means -R -a -z.
-                    let mut expanded: Vec<String> = arg[1..].chars().map(|c| format!("-{c}")).collect();
-                    let rest = args[i + 1..].to_vec();
-                    let before = args[..i].to_vec();
-                    let mut all = before;
-                    all.append(&mut expanded);
-                    all.extend(rest);
-                    let mut again = IozoneArgs::parse(&all)?;
-                    again.command_line = a.command_line;
-                    return Ok(again);
-                }
-            } else {
-                (arg.to_string(), None)
-            };
-            let mut value = |name: &str| -> Result<String, WorkloadError> {
-                if let Some(v) = inline.clone() {
-                    return Ok(v);
-                }
-                i += 1;
-                args.get(i).cloned().ok_or_else(|| err(format!("{name} needs a value")))
-            };
-            match flag.as_str() {
-                "-s" => a.file_size = Some(parse_size("-s", &value("-s")?)?),
-                "-r" => a.record = Some(parse_size("-r", &value("-r")?)?),
-                "-i" => {
-                    let t: u8 = parse_num("-i", &value("-i")?, "a test number 0 to 12")?;
-                    if t > 12 {
-                        return Err(err(format!("-i {t}: IOzone's tests are 0 to 12")));
-                    }
-                    tests.push(t);
-                }
-                "-t" => {
-                    let n: u32 = parse_num("-t", &value("-t")?, "a number of workers")?;
-                    if n == 0 {
-                        return Err(err("-t 0: at least one worker"));
-                    }
-                    a.workers = Some(n);
-                }
-                "-F" => {
-                    // As many names as workers; -t may come before or after.
-                    if let Some(v) = inline.clone() {
-                        a.files.push(PathBuf::from(v));
-                    }
-                    while i + 1 < args.len() && !args[i + 1].starts_with('-') {
-                        i += 1;
-                        a.files.push(PathBuf::from(&args[i]));
-                    }
-                    if a.files.is_empty() {
-                        return Err(err("-F needs file names, one per worker"));
+        use clap::Parser;
+        // clap has no `-+x` flags: IOzone's -+p and -+u are spelt --plus-p and --plus-u inside.
+        let spelt: Vec<String> = args
+            .iter()
+            .map(|a| match a.strip_prefix("-+") {
+                Some(rest) if !rest.is_empty() => {
+                    let (flag, value) = rest.split_at(1);
+                    if value.is_empty() {
+                        format!("--plus-{flag}")
+                    } else {
+                        format!("--plus-{flag}={value}")
                     }
                 }
-                "-f" => a.file = Some(PathBuf::from(value("-f")?)),
-                "-b" => a.workbook = Some(PathBuf::from(value("-b")?)),
-                "-n" => a.min_file = Some(parse_size("-n", &value("-n")?)?),
-                "-g" => a.max_file = Some(parse_size("-g", &value("-g")?)?),
-                "-y" => a.min_record = Some(parse_size("-y", &value("-y")?)?),
-                "-q" => a.max_record = Some(parse_size("-q", &value("-q")?)?),
-                "-l" => a.lower = Some(parse_num("-l", &value("-l")?, "a number of workers")?),
-                "-u" => a.upper = Some(parse_num("-u", &value("-u")?, "a number of workers")?),
-                "-j" => a.stride = Some(parse_num("-j", &value("-j")?, "a stride in records")?),
-                "-+p" => {
-                    let p: u8 = parse_num("-+p", &value("-+p")?, "a percentage 0 to 100")?;
-                    if p > 100 {
-                        return Err(err(format!("-+p {p}: a percentage 0 to 100")));
-                    }
-                    a.read_percent = Some(p);
+                _ => a.clone(),
+            })
+            .collect();
+        let f = IozoneFlags::try_parse_from(&spelt).map_err(clap_error)?;
+        let size = |flag: &str, v: &Option<String>| v.as_deref().map(|t| parse_size(flag, t)).transpose();
+        let mut tests = f
+            .tests
+            .iter()
+            .map(|t| {
+                let n: u8 = parse_num("-i", t, "a test number 0 to 12")?;
+                if test(n).is_none() {
+                    return Err(err(format!("-i {n}: IOzone's tests are 0 to 12")));
                 }
-                "-+u" => a.cpu = true,
-                "-e" => a.flush_timed = true,
-                "-c" => a.close_timed = true,
-                "-o" => a.osync = true,
-                "-I" => a.direct = true,
-                "-w" => a.keep = true,
-                "-R" => a.excel_report = true,
-                "-a" => a.auto = true,
-                "-z" => a.small_records_too = true,
-                "-x" => a.stonewall = false,
-                "-O" => a.ops = true,
-                "-C" => a.show_xfer = true,
-                "-T" => a.threads_flag = true,
-                "-h" => a.help = true,
-                other => {
-                    let list: Vec<&str> = SUPPORTED
-                        .iter()
-                        .map(|(f, _)| f.split(' ').next().unwrap_or(f))
-                        .collect();
-                    return Err(err(format!(
-                        "{other} is not an IOzone flag storlab supports; supported: {}",
-                        list.join(" ")
-                    )));
-                }
-            }
-            i += 1;
-        }
+                Ok(n)
+            })
+            .collect::<Result<Vec<u8>, _>>()?;
         tests.sort_unstable();
         tests.dedup();
-        a.tests = tests;
+        let workers = match f.workers.as_deref() {
+            Some(t) => match parse_num::<u32>("-t", t, "a number of workers")? {
+                0 => return Err(err("-t 0: at least one worker")),
+                n => Some(n),
+            },
+            None => None,
+        };
+        let read_percent = match f.read_percent.as_deref() {
+            Some(p) => match parse_num::<u8>("-+p", p, "a percentage 0 to 100")? {
+                p if p > 100 => return Err(err(format!("-+p {p}: a percentage 0 to 100"))),
+                p => Some(p),
+            },
+            None => None,
+        };
+        let mut a = IozoneArgs {
+            tests,
+            file_size: size("-s", &f.file_size)?,
+            record: size("-r", &f.record)?,
+            workers,
+            files: f.files,
+            file: f.file,
+            flush_timed: f.flush_timed,
+            close_timed: f.close_timed,
+            osync: f.osync,
+            direct: f.direct,
+            keep: f.keep,
+            excel_report: f.excel_report,
+            workbook: f.workbook,
+            auto: f.auto,
+            small_records_too: f.small_records_too,
+            min_file: size("-n", &f.min_file)?,
+            max_file: size("-g", &f.max_file)?,
+            min_record: size("-y", &f.min_record)?,
+            max_record: size("-q", &f.max_record)?,
+            lower: f
+                .lower
+                .as_deref()
+                .map(|v| parse_num("-l", v, "a number of workers"))
+                .transpose()?,
+            upper: f
+                .upper
+                .as_deref()
+                .map(|v| parse_num("-u", v, "a number of workers"))
+                .transpose()?,
+            stonewall: !f.no_stonewall,
+            ops: f.ops,
+            show_xfer: f.show_xfer,
+            cpu: f.cpu,
+            threads_flag: f.threads_flag,
+            stride: f
+                .stride
+                .as_deref()
+                .map(|v| parse_num("-j", v, "a stride in records"))
+                .transpose()?,
+            read_percent,
+            help: f.help,
+            command_line: format!("iozone {}", iozone_part(args).join(" ")),
+            db: f.db,
+            dir: f.dir,
+            tags: f.tags,
+            json: f.json,
+        };
         a.check()?;
         if a.auto && a.tests.is_empty() {
             // IOzone's automatic mode without -i runs every test it has but the mix (which
@@ -375,8 +691,8 @@ impl IozoneArgs {
                 }
                 _ => Settings::default(),
             };
-            for k in phases_of(*t) {
-                phases.push((*k, own.clone()));
+            for p in test(*t).map(|t| t.phases).unwrap_or_default() {
+                phases.push((p.kind, own.clone()));
             }
         }
         Job {
@@ -397,63 +713,122 @@ impl IozoneArgs {
     }
 }
 
-/// The storlab phases of an IOzone test.
-pub fn phases_of(test: u8) -> &'static [PhaseKind] {
-    use PhaseKind::*;
-    match test {
-        0 | 6 | 9 => &[Write, Rewrite],
-        1 | 7 | 10 => &[Read, Reread],
-        11 => &[Randwrite, Randwrite],
-        12 => &[Randread, Randread],
-        2 => &[Randread, Randwrite],
-        3 => &[Backread],
-        4 => &[Recrewrite],
-        5 => &[Strideread],
-        8 => &[Randrw],
-        _ => &[],
-    }
+/// IOzone's automatic-mode defaults: files 64 kB to 512 MB, records 4 kB to 16 MB, and for
+/// files of 32 MB and up, records from 64 kB unless -z.
+const AUTO_MIN_FILE: u64 = 64 << 10;
+const AUTO_MAX_FILE: u64 = 512 << 20;
+const AUTO_MIN_REC: u64 = 4 << 10;
+const AUTO_MAX_REC: u64 = 16 << 20;
+const CROSSOVER_FILE: u64 = 32 << 20;
+const CROSSOVER_REC: u64 = 64 << 10;
+
+/// One cell of an IOzone run: worker count, file size and record size (bytes).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct IozoneCell {
+    /// Workers.
+    pub workers: u32,
+    /// File size per worker, bytes.
+    pub file: u64,
+    /// Record size, bytes.
+    pub record: u64,
 }
 
-/// IOzone's names of a test's phases, as its reports print them.
-pub fn labels_of(test: u8) -> &'static [&'static str] {
-    match test {
-        0 => &["Initial write", "Rewrite"],
-        1 => &["Read", "Re-read"],
-        2 => &["Random read", "Random write"],
-        3 => &["Reverse Read"],
-        4 => &["Record rewrite"],
-        5 => &["Stride read"],
-        6 => &["Fwrite", "Re-fwrite"],
-        7 => &["Fread", "Re-fread"],
-        8 => &["Mixed workload"],
-        11 => &["Pwritev", "Re-pwritev"],
-        12 => &["Preadv", "Re-preadv"],
-        9 => &["Pwrite", "Re-pwrite"],
-        10 => &["Pread", "Re-pread"],
-        _ => &[],
+fn doubling(lo: u64, hi: u64) -> Vec<u64> {
+    let mut v = Vec::new();
+    let mut x = lo;
+    while x <= hi {
+        v.push(x);
+        x *= 2;
     }
+    v
 }
 
-/// IOzone's name of a test.
-pub fn test_name(t: u8) -> &'static str {
-    [
-        "write/rewrite",
-        "read/reread",
-        "random read/write",
-        "backward read",
-        "record rewrite",
-        "stride read",
-        "fwrite/frewrite",
-        "fread/freread",
-        "random mix",
-        "pwrite/re-pwrite",
-        "pread/re-pread",
-        "pwritev/re-pwritev",
-        "preadv/re-preadv",
-    ]
-    .get(t as usize)
-    .copied()
-    .unwrap_or("unknown")
+impl IozoneArgs {
+    /// The cells to run, in IOzone's order: each worker count of -l..-u (or -t, or 1), and in
+    /// automatic mode each file size × record size of IOzone's matrix.
+    pub fn cells(&self) -> Vec<IozoneCell> {
+        let workers: Vec<u32> = match (self.lower, self.upper) {
+            (Some(l), Some(u)) => (l..=u).collect(),
+            _ => vec![self.workers.unwrap_or(1)],
+        };
+        let mut out = Vec::new();
+        for w in workers {
+            if !self.auto {
+                out.push(IozoneCell {
+                    workers: w,
+                    file: self.file_size.unwrap_or(512 << 10),
+                    record: self.record.unwrap_or(4 << 10),
+                });
+                continue;
+            }
+            let files = doubling(
+                self.min_file.unwrap_or(AUTO_MIN_FILE),
+                self.max_file.unwrap_or(AUTO_MAX_FILE),
+            );
+            let recs = doubling(
+                self.min_record.unwrap_or(AUTO_MIN_REC),
+                self.max_record.unwrap_or(AUTO_MAX_REC),
+            );
+            for f in &files {
+                for r in recs.iter().filter(|r| *r <= f) {
+                    if *f >= CROSSOVER_FILE
+                        && *r < CROSSOVER_REC
+                        && !self.small_records_too
+                        && self.min_record.is_none()
+                    {
+                        continue;
+                    }
+                    out.push(IozoneCell {
+                        workers: w,
+                        file: *f,
+                        record: *r,
+                    });
+                }
+            }
+        }
+        out
+    }
+
+    /// The phases run, in order, as IOzone names them.
+    pub fn phases(&self) -> Vec<&'static IozonePhase> {
+        self.tests
+            .iter()
+            .filter_map(|t| test(*t))
+            .flat_map(|t| t.phases.iter())
+            .collect()
+    }
+
+    /// True in throughput mode (-t, or -l/-u): IOzone's "Children see" report.
+    pub fn throughput_mode(&self) -> bool {
+        self.workers.is_some() || self.lower.is_some()
+    }
+
+    /// IOzone's rule for disk (not cache) figures: a data set of at least three times the
+    /// buffer cache. Said, with the flag that fixes it, when the largest data set here is
+    /// smaller and the I/O goes through the cache.
+    pub fn cache_rule(&self, cells: &[IozoneCell], memory: u64) -> Option<String> {
+        if self.direct || memory == 0 {
+            return None;
+        }
+        let largest = cells.iter().map(|c| c.file * c.workers as u64).max().unwrap_or(0);
+        if largest >= 3 * memory {
+            return None;
+        }
+        let gib = |b: u64| b as f64 / (1u64 << 30) as f64;
+        let want = (3 * memory).div_ceil(1 << 30);
+        let how = if self.auto {
+            format!("-g {want}g")
+        } else if let Some(w) = self.workers {
+            format!("-s {}g per worker", want.div_ceil(w as u64))
+        } else {
+            format!("-s {want}g")
+        };
+        Some(format!(
+            "Note (IOzone's rule): for disk rather than cache figures the data set must be at least three times the buffer cache. This machine has {:.1} GiB of RAM and the largest data set here is {:.2} GiB, so these are cache figures; use {how}, or -I (O_DIRECT).",
+            gib(memory),
+            gib(largest)
+        ))
+    }
 }
 
 fn kb(b: u64) -> String {
@@ -512,6 +887,43 @@ mod tests {
             let e = p(line).unwrap_err().to_string();
             assert!(e.contains(needle), "{line}: {e}");
         }
+    }
+
+    #[test]
+    fn automatic_mode_has_iozones_matrix() {
+        let c = p("-a -i 0").unwrap().cells();
+        // Files 64 kB..512 MB (14 sizes), records 4 kB..16 MB, record ≤ file, and from 32 MB
+        // files on, records of 64 kB and more.
+        assert!(c.iter().all(|c| c.record <= c.file));
+        assert!(!c.iter().any(|c| c.file >= 32 << 20 && c.record < 64 << 10));
+        assert_eq!(c.iter().filter(|c| c.file == 64 << 10).count(), 5);
+        assert_eq!(c.iter().filter(|c| c.file == 512 << 20).count(), 9);
+        let z = p("-a -z -i 0").unwrap().cells();
+        assert_eq!(z.iter().filter(|c| c.file == 512 << 20).count(), 13);
+        let g = p("-a -i 0 -n 1m -g 4m -y 64k -q 1m").unwrap().cells();
+        assert_eq!(g.len(), 3 * 5, "files 1m, 2m, 4m × records 64k to 1m");
+        let w = p("-i 0 -l 1 -u 4 -s 1m").unwrap().cells();
+        assert_eq!(w.iter().map(|c| c.workers).collect::<Vec<_>>(), vec![1, 2, 3, 4]);
+    }
+
+    #[test]
+    fn the_cache_rule_names_the_fix() {
+        let a = p("-a -i 0").unwrap();
+        let n = a.cache_rule(&a.cells(), 24 << 30).unwrap();
+        assert!(n.contains("three times") && n.contains("-g 72g"), "{n}");
+        let d = p("-a -i 0 -I").unwrap();
+        assert!(d.cache_rule(&d.cells(), 24 << 30).is_none());
+    }
+
+    #[test]
+    fn every_name_iozone_prints_is_in_one_table() {
+        assert_eq!(phase_named("initial writers").unwrap().label, "Initial write");
+        assert_eq!(phase_named("Backward read").unwrap().kind, PhaseKind::Backread);
+        assert_eq!(phase_named("Re-Preadv").unwrap().who, "re-preadv readers");
+        assert!(phase_named("scribblers").is_none());
+        let help = flag_help();
+        assert!(help.iter().any(|(f, _)| f == "-+p N"), "{help:?}");
+        assert!(help.iter().any(|(f, _)| f == "-F FILE ..."), "{help:?}");
     }
 
     #[test]

@@ -8,9 +8,10 @@
 
 pub mod iozone;
 mod settings;
+pub mod sweep;
 mod validate;
 
-pub use settings::{Settings, KEYS};
+pub use settings::{apply, apply_str, PhaseSettings, Setting, Settings, JOB_KEYS, SETTINGS};
 pub use validate::{cache_may_flatter, resolve, Plan, ResolveOptions, TargetKind};
 
 use storlab_engine::PhaseKind;
@@ -181,7 +182,7 @@ impl Job {
                                 let kind = phase_kind(kind_name, &porigin)?;
                                 let mut s = Settings::default();
                                 for (k, v) in t.iter().filter(|(k, _)| k.as_str() != "kind") {
-                                    s.apply(k, v, &format!("{porigin} ({kind_name}), key {k}"))?;
+                                    apply(&mut s, k, v, &format!("{porigin} ({kind_name}), key {k}"))?;
                                 }
                                 job.phases.push((kind, s));
                             }
@@ -243,7 +244,7 @@ impl Job {
                         );
                     }
                 }
-                _ => job.settings.apply(key, value, &origin)?,
+                _ => apply(&mut job.settings, key, value, &origin)?,
             }
         }
         Ok(job)
@@ -336,8 +337,8 @@ mod tests {
     fn flags_override_the_file() {
         let mut j = Job::parse("bs = \"64k\"\nphase = [{ kind = \"read\", bs = \"1m\" }]\n", "j.toml").unwrap();
         let mut flags = Settings::default();
-        flags.apply_str("bs", "4k", "--bs").unwrap();
+        apply_str(&mut flags, "bs", "4k", "--bs").unwrap();
         j.override_with(&[], &[], &flags).unwrap();
-        assert_eq!(j.phases[0].1.bs, Some(storlab_engine::BlockSizes::Fixed(4096)));
+        assert_eq!(j.phases[0].1.bs, Some(storlab_model::plan::BlockSizes::Fixed(4096)));
     }
 }

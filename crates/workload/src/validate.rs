@@ -8,12 +8,11 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 use storlab_engine::{
-    BackendKind, BlockSizes, DataPattern, FsyncPolicy, GenerationRange, PhaseKind, PhasePlan, RateLimit, WorkerFile,
-    VERIFY_BLOCK,
+    BackendKind, BlockSizes, FsyncPolicy, GenerationRange, PhaseKind, PhasePlan, WorkerFile, VERIFY_BLOCK,
 };
-use storlab_units::{Duration, Size};
+use storlab_units::Size;
 
-use crate::{Job, Settings, WorkloadError};
+use crate::{Job, PhaseSettings, Settings, WorkloadError};
 
 /// What a target is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -58,59 +57,14 @@ pub struct Plan {
     pub file_set_bytes: u64,
 }
 
-struct Effective {
-    threads: u32,
-    size: Option<u64>,
-    bs: BlockSizes,
-    engine: BackendKind,
-    iodepth: u32,
-    iodepth_batch: Option<u32>,
-    iovecs: u32,
-    direct: bool,
-    sync: bool,
-    fsync: FsyncPolicy,
-    fsync_timed: bool,
-    close_timed: bool,
-    runtime: Option<Duration>,
-    ramp: Duration,
-    rate: Option<RateLimit>,
-    pattern: DataPattern,
-    verify: bool,
-    rwmix: u8,
-    stride: u64,
-    interval: Duration,
-    late_after: Duration,
-}
-
-fn effective(job: &Settings, phase: &Settings) -> Effective {
+/// A phase's settings: the job's, with the phase's own laid over them, defaults applied.
+fn effective(job: &Settings, phase: &Settings) -> PhaseSettings {
     let mut s = job.clone();
     s.overlay(phase);
-    Effective {
-        threads: s.threads.unwrap_or(1),
-        size: s.size,
-        bs: s.bs.unwrap_or(BlockSizes::Fixed(4096)),
-        engine: s.engine.unwrap_or(BackendKind::Psync),
-        iodepth: s.iodepth.unwrap_or(1),
-        iodepth_batch: s.iodepth_batch,
-        iovecs: s.iovecs.unwrap_or(1),
-        direct: s.direct.unwrap_or(false),
-        sync: s.sync.unwrap_or(false),
-        fsync: s.fsync.unwrap_or(FsyncPolicy::None),
-        fsync_timed: s.fsync_timed.unwrap_or(true),
-        close_timed: s.close_timed.unwrap_or(false),
-        runtime: s.runtime,
-        ramp: s.ramp.unwrap_or_default(),
-        rate: s.rate.map(|rate| RateLimit {
-            rate,
-            per_worker: s.rate_per_worker.unwrap_or(false),
-        }),
-        pattern: s.pattern.unwrap_or(DataPattern::Random),
-        verify: s.verify.unwrap_or(false),
-        rwmix: s.rwmix.unwrap_or(50),
-        stride: s.stride.unwrap_or(4),
-        interval: s.interval.unwrap_or(Duration(1_000_000_000)),
-        late_after: s.late_after.unwrap_or(Duration(1_000_000)),
-    }
+    let mut e = s.resolve();
+    // A runtime of 0 is a phase of one pass, as no runtime is.
+    e.runtime = e.runtime.filter(|d| d.0 > 0);
+    e
 }
 
 /// The default file size per worker when the job gives none.
@@ -285,13 +239,16 @@ fn storlab_env_fs_type(p: &Path) -> String {
 /// times the machine's memory and the phase neither bypassed the cache (O_DIRECT) nor, for
 /// writes, forced data out (O_SYNC or a flush).
 pub fn cache_may_flatter(phase: &PhasePlan, file_set_bytes: u64, memory_bytes: u64) -> bool {
-    if phase.backend == BackendKind::Null || phase.direct || file_set_bytes >= memory_bytes.saturating_mul(3) {
+    if phase.settings.engine == BackendKind::Null
+        || phase.settings.direct
+        || file_set_bytes >= memory_bytes.saturating_mul(3)
+    {
         return false;
     }
     if phase.kind.reads() {
         return true;
     }
-    !phase.sync && phase.fsync == FsyncPolicy::None
+    !phase.settings.sync && phase.settings.fsync == FsyncPolicy::None
 }
 
 /// Validates `job` and turns it into a plan.
@@ -308,7 +265,7 @@ pub fn resolve(job: &Job, opts: &ResolveOptions) -> Result<Plan, WorkloadError> 
             "no phase: give --phase NAME (or phase = [\"write\", \"read\"] in the job file)",
         ));
     }
-    let effs: Vec<Effective> = job.phases.iter().map(|(_, s)| effective(&job.settings, s)).collect();
+    let effs: Vec<PhaseSettings> = job.phases.iter().map(|(_, s)| effective(&job.settings, s)).collect();
     let origin_of = |i: usize| format!("{}: phase {} ({})", job.origin, i + 1, job.phases[i].0.name());
 
     // Files are shared by all phases, so the things that shape them must agree.
@@ -512,36 +469,21 @@ pub fn resolve(job: &Job, opts: &ResolveOptions) -> Result<Plan, WorkloadError> 
                 format!("iodepth_batch {b} is larger than iodepth {}: a submission cannot hold more I/Os than are in flight", e.iodepth),
             ));
         }
+        let mut settings = e.clone();
+        settings.seed = Some(seed);
         phases.push(PhasePlan {
             kind: *kind,
-            backend: e.engine,
-            iodepth: e.iodepth,
-            iovecs: e.iovecs,
             // With O_DIRECT each I/O goes to the device as soon as it is queued, as fio's
             // default iodepth_batch_submit=1 does: holding completed slots back for one
             // submission cost 15–20 % of a virtual disk's random-read IOPS at depth 32
             // (bench 3a). Buffered I/O mostly completes inside the submission, where one
             // system call for the whole batch is the cheaper way (bench 2).
             submit_batch: e.iodepth_batch.unwrap_or(if e.direct { 1 } else { e.iodepth }),
-            direct: e.direct,
-            sync: e.sync,
-            fsync: e.fsync,
-            fsync_timed: e.fsync_timed,
-            close_timed: e.close_timed,
-            bs: e.bs.clone(),
-            runtime: e.runtime,
-            ramp: e.ramp,
-            rate: e.rate,
-            pattern: e.pattern,
+            settings,
             write_headers: any_verify,
-            verify: e.verify && kind.reads(),
             verify_generations,
             generation,
             seed,
-            rwmix_read: e.rwmix,
-            stride: e.stride,
-            interval: e.interval,
-            late_after: e.late_after,
             workers: workers.clone(),
         });
     }
@@ -619,7 +561,7 @@ mod tests {
         assert!(p.phases.iter().all(|ph| ph.write_headers));
         assert_eq!(p.phases[2].verify_generations, GenerationRange { min: 1, max: 2 });
         assert_eq!(p.phases[4].verify_generations, GenerationRange { min: 3, max: 3 });
-        assert!(p.phases[2].verify && !p.phases[0].verify);
+        assert!(p.phases[2].verifies() && !p.phases[0].verifies());
         // Nothing was written by resolving.
         assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 0);
     }
@@ -692,10 +634,10 @@ mod tests {
         assert!(cache_may_flatter(&p.phases[0], p.file_set_bytes, 1 << 30));
         assert!(!cache_may_flatter(&p.phases[0], p.file_set_bytes, 1 << 10));
         let mut direct = p.phases[1].clone();
-        direct.direct = true;
+        direct.settings.direct = true;
         assert!(!cache_may_flatter(&direct, p.file_set_bytes, 1 << 30));
         let mut flushed = p.phases[0].clone();
-        flushed.fsync = FsyncPolicy::End;
+        flushed.settings.fsync = FsyncPolicy::End;
         assert!(!cache_may_flatter(&flushed, p.file_set_bytes, 1 << 30));
     }
 }

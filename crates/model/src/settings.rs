@@ -1,0 +1,417 @@
+//! Every job setting, declared once: its job-file key (the flag is the key with `-` for `_`),
+//! the name of its value, its help text, its default and the function that reads it. From this
+//! one table come the job file's keys and the command line's flags (crates/workload and the
+//! binary read [`SETTINGS`]), the unset-or-given [`Settings`] a job file, a phase and the flags
+//! each carry, their override order ([`Settings::overlay`]), the resolved [`PhaseSettings`]
+//! every [`crate::plan::PhasePlan`] carries to the engine, and docs/run.md's key reference
+//! ([`reference`], checked by a test).
+//!
+//! A new setting is a line in the table below (and, when its value is of a new kind, the
+//! function that reads it) and its use in the engine: nothing else needs to change.
+
+use serde::{Deserialize, Serialize};
+use storlab_units::{Duration, Rate, Size};
+
+use crate::plan::{BackendKind, BlockSizes, DataPattern, FsyncPolicy};
+
+/// Whether a target rate is shared by all workers or applies to each.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RatePer {
+    /// The rate is the total, shared evenly by the workers.
+    Total,
+    /// Every worker runs at the rate.
+    Worker,
+}
+
+/// One setting as users see it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Setting {
+    /// The job-file key; the flag is `--` and the key with `-` for `_`.
+    pub key: &'static str,
+    /// The name of its value in help ("SIZE"); empty for a switch.
+    pub value: &'static str,
+    /// What it does.
+    pub help: &'static str,
+    /// Its default as a user writes it, or what happens when it is not given.
+    pub default: &'static str,
+}
+
+impl Setting {
+    /// The command-line flag: `--iodepth-batch`.
+    pub fn flag(&self) -> String {
+        format!("--{}", self.key.replace('_', "-"))
+    }
+
+    /// True for a switch: given as `--direct`, `direct = true` in a job file.
+    pub fn is_switch(&self) -> bool {
+        self.value.is_empty()
+    }
+}
+
+/// Why a setting could not be applied.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SettingError {
+    /// No setting has this key.
+    Unknown(String),
+    /// The value is not one the setting takes: what was wrong and what would be right.
+    Invalid(String),
+}
+
+/// Declares the settings. Each line: `key: Type = "default"` (the default, read by the setting's
+/// own reader) or `key: Type | "what happens when it is not given"` (no default: the resolved
+/// setting is an `Option`), then the value's name ("" for a switch), the help text and the
+/// reader.
+macro_rules! settings {
+    ($( $key:ident : $ty:ty $(= $default:literal)? $(| $none:literal)?, $value:literal, $help:literal, $read:path; )+) => {
+        /// The settings a job file, one of its phases or the command line gives: None where
+        /// it gives none.
+        #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+        #[serde(default)]
+        pub struct Settings {
+            $( #[doc = $help] pub $key: Option<$ty>, )+
+        }
+
+        /// Every setting of a phase with the defaults applied: what the engine is told. A
+        /// document stored before a setting existed reads with that setting's default.
+        #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+        #[serde(default)]
+        pub struct PhaseSettings {
+            $( #[doc = $help] pub $key: settings!(@field $ty $(= $default)? $(| $none)?), )+
+        }
+
+        /// Every setting, in the order `--help` and docs/run.md list them.
+        pub const SETTINGS: &[Setting] = &[
+            $( Setting {
+                key: stringify!($key),
+                value: $value,
+                help: $help,
+                default: settings!(@default_text $($default)? $($none)?),
+            }, )+
+        ];
+
+        impl Default for PhaseSettings {
+            fn default() -> PhaseSettings {
+                Settings::default().resolve()
+            }
+        }
+
+        impl Settings {
+            /// Applies one key (or flag, with '-' for '_') given as text.
+            pub fn apply_str(&mut self, key: &str, text: &str) -> Result<(), SettingError> {
+                let t = text.trim();
+                match key.replace('-', "_").as_str() {
+                    $( stringify!($key) => self.$key = Some($read(t).map_err(SettingError::Invalid)?), )+
+                    other => return Err(SettingError::Unknown(other.to_string())),
+                }
+                Ok(())
+            }
+
+            /// True when this key's setting is given here.
+            pub fn is_set(&self, key: &str) -> bool {
+                match key {
+                    $( stringify!($key) => self.$key.is_some(), )+
+                    _ => false,
+                }
+            }
+
+            /// Sets every setting that `top` gives, keeping ours where it gives none.
+            pub fn overlay(&mut self, top: &Settings) {
+                $( if top.$key.is_some() { self.$key = top.$key.clone(); } )+
+            }
+
+            /// The settings with the defaults applied.
+            pub fn resolve(&self) -> PhaseSettings {
+                PhaseSettings {
+                    $( $key: settings!(@resolve (self.$key) $(= $default, $read)?), )+
+                }
+            }
+        }
+    };
+    (@field $ty:ty = $default:literal) => { $ty };
+    (@field $ty:ty | $none:literal) => { Option<$ty> };
+    (@default_text $default:literal) => { $default };
+    (@resolve ($v:expr) = $default:literal, $read:path) => {
+        $v.clone().unwrap_or_else(|| $read($default).expect("a setting's default reads"))
+    };
+    (@resolve ($v:expr)) => { $v.clone() };
+}
+
+settings! {
+    threads: u32 = "1", "N", "workers (threads), e.g. 4", read_threads;
+    size: u64 | "1g per worker (or an existing file's or device's length)", "SIZE", "bytes per worker's file, e.g. 1g", read_size;
+    bs: BlockSizes = "4k", "SIZE", "block (record) size, e.g. 4k, or a weighted mix 4k:70,64k:30", read_bs;
+    engine: BackendKind = "psync", "NAME", "back-end: psync, io_uring, mmap, null, stdio or pvsync", read_engine;
+    iodepth: u32 = "1", "N", "I/Os in flight per worker (io_uring), e.g. 16", read_iodepth;
+    iodepth_batch: u32 | "1 with direct (each I/O reaches the device at once, as fio), else iodepth", "N", "I/Os queued before one submission (io_uring)", read_iodepth_batch;
+    iovecs: u32 = "1", "N", "buffers per I/O with engine pvsync (preadv/pwritev), e.g. 16", read_iovecs;
+    direct: bool = "false", "", "open with O_DIRECT (bypass the page cache)", read_bool;
+    sync: bool = "false", "", "open with O_SYNC (every write reaches stable storage before it completes)", read_bool;
+    fsync: FsyncPolicy = "none", "POLICY", "flush policy: none, end, or N (after every N writes)", read_fsync;
+    fsync_timed: bool = "true", "BOOL", "whether the flush at the end counts in the time (as IOzone -e)", read_bool;
+    close_timed: bool = "false", "BOOL", "whether closing the files counts in the time (as IOzone -c)", read_bool;
+    runtime: Duration | "one pass over each file", "DURATION", "time-based phase length, e.g. 30s (0 for one pass)", read_runtime;
+    ramp: Duration = "0s", "DURATION", "time run first and excluded from the results, e.g. 5s", read_duration;
+    rate: Rate | "as fast as it goes", "RATE", "target rate, e.g. 20000iops or 200MiB/s", read_rate;
+    rate_per: RatePer = "total", "total|worker", "whether the rate is shared by all workers (total) or applies to each", read_rate_per;
+    pattern: DataPattern = "random", "PATTERN", "data written: random, zeros, or compress:NN (NN % of each 4 KiB is zeros)", read_pattern;
+    verify: bool = "false", "", "check every 4 KiB read against its header and checksum", read_bool;
+    rwmix: u8 = "50", "PERCENT", "read percentage of randrw, 0 to 100", read_rwmix;
+    stride: u64 = "4", "N", "records between reads of strideread", read_stride;
+    interval: Duration = "1s", "DURATION", "sample interval (10ms or more)", read_interval;
+    late_after: Duration = "1ms", "DURATION", "an I/O issued this long after its scheduled start counts as late", read_duration;
+    seed: u64 | "random per run", "N", "seed of the offsets and data", read_seed;
+}
+
+/// docs/run.md's key reference: a Markdown table of every setting (a test checks that the page
+/// holds exactly this).
+pub fn reference() -> String {
+    let mut s = String::from("| key | flag | value | default | what it does |\n|---|---|---|---|---|\n");
+    for x in SETTINGS {
+        let value = if x.is_switch() { "true/false" } else { x.value };
+        s += &format!(
+            "| `{}` | `{}` | {} | {} | {} |\n",
+            x.key,
+            x.flag(),
+            value.replace('|', "\\|"),
+            x.default,
+            x.help
+        );
+    }
+    s
+}
+
+// The readers: each takes the text as given (a job file's value or a flag's) and says what
+// was wrong and what would be right.
+
+fn read_bool(s: &str) -> Result<bool, String> {
+    match s {
+        "true" | "yes" | "1" => Ok(true),
+        "false" | "no" | "0" => Ok(false),
+        _ => Err(format!("'{s}' is not true or false")),
+    }
+}
+
+fn read_int<T: std::str::FromStr>(s: &str, what: &str) -> Result<T, String> {
+    s.trim().parse().map_err(|_| format!("'{s}' is not {what}"))
+}
+
+fn read_threads(s: &str) -> Result<u32, String> {
+    match read_int(s, "a whole number of workers")? {
+        0 => Err("threads is 0: a job needs at least 1 worker".into()),
+        n => Ok(n),
+    }
+}
+
+fn read_size(s: &str) -> Result<u64, String> {
+    s.parse::<Size>().map(|s| s.0).map_err(|e| e.to_string())
+}
+
+fn read_in_range(s: &str, key: &str, lo: u32, hi: u32, extra: &str) -> Result<u32, String> {
+    let d: u32 = read_int(s, "a whole number")?;
+    if d < lo || d > hi {
+        return Err(format!("{key} {d} is out of range: expected {lo} to {hi}{extra}"));
+    }
+    Ok(d)
+}
+
+fn read_iodepth(s: &str) -> Result<u32, String> {
+    read_in_range(s, "iodepth", 1, 4096, "")
+}
+
+fn read_iodepth_batch(s: &str) -> Result<u32, String> {
+    read_in_range(s, "iodepth_batch", 1, 4096, " (and at most iodepth)")
+}
+
+fn read_iovecs(s: &str) -> Result<u32, String> {
+    read_in_range(s, "iovecs", 1, 64, "")
+}
+
+fn read_engine(s: &str) -> Result<BackendKind, String> {
+    BackendKind::from_name(s).ok_or_else(|| {
+        let names: Vec<&str> = BackendKind::ALL.iter().map(|b| b.name()).collect();
+        format!("unknown back-end '{s}': expected one of {}", names.join(", "))
+    })
+}
+
+fn read_fsync(s: &str) -> Result<FsyncPolicy, String> {
+    Ok(match s {
+        "none" | "false" => FsyncPolicy::None,
+        "end" | "true" => FsyncPolicy::End,
+        n => match n.parse::<u32>() {
+            Ok(0) => FsyncPolicy::None,
+            Ok(n) => FsyncPolicy::Every(n),
+            Err(_) => {
+                return Err(format!(
+                    "'{s}' is not a flush policy: expected none, end, or a number N to flush after every N writes"
+                ))
+            }
+        },
+    })
+}
+
+fn read_duration(s: &str) -> Result<Duration, String> {
+    s.parse::<Duration>().map_err(|e| e.to_string())
+}
+
+fn read_runtime(s: &str) -> Result<Duration, String> {
+    read_duration(s)
+}
+
+fn read_interval(s: &str) -> Result<Duration, String> {
+    let d = read_duration(s)?;
+    if d.0 < 10_000_000 {
+        return Err(format!("interval {d} is too short: expected 10ms or more"));
+    }
+    Ok(d)
+}
+
+fn read_rate(s: &str) -> Result<Rate, String> {
+    s.parse::<Rate>().map_err(|e| e.to_string())
+}
+
+fn read_rate_per(s: &str) -> Result<RatePer, String> {
+    match s {
+        "worker" => Ok(RatePer::Worker),
+        "total" => Ok(RatePer::Total),
+        _ => Err(format!("'{s}' is not total or worker")),
+    }
+}
+
+fn read_pattern(s: &str) -> Result<DataPattern, String> {
+    Ok(match s {
+        "random" => DataPattern::Random,
+        "zeros" | "zero" => DataPattern::Zeros,
+        other => {
+            let pct = other
+                .strip_prefix("compress:")
+                .or_else(|| other.strip_prefix("compressible:"));
+            match pct.and_then(|p| p.trim_end_matches('%').parse::<u8>().ok()) {
+                Some(p) if p <= 100 => DataPattern::Compressible(p),
+                _ => {
+                    return Err(format!(
+                        "'{s}' is not a data pattern: expected random, zeros, or compress:NN with NN from 0 to 100"
+                    ))
+                }
+            }
+        }
+    })
+}
+
+fn read_rwmix(s: &str) -> Result<u8, String> {
+    let p: i64 = read_int(s, "a percentage")?;
+    if !(0..=100).contains(&p) {
+        return Err(format!(
+            "rwmix {p} is outside 0–100: it is the percentage of reads in randrw"
+        ));
+    }
+    Ok(p as u8)
+}
+
+fn read_stride(s: &str) -> Result<u64, String> {
+    match read_int(s, "a whole number of records")? {
+        0 => Err("stride 0: expected 1 or more records".into()),
+        n => Ok(n),
+    }
+}
+
+fn read_seed(s: &str) -> Result<u64, String> {
+    read_int(s, "a whole number")
+}
+
+/// "4k" or "4k:70,64k:30" (weights are relative).
+fn read_bs(t: &str) -> Result<BlockSizes, String> {
+    let check = |b: u64| {
+        if b == 0 {
+            Err("block size 0: expected e.g. 4k".to_string())
+        } else if b > u32::MAX as u64 / 2 {
+            Err(format!("block size {} is too large: at most 1GiB per I/O", Size(b)))
+        } else {
+            Ok(b)
+        }
+    };
+    if !t.contains(':') && !t.contains(',') {
+        return Ok(BlockSizes::Fixed(check(read_size(t)?)?));
+    }
+    let mut mix = Vec::new();
+    for part in t.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let (size, weight) = part.split_once(':').unwrap_or((part, "1"));
+        let w: u32 = weight
+            .trim()
+            .trim_end_matches('%')
+            .parse()
+            .map_err(|_| format!("'{part}' is not size:weight (e.g. 4k:70)"))?;
+        mix.push((check(read_size(size)?)?, w));
+    }
+    if mix.iter().all(|(_, w)| *w == 0) {
+        return Err("every weight of the block-size mix is 0".into());
+    }
+    Ok(if mix.len() == 1 {
+        BlockSizes::Fixed(mix[0].0)
+    } else {
+        BlockSizes::Mix(mix)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn values_and_errors() {
+        let mut s = Settings::default();
+        s.apply_str("bs", "4k:70,64k:30").unwrap();
+        assert_eq!(s.bs, Some(BlockSizes::Mix(vec![(4096, 70), (65536, 30)])));
+        s.apply_str("rate", "20000iops").unwrap();
+        s.apply_str("fsync", "16").unwrap();
+        assert_eq!(s.fsync, Some(FsyncPolicy::Every(16)));
+        s.apply_str("rate-per", "worker").unwrap();
+        assert_eq!(s.rate_per, Some(RatePer::Worker));
+        s.apply_str("pattern", "compress:50").unwrap();
+        assert_eq!(s.pattern, Some(DataPattern::Compressible(50)));
+        for (k, v, needle) in [
+            ("rwmix", "101", "0–100"),
+            ("threads", "0", "at least 1"),
+            ("engine", "aio", "io_uring"),
+            ("size", "12q", "12q"),
+            ("iodepth", "0", "1 to 4096"),
+            ("iodepth_batch", "0", "1 to 4096"),
+            ("pattern", "compress:300", "compress:NN"),
+        ] {
+            match s.clone().apply_str(k, v) {
+                Err(SettingError::Invalid(e)) => assert!(e.contains(needle), "{k}={v}: {e}"),
+                other => panic!("{k}={v}: {other:?}"),
+            }
+        }
+        assert_eq!(
+            s.apply_str("blocksize", "4k"),
+            Err(SettingError::Unknown("blocksize".into()))
+        );
+    }
+
+    #[test]
+    fn defaults_resolve_and_every_default_reads() {
+        let r = Settings::default().resolve();
+        assert_eq!(r.bs, BlockSizes::Fixed(4096));
+        assert_eq!(r.engine, BackendKind::Psync);
+        assert_eq!(r.interval, Duration(1_000_000_000));
+        assert_eq!(r.rate_per, RatePer::Total);
+        assert_eq!(r.size, None);
+        let mut s = Settings::default();
+        s.apply_str("iodepth", "8").unwrap();
+        let mut top = Settings::default();
+        top.apply_str("iodepth", "16").unwrap();
+        s.overlay(&top);
+        assert_eq!(s.resolve().iodepth, 16);
+        assert!(s.is_set("iodepth") && !s.is_set("bs"));
+    }
+
+    #[test]
+    fn the_reference_lists_every_setting_with_its_flag() {
+        let r = reference();
+        for x in SETTINGS {
+            assert!(r.contains(&format!("| `{}` | `{}` |", x.key, x.flag())), "{}", x.key);
+        }
+        assert!(r.contains("`--iodepth-batch`"));
+    }
+}

@@ -1,0 +1,440 @@
+//! The tables of stored runs, built once: the summary a person reads (the terminal after `storlab
+//! run` and `storlab results show`, and the HTML report), the targets the run ran on, and the
+//! data tables every export holds (phases, interval samples, environment).
+
+use storlab_model::run::{Phase, PhaseParams, Run, RunDetail, RunEventKind};
+use storlab_units::{latency, Size};
+
+use crate::compare::bs_text;
+use crate::table::{Cell, Table};
+
+const MIB: f64 = 1024.0 * 1024.0;
+
+/// A phase's block sizes as a user writes them, or "" when unknown.
+pub fn block_sizes(p: &Phase) -> String {
+    p.block_sizes().map(|b| bs_text(&b)).unwrap_or_default()
+}
+
+/// What a phase's row notes: the page cache's possible flattery, the rate kept, verification.
+fn notes(p: &Phase) -> String {
+    let mut notes = Vec::new();
+    if p.cache_flattered {
+        notes.push("cache?".to_string());
+    }
+    if p.result.interrupted {
+        notes.push("interrupted".into());
+    }
+    if let Some(rate) = &p.result.rate {
+        let (t, a) = match rate.unit {
+            storlab_model::result::RateUnit::Iops => {
+                (format!("{:.0} IOPS", rate.target), format!("{:.0}", rate.achieved))
+            }
+            storlab_model::result::RateUnit::BytesPerSec => (
+                format!("{:.2} MiB/s", rate.target / MIB),
+                format!("{:.2}", rate.achieved / MIB),
+            ),
+        };
+        notes.push(format!("rate {a} of {t}, {} late", rate.late_ios));
+    }
+    match p.bad_blocks() {
+        Some(0) => notes.push("verified".into()),
+        Some(b) => notes.push(format!("{b} BAD BLOCKS")),
+        None => {}
+    }
+    notes.join("; ")
+}
+
+/// One row per phase, the figures a person reads first: throughput, first done, the workers'
+/// spread, latency percentiles, CPU and notes.
+pub fn summary(run: &RunDetail) -> Table {
+    let mut t = Table::new(
+        "phases",
+        &[
+            "phase",
+            "bs",
+            "MiB/s",
+            "IOPS",
+            "first done MiB/s",
+            "worker min–max MiB/s",
+            "lat p50",
+            "p99",
+            "p99.9",
+            "max",
+            "CPU usr/sys",
+            "notes",
+        ],
+    );
+    for p in &run.phases {
+        let r = &p.result;
+        t.push(vec![
+            format!("{} {}", p.seq + 1, p.kind).into(),
+            block_sizes(p).into(),
+            Cell::fixed(r.all_done.bytes_per_sec / MIB, 2),
+            Cell::fixed(r.all_done.iops, 0),
+            Cell::fixed(r.first_done.bytes_per_sec / MIB, 2),
+            format!(
+                "{:.2}–{:.2}",
+                r.worker_min_bytes_per_sec / MIB,
+                r.worker_max_bytes_per_sec / MIB
+            )
+            .into(),
+            latency(r.latency.p50_ns as f64).into(),
+            latency(r.latency.p99_ns as f64).into(),
+            latency(r.latency.p99_9_ns as f64).into(),
+            latency(r.latency.max_ns as f64).into(),
+            format!("{:.2}/{:.2} s", r.cpu_user, r.cpu_sys).into(),
+            notes(p).into(),
+        ]);
+    }
+    t
+}
+
+/// The storage under each target.
+pub fn targets(run: &RunDetail) -> Table {
+    let mut t = Table::new(
+        "targets",
+        &[
+            "target",
+            "filesystem",
+            "mount options",
+            "device",
+            "model",
+            "RAID layout",
+            "scheduler",
+        ],
+    );
+    for x in &run.environment.targets {
+        t.push(vec![
+            x.path.as_str().into(),
+            x.fs_type.as_str().into(),
+            x.mount_options.as_str().into(),
+            x.device.clone().into(),
+            x.model.clone().into(),
+            x.raid.clone().into(),
+            x.scheduler.clone().into(),
+        ]);
+    }
+    t
+}
+
+/// A run for the terminal: a heading, the targets, the workload in a line, the summary, and
+/// what went wrong (cache flattery, bad blocks named, an interruption, a failure).
+pub fn render(run: &RunDetail) -> String {
+    let r = &run.run;
+    let mut s = format!(
+        "run {} · {} · job {} · status {} · host {} · started {}\n",
+        r.id,
+        r.kind,
+        r.job_name.as_deref().unwrap_or("-"),
+        r.status,
+        r.host,
+        r.started_at
+    );
+    if let Some(d) = &r.status_detail {
+        s += &format!("  {d}\n");
+    }
+    if !run.environment.targets.is_empty() {
+        s += &targets(run).to_text();
+    }
+    if r.imported {
+        s += &format!(
+            "imported: {}\n",
+            run.environment.source.as_deref().unwrap_or("from another tool")
+        );
+    } else if let Some(plan) = run.phases.first().and_then(Phase::plan) {
+        s += &format!(
+            "{} worker(s) · file set {} · engine {} · iodepth {} · {}{}\n",
+            plan.workers.len(),
+            Size(plan.workers.iter().map(|w| w.len).sum()).human(),
+            plan.settings.engine.name(),
+            plan.settings.iodepth,
+            if plan.settings.direct { "O_DIRECT" } else { "buffered" },
+            match run.environment.memory_bytes {
+                0 => String::new(),
+                m => format!(" · RAM {}", Size(m).human()),
+            },
+        );
+    }
+    s += "\n";
+    s += &summary(run).to_text();
+    let flattered: Vec<String> = run
+        .phases
+        .iter()
+        .filter(|p| p.cache_flattered)
+        .map(|p| p.kind.to_string())
+        .collect();
+    if !flattered.is_empty() {
+        s += &format!(
+            "\ncache?: the file set is smaller than 3 × RAM and {} ran without O_DIRECT (or, for writes, without a flush): the page cache may have flattered these figures.\n",
+            flattered.join(", ")
+        );
+    }
+    for p in &run.phases {
+        let Some(v) = p.result.verify.as_ref().filter(|v| v.bad_blocks > 0) else {
+            continue;
+        };
+        s += &format!(
+            "\nphase {} ({}): {} bad block(s) of {} checked:\n",
+            p.seq + 1,
+            p.kind,
+            v.bad_blocks,
+            v.blocks_checked
+        );
+        for b in v.bad.iter().take(20) {
+            s += &format!("  {} offset {}: {}\n", b.file, b.offset, b.reason);
+        }
+        if v.bad_blocks > 20 {
+            s += &format!(
+                "  ... and {} more (all listed in --json, up to 1000 per worker)\n",
+                v.bad_blocks - 20
+            );
+        }
+    }
+    for e in run
+        .events
+        .iter()
+        .filter(|e| matches!(e.kind, RunEventKind::Interrupted | RunEventKind::PhaseFailed))
+    {
+        s += &format!("\n{}: {}\n", e.kind, e.detail);
+    }
+    s
+}
+
+/// The data tables of stored runs: phases (one row per phase), samples (one row per interval,
+/// when the runs were read with samples), and environment (one row per target).
+pub fn data_tables(runs: &[RunDetail]) -> Vec<Table> {
+    let mut phases = Table::new(
+        "phases",
+        &[
+            "run",
+            "host",
+            "job",
+            "seq",
+            "phase",
+            "engine",
+            "block size (bytes)",
+            "workers",
+            "iodepth",
+            "direct",
+            "bytes read",
+            "bytes written",
+            "seconds",
+            "MiB/s",
+            "IOPS",
+            "first done MiB/s",
+            "worker min MiB/s",
+            "worker max MiB/s",
+            "lat min (µs)",
+            "lat mean (µs)",
+            "lat p50 (µs)",
+            "lat p90 (µs)",
+            "lat p99 (µs)",
+            "lat p99.9 (µs)",
+            "lat p99.99 (µs)",
+            "lat max (µs)",
+            "CPU user (s)",
+            "CPU sys (s)",
+            "cache may flatter",
+            "interrupted",
+            "bad blocks",
+        ],
+    );
+    let mut samples = Table::new(
+        "samples",
+        &[
+            "run",
+            "seq",
+            "phase",
+            "interval",
+            "t start (s)",
+            "t end (s)",
+            "ramp",
+            "bytes read",
+            "bytes written",
+            "reads",
+            "writes",
+            "MiB/s",
+            "IOPS",
+            "lat p50 (µs)",
+            "lat p90 (µs)",
+            "lat p99 (µs)",
+            "lat p99.9 (µs)",
+            "lat max (µs)",
+            "late I/Os",
+        ],
+    );
+    let mut env = Table::new(
+        "environment",
+        &[
+            "run",
+            "host",
+            "kernel",
+            "CPU",
+            "CPUs",
+            "memory (bytes)",
+            "target",
+            "filesystem",
+            "mount options",
+            "device",
+            "model",
+            "RAID",
+        ],
+    );
+    let us = |ns: f64| Cell::from(ns / 1e3);
+    for r in runs {
+        for p in &r.phases {
+            let x = &p.result;
+            let plan = p.plan();
+            let bs = match p.block_sizes() {
+                Some(storlab_model::plan::BlockSizes::Fixed(b)) => Cell::from(b),
+                Some(mix) => bs_text(&mix).into(),
+                None => Cell::Empty,
+            };
+            phases.push(vec![
+                r.run.id.into(),
+                r.run.host.as_str().into(),
+                r.run.job_name.clone().unwrap_or_default().into(),
+                (p.seq + 1).into(),
+                p.kind.to_string().into(),
+                match &p.params {
+                    PhaseParams::Plan(plan) => plan.settings.engine.name().into(),
+                    PhaseParams::Imported(i) => i.tool.as_str().into(),
+                },
+                bs,
+                p.workers().into(),
+                plan.map(|p| p.settings.iodepth).into(),
+                plan.map(|p| p.settings.direct).into(),
+                x.bytes_read.into(),
+                x.bytes_written.into(),
+                x.all_done.seconds.into(),
+                (x.all_done.bytes_per_sec / MIB).into(),
+                x.all_done.iops.into(),
+                (x.first_done.bytes_per_sec / MIB).into(),
+                (x.worker_min_bytes_per_sec / MIB).into(),
+                (x.worker_max_bytes_per_sec / MIB).into(),
+                us(x.latency.min_ns as f64),
+                us(x.latency.mean_ns),
+                us(x.latency.p50_ns as f64),
+                us(x.latency.p90_ns as f64),
+                us(x.latency.p99_ns as f64),
+                us(x.latency.p99_9_ns as f64),
+                us(x.latency.p99_99_ns as f64),
+                us(x.latency.max_ns as f64),
+                x.cpu_user.into(),
+                x.cpu_sys.into(),
+                p.cache_flattered.into(),
+                x.interrupted.into(),
+                p.bad_blocks().into(),
+            ]);
+            for s in &x.samples {
+                let dt = (s.t_end - s.t_start).max(1e-9);
+                samples.push(vec![
+                    r.run.id.into(),
+                    (p.seq + 1).into(),
+                    p.kind.to_string().into(),
+                    s.index.into(),
+                    s.t_start.into(),
+                    s.t_end.into(),
+                    s.ramp.into(),
+                    s.bytes_read.into(),
+                    s.bytes_written.into(),
+                    s.ops_read.into(),
+                    s.ops_written.into(),
+                    ((s.bytes_read + s.bytes_written) as f64 / dt / MIB).into(),
+                    ((s.ops_read + s.ops_written) as f64 / dt).into(),
+                    us(s.lat_p50_ns as f64),
+                    us(s.lat_p90_ns as f64),
+                    us(s.lat_p99_ns as f64),
+                    us(s.lat_p99_9_ns as f64),
+                    us(s.lat_max_ns as f64),
+                    s.late_ios.into(),
+                ]);
+            }
+        }
+        let e = &r.environment;
+        let base: Vec<Cell> = vec![
+            r.run.id.into(),
+            e.host.as_str().into(),
+            e.kernel.as_str().into(),
+            e.cpu_model.as_str().into(),
+            if e.cpus > 0 { e.cpus.into() } else { Cell::Empty },
+            if e.memory_bytes > 0 {
+                e.memory_bytes.into()
+            } else {
+                Cell::Empty
+            },
+        ];
+        if e.targets.is_empty() {
+            let mut row = base.clone();
+            row.extend(std::iter::repeat_n(Cell::Empty, 6));
+            env.push(row);
+        }
+        for t in &e.targets {
+            let mut row = base.clone();
+            row.extend([
+                t.path.as_str().into(),
+                t.fs_type.as_str().into(),
+                t.mount_options.as_str().into(),
+                t.device.clone().into(),
+                t.model.clone().into(),
+                t.raid.clone().into(),
+            ]);
+            env.push(row);
+        }
+    }
+    let mut out = vec![phases];
+    if !samples.rows.is_empty() {
+        out.push(samples);
+    }
+    out.push(env);
+    out
+}
+
+/// Runs as `results list` shows them, newest first.
+pub fn list_table(runs: &[Run]) -> Table {
+    let mut t = Table::new(
+        "runs",
+        &["id", "started (UTC)", "host", "kind", "job", "phases", "status", "tags"],
+    );
+    for r in runs {
+        t.push(vec![
+            r.id.into(),
+            r.started_at.as_str().into(),
+            r.host.as_str().into(),
+            r.kind.name().into(),
+            r.job_name.clone().unwrap_or_default().into(),
+            r.phase_count.into(),
+            format!("{}{}", r.status, if r.cache_flattered { " (cache?)" } else { "" }).into(),
+            r.tags
+                .iter()
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect::<Vec<_>>()
+                .join(",")
+                .into(),
+        ]);
+    }
+    t
+}
+
+/// Imported runs, one row each with its first phase's figures (what `results import` prints).
+pub fn imported_table(runs: &[RunDetail]) -> Table {
+    let mut t = Table::new("imported", &["run", "host", "job", "rw", "MiB/s", "IOPS", "lat p99"]);
+    for r in runs {
+        let Some(p) = r.phases.first() else { continue };
+        let x = &p.result;
+        t.push(vec![
+            r.run.id.into(),
+            r.run.host.as_str().into(),
+            r.run.job_name.clone().unwrap_or_default().into(),
+            p.kind.to_string().into(),
+            Cell::fixed(x.all_done.bytes_per_sec / MIB, 2),
+            Cell::fixed(x.all_done.iops, 0),
+            if x.latency.p99_ns == 0 {
+                "-".into()
+            } else {
+                format!("{:.1} µs", x.latency.p99_ns as f64 / 1e3).into()
+            },
+        ]);
+    }
+    t
+}

@@ -1,0 +1,260 @@
+//! A scan's report for the terminal (the seed's table: data, and per threshold the data, files
+//! and share older than it; the age and size histograms; the cold directories; the notes) and
+//! as data for CSV and the exports.
+
+use std::path::PathBuf;
+
+use storlab_model::scan::{age_label, Report, Row, Stats, AGE_LABELS, SIZE_LABELS};
+use storlab_units::Size;
+
+use crate::table::{Cell, Table};
+
+fn list_paths(p: &[PathBuf]) -> String {
+    p.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
+}
+
+fn bytes(b: u64) -> String {
+    Size(b).human()
+}
+
+fn thousands(n: u64) -> String {
+    let s = n.to_string();
+    let mut out = String::new();
+    for (i, c) in s.chars().enumerate() {
+        if i > 0 && (s.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
+fn row_label(r: &Row) -> String {
+    if r.own_files_only {
+        format!("{} (files directly in it)", r.path.display())
+    } else {
+        r.path.display().to_string()
+    }
+}
+
+/// The human report: the seed's table (data, and per threshold the data, files and share
+/// older than it), then the age and size histograms, the cold directories, and the notes.
+pub fn render(report: &Report, run_id: i64) -> String {
+    let o = &report.options;
+    let mut s = format!(
+        "scan {} · run {run_id} · age by {} · {} entries in {:.2} s ({:.0} entries/s)\n\n",
+        list_paths(&o.roots),
+        o.time.name(),
+        thousands(report.entries),
+        report.seconds,
+        report.entries as f64 / report.seconds.max(1e-9),
+    );
+    let mut head = vec![
+        "path".to_string(),
+        "data".into(),
+        "allocated".into(),
+        "files".into(),
+        "dirs".into(),
+    ];
+    for a in &o.ages {
+        let l = age_label(*a);
+        head.push(format!(">{l} data"));
+        head.push(format!(">{l} allocated"));
+        head.push(format!(">{l} files"));
+        head.push(format!(">{l} % of data"));
+    }
+    let line = |label: String, st: &Stats| {
+        let mut v = vec![
+            label,
+            bytes(st.data.apparent),
+            bytes(st.data.allocated),
+            thousands(st.data.files),
+            thousands(st.dirs),
+        ];
+        for i in 0..o.ages.len() {
+            v.push(bytes(st.cold[i].apparent));
+            v.push(bytes(st.cold[i].allocated));
+            v.push(thousands(st.cold[i].files));
+            v.push(format!("{:.2} %", st.cold_percent(i)));
+        }
+        v
+    };
+    let mut rows = vec![head];
+    for r in &report.rows {
+        rows.push(line(row_label(r), &r.stats));
+    }
+    rows.push(line("total".into(), &report.total));
+    s += &Table::from_text("scan", rows).to_text();
+
+    let hist = |title: &str, labels: &[&str], pick: &dyn Fn(&Stats) -> Vec<storlab_model::scan::Amount>| {
+        let mut rows = vec![std::iter::once("path".to_string())
+            .chain(labels.iter().map(|l| l.to_string()))
+            .collect::<Vec<_>>()];
+        let mut add = |label: String, st: &Stats| {
+            let cells = pick(st)
+                .iter()
+                .map(|a| format!("{} / {}", thousands(a.files), bytes(a.apparent)))
+                .collect::<Vec<_>>();
+            rows.push(std::iter::once(label).chain(cells).collect());
+        };
+        for r in &report.rows {
+            add(row_label(r), &r.stats);
+        }
+        add("total".into(), &report.total);
+        format!("\n{title}\n{}", Table::from_text(title, rows).to_text())
+    };
+    s += &hist(&format!("age ({}; files / data)", o.time.name()), &AGE_LABELS, &|st| {
+        st.age.to_vec()
+    });
+    s += &hist("size (files / data)", &SIZE_LABELS, &|st| st.size.to_vec());
+
+    if !report.top.is_empty() {
+        let first = age_label(o.ages[0]);
+        let mut rows = vec![vec![
+            "directory".to_string(),
+            format!(">{first} data"),
+            format!(">{first} files"),
+            "all data".into(),
+            format!("% >{first}"),
+        ]];
+        for d in &report.top {
+            rows.push(vec![
+                d.path.display().to_string(),
+                bytes(d.cold[0].apparent),
+                thousands(d.cold[0].files),
+                bytes(d.data.apparent),
+                format!(
+                    "{:.2} %",
+                    d.cold[0].apparent as f64 * 100.0 / d.data.apparent.max(1) as f64
+                ),
+            ]);
+        }
+        s += &format!("\nlargest cold directories (data not accessed for more than {first}, whole tree below each)\n");
+        s += &Table::from_text("scan", rows).to_text();
+    }
+    let t = &report.total;
+    s += &format!(
+        "\nalso: {} symbolic link(s) (not followed), {} other entr{} (fifos, sockets, devices)\n",
+        thousands(t.symlinks),
+        thousands(t.others),
+        if t.others == 1 { "y" } else { "ies" }
+    );
+    if report.skipped_mount_count > 0 {
+        s += &format!(
+            "not descended into {} other mount(s) (--cross-mounts to include them): {}{}\n",
+            report.skipped_mount_count,
+            list_paths(&report.skipped_mounts),
+            if report.skipped_mount_count as usize > report.skipped_mounts.len() {
+                ", ..."
+            } else {
+                ""
+            }
+        );
+    }
+    for n in &report.notes {
+        s += &format!("{n}\n");
+    }
+    if report.partial() {
+        s += &format!(
+            "\n{} entr{} could not be counted:\n",
+            report.problem_count,
+            if report.problem_count == 1 { "y" } else { "ies" }
+        );
+        for p in &report.problems {
+            s += &format!("  {:?}: {}: {}\n", p.kind, p.path.display(), p.error);
+        }
+        if report.problem_count as usize > report.problems.len() {
+            s += &format!(
+                "  ... and {} more\n",
+                report.problem_count as usize - report.problems.len()
+            );
+        }
+    }
+    s
+}
+
+/// The scan's rows as data, for CSV and every export: raw numbers, one row per report row and
+/// one for the total.
+pub fn data_table(report: &Report, name: &str) -> Table {
+    let o = &report.options;
+    let mut head: Vec<String> = [
+        "root",
+        "path",
+        "own_files_only",
+        "files",
+        "dirs",
+        "symlinks",
+        "others",
+        "apparent_bytes",
+        "allocated_bytes",
+    ]
+    .iter()
+    .map(|s| s.to_string())
+    .collect();
+    for a in &o.ages {
+        let l = age_label(*a);
+        for k in ["files", "apparent_bytes", "allocated_bytes", "percent_of_data"] {
+            head.push(format!("older_{l}_{k}"));
+        }
+    }
+    for (i, _) in AGE_LABELS.iter().enumerate() {
+        head.push(format!("age_bucket_{i}_files"));
+        head.push(format!("age_bucket_{i}_bytes"));
+    }
+    for (i, _) in SIZE_LABELS.iter().enumerate() {
+        head.push(format!("size_bucket_{i}_files"));
+        head.push(format!("size_bucket_{i}_bytes"));
+    }
+    let line = |root: String, path: String, own: bool, st: &Stats| {
+        let mut v: Vec<Cell> = vec![
+            root.into(),
+            path.into(),
+            own.into(),
+            st.data.files.into(),
+            st.dirs.into(),
+            st.symlinks.into(),
+            st.others.into(),
+            st.data.apparent.into(),
+            st.data.allocated.into(),
+        ];
+        for i in 0..o.ages.len() {
+            v.push(st.cold[i].files.into());
+            v.push(st.cold[i].apparent.into());
+            v.push(st.cold[i].allocated.into());
+            v.push(Cell::fixed(st.cold_percent(i), 4));
+        }
+        for a in st.age.iter().chain(st.size.iter()) {
+            v.push(a.files.into());
+            v.push(a.apparent.into());
+        }
+        v
+    };
+    let mut t = Table::with_headers(name, head);
+    for r in &report.rows {
+        t.push(line(
+            r.root.display().to_string(),
+            r.path.display().to_string(),
+            r.own_files_only,
+            &r.stats,
+        ));
+    }
+    t.push(line("total".into(), String::new(), false, &report.total));
+    t
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn thousands_are_grouped() {
+        assert_eq!(thousands(0), "0");
+        assert_eq!(thousands(999), "999");
+        assert_eq!(thousands(4195712), "4,195,712");
+    }
+
+    #[test]
+    fn day_thresholds_read_back() {
+        assert_eq!(age_label(60 * storlab_model::scan::DAY), "60d");
+    }
+}

@@ -1,0 +1,329 @@
+//! One run, from job to stored result: the job is resolved into a plan (crates/workload), the
+//! environment captured (crates/env), the run begun in the store, each phase run by the engine
+//! and stored as it finishes with the page cache's possible flattery judged, the files storlab
+//! created removed and their space given back, and the run's status set. Ctrl-C ends the phase
+//! going on; the phases finished before are kept and the run is stored as aborted.
+//!
+//! `storlab run`, `demo`, `iozone`, `sweep` and `impact` all run their jobs through [`run`], so
+//! every run is stored, cleaned up and interruptible the same way. [`run_points`] runs a list of
+//! jobs as the points of one study.
+#![deny(missing_docs)]
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use storlab_engine::{run_phase_with, EngineError, PhaseControl};
+use storlab_model::env::Environment;
+use storlab_model::result::PhaseResult;
+use storlab_model::run::{NewRun, Phase, PhaseName, PhaseParams, RunEventKind, RunKind, RunStatus, Tag};
+use storlab_model::study::{Member, NewStudy, Role, StudyParams};
+use storlab_store::{Store, StoreError};
+use storlab_workload::{cache_may_flatter, resolve, Job, ResolveOptions, WorkloadError};
+
+/// Why a run could not be run or stored.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum SessionError {
+    /// The job was refused before anything ran (the user's to fix).
+    #[error("{0}")]
+    Job(#[source] WorkloadError),
+    /// The database failed.
+    #[error("{0}")]
+    Store(#[source] StoreError),
+    /// A phase failed; the run is stored as failed with the phases before it.
+    #[error("run {run_id}, phase {seq} ({kind}): {source}")]
+    Phase {
+        /// The run.
+        run_id: i64,
+        /// The phase, from 1.
+        seq: usize,
+        /// Its kind.
+        kind: String,
+        /// What the engine said.
+        source: EngineError,
+    },
+}
+
+impl From<WorkloadError> for SessionError {
+    fn from(e: WorkloadError) -> Self {
+        SessionError::Job(e)
+    }
+}
+
+impl From<StoreError> for SessionError {
+    fn from(e: StoreError) -> Self {
+        SessionError::Store(e)
+    }
+}
+
+/// Set by Ctrl-C (SIGINT) and SIGTERM; the engine's workers poll it between I/Os.
+static STOP: AtomicBool = AtomicBool::new(false);
+
+/// The flag Ctrl-C sets, with its handler installed: a first Ctrl-C asks the run (or study) to
+/// stop and keep what it finished; a second leaves at once with exit code 130.
+pub fn stop_flag() -> &'static AtomicBool {
+    static INSTALLED: std::sync::Once = std::sync::Once::new();
+    INSTALLED.call_once(|| {
+        let _ = ctrlc::set_handler(|| {
+            if STOP.swap(true, Ordering::Relaxed) {
+                std::process::exit(130);
+            }
+            eprintln!("\nstorlab: stopping (finished phases are kept; files are being removed)...");
+        });
+    });
+    &STOP
+}
+
+/// How to run a job.
+#[derive(Clone, Copy)]
+pub struct RunOptions<'a> {
+    /// What the run is stored as.
+    pub kind: RunKind,
+    /// The user's tags.
+    pub tags: &'a [Tag],
+    /// Block devices the user allowed as targets (`--allow-device`).
+    pub allow_devices: &'a [PathBuf],
+    /// Keep the files storlab created.
+    pub keep: bool,
+    /// Say each phase and its throughput on stderr as it goes.
+    pub progress: bool,
+    /// The command line, stored with the run.
+    pub command: &'a str,
+    /// Lets a study end the (time-based) phases early and see when each started.
+    pub control: Option<&'a PhaseControl>,
+}
+
+/// What a run left: its id, how it ended, and its phases' results.
+#[derive(Debug)]
+pub struct Executed {
+    /// The run's id.
+    pub run_id: i64,
+    /// How it ended.
+    pub status: RunStatus,
+    /// The phases that finished, in order.
+    pub results: Vec<PhaseResult>,
+}
+
+/// A seed that differs from run to run (the job's own seed, when it gives one, wins).
+fn random_seed() -> u64 {
+    let t = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as u64)
+        .unwrap_or(0);
+    t ^ ((std::process::id() as u64) << 40) ^ 0x9E37_79B9_7F4A_7C15
+}
+
+/// Options that do not come from the job: the devices allowed, this process's file names, the
+/// seed when the job gives none.
+pub fn resolve_options(allow_devices: &[PathBuf]) -> ResolveOptions {
+    ResolveOptions {
+        allow_devices: allow_devices.to_vec(),
+        file_tag: std::process::id().to_string(),
+        default_seed: random_seed(),
+    }
+}
+
+/// Removes the files a run created however the run ends, then flushes each filesystem they were
+/// on (syncfs), so that their space is free when the next command looks: btrfs, for one, gives
+/// the blocks of removed files back only when its transaction commits, and a job started at
+/// once after a large run would otherwise be refused for want of space it is about to get.
+struct Cleanup {
+    files: Vec<PathBuf>,
+    keep: bool,
+}
+
+impl Drop for Cleanup {
+    fn drop(&mut self) {
+        if self.keep {
+            return;
+        }
+        let mut dirs: Vec<&Path> = Vec::new();
+        for f in &self.files {
+            match std::fs::remove_file(f) {
+                Ok(()) => {}
+                Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
+                Err(e) => eprintln!("storlab: warning: could not remove {}: {e}", f.display()),
+            }
+            let dir = f
+                .parent()
+                .filter(|d| !d.as_os_str().is_empty())
+                .unwrap_or(Path::new("."));
+            if !dirs.contains(&dir) {
+                dirs.push(dir);
+            }
+        }
+        for dir in dirs {
+            let synced = std::fs::File::open(dir).and_then(|d| rustix::fs::syncfs(&d).map_err(Into::into));
+            if let Err(e) = synced {
+                eprintln!(
+                    "storlab: warning: could not flush {} after removing the files: {e}",
+                    dir.display()
+                );
+            }
+        }
+    }
+}
+
+/// Resolves `job`, runs its phases, stores the run (environment, each phase as it finishes,
+/// events, status) and removes the files it created (unless `keep`). A failed phase is stored
+/// with the run and returned as the error.
+pub fn run(store: &mut Store, job: &Job, o: &RunOptions) -> Result<Executed, SessionError> {
+    let plan = resolve(job, &resolve_options(o.allow_devices))?;
+    let targets: Vec<PathBuf> = plan.targets.iter().map(|(p, _)| p.clone()).collect();
+    storlab_engine::clock::init();
+    let env = Environment {
+        clock: Some(storlab_engine::clock::source().into()),
+        ..storlab_env::capture(&targets)
+    };
+    let run_id = store.begin_run(&NewRun {
+        kind: o.kind,
+        host: env.host.clone(),
+        job_name: Some(plan.name.clone()),
+        job: serde_json::json!({ "job": job, "plan": plan }),
+        command: o.command.to_string(),
+        tags: o.tags.to_vec(),
+    })?;
+    store.save_environment(run_id, &env)?;
+    let stop = stop_flag();
+    let cleanup = Cleanup {
+        files: plan.created_files.clone(),
+        keep: o.keep,
+    };
+    let mut results = Vec::new();
+    let mut status = RunStatus::Ok;
+    let mut detail: Option<String> = None;
+    let mut bad_blocks = 0u64;
+    let n = plan.phases.len();
+    for (seq, phase) in plan.phases.iter().enumerate() {
+        if stop.load(Ordering::Relaxed) {
+            status = RunStatus::Aborted;
+            break;
+        }
+        let name = phase.kind.name();
+        if o.progress {
+            eprint!("[{}/{n}] {name:<10} ", seq + 1);
+        }
+        store.add_event(run_id, RunEventKind::PhaseStart, &format!("{} ({name})", seq + 1))?;
+        let fresh = PhaseControl::new();
+        let result = match run_phase_with(phase, stop, o.control.unwrap_or(&fresh)) {
+            Ok(r) => r,
+            Err(e) => {
+                if o.progress {
+                    eprintln!("failed");
+                }
+                let msg = format!("phase {} ({name}) failed: {e}", seq + 1);
+                store.add_event(run_id, RunEventKind::PhaseFailed, &msg)?;
+                store.finish_run(run_id, RunStatus::Failed, Some(&msg))?;
+                drop(cleanup);
+                return Err(SessionError::Phase {
+                    run_id,
+                    seq: seq + 1,
+                    kind: name.into(),
+                    source: e,
+                });
+            }
+        };
+        if result.interrupted {
+            if o.progress {
+                eprintln!("interrupted");
+            }
+            let msg = format!(
+                "interrupted during phase {} ({name}); that phase is not stored",
+                seq + 1
+            );
+            store.add_event(run_id, RunEventKind::Interrupted, &msg)?;
+            status = RunStatus::Aborted;
+            detail = Some(msg);
+            break;
+        }
+        if let Some(v) = &result.verify {
+            bad_blocks += v.bad_blocks;
+        }
+        if o.progress {
+            eprintln!("{}", storlab_units::mib_per_sec(result.all_done.bytes_per_sec));
+        }
+        let stored = Phase {
+            seq: seq as u32,
+            kind: PhaseName::Kind(phase.kind),
+            params: PhaseParams::Plan(phase.clone()),
+            cache_flattered: cache_may_flatter(phase, plan.file_set_bytes, env.memory_bytes),
+            result,
+        };
+        store.save_phase(run_id, &stored)?;
+        results.push(stored.result);
+    }
+    drop(cleanup);
+    if status == RunStatus::Ok && bad_blocks > 0 {
+        status = RunStatus::Corrupt;
+        detail = Some(format!("verification found {bad_blocks} bad 4 KiB block(s)"));
+    }
+    store.finish_run(run_id, status, detail.as_deref())?;
+    Ok(Executed {
+        run_id,
+        status,
+        results,
+    })
+}
+
+/// What a study's points left: each point's member (run and role) and results, in the order
+/// run, and whether Ctrl-C ended the study early.
+#[derive(Debug, Default)]
+pub struct Points {
+    /// Each point run: its member and its phases' results.
+    pub done: Vec<(Member, Vec<PhaseResult>)>,
+    /// Ctrl-C ended the study before every point ran.
+    pub aborted: bool,
+    /// A point's run ended otherwise than well (failed verification).
+    pub not_ok: bool,
+}
+
+/// Runs each job as one point of a study, in order, until all ran or Ctrl-C, and stores the
+/// study with the points that ran (also when Ctrl-C ended it early); `announce` is called before
+/// each point (for progress on a terminal). Returns the study's id and the points.
+pub fn run_study(
+    store: &mut Store,
+    params: StudyParams,
+    points: &[(Role, Job)],
+    o: &RunOptions,
+    announce: impl FnMut(usize, &Role),
+) -> Result<(i64, Points), SessionError> {
+    let done = run_points(store, points, o, announce)?;
+    let id = store.save_study(&NewStudy {
+        params,
+        members: done.done.iter().map(|(m, _)| m.clone()).collect(),
+        events: Vec::new(),
+        task_samples: Vec::new(),
+    })?;
+    Ok((id, done))
+}
+
+/// Runs each job as one point of a study, in order, until all ran or Ctrl-C; `announce` is
+/// called before each (for progress on a terminal).
+pub fn run_points(
+    store: &mut Store,
+    points: &[(Role, Job)],
+    o: &RunOptions,
+    mut announce: impl FnMut(usize, &Role),
+) -> Result<Points, SessionError> {
+    let mut out = Points::default();
+    for (i, (role, job)) in points.iter().enumerate() {
+        announce(i, role);
+        let e = run(store, job, o)?;
+        out.done.push((
+            Member {
+                run_id: e.run_id,
+                role: role.clone(),
+            },
+            e.results,
+        ));
+        match e.status {
+            RunStatus::Aborted => {
+                out.aborted = true;
+                break;
+            }
+            RunStatus::Ok => {}
+            _ => out.not_ok = true,
+        }
+    }
+    Ok(out)
+}

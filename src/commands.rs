@@ -1,0 +1,452 @@
+//! The commands that measure: `demo`, `run`, `sweep`, `iozone`, `impact` (each job through
+//! crates/session's one run path) and `scan`. Each reads its flags, hands the work to its crate
+//! and prints what was stored.
+
+use std::io::IsTerminal;
+use std::path::PathBuf;
+use std::time::Duration;
+
+use anyhow::{Context, Result};
+use storlab_model::run::{RunKind, RunStatus};
+use storlab_model::scan::{GroupBy, ScanOptions, TimeBasis};
+use storlab_model::study::{IozoneParams, Role, StudyParams, SweepParams};
+use storlab_session::{run_study, RunOptions};
+use storlab_store::Store;
+use storlab_workload::iozone::{IozoneArgs, IozoneCell};
+use storlab_workload::{resolve, Job};
+
+use crate::cli::{DbArgs, DemoArgs, ImpactArgs, JobArgs, OutputArgs, RunArgs, ScanArgs, SweepArgs};
+use crate::results::{open_new, print_run, print_study};
+use crate::{exit, usage};
+
+/// The job `storlab demo` runs: a short qualification of one directory.
+const DEMO_JOB: &str = r#"
+name = "demo"
+threads = 2
+size = "128m"
+bs = "1m"
+fsync = "end"
+phase = [
+    "write",
+    "rewrite",
+    "read",
+    "reread",
+    { kind = "randread", bs = "4k", runtime = "5s" },
+    { kind = "randwrite", bs = "4k", runtime = "5s" },
+]
+"#;
+
+/// The command line as typed, stored with every run.
+fn command_line() -> String {
+    std::env::args().collect::<Vec<_>>().join(" ")
+}
+
+/// Progress on stderr only when a person is watching and stdout is not one document.
+fn chatty(out: &OutputArgs) -> bool {
+    std::io::stderr().is_terminal() && !out.json && !out.csv
+}
+
+/// The exit code of a run's status.
+fn code_of(status: RunStatus) -> u8 {
+    match status {
+        RunStatus::Aborted => exit::ABORTED,
+        RunStatus::Corrupt => exit::CORRUPT,
+        _ => 0,
+    }
+}
+
+/// Runs one job through the one run path and prints the stored run.
+fn execute(job: &Job, kind: RunKind, a: &JobArgs, out: &OutputArgs) -> Result<u8> {
+    let mut store = open_new(&out.db)?;
+    let command = command_line();
+    let e = storlab_session::run(
+        &mut store,
+        job,
+        &RunOptions {
+            kind,
+            tags: &a.tags,
+            allow_devices: &a.allow_devices,
+            keep: a.keep,
+            progress: chatty(out),
+            command: &command,
+            control: None,
+        },
+    )?;
+    print_run(&store, e.run_id, false, out)?;
+    eprintln!("storlab: stored as run {} in {}", e.run_id, store.path().display());
+    Ok(code_of(e.status))
+}
+
+pub fn demo(args: DemoArgs) -> Result<u8> {
+    let (dir, _tmp) = match &args.dir {
+        Some(d) => (d.clone(), None),
+        None => {
+            let t = tempfile::Builder::new()
+                .prefix("storlab-demo-")
+                .tempdir()
+                .context("cannot create a temporary directory for the demo")?;
+            (t.path().to_path_buf(), Some(t))
+        }
+    };
+    let mut job = Job::parse(DEMO_JOB, "demo job")?;
+    job.targets = vec![dir.clone()];
+    eprintln!(
+        "storlab demo: qualifying {} (write, rewrite, read, reread, random read, random write; under a minute)",
+        dir.display()
+    );
+    let job_args = JobArgs {
+        job: None,
+        job_file: None,
+        targets: Vec::new(),
+        phases: Vec::new(),
+        tags: Vec::new(),
+        allow_devices: Vec::new(),
+        keep: false,
+        settings: Default::default(),
+    };
+    let code = execute(&job, RunKind::Demo, &job_args, &args.output)?;
+    eprintln!("storlab: the demo's files were removed");
+    Ok(code)
+}
+
+pub fn run(args: RunArgs) -> Result<u8> {
+    execute(&args.job.to_job()?, RunKind::Run, &args.job, &args.output)
+}
+
+/// `storlab sweep`: every point of the varied settings is a job, all checked before the first
+/// runs, run as one study.
+pub fn sweep(args: SweepArgs) -> Result<u8> {
+    let (points, skipped) = storlab_workload::sweep::expand(&args.job.to_job()?, &args.vary)?;
+    let opts = storlab_session::resolve_options(&args.job.allow_devices);
+    let (mut largest, mut all_direct) = (0, true);
+    for (_, j) in &points {
+        let plan = resolve(j, &opts)?;
+        largest = largest.max(plan.file_set_bytes);
+        all_direct &= plan.phases.iter().all(|p| p.settings.direct);
+    }
+    let memory = storlab_env::memory_bytes();
+    let note = (!all_direct && memory > 0 && largest < 3 * memory).then(|| {
+        format!(
+            "note: the largest file set here ({}) is under three times this machine's RAM ({}) and the I/O goes through the page cache: these are cache figures (IOzone's rule). For disk figures use a size of at least {} in total, or --direct.",
+            storlab_units::Size(largest).human(),
+            storlab_units::Size(memory).human(),
+            storlab_units::Size(3 * memory).human()
+        )
+    });
+    let vary: Vec<String> = args
+        .vary
+        .iter()
+        .filter_map(|v| storlab_workload::sweep::points(v).ok())
+        .map(|(k, _)| k)
+        .collect();
+    // A file size × block size sweep is IOzone's matrix: the report draws it as heat maps.
+    let matrix = vary.len() == 2 && vary.iter().any(|k| k == "size") && vary.iter().any(|k| k == "bs");
+    let params = SweepParams {
+        points: args
+            .vary
+            .iter()
+            .filter_map(|v| storlab_workload::sweep::points(v).ok())
+            .collect(),
+        vary,
+        command: command_line(),
+        skipped,
+        note,
+    };
+    let params = if matrix {
+        StudyParams::SweepMatrix(params)
+    } else {
+        StudyParams::Sweep(params)
+    };
+    run_points(points, params, RunKind::Sweep, &args.job, &args.output)
+}
+
+/// Runs the points of a study and prints the stored study.
+fn run_points(
+    points: Vec<(Role, Job)>,
+    params: StudyParams,
+    kind: RunKind,
+    a: &JobArgs,
+    out: &OutputArgs,
+) -> Result<u8> {
+    let mut store = open_new(&out.db)?;
+    let command = command_line();
+    let progress = chatty(out);
+    let n = points.len();
+    let (id, done) = run_study(
+        &mut store,
+        params,
+        &points,
+        &RunOptions {
+            kind,
+            tags: &a.tags,
+            allow_devices: &a.allow_devices,
+            keep: a.keep,
+            progress,
+            command: &command,
+            control: None,
+        },
+        |i, role| {
+            if progress {
+                eprintln!("[{}/{n}] {role}", i + 1);
+            }
+        },
+    )?;
+    print_study(&store, id, out.json)?;
+    eprintln!(
+        "storlab: stored {} runs as study {id} in {}",
+        done.done.len(),
+        store.path().display()
+    );
+    Ok(if done.aborted { exit::ABORTED } else { 0 })
+}
+
+/// `storlab iozone`: IOzone's command line, each cell a run, several cells a study; printed in
+/// IOzone's layout.
+pub fn iozone(args: Vec<String>) -> Result<u8> {
+    let a = IozoneArgs::parse(&args)?;
+    if a.help {
+        println!("storlab iozone: IOzone's command line on storlab's engine. Supported flags:");
+        for (f, what) in storlab_workload::iozone::flag_help() {
+            println!("  {f:<14} {what}");
+        }
+        return Ok(0);
+    }
+    let cells = a.cells();
+    if cells.is_empty() {
+        return Err(usage(
+            "the IOzone command line: the ranges give no file size × record size cell: check -n -g -y -q",
+        ));
+    }
+    if let (Some(u), false) = (a.upper, a.files.is_empty()) {
+        if (a.files.len() as u32) < u {
+            return Err(usage(format!(
+                "the IOzone command line: -F names {} file(s) but -u asks for up to {u} workers: name one file per worker",
+                a.files.len()
+            )));
+        }
+    }
+    // Every cell is checked before anything is written.
+    let jobs: Vec<(IozoneCell, Job)> = cells
+        .iter()
+        .map(|c| (*c, a.job(c.workers, c.file, c.record, &a.dir)))
+        .collect();
+    let opts = storlab_session::resolve_options(&[]);
+    for (_, j) in &jobs {
+        resolve(j, &opts)?;
+    }
+    let out = OutputArgs {
+        db: DbArgs { db: a.db.clone() },
+        json: a.json,
+        csv: false,
+    };
+    let mut store = open_new(&out.db)?;
+    let params = IozoneParams {
+        command: a.command_line.clone(),
+        note: a.cache_rule(&cells, storlab_env::memory_bytes()),
+    };
+    let points: Vec<(Role, Job)> = jobs
+        .into_iter()
+        .map(|(c, j)| {
+            let role = Role::Cell {
+                workers: c.workers,
+                file_bytes: c.file,
+                record_bytes: c.record,
+            };
+            (role, j)
+        })
+        .collect();
+    let progress = chatty(&out) && points.len() > 1;
+    let opts = RunOptions {
+        kind: RunKind::Iozone,
+        tags: &a.tags,
+        allow_devices: &[],
+        keep: a.keep,
+        progress: chatty(&out),
+        command: &a.command_line,
+        control: None,
+    };
+    let announce = |i: usize, role: &Role| {
+        if progress {
+            eprintln!("[{}/{}] {role}", i + 1, cells.len());
+        }
+    };
+    // One cell is one run; several are a study (IOzone's matrix, or a range of workers).
+    let (study, done) = if points.len() > 1 {
+        let kind = if a.auto {
+            StudyParams::IozoneAuto(params.clone())
+        } else {
+            StudyParams::IozoneWorkers(params.clone())
+        };
+        let (id, done) = run_study(&mut store, kind, &points, &opts, announce)?;
+        (Some(id), done)
+    } else {
+        (None, storlab_session::run_points(&mut store, &points, &opts, announce)?)
+    };
+    crate::results::print_iozone(&store, &a, study, &done, params.note.as_deref())?;
+    Ok(if done.aborted {
+        exit::ABORTED
+    } else if done.not_ok {
+        1
+    } else {
+        0
+    })
+}
+
+fn duration(flag: &str, v: &str) -> Result<Duration> {
+    let d: storlab_units::Duration = v.parse().map_err(|e| usage(format!("{flag} {v}: {e}")))?;
+    Ok(d.std())
+}
+
+fn percent(flag: &str, v: &str) -> Result<f64> {
+    v.trim()
+        .trim_end_matches('%')
+        .trim()
+        .parse::<f64>()
+        .ok()
+        .filter(|p| p.is_finite() && *p >= 0.0)
+        .ok_or_else(|| usage(format!("{flag} {v}: expected a percentage such as 5%")))
+}
+
+/// `storlab impact`: the request read from the flags, the study run by crates/impact, the
+/// stored study printed.
+pub fn impact(args: ImpactArgs) -> Result<u8> {
+    use storlab_impact::request::{Mode, Request};
+    use storlab_impact::study::{EarlyFinish, HeldOptions};
+    let task_timeout = duration("--task-timeout", &args.task_timeout)?;
+    let budget = args.budget.as_deref().map(|b| percent("--budget", b)).transpose()?;
+    let pool = match (args.pool_servers, budget) {
+        (Some(_), None) => {
+            return Err(usage(
+                "--pool-servers needs --budget PERCENT (the pool-wide loss allowed)",
+            ))
+        }
+        (Some(n), Some(b)) => Some((n, b)),
+        _ => None,
+    };
+    let mode = if args.held {
+        Mode::Held(HeldOptions {
+            before: duration("--before", &args.before)?,
+            after: duration("--after", &args.after)?,
+            stagger: args.stagger.as_deref().map(|s| duration("--stagger", s)).transpose()?,
+            limit: task_timeout,
+        })
+    } else if args.reverse {
+        Mode::Reverse {
+            impact_study: args.impact_study,
+        }
+    } else {
+        let early = match args.on_early_finish.as_str() {
+            "discard" => EarlyFinish::Discard,
+            "restart" => EarlyFinish::Restart,
+            other => return Err(usage(format!("--on-early-finish {other}: expected discard or restart"))),
+        };
+        Mode::Users {
+            repeat: args.repeat,
+            early,
+        }
+    };
+    let req = Request {
+        tasks: args.task.clone(),
+        mode,
+        task_timeout,
+        pool,
+        command: command_line(),
+        tags: args.job.tags.clone(),
+        allow_devices: args.job.allow_devices.clone(),
+        keep: args.job.keep,
+        progress: chatty(&args.output),
+    };
+    let mut store = open_new(&args.output.db)?;
+    let o = storlab_impact::request::run(&mut store, args.job.to_job()?, &req, storlab_session::stop_flag())?;
+    if o.aborted {
+        eprintln!("storlab: stopped; stored what was done as study {}", o.study_id);
+        return Ok(exit::ABORTED);
+    }
+    print_study(&store, o.study_id, args.output.json)?;
+    eprintln!("storlab: stored study {} in {}", o.study_id, store.path().display());
+    Ok(0)
+}
+
+/// The scan's options from the flags.
+fn scan_options(args: &ScanArgs) -> Result<ScanOptions> {
+    let mut ages = Vec::new();
+    for part in args.age.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let d: storlab_units::Duration = part.parse().map_err(|e| usage(format!("--age {part}: {e}")))?;
+        if d.0 == 0 || !d.0.is_multiple_of(1_000_000_000) {
+            return Err(usage(format!(
+                "--age {part}: a threshold is a whole number of seconds, at least 1s (e.g. 60d, 36h)"
+            )));
+        }
+        ages.push(d.0 / 1_000_000_000);
+    }
+    ages.sort_unstable();
+    ages.dedup();
+    let group_by = GroupBy::parse(&args.group_by).map_err(|e| usage(format!("--group-by: {e}")))?;
+    let time = TimeBasis::from_name(&args.time)
+        .ok_or_else(|| usage(format!("--time {}: expected atime, mtime or max", args.time)))?;
+    let threads = match args.threads {
+        Some(0) => return Err(usage("--threads 0: at least 1")),
+        Some(n) => n,
+        // Twice the CPUs: with a warm cache the walk is CPU work, and with a cold one the
+        // extra threads keep the device busy with several directory reads at once.
+        None => std::thread::available_parallelism().map(|n| n.get() * 2).unwrap_or(4),
+    };
+    let now_ns = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_nanos() as i128)
+        .unwrap_or(0);
+    Ok(ScanOptions {
+        roots: args.paths.clone(),
+        ages,
+        group_by,
+        time,
+        cross_mounts: args.cross_mounts,
+        threads,
+        top: args.top,
+        now_ns,
+    })
+}
+
+fn list_paths(p: &[PathBuf]) -> String {
+    p.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
+}
+
+/// `storlab scan`: the walk, stored as a run of kind scan, printed.
+pub fn scan(args: ScanArgs) -> Result<u8> {
+    let opts = scan_options(&args)?;
+    if chatty(&args.output) {
+        eprintln!("scanning {} ...", list_paths(&opts.roots));
+    }
+    let report = storlab_scan::scan(&opts).map_err(|e| usage(e.to_string()))?;
+    let env = storlab_env::capture(&opts.roots);
+    let mut store: Store = open_new(&args.output.db)?;
+    let run_id = store.begin_run(&storlab_model::run::NewRun {
+        kind: RunKind::Scan,
+        host: env.host.clone(),
+        job_name: Some(format!("scan {}", list_paths(&opts.roots))),
+        job: serde_json::to_value(&opts)?,
+        command: command_line(),
+        tags: args.tags.clone(),
+    })?;
+    store.save_environment(run_id, &env)?;
+    store.save_scan(run_id, &report)?;
+    let (status, detail) = match report.partial() {
+        true => (
+            RunStatus::Partial,
+            Some(format!("{} entries could not be counted", report.problem_count)),
+        ),
+        false => (RunStatus::Ok, None),
+    };
+    store.finish_run(run_id, status, detail.as_deref())?;
+    crate::results::print_scan(&report, run_id, &args.output)?;
+    eprintln!("storlab: stored as run {run_id} in {}", store.path().display());
+    if report.partial() {
+        eprintln!(
+            "storlab: partial result: {} entr{} could not be counted (named above); the figures are a lower bound",
+            report.problem_count,
+            if report.problem_count == 1 { "y" } else { "ies" }
+        );
+        return Ok(exit::PARTIAL);
+    }
+    Ok(0)
+}
