@@ -40,8 +40,8 @@ def fio(name, filename, **kw):
 def storlab(target, db, *flags):
     cmd = [args.storlab, "run", "--target", target, "--runtime", f"{SECS}s", "--db", db, "--json", *flags]
     out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
-    ph = json.loads(out)["phases"][0]
-    return {"iops": ph["iops"], "bw": ph["bytes_per_sec"], "run": json.loads(out)}
+    done = json.loads(out)["phases"][0]["result"]["all_done"]
+    return {"iops": done["iops"], "bw": done["bytes_per_sec"], "run": json.loads(out)}
 
 
 def loop(filename):
@@ -118,7 +118,7 @@ try:
         r = storlab(shm_file, db, "--phase", "randread", "--bs", "4k", "--engine", "psync", "--rate", "20000iops")["run"]
         detail = json.loads(subprocess.run([args.storlab, "results", "show", str(r["id"]), "--samples", "--json", "--db", db],
                                            check=True, capture_output=True, text=True).stdout)
-        samples = detail["phases"][0]["samples"]
+        samples = detail["phases"][0]["result"]["samples"]
         whole = [s for s in samples[1:] if s["t_end"] - s["t_start"] > 0.999]
         devs = [abs(s["ops_read"] - 20000) / 20000 * 100 for s in whole]
         say("### 4. Rate control: 4 KiB random read held at 20,000 IOPS")

@@ -57,11 +57,13 @@ fn code_of(status: RunStatus) -> u8 {
 
 /// Runs one job through the one run path and prints the stored run.
 fn execute(job: &Job, kind: RunKind, a: &JobArgs, out: &OutputArgs) -> Result<u8> {
+    // Refusals come before the database is opened: a refused job leaves nothing behind.
+    let prepared = storlab_session::prepare(job, &a.allow_devices)?;
     let mut store = open_new(&out.db)?;
     let command = command_line();
-    let e = storlab_session::run(
+    let e = storlab_session::run_prepared(
         &mut store,
-        job,
+        prepared,
         &RunOptions {
             kind,
             tags: &a.tags,
@@ -356,8 +358,10 @@ pub fn impact(args: ImpactArgs) -> Result<u8> {
         keep: args.job.keep,
         progress: chatty(&args.output),
     };
+    // Refusals come before the database is opened: a refused study leaves nothing behind.
+    let job = storlab_impact::request::prepare(&req, args.job.to_job()?)?;
     let mut store = open_new(&args.output.db)?;
-    let o = storlab_impact::request::run(&mut store, args.job.to_job()?, &req, storlab_session::stop_flag())?;
+    let o = storlab_impact::request::run(&mut store, job, &req, storlab_session::stop_flag())?;
     if o.aborted {
         eprintln!("storlab: stopped; stored what was done as study {}", o.study_id);
         return Ok(exit::ABORTED);

@@ -18,8 +18,12 @@ fn demo_runs_stores_and_cleans_up() {
     let out = s.storlab(&["demo"]);
     assert!(out.status.success(), "{}", stderr(&out));
     let text = stdout(&out);
-    for phase in ["write", "rewrite", "read", "reread", "randread", "randwrite"] {
-        assert!(text.lines().any(|l| l.starts_with(phase)), "no {phase} row in:\n{text}");
+    for (seq, phase) in ["write", "rewrite", "read", "reread", "randread", "randwrite"]
+        .iter()
+        .enumerate()
+    {
+        let row = format!("{} {phase} ", seq + 1);
+        assert!(text.lines().any(|l| l.starts_with(&row)), "no {phase} row in:\n{text}");
     }
     assert!(
         text.contains("MiB/s") && text.contains("IOPS") && text.contains("µs"),
@@ -44,7 +48,7 @@ fn demo_runs_stores_and_cleans_up() {
     assert_eq!(run["status"], "ok");
     assert_eq!(run["kind"], "demo");
     assert_eq!(run["phases"].as_array().unwrap().len(), 6);
-    assert!(run["phases"][0]["bytes_written"].as_u64().unwrap() > 0);
+    assert!(run["phases"][0]["result"]["bytes_written"].as_u64().unwrap() > 0);
 }
 
 #[test]
@@ -77,22 +81,22 @@ fn run_from_flags_prints_one_json_document_and_stores_it() {
     let phases = v["phases"].as_array().unwrap();
     assert_eq!(phases.len(), 2);
     assert_eq!(phases[0]["kind"], "write");
-    assert_eq!(phases[0]["bytes_written"].as_u64().unwrap(), 16 << 20);
-    assert_eq!(phases[1]["ops_read"].as_u64().unwrap(), 2 * (8 << 20) / 4096);
+    assert_eq!(phases[0]["result"]["bytes_written"].as_u64().unwrap(), 16 << 20);
+    assert_eq!(phases[1]["result"]["ops_read"].as_u64().unwrap(), 2 * (8 << 20) / 4096);
     assert_eq!(v["tags"][0], serde_json::json!(["fs", "tmpfs"]));
     // The latency percentiles are ordered and measured.
     let p = &phases[1];
     let lat: Vec<u64> = [
-        "lat_min_ns",
-        "lat_p50_ns",
-        "lat_p90_ns",
-        "lat_p99_ns",
-        "lat_p99_9_ns",
-        "lat_p99_99_ns",
-        "lat_max_ns",
+        "min_ns",
+        "p50_ns",
+        "p90_ns",
+        "p99_ns",
+        "p99_9_ns",
+        "p99_99_ns",
+        "max_ns",
     ]
     .iter()
-    .map(|k| p[k].as_u64().unwrap())
+    .map(|k| p["result"]["latency"][k].as_u64().unwrap())
     .collect();
     assert!(lat[0] > 0 && lat.windows(2).all(|w| w[0] <= w[1]), "{lat:?}");
     // Throughput mode: per-worker figures and first-done.
@@ -137,9 +141,9 @@ fn csv_has_one_row_per_phase() {
     let text = stdout(&out);
     let lines: Vec<&str> = text.lines().collect();
     assert_eq!(lines.len(), 3, "{text}");
-    assert!(lines[0].starts_with("run_id,seq,phase,bs"));
-    assert!(lines[1].contains(",write,64KiB,"));
-    assert!(lines[2].contains(",read,64KiB,"));
+    assert!(lines[0].starts_with("run,host,job,seq,phase,engine,block size (bytes),"));
+    assert!(lines[1].contains(",1,write,psync,65536,"), "{}", lines[1]);
+    assert!(lines[2].contains(",2,read,psync,65536,"), "{}", lines[2]);
 }
 
 #[test]
@@ -191,20 +195,23 @@ phase = [
         ]
     );
     for p in phases {
-        assert_eq!(p["params"]["backend"], "io_uring", "the flag overrides the file");
-        assert_eq!(p["params"]["iodepth"], 4);
+        assert_eq!(
+            p["params"]["plan"]["settings"]["engine"], "io_uring",
+            "the flag overrides the file"
+        );
+        assert_eq!(p["params"]["plan"]["settings"]["iodepth"], 4);
         if p["kind"].as_str().unwrap().contains("read") && p["kind"] != "randrw" {
-            assert_eq!(p["verify_bad_blocks"], 0, "{}", p["kind"]);
+            assert_eq!(p["result"]["verify"]["bad_blocks"], 0, "{}", p["kind"]);
         }
     }
     // randrw at 70 % reads.
     let rw = &phases[6];
-    let reads = rw["ops_read"].as_f64().unwrap();
-    let total = reads + rw["ops_written"].as_f64().unwrap();
+    let reads = rw["result"]["ops_read"].as_f64().unwrap();
+    let total = reads + rw["result"]["ops_written"].as_f64().unwrap();
     assert!((0.6..0.8).contains(&(reads / total)), "read share {}", reads / total);
     // Every phase moved exactly its file set once (size-based).
-    assert_eq!(phases[7]["bytes_read"].as_u64().unwrap(), 4 << 20);
-    assert_eq!(phases[8]["bytes_read"].as_u64().unwrap(), 4 << 20);
+    assert_eq!(phases[7]["result"]["bytes_read"].as_u64().unwrap(), 4 << 20);
+    assert_eq!(phases[8]["result"]["bytes_read"].as_u64().unwrap(), 4 << 20);
 }
 
 #[test]
@@ -227,8 +234,8 @@ fn mmap_and_null_backends() {
         "64k",
         "--verify",
     ]);
-    assert_eq!(v["phases"][1]["verify_bad_blocks"], 0);
-    assert_eq!(v["phases"][1]["bytes_read"].as_u64().unwrap(), 4 << 20);
+    assert_eq!(v["phases"][1]["result"]["verify"]["bad_blocks"], 0);
+    assert_eq!(v["phases"][1]["result"]["bytes_read"].as_u64().unwrap(), 4 << 20);
     let v = s.json(&[
         "run",
         "--target",
@@ -243,7 +250,7 @@ fn mmap_and_null_backends() {
         "1s",
     ]);
     assert!(
-        v["phases"][0]["iops"].as_f64().unwrap() > 100_000.0,
+        v["phases"][0]["result"]["all_done"]["iops"].as_f64().unwrap() > 100_000.0,
         "the null back-end measures only the engine"
     );
     assert!(entries(&data).is_empty(), "null creates no files: {:?}", entries(&data));
@@ -403,7 +410,7 @@ fn block_device_needs_allow_device() {
         "--direct",
     ]);
     assert_eq!(v["status"], "ok");
-    assert_eq!(v["phases"][1]["bytes_read"].as_u64().unwrap(), 4 << 20);
+    assert_eq!(v["phases"][1]["result"]["bytes_read"].as_u64().unwrap(), 4 << 20);
     assert!(Path::new(&lo.dev).exists(), "storlab never removes a device");
 }
 
@@ -451,7 +458,7 @@ fn direct_io_on_loop_mounted_ext4() {
     let env = &v["environment"]["targets"][0];
     assert_eq!(env["fs_type"], "ext4");
     assert_eq!(env["device"], lo.dev.trim_start_matches("/dev/"));
-    assert_eq!(v["phases"][1]["verify_bad_blocks"], 0);
+    assert_eq!(v["phases"][1]["result"]["verify"]["bad_blocks"], 0);
     assert_eq!(v["phases"][0]["cache_flattered"], false, "O_DIRECT cannot be flattered");
     // 512-byte blocks are fine for the loop device's 512-byte sectors; 1000 bytes never are.
     let v = s.json(&[
@@ -542,7 +549,7 @@ fn offsets_beyond_4_gib() {
         "--seed",
         "5",
     ]);
-    let w = &v["phases"][0]["params"]["workers"];
+    let w = &v["phases"][0]["params"]["plan"]["workers"];
     assert_eq!(w[1]["offset"].as_u64().unwrap(), 5 << 30);
     assert_eq!(w[1]["len"].as_u64().unwrap(), 5 << 30);
     // Some of the second worker's writes landed beyond 4 GiB: the file holds data there.
@@ -602,7 +609,7 @@ fn rate_control_holds_the_target() {
     );
     assert!(r["late_ios"].as_u64().is_some());
     let samples = s.json(&["results", "show", "1", "--samples"]);
-    let samples = samples["phases"][0]["samples"].as_array().unwrap().clone();
+    let samples = samples["phases"][0]["result"]["samples"].as_array().unwrap().clone();
     assert!(samples.len() >= 3, "{samples:?}");
     // Every whole 1 s interval after the first holds close to 2000 I/Os.
     for smp in samples

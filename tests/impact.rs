@@ -192,8 +192,10 @@ fn scrub_impact_study_on_btrfs_raid1() {
         "--budget",
         "5%",
     ]);
-    let reps = v["repetitions"].as_array().unwrap();
-    let sides: Vec<bool> = reps.iter().map(|r| r["loaded"].as_bool().unwrap()).collect();
+    // What is printed is the study as stored: its members are the repetitions, in order.
+    let reps = v["members"].as_array().unwrap();
+    let rep = |r: &serde_json::Value| r["role"]["repetition"].clone();
+    let sides: Vec<bool> = reps.iter().map(|r| rep(r)["loaded"].as_bool().unwrap()).collect();
     assert_eq!(
         sides,
         [false, true, false, true],
@@ -201,8 +203,8 @@ fn scrub_impact_study_on_btrfs_raid1() {
     );
     assert!(
         reps.iter()
-            .filter(|r| r["loaded"] == true)
-            .all(|r| r["overlapped"] == true),
+            .filter(|r| rep(r)["loaded"] == true)
+            .all(|r| rep(r)["counted"] == true),
         "{reps:?}"
     );
     // Events in order: the scrub is started afresh for each loaded repetition and stopped
@@ -231,10 +233,10 @@ fn scrub_impact_study_on_btrfs_raid1() {
     // The scrub was watched during each loaded repetition and was running every time.
     let loaded_runs: Vec<i64> = reps
         .iter()
-        .filter(|r| r["loaded"] == true)
+        .filter(|r| rep(r)["loaded"] == true)
         .map(|r| r["run_id"].as_i64().unwrap())
         .collect();
-    let stored = stored_study(&s, &v["study"]);
+    let stored = stored_study(&s, &v["id"]);
     assert_eq!(stored["kind"], "impact");
     assert_eq!(stored["members"].as_array().unwrap().len(), 4);
     assert_eq!(&stored["events"], events, "the events are stored as printed");
@@ -257,8 +259,8 @@ fn scrub_impact_study_on_btrfs_raid1() {
     assert_eq!(iops["idle"].as_array().unwrap().len(), 2);
     assert!(iops["comparison"]["diff_percent"].as_f64().is_some());
     // The projection: the worst throughput loss × k / 10, the largest k inside 5 %.
-    let loss = v["worst_loss_percent"].as_f64().unwrap();
-    let p = &v["projection"];
+    let loss = v["params"]["worst_loss_percent"].as_f64().unwrap();
+    let p = &v["params"]["projection"];
     let expect_k = (1..=10u32)
         .filter(|k| loss.max(0.0) * *k as f64 / 10.0 <= 5.0 + 1e-9)
         .max()
@@ -266,13 +268,7 @@ fn scrub_impact_study_on_btrfs_raid1() {
     assert_eq!(p["largest_k"].as_u64(), Some(expect_k as u64), "loss {loss}: {p}");
     // The HTML report shows the same comparison, rebuilt from the stored runs.
     let html = s.path().join("impact.html");
-    let out = s.storlab(&[
-        "report",
-        "--study",
-        &v["study"].to_string(),
-        "-o",
-        html.to_str().unwrap(),
-    ]);
+    let out = s.storlab(&["report", "--study", &v["id"].to_string(), "-o", html.to_str().unwrap()]);
     assert!(out.status.success(), "{}", stderr(&out));
     let html = std::fs::read_to_string(html).unwrap();
     let mibs = v["impact"]
@@ -436,19 +432,19 @@ fn reverse_study_times_the_scrub_idle_and_under_load() {
         "--runtime",
         "1s",
     ]);
-    let idle = v["idle_seconds"].as_f64().unwrap();
-    let loaded = v["loaded_seconds"].as_f64().unwrap();
+    let idle = v["params"]["idle_seconds"].as_f64().unwrap();
+    let loaded = v["params"]["loaded_seconds"].as_f64().unwrap();
     assert!(
         idle > 0.0 && loaded > idle,
         "the scrub takes longer under load: idle {idle} s, loaded {loaded} s"
     );
-    assert!((v["ratio"].as_f64().unwrap() - loaded / idle).abs() < 1e-9);
+    assert!((v["params"]["ratio"].as_f64().unwrap() - loaded / idle).abs() < 1e-9);
     assert!(
-        !v["loop_runs"].as_array().unwrap().is_empty(),
+        !v["members"].as_array().unwrap().is_empty(),
         "the job ran while the task did"
     );
-    for side in ["idle_track", "loaded_track"] {
-        let pct: Vec<f64> = v[side]
+    for side in ["idle", "loaded"] {
+        let pct: Vec<f64> = v["tracks"][side]
             .as_array()
             .unwrap()
             .iter()
@@ -456,7 +452,7 @@ fn reverse_study_times_the_scrub_idle_and_under_load() {
             .collect();
         // The percentages are btrfs's own (they can step back a little as the devices
         // report at different moments); the track's times only grow and it ends done.
-        let times: Vec<f64> = v[side]
+        let times: Vec<f64> = v["tracks"][side]
             .as_array()
             .unwrap()
             .iter()
@@ -467,12 +463,14 @@ fn reverse_study_times_the_scrub_idle_and_under_load() {
     }
     // Stored: the loop runs, the events in order (each side's start and end), the looks at the
     // scrub as task 1 (idle) and task 2 (loaded).
-    let stored = stored_study(&s, &v["study"]);
+    let stored = stored_study(&s, &v["id"]);
     assert_eq!(stored["kind"], "impact-reverse");
-    assert_eq!(
-        stored["members"].as_array().unwrap().len(),
-        v["loop_runs"].as_array().unwrap().len()
-    );
+    assert_eq!(stored["members"], v["members"]);
+    assert!(stored["members"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .all(|m| m["role"]["loop"]["index"].as_u64() > Some(0)));
     assert_ordered(&stored["events"]);
     let k = kinds(&stored["events"]);
     assert_eq!(
@@ -492,7 +490,7 @@ fn reverse_study_times_the_scrub_idle_and_under_load() {
 
 /// The spans of a held-rate study's tasks: (start, end).
 fn spans(v: &serde_json::Value) -> Vec<(f64, f64)> {
-    v["spans"]
+    v["params"]["spans"]
         .as_array()
         .unwrap()
         .iter()
@@ -546,11 +544,11 @@ fn held_rate_through_a_scrub_then_a_replace() {
     // The tasks ran one after the other, inside the job, after the stretch before.
     let sp = spans(&v);
     assert_eq!(sp.len(), 2);
-    let phase_start = v["phase_start"].as_f64().unwrap();
+    let phase_start = v["params"]["phase_start"].as_f64().unwrap();
     assert!(sp[0].0 >= phase_start + 2.0 - 0.05, "{sp:?} {phase_start}");
     assert!(sp[0].0 < sp[0].1 && sp[0].1 <= sp[1].0 && sp[1].0 < sp[1].1, "{sp:?}");
     let a = &v["analysis"];
-    assert_eq!(a["unit"], "IOPS");
+    assert_eq!(a["unit"], "iops");
     assert_eq!(a["target"].as_f64(), Some(400.0));
     let iv = a["intervals"].as_array().unwrap();
     let ends: Vec<f64> = iv.iter().map(|x| x["t_end"].as_f64().unwrap()).collect();
@@ -590,9 +588,9 @@ fn held_rate_through_a_scrub_then_a_replace() {
     let show = sh("btrfs", &["filesystem", "show", m.point.to_str().unwrap()]);
     assert!(show.contains(spare.as_str()), "{show}");
     // Stored: the run as the study's member, its events and the looks at both tasks.
-    let stored = stored_study(&s, &v["study"]);
+    let stored = stored_study(&s, &v["id"]);
     assert_eq!(stored["kind"], "impact-held");
-    assert_eq!(stored["members"][0]["run_id"], v["run_id"]);
+    assert_eq!(stored["members"][0]["role"], "held");
     assert_eq!(&stored["events"], &v["events"]);
     let looked: std::collections::BTreeSet<u64> = stored["task_samples"]
         .as_array()
@@ -604,18 +602,12 @@ fn held_rate_through_a_scrub_then_a_replace() {
     // The HTML report shows the timeline: rate, deficit and p99 charts, each with the two
     // tasks' starts and ends marked where they happened.
     let html = s.path().join("held.html");
-    let out = s.storlab(&[
-        "report",
-        "--study",
-        &v["study"].to_string(),
-        "-o",
-        html.to_str().unwrap(),
-    ]);
+    let out = s.storlab(&["report", "--study", &v["id"].to_string(), "-o", html.to_str().unwrap()]);
     assert!(out.status.success(), "{}", stderr(&out));
     let html = std::fs::read_to_string(html).unwrap();
     for chart in ["rate", "deficit", "p99"] {
         let at = html
-            .find(&format!("data-key=\"study {} {chart}\"", v["study"]))
+            .find(&format!("data-key=\"study {} {chart}\"", v["id"]))
             .unwrap_or_else(|| panic!("a {chart} chart"));
         let svg = &html[at..at + html[at..].find("</svg>").unwrap()];
         let marks: Vec<f64> = svg
@@ -672,7 +664,7 @@ fn scrub_error_counts_are_recorded_as_events() {
     assert!(detail.contains("csum=8"), "{detail}");
     assert!(detail.contains("corrected 8"), "{detail}");
     assert!(detail.contains("uncorrectable 0"), "{detail}");
-    let stored = stored_study(&s, &v["study"]);
+    let stored = stored_study(&s, &v["id"]);
     assert!(
         stored["events"]
             .as_array()
@@ -824,9 +816,9 @@ fn a_command_task_from_the_job_file() {
         "--repeat",
         "1",
     ]);
-    let reps = v["repetitions"].as_array().unwrap();
+    let reps = v["members"].as_array().unwrap();
     assert_eq!(reps.len(), 2);
-    assert_eq!(reps[1]["overlapped"], true, "{v}");
+    assert_eq!(reps[1]["role"]["repetition"]["counted"], true, "{v}");
     assert_eq!(
         kinds(&v["events"])
             .into_iter()

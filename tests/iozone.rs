@@ -67,7 +67,10 @@ fn throughput_mode_reports_in_iozones_layout() {
     let id = runs[0]["id"].as_i64().unwrap().to_string();
     let run = s.json(&["results", "show", &id]);
     assert_eq!(run["phases"].as_array().unwrap().len(), 6);
-    let parent_kb = run["phases"][0]["bytes_per_sec"].as_f64().unwrap() / 1024.0;
+    let parent_kb = run["phases"][0]["result"]["all_done"]["bytes_per_sec"]
+        .as_f64()
+        .unwrap()
+        / 1024.0;
     assert!(
         text.contains(&format!(
             "Parent sees throughput for  2 initial writers \t= {parent_kb:10.2} kB/sec"
@@ -275,9 +278,9 @@ fn real_iozone_output_imports_as_runs() {
     );
     let parent = figure(&text, "Parent sees throughput for  2 initial writers");
     let children = figure(&text, "Children see throughput for  2 initial writers");
-    assert!((phases[0]["bytes_per_sec"].as_f64().unwrap() - parent * 1024.0).abs() < 1e-3);
-    assert!((phases[0]["first_done_bytes_per_sec"].as_f64().unwrap() - children * 1024.0).abs() < 1e-3);
-    assert_eq!(phases[0]["bytes_written"], 2 * 8192 * 1024);
+    assert!((phases[0]["result"]["all_done"]["bytes_per_sec"].as_f64().unwrap() - parent * 1024.0).abs() < 1e-3);
+    assert!((phases[0]["result"]["first_done"]["bytes_per_sec"].as_f64().unwrap() - children * 1024.0).abs() < 1e-3);
+    assert_eq!(phases[0]["result"]["bytes_written"], 2 * 8192 * 1024);
 
     // An automatic-mode -R report: one run per file size × record size, one study.
     let a = fixture("auto-R.txt");
@@ -292,7 +295,14 @@ fn real_iozone_output_imports_as_runs() {
     let last = s.json(&["results", "show", &ids[8].to_string()]);
     assert_eq!(last["job_name"], "iozone 1024 kB × 256 kB (imported)");
     assert_eq!(last["phases"][0]["kind"], "write");
-    assert!((last["phases"][0]["bytes_per_sec"].as_f64().unwrap() - want * 1024.0).abs() < 1e-3);
+    assert!(
+        (last["phases"][0]["result"]["all_done"]["bytes_per_sec"]
+            .as_f64()
+            .unwrap()
+            - want * 1024.0)
+            .abs()
+            < 1e-3
+    );
     assert_eq!(
         last["phases"].as_array().unwrap().len(),
         4,
@@ -362,13 +372,13 @@ fn stdio_and_vectored_tests_run() {
         .as_array()
         .unwrap()
         .iter()
-        .map(|p| p["params"]["backend"].as_str().unwrap())
+        .map(|p| p["params"]["plan"]["settings"]["engine"].as_str().unwrap())
         .collect();
     assert_eq!(
         engines,
         ["stdio", "stdio", "stdio", "stdio", "pvsync", "pvsync", "pvsync", "pvsync"]
     );
-    assert_eq!(run["phases"][4]["params"]["iovecs"], 16);
+    assert_eq!(run["phases"][4]["params"]["plan"]["settings"]["iovecs"], 16);
 }
 
 /// More of IOzone's test sets, as a real IOzone 3.489 printed them: throughput mode with
@@ -423,5 +433,12 @@ fn real_iozone_test_sets_import() {
         .parse()
         .unwrap();
     let run = s.json(&["results", "show", &v["imported"][0].to_string()]);
-    assert!((run["phases"][7]["bytes_per_sec"].as_f64().unwrap() - want * 1024.0).abs() < 1e-3);
+    assert!(
+        (run["phases"][7]["result"]["all_done"]["bytes_per_sec"]
+            .as_f64()
+            .unwrap()
+            - want * 1024.0)
+            .abs()
+            < 1e-3
+    );
 }

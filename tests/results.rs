@@ -106,7 +106,7 @@ fn compare_groups_with_welch() {
     let iops = |ids: &[i64]| -> Vec<f64> {
         ids.iter()
             .map(|id| {
-                ok_json(&s, &["results", "show", &id.to_string()])["phases"][0]["iops"]
+                ok_json(&s, &["results", "show", &id.to_string()])["phases"][0]["result"]["all_done"]["iops"]
                     .as_f64()
                     .unwrap()
             })
@@ -221,10 +221,14 @@ fn fio_json_imports_as_runs() {
             &job["read"]
         };
         assert_eq!(p["kind"], job["job options"]["rw"]);
-        assert_eq!(p["iops"].as_f64().unwrap(), dir["iops"].as_f64().unwrap());
-        assert_eq!(p["bytes_per_sec"].as_f64().unwrap(), dir["bw_bytes"].as_f64().unwrap());
+        let r = &p["result"];
+        assert_eq!(r["all_done"]["iops"].as_f64().unwrap(), dir["iops"].as_f64().unwrap());
         assert_eq!(
-            p["lat_p99_ns"].as_u64().unwrap(),
+            r["all_done"]["bytes_per_sec"].as_f64().unwrap(),
+            dir["bw_bytes"].as_f64().unwrap()
+        );
+        assert_eq!(
+            r["latency"]["p99_ns"].as_u64().unwrap(),
             dir["clat_ns"]["percentile"]["99.000000"].as_u64().unwrap()
         );
     }
@@ -239,10 +243,11 @@ fn fio_json_imports_as_runs() {
     let v = ok_json(&s, &["results", "import", file.to_str().unwrap()]);
     let id = v["imported"][0].as_i64().unwrap();
     let p = &ok_json(&s, &["results", "show", &id.to_string()])["phases"][0];
+    let p = &p["result"];
     assert!(p["bytes_read"].as_u64().unwrap() > 0 && p["bytes_written"].as_u64().unwrap() > 0);
     let job = &serde_json::from_str::<Value>(&text).unwrap()["jobs"][0];
     let p50 = |d: &str| job[d]["clat_ns"]["percentile"]["50.000000"].as_u64().unwrap();
-    let merged = p["lat_p50_ns"].as_u64().unwrap();
+    let merged = p["latency"]["p50_ns"].as_u64().unwrap();
     let (lo, hi) = (p50("read").min(p50("write")), p50("read").max(p50("write")));
     // fio's percentiles are bin edges: the merged median lies within the directions' medians
     // up to one bin (fio's bins are 1/64 of a power of two wide).

@@ -27,21 +27,30 @@ fn worker_count_sweep_is_one_study() {
         "--json",
     ]);
     assert!(out.status.success(), "{}", stderr(&out));
+    // The study as stored: each member a point with its values.
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
-    let points = v["points"].as_array().unwrap();
-    let threads: Vec<&str> = points
+    assert_eq!(v["kind"], "sweep");
+    let members = v["members"].as_array().unwrap();
+    let threads: Vec<&str> = members
         .iter()
-        .map(|p| p["values"]["threads"].as_str().unwrap())
+        .map(|m| {
+            let values = &m["role"]["point"]["values"];
+            assert_eq!(values[0][0], "threads");
+            values[0][1].as_str().unwrap()
+        })
         .collect();
     assert_eq!(threads, ["1", "2", "4"]);
     // Each point's run really ran with that many workers.
-    for p in points {
-        let run = s.json(&["results", "show", &p["run_id"].to_string()]);
-        let workers = run["phases"][0]["params"]["workers"].as_array().unwrap().len();
-        assert_eq!(workers.to_string(), p["values"]["threads"].as_str().unwrap());
-        assert_eq!(p["phases"][1]["phase"], "randread");
+    for (m, t) in members.iter().zip(&threads) {
+        let run = s.json(&["results", "show", &m["run_id"].to_string()]);
+        let workers = run["phases"][0]["params"]["plan"]["workers"].as_array().unwrap().len();
+        assert_eq!(workers.to_string(), *t);
+        assert_eq!(run["phases"][1]["kind"], "randread");
+        assert_eq!(run["kind"], "sweep");
     }
-    assert!(v["note"].as_str().unwrap().contains("three times"));
+    assert!(v["params"]["note"].as_str().unwrap().contains("three times"));
+    // The study reads back the same.
+    assert_eq!(s.json(&["results", "study", &v["id"].to_string()]), v);
     assert!(
         std::fs::read_dir(&d).unwrap().next().is_none(),
         "the points' files are removed"
@@ -67,16 +76,11 @@ fn size_by_block_sweep_is_iozones_matrix() {
     assert!(out.status.success(), "{}", stderr(&out));
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     // 3 file sizes × 4 block sizes, less 256k files with 512k blocks.
-    assert_eq!(v["points"].as_array().unwrap().len(), 11);
-    assert_eq!(v["skipped"], 1);
+    assert_eq!(v["kind"], "sweep-matrix");
+    assert_eq!(v["members"].as_array().unwrap().len(), 11);
+    assert_eq!(v["params"]["skipped"], 1);
     let page = s.path().join("m.html");
-    let out = s.storlab(&[
-        "report",
-        "--study",
-        &v["study"].to_string(),
-        "-o",
-        page.to_str().unwrap(),
-    ]);
+    let out = s.storlab(&["report", "--study", &v["id"].to_string(), "-o", page.to_str().unwrap()]);
     assert!(out.status.success());
     let html = std::fs::read_to_string(&page).unwrap();
     assert!(html.contains("data-key=\"heat write\""));

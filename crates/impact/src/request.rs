@@ -133,9 +133,10 @@ pub fn tasks(specs: &[String], job: &Job) -> anyhow::Result<Vec<Box<dyn Task>>> 
         .collect()
 }
 
-/// Checks the request and the job before anything runs; for a held study, bounds the job's
-/// runtime (the study ends it; the bound only stops a study gone wrong).
-fn prepare(req: &Request, mut job: Job) -> anyhow::Result<Job> {
+/// Checks the request and the job (and makes its tasks, to check them too) before anything runs
+/// or is stored; for a held study, bounds the job's runtime (the study ends it; the bound only
+/// stops a study gone wrong). Returns the job to run.
+pub fn prepare(req: &Request, mut job: Job) -> anyhow::Result<Job> {
     if matches!(req.pool, Some((0, _))) {
         return Err(usage("--pool-servers 0: a pool has at least one server"));
     }
@@ -168,12 +169,12 @@ fn prepare(req: &Request, mut job: Job) -> anyhow::Result<Job> {
             ));
         }
     }
+    tasks(&req.tasks, &job)?;
     Ok(job)
 }
 
-/// Runs the study the request asks for and stores it.
+/// Runs the study the request asks for (on a job [`prepare`]d) and stores it.
 pub fn run(store: &mut Store, job: Job, req: &Request, stop: &AtomicBool) -> anyhow::Result<Outcome> {
-    let job = prepare(req, job)?;
     let mut tasks = tasks(&req.tasks, &job)?;
     let rec = Recorder::new();
     match &req.mode {

@@ -69,7 +69,7 @@ macro_rules! settings {
         #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
         #[serde(default)]
         pub struct Settings {
-            $( #[doc = $help] pub $key: Option<$ty>, )+
+            $( #[doc = $help] #[serde(skip_serializing_if = "Option::is_none")] pub $key: Option<$ty>, )+
         }
 
         /// Every setting of a phase with the defaults applied: what the engine is told. A

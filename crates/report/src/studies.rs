@@ -114,6 +114,19 @@ pub struct StudyDocument<'a> {
     /// A held-rate study's analysis.
     #[serde(skip_serializing_if = "Option::is_none")]
     pub analysis: Option<HeldAnalysis>,
+    /// A cost-to-the-task study's progress tracks, idle and loaded: (seconds since the task's
+    /// first look, percent done).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub tracks: Option<Tracks>,
+}
+
+/// The task's progress on each side of a cost-to-the-task study.
+#[derive(Debug, Serialize)]
+pub struct Tracks {
+    /// With the machine idle.
+    pub idle: Vec<(f64, f64)>,
+    /// With the job looping.
+    pub loaded: Vec<(f64, f64)>,
 }
 
 /// The study's JSON document.
@@ -122,6 +135,10 @@ pub fn document(v: &StudyView) -> StudyDocument<'_> {
         study: &v.study,
         impact: matches!(v.study.params, StudyParams::Impact(_)).then(|| v.impacts()),
         analysis: v.held(),
+        tracks: matches!(v.study.params, StudyParams::ImpactReverse(_)).then(|| Tracks {
+            idle: v.track(0),
+            loaded: v.track(1),
+        }),
     }
 }
 

@@ -164,11 +164,31 @@ impl Drop for Cleanup {
     }
 }
 
+/// A job checked and resolved into its plan, before anything is stored or written.
+pub struct Prepared<'a> {
+    job: &'a Job,
+    plan: storlab_workload::Plan,
+}
+
+/// Checks and resolves a job: every refusal comes here, before a database is opened or a byte
+/// is written.
+pub fn prepare<'a>(job: &'a Job, allow_devices: &[PathBuf]) -> Result<Prepared<'a>, SessionError> {
+    Ok(Prepared {
+        job,
+        plan: resolve(job, &resolve_options(allow_devices))?,
+    })
+}
+
 /// Resolves `job`, runs its phases, stores the run (environment, each phase as it finishes,
 /// events, status) and removes the files it created (unless `keep`). A failed phase is stored
 /// with the run and returned as the error.
 pub fn run(store: &mut Store, job: &Job, o: &RunOptions) -> Result<Executed, SessionError> {
-    let plan = resolve(job, &resolve_options(o.allow_devices))?;
+    run_prepared(store, prepare(job, o.allow_devices)?, o)
+}
+
+/// Runs a prepared job (see [`run`]).
+pub fn run_prepared(store: &mut Store, prepared: Prepared, o: &RunOptions) -> Result<Executed, SessionError> {
+    let Prepared { job, plan } = prepared;
     let targets: Vec<PathBuf> = plan.targets.iter().map(|(p, _)| p.clone()).collect();
     storlab_engine::clock::init();
     let env = Environment {

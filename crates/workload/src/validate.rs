@@ -47,7 +47,9 @@ pub struct Plan {
     pub name: String,
     /// The targets and what each is.
     pub targets: Vec<(PathBuf, TargetKind)>,
-    /// The phases, resolved.
+    /// The phases, resolved (not in the plan's document: each phase's plan is stored with the
+    /// phase).
+    #[serde(skip_serializing)]
     pub phases: Vec<PhasePlan>,
     /// Files storlab creates (and removes at the end unless asked to keep them).
     pub created_files: Vec<PathBuf>,
