@@ -836,3 +836,31 @@ fn output_into_a_closed_pipe_ends_quietly() {
         );
     }
 }
+
+/// docs/run.md's key reference is generated from the settings' one declaration; this fails when
+/// a setting is added or changed without the page (UPDATE_SNAPSHOTS=1 rewrites it). Every
+/// setting is also a flag of `storlab run`, with the declaration's help.
+#[test]
+fn settings_reference_in_the_docs_and_the_flags_come_from_one_declaration() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("docs/run.md");
+    let page = std::fs::read_to_string(&path).unwrap();
+    let (begin, end) = ("<!-- settings: generated", "<!-- end of settings -->");
+    let a = page.find(begin).expect("the generated block's start");
+    let a = a + page[a..].find('\n').unwrap() + 1;
+    let b = page.find(end).expect("the generated block's end");
+    let want = storlab_model::settings::reference();
+    if std::env::var_os("UPDATE_SNAPSHOTS").is_some() {
+        std::fs::write(&path, format!("{}{want}{}", &page[..a], &page[b..])).unwrap();
+    } else {
+        assert_eq!(
+            &page[a..b],
+            want,
+            "docs/run.md's settings differ from their declaration"
+        );
+    }
+    let help = stdout(&Command::new(bin()).args(["run", "--help"]).output().unwrap());
+    for x in storlab_model::settings::SETTINGS {
+        assert!(help.contains(&x.flag()), "{} is not a flag of storlab run", x.flag());
+    }
+    assert!(help.contains("I/Os in flight per worker"), "{help}");
+}

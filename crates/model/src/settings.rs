@@ -138,44 +138,42 @@ macro_rules! settings {
 }
 
 settings! {
-    threads: u32 = "1", "N", "workers (threads), e.g. 4", read_threads;
-    size: u64 | "1g per worker (or an existing file's or device's length)", "SIZE", "bytes per worker's file, e.g. 1g", read_size;
-    bs: BlockSizes = "4k", "SIZE", "block (record) size, e.g. 4k, or a weighted mix 4k:70,64k:30", read_bs;
-    engine: BackendKind = "psync", "NAME", "back-end: psync, io_uring, mmap, null, stdio or pvsync", read_engine;
-    iodepth: u32 = "1", "N", "I/Os in flight per worker (io_uring), e.g. 16", read_iodepth;
-    iodepth_batch: u32 | "1 with direct (each I/O reaches the device at once, as fio), else iodepth", "N", "I/Os queued before one submission (io_uring)", read_iodepth_batch;
-    iovecs: u32 = "1", "N", "buffers per I/O with engine pvsync (preadv/pwritev), e.g. 16", read_iovecs;
-    direct: bool = "false", "", "open with O_DIRECT (bypass the page cache)", read_bool;
-    sync: bool = "false", "", "open with O_SYNC (every write reaches stable storage before it completes)", read_bool;
-    fsync: FsyncPolicy = "none", "POLICY", "flush policy: none, end, or N (after every N writes)", read_fsync;
-    fsync_timed: bool = "true", "BOOL", "whether the flush at the end counts in the time (as IOzone -e)", read_bool;
-    close_timed: bool = "false", "BOOL", "whether closing the files counts in the time (as IOzone -c)", read_bool;
-    runtime: Duration | "one pass over each file", "DURATION", "time-based phase length, e.g. 30s (0 for one pass)", read_runtime;
-    ramp: Duration = "0s", "DURATION", "time run first and excluded from the results, e.g. 5s", read_duration;
-    rate: Rate | "as fast as it goes", "RATE", "target rate, e.g. 20000iops or 200MiB/s", read_rate;
-    rate_per: RatePer = "total", "total|worker", "whether the rate is shared by all workers (total) or applies to each", read_rate_per;
-    pattern: DataPattern = "random", "PATTERN", "data written: random, zeros, or compress:NN (NN % of each 4 KiB is zeros)", read_pattern;
-    verify: bool = "false", "", "check every 4 KiB read against its header and checksum", read_bool;
-    rwmix: u8 = "50", "PERCENT", "read percentage of randrw, 0 to 100", read_rwmix;
-    stride: u64 = "4", "N", "records between reads of strideread", read_stride;
+    threads: u32 = "1", "N", "workers (threads), released together behind a barrier", read_threads;
+    size: u64 | "1g (an existing file or device: its length)", "SIZE", "bytes per worker's file (for a shared file: the part of it used)", read_size;
+    bs: BlockSizes = "4k", "SIZE", "block size, or a weighted mix `4k:70,64k:30`", read_bs;
+    engine: BackendKind = "psync", "NAME", "`psync`, `io_uring`, `mmap`, `null` (moves no data), `stdio` (fwrite/fread through a stdio stream buffered one block deep, as IOzone -i 6/7), `pvsync` (preadv/pwritev, see `iovecs`)", read_engine;
+    iodepth: u32 = "1", "N", "I/Os in flight per worker (more than 1 needs io_uring)", read_iodepth;
+    iodepth_batch: u32 | "1 with `direct`, else `iodepth`", "N", "I/Os queued before one submission to the kernel (io_uring). With O_DIRECT each I/O reaches the device as soon as it is queued, as fio's default does; buffered reads that the page cache answers inside the submission are cheaper in one batch", read_iodepth_batch;
+    iovecs: u32 = "1", "N", "with `engine = \"pvsync\"`: each I/O is this many equal buffers in one preadv/pwritev call (IOzone's -i 11/12 use 16 records)", read_iovecs;
+    direct: bool = "false", "", "O_DIRECT: bypass the page cache", read_bool;
+    sync: bool = "false", "", "O_SYNC: every write reaches stable storage before it completes", read_bool;
+    fsync: FsyncPolicy = "none", "POLICY", "`none`, `end`, or N: flush after every N writes", read_fsync;
+    fsync_timed: bool = "true", "BOOL", "the flush at the end counts in the phase's time (IOzone `-e`)", read_bool;
+    close_timed: bool = "false", "BOOL", "closing the files counts in the phase's time (IOzone's `-c`; on NFS a close flushes)", read_bool;
+    runtime: Duration | "one pass over each file", "DURATION", "time-based phase length (0: one pass)", read_runtime;
+    ramp: Duration = "0s", "DURATION", "run first, excluded from the results", read_duration;
+    rate: Rate | "as fast as it goes", "RATE", "target rate: `20000iops` or `200MiB/s`", read_rate;
+    rate_per: RatePer = "total", "total|worker", "`total` (shared by the workers) or `worker` (each worker at the rate)", read_rate_per;
+    pattern: DataPattern = "random", "PATTERN", "`random` (unique per block), `zeros`, `compress:NN` (NN % of each 4 KiB is zeros)", read_pattern;
+    verify: bool = "false", "", "stamp every 4 KiB written; check every 4 KiB read", read_bool;
+    rwmix: u8 = "50", "PERCENT", "read percentage of `randrw`", read_rwmix;
+    stride: u64 = "4", "N", "records between reads of `strideread`", read_stride;
     interval: Duration = "1s", "DURATION", "sample interval (10ms or more)", read_interval;
-    late_after: Duration = "1ms", "DURATION", "an I/O issued this long after its scheduled start counts as late", read_duration;
-    seed: u64 | "random per run", "N", "seed of the offsets and data", read_seed;
+    late_after: Duration = "1ms", "DURATION", "an I/O issued this long after its scheduled start is late", read_duration;
+    seed: u64 | "random per run", "N", "seed of offsets and data (give the same seed to verify another run's files)", read_seed;
 }
 
 /// docs/run.md's key reference: a Markdown table of every setting (a test checks that the page
 /// holds exactly this).
 pub fn reference() -> String {
-    let mut s = String::from("| key | flag | value | default | what it does |\n|---|---|---|---|---|\n");
+    let mut s = String::from("| key | flag | default | meaning |\n|---|---|---|---|\n");
     for x in SETTINGS {
-        let value = if x.is_switch() { "true/false" } else { x.value };
         s += &format!(
-            "| `{}` | `{}` | {} | {} | {} |\n",
+            "| `{}` | `{}` | {} | {} |\n",
             x.key,
             x.flag(),
-            value.replace('|', "\\|"),
-            x.default,
-            x.help
+            x.default.replace('|', "\\|"),
+            x.help.replace('|', "\\|")
         );
     }
     s
