@@ -864,3 +864,61 @@ fn settings_reference_in_the_docs_and_the_flags_come_from_one_declaration() {
     }
     assert!(help.contains("I/Os in flight per worker"), "{help}");
 }
+
+/// Sectors read from a block device so far (/sys/block/DEV/stat, third field).
+fn sectors_read(dev: &str) -> u64 {
+    let name = Path::new(dev).file_name().unwrap().to_str().unwrap();
+    let stat = std::fs::read_to_string(format!("/sys/block/{name}/stat")).unwrap();
+    stat.split_whitespace().nth(2).unwrap().parse().unwrap()
+}
+
+/// `fadvise = "dontneed"` reaches the kernel: a buffered read of a file the page cache holds
+/// reads nothing from the device, the same read after the hint reads the whole file from it
+/// (counted by the loop device under a real ext4).
+#[test]
+fn fadvise_dontneed_sends_a_cached_read_to_the_device() {
+    let s = Scratch::new();
+    let img_dir = tempfile::Builder::new()
+        .prefix("storlab-ext4-")
+        .tempdir_in(std::env::temp_dir())
+        .unwrap();
+    let lo = loop_device(&img_dir.path().join("ext4.img"), 128 << 20);
+    let mk = Command::new("mkfs.ext4").args(["-q", "-F", &lo.dev]).output().unwrap();
+    assert!(mk.status.success(), "{}", stderr(&mk));
+    let point = s.path().join("mnt");
+    let _m = mount_device(&lo.dev, &point);
+    let file = point.join("cached.dat");
+    std::fs::write(&file, vec![7u8; 16 << 20]).unwrap();
+    let f = std::fs::File::open(&file).unwrap();
+    f.sync_all().unwrap();
+    // Read once so that the page cache holds the whole file.
+    std::io::copy(&mut std::fs::File::open(&file).unwrap(), &mut std::io::sink()).unwrap();
+    let read = |extra: &[&str]| {
+        let before = sectors_read(&lo.dev);
+        let mut a = vec![
+            "run",
+            "--target",
+            file.to_str().unwrap(),
+            "--phase",
+            "read",
+            "--bs",
+            "64k",
+        ];
+        a.extend_from_slice(extra);
+        let v = s.json(&a);
+        assert_eq!(v["phases"][0]["result"]["bytes_read"], 16u64 << 20);
+        (sectors_read(&lo.dev) - before) * 512
+    };
+    let cached = read(&[]);
+    assert!(
+        cached < 1 << 20,
+        "a cached read reads (almost) nothing from the device: {cached} bytes"
+    );
+    let dropped = read(&["--fadvise", "dontneed"]);
+    assert!(
+        dropped >= 16 << 20,
+        "after dontneed the whole file comes from the device: {dropped} bytes"
+    );
+    let plan = s.json(&["results", "show", "2"]);
+    assert_eq!(plan["phases"][0]["params"]["plan"]["settings"]["fadvise"], "dontneed");
+}

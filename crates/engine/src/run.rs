@@ -25,6 +25,7 @@ use crate::backend::{self, Backend, Completion, IoUnit, Op, Queued};
 use crate::data::{self, BufferPool};
 use crate::plan::{BackendKind, DataPattern, FsyncPolicy, PhaseKind, PhasePlan, WorkerFile};
 use crate::result::*;
+use storlab_model::settings::Fadvise;
 
 /// Summarises a histogram of nanoseconds.
 pub fn latency_of(h: &Histogram<u64>) -> Latency {
@@ -478,6 +479,9 @@ fn prepare_worker(plan: &PhasePlan, index: usize, wf: &WorkerFile) -> Result<Pre
     } else {
         Some(open_worker_file(plan, &wf.path, wf.owned, wf.offset + wf.len)?)
     };
+    if let Some(f) = &file {
+        advise(f, wf, plan.settings.fadvise);
+    }
     let mut pool = BufferPool::new(plan.settings.iodepth as usize, plan.settings.bs.max() as usize);
     if plan.kind.writes() {
         pool.fill(plan.settings.pattern, plan.seed ^ (index as u64) << 32);
@@ -591,6 +595,21 @@ fn lay_out(plan: &PhasePlan, stop: &AtomicBool) -> Result<f64, EngineError> {
         drop_cache(&f);
     }
     Ok(if laid { t.elapsed().as_secs_f64() } else { 0.0 })
+}
+
+/// Gives the kernel the job's hint about a worker's region before the phase starts.
+fn advise(f: &File, wf: &WorkerFile, hint: Fadvise) {
+    use std::os::fd::AsRawFd;
+    let advice = match hint {
+        Fadvise::None => return,
+        Fadvise::Sequential => libc::POSIX_FADV_SEQUENTIAL,
+        Fadvise::Random => libc::POSIX_FADV_RANDOM,
+        Fadvise::Noreuse => libc::POSIX_FADV_NOREUSE,
+        Fadvise::Dontneed => libc::POSIX_FADV_DONTNEED,
+    };
+    // SAFETY: advisory syscall on an open descriptor over a byte range; a refusal only means
+    // the kernel keeps its own policy.
+    unsafe { libc::posix_fadvise(f.as_raw_fd(), wf.offset as i64, wf.len as i64, advice) };
 }
 
 /// Asks the kernel to drop a file's clean pages from the page cache.

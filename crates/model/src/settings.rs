@@ -24,6 +24,24 @@ pub enum RatePer {
     Worker,
 }
 
+/// The hint given to the kernel about each file before a phase (posix_fadvise over the
+/// worker's region).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Fadvise {
+    /// No hint.
+    None,
+    /// POSIX_FADV_SEQUENTIAL: read ahead aggressively.
+    Sequential,
+    /// POSIX_FADV_RANDOM: no read-ahead.
+    Random,
+    /// POSIX_FADV_NOREUSE: the data is used once.
+    Noreuse,
+    /// POSIX_FADV_DONTNEED: drop the region's clean cached pages first, so that a buffered
+    /// read starts from the device rather than from what an earlier phase left in the cache.
+    Dontneed,
+}
+
 /// One setting as users see it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Setting {
@@ -158,6 +176,7 @@ settings! {
     verify: bool = "false", "", "stamp every 4 KiB written; check every 4 KiB read", read_bool;
     rwmix: u8 = "50", "PERCENT", "read percentage of `randrw`", read_rwmix;
     stride: u64 = "4", "N", "records between reads of `strideread`", read_stride;
+    fadvise: Fadvise = "none", "HINT", "posix_fadvise over each worker's region before a phase: `none`, `sequential`, `random`, `noreuse`, or `dontneed` (drop its clean cached pages, so that a buffered read starts from the device rather than from what an earlier phase or program left in the cache)", read_fadvise;
     interval: Duration = "1s", "DURATION", "sample interval (10ms or more)", read_interval;
     late_after: Duration = "1ms", "DURATION", "an I/O issued this long after its scheduled start is late", read_duration;
     seed: u64 | "random per run", "N", "seed of offsets and data (give the same seed to verify another run's files)", read_seed;
@@ -313,6 +332,21 @@ fn read_stride(s: &str) -> Result<u64, String> {
     }
 }
 
+fn read_fadvise(s: &str) -> Result<Fadvise, String> {
+    Ok(match s {
+        "none" => Fadvise::None,
+        "sequential" => Fadvise::Sequential,
+        "random" => Fadvise::Random,
+        "noreuse" => Fadvise::Noreuse,
+        "dontneed" => Fadvise::Dontneed,
+        _ => {
+            return Err(format!(
+                "'{s}' is not an fadvise hint: expected none, sequential, random, noreuse or dontneed"
+            ))
+        }
+    })
+}
+
 fn read_seed(s: &str) -> Result<u64, String> {
     read_int(s, "a whole number")
 }
@@ -375,6 +409,7 @@ mod tests {
             ("iodepth", "0", "1 to 4096"),
             ("iodepth_batch", "0", "1 to 4096"),
             ("pattern", "compress:300", "compress:NN"),
+            ("fadvise", "soon", "dontneed"),
         ] {
             match s.clone().apply_str(k, v) {
                 Err(SettingError::Invalid(e)) => assert!(e.contains(needle), "{k}={v}: {e}"),
