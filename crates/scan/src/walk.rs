@@ -108,6 +108,7 @@ pub fn scan(opts: &ScanOptions) -> Result<Report, ScanError> {
     let mut root_mounts = Vec::new();
     let mut notes = Vec::new();
     let mut note_mounts = Vec::new();
+    let all_mounts = storlab_env::mounts::mounts();
     let mut groups = Vec::new();
     let mut jobs = Vec::new();
     let mut upper = Stats::new(t);
@@ -129,10 +130,10 @@ pub fn scan(opts: &ScanOptions) -> Result<Report, ScanError> {
             });
         }
         root_mounts.push(st.stx_mnt_id);
-        if let Some(m) = crate::mounts::mount_of(root) {
+        if let Some(m) = storlab_env::mounts::mount_of(root, &all_mounts) {
             match note_mounts
                 .iter_mut()
-                .find(|(n, _): &&mut (crate::mounts::Mount, Vec<String>)| n.id == m.id)
+                .find(|(n, _): &&mut (storlab_env::mounts::Mount, Vec<String>)| n.id == m.id)
             {
                 Some((_, paths)) => paths.push(root.display().to_string()),
                 None => note_mounts.push((m, vec![root.display().to_string()])),

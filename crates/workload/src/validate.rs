@@ -1,8 +1,6 @@
 //! Turning a job into a plan: defaults, files per worker, and every check that must pass before
 //! a byte is written (targets, sizes, free space, O_DIRECT support, back-end limits).
 
-use std::ffi::CString;
-use std::os::unix::ffi::OsStrExt;
 use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
@@ -79,42 +77,19 @@ fn target_error(path: &Path, message: impl Into<String>) -> WorkloadError {
     }
 }
 
-fn cpath(p: &Path) -> CString {
-    CString::new(p.as_os_str().as_bytes()).unwrap_or_default()
-}
-
-/// True when the filesystem holding `p` is mounted read-only.
-fn read_only_fs(p: &Path) -> bool {
-    // SAFETY: statvfs fills the struct we pass for a NUL-terminated path.
-    let mut s: libc::statvfs = unsafe { std::mem::zeroed() };
-    unsafe { libc::statvfs(cpath(p).as_ptr(), &mut s) == 0 && (s.f_flag & libc::ST_RDONLY) != 0 }
-}
-
-/// Free bytes for unprivileged users; None when the filesystem does not say (ramfs and other
-/// pseudo filesystems report zero blocks in all).
-fn free_bytes(p: &Path) -> Option<u64> {
-    // SAFETY: as above.
-    let mut s: libc::statvfs = unsafe { std::mem::zeroed() };
-    if unsafe { libc::statvfs(cpath(p).as_ptr(), &mut s) } != 0 || s.f_blocks == 0 {
-        return None;
-    }
-    Some(s.f_bavail * s.f_frsize)
-}
-
 fn writable_dir(p: &Path) -> Result<(), WorkloadError> {
-    if read_only_fs(p) {
+    if storlab_env::space::statvfs(p).is_some_and(|s| s.read_only) {
         return Err(target_error(
             p,
             "is on a read-only filesystem: choose a writable directory",
         ));
     }
-    // SAFETY: access() on a NUL-terminated path.
-    if unsafe { libc::access(cpath(p).as_ptr(), libc::W_OK | libc::X_OK) } != 0 {
+    if let Err(e) = rustix::fs::access(p, rustix::fs::Access::WRITE_OK | rustix::fs::Access::EXEC_OK) {
         return Err(target_error(
             p,
             format!(
                 "is not writable by this user ({}): choose a directory you can write to",
-                std::io::Error::last_os_error()
+                std::io::Error::from(e)
             ),
         ));
     }
@@ -174,7 +149,7 @@ fn classify(p: &Path, opts: &ResolveOptions) -> Result<(TargetKind, Option<u64>)
 /// Tries O_DIRECT where the files will live; Err names the filesystem that refuses it.
 fn probe_direct(dir_or_file: &Path, kind: TargetKind, tag: &str) -> Result<(), WorkloadError> {
     let refuse = |e: std::io::Error| {
-        let fs = storlab_env_fs_type(dir_or_file);
+        let fs = fs_type(dir_or_file);
         target_error(
             dir_or_file,
             format!("the filesystem here{fs} refuses O_DIRECT ({e}): run without direct, or choose a target on a block-device filesystem (ext4, XFS, btrfs)"),
@@ -220,21 +195,11 @@ fn probe_direct(dir_or_file: &Path, kind: TargetKind, tag: &str) -> Result<(), W
     }
 }
 
-/// The filesystem type of a path, for messages (" (tmpfs)"), read from /proc/self/mountinfo.
-fn storlab_env_fs_type(p: &Path) -> String {
-    let canon = std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
-    let text = std::fs::read_to_string("/proc/self/mountinfo").unwrap_or_default();
-    let mut best: Option<(usize, String)> = None;
-    for l in text.lines() {
-        let Some((left, right)) = l.split_once(" - ") else {
-            continue;
-        };
-        let Some(mp) = left.split(' ').nth(4) else { continue };
-        if canon.starts_with(mp) && best.as_ref().is_none_or(|(len, _)| mp.len() >= *len) {
-            best = Some((mp.len(), right.split(' ').next().unwrap_or("").to_string()));
-        }
-    }
-    best.map(|(_, t)| format!(" ({t})")).unwrap_or_default()
+/// The filesystem type of a path, for messages (" (tmpfs)").
+fn fs_type(p: &Path) -> String {
+    storlab_env::mounts::mount_of(p, &storlab_env::mounts::mounts())
+        .map(|m| format!(" ({})", m.fs_type))
+        .unwrap_or_default()
 }
 
 /// True when the page cache could have flattered a phase: the file set is smaller than three
@@ -502,7 +467,7 @@ pub fn resolve(job: &Job, opts: &ResolveOptions) -> Result<Plan, WorkloadError> 
             }
         }
         for (_, dir, bytes) in need {
-            if let Some(free) = free_bytes(&dir) {
+            if let Some(free) = storlab_env::space::statvfs(&dir).and_then(|s| s.free) {
                 if bytes > free {
                     return Err(target_error(
                         &dir,
