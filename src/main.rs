@@ -2,6 +2,7 @@
 //! (a run to crates/session, a study to crates/impact or session, a scan to crates/scan, the
 //! results to crates/store) and prints what they stored through crates/report, as ripgrep's
 //! binary does for its crates.
+#![deny(missing_docs)]
 
 mod cli;
 mod commands;

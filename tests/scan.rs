@@ -185,8 +185,8 @@ fn truth(entries: &[Entry], basis: &str) -> (BTreeMap<(String, bool), Truth>, Tr
         };
         let mut targets: Vec<&mut Truth> = vec![&mut total];
         let row = key.map(|k| rows.entry(k).or_default() as *mut Truth);
-        // SAFETY: `row` points into `rows`, which is not touched while `targets` lives.
         if let Some(r) = row {
+            // SAFETY: `row` points into `rows`, which is not touched while `targets` lives.
             targets.push(unsafe { &mut *r });
         }
         match e.kind {

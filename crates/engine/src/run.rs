@@ -597,31 +597,30 @@ fn lay_out(plan: &PhasePlan, stop: &AtomicBool) -> Result<f64, EngineError> {
     Ok(if laid { t.elapsed().as_secs_f64() } else { 0.0 })
 }
 
-/// Gives the kernel the job's hint about a worker's region before the phase starts.
+/// Gives the kernel the job's hint about a worker's region before the phase starts (a refusal
+/// only means the kernel keeps its own policy).
 fn advise(f: &File, wf: &WorkerFile, hint: Fadvise) {
-    use std::os::fd::AsRawFd;
+    use rustix::fs::Advice;
     let advice = match hint {
         Fadvise::None => return,
-        Fadvise::Sequential => libc::POSIX_FADV_SEQUENTIAL,
-        Fadvise::Random => libc::POSIX_FADV_RANDOM,
-        Fadvise::Noreuse => libc::POSIX_FADV_NOREUSE,
-        Fadvise::Dontneed => libc::POSIX_FADV_DONTNEED,
+        Fadvise::Sequential => Advice::Sequential,
+        Fadvise::Random => Advice::Random,
+        Fadvise::Noreuse => Advice::NoReuse,
+        Fadvise::Dontneed => Advice::DontNeed,
     };
-    // SAFETY: advisory syscall on an open descriptor over a byte range; a refusal only means
-    // the kernel keeps its own policy.
-    unsafe { libc::posix_fadvise(f.as_raw_fd(), wf.offset as i64, wf.len as i64, advice) };
+    let _ = rustix::fs::fadvise(f, wf.offset, std::num::NonZeroU64::new(wf.len), advice);
 }
 
 /// Asks the kernel to drop a file's clean pages from the page cache.
 fn drop_cache(f: &File) {
-    use std::os::fd::AsRawFd;
-    // SAFETY: advisory syscall on an open descriptor; failure only means the cache stays warm.
-    unsafe { libc::posix_fadvise(f.as_raw_fd(), 0, 0, libc::POSIX_FADV_DONTNEED) };
+    // A refusal only means the cache stays warm.
+    let _ = rustix::fs::fadvise(f, 0, None, rustix::fs::Advice::DontNeed);
 }
 
 fn thread_cpu() -> (f64, f64) {
-    // SAFETY: getrusage fills the struct we pass; RUSAGE_THREAD is this thread only.
+    // SAFETY: an all-zero rusage is a valid value of this plain C struct.
     let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: getrusage fills the struct we pass; RUSAGE_THREAD is this thread only.
     unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut ru) };
     let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
     (tv(ru.ru_utime), tv(ru.ru_stime))

@@ -12,7 +12,6 @@ mod device;
 pub mod mounts;
 pub mod space;
 
-use std::ffi::CStr;
 use std::fs;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
@@ -59,13 +58,9 @@ pub fn memory_bytes() -> u64 {
 }
 
 fn uname() -> (String, String, String) {
-    // SAFETY: uname fills the struct we pass; its fields are NUL-terminated C strings.
-    let mut u: libc::utsname = unsafe { std::mem::zeroed() };
-    if unsafe { libc::uname(&mut u) } != 0 {
-        return Default::default();
-    }
-    let f = |b: &[libc::c_char]| unsafe { CStr::from_ptr(b.as_ptr()) }.to_string_lossy().into_owned();
-    (f(&u.nodename), f(&u.release), f(&u.version))
+    let u = rustix::system::uname();
+    let f = |c: &std::ffi::CStr| c.to_string_lossy().into_owned();
+    (f(u.nodename()), f(u.release()), f(u.version()))
 }
 
 fn cpu_model() -> String {

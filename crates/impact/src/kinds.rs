@@ -6,6 +6,9 @@ use std::path::Path;
 
 use crate::task::{Task, TaskError};
 
+/// Makes a task from its whole description and what follows the colon.
+pub type Maker = fn(spec: &str, args: &str) -> Result<Box<dyn Task>, TaskError>;
+
 /// One kind of task.
 pub struct Kind {
     /// The name before the colon.
@@ -13,7 +16,7 @@ pub struct Kind {
     /// What follows the colon, as `--help` and errors show it.
     pub args: &'static str,
     /// Makes the task from the whole description and what follows the colon.
-    pub make: fn(spec: &str, args: &str) -> Result<Box<dyn Task>, TaskError>,
+    pub make: Maker,
 }
 
 /// Every kind storlab drives.

@@ -4,7 +4,7 @@
 //! (vendor.rs), any three commands (cmd.rs) — and the three studies that run a foreground job
 //! against them (study.rs), recording events and the tasks' progress as they go (record.rs),
 //! driven from `storlab impact`'s request and stored (request.rs).
-#![warn(missing_docs)]
+#![deny(missing_docs)]
 
 pub mod btrfs;
 pub mod cmd;

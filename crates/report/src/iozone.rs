@@ -392,7 +392,7 @@ pub fn figures(r: &PhaseResult, a: &IozoneArgs) -> Figures {
 }
 
 /// How IOzone prints the worker count and the word after it (its printf formats differ by test:
-/// "%2ld initial writers 	=", "%ld re-readers 	=", "%2ld readers 		=").
+/// `"%2ld initial writers \t="`, `"%ld re-readers \t="`, `"%2ld readers \t\t="`).
 fn who_line(p: &IozonePhase, workers: u32) -> String {
     let (label, w) = (p.label, p.who);
     match label {

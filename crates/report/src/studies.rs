@@ -423,7 +423,7 @@ fn task_marks(spans: &[storlab_model::study::TaskSpan], start: &str, end: &str) 
 fn repaid_text(a: &HeldAnalysis) -> String {
     let u = behind_unit(a.unit);
     match a.repaid_after {
-        Some(x) if x == 0.0 => format!(
+        Some(0.0) => format!(
             "deficit: none built up beyond {:.0} {u} (the most behind before the task)",
             a.tolerance
         ),
@@ -835,7 +835,7 @@ fn held_html(v: &StudyView, p: &storlab_model::study::HeldParams) -> String {
         .0,
     ];
     let repaid = match a.repaid_after {
-        Some(x) if x == 0.0 => "no deficit built up".to_string(),
+        Some(0.0) => "no deficit built up".to_string(),
         Some(x) => format!(
             "the deficit (at most {:.0} {bunit}) was repaid {x:.1} s after the last task ended",
             a.behind_max

@@ -13,7 +13,7 @@
 //!   directory's own times are ignored. A file is older than a threshold when its age is
 //!   strictly greater.
 
-#![warn(missing_docs)]
+#![deny(missing_docs)]
 
 pub mod mounts;
 mod walk;

@@ -300,26 +300,27 @@ mod tests {
     use storlab_model::result::{RateReport, Sample};
 
     fn phase(target: f64, per_second: &[u64]) -> PhaseResult {
-        let mut p = PhaseResult::default();
-        p.rate = Some(RateReport {
-            target,
-            unit: RateUnit::Iops,
-            achieved: target,
-            late_ios: 0,
-            late_after_ns: 0,
-        });
-        p.samples = per_second
-            .iter()
-            .enumerate()
-            .map(|(i, ops)| Sample {
-                index: i as u32,
-                t_start: i as f64,
-                t_end: i as f64 + 1.0,
-                ops_read: *ops,
-                ..Default::default()
-            })
-            .collect();
-        p
+        PhaseResult {
+            rate: Some(RateReport {
+                target,
+                unit: RateUnit::Iops,
+                achieved: target,
+                late_ios: 0,
+                late_after_ns: 0,
+            }),
+            samples: per_second
+                .iter()
+                .enumerate()
+                .map(|(i, ops)| Sample {
+                    index: i as u32,
+                    t_start: i as f64,
+                    t_end: i as f64 + 1.0,
+                    ops_read: *ops,
+                    ..Default::default()
+                })
+                .collect(),
+            ..PhaseResult::default()
+        }
     }
 
     fn span(start: f64, end: f64) -> TaskSpan {

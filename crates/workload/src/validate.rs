@@ -171,16 +171,11 @@ fn probe_direct(dir_or_file: &Path, kind: TargetKind, tag: &str) -> Result<(), W
                     .custom_flags(libc::O_DIRECT)
                     .open(&probe)?;
                 let _ = std::fs::remove_file(&probe);
-                let layout = std::alloc::Layout::from_size_align(4096, 4096).unwrap();
-                // SAFETY: a 4 KiB aligned buffer, freed below; used only by this write.
-                let buf = unsafe { std::alloc::alloc_zeroed(layout) };
-                let n =
-                    unsafe { libc::pwrite(std::os::fd::AsRawFd::as_raw_fd(&f), buf as *const libc::c_void, 4096, 0) };
-                let err = std::io::Error::last_os_error();
-                unsafe { std::alloc::dealloc(buf, layout) };
-                if n < 0 {
-                    return Err(err);
-                }
+                // One 4 KiB block, aligned as O_DIRECT wants it.
+                #[repr(align(4096))]
+                struct Block([u8; 4096]);
+                let block = Box::new(Block([0; 4096]));
+                rustix::io::pwrite(&f, &block.0, 0)?;
                 Ok(())
             })();
             let _ = std::fs::remove_file(&probe);
