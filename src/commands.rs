@@ -213,29 +213,13 @@ pub fn iozone(args: Vec<String>) -> Result<u8> {
         }
         return Ok(0);
     }
-    let cells = a.cells();
-    if cells.is_empty() {
-        return Err(usage(
-            "the IOzone command line: the ranges give no file size × record size cell: check -n -g -y -q",
-        ));
-    }
-    if let (Some(u), false) = (a.upper, a.files.is_empty()) {
-        if (a.files.len() as u32) < u {
-            return Err(usage(format!(
-                "the IOzone command line: -F names {} file(s) but -u asks for up to {u} workers: name one file per worker",
-                a.files.len()
-            )));
-        }
-    }
     // Every cell is checked before anything is written.
-    let jobs: Vec<(IozoneCell, Job)> = cells
-        .iter()
-        .map(|c| (*c, a.job(c.workers, c.file, c.record, &a.dir)))
-        .collect();
+    let jobs = a.jobs()?;
     let opts = storlab_session::resolve_options(&[]);
     for (_, j) in &jobs {
         resolve(j, &opts)?;
     }
+    let cells: Vec<IozoneCell> = jobs.iter().map(|(c, _)| *c).collect();
     let out = OutputArgs {
         db: DbArgs { db: a.db.clone() },
         json: a.json,
@@ -249,12 +233,14 @@ pub fn iozone(args: Vec<String>) -> Result<u8> {
     let points: Vec<(Role, Job)> = jobs
         .into_iter()
         .map(|(c, j)| {
-            let role = Role::Cell {
-                workers: c.workers,
-                file_bytes: c.file,
-                record_bytes: c.record,
-            };
-            (role, j)
+            (
+                Role::Cell {
+                    workers: c.workers,
+                    file_bytes: c.file,
+                    record_bytes: c.record,
+                },
+                j,
+            )
         })
         .collect();
     let progress = chatty(&out) && points.len() > 1;

@@ -15,3 +15,4 @@ pub mod run;
 pub mod scan;
 pub mod settings;
 pub mod study;
+pub mod values;

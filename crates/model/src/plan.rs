@@ -7,6 +7,7 @@ use serde::{Deserialize, Serialize};
 use storlab_units::Rate;
 
 use crate::settings::{PhaseSettings, RatePer};
+pub use crate::values::{BackendKind, BlockSizes, DataPattern, FsyncPolicy};
 
 /// One kind of access over one set of files.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -95,115 +96,6 @@ impl PhaseKind {
     /// carries this phase's generation).
     pub fn writes_every_block(self) -> bool {
         matches!(self, PhaseKind::Write | PhaseKind::Rewrite)
-    }
-}
-
-/// The I/O back-end a worker submits through.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum BackendKind {
-    /// pread/pwrite, one I/O at a time.
-    Psync,
-    /// Linux io_uring, any queue depth.
-    IoUring,
-    /// Memory-mapped files: reads and writes are copies to and from the mapping.
-    Mmap,
-    /// Moves no data: measures the engine itself.
-    Null,
-    /// fwrite/fread through a C stdio stream buffered one record deep (IOzone's -i 6/7).
-    Stdio,
-    /// preadv/pwritev: each I/O is `iovecs` equal buffers in one call (IOzone's -i 11/12).
-    Pvsync,
-}
-
-impl BackendKind {
-    /// Every back-end.
-    pub const ALL: [BackendKind; 6] = [
-        BackendKind::Psync,
-        BackendKind::IoUring,
-        BackendKind::Mmap,
-        BackendKind::Null,
-        BackendKind::Stdio,
-        BackendKind::Pvsync,
-    ];
-
-    /// The name used in job files and on the command line.
-    pub fn name(self) -> &'static str {
-        match self {
-            BackendKind::Psync => "psync",
-            BackendKind::IoUring => "io_uring",
-            BackendKind::Mmap => "mmap",
-            BackendKind::Null => "null",
-            BackendKind::Stdio => "stdio",
-            BackendKind::Pvsync => "pvsync",
-        }
-    }
-
-    /// Looks a back-end up by its name ("io-uring" and "uring" are accepted for io_uring).
-    pub fn from_name(name: &str) -> Option<BackendKind> {
-        match name {
-            "io-uring" | "uring" => Some(BackendKind::IoUring),
-            _ => BackendKind::ALL.into_iter().find(|k| k.name() == name),
-        }
-    }
-
-    /// The deepest queue the back-end can keep in flight per worker.
-    pub fn max_depth(self) -> u32 {
-        match self {
-            BackendKind::IoUring => 4096,
-            _ => 1,
-        }
-    }
-}
-
-/// When written data is flushed to stable storage.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum FsyncPolicy {
-    /// Never (the page cache decides).
-    None,
-    /// After every N writes of a worker.
-    Every(u32),
-    /// Once, at the end of the phase.
-    End,
-}
-
-/// What the written blocks contain.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum DataPattern {
-    /// Incompressible pseudo-random bytes, unique per block.
-    Random,
-    /// All zeros (compresses and deduplicates completely).
-    Zeros,
-    /// This percentage of each 4 KiB is zeros, the rest random.
-    Compressible(u8),
-}
-
-/// The block sizes of a phase: one size or a weighted mix.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "snake_case")]
-pub enum BlockSizes {
-    /// Every I/O has this size.
-    Fixed(u64),
-    /// (size, weight) pairs: each I/O picks a size with probability weight / sum of weights.
-    Mix(Vec<(u64, u32)>),
-}
-
-impl BlockSizes {
-    /// The largest block size.
-    pub fn max(&self) -> u64 {
-        match self {
-            BlockSizes::Fixed(b) => *b,
-            BlockSizes::Mix(m) => m.iter().map(|(b, _)| *b).max().unwrap_or(0),
-        }
-    }
-    /// The smallest block size.
-    pub fn min(&self) -> u64 {
-        match self {
-            BlockSizes::Fixed(b) => *b,
-            BlockSizes::Mix(m) => m.iter().map(|(b, _)| *b).min().unwrap_or(0),
-        }
     }
 }
 

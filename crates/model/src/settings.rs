@@ -12,7 +12,7 @@
 use serde::{Deserialize, Serialize};
 use storlab_units::{Duration, Rate, Size};
 
-use crate::plan::{BackendKind, BlockSizes, DataPattern, FsyncPolicy};
+use crate::values::{BackendKind, BlockSizes, DataPattern, FsyncPolicy};
 
 /// Whether a target rate is shared by all workers or applies to each.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]

@@ -789,6 +789,29 @@ impl IozoneArgs {
         out
     }
 
+    /// Each cell with its job, in IOzone's order; refuses a command line whose ranges give no
+    /// cell, or whose -F names fewer files than -u asks for workers.
+    pub fn jobs(&self) -> Result<Vec<(IozoneCell, Job)>, WorkloadError> {
+        let cells = self.cells();
+        if cells.is_empty() {
+            return Err(err(
+                "the ranges give no file size × record size cell: check -n -g -y -q",
+            ));
+        }
+        if let (Some(u), false) = (self.upper, self.files.is_empty()) {
+            if (self.files.len() as u32) < u {
+                return Err(err(format!(
+                    "-F names {} file(s) but -u asks for up to {u} workers: name one file per worker",
+                    self.files.len()
+                )));
+            }
+        }
+        Ok(cells
+            .into_iter()
+            .map(|c| (c, self.job(c.workers, c.file, c.record, &self.dir)))
+            .collect())
+    }
+
     /// The phases run, in order, as IOzone names them.
     pub fn phases(&self) -> Vec<&'static IozonePhase> {
         self.tests
