@@ -120,21 +120,7 @@ pub fn run(args: RunArgs) -> Result<u8> {
 pub fn sweep(args: SweepArgs) -> Result<u8> {
     let (points, skipped) = storlab_workload::sweep::expand(&args.job.to_job()?, &args.vary)?;
     let opts = storlab_session::resolve_options(&args.job.allow_devices);
-    let (mut largest, mut all_direct) = (0, true);
-    for (_, j) in &points {
-        let plan = resolve(j, &opts)?;
-        largest = largest.max(plan.file_set_bytes);
-        all_direct &= plan.phases.iter().all(|p| p.settings.direct);
-    }
-    let memory = storlab_env::memory_bytes();
-    let note = (!all_direct && memory > 0 && largest < 3 * memory).then(|| {
-        format!(
-            "note: the largest file set here ({}) is under three times this machine's RAM ({}) and the I/O goes through the page cache: these are cache figures (IOzone's rule). For disk figures use a size of at least {} in total, or --direct.",
-            storlab_units::Size(largest).human(),
-            storlab_units::Size(memory).human(),
-            storlab_units::Size(3 * memory).human()
-        )
-    });
+    let note = storlab_workload::sweep::check(&points, &opts, storlab_env::memory_bytes())?;
     let vary: Vec<String> = args
         .vary
         .iter()
@@ -408,26 +394,8 @@ pub fn scan(args: ScanArgs) -> Result<u8> {
         eprintln!("scanning {} ...", list_paths(&opts.roots));
     }
     let report = storlab_scan::scan(&opts).map_err(|e| usage(e.to_string()))?;
-    let env = storlab_env::capture(&opts.roots);
     let mut store: Store = open_new(&args.output.db)?;
-    let run_id = store.begin_run(&storlab_model::run::NewRun {
-        kind: RunKind::Scan,
-        host: env.host.clone(),
-        job_name: Some(format!("scan {}", list_paths(&opts.roots))),
-        job: serde_json::to_value(&opts)?,
-        command: command_line(),
-        tags: args.tags.clone(),
-    })?;
-    store.save_environment(run_id, &env)?;
-    store.save_scan(run_id, &report)?;
-    let (status, detail) = match report.partial() {
-        true => (
-            RunStatus::Partial,
-            Some(format!("{} entries could not be counted", report.problem_count)),
-        ),
-        false => (RunStatus::Ok, None),
-    };
-    store.finish_run(run_id, status, detail.as_deref())?;
+    let run_id = storlab_session::store_scan(&mut store, &opts, &report, &args.tags, &command_line())?;
     crate::results::print_scan(&report, run_id, &args.output)?;
     eprintln!("storlab: stored as run {run_id} in {}", store.path().display());
     if report.partial() {

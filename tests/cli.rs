@@ -942,7 +942,7 @@ fn a_run_gives_its_space_back_before_it_returns() {
     let free = || storlab_env::space::statvfs(&point).unwrap().free.unwrap();
     let before = free();
     // A job that needs most of the filesystem, twice in a row.
-    let size = format!("{}m", before * 2 / 3 >> 20);
+    let size = format!("{}m", (before * 2 / 3) >> 20);
     for _ in 0..2 {
         let t = point.to_str().unwrap();
         let out = s.storlab(&[

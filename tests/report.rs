@@ -438,22 +438,18 @@ fn output_structures_match_their_snapshots() {
     snapshot("export.csv.headers", &headers);
     // A study: a sweep of two points, as stored and shown.
     let d = s.data();
-    let out = s.storlab(&[
+    let t = d.to_str().unwrap();
+    let study = s.json(&[
         "sweep",
         "--vary",
         "threads=1..2",
         "--target",
-        d.to_str().unwrap(),
+        t,
         "--phase",
         "randread",
         "--size",
         "1m",
-        "--runtime",
-        "200ms",
-        "--json",
     ]);
-    assert!(out.status.success(), "{}", stderr(&out));
-    let study: Value = serde_json::from_slice(&out.stdout).unwrap();
     snapshot(
         "study.json.shape",
         &json_shape(&s.json(&["results", "study", &study["id"].to_string()])),

@@ -8,7 +8,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use storlab_engine::{PhaseControl, PhaseResult};
+use storlab_engine::PhaseControl;
+use storlab_model::result::PhaseResult;
 use storlab_model::run::RunKind;
 use storlab_model::study::TaskSpan;
 

@@ -109,7 +109,281 @@ fn env_block(run: &RunDetail) -> String {
     s
 }
 
-/// Renders the report.
+/// Each like plot's scale: the largest value any run's plot of that phase kind and metric
+/// shows, so that like plots share one scale (unless the options free them).
+struct Scales {
+    shared: BTreeMap<String, f64>,
+    free: bool,
+}
+
+impl Scales {
+    fn of(sections: &[RunSection], series: &[Vec<PhaseSeries>], free: bool) -> Scales {
+        let mut shared: BTreeMap<String, f64> = BTreeMap::new();
+        for (sec, ss) in sections.iter().zip(series) {
+            for (p, s) in sec.run.phases.iter().zip(ss) {
+                for (metric, v) in [
+                    ("MiB/s", max_y(&s.mibs)),
+                    ("IOPS", max_y(&s.iops)),
+                    ("latency", s.latency_max()),
+                ] {
+                    let e = shared.entry(format!("{} {metric}", p.kind)).or_insert(0.0);
+                    *e = e.max(v);
+                }
+            }
+        }
+        Scales { shared, free }
+    }
+
+    fn top(&self, key: &str, own: f64) -> f64 {
+        if self.free {
+            nice_ceiling(own)
+        } else {
+            nice_ceiling(self.shared.get(key).copied().unwrap_or(own))
+        }
+    }
+}
+
+impl PhaseSeries {
+    fn latency_max(&self) -> f64 {
+        max_y(&self.p50).max(max_y(&self.p99)).max(max_y(&self.p999))
+    }
+}
+
+/// What the report covers, for its title: "runs 3, 4 · studies 2".
+fn covered(sections: &[RunSection], studies: &[StudyView]) -> String {
+    let join = |ids: Vec<i64>| ids.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(", ");
+    let runs = join(sections.iter().map(|s| s.run.run.id).collect());
+    let studies = join(studies.iter().map(|s| s.study.id).collect());
+    match (runs.is_empty(), studies.is_empty()) {
+        (false, true) => format!("runs {runs}"),
+        (true, false) => format!("studies {studies}"),
+        _ => format!("runs {runs} · studies {studies}"),
+    }
+}
+
+/// The comparison: the groups, the table, a bar chart per phase and metric (each group's mean
+/// with its 95 % interval; like charts on one scale), and what differs between the workloads.
+fn comparison_section(c: &CompareReport, free: bool) -> String {
+    let mut body = String::from("<h2>Comparison</h2>");
+    for (i, (label, ids)) in c.groups.iter().enumerate() {
+        let _ = write!(
+            body,
+            "<p>group <b>{}</b>: {} (runs {}){}</p>",
+            (b'A' + i as u8) as char,
+            esc(label),
+            ids.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(", "),
+            if i == 0 { " — the baseline" } else { "" }
+        );
+    }
+    body += &crate::compare::comparison_table(c).to_html();
+    // (title, scale key, bars, unit)
+    let mut charts: Vec<(String, String, Vec<Bar>, String)> = Vec::new();
+    for m in &c.metrics {
+        let title = format!("phase {} {} — {}", m.phase, m.kind, m.metric);
+        let pos = match charts.iter().position(|(t, _, _, _)| *t == title) {
+            Some(p) => p,
+            None => {
+                let a = &m.comparison.a;
+                let bar = Bar {
+                    label: "A".into(),
+                    value: a.mean,
+                    ci: a.ci95,
+                };
+                charts.push((title, format!("{} {}", m.kind, m.metric), vec![bar], m.unit.clone()));
+                charts.len() - 1
+            }
+        };
+        let gi = c.groups.iter().position(|(l, _)| *l == m.group).unwrap_or(0);
+        charts[pos].2.push(Bar {
+            label: ((b'A' + gi as u8) as char).to_string(),
+            value: m.comparison.b.mean,
+            ci: m.comparison.b.ci95,
+        });
+    }
+    let top = |bars: &[Bar]| bars.iter().map(|b| b.value + b.ci.unwrap_or(0.0)).fold(0.0, f64::max);
+    let mut bar_max: BTreeMap<&str, f64> = BTreeMap::new();
+    for (_, key, bars, _) in &charts {
+        let e = bar_max.entry(key).or_insert(0.0);
+        *e = e.max(top(bars));
+    }
+    body += "<div class=\"charts\">";
+    for (title, key, bars, unit) in &charts {
+        let y = nice_ceiling(if free { top(bars) } else { bar_max[key.as_str()] });
+        body += &bar_chart(title, &format!("compare {key}"), unit, bars, y);
+    }
+    body += "</div>";
+    if !c.differences.is_empty() {
+        body += "<div class=\"warn\">The runs' workloads differ (compared anyway):<ul>";
+        for d in &c.differences {
+            let _ = write!(body, "<li>{}</li>", esc(d));
+        }
+        body += "</ul></div>";
+    }
+    body
+}
+
+/// The studies, their heat maps of one phase kind on one colour scale across them (unless
+/// free).
+fn study_sections(studies: &[StudyView], free: bool) -> String {
+    let mut vmax: BTreeMap<String, f64> = BTreeMap::new();
+    for v in studies.iter().filter(|v| crate::studies::is_matrix(v)) {
+        for p in v.runs.iter().flat_map(|r| &r.phases) {
+            let e = vmax.entry(p.kind.to_string()).or_insert(0.0);
+            *e = e.max(p.result.all_done.bytes_per_sec / MIB);
+        }
+    }
+    let heat_top = |kind: &str, own: f64| {
+        if free {
+            nice_ceiling(own)
+        } else {
+            nice_ceiling(vmax.get(kind).copied().unwrap_or(own))
+        }
+    };
+    studies
+        .iter()
+        .map(|v| crate::studies::render_html(v, &heat_top))
+        .collect()
+}
+
+/// A run's heading line: what it was, its command, status, start and tags.
+fn run_heading(r: &RunDetail) -> String {
+    let tags = match r.run.tags.is_empty() {
+        true => String::new(),
+        false => format!(
+            " · tags {}",
+            esc(&r
+                .run
+                .tags
+                .iter()
+                .map(|(k, v)| format!("{k}={v}"))
+                .collect::<Vec<_>>()
+                .join(", "))
+        ),
+    };
+    format!(
+        "<h2 id=\"run-{}\">Run {} · {} · {}</h2><p class=\"meta\">{} · status {} · started {}{tags}</p>",
+        r.run.id,
+        r.run.id,
+        esc(r.run.kind.name()),
+        esc(r.run.job_name.as_deref().unwrap_or("")),
+        esc(r.command.as_deref().unwrap_or("")),
+        esc(r.run.status.name()),
+        esc(&r.run.started_at),
+    )
+}
+
+/// A phase's three plots over time — throughput and IOPS (with a line per target when there are
+/// several) and latency percentiles — and whether a series had to be thinned.
+fn phase_charts(r: &RunDetail, p: &Phase, s: &PhaseSeries, scales: &Scales) -> (String, bool) {
+    let k = |m: &str| format!("{} {m}", p.kind);
+    let target_name = |t: u16| {
+        r.environment
+            .targets
+            .get(t as usize)
+            .map(|x| {
+                x.path
+                    .rsplit('/')
+                    .find(|c| !c.is_empty())
+                    .unwrap_or(&x.path)
+                    .to_string()
+            })
+            .unwrap_or_else(|| format!("target {}", t + 1))
+    };
+    let with_targets = |total: &Points, name: &str, pick: &dyn Fn(&(Points, Points)) -> Points| {
+        let name = if s.targets.is_empty() { name } else { "total" };
+        let mut v = vec![Series {
+            name: name.into(),
+            color: COLORS[0],
+            points: total.clone(),
+        }];
+        for (i, (t, pts)) in s.targets.iter().enumerate() {
+            v.push(Series {
+                name: target_name(*t),
+                color: COLORS[(i + 1) % COLORS.len()],
+                points: pick(pts),
+            });
+        }
+        v
+    };
+    let line = |name: &str, color: &'static str, points: &Points| Series {
+        name: name.into(),
+        color,
+        points: points.clone(),
+    };
+    let charts = [
+        line_chart(
+            &format!("{} — throughput", p.kind),
+            &k("MiB/s"),
+            "MiB/s",
+            "seconds",
+            &with_targets(&s.mibs, "MiB/s", &|x| x.0.clone()),
+            scales.top(&k("MiB/s"), max_y(&s.mibs)),
+        ),
+        line_chart(
+            &format!("{} — IOPS", p.kind),
+            &k("IOPS"),
+            "IOPS",
+            "seconds",
+            &with_targets(&s.iops, "IOPS", &|x| x.1.clone()),
+            scales.top(&k("IOPS"), max_y(&s.iops)),
+        ),
+        line_chart(
+            &format!("{} — latency percentiles", p.kind),
+            &k("latency"),
+            "µs",
+            "seconds",
+            &[
+                line("p50", COLORS[0], &s.p50),
+                line("p99", COLORS[3], &s.p99),
+                line("p99.9", COLORS[1], &s.p999),
+            ],
+            scales.top(&k("latency"), s.latency_max()),
+        ),
+    ];
+    let thinned = charts.iter().any(|c| c.1);
+    let mut html = format!(
+        "<div class=\"charts\">{}</div>",
+        charts.iter().map(|c| c.0.as_str()).collect::<String>()
+    );
+    if thinned {
+        let _ = write!(
+            html,
+            "<p class=\"meta\">{} interval samples, thinned for display to at most {} points per line (the lowest and highest of each slice kept, so spikes show); the tables and exports hold every sample.</p>",
+            p.result.samples.len(),
+            crate::svg::MAX_POINTS
+        );
+    }
+    (html, thinned)
+}
+
+/// A run's section: heading, environment, summary, extra tables, each phase's plots; and
+/// whether a series was thinned.
+fn run_section(sec: &RunSection, series: &[PhaseSeries], scales: &Scales) -> (String, bool) {
+    let r = &sec.run;
+    let mut body = run_heading(r);
+    body += &env_block(r);
+    if !r.phases.is_empty() {
+        body += &crate::runs::summary(r).to_html();
+    }
+    for t in &sec.extra {
+        let _ = write!(body, "<h3>{}</h3>", esc(&t.name));
+        body += &t.to_html();
+    }
+    let mut thinned = false;
+    for (p, s) in r.phases.iter().zip(series) {
+        let _ = write!(body, "<h3>phase {} · {}</h3>", p.seq + 1, esc(p.kind.as_str()));
+        if p.result.samples.is_empty() {
+            body += "<p class=\"meta\">no interval samples stored for this phase (imported results carry none)</p>";
+            continue;
+        }
+        let (charts, t) = phase_charts(r, p, s, scales);
+        body += &charts;
+        thinned |= t;
+    }
+    (body, thinned)
+}
+
+/// Renders the report: the comparison, the studies, then each run; warnings at the top.
 pub fn render(
     sections: &[RunSection],
     comparison: Option<&CompareReport>,
@@ -121,278 +395,25 @@ pub fn render(
         .iter()
         .map(|s| s.run.phases.iter().map(series_of).collect())
         .collect();
-    let mut shared: BTreeMap<String, f64> = BTreeMap::new();
-    for (sec, ss) in sections.iter().zip(&series) {
-        for (p, s) in sec.run.phases.iter().zip(ss) {
-            for (metric, v) in [
-                ("MiB/s", max_y(&s.mibs)),
-                ("IOPS", max_y(&s.iops)),
-                ("latency", max_y(&s.p50).max(max_y(&s.p99)).max(max_y(&s.p999))),
-            ] {
-                let e = shared.entry(format!("{} {metric}", p.kind)).or_insert(0.0);
-                *e = e.max(v);
-            }
-        }
-    }
-    let scale = |key: &str, own: f64| {
-        if opts.free_scales {
-            nice_ceiling(own)
-        } else {
-            nice_ceiling(shared.get(key).copied().unwrap_or(own))
-        }
-    };
-
-    let ids: Vec<String> = sections.iter().map(|s| s.run.run.id.to_string()).collect();
-    let what = match (ids.is_empty(), studies.is_empty()) {
-        (false, true) => format!("runs {}", ids.join(", ")),
-        (true, false) => format!(
-            "studies {}",
-            studies
-                .iter()
-                .map(|s| s.study.id.to_string())
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
-        _ => format!(
-            "runs {} · studies {}",
-            ids.join(", "),
-            studies
-                .iter()
-                .map(|s| s.study.id.to_string())
-                .collect::<Vec<_>>()
-                .join(", ")
-        ),
-    };
+    let scales = Scales::of(sections, &series, opts.free_scales);
     let mut warnings: Vec<String> = Vec::new();
     let mut body = String::new();
-    let mut thinned_any = false;
-    let mut flattered: Vec<String> = Vec::new();
-
     if let Some(c) = comparison {
-        body += "<h2>Comparison</h2>";
-        for (i, (label, ids)) in c.groups.iter().enumerate() {
-            let _ = write!(
-                body,
-                "<p>group <b>{}</b>: {} (runs {}){}</p>",
-                (b'A' + i as u8) as char,
-                esc(label),
-                ids.iter().map(|x| x.to_string()).collect::<Vec<_>>().join(", "),
-                if i == 0 { " — the baseline" } else { "" }
-            );
-        }
-        body += &crate::compare::comparison_table(c).to_html();
-        // Bar charts: one per phase and metric, each group's mean with its 95 % interval.
-        let mut charts: Vec<(String, String, Vec<Bar>, String)> = Vec::new();
-        for m in &c.metrics {
-            let key = format!("{} {}", m.kind, m.metric);
-            let title = format!("phase {} {} — {}", m.phase, m.kind, m.metric);
-            let pos = match charts.iter().position(|(t, _, _, _)| *t == title) {
-                Some(p) => p,
-                None => {
-                    let a = &m.comparison.a;
-                    charts.push((
-                        title.clone(),
-                        key.clone(),
-                        vec![Bar {
-                            label: "A".into(),
-                            value: a.mean,
-                            ci: a.ci95,
-                        }],
-                        m.unit.clone(),
-                    ));
-                    charts.len() - 1
-                }
-            };
-            let gi = c.groups.iter().position(|(l, _)| *l == m.group).unwrap_or(0);
-            charts[pos].2.push(Bar {
-                label: ((b'A' + gi as u8) as char).to_string(),
-                value: m.comparison.b.mean,
-                ci: m.comparison.b.ci95,
-            });
-        }
-        let mut bar_max: BTreeMap<String, f64> = BTreeMap::new();
-        for (_, key, bars, _) in &charts {
-            let top = bars.iter().map(|b| b.value + b.ci.unwrap_or(0.0)).fold(0.0, f64::max);
-            let e = bar_max.entry(key.clone()).or_insert(0.0);
-            *e = e.max(top);
-        }
-        body += "<div class=\"charts\">";
-        for (title, key, bars, unit) in &charts {
-            let own = bars.iter().map(|b| b.value + b.ci.unwrap_or(0.0)).fold(0.0, f64::max);
-            let y = if opts.free_scales {
-                nice_ceiling(own)
-            } else {
-                nice_ceiling(bar_max[key])
-            };
-            body += &bar_chart(title, &format!("compare {key}"), unit, bars, y);
-        }
-        body += "</div>";
+        body += &comparison_section(c, opts.free_scales);
         warnings.extend(c.warnings.iter().cloned());
-        if !c.differences.is_empty() {
-            body += "<div class=\"warn\">The runs' workloads differ (compared anyway):<ul>";
-            for d in &c.differences {
-                let _ = write!(body, "<li>{}</li>", esc(d));
-            }
-            body += "</ul></div>";
-        }
     }
-
-    // Heat maps of one phase kind share one colour scale across the studies, unless free.
-    let mut vmax: BTreeMap<String, f64> = BTreeMap::new();
-    for v in studies.iter().filter(|v| crate::studies::is_matrix(v)) {
-        for r in &v.runs {
-            for p in &r.phases {
-                let e = vmax.entry(p.kind.to_string()).or_insert(0.0);
-                *e = e.max(p.result.all_done.bytes_per_sec / MIB);
-            }
-        }
-    }
-    let heat_top = |kind: &str, own: f64| {
-        if opts.free_scales {
-            nice_ceiling(own)
-        } else {
-            nice_ceiling(vmax.get(kind).copied().unwrap_or(own))
-        }
-    };
-    for v in studies {
-        body += &crate::studies::render_html(v, &heat_top);
-    }
+    body += &study_sections(studies, opts.free_scales);
+    let mut thinned_any = false;
     for (sec, ss) in sections.iter().zip(&series) {
-        let r = &sec.run;
-        let _ = write!(
-            body,
-            "<h2 id=\"run-{}\">Run {} · {} · {}</h2><p class=\"meta\">{} · status {} · started {}{}</p>",
-            r.run.id,
-            r.run.id,
-            esc(r.run.kind.name()),
-            esc(r.run.job_name.as_deref().unwrap_or("")),
-            esc(r.command.as_deref().unwrap_or("")),
-            esc(r.run.status.name()),
-            esc(&r.run.started_at),
-            if r.run.tags.is_empty() {
-                String::new()
-            } else {
-                format!(
-                    " · tags {}",
-                    esc(&r
-                        .run
-                        .tags
-                        .iter()
-                        .map(|(k, v)| format!("{k}={v}"))
-                        .collect::<Vec<_>>()
-                        .join(", "))
-                )
-            }
-        );
-        body += &env_block(r);
-        if !r.phases.is_empty() {
-            body += &crate::runs::summary(r).to_html();
-        }
-        for t in &sec.extra {
-            let _ = write!(body, "<h3>{}</h3>", esc(&t.name));
-            body += &t.to_html();
-        }
-        if r.phases.iter().any(|p| p.cache_flattered) {
-            flattered.push(r.run.id.to_string());
-        }
-        for (p, s) in r.phases.iter().zip(ss) {
-            let _ = write!(body, "<h3>phase {} · {}</h3>", p.seq + 1, esc(p.kind.as_str()));
-            if p.result.samples.is_empty() {
-                body += "<p class=\"meta\">no interval samples stored for this phase (imported results carry none)</p>";
-                continue;
-            }
-            body += "<div class=\"charts\">";
-            let k = |m: &str| format!("{} {m}", p.kind);
-            // With several targets, each gets its own line beside the total.
-            let target_name = |t: u16| {
-                r.environment
-                    .targets
-                    .get(t as usize)
-                    .map(|x| {
-                        x.path
-                            .rsplit('/')
-                            .find(|c| !c.is_empty())
-                            .unwrap_or(&x.path)
-                            .to_string()
-                    })
-                    .unwrap_or_else(|| format!("target {}", t + 1))
-            };
-            let with_targets = |total: &Vec<(f64, f64)>, name: &str, pick: &dyn Fn(&(Points, Points)) -> Points| {
-                let mut v = vec![Series {
-                    name: name.into(),
-                    color: COLORS[0],
-                    points: total.clone(),
-                }];
-                for (i, (t, pts)) in s.targets.iter().enumerate() {
-                    v.push(Series {
-                        name: target_name(*t),
-                        color: COLORS[(i + 1) % COLORS.len()],
-                        points: pick(pts),
-                    });
-                }
-                v
-            };
-            let (c1, t1) = line_chart(
-                &format!("{} — throughput", p.kind),
-                &k("MiB/s"),
-                "MiB/s",
-                "seconds",
-                &with_targets(&s.mibs, if s.targets.is_empty() { "MiB/s" } else { "total" }, &|x| {
-                    x.0.clone()
-                }),
-                scale(&k("MiB/s"), max_y(&s.mibs)),
-            );
-            let (c2, t2) = line_chart(
-                &format!("{} — IOPS", p.kind),
-                &k("IOPS"),
-                "IOPS",
-                "seconds",
-                &with_targets(&s.iops, if s.targets.is_empty() { "IOPS" } else { "total" }, &|x| {
-                    x.1.clone()
-                }),
-                scale(&k("IOPS"), max_y(&s.iops)),
-            );
-            let lat_own = max_y(&s.p50).max(max_y(&s.p99)).max(max_y(&s.p999));
-            let (c3, t3) = line_chart(
-                &format!("{} — latency percentiles", p.kind),
-                &k("latency"),
-                "µs",
-                "seconds",
-                &[
-                    Series {
-                        name: "p50".into(),
-                        color: COLORS[0],
-                        points: s.p50.clone(),
-                    },
-                    Series {
-                        name: "p99".into(),
-                        color: COLORS[3],
-                        points: s.p99.clone(),
-                    },
-                    Series {
-                        name: "p99.9".into(),
-                        color: COLORS[1],
-                        points: s.p999.clone(),
-                    },
-                ],
-                scale(&k("latency"), lat_own),
-            );
-            body += &c1;
-            body += &c2;
-            body += &c3;
-            body += "</div>";
-            if t1 || t2 || t3 {
-                thinned_any = true;
-                let _ = write!(
-                    body,
-                    "<p class=\"meta\">{} interval samples, thinned for display to at most {} points per line (the lowest and highest of each slice kept, so spikes show); the tables and exports hold every sample.</p>",
-                    p.result.samples.len(),
-                    crate::svg::MAX_POINTS
-                );
-            }
-        }
+        let (html, thinned) = run_section(sec, ss, &scales);
+        body += &html;
+        thinned_any |= thinned;
     }
-
+    let flattered: Vec<String> = sections
+        .iter()
+        .filter(|s| s.run.phases.iter().any(|p| p.cache_flattered))
+        .map(|s| s.run.run.id.to_string())
+        .collect();
     if !flattered.is_empty() {
         warnings.push(format!(
             "run{} {}: some phases may have been flattered by the page cache (file set under 3 × RAM without O_DIRECT or a flush)",
@@ -400,6 +421,7 @@ pub fn render(
             flattered.join(", ")
         ));
     }
+    let what = covered(sections, studies);
     let mut html = String::with_capacity(body.len() + 4096);
     let _ = write!(
         html,

@@ -5,8 +5,8 @@
 //! going on; the phases finished before are kept and the run is stored as aborted.
 //!
 //! `storlab run`, `demo`, `iozone`, `sweep` and `impact` all run their jobs through [`run`], so
-//! every run is stored, cleaned up and interruptible the same way. [`run_points`] runs a list of
-//! jobs as the points of one study.
+//! every run is stored, cleaned up and interruptible the same way. [`run_study`] runs a list of
+//! jobs as the points of one study and stores it; [`store_scan`] stores a scan as a run.
 #![deny(missing_docs)]
 
 use std::path::{Path, PathBuf};
@@ -16,6 +16,7 @@ use storlab_engine::{run_phase_with, EngineError, PhaseControl};
 use storlab_model::env::Environment;
 use storlab_model::result::PhaseResult;
 use storlab_model::run::{NewRun, Phase, PhaseName, PhaseParams, RunEventKind, RunKind, RunStatus, Tag};
+use storlab_model::scan::{Report as ScanReport, ScanOptions};
 use storlab_model::study::{Member, NewStudy, Role, StudyParams};
 use storlab_store::{Store, StoreError};
 use storlab_workload::{cache_may_flatter, resolve, Job, ResolveOptions, WorkloadError};
@@ -283,6 +284,39 @@ pub fn run_prepared(store: &mut Store, prepared: Prepared, o: &RunOptions) -> Re
         status,
         results,
     })
+}
+
+/// Stores a scan as a run of kind `scan`: its options as the job, the environment of its
+/// paths, the report, and the status (`partial` when some entries could not be counted).
+/// Returns the run's id.
+pub fn store_scan(
+    store: &mut Store,
+    opts: &ScanOptions,
+    report: &ScanReport,
+    tags: &[Tag],
+    command: &str,
+) -> Result<i64, SessionError> {
+    let env = storlab_env::capture(&opts.roots);
+    let paths: Vec<String> = opts.roots.iter().map(|p| p.display().to_string()).collect();
+    let run_id = store.begin_run(&NewRun {
+        kind: RunKind::Scan,
+        host: env.host.clone(),
+        job_name: Some(format!("scan {}", paths.join(", "))),
+        job: serde_json::to_value(opts).unwrap_or_default(),
+        command: command.to_string(),
+        tags: tags.to_vec(),
+    })?;
+    store.save_environment(run_id, &env)?;
+    store.save_scan(run_id, report)?;
+    let (status, detail) = match report.partial() {
+        true => (
+            RunStatus::Partial,
+            Some(format!("{} entries could not be counted", report.problem_count)),
+        ),
+        false => (RunStatus::Ok, None),
+    };
+    store.finish_run(run_id, status, detail.as_deref())?;
+    Ok(run_id)
 }
 
 /// What a study's points left: each point's member (run and role) and results, in the order

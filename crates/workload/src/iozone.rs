@@ -7,7 +7,7 @@
 
 use std::path::PathBuf;
 
-use storlab_engine::{BackendKind, BlockSizes, FsyncPolicy, PhaseKind};
+use storlab_model::plan::{BackendKind, BlockSizes, FsyncPolicy, PhaseKind};
 
 use crate::settings::Settings;
 use crate::{Job, WorkloadError};

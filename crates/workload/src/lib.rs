@@ -14,7 +14,7 @@ mod validate;
 pub use settings::{apply, apply_str, PhaseSettings, Setting, Settings, JOB_KEYS, SETTINGS};
 pub use validate::{cache_may_flatter, resolve, Plan, ResolveOptions, TargetKind};
 
-use storlab_engine::PhaseKind;
+use storlab_model::plan::PhaseKind;
 
 /// What was wrong with a job.
 #[derive(Debug, thiserror::Error)]

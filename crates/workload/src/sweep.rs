@@ -164,6 +164,32 @@ pub fn expand(base: &Job, vary: &[String]) -> Result<(Vec<(Role, Job)>, u32), Wo
     Ok((jobs, skipped))
 }
 
+/// Checks every point's job (resolving it, so that a point that cannot run is refused before
+/// the first one runs) and applies IOzone's rule for disk rather than cache figures to the
+/// largest file set: a note when the I/O goes through the page cache and the largest file set
+/// is under three times `memory`.
+pub fn check(
+    points: &[(Role, Job)],
+    opts: &crate::ResolveOptions,
+    memory: u64,
+) -> Result<Option<String>, WorkloadError> {
+    let (mut largest, mut all_direct) = (0, true);
+    for (_, j) in points {
+        let plan = crate::resolve(j, opts)?;
+        largest = largest.max(plan.file_set_bytes);
+        all_direct &= plan.phases.iter().all(|p| p.settings.direct);
+    }
+    let human = |b: u64| storlab_units::Size(b).human();
+    Ok((!all_direct && memory > 0 && largest < 3 * memory).then(|| {
+        format!(
+            "note: the largest file set here ({}) is under three times this machine's RAM ({}) and the I/O goes through the page cache: these are cache figures (IOzone's rule). For disk figures use a size of at least {} in total, or --direct.",
+            human(largest),
+            human(memory),
+            human(3 * memory)
+        )
+    }))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -5,7 +5,7 @@ use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 use serde::Serialize;
-use storlab_engine::{
+use storlab_model::plan::{
     BackendKind, BlockSizes, FsyncPolicy, GenerationRange, PhaseKind, PhasePlan, WorkerFile, VERIFY_BLOCK,
 };
 use storlab_units::Size;
