@@ -213,6 +213,7 @@ fn users(
     let proj = |l: f64| req.pool.map(|(n, b)| project(l, n, b));
     let params = UsersParams {
         task: req.tasks[0].clone(),
+        task_description: task.describe(),
         repeat,
         command: req.command.clone(),
         aborted: s.aborted,
@@ -283,6 +284,7 @@ fn reverse(
     });
     let params = ReverseParams {
         task: spec.clone(),
+        task_description: task.describe(),
         idle_seconds: s.idle.0,
         loaded_seconds: s.loaded.0,
         ratio: s.loaded.0 / s.idle.0.max(1e-9),

@@ -251,6 +251,8 @@ pub struct StretchSummary {
 pub struct UsersParams {
     /// The task as given (`btrfs-scrub:/mnt/pool@200m`).
     pub task: String,
+    /// The task in words ("btrfs scrub of /mnt/pool").
+    pub task_description: String,
     /// Repetitions asked for per side.
     pub repeat: u32,
     /// The command line.
@@ -286,6 +288,8 @@ pub struct Round {
 pub struct ReverseParams {
     /// The task as given.
     pub task: String,
+    /// The task in words.
+    pub task_description: String,
     /// Its duration with the machine idle, seconds.
     pub idle_seconds: f64,
     /// With the job looping, seconds.

@@ -279,6 +279,16 @@ pub fn human_duration(s: f64) -> String {
     }
 }
 
+/// A task in words, or as given where the study did not store its words (stored before they
+/// were).
+fn described<'a>(words: &'a str, given: &'a str) -> &'a str {
+    if words.is_empty() {
+        given
+    } else {
+        words
+    }
+}
+
 fn job_name(v: &StudyView) -> String {
     v.runs
         .first()
@@ -289,7 +299,12 @@ fn job_name(v: &StudyView) -> String {
 /// The cost-to-the-users study: per phase a table of every repetition's figures, the means and
 /// the impact with its interval; the projection; the events.
 fn users_text(v: &StudyView, p: &storlab_model::study::UsersParams) -> String {
-    let mut s = format!("impact of {} on {} (study {})\n\n", p.task, job_name(v), v.study.id);
+    let mut s = format!(
+        "impact of {} on {} (study {})\n\n",
+        described(&p.task_description, &p.task),
+        job_name(v),
+        v.study.id
+    );
     let table = v.impacts();
     if table.is_empty() {
         s += "No loaded repetition ran with the task from its start to its end, so there is nothing to compare: give the task more to do, a speed limit (btrfs-scrub:MOUNT@SPEED), or the job a shorter --runtime.\n\n";
@@ -378,7 +393,11 @@ fn track_text(name: &str, track: &[(f64, f64)]) -> String {
 /// The cost-to-the-task study: the task's duration idle and with the job looping, its progress,
 /// and a round over the pool.
 fn reverse_text(v: &StudyView, p: &storlab_model::study::ReverseParams) -> String {
-    let mut s = format!("cost to the task: {} (study {})\n\n", p.task, v.study.id);
+    let mut s = format!(
+        "cost to the task: {} (study {})\n\n",
+        described(&p.task_description, &p.task),
+        v.study.id
+    );
     let _ = writeln!(s, "idle:            {:>10.1} s", p.idle_seconds);
     let _ = writeln!(
         s,
@@ -574,8 +593,13 @@ pub fn render_text(v: &StudyView) -> String {
     }
     if !v.study.task_samples.is_empty() && !matches!(v.study.params, StudyParams::ImpactReverse(_)) {
         let looks = &v.study.task_samples;
-        let _ = writeln!(s, "task progress ({} looks):", looks.len());
-        let step = (looks.len() / 20).max(1);
+        let step = looks.len().div_ceil(10).max(1);
+        let which = if step > 1 {
+            format!("; every {step}th, and the last")
+        } else {
+            String::new()
+        };
+        let _ = writeln!(s, "task progress ({} looks{which}):", looks.len());
         for x in looks.iter().step_by(step).chain(looks.last()) {
             let _ = writeln!(
                 s,
@@ -704,7 +728,7 @@ fn users_html(v: &StudyView, p: &storlab_model::study::UsersParams) -> String {
     };
     let mut s = format!(
         "<p>The cost of {} to the users: {} idle and {} loaded repetitions that ran with the task throughout; impact = change of the mean with the task, 95 % interval (Welch).</p>",
-        esc(&p.task),
+        esc(described(&p.task_description, &p.task)),
         counted(false),
         counted(true)
     );
