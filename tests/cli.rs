@@ -878,15 +878,9 @@ fn sectors_read(dev: &str) -> u64 {
 #[test]
 fn fadvise_dontneed_sends_a_cached_read_to_the_device() {
     let s = Scratch::new();
-    let img_dir = tempfile::Builder::new()
-        .prefix("storlab-ext4-")
-        .tempdir_in(std::env::temp_dir())
-        .unwrap();
-    let lo = loop_device(&img_dir.path().join("ext4.img"), 128 << 20);
-    let mk = Command::new("mkfs.ext4").args(["-q", "-F", &lo.dev]).output().unwrap();
-    assert!(mk.status.success(), "{}", stderr(&mk));
     let point = s.path().join("mnt");
-    let _m = mount_device(&lo.dev, &point);
+    let fs = loop_filesystem("mkfs.ext4", 128 << 20, &point);
+    let lo = &fs.dev;
     let file = point.join("cached.dat");
     std::fs::write(&file, vec![7u8; 16 << 20]).unwrap();
     let f = std::fs::File::open(&file).unwrap();
@@ -930,15 +924,8 @@ fn fadvise_dontneed_sends_a_cached_read_to_the_device() {
 #[test]
 fn a_run_gives_its_space_back_before_it_returns() {
     let s = Scratch::new();
-    let img_dir = tempfile::Builder::new()
-        .prefix("storlab-btrfs-")
-        .tempdir_in(std::env::temp_dir())
-        .unwrap();
-    let lo = loop_device(&img_dir.path().join("btrfs.img"), 512 << 20);
-    let mk = Command::new("mkfs.btrfs").args(["-q", "-f", &lo.dev]).output().unwrap();
-    assert!(mk.status.success(), "{}", stderr(&mk));
     let point = s.path().join("mnt");
-    let _m = mount_device(&lo.dev, &point);
+    let _fs = loop_filesystem("mkfs.btrfs", 512 << 20, &point);
     let free = || storlab_env::space::statvfs(&point).unwrap().free.unwrap();
     let before = free();
     // A job that needs most of the filesystem, twice in a row.

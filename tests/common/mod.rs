@@ -155,3 +155,28 @@ pub fn loop_device_with(image: &Path, size: u64, direct_io: bool) -> LoopDev {
         dev: stdout(&out).trim().to_string(),
     }
 }
+
+/// A new filesystem on a loop device over an image on the root filesystem (as a disk image
+/// would be, not in RAM), mounted at `point`; unmounted, detached and removed when dropped, in
+/// that order.
+pub struct LoopFs {
+    pub mount: Mount,
+    pub dev: LoopDev,
+    _image_dir: tempfile::TempDir,
+}
+
+pub fn loop_filesystem(mkfs: &str, size: u64, point: &Path) -> LoopFs {
+    let image_dir = tempfile::Builder::new()
+        .prefix(&format!("storlab-{mkfs}-"))
+        .tempdir_in(std::env::temp_dir())
+        .unwrap();
+    let dev = loop_device(&image_dir.path().join("fs.img"), size);
+    let force = if mkfs == "mkfs.btrfs" { "-f" } else { "-F" };
+    let mk = Command::new(mkfs).args(["-q", force, &dev.dev]).output().expect(mkfs);
+    assert!(mk.status.success(), "{mkfs}: {}", stderr(&mk));
+    LoopFs {
+        mount: mount_device(&dev.dev, point),
+        dev,
+        _image_dir: image_dir,
+    }
+}
