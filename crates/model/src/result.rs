@@ -165,7 +165,7 @@ pub struct Sample {
 }
 
 /// One target's share of an interval.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TargetSample {
     /// The target's index in the job.
     pub target: u16,

@@ -1,7 +1,8 @@
 //! The results database: the schema and its numbered migrations (schema.rs), applied at open,
 //! and typed reads and writes of the result model (crates/model): runs with their environment,
-//! phases, samples and events (runs.rs), studies (studies.rs) and scans (scans.rs). SQLite
-//! (bundled) in WAL mode.
+//! phases, samples and events (runs.rs), studies (studies.rs) and scans (scans.rs). Two
+//! back-ends behind one interface (db.rs): SQLite (bundled, WAL mode; sqlite.rs), the default,
+//! for one host; PostgreSQL for many hosts writing one database (pg.rs).
 //!
 //! What is stored is the model's own types, serialized with serde: a phase's parameters and
 //! result are documents of `PhaseParams` and `PhaseResult`, read back as those types. The
@@ -14,31 +15,34 @@
 //! same host marks `aborted` once it sees that the process is gone.
 #![deny(missing_docs)]
 
+mod db;
 mod groups;
+mod pg;
 mod runs;
 mod scans;
 mod schema;
+mod sqlite;
 mod studies;
+mod target;
 
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
-use rusqlite::Connection;
-
 pub use groups::GroupSpec;
-pub use runs::RunFilter;
+pub use runs::{normalize_time, RunFilter};
+pub use target::{mask_command_line, DbTarget, PgTarget, SslMode};
 
 /// What went wrong with the database.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
 pub enum StoreError {
-    /// The database file could not be opened or created.
-    #[error("cannot open the results database {path}: {source}")]
+    /// The database could not be opened or created.
+    #[error("cannot open the results database {path}: {reason}")]
     Open {
-        /// The file.
+        /// The file, or the server's address with any password masked.
         path: String,
         /// The reason.
-        source: rusqlite::Error,
+        reason: String,
     },
     /// Its directory could not be created.
     #[error("cannot create the directory {path} for the results database: {source}")]
@@ -61,6 +65,33 @@ pub enum StoreError {
     /// A query failed.
     #[error("results database error: {0}")]
     Sql(#[from] rusqlite::Error),
+    /// A PostgreSQL statement failed.
+    #[error("the results database {target} refused: {reason}")]
+    Postgres {
+        /// The database, password masked.
+        target: String,
+        /// What the server said.
+        reason: String,
+    },
+    /// The role storlab connected as may not do what was asked.
+    #[error("the results database {target} refused: {reason}: the role lacks a privilege; ask the database's owner to grant it (storlab needs SELECT, INSERT, UPDATE and DELETE on its tables to store results; SELECT to read them), or give another --db")]
+    Denied {
+        /// The database, password masked.
+        target: String,
+        /// What the server said.
+        reason: String,
+    },
+    /// The connection to the server was lost.
+    #[error("lost the connection to the results database {target}: {reason}")]
+    Lost {
+        /// The database, password masked.
+        target: String,
+        /// Why.
+        reason: String,
+    },
+    /// A stored value is not of the type the schema says.
+    #[error("results database holds a value this storlab cannot read: {0}")]
+    Type(String),
     /// A request the database cannot answer as asked (no such run): the user's to fix.
     #[error("{0}")]
     Request(String),
@@ -74,6 +105,11 @@ type Result<T> = std::result::Result<T, StoreError>;
 /// Now, as an RFC 3339 UTC timestamp with seconds.
 pub fn now_rfc3339() -> String {
     humantime::format_rfc3339_seconds(SystemTime::now()).to_string()
+}
+
+/// A new random identity for a run or a study (UUID version 4).
+pub fn new_uuid() -> String {
+    uuid::Uuid::new_v4().to_string()
 }
 
 /// The default database file: `$STORLAB_DB`, else `<data dir>/storlab/results.db`
@@ -90,8 +126,10 @@ pub fn default_path(data_dir: Option<PathBuf>) -> PathBuf {
 
 /// The results database.
 pub struct Store {
-    conn: Connection,
-    path: PathBuf,
+    // A cell, so that reads take `&self` as they did with one SQLite connection; every method
+    // borrows it only for its own statements.
+    conn: std::cell::RefCell<Box<dyn db::Conn>>,
+    target: DbTarget,
 }
 
 fn pid_alive(pid: i64) -> bool {
@@ -102,68 +140,103 @@ fn pid_alive(pid: i64) -> bool {
 }
 
 impl Store {
-    /// Opens (creating it and its directory if needed) the database at `path`, applies pending
-    /// migrations, and marks runs of dead processes on `host` as aborted.
+    /// Opens the SQLite database at `path` (creating it and its directory if needed); see
+    /// [`Store::connect`].
     pub fn open(path: &Path, host: &str) -> Result<Store> {
-        if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(|e| StoreError::Dir {
-                path: dir.display().to_string(),
-                source: e,
-            })?;
-        }
-        let open_err = |e| StoreError::Open {
-            path: path.display().to_string(),
-            source: e,
+        Store::connect(&DbTarget::Sqlite(path.to_path_buf()), host)
+    }
+
+    /// Opens the database `target` names (a SQLite file is created with its directory if
+    /// needed), applies pending migrations, and marks runs of dead processes on `host` as
+    /// aborted.
+    pub fn connect(target: &DbTarget, host: &str) -> Result<Store> {
+        let conn: Box<dyn db::Conn> = match target {
+            DbTarget::Sqlite(path) => Box::new(sqlite::Sqlite::open(path)?),
+            DbTarget::Postgres(pg) => Box::new(pg::Postgres::connect(pg)?),
         };
-        let conn = Connection::open(path).map_err(open_err)?;
-        conn.busy_timeout(std::time::Duration::from_secs(10))?;
-        conn.pragma_update(None, "journal_mode", "WAL").map_err(open_err)?;
-        conn.pragma_update(None, "synchronous", "NORMAL")?;
-        conn.pragma_update(None, "foreign_keys", "ON")?;
         let mut store = Store {
-            conn,
-            path: path.to_path_buf(),
+            conn: std::cell::RefCell::new(conn),
+            target: target.clone(),
         };
         store.migrate()?;
-        store.reap_dead_runs(host)?;
+        match store.reap_dead_runs(host) {
+            // A role that may only read still reads: marking another process's run as aborted
+            // is housekeeping, left to a role that may write.
+            Err(StoreError::Denied { .. }) => {}
+            other => other?,
+        }
         Ok(store)
     }
 
-    /// Where the database is.
-    pub fn path(&self) -> &Path {
-        &self.path
+    /// Which database this is (a PostgreSQL target shows its password masked).
+    pub fn target(&self) -> &DbTarget {
+        &self.target
+    }
+
+    /// Where the database is, for messages: the file, or the server's URL with its password
+    /// masked.
+    pub fn path(&self) -> PathBuf {
+        PathBuf::from(self.target.to_string())
     }
 
     /// The schema version (number of migrations applied).
     pub fn schema_version(&self) -> Result<i64> {
-        Ok(self.conn.query_row("PRAGMA user_version", [], |r| r.get(0))?)
+        self.conn.borrow_mut().schema_version()
+    }
+
+    /// Runs a query.
+    fn query(&self, sql: &str, params: &[db::Val]) -> Result<Vec<db::Row>> {
+        self.conn.borrow_mut().query(sql, params)
+    }
+
+    /// Runs a statement.
+    fn exec(&self, sql: &str, params: &[db::Val]) -> Result<u64> {
+        self.conn.borrow_mut().exec(sql, params)
+    }
+
+    /// Runs `f` in one transaction.
+    fn tx<T>(&self, f: impl FnOnce(&mut dyn db::Conn) -> Result<T>) -> Result<T> {
+        db::transaction(self.conn.borrow_mut().as_mut(), f)
     }
 
     fn migrate(&mut self) -> Result<()> {
-        let v = self.schema_version()?;
         let known = schema::MIGRATIONS.len() as i64;
+        let too_new = |found: i64| StoreError::TooNew {
+            path: self.target.to_string(),
+            found,
+            known,
+        };
+        let v = self.schema_version()?;
         if v > known {
-            return Err(StoreError::TooNew {
-                path: self.path.display().to_string(),
-                found: v,
-                known,
-            });
+            return Err(too_new(v));
         }
-        for (i, m) in schema::MIGRATIONS.iter().enumerate().skip(v as usize) {
-            let tx = self.conn.transaction()?;
-            match m {
-                schema::Migration::Sql(sql) => tx.execute_batch(sql)?,
-                schema::Migration::Code(f) => f(&tx)?,
+        if v == known {
+            return Ok(());
+        }
+        // The pending migrations in one transaction, under the schema lock: another process
+        // that got there first leaves nothing to do, and a failure leaves the schema as it was.
+        self.tx(|c| {
+            c.lock_schema()?;
+            let v = c.schema_version()?;
+            if v > known {
+                return Err(too_new(v));
             }
-            tx.pragma_update(None, "user_version", (i + 1) as i64)?;
-            tx.commit()?;
-        }
-        Ok(())
+            for (i, m) in schema::MIGRATIONS.iter().enumerate().skip(v as usize) {
+                m.apply(c)?;
+                c.set_schema_version(i as i64 + 1)?;
+            }
+            Ok(())
+        })
     }
 
-    /// Runs `PRAGMA integrity_check`; "ok" when the file is sound.
+    /// Checks the database's consistency; "ok" when it is sound (SQLite's integrity check;
+    /// PostgreSQL keeps its own and answers "ok").
     pub fn integrity_check(&self) -> Result<String> {
-        Ok(self.conn.query_row("PRAGMA integrity_check", [], |r| r.get(0))?)
+        if self.conn.borrow().dialect() == db::Dialect::Postgres {
+            return Ok("ok".into());
+        }
+        let rows = self.query("PRAGMA integrity_check", &[])?;
+        db::one(rows).map(|r| r.text(0)).unwrap_or(Ok("ok".into()))
     }
 }
 

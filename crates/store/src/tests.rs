@@ -2,10 +2,19 @@ use rusqlite::Connection;
 use storlab_model::env::Environment;
 use storlab_model::plan::PhaseKind;
 use storlab_model::result::{PhaseResult, Sample, Throughput};
-use storlab_model::run::{NewRun, Phase, PhaseName, PhaseParams, RunKind, RunStatus};
+use storlab_model::run::{NewRun, Phase, PhaseName, PhaseParams, RunEventKind, RunKind, RunStatus};
 use storlab_model::study::{Member, NewStudy, Role, StudyKind, StudyParams, SweepParams};
 
 use super::*;
+
+/// Runs `test` against a SQLite file and against a database of its own on the test binary's
+/// PostgreSQL server (crates/testkit): the store's behaviour is the same on both.
+fn on_both(test: impl Fn(&DbTarget)) {
+    let dir = tempfile::tempdir().unwrap();
+    test(&DbTarget::Sqlite(dir.path().join("sub/results.db")));
+    let db = storlab_testkit::PgServer::shared().database();
+    test(&DbTarget::parse(&db.url()).unwrap());
+}
 
 fn phase(seq: u32) -> Phase {
     Phase {
@@ -16,12 +25,35 @@ fn phase(seq: u32) -> Phase {
             bytes_written: 1 << 33,
             ops_written: 2,
             all_done: Throughput::new(1.5, 1 << 33, 2),
-            samples: vec![Sample {
-                index: 0,
-                t_end: 1.0,
-                bytes_written: 1 << 32,
-                ..Default::default()
-            }],
+            samples: vec![
+                Sample {
+                    index: 0,
+                    t_end: 1.0,
+                    bytes_written: 1 << 32,
+                    lat_max_ns: u64::MAX >> 1,
+                    targets: vec![
+                        storlab_model::result::TargetSample {
+                            target: 0,
+                            bytes_written: 1 << 31,
+                            ..Default::default()
+                        },
+                        storlab_model::result::TargetSample {
+                            target: 1,
+                            bytes_written: 1 << 31,
+                            ..Default::default()
+                        },
+                    ],
+                    ..Default::default()
+                },
+                Sample {
+                    index: 1,
+                    t_start: 1.0,
+                    t_end: 1.5,
+                    ramp: true,
+                    bytes_written: 1 << 32,
+                    ..Default::default()
+                },
+            ],
             histogram: vec![1, 2, 3],
             ..Default::default()
         },
@@ -42,9 +74,11 @@ fn new_run() -> NewRun {
 
 #[test]
 fn round_trip() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("sub/results.db");
-    let mut s = Store::open(&path, "h").unwrap();
+    on_both(round_trip_on);
+}
+
+fn round_trip_on(target: &DbTarget) {
+    let mut s = Store::connect(target, "h").unwrap();
     assert_eq!(s.schema_version().unwrap(), schema::MIGRATIONS.len() as i64);
     let id = s.begin_run(&new_run()).unwrap();
     let env = Environment {
@@ -54,8 +88,16 @@ fn round_trip() {
     };
     s.save_environment(id, &env).unwrap();
     s.save_phase(id, &phase(0)).unwrap();
+    s.add_event(id, RunEventKind::PhaseStart, "1 (write)").unwrap();
     s.finish_run(id, RunStatus::Ok, None).unwrap();
     let d = s.run(id, true).unwrap().unwrap();
+    assert_eq!(d.events.len(), 1);
+    assert_eq!(d.events[0].kind, RunEventKind::PhaseStart);
+    assert!(
+        d.run.started_at.ends_with('Z') && d.run.finished_at.is_some(),
+        "{:?}",
+        d.run
+    );
     assert_eq!(d.run.status, RunStatus::Ok);
     assert_eq!(d.run.tags, vec![("fs".to_string(), "ext4".to_string())]);
     // What was stored is what is read: 64-bit counts, the samples, the histogram.
@@ -69,8 +111,11 @@ fn round_trip() {
 
 #[test]
 fn studies_round_trip() {
-    let dir = tempfile::tempdir().unwrap();
-    let mut s = Store::open(&dir.path().join("r.db"), "h").unwrap();
+    on_both(studies_round_trip_on);
+}
+
+fn studies_round_trip_on(target: &DbTarget) {
+    let mut s = Store::connect(target, "h").unwrap();
     let id = s.begin_run(&new_run()).unwrap();
     let study = NewStudy {
         params: StudyParams::Sweep(SweepParams {
@@ -98,17 +143,18 @@ fn studies_round_trip() {
 
 #[test]
 fn dead_runs_become_aborted() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("r.db");
-    let mut s = Store::open(&path, "h").unwrap();
+    on_both(dead_runs_become_aborted_on);
+}
+
+fn dead_runs_become_aborted_on(target: &DbTarget) {
+    let mut s = Store::connect(target, "h").unwrap();
     let id = s.begin_run(&new_run()).unwrap();
     s.save_phase(id, &phase(0)).unwrap();
     // Pretend the run belongs to a process that is gone.
-    s.conn
-        .execute("UPDATE runs SET pid = 999999999 WHERE id = ?1", [id])
+    s.exec("UPDATE runs SET pid = 999999999 WHERE id = ?1", crate::db::vals![id])
         .unwrap();
     drop(s);
-    let s = Store::open(&path, "h").unwrap();
+    let s = Store::connect(target, "h").unwrap();
     let d = s.run(id, false).unwrap().unwrap();
     assert_eq!(d.run.status, RunStatus::Aborted);
     assert_eq!(d.phases.len(), 1);
@@ -116,19 +162,66 @@ fn dead_runs_become_aborted() {
 
 #[test]
 fn newer_schema_is_refused() {
-    let dir = tempfile::tempdir().unwrap();
-    let path = dir.path().join("r.db");
-    drop(Store::open(&path, "h").unwrap());
-    let c = Connection::open(&path).unwrap();
-    c.pragma_update(None, "user_version", 99).unwrap();
-    drop(c);
-    let e = Store::open(&path, "h").err().unwrap();
-    assert!(e.to_string().contains("newer than this storlab"), "{e}");
+    on_both(|target| {
+        let s = Store::connect(target, "h").unwrap();
+        s.conn.borrow_mut().set_schema_version(99).unwrap();
+        drop(s);
+        let e = Store::connect(target, "h").err().unwrap();
+        assert!(e.to_string().contains("newer than this storlab"), "{e}");
+    });
+}
+
+#[test]
+fn filters_tags_and_times() {
+    on_both(|target| {
+        let mut s = Store::connect(target, "h").unwrap();
+        let a = s.begin_run(&new_run()).unwrap();
+        let b = s
+            .begin_run(&NewRun {
+                tags: vec![("fs".into(), "xfs".into()), ("pool".into(), "p_1%".into())],
+                job_name: Some("seq_100%".into()),
+                ..new_run()
+            })
+            .unwrap();
+        let ids = |f: RunFilter| s.find_runs(&f).unwrap().iter().map(|r| r.id).collect::<Vec<_>>();
+        assert_eq!(ids(RunFilter::default()), vec![b, a]);
+        let by_tag = RunFilter {
+            tags: vec![("fs".into(), "xfs".into())],
+            ..RunFilter::default()
+        };
+        assert_eq!(ids(by_tag), vec![b]);
+        // LIKE's wildcards in a job name are literal.
+        let by_job = |j: &str| RunFilter {
+            job: Some(j.into()),
+            ..RunFilter::default()
+        };
+        assert_eq!(ids(by_job("100%")), vec![b]);
+        assert!(ids(by_job("1_0")).is_empty());
+        // A date is its midnight UTC; both runs started today.
+        let today = &now_rfc3339()[..10];
+        let since = |d: &str| RunFilter {
+            since: Some(d.into()),
+            ..RunFilter::default()
+        };
+        assert_eq!(ids(since(today)).len(), 2);
+        assert!(ids(since("2999-01-01")).is_empty());
+        assert!(matches!(s.find_runs(&since("yesterday")), Err(StoreError::Request(_))));
+        assert_eq!(s.list_runs(10).unwrap()[0].tags.len(), 2);
+        assert_eq!(s.untag(b, &["pool".into()]).unwrap(), 1);
+        assert!(s.tag(b, &[("fs".into(), "btrfs".into())]).unwrap());
+        assert!(!s.tag(b + 100, &[("fs".into(), "btrfs".into())]).unwrap());
+        assert_eq!(
+            s.run(b, false).unwrap().unwrap().run.tags,
+            vec![("fs".to_string(), "btrfs".to_string())]
+        );
+        assert_eq!(s.delete_runs(&[a, b]).unwrap(), 2);
+        assert!(s.list_runs(10).unwrap().is_empty());
+    });
 }
 
 /// A database as storlab wrote it at schema version 4 (before the typed model): an imported
 /// fio phase with loose JSON, a storlab phase whose parameters are a bare plan, and study roles
-/// in words. Migration 5 makes them typed.
+/// in words. Migration 5 makes them typed; migration 6 gives the runs UUIDs.
 #[test]
 fn migration_5_types_what_older_versions_stored() {
     let dir = tempfile::tempdir().unwrap();
@@ -137,7 +230,7 @@ fn migration_5_types_what_older_versions_stored() {
         let mut c = Connection::open(&path).unwrap();
         let tx = c.transaction().unwrap();
         for m in &schema::MIGRATIONS[..4] {
-            let schema::Migration::Sql(sql) = m else {
+            let schema::Migration::Sql { sqlite: sql, .. } = m else {
                 panic!("1 to 4 are SQL")
             };
             tx.execute_batch(sql).unwrap();
@@ -169,7 +262,10 @@ fn migration_5_types_what_older_versions_stored() {
         .unwrap();
     }
     let s = Store::open(&path, "h").unwrap();
-    assert_eq!(s.schema_version().unwrap(), 5);
+    assert_eq!(s.schema_version().unwrap(), schema::MIGRATIONS.len() as i64);
+    // Migration 6 gave the runs already there distinct identities.
+    let (a, b) = (s.run_uuid(1).unwrap().unwrap(), s.run_uuid(2).unwrap().unwrap());
+    assert!(a.len() == 36 && b.len() == 36 && a != b, "{a} {b}");
     let fio = s.run(1, false).unwrap().unwrap();
     let p = &fio.phases[0];
     assert_eq!(p.kind, PhaseName::Other("rw".into()));
