@@ -59,17 +59,27 @@ pub enum Cmd {
 /// The results database.
 #[derive(Args, Debug, Clone, Default)]
 pub struct DbArgs {
-    /// The results database (default: $STORLAB_DB, else ~/.local/share/storlab/results.db).
-    #[arg(long, value_name = "PATH")]
-    pub db: Option<PathBuf>,
+    /// The results database: a SQLite file, or a PostgreSQL database shared by many hosts
+    /// (postgres://user@host/dbname, or libpq keywords 'host=… dbname=…'; PGHOST, PGUSER,
+    /// PGPASSWORD, ~/.pgpass and sslmode work as with psql). Default: $STORLAB_DB, else
+    /// ~/.local/share/storlab/results.db.
+    #[arg(long, value_name = "FILE|URL")]
+    pub db: Option<String>,
 }
 
 impl DbArgs {
-    /// The database's path.
-    pub fn path(&self) -> PathBuf {
-        self.db
-            .clone()
-            .unwrap_or_else(|| storlab_store::default_path(dirs::data_dir()))
+    /// The database named by --db, else $STORLAB_DB, else the default file.
+    pub fn target(&self) -> anyhow::Result<storlab_store::DbTarget> {
+        let (given, from) = match (&self.db, std::env::var("STORLAB_DB")) {
+            (Some(d), _) => (d.clone(), "--db"),
+            (None, Ok(d)) if !d.is_empty() => (d, "STORLAB_DB"),
+            _ => {
+                return Ok(storlab_store::DbTarget::Sqlite(storlab_store::default_path(
+                    dirs::data_dir(),
+                )))
+            }
+        };
+        storlab_store::DbTarget::parse(&given).map_err(|e| crate::usage(format!("{from}: {e}")))
     }
 }
 

@@ -36,9 +36,9 @@ phase = [
 ]
 "#;
 
-/// The command line as typed, stored with every run.
+/// The command line as typed, stored with every run, a database password in it masked.
 fn command_line() -> String {
-    std::env::args().collect::<Vec<_>>().join(" ")
+    storlab_store::mask_command_line(&std::env::args().collect::<Vec<_>>()).join(" ")
 }
 
 /// Progress on stderr only when a person is watching and stdout is not one document.
@@ -75,7 +75,7 @@ fn execute(job: &Job, kind: RunKind, a: &JobArgs, out: &OutputArgs) -> Result<u8
         },
     )?;
     print_run(&store, e.run_id, false, out)?;
-    eprintln!("storlab: stored as run {} in {}", e.run_id, store.path().display());
+    eprintln!("storlab: stored as run {} in {}", e.run_id, store.target());
     Ok(code_of(e.status))
 }
 
@@ -183,7 +183,7 @@ fn run_points(
     eprintln!(
         "storlab: stored {} runs as study {id} in {}",
         done.done.len(),
-        store.path().display()
+        store.target()
     );
     Ok(if done.aborted { exit::ABORTED } else { 0 })
 }
@@ -339,7 +339,7 @@ pub fn impact(args: ImpactArgs) -> Result<u8> {
         return Ok(exit::ABORTED);
     }
     print_study(&store, o.study_id, args.output.json)?;
-    eprintln!("storlab: stored study {} in {}", o.study_id, store.path().display());
+    eprintln!("storlab: stored study {} in {}", o.study_id, store.target());
     Ok(0)
 }
 
@@ -397,7 +397,7 @@ pub fn scan(args: ScanArgs) -> Result<u8> {
     let mut store: Store = open_new(&args.output.db)?;
     let run_id = storlab_session::store_scan(&mut store, &opts, &report, &args.tags, &command_line())?;
     crate::results::print_scan(&report, run_id, &args.output)?;
-    eprintln!("storlab: stored as run {run_id} in {}", store.path().display());
+    eprintln!("storlab: stored as run {run_id} in {}", store.target());
     if report.partial() {
         eprintln!(
             "storlab: partial result: {} entr{} could not be counted (named above); the figures are a lower bound",

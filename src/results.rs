@@ -20,19 +20,22 @@ use crate::usage;
 
 /// Opens (creating it if need be) the database that a command stores into.
 pub fn open_new(db: &DbArgs) -> Result<Store> {
-    Ok(Store::open(&db.path(), &storlab_env::hostname())?)
+    Ok(Store::connect(&db.target()?, &storlab_env::hostname())?)
 }
 
-/// Opens the database a command reads, which must exist.
+/// Opens the database a command reads: a SQLite file must exist (reading never creates one);
+/// a PostgreSQL database is made current by its migrations, like any open.
 pub fn open_existing(db: &DbArgs) -> Result<Store> {
-    let path = db.path();
-    if !path.exists() {
-        return Err(usage(format!(
-            "no results database at {}: run `storlab demo` or `storlab run` first, or give --db PATH",
-            path.display()
-        )));
+    let target = db.target()?;
+    if let Some(path) = target.file() {
+        if !path.exists() {
+            return Err(usage(format!(
+                "no results database at {}: run `storlab demo` or `storlab run` first, or give --db FILE|URL",
+                path.display()
+            )));
+        }
     }
-    open_new(db)
+    Ok(Store::connect(&target, &storlab_env::hostname())?)
 }
 
 fn print_json<T: serde::Serialize>(v: &T) -> Result<()> {
@@ -53,7 +56,7 @@ pub fn print_run(store: &Store, id: i64, samples: bool, out: &OutputArgs) -> Res
     let run = store.run(id, samples || out.json)?.ok_or_else(|| {
         usage(format!(
             "no run {id} in {}: `storlab results list` shows the runs there",
-            store.path().display()
+            store.target()
         ))
     })?;
     if let Some(report) = store.scan(id)? {
@@ -95,7 +98,7 @@ pub fn print_scan(report: &Report, run_id: i64, out: &OutputArgs) -> Result<()> 
 
 /// Prints a stored study in its own terms, or as one JSON document.
 pub fn print_study(store: &Store, id: i64, json: bool) -> Result<()> {
-    let v = StudyView::load(store, id)?.ok_or_else(|| usage(format!("no study {id} in {}", store.path().display())))?;
+    let v = StudyView::load(store, id)?.ok_or_else(|| usage(format!("no study {id} in {}", store.target())))?;
     if json {
         print_json(&storlab_report::studies::document(&v))
     } else {
@@ -168,12 +171,12 @@ pub fn print_iozone(
         Some(s) => eprintln!(
             "storlab: stored {} runs as study {s} in {}",
             results.len(),
-            store.path().display()
+            store.target()
         ),
         None => eprintln!(
             "storlab: stored as run {} in {}",
             results.first().map(|r| r.run_id).unwrap_or(0),
-            store.path().display()
+            store.target()
         ),
     }
     Ok(())
@@ -200,7 +203,7 @@ pub fn list(limit: usize, f: ListFilter, out: &OutputArgs) -> Result<u8> {
         print_csv(&t)?;
     } else {
         print!("{}", t.to_text());
-        eprintln!("{} run(s) in {}", runs.len(), store.path().display());
+        eprintln!("{} run(s) in {}", runs.len(), store.target());
     }
     Ok(0)
 }
@@ -225,7 +228,7 @@ fn pairs(tags: &[(String, String)]) -> String {
 pub fn tag(id: i64, tags: &[(String, String)], out: &OutputArgs) -> Result<u8> {
     let mut store = open_existing(&out.db)?;
     if !store.tag(id, tags)? {
-        return Err(usage(format!("no run {id} in {}", store.path().display())));
+        return Err(usage(format!("no run {id} in {}", store.target())));
     }
     if out.json {
         let tags = store.run(id, false)?.map(|r| r.run.tags);
@@ -239,7 +242,7 @@ pub fn tag(id: i64, tags: &[(String, String)], out: &OutputArgs) -> Result<u8> {
 pub fn untag(id: i64, keys: &[String], out: &OutputArgs) -> Result<u8> {
     let mut store = open_existing(&out.db)?;
     if store.run(id, false)?.is_none() {
-        return Err(usage(format!("no run {id} in {}", store.path().display())));
+        return Err(usage(format!("no run {id} in {}", store.target())));
     }
     let n = store.untag(id, keys)?;
     if out.json {
@@ -274,7 +277,7 @@ pub fn rm(ids: &[i64], yes: bool, out: &OutputArgs) -> Result<u8> {
         return Err(usage(format!(
             "no run {} in {}: nothing was removed",
             missing.join(", "),
-            store.path().display()
+            store.target()
         )));
     }
     if !yes {
@@ -315,12 +318,9 @@ pub fn export(ids: &[i64], format: &str, file: Option<&std::path::Path>, samples
     let mut runs = Vec::new();
     let mut scans: Vec<Table> = Vec::new();
     for id in ids {
-        let run = store.run(*id, samples)?.ok_or_else(|| {
-            usage(format!(
-                "no run {id} in {}: nothing was exported",
-                store.path().display()
-            ))
-        })?;
+        let run = store
+            .run(*id, samples)?
+            .ok_or_else(|| usage(format!("no run {id} in {}: nothing was exported", store.target())))?;
         if let Some(report) = store.scan(*id)? {
             scans.push(storlab_report::scan::data_table(&report, &format!("scan {id}")));
         }
@@ -389,7 +389,7 @@ pub fn import(file: &std::path::Path, host: Option<String>, tags: &[(String, Str
         "storlab: imported {} run(s) from {} into {}",
         ids.len(),
         file.display(),
-        store.path().display()
+        store.target()
     );
     Ok(0)
 }
@@ -461,12 +461,9 @@ pub fn report(args: ReportArgs) -> Result<u8> {
     order.retain(|id| seen.insert(*id));
     let mut sections = Vec::new();
     for id in order {
-        let run = store.run(id, true)?.ok_or_else(|| {
-            usage(format!(
-                "no run {id} in {}: no report was written",
-                store.path().display()
-            ))
-        })?;
+        let run = store
+            .run(id, true)?
+            .ok_or_else(|| usage(format!("no run {id} in {}: no report was written", store.target())))?;
         let extra = store
             .scan(id)?
             .map(|r| storlab_report::scan::data_table(&r, "scan"))
@@ -476,12 +473,10 @@ pub fn report(args: ReportArgs) -> Result<u8> {
     }
     let mut studies = Vec::new();
     for sid in &args.studies {
-        studies.push(StudyView::load(&store, *sid)?.ok_or_else(|| {
-            usage(format!(
-                "no study {sid} in {}: no report was written",
-                store.path().display()
-            ))
-        })?);
+        studies.push(
+            StudyView::load(&store, *sid)?
+                .ok_or_else(|| usage(format!("no study {sid} in {}: no report was written", store.target())))?,
+        );
     }
     let html = render(
         &sections,

@@ -333,7 +333,7 @@ fn users_loss(store: &Store, spec: &str, given: Option<i64>) -> anyhow::Result<(
     }
     Err(usage(format!(
         "--pool-servers: no cost-to-the-users study of {spec} in {} to take the impact from: run `storlab impact --task {spec} ...` first, or give --impact-study ID",
-        store.path().display()
+        store.target()
     )))
 }
 

@@ -103,7 +103,7 @@ impl Store {
         ids.into_iter()
             .map(|id| {
                 self.run(id, false)?
-                    .ok_or_else(|| StoreError::Request(format!("no run {id} in {}", self.path().display())))
+                    .ok_or_else(|| StoreError::Request(format!("no run {id} in {}", self.target())))
             })
             .collect()
     }

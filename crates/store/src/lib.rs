@@ -15,19 +15,24 @@
 //! same host marks `aborted` once it sees that the process is gone.
 #![deny(missing_docs)]
 
+mod copy;
 mod db;
 mod groups;
 mod pg;
 mod runs;
 mod scans;
 mod schema;
+mod spool;
 mod sqlite;
 mod studies;
 mod target;
+mod write;
 
+use std::cell::RefCell;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
+pub use copy::CopyReport;
 pub use groups::GroupSpec;
 pub use runs::{normalize_time, RunFilter};
 pub use target::{mask_command_line, DbTarget, PgTarget, SslMode};
@@ -128,8 +133,15 @@ pub fn default_path(data_dir: Option<PathBuf>) -> PathBuf {
 pub struct Store {
     // A cell, so that reads take `&self` as they did with one SQLite connection; every method
     // borrows it only for its own statements.
-    conn: std::cell::RefCell<Box<dyn db::Conn>>,
-    target: DbTarget,
+    conn: RefCell<Box<dyn db::Conn>>,
+    /// Where the results go: the database opened, or the spool file after a lost server.
+    target: RefCell<DbTarget>,
+    /// This process's writes, kept against PostgreSQL for a spool (spool.rs).
+    journal: RefCell<Vec<write::Write>>,
+    /// The database the results were meant for, once they go to a spool file.
+    spooled_from: RefCell<Option<String>>,
+    /// How long a lost server is waited for, and where the spool goes then (spool.rs).
+    recovery: spool::Recovery,
 }
 
 fn pid_alive(pid: i64) -> bool {
@@ -154,11 +166,14 @@ impl Store {
             DbTarget::Sqlite(path) => Box::new(sqlite::Sqlite::open(path)?),
             DbTarget::Postgres(pg) => Box::new(pg::Postgres::connect(pg)?),
         };
-        let mut store = Store {
-            conn: std::cell::RefCell::new(conn),
-            target: target.clone(),
+        let store = Store {
+            conn: RefCell::new(conn),
+            target: RefCell::new(target.clone()),
+            journal: RefCell::new(Vec::new()),
+            spooled_from: RefCell::new(None),
+            recovery: spool::Recovery::from_env(),
         };
-        store.migrate()?;
+        migrate_conn(store.conn.borrow_mut().as_mut(), &target.to_string())?;
         match store.reap_dead_runs(host) {
             // A role that may only read still reads: marking another process's run as aborted
             // is housekeeping, left to a role that may write.
@@ -168,15 +183,10 @@ impl Store {
         Ok(store)
     }
 
-    /// Which database this is (a PostgreSQL target shows its password masked).
-    pub fn target(&self) -> &DbTarget {
-        &self.target
-    }
-
-    /// Where the database is, for messages: the file, or the server's URL with its password
-    /// masked.
-    pub fn path(&self) -> PathBuf {
-        PathBuf::from(self.target.to_string())
+    /// Which database this is (the spool file once results went there); shown, a PostgreSQL
+    /// target's password is masked.
+    pub fn target(&self) -> DbTarget {
+        self.target.borrow().clone()
     }
 
     /// The schema version (number of migrations applied).
@@ -189,7 +199,8 @@ impl Store {
         self.conn.borrow_mut().query(sql, params)
     }
 
-    /// Runs a statement.
+    /// Runs a statement (the tests' way to set up what they check).
+    #[cfg(test)]
     fn exec(&self, sql: &str, params: &[db::Val]) -> Result<u64> {
         self.conn.borrow_mut().exec(sql, params)
     }
@@ -197,36 +208,6 @@ impl Store {
     /// Runs `f` in one transaction.
     fn tx<T>(&self, f: impl FnOnce(&mut dyn db::Conn) -> Result<T>) -> Result<T> {
         db::transaction(self.conn.borrow_mut().as_mut(), f)
-    }
-
-    fn migrate(&mut self) -> Result<()> {
-        let known = schema::MIGRATIONS.len() as i64;
-        let too_new = |found: i64| StoreError::TooNew {
-            path: self.target.to_string(),
-            found,
-            known,
-        };
-        let v = self.schema_version()?;
-        if v > known {
-            return Err(too_new(v));
-        }
-        if v == known {
-            return Ok(());
-        }
-        // The pending migrations in one transaction, under the schema lock: another process
-        // that got there first leaves nothing to do, and a failure leaves the schema as it was.
-        self.tx(|c| {
-            c.lock_schema()?;
-            let v = c.schema_version()?;
-            if v > known {
-                return Err(too_new(v));
-            }
-            for (i, m) in schema::MIGRATIONS.iter().enumerate().skip(v as usize) {
-                m.apply(c)?;
-                c.set_schema_version(i as i64 + 1)?;
-            }
-            Ok(())
-        })
     }
 
     /// Checks the database's consistency; "ok" when it is sound (SQLite's integrity check;
@@ -238,6 +219,38 @@ impl Store {
         let rows = self.query("PRAGMA integrity_check", &[])?;
         db::one(rows).map(|r| r.text(0)).unwrap_or(Ok("ok".into()))
     }
+}
+
+/// Applies the pending migrations to `c` (`shown` names the database in messages): all in one
+/// transaction under the schema lock, so that another process that got there first leaves
+/// nothing to do and a failure leaves the schema as it was. A database newer than this build
+/// is refused.
+fn migrate_conn(c: &mut dyn db::Conn, shown: &str) -> Result<()> {
+    let known = schema::MIGRATIONS.len() as i64;
+    let too_new = |found: i64| StoreError::TooNew {
+        path: shown.to_string(),
+        found,
+        known,
+    };
+    let v = c.schema_version()?;
+    if v > known {
+        return Err(too_new(v));
+    }
+    if v == known {
+        return Ok(());
+    }
+    db::transaction(c, |c| {
+        c.lock_schema()?;
+        let v = c.schema_version()?;
+        if v > known {
+            return Err(too_new(v));
+        }
+        for (i, m) in schema::MIGRATIONS.iter().enumerate().skip(v as usize) {
+            m.apply(c)?;
+            c.set_schema_version(i as i64 + 1)?;
+        }
+        Ok(())
+    })
 }
 
 #[cfg(test)]

@@ -1,50 +1,13 @@
 //! Studies: a set of runs with typed roles, the study's typed parameters, and an impact
 //! study's events and task samples, stored whole in one transaction.
 
-use storlab_model::study::{Member, NewStudy, Study, StudyEvent, StudyKind, StudyParams, TaskSample};
+use storlab_model::study::{Member, Study, StudyEvent, StudyKind, StudyParams, TaskSample};
 
 use crate::db::{one, vals};
-use crate::runs::{named, returned_id};
-use crate::{new_uuid, now_rfc3339, Result, Store};
+use crate::runs::named;
+use crate::{Result, Store};
 
 impl Store {
-    /// Stores a study whole — its members with their roles, its events and task samples — in
-    /// one transaction, so that it is either there complete or not at all; returns its id.
-    pub fn save_study(&mut self, study: &NewStudy) -> Result<i64> {
-        self.tx(|c| {
-            let rows = c.query(
-                "INSERT INTO studies (uuid, kind, created_at, params) VALUES (?1, ?2, ?3, ?4) RETURNING id",
-                vals![
-                    new_uuid(),
-                    study.params.kind().name(),
-                    now_rfc3339(),
-                    serde_json::to_string(&study.params.to_stored()?)?
-                ],
-            )?;
-            let id = returned_id(rows)?;
-            for m in &study.members {
-                c.exec(
-                    "INSERT INTO study_members (study_id, run_id, role) VALUES (?1, ?2, ?3)
-                     ON CONFLICT (study_id, run_id) DO UPDATE SET role = excluded.role",
-                    vals![id, m.run_id, serde_json::to_string(&m.role)?],
-                )?;
-            }
-            for (seq, e) in study.events.iter().enumerate() {
-                c.exec(
-                    "INSERT INTO study_events (study_id, seq, at, t, run_id, kind, detail) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-                    vals![id, seq as i64, &e.at, e.t, e.run_id, &e.kind, &e.detail],
-                )?;
-            }
-            for (seq, s) in study.task_samples.iter().enumerate() {
-                c.exec(
-                    "INSERT INTO task_samples (study_id, seq, task, t, run_id, state, percent, bytes_done) VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
-                    vals![id, seq as i64, s.task, s.t, s.run_id, s.state.name(), s.percent, s.bytes_done],
-                )?;
-            }
-            Ok(id)
-        })
-    }
-
     /// The ids of the studies of one kind, newest first.
     pub fn studies_of_kind(&self, kind: StudyKind) -> Result<Vec<i64>> {
         self.query(

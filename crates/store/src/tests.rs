@@ -303,3 +303,141 @@ fn migration_5_types_what_older_versions_stored() {
     };
     assert_eq!(u.task, "cmd:x");
 }
+
+/// A run with a phase, an event and a study, in `s`.
+fn fill(s: &mut Store) -> (i64, i64) {
+    let id = s.begin_run(&new_run()).unwrap();
+    s.save_environment(
+        id,
+        &Environment {
+            host: "h".into(),
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    s.save_phase(id, &phase(0)).unwrap();
+    s.add_event(id, RunEventKind::PhaseStart, "1 (write)").unwrap();
+    s.finish_run(id, RunStatus::Ok, None).unwrap();
+    let sid = s
+        .save_study(&NewStudy {
+            params: StudyParams::Sweep(SweepParams::default()),
+            members: vec![Member {
+                run_id: id,
+                role: Role::Point { values: vec![] },
+            }],
+            events: Vec::new(),
+            task_samples: Vec::new(),
+        })
+        .unwrap();
+    (id, sid)
+}
+
+#[test]
+fn copies_go_both_ways_and_twice_adds_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let server = storlab_testkit::PgServer::shared();
+    let db = server.database();
+    let mut file = Store::open(&dir.path().join("a.db"), "h").unwrap();
+    let pg = Store::connect(&DbTarget::parse(&db.url()).unwrap(), "h").unwrap();
+    // The server has a run of its own first, so that the ids differ.
+    let mut pg = pg;
+    fill(&mut pg);
+    let (id, _) = fill(&mut file);
+    let first = file.copy_into(&pg, |_, _| {}).unwrap();
+    assert_eq!((first.runs_copied, first.studies_copied), (1, 1));
+    let again = file.copy_into(&pg, |_, _| {}).unwrap();
+    assert_eq!(
+        (again.runs_copied, again.runs_skipped, again.studies_skipped),
+        (0, 1, 1)
+    );
+    let uuid = file.run_uuid(id).unwrap().unwrap();
+    let there = pg
+        .find_runs(&RunFilter::default())
+        .unwrap()
+        .into_iter()
+        .find(|r| pg.run_uuid(r.id).unwrap().as_deref() == Some(uuid.as_str()))
+        .expect("the copied run, by its UUID");
+    assert_ne!(there.id, id);
+    let (a, b) = (
+        file.run(id, true).unwrap().unwrap(),
+        pg.run(there.id, true).unwrap().unwrap(),
+    );
+    assert_eq!(a.phases, b.phases);
+    assert_eq!(a.events, b.events);
+    assert_eq!((a.environment, a.run.started_at), (b.environment, b.run.started_at));
+    let study = pg
+        .study(pg.studies_of_kind(StudyKind::Sweep).unwrap()[0])
+        .unwrap()
+        .unwrap();
+    assert!(study.members.iter().all(|m| pg.run(m.run_id, false).unwrap().is_some()));
+    // And back: the server's own run comes to the file; the file's own is not doubled.
+    let back = pg.copy_into(&file, |_, _| {}).unwrap();
+    assert_eq!((back.runs_copied, back.runs_skipped), (1, 1));
+    assert_eq!(file.list_runs(10).unwrap().len(), 2);
+}
+
+/// The server stopped in the middle of a run: the run goes on, lands whole in a spool file,
+/// and `copy_into` brings it to the server once it is back, over its unfinished record.
+#[test]
+fn a_lost_server_spools_and_the_copy_brings_it_back() {
+    let server = storlab_testkit::PgServer::start();
+    let db = server.database();
+    let spool = tempfile::tempdir().unwrap();
+    let target = DbTarget::parse(&db.url()).unwrap();
+    let mut s = Store::connect(&target, "h").unwrap();
+    s.set_recovery(std::time::Duration::from_secs(1), spool.path().to_path_buf());
+    let id = s.begin_run(&new_run()).unwrap();
+    s.save_phase(id, &phase(0)).unwrap();
+    server.stop();
+    s.save_phase(id, &phase(1)).unwrap();
+    s.finish_run(id, RunStatus::Ok, None).unwrap();
+    assert_eq!(s.spooled_from().as_deref(), Some(target.to_string().as_str()));
+    let DbTarget::Sqlite(file) = s.target() else {
+        panic!("still on the server: {}", s.target())
+    };
+    assert!(file.starts_with(spool.path()), "{}", file.display());
+    // The spool has the run whole, under the id the server gave it.
+    let spooled = s.run(id, true).unwrap().unwrap();
+    assert_eq!(spooled.phases.len(), 2);
+    assert_eq!(spooled.run.status, RunStatus::Ok);
+    drop(s);
+    server.start_again();
+    let pg = Store::connect(&target, "other-host").unwrap();
+    assert_eq!(pg.run(id, false).unwrap().unwrap().run.status, RunStatus::Running);
+    let file = Store::open(&file, "h").unwrap();
+    let copied = file.copy_into(&pg, |_, _| {}).unwrap();
+    assert_eq!((copied.runs_replaced, copied.runs_copied), (1, 0));
+    let runs = pg.list_runs(10).unwrap();
+    assert_eq!(runs.len(), 1);
+    let back = pg.run(runs[0].id, true).unwrap().unwrap();
+    assert_eq!(back.run.status, RunStatus::Ok);
+    assert_eq!(back.phases, vec![phase(0), phase(1)]);
+    assert_eq!(file.copy_into(&pg, |_, _| {}).unwrap().runs_skipped, 1);
+}
+
+/// The server restarted within the retry window: the write that met it gone lands on the
+/// server once, and no spool is made.
+#[test]
+fn a_server_back_in_time_gets_the_write() {
+    let server = storlab_testkit::PgServer::start();
+    let db = server.database();
+    let spool = tempfile::tempdir().unwrap();
+    let target = DbTarget::parse(&db.url()).unwrap();
+    let mut s = Store::connect(&target, "h").unwrap();
+    s.set_recovery(std::time::Duration::from_secs(60), spool.path().to_path_buf());
+    let id = s.begin_run(&new_run()).unwrap();
+    server.stop();
+    std::thread::scope(|t| {
+        t.spawn(|| {
+            std::thread::sleep(std::time::Duration::from_secs(1));
+            server.start_again();
+        });
+        s.save_phase(id, &phase(0)).unwrap();
+    });
+    s.finish_run(id, RunStatus::Ok, None).unwrap();
+    assert!(s.spooled_from().is_none());
+    assert_eq!(s.target(), target);
+    assert_eq!(std::fs::read_dir(spool.path()).unwrap().count(), 0);
+    let d = s.run(id, true).unwrap().unwrap();
+    assert_eq!((d.run.status, d.phases.len()), (RunStatus::Ok, 1));
+}

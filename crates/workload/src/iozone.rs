@@ -275,9 +275,9 @@ pub struct IozoneFlags {
     /// CPU utilisation
     #[arg(long = "plus-u")]
     cpu: bool,
-    /// storlab's own: the results database
-    #[arg(long = "db", value_name = "PATH")]
-    db: Option<PathBuf>,
+    /// storlab's own: the results database (a file or a postgres:// URL)
+    #[arg(long = "db", value_name = "FILE|URL")]
+    db: Option<String>,
     /// storlab's own: where IOzone's default files go
     #[arg(long = "dir", value_name = "DIR", default_value = ".")]
     dir: PathBuf,
@@ -385,7 +385,7 @@ pub struct IozoneArgs {
     /// The command line as given (IOzone prints it; the workbook's first row).
     pub command_line: String,
     /// storlab's own --db.
-    pub db: Option<PathBuf>,
+    pub db: Option<String>,
     /// storlab's own --dir: where IOzone's default files go.
     pub dir: PathBuf,
     /// storlab's own --tag.

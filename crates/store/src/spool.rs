@@ -1,0 +1,234 @@
+//! The store's writes, and what happens to them when a PostgreSQL server goes away: each write
+//! is retried on a new connection for a bounded time (`STORLAB_DB_RETRY` seconds, default 60),
+//! applied again only if it had not committed; when the server stays away, everything this
+//! process has written (kept in its journal) is replayed into a spool — a SQLite file under
+//! `~/.local/share/storlab/spool/` (`STORLAB_SPOOL` to put it elsewhere) — with the same ids
+//! and UUIDs, and the rest of the process writes there. The user is told the file and the
+//! `storlab db copy` that brings it in; copying skips what the server already has (by UUID) and
+//! replaces a run the server holds unfinished with its finished copy.
+//!
+//! The journal holds the process's own writes whole, samples included: a process that writes a
+//! run already holds its results in memory, and a spool must not depend on the server to
+//! rebuild what it had.
+
+use std::path::PathBuf;
+use std::time::{Duration, Instant};
+
+use storlab_model::env::Environment;
+use storlab_model::run::{ImportedRun, NewRun, Phase, RunEventKind, RunStatus};
+use storlab_model::scan::Report;
+use storlab_model::study::NewStudy;
+
+use crate::db::Dialect;
+use crate::write::Write;
+use crate::{new_uuid, now_rfc3339, DbTarget, Result, Store, StoreError};
+
+/// How long a lost server is waited for before the process's results go to a spool file, and
+/// where that file goes.
+#[derive(Debug, Clone)]
+pub(crate) struct Recovery {
+    pub window: Duration,
+    pub spool_dir: PathBuf,
+}
+
+impl Recovery {
+    /// `STORLAB_DB_RETRY` (seconds, default 60) and `STORLAB_SPOOL` (default
+    /// `<data dir>/storlab/spool`).
+    pub fn from_env() -> Recovery {
+        let secs = std::env::var("STORLAB_DB_RETRY")
+            .ok()
+            .and_then(|s| s.parse::<f64>().ok())
+            .filter(|s| s.is_finite() && *s >= 0.0)
+            .unwrap_or(60.0);
+        let spool_dir = std::env::var_os("STORLAB_SPOOL").map(PathBuf::from).unwrap_or_else(|| {
+            dirs::data_dir()
+                .unwrap_or_else(|| PathBuf::from("."))
+                .join("storlab")
+                .join("spool")
+        });
+        Recovery {
+            window: Duration::from_secs_f64(secs),
+            spool_dir,
+        }
+    }
+}
+
+impl Store {
+    /// Applies a write in one transaction; against PostgreSQL, with the retry and spool above.
+    fn write(&self, mut w: Write) -> Result<Vec<i64>> {
+        let first = self.tx(|c| w.apply(c));
+        let made = match first {
+            Err(StoreError::Lost { target, reason }) if self.is_postgres() => self.recover(&w, target, reason)?,
+            other => other?,
+        };
+        if self.is_postgres() {
+            w.keep_ids(&made);
+            self.journal.borrow_mut().push(w);
+        }
+        Ok(made)
+    }
+
+    fn is_postgres(&self) -> bool {
+        self.conn.borrow().dialect() == Dialect::Postgres
+    }
+
+    /// The server went away during `w`: reconnects until the retry window closes (applying `w`
+    /// unless it had committed), else spools.
+    fn recover(&self, w: &Write, target: String, reason: String) -> Result<Vec<i64>> {
+        let DbTarget::Postgres(pg) = self.target() else {
+            unreachable!("only a PostgreSQL store recovers");
+        };
+        let window = self.recovery.window;
+        eprintln!(
+            "storlab: lost the connection to the results database {target} ({reason}); trying again for {} s",
+            window.as_secs()
+        );
+        let deadline = Instant::now() + window;
+        let mut pause = Duration::from_millis(250);
+        let mut last = reason;
+        while Instant::now() < deadline {
+            std::thread::sleep(pause.min(deadline.saturating_duration_since(Instant::now())));
+            pause = (pause * 2).min(Duration::from_secs(5));
+            let conn = match crate::pg::Postgres::connect(&pg) {
+                Ok(c) => c,
+                Err(e) => {
+                    last = e.to_string();
+                    continue;
+                }
+            };
+            *self.conn.borrow_mut() = Box::new(conn);
+            let attempt = self.tx(|c| match w.committed(c)? {
+                Some(made) => Ok(made),
+                None => w.apply(c),
+            });
+            match attempt {
+                Ok(made) => {
+                    eprintln!("storlab: the results database {target} is back; nothing was lost");
+                    return Ok(made);
+                }
+                Err(StoreError::Lost { reason, .. }) => last = reason,
+                Err(e) => return Err(e),
+            }
+        }
+        self.spool(w, &target, &last)
+    }
+
+    /// Replays the journal and `w` into a new spool file and makes it this store's database.
+    fn spool(&self, w: &Write, target: &str, reason: &str) -> Result<Vec<i64>> {
+        let dir = &self.recovery.spool_dir;
+        let stamp = now_rfc3339().replace(':', "");
+        let file = dir.join(format!("{stamp}-{}.db", std::process::id()));
+        let mut spool = crate::sqlite::Sqlite::open(&file)?;
+        crate::migrate_conn(&mut spool, &file.display().to_string())?;
+        let made = crate::db::transaction(&mut spool, |c| {
+            for earlier in self.journal.borrow().iter() {
+                earlier.apply(c)?;
+            }
+            w.apply(c)
+        })?;
+        *self.conn.borrow_mut() = Box::new(spool);
+        *self.target.borrow_mut() = DbTarget::Sqlite(file.clone());
+        eprintln!(
+            "storlab: the results database {target} did not come back ({reason}); this process's results are kept in \
+             {} and nothing is lost. When the server is back, copy them in with:\n  storlab db copy --from {} --to '{target}'",
+            file.display(),
+            file.display()
+        );
+        *self.spooled_from.borrow_mut() = Some(target.to_string());
+        Ok(made)
+    }
+
+    /// Sets how long a lost server is waited for and where the spool file goes then (instead of
+    /// `STORLAB_DB_RETRY` and `STORLAB_SPOOL`).
+    pub fn set_recovery(&mut self, window: Duration, spool_dir: PathBuf) {
+        self.recovery = Recovery { window, spool_dir };
+    }
+
+    /// The database the results were meant for, when they went to a spool file instead.
+    pub fn spooled_from(&self) -> Option<String> {
+        self.spooled_from.borrow().clone()
+    }
+
+    /// Records a run that starts now; returns its id.
+    pub fn begin_run(&mut self, run: &NewRun) -> Result<i64> {
+        let made = self.write(Write::BeginRun {
+            id: None,
+            uuid: new_uuid(),
+            started_at: now_rfc3339(),
+            pid: std::process::id() as i64,
+            run: run.clone(),
+        })?;
+        Ok(made[0])
+    }
+
+    /// Stores the environment of a run.
+    pub fn save_environment(&mut self, run_id: i64, env: &Environment) -> Result<()> {
+        self.write(Write::Environment {
+            run_id,
+            env: env.clone(),
+        })
+        .map(|_| ())
+    }
+
+    /// Stores one phase and its samples in one transaction; returns the phase id.
+    pub fn save_phase(&mut self, run_id: i64, p: &Phase) -> Result<i64> {
+        let made = self.write(Write::Phase {
+            run_id,
+            phase: Box::new(p.clone()),
+        })?;
+        Ok(made[0])
+    }
+
+    /// Stores runs imported from another tool, each with its environment and phases, all in one
+    /// transaction: either every run is stored or none is. Returns their ids.
+    pub fn import_runs(&mut self, runs: &[ImportedRun]) -> Result<Vec<i64>> {
+        self.write(Write::Import {
+            ids: Vec::new(),
+            uuids: runs.iter().map(|_| new_uuid()).collect(),
+            runs: runs.to_vec(),
+        })
+    }
+
+    /// Records an event of a run.
+    pub fn add_event(&self, run_id: i64, kind: RunEventKind, detail: &str) -> Result<()> {
+        self.write(Write::Event {
+            run_id,
+            at: now_rfc3339(),
+            kind,
+            detail: detail.to_string(),
+        })
+        .map(|_| ())
+    }
+
+    /// Sets the final status of a run.
+    pub fn finish_run(&self, run_id: i64, status: RunStatus, detail: Option<&str>) -> Result<()> {
+        self.write(Write::Finish {
+            run_id,
+            status,
+            detail: detail.map(str::to_string),
+            at: now_rfc3339(),
+        })
+        .map(|_| ())
+    }
+
+    /// Stores a scan's report in one transaction.
+    pub fn save_scan(&mut self, run_id: i64, report: &Report) -> Result<()> {
+        self.write(Write::Scan {
+            run_id,
+            report: Box::new(report.clone()),
+        })
+        .map(|_| ())
+    }
+
+    /// Stores a study whole — its members with their roles, its events and task samples — in
+    /// one transaction, so that it is either there complete or not at all; returns its id.
+    pub fn save_study(&mut self, study: &NewStudy) -> Result<i64> {
+        let made = self.write(Write::Study {
+            id: None,
+            uuid: new_uuid(),
+            created_at: now_rfc3339(),
+            study: study.clone(),
+        })?;
+        Ok(made[0])
+    }
+}
