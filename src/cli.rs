@@ -50,6 +50,11 @@ pub enum Cmd {
     /// Read back stored results.
     #[command(subcommand)]
     Results(ResultsCmd),
+    /// The results database itself: its schema, what is in it, copying between databases
+    /// (a host's SQLite file into a shared PostgreSQL database, a spool file after a lost
+    /// server, and back).
+    #[command(subcommand)]
+    Db(DbCmd),
     /// One self-contained HTML file (inline SVG plots, no script, no fetch) for runs and
     /// comparisons: environment, tables, throughput, IOPS and latency over time, bar charts
     /// with 95 % intervals; like plots share one scale.
@@ -358,6 +363,42 @@ pub struct ListFilter {
     /// Only runs started before this date.
     #[arg(long, value_name = "DATE")]
     pub until: Option<String>,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum DbCmd {
+    /// Bring the database's schema to this storlab's version (every command does it on open;
+    /// this does only that, for an administrator preparing a shared database).
+    Migrate {
+        #[command(flatten)]
+        db: DbArgs,
+        /// One JSON document on stdout.
+        #[arg(long)]
+        json: bool,
+    },
+    /// What the database is: where, its schema version, how many runs and studies, and any
+    /// spool files waiting to be copied in.
+    Info {
+        #[command(flatten)]
+        db: DbArgs,
+        /// One JSON document on stdout.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Copy every run and study of one database into another. Runs keep their identity (a
+    /// UUID): copying twice adds nothing, and a finished run replaces its unfinished record
+    /// (a spool file after a lost server). Ids may differ between the two.
+    Copy {
+        /// The database to copy from (a file, or a postgres:// URL).
+        #[arg(long, value_name = "FILE|URL")]
+        from: String,
+        /// The database to copy into (created when it is a new file).
+        #[arg(long, value_name = "FILE|URL")]
+        to: String,
+        /// One JSON document on stdout.
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Subcommand, Debug)]

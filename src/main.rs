@@ -6,13 +6,14 @@
 
 mod cli;
 mod commands;
+mod db;
 mod results;
 
 use std::process::ExitCode;
 
 use clap::Parser;
 
-use cli::{Cli, Cmd, ResultsCmd};
+use cli::{Cli, Cmd, DbCmd, ResultsCmd};
 
 /// Exit codes, so that scripts can tell outcomes apart.
 pub mod exit {
@@ -62,6 +63,11 @@ fn dispatch(cli: Cli) -> anyhow::Result<u8> {
         Cmd::Sweep(a) => commands::sweep(*a),
         Cmd::Impact(a) => commands::impact(*a),
         Cmd::Report(a) => results::report(a),
+        Cmd::Db(d) => match d {
+            DbCmd::Migrate { db, json } => db::migrate(&db, json),
+            DbCmd::Info { db, json } => db::info(&db, json),
+            DbCmd::Copy { from, to, json } => db::copy(&from, &to, json),
+        },
         Cmd::Results(r) => match r {
             ResultsCmd::List { limit, filter, output } => results::list(limit, filter, &output),
             ResultsCmd::Tag { id, tags, output } => results::tag(id, &tags, &output),

@@ -38,7 +38,7 @@ pub fn open_existing(db: &DbArgs) -> Result<Store> {
     Ok(Store::connect(&target, &storlab_env::hostname())?)
 }
 
-fn print_json<T: serde::Serialize>(v: &T) -> Result<()> {
+pub fn print_json<T: serde::Serialize>(v: &T) -> Result<()> {
     let mut w = std::io::BufWriter::new(std::io::stdout().lock());
     serde_json::to_writer_pretty(&mut w, v)?;
     writeln!(w)?;

@@ -8,6 +8,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use serde_json::Value;
+use storlab_model::run::RunEventKind;
 
 mod common;
 use common::*;
@@ -34,7 +35,7 @@ fn demo_runs_stores_and_cleans_up() {
         "the table names the filesystem it measured:\n{text}"
     );
     assert!(
-        stderr(&out).contains(&format!("stored as run 1 in {}", s.db().display())),
+        stderr(&out).contains(&format!("stored as run 1 in {}", s.db())),
         "{}",
         stderr(&out)
     );
@@ -256,19 +257,10 @@ fn mmap_and_null_backends() {
     assert!(entries(&data).is_empty(), "null creates no files: {:?}", entries(&data));
 }
 
-/// Runs in the database, None when there is no database file.
-fn run_count(db: &Path) -> Option<i64> {
-    if !db.exists() {
-        return None;
-    }
-    let c = rusqlite::Connection::open(db).unwrap();
-    Some(c.query_row("SELECT COUNT(*) FROM runs", [], |r| r.get(0)).unwrap())
-}
-
 /// Runs `args` expecting a refusal: exit code 2, a message containing every needle, and no file
 /// written (neither in the target nor a database).
 fn refused(s: &Scratch, args: &[&str], needles: &[&str]) {
-    let before = run_count(&s.db());
+    let before = s.run_count();
     let out = s.storlab(args);
     let err = stderr(&out);
     assert_eq!(
@@ -280,7 +272,7 @@ fn refused(s: &Scratch, args: &[&str], needles: &[&str]) {
         assert!(err.contains(n), "{args:?}: message lacks '{n}': {err}");
     }
     assert!(!err.contains("panicked"), "{err}");
-    assert_eq!(run_count(&s.db()), before, "{args:?} stored a run");
+    assert_eq!(s.run_count(), before, "{args:?} stored a run");
     if let Ok(e) = std::fs::read_dir(s.path().join("data")) {
         assert_eq!(e.count(), 0, "{args:?} wrote into the target");
     }
@@ -622,15 +614,17 @@ fn rate_control_holds_the_target() {
     }
 }
 
-fn wait_for_phase(db: &Path, n: i64) {
+fn wait_for_phase(s: &Scratch, n: usize) {
     let t = Instant::now();
     while t.elapsed() < Duration::from_secs(30) {
-        if let Ok(c) = rusqlite::Connection::open(db) {
-            let started: i64 = c
-                .query_row("SELECT COUNT(*) FROM events WHERE kind = 'phase-start'", [], |r| {
-                    r.get(0)
-                })
-                .unwrap_or(0);
+        if let Some(store) = s.store() {
+            let started: usize = store
+                .list_runs(100)
+                .unwrap()
+                .iter()
+                .filter_map(|r| store.run(r.id, false).unwrap())
+                .map(|d| d.events.iter().filter(|e| e.kind == RunEventKind::PhaseStart).count())
+                .sum();
             if started >= n {
                 return;
             }
@@ -668,7 +662,7 @@ fn ctrl_c_stops_within_a_second_and_keeps_finished_phases() {
     let s = Scratch::new();
     let data = s.data();
     let mut child = spawn_long_run(&s, &data);
-    wait_for_phase(&s.db(), 2);
+    wait_for_phase(&s, 2);
     std::thread::sleep(Duration::from_millis(300));
     // SAFETY: signalling our own child process.
     unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
@@ -706,14 +700,11 @@ fn kill_9_leaves_a_sound_database() {
     let s = Scratch::new();
     let data = s.data();
     let mut child = spawn_long_run(&s, &data);
-    wait_for_phase(&s.db(), 2);
+    wait_for_phase(&s, 2);
     std::thread::sleep(Duration::from_millis(500));
     child.kill().unwrap();
     child.wait().unwrap();
-    let c = rusqlite::Connection::open(s.db()).unwrap();
-    let ok: String = c.query_row("PRAGMA integrity_check", [], |r| r.get(0)).unwrap();
-    assert_eq!(ok, "ok");
-    drop(c);
+    assert_eq!(s.store().unwrap().integrity_check().unwrap(), "ok");
     // The next run works, and the killed one is now marked aborted with its first phase kept.
     let v = s.json(&[
         "run",

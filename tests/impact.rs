@@ -384,7 +384,7 @@ fn bad_impact_requests_are_refused() {
         assert!(stderr(&out).contains(needle), "{args:?}: {}", stderr(&out));
     }
     assert!(
-        !s.db().exists()
+        s.nothing_stored()
             || s.json(&["results", "list", "--kind", "impact-loaded"])
                 .as_array()
                 .unwrap()

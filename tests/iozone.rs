@@ -233,7 +233,7 @@ fn bad_iozone_lines_are_refused_before_anything_is_written() {
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert!(stderr(&out).contains("free"), "{}", stderr(&out));
     assert!(std::fs::read_dir(&d).unwrap().next().is_none(), "nothing written");
-    assert!(!s.db().exists());
+    assert!(s.nothing_stored());
     let help = s.storlab(&["iozone", "-h"]);
     assert!(help.status.success() && stdout(&help).contains("-+p"));
 }

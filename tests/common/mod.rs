@@ -12,9 +12,17 @@ pub fn bin() -> &'static str {
 }
 
 /// A scratch directory on tmpfs (fast, and the engine's own cost is what is measured there),
-/// with its own results database.
+/// with its own results database: a SQLite file in the directory, or, when the tests run with
+/// `STORLAB_TEST_DB=postgres` (scripts/test runs them both ways), a database of its own on the
+/// test binary's PostgreSQL server (crates/testkit), dropped with the scratch.
 pub struct Scratch {
     pub dir: tempfile::TempDir,
+    pg: Option<storlab_testkit::PgDatabase<'static>>,
+}
+
+/// True when this run of the tests stores into PostgreSQL.
+pub fn on_postgres() -> bool {
+    std::env::var("STORLAB_TEST_DB").is_ok_and(|v| v == "postgres")
 }
 
 impl Scratch {
@@ -24,13 +32,34 @@ impl Scratch {
                 .prefix("storlab-test-")
                 .tempdir_in("/dev/shm")
                 .expect("tmpfs temp dir"),
+            pg: on_postgres().then(|| storlab_testkit::PgServer::shared().database()),
         }
     }
     pub fn path(&self) -> &Path {
         self.dir.path()
     }
-    pub fn db(&self) -> PathBuf {
-        self.path().join("results.db")
+    /// The results database as `--db` and `STORLAB_DB` take it: the file, or the URL.
+    pub fn db(&self) -> String {
+        match &self.pg {
+            Some(d) => d.url(),
+            None => self.path().join("results.db").display().to_string(),
+        }
+    }
+    /// The database opened, or None when it is a file that was never made.
+    pub fn store(&self) -> Option<storlab_store::Store> {
+        let target = storlab_store::DbTarget::parse(&self.db()).unwrap();
+        if target.file().is_some_and(|f| !f.exists()) {
+            return None;
+        }
+        Some(storlab_store::Store::connect(&target, "test").expect("open the scratch database"))
+    }
+    /// How many runs are stored (None: no database was made).
+    pub fn run_count(&self) -> Option<usize> {
+        self.store().map(|s| s.list_runs(1 << 20).unwrap().len())
+    }
+    /// True when nothing was stored: no database file made, or no run in the server's.
+    pub fn nothing_stored(&self) -> bool {
+        self.run_count().unwrap_or(0) == 0
     }
     pub fn data(&self) -> PathBuf {
         let d = self.path().join("data");

@@ -35,6 +35,7 @@ use std::time::SystemTime;
 pub use copy::CopyReport;
 pub use groups::GroupSpec;
 pub use runs::{normalize_time, RunFilter};
+pub use spool::spool_files;
 pub use target::{mask_command_line, DbTarget, PgTarget, SslMode};
 
 /// What went wrong with the database.
@@ -142,6 +143,8 @@ pub struct Store {
     spooled_from: RefCell<Option<String>>,
     /// How long a lost server is waited for, and where the spool goes then (spool.rs).
     recovery: spool::Recovery,
+    /// The schema version the database had before this open migrated it.
+    found_version: i64,
 }
 
 fn pid_alive(pid: i64) -> bool {
@@ -166,14 +169,15 @@ impl Store {
             DbTarget::Sqlite(path) => Box::new(sqlite::Sqlite::open(path)?),
             DbTarget::Postgres(pg) => Box::new(pg::Postgres::connect(pg)?),
         };
-        let store = Store {
+        let mut store = Store {
             conn: RefCell::new(conn),
             target: RefCell::new(target.clone()),
             journal: RefCell::new(Vec::new()),
             spooled_from: RefCell::new(None),
             recovery: spool::Recovery::from_env(),
+            found_version: 0,
         };
-        migrate_conn(store.conn.borrow_mut().as_mut(), &target.to_string())?;
+        store.found_version = migrate_conn(store.conn.borrow_mut().as_mut(), &target.to_string())?;
         match store.reap_dead_runs(host) {
             // A role that may only read still reads: marking another process's run as aborted
             // is housekeeping, left to a role that may write.
@@ -192,6 +196,22 @@ impl Store {
     /// The schema version (number of migrations applied).
     pub fn schema_version(&self) -> Result<i64> {
         self.conn.borrow_mut().schema_version()
+    }
+
+    /// The schema version the database had when it was opened (before its migrations).
+    pub fn found_version(&self) -> i64 {
+        self.found_version
+    }
+
+    /// The newest schema version this build knows.
+    pub fn known_version() -> i64 {
+        schema::MIGRATIONS.len() as i64
+    }
+
+    /// How many runs and studies the database holds.
+    pub fn counts(&self) -> Result<(u64, u64)> {
+        let n = |sql: &str| -> Result<u64> { db::one(self.query(sql, &[])?).map_or(Ok(0), |r| r.u64(0)) };
+        Ok((n("SELECT COUNT(*) FROM runs")?, n("SELECT COUNT(*) FROM studies")?))
     }
 
     /// Runs a query.
@@ -224,8 +244,8 @@ impl Store {
 /// Applies the pending migrations to `c` (`shown` names the database in messages): all in one
 /// transaction under the schema lock, so that another process that got there first leaves
 /// nothing to do and a failure leaves the schema as it was. A database newer than this build
-/// is refused.
-fn migrate_conn(c: &mut dyn db::Conn, shown: &str) -> Result<()> {
+/// is refused. Returns the version found.
+fn migrate_conn(c: &mut dyn db::Conn, shown: &str) -> Result<i64> {
     let known = schema::MIGRATIONS.len() as i64;
     let too_new = |found: i64| StoreError::TooNew {
         path: shown.to_string(),
@@ -237,7 +257,7 @@ fn migrate_conn(c: &mut dyn db::Conn, shown: &str) -> Result<()> {
         return Err(too_new(v));
     }
     if v == known {
-        return Ok(());
+        return Ok(v);
     }
     db::transaction(c, |c| {
         c.lock_schema()?;
@@ -249,7 +269,7 @@ fn migrate_conn(c: &mut dyn db::Conn, shown: &str) -> Result<()> {
             m.apply(c)?;
             c.set_schema_version(i as i64 + 1)?;
         }
-        Ok(())
+        Ok(v)
     })
 }
 

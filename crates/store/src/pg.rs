@@ -280,8 +280,15 @@ impl Conn for Postgres {
     }
 
     fn schema_version(&mut self) -> Result<i64> {
-        let exists = self.query("SELECT to_regclass('storlab_schema') IS NOT NULL", &[])?;
-        if !crate::db::one(exists).map(|r| r.bool(0)).transpose()?.unwrap_or(false) {
+        // The catalog itself, read at each execution: `to_regclass('storlab_schema')` in a
+        // prepared statement kept answering "no such table" after another process's migration
+        // had committed it (seen with PostgreSQL 15), and the second migrator then failed.
+        let exists = self.query(
+            "SELECT COUNT(*) FROM pg_catalog.pg_class c JOIN pg_catalog.pg_namespace n ON n.oid = c.relnamespace
+             WHERE c.relname = 'storlab_schema' AND n.nspname = current_schema()",
+            &[],
+        )?;
+        if crate::db::one(exists).map(|r| r.i64(0)).transpose()?.unwrap_or(0) == 0 {
             return Ok(0);
         }
         let rows = self.query("SELECT COALESCE(MAX(version), 0) FROM storlab_schema", &[])?;

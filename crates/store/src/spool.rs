@@ -53,6 +53,20 @@ impl Recovery {
     }
 }
 
+/// The spool files waiting in the spool directory (`STORLAB_SPOOL`, else
+/// `<data dir>/storlab/spool`), oldest first.
+pub fn spool_files() -> Vec<PathBuf> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(Recovery::from_env().spool_dir)
+        .into_iter()
+        .flatten()
+        .flatten()
+        .map(|e| e.path())
+        .filter(|p| p.extension().is_some_and(|x| x == "db"))
+        .collect();
+    files.sort();
+    files
+}
+
 impl Store {
     /// Applies a write in one transaction; against PostgreSQL, with the retry and spool above.
     fn write(&self, mut w: Write) -> Result<Vec<i64>> {

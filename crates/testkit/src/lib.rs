@@ -83,6 +83,98 @@ fn check(what: &str, out: std::io::Result<Output>) -> Output {
 impl PgServer {
     /// Creates a cluster in a new temporary directory and starts it.
     pub fn start() -> PgServer {
+        PgServer::create(false)
+    }
+
+    /// Like [`PgServer::start`], with TLS on: a certificate authority of the test's own
+    /// ([`PgServer::ca_file`]) signs the server's certificate, made out to `localhost`.
+    pub fn start_with_tls() -> PgServer {
+        PgServer::create(true)
+    }
+
+    /// The certificate of the authority that signed a TLS server's certificate.
+    pub fn ca_file(&self) -> PathBuf {
+        self.path().join("ca.crt")
+    }
+
+    /// Lets `role` connect over TCP only with TLS (pg_hba.conf: `hostssl` accepted,
+    /// `hostnossl` rejected), and reloads the server's configuration.
+    pub fn require_tls_for(&self, role: &str) {
+        let hba = self.data().join("pg_hba.conf");
+        let old = std::fs::read_to_string(&hba).unwrap();
+        std::fs::write(
+            &hba,
+            format!("hostnossl all {role} 0.0.0.0/0 reject\nhostssl all {role} 127.0.0.1/32 scram-sha-256\n{old}"),
+        )
+        .unwrap();
+        self.sql("postgres", "SELECT pg_reload_conf()");
+    }
+
+    /// Makes the authority and the server's certificate with the openssl command.
+    fn make_certificates(&self) {
+        let dir = self.path();
+        let openssl = |args: &[&str]| {
+            check(
+                &format!("openssl {}", args.join(" ")),
+                Command::new("openssl").args(args).current_dir(dir).output(),
+            )
+        };
+        openssl(&[
+            "req",
+            "-x509",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-days",
+            "2",
+            "-subj",
+            "/CN=storlab test CA",
+            "-keyout",
+            "ca.key",
+            "-out",
+            "ca.crt",
+        ]);
+        openssl(&[
+            "req",
+            "-newkey",
+            "rsa:2048",
+            "-nodes",
+            "-subj",
+            "/CN=localhost",
+            "-keyout",
+            "server.key",
+            "-out",
+            "server.csr",
+        ]);
+        std::fs::write(
+            dir.join("san.ext"),
+            "subjectAltName=DNS:localhost\nbasicConstraints=CA:FALSE\n",
+        )
+        .unwrap();
+        openssl(&[
+            "x509",
+            "-req",
+            "-in",
+            "server.csr",
+            "-CA",
+            "ca.crt",
+            "-CAkey",
+            "ca.key",
+            "-CAcreateserial",
+            "-days",
+            "2",
+            "-extfile",
+            "san.ext",
+            "-out",
+            "server.crt",
+        ]);
+        for f in ["server.key", "server.crt"] {
+            std::os::unix::fs::chown(dir.join(f), Some(self.uid), Some(self.gid)).unwrap();
+        }
+        std::fs::set_permissions(dir.join("server.key"), std::fs::Permissions::from_mode(0o600)).unwrap();
+    }
+
+    fn create(tls: bool) -> PgServer {
         let bin = pg_bin();
         let (uid, gid) = server_user();
         let dir = tempfile::Builder::new()
@@ -127,6 +219,14 @@ impl PgServer {
         let conf_path = server.data().join("postgresql.conf");
         let mut text = std::fs::read_to_string(&conf_path).unwrap();
         text.push_str(&conf);
+        if tls {
+            server.make_certificates();
+            text.push_str(&format!(
+                "ssl = on\nssl_cert_file = '{}'\nssl_key_file = '{}'\n",
+                server.path().join("server.crt").display(),
+                server.path().join("server.key").display()
+            ));
+        }
         std::fs::write(&conf_path, text).unwrap();
         server.start_again();
         server

@@ -1,0 +1,476 @@
+//! Many hosts, one database: the binary against a real PostgreSQL server (crates/testkit):
+//! `--db` URLs and keywords, `storlab db migrate | info | copy`, 20 writers at once, the server
+//! stopped mid-run, passwords that never show, a role that may only read, TLS.
+
+mod common;
+
+use std::path::Path;
+use std::process::{Command, Output, Stdio};
+use std::time::{Duration, Instant};
+
+use serde_json::Value;
+use storlab_testkit::PgServer;
+
+use common::*;
+
+/// storlab with `args`, the environment cleared of the caller's database settings.
+fn storlab(args: &[&str], env: &[(&str, &str)]) -> Output {
+    let mut c = Command::new(bin());
+    c.args(args);
+    for v in [
+        "STORLAB_DB",
+        "PGHOST",
+        "PGPORT",
+        "PGUSER",
+        "PGPASSWORD",
+        "PGDATABASE",
+        "PGSSLMODE",
+        "PGPASSFILE",
+    ] {
+        c.env_remove(v);
+    }
+    c.envs(env.iter().copied());
+    c.output().expect("run storlab")
+}
+
+fn ok(out: &Output) -> Value {
+    assert!(out.status.success(), "storlab failed: {}", stderr(out));
+    serde_json::from_slice(&out.stdout).unwrap_or(Value::Null)
+}
+
+/// A short run into `db` (a phase of 0.3 s with a sample every 0.1 s); its JSON.
+fn short_run(data: &Path, db: &str, env: &[(&str, &str)]) -> Output {
+    storlab(
+        &[
+            "run",
+            "--target",
+            data.to_str().unwrap(),
+            "--phase",
+            "randread",
+            "--size",
+            "1m",
+            "--runtime",
+            "0.3s",
+            "--interval",
+            "0.1s",
+            "--db",
+            db,
+            "--json",
+        ],
+        env,
+    )
+}
+
+#[test]
+fn an_unknown_scheme_is_refused_by_name_and_postgresql_urls_work() {
+    let s = Scratch::new();
+    let data = s.data();
+    let out = Command::new(bin())
+        .current_dir(s.path())
+        .args(["results", "list", "--db", "mysql://root:hunter2@db1/storlab"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(err.contains("scheme 'mysql'") && !err.contains("hunter2"), "{err}");
+    assert!(!s.path().join("mysql:").exists(), "a directory named after the scheme");
+    // postgresql:// is PostgreSQL, not a directory called 'postgresql:'.
+    let server = PgServer::shared();
+    let db = server.database();
+    let url = db.url().replacen("postgres://", "postgresql://", 1);
+    let v = ok(&short_run(&data, &url, &[]));
+    assert_eq!(v["id"], 1);
+    assert!(!s.path().join("postgresql:").exists() && !Path::new("postgresql:").exists());
+    // libpq's keyword form and its environment name the same database.
+    let keywords = format!(
+        "host={} port={} dbname={}",
+        server.socket_dir().display(),
+        server.port(),
+        db.name
+    );
+    let listed = ok(&storlab(
+        &["results", "list", "--db", &keywords, "--json"],
+        &[("PGUSER", storlab_testkit::SUPERUSER)],
+    ));
+    assert_eq!(listed.as_array().unwrap().len(), 1);
+    let port = server.port().to_string();
+    let socket = server.socket_dir().display().to_string();
+    let by_env = ok(&storlab(
+        &["results", "list", "--json"],
+        &[
+            ("STORLAB_DB", "postgres://"),
+            ("PGHOST", &socket),
+            ("PGPORT", &port),
+            ("PGUSER", storlab_testkit::SUPERUSER),
+            ("PGDATABASE", &db.name),
+        ],
+    ));
+    assert_eq!(by_env, listed);
+}
+
+#[test]
+fn migrate_info_and_copy_both_ways() {
+    let s = Scratch::new();
+    let data = s.data();
+    let file = s.path().join("host.db").display().to_string();
+    let db = PgServer::shared().database();
+    let url = db.url();
+    let m = ok(&storlab(&["db", "migrate", "--db", &url, "--json"], &[]));
+    assert_eq!(
+        (m["found_version"].as_i64(), m["schema_version"].as_i64()),
+        (Some(0), Some(6))
+    );
+    let again = ok(&storlab(&["db", "migrate", "--db", &url, "--json"], &[]));
+    assert_eq!(again["found_version"], 6);
+    // Two runs on the host's file, one on the server.
+    for _ in 0..2 {
+        ok(&short_run(&data, &file, &[]));
+    }
+    let own = ok(&short_run(&data, &url, &[]));
+    let copied = ok(&storlab(&["db", "copy", "--from", &file, "--to", &url, "--json"], &[]));
+    assert_eq!(
+        (copied["runs_copied"].as_u64(), copied["runs_skipped"].as_u64()),
+        (Some(2), Some(0))
+    );
+    let twice = ok(&storlab(&["db", "copy", "--from", &file, "--to", &url, "--json"], &[]));
+    assert_eq!(
+        (twice["runs_copied"].as_u64(), twice["runs_skipped"].as_u64()),
+        (Some(0), Some(2))
+    );
+    let info = ok(&storlab(&["db", "info", "--db", &url, "--json"], &[]));
+    assert_eq!(info["runs"], 3);
+    // What was copied reads back the same, samples and all.
+    let on_file = ok(&storlab(
+        &["results", "show", "1", "--samples", "--db", &file, "--json"],
+        &[],
+    ));
+    let listed = ok(&storlab(&["results", "list", "--db", &url, "--json"], &[]));
+    let ids: Vec<i64> = listed
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["id"].as_i64().unwrap())
+        .collect();
+    assert!(ids.contains(&own["id"].as_i64().unwrap()));
+    let first_copy = ids.iter().filter(|i| **i != own["id"].as_i64().unwrap()).min().unwrap();
+    let on_server = ok(&storlab(
+        &[
+            "results",
+            "show",
+            &first_copy.to_string(),
+            "--samples",
+            "--db",
+            &url,
+            "--json",
+        ],
+        &[],
+    ));
+    assert_eq!(on_file["phases"], on_server["phases"]);
+    assert_eq!(on_file["started_at"], on_server["started_at"]);
+    // And back: the server's own run comes home; nothing is doubled.
+    let back = ok(&storlab(&["db", "copy", "--from", &url, "--to", &file, "--json"], &[]));
+    assert_eq!(
+        (back["runs_copied"].as_u64(), back["runs_skipped"].as_u64()),
+        (Some(1), Some(2))
+    );
+    let out = storlab(&["db", "copy", "--from", &file, "--to", &file], &[]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+}
+
+/// 20 processes × 10 runs each into one database at the same time: 200 runs, each with its
+/// phase and every sample the process reported, no error.
+#[test]
+fn twenty_writers_at_once_lose_nothing() {
+    let db = PgServer::shared().database();
+    let url = db.url();
+    let s = Scratch::new();
+    // A new database: the 20 first opens race to migrate it; one does, the others wait for it
+    // and find nothing left to do.
+    let started = Instant::now();
+    let reported: Vec<Vec<Value>> = std::thread::scope(|t| {
+        let workers: Vec<_> = (0..20)
+            .map(|w| {
+                let (url, dir) = (url.clone(), s.path().join(format!("w{w}")));
+                t.spawn(move || {
+                    std::fs::create_dir_all(&dir).unwrap();
+                    (0..10).map(|_| ok(&short_run(&dir, &url, &[]))).collect::<Vec<_>>()
+                })
+            })
+            .collect();
+        workers.into_iter().map(|w| w.join().unwrap()).collect()
+    });
+    eprintln!("200 runs by 20 processes in {:?}", started.elapsed());
+    let listed = ok(&storlab(
+        &["results", "list", "--limit", "1000", "--db", &url, "--json"],
+        &[],
+    ));
+    assert_eq!(listed.as_array().unwrap().len(), 200);
+    for run in reported.iter().flatten() {
+        let id = run["id"].as_i64().unwrap().to_string();
+        let stored = ok(&storlab(
+            &["results", "show", &id, "--samples", "--db", &url, "--json"],
+            &[],
+        ));
+        assert_eq!(stored["status"], "ok");
+        assert_eq!(
+            stored["phases"], run["phases"],
+            "run {id} as stored differs from what its process reported"
+        );
+        let samples = stored["phases"][0]["result"]["samples"].as_array().unwrap();
+        assert!(samples.len() >= 2, "run {id}: {} samples", samples.len());
+    }
+}
+
+/// The server stopped in the middle of a run: the run finishes, is kept in a spool file, the
+/// user is told how to copy it in, and `storlab db copy` brings it in once the server is back.
+#[test]
+fn a_server_stopped_mid_run_spools_and_copy_brings_it_in() {
+    let server = PgServer::start();
+    let db = server.database();
+    let url = db.url();
+    let s = Scratch::new();
+    let data = s.data();
+    let spool = s.path().join("spool");
+    let job = s.path().join("job.toml");
+    std::fs::write(
+        &job,
+        "size = \"4m\"\ninterval = \"0.1s\"\nphase = [\"write\", { kind = \"randread\", runtime = \"2s\" }, { kind = \"randread\", runtime = \"1s\" }]\n",
+    )
+    .unwrap();
+    let child = Command::new(bin())
+        .args([
+            "run",
+            job.to_str().unwrap(),
+            "--target",
+            data.to_str().unwrap(),
+            "--db",
+            &url,
+            "--json",
+        ])
+        .env("STORLAB_DB_RETRY", "1")
+        .env("STORLAB_SPOOL", &spool)
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // Stop the server once the first phase is stored.
+    let t = Instant::now();
+    loop {
+        let mut c = db.client();
+        let n: i64 = c
+            .query_one("SELECT COUNT(*) FROM phases", &[])
+            .map(|r| r.get(0))
+            .unwrap_or(0);
+        if n >= 1 {
+            break;
+        }
+        assert!(t.elapsed() < Duration::from_secs(30), "the first phase never arrived");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    server.stop();
+    let out = child.wait_with_output().unwrap();
+    let err = stderr(&out);
+    assert!(out.status.success(), "{err}");
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["status"], "ok");
+    assert_eq!(v["phases"].as_array().unwrap().len(), 3);
+    let files: Vec<_> = std::fs::read_dir(&spool).unwrap().flatten().map(|e| e.path()).collect();
+    assert_eq!(files.len(), 1, "{files:?}");
+    let spool_file = files[0].display().to_string();
+    assert!(
+        err.contains(&format!("storlab db copy --from {spool_file} --to")),
+        "the user is told how to copy it in: {err}"
+    );
+    server.start_again();
+    let copied = ok(&storlab(
+        &["db", "copy", "--from", &spool_file, "--to", &url, "--json"],
+        &[],
+    ));
+    assert_eq!(copied["runs_replaced"], 1, "{copied}");
+    // The finished copy replaced the unfinished record (under a new id: ids may differ).
+    let listed = ok(&storlab(&["results", "list", "--db", &url, "--json"], &[]));
+    assert_eq!(listed.as_array().unwrap().len(), 1);
+    let id = listed[0]["id"].to_string();
+    let stored = ok(&storlab(
+        &["results", "show", &id, "--samples", "--db", &url, "--json"],
+        &[],
+    ));
+    assert_eq!(stored["status"], "ok");
+    assert_eq!(stored["phases"], v["phases"]);
+}
+
+/// A role with a password, over TCP: the password works from the URL, PGPASSWORD and
+/// ~/.pgpass, and never appears in what storlab prints or stores.
+#[test]
+fn a_password_never_shows() {
+    let server = PgServer::shared();
+    let db = server.database();
+    db.sql(&format!(
+        "CREATE ROLE alice LOGIN PASSWORD 's3cr3t-pw'; GRANT ALL ON SCHEMA public TO alice; ALTER DATABASE {} OWNER TO alice",
+        db.name
+    ));
+    let s = Scratch::new();
+    let data = s.data();
+    let port = server.port();
+    let url = format!("postgres://alice:s3cr3t-pw@127.0.0.1:{port}/{}", db.name);
+    let out = short_run(&data, &url, &[]);
+    let v = ok(&out);
+    let shown = format!("{}{}", stdout(&out), stderr(&out));
+    assert!(!shown.contains("s3cr3t"), "{shown}");
+    assert!(
+        stderr(&out).contains(&format!("postgres://alice:****@127.0.0.1:{port}/")),
+        "{}",
+        stderr(&out)
+    );
+    let stored = ok(&storlab(
+        &["results", "show", &v["id"].to_string(), "--db", &url, "--json"],
+        &[],
+    ));
+    assert!(!stored.to_string().contains("s3cr3t"), "stored: {stored}");
+    assert!(stored["command"].as_str().unwrap().contains("alice:****@"));
+    // Nowhere in the database, in any table.
+    let mut c = db.client();
+    for table in ["runs", "environments", "phases", "events", "tags"] {
+        let n: i64 = c
+            .query_one(
+                &format!("SELECT COUNT(*) FROM {table} t WHERE t::text LIKE '%s3cr3t%'"),
+                &[],
+            )
+            .unwrap()
+            .get(0);
+        assert_eq!(n, 0, "the password is in {table}");
+    }
+    // PGPASSWORD, and ~/.pgpass (only when no one else may read it).
+    let plain = format!("postgres://alice@127.0.0.1:{port}/{}", db.name);
+    ok(&storlab(
+        &["results", "list", "--db", &plain, "--json"],
+        &[("PGPASSWORD", "s3cr3t-pw")],
+    ));
+    let home = s.path().join("home");
+    std::fs::create_dir_all(&home).unwrap();
+    let pgpass = home.join(".pgpass");
+    std::fs::write(&pgpass, format!("127.0.0.1:{port}:*:alice:s3cr3t-pw\n")).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(&pgpass, std::fs::Permissions::from_mode(0o600)).unwrap();
+    let home_s = home.display().to_string();
+    ok(&storlab(
+        &["results", "list", "--db", &plain, "--json"],
+        &[("HOME", &home_s)],
+    ));
+    std::fs::set_permissions(&pgpass, std::fs::Permissions::from_mode(0o644)).unwrap();
+    let out = storlab(&["results", "list", "--db", &plain], &[("HOME", &home_s)]);
+    assert!(!out.status.success());
+    assert!(stderr(&out).contains("can be read by others"), "{}", stderr(&out));
+    // A wrong password: refused, and neither password shown.
+    let wrong = format!("postgres://alice:not-it@127.0.0.1:{port}/{}", db.name);
+    let out = storlab(&["results", "list", "--db", &wrong], &[]);
+    assert!(!out.status.success());
+    let err = stderr(&out);
+    assert!(
+        err.contains("password authentication failed") && !err.contains("not-it"),
+        "{err}"
+    );
+}
+
+/// A role that may only read: listing works; a run is refused before it writes a byte, with a
+/// message that says what is missing, and nothing partial is left.
+#[test]
+fn a_read_only_role_reads_and_is_refused_writes_cleanly() {
+    let server = PgServer::shared();
+    let db = server.database();
+    let s = Scratch::new();
+    let data = s.data();
+    ok(&short_run(&data, &db.url(), &[]));
+    db.sql(
+        "CREATE ROLE reader LOGIN PASSWORD 'r'; GRANT SELECT ON ALL TABLES IN SCHEMA public TO reader; \
+         GRANT USAGE ON SCHEMA public TO reader",
+    );
+    let url = format!("postgres://reader:r@127.0.0.1:{}/{}", server.port(), db.name);
+    let listed = ok(&storlab(&["results", "list", "--db", &url, "--json"], &[]));
+    assert_eq!(listed.as_array().unwrap().len(), 1);
+    let out = short_run(&data, &url, &[]);
+    assert!(!out.status.success());
+    let err = stderr(&out);
+    assert!(
+        err.contains("permission denied") && err.contains("lacks a privilege"),
+        "{err}"
+    );
+    assert!(!err.contains(":r@"), "{err}");
+    assert!(entries(&data).is_empty(), "files left: {:?}", entries(&data));
+    let mut c = db.client();
+    let n: i64 = c.query_one("SELECT COUNT(*) FROM runs", &[]).unwrap().get(0);
+    assert_eq!(n, 1, "a refused run left a record");
+}
+
+/// TLS as libpq's sslmode says: require encrypts; verify-full checks the authority and the
+/// name, and refuses a name the certificate is not for.
+#[test]
+fn tls_as_sslmode_says() {
+    let server = PgServer::start_with_tls();
+    let db = server.database();
+    db.sql(&format!(
+        "CREATE ROLE tls LOGIN PASSWORD 'pw'; ALTER DATABASE {} OWNER TO tls",
+        db.name
+    ));
+    server.require_tls_for("tls");
+    let port = server.port();
+    let ca = server.ca_file().display().to_string();
+    let at = |host: &str, query: &str| format!("postgres://tls:pw@{host}:{port}/{}?{query}", db.name);
+    let s = Scratch::new();
+    let data = s.data();
+    ok(&short_run(&data, &at("127.0.0.1", "sslmode=require"), &[]));
+    // The role may only connect over TLS (pg_hba: hostnossl … reject): without it, refused.
+    let out = storlab(&["results", "list", "--db", &at("127.0.0.1", "sslmode=disable")], &[]);
+    assert!(!out.status.success(), "connected without TLS");
+    assert!(stderr(&out).contains("no encryption"), "{}", stderr(&out));
+    ok(&storlab(
+        &[
+            "results",
+            "list",
+            "--db",
+            &at("localhost", &format!("sslmode=verify-full&sslrootcert={ca}")),
+            "--json",
+        ],
+        &[],
+    ));
+    let out = storlab(
+        &[
+            "results",
+            "list",
+            "--db",
+            &at("127.0.0.1", &format!("sslmode=verify-full&sslrootcert={ca}")),
+        ],
+        &[],
+    );
+    assert!(
+        !out.status.success(),
+        "a certificate for localhost accepted for 127.0.0.1"
+    );
+    assert!(stderr(&out).to_lowercase().contains("certificate"), "{}", stderr(&out));
+    // verify-ca checks the authority, not the name.
+    ok(&storlab(
+        &[
+            "results",
+            "list",
+            "--db",
+            &at("127.0.0.1", &format!("sslmode=verify-ca&sslrootcert={ca}")),
+            "--json",
+        ],
+        &[],
+    ));
+    // verify-full with no authority to check against is refused before connecting.
+    let out = storlab(
+        &[
+            "results",
+            "list",
+            "--db",
+            &at("localhost", "sslmode=verify-full&sslrootcert=/nonexistent"),
+        ],
+        &[],
+    );
+    assert!(
+        stderr(&out).contains("needs the authority's certificate"),
+        "{}",
+        stderr(&out)
+    );
+}
