@@ -171,6 +171,10 @@ try:
         iozone_bin = os.path.join(here, ".peers", "iozone")
         separate("iozone-results.md", "storlab iozone against IOzone",
                  lambda: iozonebench.run(storlab_bin, iozone_bin, say, args.repeat))
+    if want("db"):
+        import dbbench
+        separate("db-results.md", "storlab results database: SQLite and PostgreSQL",
+                 lambda: dbbench.run(storlab_bin, say, args.repeat))
     if want("report"):
         import reportbench
         separate("report-results.md", "storlab report benchmark", lambda: reportbench.run(storlab_bin, say, args.repeat))

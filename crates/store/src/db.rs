@@ -141,6 +141,21 @@ impl Row {
             other => Err(bad(i, "text", other)),
         }
     }
+    /// The text in column `i`, moved out of the row (no copy: for the rows a listing reads by
+    /// the ten thousand).
+    pub fn take_text(&mut self, i: usize) -> Result<String> {
+        match std::mem::replace(&mut self.0[i], Val::Null) {
+            Val::Text(s) => Ok(s),
+            other => Err(bad(i, "text", &other)),
+        }
+    }
+    /// Like [`Row::take_text`], NULL allowed.
+    pub fn take_opt_text(&mut self, i: usize) -> Result<Option<String>> {
+        match &self.0[i] {
+            Val::Null => Ok(None),
+            _ => self.take_text(i).map(Some),
+        }
+    }
     pub fn opt_text(&self, i: usize) -> Result<Option<String>> {
         match &self.0[i] {
             Val::Null => Ok(None),

@@ -195,12 +195,16 @@ impl Postgres {
             },
             other => other,
         })?;
-        Ok(Postgres {
+        let mut pg = Postgres {
             client,
             shown,
             statements: HashMap::new(),
             copy_types: HashMap::new(),
-        })
+        };
+        // The planner compiles a query it estimates as costly (a listing of 10,000 runs by tag)
+        // to machine code first, which took longer than the query; storlab's queries are short.
+        pg.batch("SET jit = off")?;
+        Ok(pg)
     }
 
     fn err(&self, e: postgres::Error) -> StoreError {

@@ -85,16 +85,16 @@ impl Store {
         .collect()
     }
 
-    fn run_row(r: &Row) -> Result<Run> {
+    fn run_row(mut r: Row) -> Result<Run> {
         Ok(Run {
             id: r.i64(0)?,
-            started_at: r.text(1)?,
-            finished_at: r.opt_text(2)?,
-            host: r.text(3)?,
-            kind: named(r.text(4)?)?,
-            job_name: r.opt_text(5)?,
-            status: named(r.text(6)?)?,
-            status_detail: r.opt_text(7)?,
+            started_at: r.take_text(1)?,
+            finished_at: r.take_opt_text(2)?,
+            host: r.take_text(3)?,
+            kind: named(r.take_text(4)?)?,
+            job_name: r.take_opt_text(5)?,
+            status: named(r.take_text(6)?)?,
+            status_detail: r.take_opt_text(7)?,
             cache_flattered: r.bool(8)?,
             imported: r.bool(9)?,
             tags: Vec::new(),
@@ -157,7 +157,7 @@ impl Store {
         }
         let mut runs: Vec<Run> = self
             .query(&sql, &args)?
-            .iter()
+            .into_iter()
             .map(Self::run_row)
             .collect::<Result<_>>()?;
         self.attach_tags(&mut runs)?;
@@ -171,15 +171,25 @@ impl Store {
             return Ok(());
         }
         // The ids are integers of our own, written into the statement: one statement for any
-        // number of runs, in both dialects.
-        let ids: Vec<String> = runs.iter().map(|r| r.id.to_string()).collect();
+        // number of runs, in both dialects. A listing of most runs in a range reads the range
+        // (an index range scan) rather than naming ten thousand ids.
+        let (lo, hi) = runs
+            .iter()
+            .fold((i64::MAX, i64::MIN), |(lo, hi), r| (lo.min(r.id), hi.max(r.id)));
+        let dense = runs.len() > 100 && (hi - lo + 1) as usize <= 2 * runs.len();
+        let which = if dense {
+            format!("run_id BETWEEN {lo} AND {hi}")
+        } else {
+            let ids: Vec<String> = runs.iter().map(|r| r.id.to_string()).collect();
+            format!("run_id IN ({})", ids.join(","))
+        };
         let mut by_run: std::collections::HashMap<i64, Vec<Tag>> = std::collections::HashMap::new();
-        let sql = format!(
-            "SELECT run_id, key, value FROM tags WHERE run_id IN ({}) ORDER BY run_id, key",
-            ids.join(",")
-        );
-        for r in self.query(&sql, &[])? {
-            by_run.entry(r.i64(0)?).or_default().push((r.text(1)?, r.text(2)?));
+        let sql = format!("SELECT run_id, key, value FROM tags WHERE {which} ORDER BY run_id, key");
+        for mut r in self.query(&sql, &[])? {
+            by_run
+                .entry(r.i64(0)?)
+                .or_default()
+                .push((r.take_text(1)?, r.take_text(2)?));
         }
         for run in runs {
             run.tags = by_run.remove(&run.id).unwrap_or_default();
@@ -237,7 +247,8 @@ impl Store {
         let Some(row) = one(self.query(&sql, vals![id])?) else {
             return Ok(None);
         };
-        let (mut run, command, job) = (Self::run_row(&row)?, row.opt_text(11)?, row.opt_text(12)?);
+        let (command, job) = (row.opt_text(11)?, row.opt_text(12)?);
+        let mut run = Self::run_row(row)?;
         run.tags = self.tags(id)?;
         let environment: Environment = one(self.query("SELECT json FROM environments WHERE run_id = ?1", vals![id])?)
             .map(|r| r.text(0))

@@ -385,6 +385,26 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
     Migration::Code(typed_model),
     // 6: a UUID for every run and study.
     Migration::Code(uuids),
+    // 7: PostgreSQL only: samples and target samples without a foreign key to their phase. The
+    // key's check, one per row, was 6 s of the 8.8 s PostgreSQL took to store 600,000 samples
+    // (bench/db-results.md); storlab writes a phase and its samples in one transaction, so
+    // the check found nothing, and a trigger still removes a phase's samples with it.
+    Migration::Sql {
+        sqlite: "",
+        postgres: r#"
+    ALTER TABLE samples DROP CONSTRAINT samples_phase_id_fkey;
+    ALTER TABLE target_samples DROP CONSTRAINT target_samples_phase_id_fkey;
+    CREATE FUNCTION storlab_phase_removed() RETURNS trigger LANGUAGE plpgsql AS $$
+    BEGIN
+        DELETE FROM samples WHERE phase_id = OLD.id;
+        DELETE FROM target_samples WHERE phase_id = OLD.id;
+        RETURN OLD;
+    END
+    $$;
+    CREATE TRIGGER phases_remove_samples AFTER DELETE ON phases
+        FOR EACH ROW EXECUTE FUNCTION storlab_phase_removed();
+    "#,
+    },
 ];
 
 /// Migration 6: `uuid` columns on runs and studies, filled for the rows already there, unique.

@@ -107,6 +107,19 @@ fn round_trip_on(target: &DbTarget) {
     assert!(s.run(id + 1, false).unwrap().is_none());
     assert!(s.run(id, false).unwrap().unwrap().phases[0].result.samples.is_empty());
     assert_eq!(s.integrity_check().unwrap(), "ok");
+    // Removing the run removes its samples too (PostgreSQL: by trigger, migration 7).
+    let count = |s: &Store, table: &str| {
+        s.query(&format!("SELECT COUNT(*) FROM {table}"), &[]).unwrap()[0]
+            .i64(0)
+            .unwrap()
+    };
+    assert!(count(&s, "samples") > 0 && count(&s, "target_samples") > 0);
+    assert_eq!(s.delete_runs(&[id]).unwrap(), 1);
+    let left: Vec<i64> = ["phases", "samples", "target_samples"]
+        .iter()
+        .map(|t| count(&s, t))
+        .collect();
+    assert_eq!(left, vec![0, 0, 0]);
 }
 
 #[test]
