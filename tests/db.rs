@@ -116,12 +116,10 @@ fn migrate_info_and_copy_both_ways() {
     let db = PgServer::shared().database();
     let url = db.url();
     let m = ok(&storlab(&["db", "migrate", "--db", &url, "--json"], &[]));
-    assert_eq!(
-        (m["found_version"].as_i64(), m["schema_version"].as_i64()),
-        (Some(0), Some(6))
-    );
+    assert_eq!(m["found_version"], 0);
+    assert!(m["schema_version"].as_i64().unwrap() > 0, "{m}");
     let again = ok(&storlab(&["db", "migrate", "--db", &url, "--json"], &[]));
-    assert_eq!(again["found_version"], 6);
+    assert_eq!(again["found_version"], m["schema_version"]);
     // Two runs on the host's file, one on the server.
     for _ in 0..2 {
         ok(&short_run(&data, &file, &[]));
