@@ -357,11 +357,12 @@ pub struct ListFilter {
     /// Only runs of this kind: run, demo, iozone, sweep, scan, import, impact-idle, ...
     #[arg(long, value_parser = |s: &str| s.parse::<RunKind>())]
     pub kind: Option<RunKind>,
-    /// Only runs started on or after this date (2026-11-21, or a full RFC 3339 time).
-    #[arg(long, value_name = "DATE")]
+    /// Only runs started on or after this: a date (2026-11-21, its midnight UTC) or a time in
+    /// UTC (2026-11-21T08:00:00, a Z allowed).
+    #[arg(long, value_name = "DATE", value_parser = |s: &str| storlab_store::normalize_time(s))]
     pub since: Option<String>,
-    /// Only runs started before this date.
-    #[arg(long, value_name = "DATE")]
+    /// Only runs started before this (a date or a UTC time, as --since).
+    #[arg(long, value_name = "DATE", value_parser = |s: &str| storlab_store::normalize_time(s))]
     pub until: Option<String>,
 }
 

@@ -36,19 +36,22 @@ fn like_escape(s: &str) -> String {
 }
 
 /// A moment given on the command line (`--since`, `--until`) as the RFC 3339 UTC timestamp the
-/// database compares: a date is its midnight UTC; a time without a zone is UTC.
+/// database compares: a date is its midnight UTC (a month, a year: their first day's); a time
+/// without a zone is UTC.
 pub fn normalize_time(given: &str) -> std::result::Result<String, String> {
     let s = given.trim();
-    let full = if s.len() == 10 {
-        format!("{s}T00:00:00Z")
-    } else {
-        s.to_string()
+    let full = match s.len() {
+        4 => format!("{s}-01-01T00:00:00Z"),
+        7 => format!("{s}-01T00:00:00Z"),
+        10 => format!("{s}T00:00:00Z"),
+        _ => s.to_string(),
     };
     let t = humantime::parse_rfc3339_weak(full.trim_end_matches('Z'))
         .or_else(|_| humantime::parse_rfc3339(&full))
         .map_err(|_| {
             format!(
-                "'{given}' is not a date or a time: give 2026-11-01, 2026-11-01T08:00:00 or 2026-11-01T08:00:00Z (UTC)"
+                "'{given}' is not a date or a time: give 2026, 2026-11, 2026-11-01, 2026-11-01T08:00:00 or \
+                 2026-11-01T08:00:00Z (UTC)"
             )
         })?;
     Ok(humantime::format_rfc3339_seconds(t).to_string())

@@ -218,6 +218,8 @@ fn filters_tags_and_times() {
         };
         assert_eq!(ids(since(today)).len(), 2);
         assert!(ids(since("2999-01-01")).is_empty());
+        assert_eq!(ids(since(&today[..7])).len(), 2);
+        assert!(ids(since("2999")).is_empty());
         assert!(matches!(s.find_runs(&since("yesterday")), Err(StoreError::Request(_))));
         assert_eq!(s.list_runs(10).unwrap()[0].tags.len(), 2);
         assert_eq!(s.untag(b, &["pool".into()]).unwrap(), 1);
