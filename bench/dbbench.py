@@ -1,7 +1,7 @@
 """The results database: SQLite against PostgreSQL (see bench/run, --only db).
 
 1. Storing a run with 600,000 interval samples (what a 10 ms interval over 100 minutes stores):
-   the run is made as bench/reportbench.py makes it (a real short run whose phase then gets
+   the run is the one bench/reportbench.py makes (a real short run whose phase then gets
    600,000 samples), then `storlab db copy` moves it into a new SQLite file and into a new
    PostgreSQL database. Both copies read the same source and store through the same code as a
    run's phase (one transaction; SQLite: one prepared insert per sample; PostgreSQL: COPY in
@@ -12,11 +12,8 @@ Both databases live on tmpfs (/dev/shm): the figures are the software's cost, no
 disk's. The PostgreSQL server is Debian's, started for the benchmark with its default settings
 (fsync and synchronous commit on) and stopped after it.
 """
-import json
-import math
 import os
 import pwd
-import random
 import shutil
 import socket
 import sqlite3
@@ -25,6 +22,8 @@ import subprocess
 import tempfile
 import time
 import uuid
+
+import reportbench
 
 
 def pg_bin():
@@ -69,28 +68,6 @@ def timed(cmd):
     return time.perf_counter() - t
 
 
-def big_run(storlab, work):
-    """A SQLite file with one run whose phase has 600,000 samples."""
-    db = os.path.join(work, "big.db")
-    out = subprocess.run([storlab, "run", "--target", work, "--phase", "randread", "--bs", "4k", "--size", "16m",
-                          "--runtime", "1s", "--db", db, "--json"], check=True, capture_output=True, text=True).stdout
-    run_id = json.loads(out)["id"]
-    con = sqlite3.connect(db)
-    (phase_id,) = con.execute("SELECT id FROM phases WHERE run_id = ?", (run_id,)).fetchone()
-    con.execute("DELETE FROM samples WHERE phase_id = ?", (phase_id,))
-    rnd = random.Random(7)
-    rows = []
-    for i in range(600_000):
-        ops = int(2000 * (1.0 + 0.3 * math.sin(i / 5000.0)) * rnd.uniform(0.9, 1.1))
-        p50 = int(400_000 * rnd.uniform(0.9, 1.1))
-        rows.append((phase_id, i, i * 0.01, (i + 1) * 0.01, 0, ops * 4096, 0, ops, 0, p50, int(p50 * 1.5),
-                     p50 * 3, p50 * 5, p50 * 8, 0))
-    con.executemany("INSERT INTO samples VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", rows)
-    con.commit()
-    con.close()
-    return db
-
-
 def many_runs(storlab, work, n):
     """A SQLite file with `n` runs (one made by storlab, copied n times with new ids and UUIDs)."""
     db = os.path.join(work, "many.db")
@@ -115,7 +92,7 @@ def run(storlab, say, repeat):
     work = tempfile.mkdtemp(prefix="storlab-dbbench-", dir="/dev/shm")
     server = Server()
     try:
-        big = big_run(storlab, work)
+        big, _ = reportbench.big_run(storlab, work)
         sq, pg = [], []
         for i in range(repeat):
             # Alternating, each into a new database.

@@ -17,29 +17,35 @@ import tempfile
 import time
 
 
+def big_run(storlab, work):
+    """A SQLite file in `work` holding one real run whose phase has 600,000 samples; (path, run id)."""
+    db = os.path.join(work, "r.db")
+    out = subprocess.run([storlab, "run", "--target", work, "--phase", "randread", "--bs", "4k", "--size", "16m",
+                          "--runtime", "1s", "--db", db, "--json"], check=True, capture_output=True, text=True).stdout
+    run_id = json.loads(out)["id"]
+    con = sqlite3.connect(db)
+    (phase_id,) = con.execute("SELECT id FROM phases WHERE run_id = ?", (run_id,)).fetchone()
+    con.execute("DELETE FROM samples WHERE phase_id = ?", (phase_id,))
+    rnd = random.Random(7)
+    n, dt = 600_000, 0.01
+    rows = []
+    for i in range(n):
+        wave = 1.0 + 0.3 * math.sin(i / 5000.0)
+        ops = int(2000 * wave * rnd.uniform(0.9, 1.1))
+        p50 = int(400_000 * rnd.uniform(0.9, 1.1))
+        spike = 20 if rnd.random() < 1e-4 else 1
+        rows.append((phase_id, i, i * dt, (i + 1) * dt, 0, ops * 4096, 0, ops, 0, p50, int(p50 * 1.5),
+                     int(p50 * 3 * spike), int(p50 * 5 * spike), int(p50 * 8 * spike), 0))
+    con.executemany("INSERT INTO samples VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", rows)
+    con.commit()
+    con.close()
+    return db, run_id
+
+
 def run(storlab, say, repeat):
     work = tempfile.mkdtemp(prefix="storlab-reportbench-", dir="/dev/shm")
     try:
-        db = os.path.join(work, "r.db")
-        out = subprocess.run([storlab, "run", "--target", work, "--phase", "randread", "--bs", "4k", "--size", "16m",
-                              "--runtime", "1s", "--db", db, "--json"], check=True, capture_output=True, text=True).stdout
-        run_id = json.loads(out)["id"]
-        con = sqlite3.connect(db)
-        (phase_id,) = con.execute("SELECT id FROM phases WHERE run_id = ?", (run_id,)).fetchone()
-        con.execute("DELETE FROM samples WHERE phase_id = ?", (phase_id,))
-        rnd = random.Random(7)
-        n, dt = 600_000, 0.01
-        rows = []
-        for i in range(n):
-            wave = 1.0 + 0.3 * math.sin(i / 5000.0)
-            ops = int(2000 * wave * rnd.uniform(0.9, 1.1))
-            p50 = int(400_000 * rnd.uniform(0.9, 1.1))
-            spike = 20 if rnd.random() < 1e-4 else 1
-            rows.append((phase_id, i, i * dt, (i + 1) * dt, 0, ops * 4096, 0, ops, 0, p50, int(p50 * 1.5),
-                         int(p50 * 3 * spike), int(p50 * 5 * spike), int(p50 * 8 * spike), 0))
-        con.executemany("INSERT INTO samples VALUES (?,?,?,?,?,?,?,?,?,?,?,?,?,?,?)", rows)
-        con.commit()
-        con.close()
+        db, run_id = big_run(storlab, work)
         html = os.path.join(work, "report.html")
         times = []
         for _ in range(repeat):
