@@ -59,6 +59,12 @@ pub enum Cmd {
     /// comparisons: environment, tables, throughput, IOPS and latency over time, bar charts
     /// with 95 % intervals; like plots share one scale.
     Report(ReportArgs),
+    /// The data challenge: writer threads create files in pools, reader threads read, verify
+    /// and delete them, a catalogue in the results database keeps every file's life, for hours
+    /// or days, through planned faults, on one host (`run`) or many (`create`, then `agent` on
+    /// each client against a PostgreSQL database).
+    #[command(subcommand)]
+    Challenge(ChallengeCmd),
 }
 
 /// The results database.
@@ -506,6 +512,159 @@ pub enum ResultsCmd {
         /// Include the interval samples (JSON and CSV).
         #[arg(long)]
         samples: bool,
+        #[command(flatten)]
+        output: OutputArgs,
+    },
+}
+
+/// A challenge's definition: flags, or a job file's `[challenge]` table (flags win).
+#[derive(Args, Debug, Clone, Default)]
+pub struct ChallengeSpecArgs {
+    /// A job file with a `[challenge]` table (its keys are these flags' names: pool = [...],
+    /// writers, file_size, fault = [...], ...).
+    #[arg(long = "job", value_name = "FILE")]
+    pub job: Option<PathBuf>,
+    /// A pool: NAME=DIR; repeatable (pools may share a filesystem, not a directory).
+    #[arg(long = "pool", value_name = "NAME=DIR")]
+    pub pool: Vec<String>,
+    /// Writer threads per host (default 1).
+    #[arg(long)]
+    pub writers: Option<u32>,
+    /// Reader threads per host (default 1).
+    #[arg(long)]
+    pub readers: Option<u32>,
+    /// Each file's size (default 2g).
+    #[arg(long = "file-size", value_name = "SIZE")]
+    pub file_size: Option<String>,
+    /// The request size (default 1m).
+    #[arg(long, value_name = "SIZE")]
+    pub bs: Option<String>,
+    /// How long the challenge runs (5d, 12h, 90s).
+    #[arg(long, value_name = "TIME")]
+    pub duration: Option<String>,
+    /// How many files are written in all.
+    #[arg(long, value_name = "N")]
+    pub files: Option<u64>,
+    /// How writers choose a pool: equal (in turn) or least-loaded (lowest write rate over the
+    /// last long-term window).
+    #[arg(long, value_name = "HOW")]
+    pub spread: Option<String>,
+    /// At most this many finished, unread files per pool; writers wait beyond it (default 16).
+    #[arg(long, value_name = "N")]
+    pub backlog: Option<u64>,
+    /// Between samples (default 10s).
+    #[arg(long, value_name = "TIME")]
+    pub interval: Option<String>,
+    /// The window of the long-term averages (default 100s).
+    #[arg(long, value_name = "TIME")]
+    pub lt: Option<String>,
+    /// The seed of the files' data.
+    #[arg(long)]
+    pub seed: Option<u64>,
+    /// A planned fault, AT:ACTION:TARGET[:FOR]; repeatable. Actions: unmount, read-only,
+    /// detach (TARGET a pool), drain (a pool), stop-writers, stop-readers (all or a number),
+    /// command (the rest is a command run on this host), task (an impact task).
+    #[arg(long = "fault", value_name = "AT:ACTION:TARGET[:FOR]")]
+    pub fault: Vec<String>,
+    /// How long a host's claim on a file in flight lasts unrenewed; after it, another agent
+    /// takes the file over (default 60s).
+    #[arg(long, value_name = "TIME")]
+    pub lease: Option<String>,
+}
+
+/// The pools a host lets an agent touch: named on its command line or in a job file.
+#[derive(Args, Debug, Clone, Default)]
+pub struct HostPoolsArgs {
+    /// A job file with a `[challenge]` table naming this host's pools.
+    #[arg(long = "job", value_name = "FILE")]
+    pub job: Option<PathBuf>,
+    /// A pool of this host: NAME=DIR; repeatable. Every pool of the challenge must be named,
+    /// with the same directory as the database records.
+    #[arg(long = "pool", value_name = "NAME=DIR")]
+    pub pool: Vec<String>,
+    /// Writer threads here (default: the challenge's).
+    #[arg(long)]
+    pub writers: Option<u32>,
+    /// Reader threads here (default: the challenge's).
+    #[arg(long)]
+    pub readers: Option<u32>,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum ChallengeCmd {
+    /// Define a challenge and run it on this host to its end: storlab challenge run --pool
+    /// P1=/data1 --pool P2=/data2 --writers 4 --readers 4 --file-size 2g --bs 1m --duration 5d
+    Run {
+        #[command(flatten)]
+        spec: ChallengeSpecArgs,
+        /// Show statistics in MiB/s (default MB/s, as the seed).
+        #[arg(long)]
+        mib: bool,
+        #[command(flatten)]
+        output: OutputArgs,
+    },
+    /// Define a challenge for agents on many hosts; prints its id. Use a PostgreSQL database
+    /// (--db postgres://...) that every client reaches.
+    Create {
+        #[command(flatten)]
+        spec: ChallengeSpecArgs,
+        #[command(flatten)]
+        output: OutputArgs,
+    },
+    /// Take part in a challenge from this host: writers and readers take work from the
+    /// catalogue. The pools must be named here as the challenge names them.
+    Agent {
+        /// The challenge's id.
+        id: i64,
+        #[command(flatten)]
+        pools: HostPoolsArgs,
+        /// Show statistics in MiB/s.
+        #[arg(long)]
+        mib: bool,
+        #[command(flatten)]
+        output: OutputArgs,
+    },
+    /// Go on with a challenge after this host's process was killed: its partly written files
+    /// are removed and written again, its files being read wait again.
+    Resume {
+        /// The challenge's id.
+        id: i64,
+        #[command(flatten)]
+        pools: HostPoolsArgs,
+        /// Show statistics in MiB/s.
+        #[arg(long)]
+        mib: bool,
+        #[command(flatten)]
+        output: OutputArgs,
+    },
+    /// The statistics of a challenge in the seed's shape: MAX, MIN, AVG (SD, SD/AVG %) of the
+    /// long-term averages, total and per pool, read, write and both.
+    Stats {
+        /// The challenge's id.
+        id: i64,
+        /// From this many hours after the start.
+        #[arg(long, value_name = "HOURS", conflicts_with = "samples")]
+        from: Option<f64>,
+        /// To this many hours after the start.
+        #[arg(long, value_name = "HOURS", conflicts_with = "samples")]
+        to: Option<f64>,
+        /// Samples A to B (numbered from 0): --samples 0..47344
+        #[arg(long, value_name = "A..B")]
+        samples: Option<String>,
+        /// Only these pools (the Tot rows are their sums); repeatable.
+        #[arg(long = "pool", value_name = "NAME")]
+        pools: Vec<String>,
+        /// MiB/s instead of MB/s.
+        #[arg(long)]
+        mib: bool,
+        #[command(flatten)]
+        output: OutputArgs,
+    },
+    /// A challenge's state: its definition, the catalogue's account, the files that did not
+    /// end well, the hosts and the events.
+    Show {
+        /// The challenge's id.
+        id: i64,
         #[command(flatten)]
         output: OutputArgs,
     },

@@ -4,6 +4,7 @@
 //! binary does for its crates.
 #![deny(missing_docs)]
 
+mod challenge;
 mod cli;
 mod commands;
 mod db;
@@ -44,6 +45,10 @@ fn is_usage(e: &anyhow::Error) -> bool {
             || c.is::<storlab_workload::WorkloadError>()
             || c.is::<storlab_impact::study::StudyError>()
             || matches!(
+                c.downcast_ref::<storlab_challenge::ChallengeError>(),
+                Some(storlab_challenge::ChallengeError::Input(_))
+            )
+            || matches!(
                 c.downcast_ref::<storlab_store::StoreError>(),
                 Some(storlab_store::StoreError::Request(_))
             )
@@ -63,6 +68,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<u8> {
         Cmd::Sweep(a) => commands::sweep(*a),
         Cmd::Impact(a) => commands::impact(*a),
         Cmd::Report(a) => results::report(a),
+        Cmd::Challenge(c) => challenge::dispatch(c),
         Cmd::Db(d) => match d {
             DbCmd::Migrate { db, json } => db::migrate(&db, json),
             DbCmd::Info { db, json } => db::info(&db, json),

@@ -8,6 +8,7 @@
 //! file and prints nothing.
 #![deny(missing_docs)]
 
+pub mod challenge;
 pub mod env;
 pub mod plan;
 pub mod result;

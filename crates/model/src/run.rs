@@ -101,6 +101,8 @@ named_enum! {
         Scan = "scan",
         /// Results imported from another tool (fio, IOzone).
         Import = "import",
+        /// A data challenge on one host (`storlab challenge run`, or one agent's share).
+        Challenge = "challenge",
     }
 }
 

@@ -6,6 +6,7 @@
 //! IOzone's text (iozone.rs) as runs. No HTML and no table is built outside this crate.
 #![deny(missing_docs)]
 
+pub mod challenge;
 pub mod compare;
 pub mod export;
 pub mod fio;

@@ -15,6 +15,7 @@
 //! same host marks `aborted` once it sees that the process is gone.
 #![deny(missing_docs)]
 
+mod challenges;
 mod copy;
 mod db;
 mod groups;
@@ -32,6 +33,7 @@ use std::cell::RefCell;
 use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
+pub use challenges::{ReadOutcome, StoredChallenge};
 pub use copy::CopyReport;
 pub use groups::GroupSpec;
 pub use runs::{normalize_time, RunFilter};

@@ -1,0 +1,374 @@
+//! A challenge's definition from the command line or a job file's `[challenge]` table, checked
+//! whole before anything is written: pools that exist and differ, sizes and times that make
+//! sense, faults that name a known action, a known pool and a time within the challenge.
+
+use std::collections::HashSet;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use storlab_model::challenge::{ChallengeSpec, Fault, FaultAction, Pool, Spread};
+use storlab_units::{Duration, Size};
+
+use crate::ChallengeError;
+
+/// What the user gave, as text (flags, or a job file's `[challenge]` table); every field
+/// optional so that flags override the file.
+#[derive(Debug, Clone, Default, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct SpecInput {
+    /// `NAME=DIR`, one per pool.
+    #[serde(default)]
+    pub pool: Vec<String>,
+    /// Writer threads.
+    pub writers: Option<u32>,
+    /// Reader threads.
+    pub readers: Option<u32>,
+    /// Each file's size (2g).
+    pub file_size: Option<String>,
+    /// The request size (1m).
+    pub bs: Option<String>,
+    /// How long (5d).
+    pub duration: Option<String>,
+    /// How many files in all.
+    pub files: Option<u64>,
+    /// equal or least-loaded.
+    pub spread: Option<String>,
+    /// Finished, unread files per pool at most.
+    pub backlog: Option<u64>,
+    /// Between samples (10s).
+    pub interval: Option<String>,
+    /// The long-term window (100s).
+    pub lt: Option<String>,
+    /// The data's seed.
+    pub seed: Option<u64>,
+    /// `AT:ACTION:TARGET[:FOR]`, one per fault.
+    #[serde(default)]
+    pub fault: Vec<String>,
+    /// How long a host's claim on a file in flight lasts unrenewed (60s).
+    pub lease: Option<String>,
+}
+
+/// A job file holding a `[challenge]` table.
+#[derive(Debug, Deserialize)]
+struct JobFile {
+    challenge: SpecInput,
+}
+
+impl SpecInput {
+    /// The `[challenge]` table of a job file.
+    pub fn from_file(path: &Path) -> Result<SpecInput, ChallengeError> {
+        let text =
+            std::fs::read_to_string(path).map_err(|e| ChallengeError::Input(format!("{}: {e}", path.display())))?;
+        toml::from_str::<JobFile>(&text)
+            .map(|f| f.challenge)
+            .map_err(|e| ChallengeError::Input(format!("{}: {e}", path.display())))
+    }
+
+    /// `self` with every field `flags` sets taken from `flags` (pools and faults: the flags'
+    /// when they give any).
+    pub fn overlay(mut self, flags: SpecInput) -> SpecInput {
+        if !flags.pool.is_empty() {
+            self.pool = flags.pool;
+        }
+        if !flags.fault.is_empty() {
+            self.fault = flags.fault;
+        }
+        macro_rules! take {
+            ($($f:ident),*) => { $(if flags.$f.is_some() { self.$f = flags.$f; })* };
+        }
+        take!(writers, readers, file_size, bs, duration, files, spread, backlog, interval, lt, seed, lease);
+        self
+    }
+}
+
+fn bad(msg: impl Into<String>) -> ChallengeError {
+    ChallengeError::Input(msg.into())
+}
+
+fn size(what: &str, text: &Option<String>, default: u64) -> Result<u64, ChallengeError> {
+    match text {
+        None => Ok(default),
+        Some(t) => t
+            .parse::<Size>()
+            .map(|s| s.bytes())
+            .map_err(|e| bad(format!("--{what} {t}: {e}"))),
+    }
+}
+
+fn seconds(what: &str, text: &Option<String>) -> Result<Option<f64>, ChallengeError> {
+    match text {
+        None => Ok(None),
+        Some(t) => t
+            .parse::<Duration>()
+            .map(|d| Some(d.secs_f64()))
+            .map_err(|e| bad(format!("--{what} {t}: {e}"))),
+    }
+}
+
+/// Reads `NAME=DIR`.
+pub fn parse_pool(text: &str) -> Result<Pool, ChallengeError> {
+    let (name, dir) = text
+        .split_once('=')
+        .ok_or_else(|| bad(format!("--pool {text}: expected NAME=DIR (P1=/data1)")))?;
+    let name = name.trim();
+    if name.is_empty() || !name.chars().all(|c| c.is_ascii_alphanumeric() || "-_.".contains(c)) {
+        return Err(bad(format!(
+            "--pool {text}: the name '{name}' must be letters, digits, '-', '_' or '.'"
+        )));
+    }
+    if dir.trim().is_empty() {
+        return Err(bad(format!("--pool {text}: no directory after '='")));
+    }
+    Ok(Pool {
+        name: name.to_string(),
+        path: PathBuf::from(dir.trim()),
+    })
+}
+
+/// Reads `AT:ACTION:TARGET[:FOR]` (AT and FOR durations: 60s, 2m, 1h).
+pub fn parse_fault(text: &str) -> Result<Fault, ChallengeError> {
+    let parts: Vec<&str> = text.splitn(4, ':').collect();
+    if parts.len() < 3 {
+        return Err(bad(format!(
+            "--fault {text}: expected AT:ACTION:TARGET[:FOR], e.g. 60s:unmount:P2:20s or 2h:stop-readers:all:1h"
+        )));
+    }
+    let at = parts[0]
+        .parse::<Duration>()
+        .map_err(|e| bad(format!("--fault {text}: the time '{}': {e}", parts[0])))?
+        .secs_f64();
+    let action: FaultAction = parts[1].parse().map_err(|_| {
+        bad(format!(
+            "--fault {text}: unknown action '{}'; the actions are {}",
+            parts[1],
+            FaultAction::names()
+        ))
+    })?;
+    // A command may hold colons; the whole rest is the command, and it cannot be undone.
+    let (target, for_seconds) = if action == FaultAction::Command {
+        (parts[2..].join(":"), None)
+    } else {
+        let f = match parts.get(3) {
+            Some(f) => Some(
+                f.parse::<Duration>()
+                    .map_err(|e| bad(format!("--fault {text}: the duration '{f}': {e}")))?
+                    .secs_f64(),
+            ),
+            None => None,
+        };
+        (parts[2].to_string(), f)
+    };
+    if target.trim().is_empty() {
+        return Err(bad(format!("--fault {text}: no target")));
+    }
+    Ok(Fault {
+        at,
+        action,
+        target,
+        for_seconds,
+    })
+}
+
+/// The challenge the input describes, checked whole.
+pub fn build(input: &SpecInput) -> Result<ChallengeSpec, ChallengeError> {
+    if input.pool.is_empty() {
+        return Err(bad("no pools: give at least one --pool NAME=DIR"));
+    }
+    let pools = input
+        .pool
+        .iter()
+        .map(|p| parse_pool(p))
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut names = HashSet::new();
+    let mut paths = HashSet::new();
+    for p in &pools {
+        if !names.insert(p.name.clone()) {
+            return Err(bad(format!("two pools are named {}", p.name)));
+        }
+        let meta =
+            std::fs::metadata(&p.path).map_err(|e| bad(format!("pool {}: {}: {e}", p.name, p.path.display())))?;
+        if !meta.is_dir() {
+            return Err(bad(format!("pool {}: {} is not a directory", p.name, p.path.display())));
+        }
+        let real = std::fs::canonicalize(&p.path).map_err(|e| bad(format!("pool {}: {e}", p.name)))?;
+        if !paths.insert(real.clone()) {
+            return Err(bad(format!(
+                "pools share a directory ({}): give each pool its own (several may share a filesystem)",
+                real.display()
+            )));
+        }
+    }
+    let writers = input.writers.unwrap_or(1);
+    let readers = input.readers.unwrap_or(1);
+    if writers == 0 && readers == 0 {
+        return Err(bad("--writers 0 and --readers 0: nothing would run"));
+    }
+    let bs = size("bs", &input.bs, 1 << 20)?;
+    let file_size = size("file-size", &input.file_size, 2 << 30)?;
+    if bs == 0 || bs % 4096 != 0 {
+        return Err(bad(format!(
+            "--bs {bs}: a request is a whole number of 4 KiB blocks (each carries a verification header)"
+        )));
+    }
+    if file_size == 0 || file_size % 4096 != 0 {
+        return Err(bad(format!(
+            "--file-size {file_size}: a file is a whole number of 4 KiB blocks"
+        )));
+    }
+    let duration = seconds("duration", &input.duration)?;
+    if duration.is_none() && input.files.is_none() {
+        return Err(bad("say how long: --duration (5d) or --files N"));
+    }
+    if duration.is_some_and(|d| d <= 0.0) || input.files == Some(0) {
+        return Err(bad("--duration and --files must be more than zero"));
+    }
+    let backlog = input.backlog.unwrap_or(16);
+    if backlog == 0 {
+        return Err(bad("--backlog 0: writers could never finish a file; give 1 or more"));
+    }
+    let interval = seconds("interval", &input.interval)?.unwrap_or(10.0);
+    let lt = seconds("lt", &input.lt)?.unwrap_or(100.0);
+    if interval <= 0.0 || lt < interval {
+        return Err(bad(format!(
+            "--interval {interval} s and --lt {lt} s: the interval must be more than zero and the long-term window at least one interval"
+        )));
+    }
+    let lease = seconds("lease", &input.lease)?.unwrap_or(60.0);
+    if lease < 2.0 * interval.min(10.0) {
+        return Err(bad(format!(
+            "--lease {lease} s: a lease is renewed every interval (at most every 10 s); give at least twice that"
+        )));
+    }
+    let spread = match &input.spread {
+        None => Spread::Equal,
+        Some(s) => s.parse().map_err(|e: String| bad(format!("--spread: {e}")))?,
+    };
+    let faults = input
+        .fault
+        .iter()
+        .map(|f| parse_fault(f))
+        .collect::<Result<Vec<_>, _>>()?;
+    for (f, text) in faults.iter().zip(&input.fault) {
+        if let Some(d) = duration {
+            if f.at >= d {
+                return Err(bad(format!(
+                    "--fault {text}: at {} s, after the challenge's end ({d} s)",
+                    f.at
+                )));
+            }
+        }
+        let on_pool = matches!(
+            f.action,
+            FaultAction::Unmount | FaultAction::ReadOnly | FaultAction::Detach | FaultAction::Drain
+        );
+        if on_pool && !names.contains(&f.target) {
+            return Err(bad(format!(
+                "--fault {text}: no pool named '{}' (the pools: {})",
+                f.target,
+                pools.iter().map(|p| p.name.as_str()).collect::<Vec<_>>().join(", ")
+            )));
+        }
+        if matches!(f.action, FaultAction::StopWriters | FaultAction::StopReaders)
+            && f.target != "all"
+            && f.target.parse::<u32>().is_err()
+        {
+            return Err(bad(format!(
+                "--fault {text}: the target is 'all' or a number of workers"
+            )));
+        }
+        if matches!(f.action, FaultAction::Unmount | FaultAction::ReadOnly) && f.for_seconds.is_none() {
+            return Err(bad(format!(
+                "--fault {text}: say when the pool comes back (AT:{}:{}:FOR)",
+                f.action, f.target
+            )));
+        }
+    }
+    Ok(ChallengeSpec {
+        pools,
+        writers,
+        readers,
+        file_size,
+        bs,
+        duration,
+        files: input.files,
+        spread,
+        backlog,
+        interval,
+        lt,
+        seed: input.seed.unwrap_or(0x5107_1ab0),
+        faults,
+        lease,
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn input(dirs: &[&Path]) -> SpecInput {
+        SpecInput {
+            pool: dirs
+                .iter()
+                .enumerate()
+                .map(|(i, d)| format!("P{}={}", i + 1, d.display()))
+                .collect(),
+            files: Some(10),
+            ..SpecInput::default()
+        }
+    }
+
+    #[test]
+    fn good_input_builds_and_bad_input_says_what() {
+        let a = tempfile::tempdir().unwrap();
+        let b = tempfile::tempdir().unwrap();
+        let s = build(&input(&[a.path(), b.path()])).unwrap();
+        assert_eq!((s.pools.len(), s.bs, s.file_size, s.backlog), (2, 1 << 20, 2 << 30, 16));
+        let same = build(&input(&[a.path(), a.path()])).unwrap_err().to_string();
+        assert!(same.contains("share a directory"), "{same}");
+        let missing = build(&input(&[Path::new("/nonexistent/pool")]))
+            .unwrap_err()
+            .to_string();
+        assert!(
+            missing.contains("P1") && missing.contains("/nonexistent/pool"),
+            "{missing}"
+        );
+        let zero = build(&SpecInput {
+            backlog: Some(0),
+            ..input(&[a.path()])
+        })
+        .unwrap_err()
+        .to_string();
+        assert!(zero.contains("--backlog 0"), "{zero}");
+        let late = build(&SpecInput {
+            duration: Some("60s".into()),
+            fault: vec!["90s:drain:P1:10s".into()],
+            ..input(&[a.path()])
+        })
+        .unwrap_err()
+        .to_string();
+        assert!(late.contains("after the challenge's end"), "{late}");
+        let unknown = parse_fault("10s:explode:P1").unwrap_err().to_string();
+        assert!(
+            unknown.contains("unknown action 'explode'") && unknown.contains("drain"),
+            "{unknown}"
+        );
+        let nopool = build(&SpecInput {
+            fault: vec!["10s:drain:P9:5s".into()],
+            ..input(&[a.path()])
+        })
+        .unwrap_err()
+        .to_string();
+        assert!(nopool.contains("no pool named 'P9'"), "{nopool}");
+    }
+
+    #[test]
+    fn faults_read_with_commands_whole() {
+        let f = parse_fault("2m:command:ssh st05 'echo 1 > /sys/x'").unwrap();
+        assert_eq!(
+            (f.at, f.action, f.target.as_str()),
+            (120.0, FaultAction::Command, "ssh st05 'echo 1 > /sys/x'")
+        );
+        let f = parse_fault("60s:unmount:P2:20s").unwrap();
+        assert_eq!((f.at, f.for_seconds), (60.0, Some(20.0)));
+    }
+}

@@ -1,0 +1,190 @@
+//! The challenge's statistics in seed 002's shape: for the total and for each pool, in each
+//! direction (Read, Write, ReadWrite), the MAX, MIN, AVG and SD (and SD/AVG %) of the
+//! long-term averages — each sample's rate averaged over the last `lt` seconds of samples, as
+//! the seed's monitor smoothed its 10 s samples over 100 s. Several hosts' samples of the same
+//! moment add up (a sample belongs to the interval its end falls in).
+
+use storlab_model::challenge::{ChallengeSample, ChallengeSpec};
+pub use storlab_model::challenge::{StatRow, Stats};
+use storlab_stats::Summary;
+
+/// Which samples to take.
+#[derive(Debug, Clone, Copy, PartialEq, Default)]
+pub enum Window {
+    /// All of them.
+    #[default]
+    All,
+    /// Those whose end falls between these hours from the start.
+    Hours(f64, f64),
+    /// Samples number A to B (inclusive, from 0).
+    Samples(u64, u64),
+}
+
+/// The merged series: per interval number, per pool, bytes/s read and written (summed over
+/// hosts), and each interval's end time.
+fn merge(samples: &[ChallengeSample], spec: &ChallengeSpec) -> (Vec<f64>, Vec<Vec<f64>>, Vec<Vec<f64>>) {
+    let n_pools = spec.pools.len();
+    let bins = samples
+        .iter()
+        .map(|s| (s.t / spec.interval).ceil().max(1.0) as usize)
+        .max()
+        .unwrap_or(0);
+    let mut ends = vec![0.0; bins];
+    let mut read = vec![vec![0.0; bins]; n_pools];
+    let mut write = vec![vec![0.0; bins]; n_pools];
+    for s in samples {
+        if s.seconds <= 0.0 {
+            continue;
+        }
+        let b = ((s.t / spec.interval).ceil().max(1.0) as usize) - 1;
+        ends[b] = f64::max(ends[b], s.t);
+        for p in 0..n_pools {
+            read[p][b] += s.read.get(p).copied().unwrap_or(0) as f64 / s.seconds;
+            write[p][b] += s.written.get(p).copied().unwrap_or(0) as f64 / s.seconds;
+        }
+    }
+    for (b, e) in ends.iter_mut().enumerate() {
+        if *e == 0.0 {
+            *e = (b + 1) as f64 * spec.interval;
+        }
+    }
+    (ends, read, write)
+}
+
+/// Each point's mean over the last `k` points (fewer at the start).
+fn long_term(series: &[f64], k: usize) -> Vec<f64> {
+    let mut out = Vec::with_capacity(series.len());
+    let mut sum = 0.0;
+    for (i, v) in series.iter().enumerate() {
+        sum += v;
+        if i >= k {
+            sum -= series[i - k];
+        }
+        out.push(sum / (i + 1).min(k) as f64);
+    }
+    out
+}
+
+/// The statistics of `samples` in `window`, for `pools` (names; empty: all).
+pub fn compute(samples: &[ChallengeSample], spec: &ChallengeSpec, window: Window, pools: &[String]) -> Stats {
+    let (ends, read, write) = merge(samples, spec);
+    let k = ((spec.lt / spec.interval).round() as usize).max(1);
+    let n = ends.len();
+    let (a, b) = match window {
+        Window::All => (0, n.saturating_sub(1)),
+        Window::Samples(a, b) => (a as usize, (b as usize).min(n.saturating_sub(1))),
+        Window::Hours(from, to) => {
+            let first = ends.iter().position(|e| *e > from * 3600.0).unwrap_or(n);
+            let last = ends.iter().rposition(|e| *e <= to * 3600.0).unwrap_or(0);
+            (first, last)
+        }
+    };
+    let pick = |series: &[f64]| -> Vec<f64> {
+        let lt = long_term(series, k);
+        if a > b || a >= lt.len() {
+            Vec::new()
+        } else {
+            lt[a..=b.min(lt.len() - 1)].to_vec()
+        }
+    };
+    let row = |name: String, pool: Option<String>, direction: &str, series: &[f64]| {
+        let s = Summary::of(&pick(series));
+        StatRow {
+            name,
+            pool,
+            direction: direction.to_string(),
+            max: s.as_ref().map_or(0.0, |s| s.max),
+            min: s.as_ref().map_or(0.0, |s| s.min),
+            avg: s.as_ref().map_or(0.0, |s| s.mean),
+            sd: s.as_ref().and_then(|s| s.sd).unwrap_or(0.0),
+        }
+    };
+    let chosen: Vec<usize> = (0..spec.pools.len())
+        .filter(|p| pools.is_empty() || pools.contains(&spec.pools[*p].name))
+        .collect();
+    let sum = |which: &[Vec<f64>]| -> Vec<f64> { (0..n).map(|i| chosen.iter().map(|p| which[*p][i]).sum()).collect() };
+    let (tr, tw) = (sum(&read), sum(&write));
+    let trw: Vec<f64> = tr.iter().zip(&tw).map(|(r, w)| r + w).collect();
+    let mut rows = vec![
+        row("Tot-ReadAverage".into(), None, "Read", &tr),
+        row("Tot-WriteAverage".into(), None, "Write", &tw),
+        row("Tot-ReadWriteAverage".into(), None, "ReadWrite", &trw),
+    ];
+    for p in &chosen {
+        let name = &spec.pools[*p].name;
+        let rw: Vec<f64> = read[*p].iter().zip(&write[*p]).map(|(r, w)| r + w).collect();
+        rows.push(row(format!("{name}-Read"), Some(name.clone()), "Read", &read[*p]));
+        rows.push(row(format!("{name}-Write"), Some(name.clone()), "Write", &write[*p]));
+        rows.push(row(format!("{name}-ReadWrite"), Some(name.clone()), "ReadWrite", &rw));
+    }
+    Stats {
+        first: a as u64,
+        last: b as u64,
+        hours: ends.get(b).copied().unwrap_or(0.0) / 3600.0,
+        rows,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use storlab_model::challenge::{Pool, Spread};
+
+    fn spec() -> ChallengeSpec {
+        ChallengeSpec {
+            pools: vec![
+                Pool {
+                    name: "P1".into(),
+                    path: "/a".into(),
+                },
+                Pool {
+                    name: "P2".into(),
+                    path: "/b".into(),
+                },
+            ],
+            writers: 1,
+            readers: 1,
+            file_size: 4096,
+            bs: 4096,
+            duration: None,
+            files: Some(1),
+            spread: Spread::Equal,
+            backlog: 1,
+            interval: 10.0,
+            lt: 20.0,
+            seed: 1,
+            faults: vec![],
+            lease: 60.0,
+        }
+    }
+
+    #[test]
+    fn totals_are_the_pools_sums_and_hosts_add_up() {
+        let sample = |host: &str, idx: u64, r: [u64; 2], w: [u64; 2]| ChallengeSample {
+            host: host.into(),
+            idx,
+            t: (idx + 1) as f64 * 10.0,
+            seconds: 10.0,
+            read: r.to_vec(),
+            written: w.to_vec(),
+        };
+        let samples = vec![
+            sample("a", 0, [100, 0], [200, 300]),
+            sample("a", 1, [300, 100], [0, 100]),
+            sample("b", 0, [100, 0], [0, 0]),
+            sample("a", 2, [0, 0], [500, 500]),
+        ];
+        let s = compute(&samples, &spec(), Window::All, &[]);
+        let get = |n: &str| s.rows.iter().find(|r| r.name == n).unwrap().clone();
+        // P1 read per 10 s: 200 (two hosts), 300, 0 bytes → 20, 30, 0 B/s; over 20 s: 20, 25, 15.
+        assert_eq!(get("P1-Read").max, 25.0);
+        assert_eq!(get("P1-Read").min, 15.0);
+        assert!((get("P1-Read").avg - 20.0).abs() < 1e-9);
+        let tot = get("Tot-ReadWriteAverage").avg;
+        let pools: f64 = ["P1-ReadWrite", "P2-ReadWrite"].iter().map(|n| get(n).avg).sum();
+        assert!((tot - pools).abs() < 1e-9, "{tot} vs {pools}");
+        let first_two = compute(&samples, &spec(), Window::Samples(0, 1), &["P2".into()]);
+        assert_eq!(first_two.rows.len(), 6);
+        assert_eq!((first_two.first, first_two.last), (0, 1));
+    }
+}

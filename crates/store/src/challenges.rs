@@ -1,0 +1,534 @@
+//! The data challenge's catalogue: its definition, every file's life (handed to a writer,
+//! written, handed to a reader, read and verified or found corrupted, or lost), leases that let
+//! another host reclaim the files of one that died, the samples and the events.
+//!
+//! Each step of a file is one statement, committed on its own: a crash loses no step that was
+//! reported done, and many hosts take work from the same tables at once. A reader's pick is one
+//! `UPDATE … WHERE seq = (SELECT … LIMIT 1)` (PostgreSQL: `FOR UPDATE SKIP LOCKED`, so readers
+//! on many hosts never wait for each other's pick); sequence numbers are reserved in blocks.
+
+use storlab_model::challenge::{
+    Account, ChallengeEvent, ChallengeSample, ChallengeSpec, FileState, FileTicket, NamedFile,
+};
+
+use crate::db::{one, vals, Dialect};
+use crate::runs::named;
+use crate::{new_uuid, now_rfc3339, Result, Store, StoreError};
+
+/// A challenge as stored.
+#[derive(Debug, Clone, PartialEq)]
+pub struct StoredChallenge {
+    /// Its id.
+    pub id: i64,
+    /// Its identity across databases.
+    pub uuid: String,
+    /// When it was defined (RFC 3339).
+    pub created_at: String,
+    /// Its definition.
+    pub spec: ChallengeSpec,
+    /// defined, running, done, failed.
+    pub status: String,
+    /// When it started (seconds since the epoch), once a host has started it.
+    pub t0: Option<f64>,
+}
+
+/// What a reader found.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum ReadOutcome {
+    /// Every block verified.
+    Verified,
+    /// A block did not: where and why.
+    Corrupted(String),
+}
+
+fn seed_val(seed: u64) -> i64 {
+    seed as i64
+}
+
+impl Store {
+    /// Defines a challenge; returns its id.
+    pub fn create_challenge(&self, spec: &ChallengeSpec) -> Result<i64> {
+        let rows = self.query(
+            "INSERT INTO challenges (uuid, created_at, spec, status) VALUES (?1, ?2, ?3, 'defined') RETURNING id",
+            vals![new_uuid(), now_rfc3339(), serde_json::to_string(spec)?],
+        )?;
+        crate::write::returned_id(rows)
+    }
+
+    /// A challenge, or None.
+    pub fn challenge(&self, id: i64) -> Result<Option<StoredChallenge>> {
+        let Some(r) = one(self.query(
+            "SELECT id, uuid, created_at, spec, status, t0 FROM challenges WHERE id = ?1",
+            vals![id],
+        )?) else {
+            return Ok(None);
+        };
+        Ok(Some(StoredChallenge {
+            id: r.i64(0)?,
+            uuid: r.text(1)?,
+            created_at: r.text(2)?,
+            spec: serde_json::from_str(&r.text(3)?)?,
+            status: r.text(4)?,
+            t0: r.opt_f64(5)?,
+        }))
+    }
+
+    /// Marks the challenge started at `now` (seconds since the epoch) unless a host started it
+    /// already; returns its start, which every host's times count from.
+    pub fn start_challenge(&self, id: i64, now: f64, run_id: i64, host: &str) -> Result<f64> {
+        self.tx(|c| {
+            c.exec(
+                "UPDATE challenges SET t0 = ?2, status = 'running' WHERE id = ?1 AND t0 IS NULL",
+                vals![id, now],
+            )?;
+            c.exec(
+                "INSERT INTO challenge_runs (challenge_id, run_id, host) VALUES (?1, ?2, ?3)",
+                vals![id, run_id, host],
+            )?;
+            let t0 = one(c.query("SELECT t0 FROM challenges WHERE id = ?1", vals![id])?)
+                .ok_or_else(|| StoreError::Request(format!("no challenge {id}")))?;
+            t0.f64(0)
+        })
+    }
+
+    /// Sets the challenge's status.
+    pub fn set_challenge_status(&self, id: i64, status: &str) -> Result<()> {
+        self.exec_one("UPDATE challenges SET status = ?2 WHERE id = ?1", vals![id, status])
+    }
+
+    /// Takes the challenge's end for this host: true for the one host that gets it (it checks
+    /// the pools against the catalogue and removes what is left), false when another has.
+    pub fn claim_end(&self, id: i64) -> Result<bool> {
+        let rows = self.query(
+            "UPDATE challenges SET status = 'ending' WHERE id = ?1 AND status IN ('defined', 'running') RETURNING id",
+            vals![id],
+        )?;
+        Ok(!rows.is_empty())
+    }
+
+    /// The runs (one per host that took part) of a challenge.
+    pub fn challenge_runs(&self, id: i64) -> Result<Vec<(i64, String)>> {
+        self.query(
+            "SELECT run_id, host FROM challenge_runs WHERE challenge_id = ?1 ORDER BY run_id",
+            vals![id],
+        )?
+        .iter()
+        .map(|r| Ok((r.i64(0)?, r.text(1)?)))
+        .collect()
+    }
+
+    /// Reserves the next `n` file numbers; returns the first.
+    pub fn reserve_files(&self, id: i64, n: u64) -> Result<u64> {
+        let rows = self.query(
+            "UPDATE challenges SET next_seq = next_seq + ?2 WHERE id = ?1 RETURNING next_seq",
+            vals![id, n],
+        )?;
+        let end = one(rows)
+            .ok_or_else(|| StoreError::Request(format!("no challenge {id}")))?
+            .u64(0)?;
+        Ok(end - n + 1)
+    }
+
+    /// Hands file `t` to a writer on `host` (its lease until `lease_until`); with a `limit`,
+    /// only while fewer than `limit` files have been begun (false: the challenge has all its
+    /// files, nothing stored). File numbers may have gaps (a dead agent's unused numbers); the
+    /// count of files begun has none.
+    pub fn begin_write(
+        &self,
+        id: i64,
+        t: &FileTicket,
+        host: &str,
+        lease_until: f64,
+        limit: Option<u64>,
+    ) -> Result<bool> {
+        self.tx(|c| {
+            let taken = c.query(
+                "UPDATE challenges SET started = started + 1 WHERE id = ?1 AND (?2 IS NULL OR started < ?2) RETURNING started",
+                vals![id, limit],
+            )?;
+            if taken.is_empty() {
+                return Ok(false);
+            }
+            c.exec(
+                "INSERT INTO challenge_files (challenge_id, seq, pool, name, seed, state, host, lease_until)
+                 VALUES (?1, ?2, ?3, ?4, ?5, 'writing', ?6, ?7)",
+                vals![id, t.seq, t.pool as u64, &t.name, seed_val(t.seed), host, lease_until],
+            )?;
+            Ok(true)
+        })
+    }
+
+    /// File `seq` is written whole, at `t` seconds.
+    pub fn end_write(&self, id: i64, seq: u64, t: f64) -> Result<()> {
+        self.exec_one(
+            "UPDATE challenge_files SET state = 'written', written_at = ?3 WHERE challenge_id = ?1 AND seq = ?2",
+            vals![id, seq, t],
+        )
+    }
+
+    /// Hands the oldest written file to a reader on `host`, from a pool not in `skip`; None when
+    /// none is waiting.
+    pub fn begin_read(&self, id: i64, host: &str, lease_until: f64, skip: &[usize]) -> Result<Option<FileTicket>> {
+        let not_in = if skip.is_empty() {
+            String::new()
+        } else {
+            let pools: Vec<String> = skip.iter().map(|p| p.to_string()).collect();
+            format!(" AND pool NOT IN ({})", pools.join(","))
+        };
+        let lock = match self.conn.borrow().dialect() {
+            Dialect::Postgres => " FOR UPDATE SKIP LOCKED",
+            Dialect::Sqlite => "",
+        };
+        let sql = format!(
+            "UPDATE challenge_files SET state = 'reading', host = ?2, lease_until = ?3
+             WHERE challenge_id = ?1 AND state = 'written' AND seq = (
+                 SELECT seq FROM challenge_files WHERE challenge_id = ?1 AND state = 'written'{not_in}
+                 ORDER BY seq LIMIT 1{lock})
+             RETURNING seq, pool, name, seed"
+        );
+        let Some(r) = one(self.query(&sql, vals![id, host, lease_until])?) else {
+            return Ok(None);
+        };
+        Ok(Some(FileTicket {
+            seq: r.u64(0)?,
+            pool: r.u64(1)? as usize,
+            name: r.text(2)?,
+            seed: r.i64(3)? as u64,
+        }))
+    }
+
+    /// File `seq` was read whole at `t`: verified, or corrupted (and why), and deleted.
+    pub fn end_read(&self, id: i64, seq: u64, t: f64, outcome: &ReadOutcome) -> Result<()> {
+        let (state, error) = match outcome {
+            ReadOutcome::Verified => (FileState::Done, None),
+            ReadOutcome::Corrupted(why) => (FileState::Corrupted, Some(why.as_str())),
+        };
+        self.exec_one(
+            "UPDATE challenge_files SET state = ?3, read_at = ?4, error = ?5 WHERE challenge_id = ?1 AND seq = ?2",
+            vals![id, seq, state.name(), t, error],
+        )
+    }
+
+    /// File `seq` is lost, with why. A file lost before it was written whole does not count
+    /// among the files begun: another takes its place.
+    pub fn lose_file(&self, id: i64, seq: u64, why: &str) -> Result<()> {
+        self.tx(|c| {
+            let unwritten = c.query(
+                "UPDATE challenge_files SET state = 'lost', error = ?3 WHERE challenge_id = ?1 AND seq = ?2
+                 AND written_at IS NULL RETURNING seq",
+                vals![id, seq, why],
+            )?;
+            if unwritten.is_empty() {
+                c.exec(
+                    "UPDATE challenge_files SET state = 'lost', error = ?3 WHERE challenge_id = ?1 AND seq = ?2",
+                    vals![id, seq, why],
+                )?;
+            } else {
+                c.exec("UPDATE challenges SET started = started - 1 WHERE id = ?1", vals![id])?;
+            }
+            Ok(())
+        })
+    }
+
+    /// A reader gives file `seq` back unread (its pool went away for a while): it waits again.
+    pub fn return_file(&self, id: i64, seq: u64) -> Result<()> {
+        self.exec_one(
+            "UPDATE challenge_files SET state = 'written' WHERE challenge_id = ?1 AND seq = ?2 AND state = 'reading'",
+            vals![id, seq],
+        )
+    }
+
+    /// Ends the lease of file `seq` now: whoever comes next (a resumed process, another agent)
+    /// takes it over.
+    pub fn expire_lease(&self, id: i64, seq: u64) -> Result<()> {
+        self.exec_one(
+            "UPDATE challenge_files SET lease_until = 0 WHERE challenge_id = ?1 AND seq = ?2",
+            vals![id, seq],
+        )
+    }
+
+    /// Extends the leases of `host`'s files in flight to `lease_until`.
+    pub fn renew_leases(&self, id: i64, host: &str, lease_until: f64) -> Result<()> {
+        self.exec_one(
+            "UPDATE challenge_files SET lease_until = ?3
+             WHERE challenge_id = ?1 AND host = ?2 AND state IN ('writing', 'reading')",
+            vals![id, host, lease_until],
+        )
+    }
+
+    /// Files in flight whose lease ran out before `now` (their host died): files being read
+    /// wait again for a reader; files being written are taken by `host` to be rewritten (the
+    /// caller removes the partial file and writes it again). Returns those to rewrite.
+    pub fn reclaim_expired(&self, id: i64, host: &str, now: f64, lease_until: f64) -> Result<Vec<FileTicket>> {
+        self.tx(|c| {
+            c.exec(
+                "UPDATE challenge_files SET state = 'written'
+                 WHERE challenge_id = ?1 AND state = 'reading' AND lease_until < ?2",
+                vals![id, now],
+            )?;
+            let rows = c.query(
+                "UPDATE challenge_files SET host = ?2, lease_until = ?4, rewrites = rewrites + 1
+                 WHERE challenge_id = ?1 AND state = 'writing' AND lease_until < ?3
+                 RETURNING seq, pool, name, seed",
+                vals![id, host, now, lease_until],
+            )?;
+            rows.iter()
+                .map(|r| {
+                    Ok(FileTicket {
+                        seq: r.u64(0)?,
+                        pool: r.u64(1)? as usize,
+                        name: r.text(2)?,
+                        seed: r.i64(3)? as u64,
+                    })
+                })
+                .collect()
+        })
+    }
+
+    /// Takes over the files in flight of `agents` (agents that are gone: a crashed process
+    /// resumed on its host): files being read wait again for a reader; files being written are
+    /// taken by `me` to be rewritten (counted). Returns those to rewrite.
+    pub fn take_back(&self, id: i64, agents: &[String], me: &str, lease_until: f64) -> Result<Vec<FileTicket>> {
+        let mut out = Vec::new();
+        for agent in agents {
+            let rows = self.tx(|c| {
+                c.exec(
+                    "UPDATE challenge_files SET state = 'written'
+                     WHERE challenge_id = ?1 AND state = 'reading' AND host = ?2",
+                    vals![id, agent],
+                )?;
+                c.query(
+                    "UPDATE challenge_files SET host = ?3, lease_until = ?4, rewrites = rewrites + 1
+                     WHERE challenge_id = ?1 AND state = 'writing' AND host = ?2
+                     RETURNING seq, pool, name, seed",
+                    vals![id, agent, me, lease_until],
+                )
+            })?;
+            for r in rows {
+                out.push(FileTicket {
+                    seq: r.u64(0)?,
+                    pool: r.u64(1)? as usize,
+                    name: r.text(2)?,
+                    seed: r.i64(3)? as u64,
+                });
+            }
+        }
+        out.sort_by_key(|t| t.seq);
+        Ok(out)
+    }
+
+    /// How many files other agents than `me` are writing (a dead one's may come back to be
+    /// rewritten here).
+    pub fn others_writing(&self, id: i64, me: &str) -> Result<u64> {
+        one(self.query(
+            "SELECT COUNT(*) FROM challenge_files WHERE challenge_id = ?1 AND state = 'writing' AND host <> ?2",
+            vals![id, me],
+        )?)
+        .ok_or_else(|| StoreError::Request("no row".into()))?
+        .u64(0)
+    }
+
+    /// The agents (host names as the catalogue records them) holding files in flight.
+    pub fn agents_in_flight(&self, id: i64) -> Result<Vec<String>> {
+        self.query(
+            "SELECT DISTINCT host FROM challenge_files WHERE challenge_id = ?1 AND state IN ('writing', 'reading')
+             ORDER BY host",
+            vals![id],
+        )?
+        .iter()
+        .map(|r| r.text(0))
+        .collect()
+    }
+
+    /// The number the next sample of `host` takes (a resumed host goes on counting).
+    pub fn next_sample_idx(&self, id: i64, host: &str) -> Result<u64> {
+        let r = one(self.query(
+            "SELECT COALESCE(MAX(idx) + 1, 0) FROM challenge_samples WHERE challenge_id = ?1 AND host = ?2",
+            vals![id, host],
+        )?)
+        .ok_or_else(|| StoreError::Request("no row".into()))?;
+        r.u64(0)
+    }
+
+    /// Files per pool that count against the backlog: being written, or written and not yet
+    /// taken by a reader.
+    pub fn pool_backlog(&self, id: i64, pools: usize) -> Result<Vec<u64>> {
+        let mut n = vec![0; pools];
+        for r in self.query(
+            "SELECT pool, COUNT(*) FROM challenge_files WHERE challenge_id = ?1 AND state IN ('writing', 'written')
+             GROUP BY pool",
+            vals![id],
+        )? {
+            if let Some(slot) = n.get_mut(r.u64(0)? as usize) {
+                *slot = r.u64(1)?;
+            }
+        }
+        Ok(n)
+    }
+
+    /// The files of `host` in a state, oldest first (resume: what this host had in flight).
+    pub fn files_in_state(&self, id: i64, state: FileState, host: Option<&str>) -> Result<Vec<FileTicket>> {
+        let rows = match host {
+            Some(h) => self.query(
+                "SELECT seq, pool, name, seed FROM challenge_files WHERE challenge_id = ?1 AND state = ?2 AND host = ?3
+                 ORDER BY seq",
+                vals![id, state.name(), h],
+            )?,
+            None => self.query(
+                "SELECT seq, pool, name, seed FROM challenge_files WHERE challenge_id = ?1 AND state = ?2 ORDER BY seq",
+                vals![id, state.name()],
+            )?,
+        };
+        rows.iter()
+            .map(|r| {
+                Ok(FileTicket {
+                    seq: r.u64(0)?,
+                    pool: r.u64(1)? as usize,
+                    name: r.text(2)?,
+                    seed: r.i64(3)? as u64,
+                })
+            })
+            .collect()
+    }
+
+    /// Records one interval's sample.
+    pub fn add_challenge_sample(&self, id: i64, s: &ChallengeSample) -> Result<()> {
+        self.tx(|c| {
+            for (pool, (r, w)) in s.read.iter().zip(&s.written).enumerate() {
+                c.exec(
+                    "INSERT INTO challenge_samples (challenge_id, host, idx, t, seconds, pool, read_bytes, write_bytes)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                    vals![id, &s.host, s.idx, s.t, s.seconds, pool as u64, *r, *w],
+                )?;
+            }
+            Ok(())
+        })
+    }
+
+    /// Every sample of a challenge, by host and interval.
+    pub fn challenge_samples(&self, id: i64, pools: usize) -> Result<Vec<ChallengeSample>> {
+        let mut out: Vec<ChallengeSample> = Vec::new();
+        for r in self.query(
+            "SELECT host, idx, t, seconds, pool, read_bytes, write_bytes FROM challenge_samples
+             WHERE challenge_id = ?1 ORDER BY host, idx, pool",
+            vals![id],
+        )? {
+            let (host, idx) = (r.text(0)?, r.u64(1)?);
+            if out.last().is_none_or(|s| s.host != host || s.idx != idx) {
+                out.push(ChallengeSample {
+                    host,
+                    idx,
+                    t: r.f64(2)?,
+                    seconds: r.f64(3)?,
+                    read: vec![0; pools],
+                    written: vec![0; pools],
+                });
+            }
+            let s = out.last_mut().expect("pushed above");
+            let pool = r.u64(4)? as usize;
+            if pool < pools {
+                s.read[pool] = r.u64(5)?;
+                s.written[pool] = r.u64(6)?;
+            }
+        }
+        Ok(out)
+    }
+
+    /// Records an event.
+    pub fn add_challenge_event(&self, id: i64, e: &ChallengeEvent) -> Result<()> {
+        self.exec_one(
+            "INSERT INTO challenge_events (challenge_id, t, host, kind, detail) VALUES (?1, ?2, ?3, ?4, ?5)",
+            vals![id, e.t, &e.host, &e.kind, &e.detail],
+        )
+    }
+
+    /// A challenge's events in order.
+    pub fn challenge_events(&self, id: i64) -> Result<Vec<ChallengeEvent>> {
+        self.query(
+            "SELECT t, host, kind, detail FROM challenge_events WHERE challenge_id = ?1 ORDER BY t, id",
+            vals![id],
+        )?
+        .iter()
+        .map(|r| {
+            Ok(ChallengeEvent {
+                t: r.f64(0)?,
+                host: r.text(1)?,
+                kind: r.text(2)?,
+                detail: r.text(3)?,
+            })
+        })
+        .collect()
+    }
+
+    /// The catalogue's account of a challenge; `path` names a file from its pool and name.
+    pub fn challenge_account(&self, id: i64, path: impl Fn(usize, &str) -> (String, String)) -> Result<Account> {
+        let mut a = Account::default();
+        for r in self.query(
+            "SELECT state, written_at IS NOT NULL, COUNT(*) FROM challenge_files WHERE challenge_id = ?1
+             GROUP BY state, written_at IS NOT NULL",
+            vals![id],
+        )? {
+            let state: FileState = named(r.text(0)?)?;
+            let (whole, n) = (r.bool(1)?, r.u64(2)?);
+            if whole {
+                a.written += n;
+            }
+            match state {
+                FileState::Writing => a.writing += n,
+                FileState::Written => a.waiting += n,
+                FileState::Reading => a.reading += n,
+                FileState::Done => {
+                    a.read += n;
+                    a.verified += n;
+                    a.deleted += n;
+                }
+                FileState::Corrupted => {
+                    a.read += n;
+                    a.deleted += n;
+                }
+                FileState::Lost => {
+                    if whole {
+                        a.lost_written += n;
+                    }
+                }
+            }
+        }
+        if let Some(r) = one(self.query(
+            "SELECT CAST(COALESCE(SUM(rewrites), 0) AS BIGINT) FROM challenge_files WHERE challenge_id = ?1",
+            vals![id],
+        )?) {
+            a.rewritten = r.u64(0)?;
+        }
+        for r in self.query(
+            "SELECT state, pool, name, error FROM challenge_files WHERE challenge_id = ?1 AND state IN ('corrupted', 'lost')
+             ORDER BY seq",
+            vals![id],
+        )? {
+            let (pool, file) = path(r.u64(1)? as usize, &r.text(2)?);
+            let named = NamedFile {
+                pool,
+                path: file,
+                why: r.opt_text(3)?.unwrap_or_default(),
+            };
+            if r.text(0)? == "corrupted" {
+                a.corrupted.push(named);
+            } else {
+                a.lost.push(named);
+            }
+        }
+        Ok(a)
+    }
+
+    /// The ids of the challenges, newest first.
+    pub fn challenge_ids(&self) -> Result<Vec<i64>> {
+        self.query("SELECT id FROM challenges ORDER BY id DESC", &[])?
+            .iter()
+            .map(|r| r.i64(0))
+            .collect()
+    }
+
+    /// Runs one statement, committed on its own.
+    fn exec_one(&self, sql: &str, params: &[crate::db::Val]) -> Result<()> {
+        self.conn.borrow_mut().exec(sql, params).map(|_| ())
+    }
+}
