@@ -7,10 +7,11 @@ use std::path::Path;
 
 use anyhow::Result;
 use storlab_challenge::run::{check_and_clean, HostOutcome, RunConfig};
-use storlab_challenge::spec::{build, parse_pool, SpecInput};
+use storlab_challenge::faults::is_host_action;
+use storlab_challenge::spec::{build, parse_fault, parse_pool, SpecInput};
 use storlab_challenge::stats::{compute, Window};
 use storlab_challenge::{pool_dir, ChallengeError};
-use storlab_model::challenge::{Account, ChallengeSpec, Pool, Stats};
+use storlab_model::challenge::{Account, ChallengeSpec, Fault, Pool, Stats};
 use storlab_model::run::{NewRun, RunKind, RunStatus};
 use storlab_report::challenge::{account_table, bad_files_table, events_table, stats_data, stats_table, ChallengeUnit};
 use storlab_store::{Store, StoredChallenge};
@@ -79,6 +80,12 @@ fn agent_name() -> String {
 /// `storlab challenge create`: defined, not started.
 fn create(a: &ChallengeSpecArgs, out: &OutputArgs) -> Result<u8> {
     let spec = build(&spec_input(a)?)?;
+    if let Some(f) = spec.faults.iter().find(|f| is_host_action(f.action)) {
+        return Err(usage(format!(
+            "--fault {}:{}:{}: a host action is carried out only by the host whose own plan names it; give it to that host's agent (storlab challenge agent ID --fault …), not to the challenge in the database",
+            f.at, f.action, f.target
+        )));
+    }
     let store = open_new(&out.db)?;
     let id = store.create_challenge(&spec)?;
     let c = store
@@ -111,19 +118,29 @@ fn run(a: &ChallengeSpecArgs, mib: bool, out: &OutputArgs) -> Result<u8> {
         .challenge(id)?
         .ok_or_else(|| anyhow::anyhow!("challenge {id} vanished after it was stored"))?;
     let (writers, readers) = (spec.writers, spec.readers);
-    take_part(store, &c, writers, readers, false, Vec::new(), mib, out)
+    // This host's own command line named them: it carries them out.
+    let host_faults = spec.faults.iter().filter(|f| is_host_action(f.action)).cloned().collect();
+    take_part(store, &c, writers, readers, false, Vec::new(), host_faults, mib, out)
 }
 
-/// The pools this host names (its command line, or its job file's `[challenge]` table).
-fn host_pools(a: &HostPoolsArgs) -> Result<Vec<Pool>> {
-    let mut given = match &a.job {
-        Some(f) => SpecInput::from_file(f)?.pool,
-        None => Vec::new(),
+/// The pools this host names and its own fault plan (its command line, or its job file's
+/// `[challenge]` table).
+fn host_plan(a: &HostPoolsArgs) -> Result<(Vec<Pool>, Vec<Fault>)> {
+    let file = match &a.job {
+        Some(f) => SpecInput::from_file(f)?,
+        None => SpecInput::default(),
     };
-    if !a.pool.is_empty() {
-        given = a.pool.clone();
+    let pools = if a.pool.is_empty() { file.pool } else { a.pool.clone() };
+    let faults = if a.fault.is_empty() { file.fault } else { a.fault.clone() };
+    let pools: Vec<Pool> = pools.iter().map(|p| parse_pool(p)).collect::<Result<_, _>>()?;
+    let faults: Vec<Fault> = faults.iter().map(|f| parse_fault(f)).collect::<Result<_, _>>()?;
+    if let Some(f) = faults.iter().find(|f| !is_host_action(f.action)) {
+        return Err(usage(format!(
+            "--fault …:{}:{}: drain and stopping workers are the challenge's (storlab challenge create --fault); an agent's own plan holds host actions: unmount, read-only, detach, command, task",
+            f.action, f.target
+        )));
     }
-    Ok(given.iter().map(|p| parse_pool(p)).collect::<Result<_, _>>()?)
+    Ok((pools, faults))
 }
 
 fn canonical(p: &Path) -> Option<std::path::PathBuf> {
@@ -183,7 +200,7 @@ fn alive(pid: &str) -> bool {
 
 /// `storlab challenge agent ID` and `storlab challenge resume ID`.
 fn agent(id: i64, a: &HostPoolsArgs, mib: bool, out: &OutputArgs, resume: bool) -> Result<u8> {
-    let mine = host_pools(a)?;
+    let (mine, host_faults) = host_plan(a)?;
     let store = open_existing(&out.db)?;
     let c = store
         .challenge(id)?
@@ -192,6 +209,7 @@ fn agent(id: i64, a: &HostPoolsArgs, mib: bool, out: &OutputArgs, resume: bool) 
         return Err(usage(format!("challenge {id} is over (status {})", c.status)));
     }
     check_pools(&c.spec, &mine)?;
+    storlab_challenge::faults::check(&c.spec.pools, &host_faults)?;
     // Resuming takes over the files in flight of this host's processes that are gone.
     let take_over: Vec<String> = if resume {
         let prefix = format!("{}/", storlab_env::hostname());
@@ -208,7 +226,7 @@ fn agent(id: i64, a: &HostPoolsArgs, mib: bool, out: &OutputArgs, resume: bool) 
     if writers == 0 && readers == 0 {
         return Err(usage("--writers 0 and --readers 0: this agent would do nothing"));
     }
-    take_part(store, &c, writers, readers, true, take_over, mib, out)
+    take_part(store, &c, writers, readers, true, take_over, host_faults, mib, out)
 }
 
 /// The account, with each bad file named by its path.
@@ -231,6 +249,7 @@ fn take_part(
     readers: u32,
     shared: bool,
     take_over: Vec<String>,
+    host_faults: Vec<Fault>,
     mib: bool,
     out: &OutputArgs,
 ) -> Result<u8> {
@@ -262,6 +281,7 @@ fn take_part(
         readers,
         shared,
         take_over,
+        host_faults,
     };
     let (store, outcome) = match storlab_challenge::run::run(store, c, &cfg) {
         Ok(r) => r,

@@ -588,6 +588,11 @@ pub struct HostPoolsArgs {
     /// Reader threads here (default: the challenge's).
     #[arg(long)]
     pub readers: Option<u32>,
+    /// A fault this host carries out, AT:ACTION:TARGET[:FOR] (unmount, read-only, detach,
+    /// command, task: host actions are taken only from the host's own plan, never from the
+    /// database); repeatable.
+    #[arg(long = "fault", value_name = "AT:ACTION:TARGET[:FOR]")]
+    pub fault: Vec<String>,
 }
 
 #[derive(Subcommand, Debug)]

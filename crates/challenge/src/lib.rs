@@ -10,6 +10,7 @@
 //! storlab writes only inside each pool's directory, in a subdirectory named after the
 //! challenge (`storlab-challenge-<uuid>`), files named `f<number>`; it removes nothing else.
 
+pub mod faults;
 pub mod files;
 pub mod run;
 pub mod spec;

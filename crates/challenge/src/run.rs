@@ -12,6 +12,13 @@ use storlab_model::challenge::{
 };
 use storlab_store::{ReadOutcome, Store, StoredChallenge};
 
+use std::collections::HashMap;
+
+use storlab_env::mounts::Mount;
+use storlab_impact::task::{Task, TaskState};
+use storlab_model::challenge::Fault;
+
+use crate::faults;
 use crate::files::{self, Buffer, Stop};
 use crate::{file_name, pool_dir, ChallengeError};
 
@@ -27,6 +34,8 @@ enum PoolState {
     Away = 2,
     /// Out of space: no new files until readers free some.
     Full = 3,
+    /// Its device is gone (detached): nothing of it comes back.
+    Gone = 4,
 }
 
 impl PoolState {
@@ -35,6 +44,7 @@ impl PoolState {
             1 => PoolState::Draining,
             2 => PoolState::Away,
             3 => PoolState::Full,
+            4 => PoolState::Gone,
             _ => PoolState::Open,
         }
     }
@@ -49,6 +59,9 @@ struct PoolLive {
     state: AtomicU8,
     /// The write rate over the last long-term window, bytes/s (f64 bits), for least-loaded.
     write_rate: AtomicU64,
+    /// Files open in the pool on this host (being written or read): a fault that takes the
+    /// pool away waits for them.
+    active: AtomicU64,
 }
 
 /// How the challenge is run on this host.
@@ -71,6 +84,9 @@ pub struct RunConfig<'a> {
     /// Agents that are gone (this host's crashed processes) whose files in flight this host
     /// takes over at its start.
     pub take_over: Vec<String>,
+    /// The host actions of this host's own fault plan (unmount, read-only, detach, command,
+    /// task): from its command line or job file, never from the database.
+    pub host_faults: Vec<Fault>,
 }
 
 /// What this host did.
@@ -122,6 +138,8 @@ struct Shared<'a> {
     shared_mode: bool,
     /// Every file number is handed out.
     exhausted: AtomicBool,
+    /// The fault plan carried out here.
+    faults: Vec<Fault>,
     /// When the backlog was last read from the catalogue (shared mode).
     last_sync: Mutex<Instant>,
 }
@@ -252,6 +270,43 @@ impl Shared<'_> {
         None
     }
 
+    /// A worker is about to open a file of pool `p`: counted first, then the pool's state
+    /// checked (in that order, sequentially consistent, so a fault that sets the pool away and
+    /// then waits for its open files either sees this worker or is seen by it). False (not
+    /// counted) when the pool does not take the work now.
+    fn enter(&self, p: usize, writing: bool) -> bool {
+        self.pools[p].active.fetch_add(1, Ordering::SeqCst);
+        let ok = match PoolState::from_u8(self.pools[p].state.load(Ordering::SeqCst)) {
+            PoolState::Open => true,
+            PoolState::Draining | PoolState::Full => !writing,
+            PoolState::Away | PoolState::Gone => false,
+        };
+        if !ok {
+            self.pools[p].active.fetch_sub(1, Ordering::SeqCst);
+        }
+        ok
+    }
+
+    fn leave(&self, p: usize) {
+        self.pools[p].active.fetch_sub(1, Ordering::SeqCst);
+    }
+
+    /// Takes pool `p` out of service (no new files, no reads) and waits until no file of it is
+    /// open here (at most a minute); false when files stayed open.
+    fn quiesce(&self, pools: &[usize], state: PoolState) -> bool {
+        for p in pools {
+            self.pools[*p].state.store(state as u8, Ordering::SeqCst);
+        }
+        let until = Instant::now() + Duration::from_secs(60);
+        while pools.iter().any(|p| self.pools[*p].active.load(Ordering::SeqCst) > 0) {
+            if Instant::now() >= until {
+                return false;
+            }
+            std::thread::sleep(Duration::from_millis(5));
+        }
+        true
+    }
+
     fn held(&self, held: &AtomicU64, me: u64) -> bool {
         me < held.load(Ordering::Relaxed)
     }
@@ -280,7 +335,15 @@ fn writer(s: &Shared, me: u64) -> Result<(), ChallengeError> {
         }
         let again = s.rewrite.lock().unwrap_or_else(|e| e.into_inner()).pop();
         if let Some(t) = again {
-            write_one(s, &t, &mut buf)?;
+            if t.pool < s.pools.len() && s.pool_state(t.pool) == PoolState::Gone {
+                s.store().lose_file(s.id, t.seq, "its pool's device was detached before it could be written again")?;
+            } else if t.pool < s.pools.len() && !s.enter(t.pool, true) {
+                // Its pool is away for now: it waits.
+                s.rewrite.lock().unwrap_or_else(|e| e.into_inner()).push(t);
+                idle(&s.writer_idle_ns, pause);
+            } else {
+                write_one(s, &t, &mut buf)?;
+            }
             continue;
         }
         let Some(seq) = s.next_seq()? else {
@@ -295,7 +358,10 @@ fn writer(s: &Shared, me: u64) -> Result<(), ChallengeError> {
         // Wait for a pool that takes the file (flow control); the number is kept meanwhile.
         let pool = loop {
             if let Some(p) = s.choose_pool(seq) {
-                break Some(p);
+                if s.enter(p, true) {
+                    break Some(p);
+                }
+                s.pools[p].backlog.fetch_sub(1, Ordering::AcqRel);
             }
             if s.interrupt.load(Ordering::Relaxed) || s.past_deadline() {
                 break None;
@@ -318,6 +384,7 @@ fn writer(s: &Shared, me: u64) -> Result<(), ChallengeError> {
         if !s.store().begin_write(s.id, &t, &s.host, s.lease(), s.spec.files)? {
             // Every file of the challenge is begun.
             s.pools[pool].backlog.fetch_sub(1, Ordering::AcqRel);
+            s.leave(pool);
             s.exhausted.store(true, Ordering::Relaxed);
             continue;
         }
@@ -326,37 +393,43 @@ fn writer(s: &Shared, me: u64) -> Result<(), ChallengeError> {
 }
 
 /// Writes file `t` and records how it went (also for a file reclaimed from a dead host).
+/// Writes file `t` (its pool entered; left here) and records how it went.
 fn write_one(s: &Shared, t: &FileTicket, buf: &mut Buffer) -> Result<(), ChallengeError> {
     let Some(path) = s.path(t) else {
+        if t.pool < s.pools.len() {
+            s.leave(t.pool);
+        }
         return s.refuse(t);
     };
+    let r = write_entered(s, t, &path, buf);
+    s.leave(t.pool);
+    r
+}
+
+fn write_entered(s: &Shared, t: &FileTicket, path: &std::path::Path, buf: &mut Buffer) -> Result<(), ChallengeError> {
     let pool = &s.pools[t.pool];
-    match files::write(&path, s.spec.file_size, buf, t.seed, &pool.written, s.interrupt) {
+    match files::write(path, s.spec.file_size, buf, t.seed, &pool.written, s.interrupt) {
         Ok(()) => s.store().end_write(s.id, t.seq, s.t())?,
         Err(Stop::Interrupted) => {
             // Stopped by Ctrl-C: the partial file goes, the catalogue keeps it as being written
             // with its lease ended, so that the resume writes it again (counted as rewritten).
-            let _ = std::fs::remove_file(&path);
+            let _ = std::fs::remove_file(path);
             s.store().expire_lease(s.id, t.seq)?;
         }
         Err(Stop::Io(e)) => {
-            let _ = std::fs::remove_file(&path);
+            let _ = std::fs::remove_file(path);
             pool.backlog.fetch_sub(1, Ordering::AcqRel);
-            let why = {
-                {
-                    if e.raw_os_error() == Some(libc::ENOSPC) && s.pool_state(t.pool) == PoolState::Open {
-                        s.set_pool_state(t.pool, PoolState::Full);
-                        s.event(
-                            "pool-full",
-                            format!(
-                                "pool {} is out of space: no new files until readers free some",
-                                s.spec.pools[t.pool].name
-                            ),
-                        );
-                    }
-                    format!("being written: {e}; removed")
-                }
-            };
+            if e.raw_os_error() == Some(libc::ENOSPC) && s.pool_state(t.pool) == PoolState::Open {
+                s.set_pool_state(t.pool, PoolState::Full);
+                s.event(
+                    "pool-full",
+                    format!(
+                        "pool {} is out of space: no new files until readers free some",
+                        s.spec.pools[t.pool].name
+                    ),
+                );
+            }
+            let why = format!("being written: {e}; removed");
             s.store().lose_file(s.id, t.seq, &why)?;
             // A file lost unwritten leaves its place to another.
             s.exhausted.store(false, Ordering::Relaxed);
@@ -379,7 +452,7 @@ fn reader(s: &Shared, me: u64) -> Result<(), ChallengeError> {
             continue;
         }
         let away: Vec<usize> = (0..s.pools.len())
-            .filter(|p| s.pool_state(*p) == PoolState::Away)
+            .filter(|p| matches!(s.pool_state(*p), PoolState::Away | PoolState::Gone))
             .collect();
         let ticket = s.store().begin_read(s.id, &s.host, s.lease(), &away)?;
         let Some(t) = ticket else {
@@ -395,18 +468,34 @@ fn reader(s: &Shared, me: u64) -> Result<(), ChallengeError> {
             idle(&s.reader_idle_ns, pause);
             continue;
         };
+        if t.pool < s.pools.len() && !s.enter(t.pool, false) {
+            // Its pool went away between the pick and now: the file waits.
+            s.store().return_file(s.id, t.seq)?;
+            idle(&s.reader_idle_ns, pause);
+            continue;
+        }
         read_one(s, &t, &mut buf)?;
     }
 }
 
+/// Reads file `t` (its pool entered; left here), verifies and deletes it, and records it.
 fn read_one(s: &Shared, t: &FileTicket, buf: &mut Buffer) -> Result<(), ChallengeError> {
     let Some(path) = s.path(t) else {
+        if t.pool < s.pools.len() {
+            s.leave(t.pool);
+        }
         return s.refuse(t);
     };
+    let r = read_entered(s, t, &path, buf);
+    s.leave(t.pool);
+    r
+}
+
+fn read_entered(s: &Shared, t: &FileTicket, path: &std::path::Path, buf: &mut Buffer) -> Result<(), ChallengeError> {
     let pool = &s.pools[t.pool];
-    match files::read_verify(&path, s.spec.file_size, buf, t.seed, &pool.read, s.interrupt) {
+    match files::read_verify(path, s.spec.file_size, buf, t.seed, &pool.read, s.interrupt) {
         Ok(bad) => {
-            let _ = std::fs::remove_file(&path);
+            let _ = std::fs::remove_file(path);
             let outcome = match bad {
                 None => ReadOutcome::Verified,
                 Some(why) => {
@@ -421,7 +510,7 @@ fn read_one(s: &Shared, t: &FileTicket, buf: &mut Buffer) -> Result<(), Challeng
             s.store().return_file(s.id, t.seq)?;
         }
         Err(Stop::Io(e)) => {
-            if s.pool_state(t.pool) == PoolState::Away {
+            if matches!(s.pool_state(t.pool), PoolState::Away | PoolState::Gone) {
                 // Its pool went away under the reader: the file waits for the pool to return.
                 s.store().return_file(s.id, t.seq)?;
             } else {
@@ -538,80 +627,225 @@ fn renew_and_reclaim(s: &Shared) -> Result<(), ChallengeError> {
     Ok(())
 }
 
-/// Carries out the fault plan's in-process actions on time (drain, stop writers or readers) and
-/// undoes them after their FOR.
+/// Carries out this host's fault plan on time and undoes each fault after its FOR; at the
+/// end (or on Ctrl-C) undoes what is still undone (pools mounted again, read-write again) and
+/// stops tasks still running. Every step is an event on the timeline.
 fn faults(s: &Shared, finished: &AtomicBool) {
+    let plan_faults = &s.faults;
     let mut plan: Vec<(f64, usize, bool)> = Vec::new();
-    for (i, f) in s.spec.faults.iter().enumerate() {
+    for (i, f) in plan_faults.iter().enumerate() {
         plan.push((f.at, i, false));
         if let Some(d) = f.for_seconds {
             plan.push((f.at + d, i, true));
         }
     }
     plan.sort_by(|a, b| a.0.total_cmp(&b.0));
-    for (at, i, undo) in plan {
-        while s.t() < at {
-            if finished.load(Ordering::Relaxed) {
-                return;
-            }
-            std::thread::sleep(Duration::from_millis(20).min(Duration::from_secs_f64((at - s.t()).max(0.0))));
+    let mut taken: HashMap<usize, (Mount, Vec<usize>)> = HashMap::new();
+    let mut tasks: Vec<(String, Box<dyn Task>)> = Vec::new();
+    let mut next = 0;
+    let mut polled = Instant::now();
+    while !finished.load(Ordering::Relaxed) {
+        while next < plan.len() && s.t() >= plan[next].0 {
+            let (_, i, undo) = plan[next];
+            next += 1;
+            let (kind, detail) = carry_out(s, &plan_faults[i], i, undo, &mut taken, &mut tasks);
+            s.event(kind, detail);
         }
-        let f = &s.spec.faults[i];
-        let pool = s.spec.pools.iter().position(|p| p.name == f.target);
-        let count = |held: &AtomicU64, all: u32| match f.target.parse::<u64>() {
-            Ok(n) => held.store(n.min(all as u64), Ordering::Relaxed),
-            Err(_) => held.store(all as u64, Ordering::Relaxed),
-        };
-        let detail = match (f.action, undo) {
-            (FaultAction::Drain, false) => {
-                if let Some(p) = pool {
-                    s.set_pool_state(p, PoolState::Draining);
+        if polled.elapsed() >= Duration::from_secs(1) {
+            polled = Instant::now();
+            tasks.retain_mut(|(what, task)| match task.poll() {
+                Ok(TaskState::Done { completed, detail }) => {
+                    let how = if completed { "finished" } else { "ended unfinished" };
+                    s.event("task", format!("{what} {how}: {detail}"));
+                    false
                 }
-                format!("pool {} drained: no new files, readers empty it", f.target)
+                Ok(_) => true,
+                Err(e) => {
+                    s.event("task", format!("{what}: {e}"));
+                    false
+                }
+            });
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    // The challenge is over: nothing is left taken away.
+    let mut left: Vec<usize> = taken.keys().copied().collect();
+    left.sort();
+    for i in left {
+        let (kind, detail) = carry_out(s, &plan_faults[i], i, true, &mut taken, &mut tasks);
+        s.event(kind, format!("{detail} (at the challenge's end)"));
+    }
+    for (what, mut task) in tasks {
+        let said = match task.stop() {
+            Ok(()) => format!("{what} stopped at the challenge's end"),
+            Err(e) => format!("{what} could not be stopped: {e}"),
+        };
+        s.event("task", said);
+    }
+}
+
+/// One step of the fault plan: the fault `f` (number `i`), or its undoing. Returns the event.
+fn carry_out(
+    s: &Shared,
+    f: &Fault,
+    i: usize,
+    undo: bool,
+    taken: &mut HashMap<usize, (Mount, Vec<usize>)>,
+    tasks: &mut Vec<(String, Box<dyn Task>)>,
+) -> (&'static str, String) {
+    let pool = s.spec.pools.iter().position(|p| p.name == f.target);
+    let count = |held: &AtomicU64| match f.target.parse::<u64>() {
+        Ok(n) => held.store(n, Ordering::Relaxed),
+        Err(_) => held.store(u64::MAX, Ordering::Relaxed),
+    };
+    let kind = if undo { "undo" } else { "fault" };
+    let names = |pools: &[usize]| {
+        pools
+            .iter()
+            .map(|p| s.spec.pools[*p].name.as_str())
+            .collect::<Vec<_>>()
+            .join(", ")
+    };
+    let detail = match (f.action, undo) {
+        (FaultAction::Drain, false) => {
+            if let Some(p) = pool {
+                s.set_pool_state(p, PoolState::Draining);
             }
-            (FaultAction::Drain, true) => {
-                if let Some(p) = pool {
+            format!("pool {} drained: no new files, readers empty it", f.target)
+        }
+        (FaultAction::Drain, true) => {
+            if let Some(p) = pool {
+                if s.pool_state(p) == PoolState::Draining {
                     s.set_pool_state(p, PoolState::Open);
                 }
-                format!("pool {} takes files again", f.target)
             }
-            (FaultAction::StopWriters, false) => {
-                count(&s.writers_held, u32::MAX);
-                format!("writers stopped: {}", f.target)
+            format!("pool {} takes files again", f.target)
+        }
+        (FaultAction::StopWriters, false) => {
+            count(&s.writers_held);
+            format!("writers stopped: {}", f.target)
+        }
+        (FaultAction::StopWriters, true) => {
+            s.writers_held.store(0, Ordering::Relaxed);
+            "writers restarted".to_string()
+        }
+        (FaultAction::StopReaders, false) => {
+            count(&s.readers_held);
+            format!("readers stopped: {}", f.target)
+        }
+        (FaultAction::StopReaders, true) => {
+            s.readers_held.store(0, Ordering::Relaxed);
+            "readers restarted".to_string()
+        }
+        (FaultAction::Unmount | FaultAction::ReadOnly | FaultAction::Detach, false) => {
+            let Some(p) = pool else {
+                return ("fault-failed", format!("{} {}: no such pool", f.action, f.target));
+            };
+            let m = match faults::pool_mount(&s.spec.pools[p], f.action) {
+                Ok(m) => m,
+                Err(e) => return ("fault-failed", e.to_string()),
+            };
+            let on = faults::pools_on(&s.spec.pools, &m);
+            let quiet = s.quiesce(&on, PoolState::Away);
+            let done = match f.action {
+                FaultAction::Unmount => faults::unmount(&m),
+                FaultAction::ReadOnly => faults::remount(&m, true),
+                _ => faults::detach(&m),
+            };
+            let what = match f.action {
+                FaultAction::Unmount => format!("{} unmounted (umount -l)", m.mount_point),
+                FaultAction::ReadOnly => format!("{} remounted read-only", m.mount_point),
+                _ => format!("{} unmounted and its device {} detached", m.mount_point, m.source),
+            };
+            let pending = if quiet { "" } else { " (files were still open in it after a minute)" };
+            match done {
+                Err(e) => {
+                    for p in &on {
+                        s.set_pool_state(*p, PoolState::Open);
+                    }
+                    return ("fault-failed", format!("{what}: failed: {e}; pool(s) {} in service again", names(&on)));
+                }
+                Ok(()) if f.action == FaultAction::Detach => {
+                    let mut lost = 0;
+                    for p in &on {
+                        s.set_pool_state(*p, PoolState::Gone);
+                        let why = format!("waiting in pool {} when its device was detached", s.spec.pools[*p].name);
+                        match s.store().lose_pool(s.id, *p, &why) {
+                            Ok(n) => {
+                                lost += n;
+                                s.pools[*p].backlog.fetch_sub(n.min(s.pools[*p].backlog.load(Ordering::Acquire)), Ordering::AcqRel);
+                            }
+                            Err(e) => eprintln!("storlab: could not record pool {}'s files as lost: {e}", s.spec.pools[*p].name),
+                        }
+                    }
+                    format!("pool(s) {} gone: {what}{pending}; {lost} waiting file(s) lost", names(&on))
+                }
+                Ok(()) => {
+                    taken.insert(i, (m, on.clone()));
+                    format!("pool(s) {} away: {what}{pending}", names(&on))
+                }
             }
-            (FaultAction::StopWriters, true) => {
-                s.writers_held.store(0, Ordering::Relaxed);
-                "writers restarted".to_string()
+        }
+        (FaultAction::Unmount | FaultAction::ReadOnly, true) => {
+            let Some((m, on)) = taken.remove(&i) else {
+                return ("undo", format!("{} {}: nothing to undo", f.action, f.target));
+            };
+            let done = if f.action == FaultAction::Unmount {
+                faults::mount_again(&m)
+            } else {
+                faults::remount(&m, false)
+            };
+            match done {
+                Ok(()) => {
+                    for p in &on {
+                        s.set_pool_state(*p, PoolState::Open);
+                    }
+                    format!("pool(s) {} back: {} mounted read-write", names(&on), m.mount_point)
+                }
+                Err(e) => {
+                    return (
+                        "fault-failed",
+                        format!("pool(s) {} could not come back: {e}; they stay away", names(&on)),
+                    )
+                }
             }
-            (FaultAction::StopReaders, false) => {
-                count(&s.readers_held, u32::MAX);
-                format!("readers stopped: {}", f.target)
+        }
+        (FaultAction::Detach | FaultAction::Command | FaultAction::Task, true) => {
+            format!("{} {}: nothing to undo", f.action, f.target)
+        }
+        (FaultAction::Command, false) => faults::command(&f.target),
+        (FaultAction::Task, false) => match storlab_impact::kinds::parse(&f.target) {
+            Ok(mut task) => {
+                let what = task.describe();
+                match task.start() {
+                    Ok(()) => {
+                        tasks.push((what.clone(), task));
+                        format!("{what} started")
+                    }
+                    Err(e) => return ("fault-failed", format!("{what}: {e}")),
+                }
             }
-            (FaultAction::StopReaders, true) => {
-                s.readers_held.store(0, Ordering::Relaxed);
-                "readers restarted".to_string()
-            }
-            (other, _) => format!("{other} on {}: not carried out on this host", f.target),
-        };
-        s.event(if undo { "undo" } else { "fault" }, detail);
-    }
+            Err(e) => return ("fault-failed", format!("task {}: {e}", f.target)),
+        },
+    };
+    (kind, detail)
 }
 
 /// Runs the challenge's share of this host until its end (the duration, every file done, or
 /// Ctrl-C); stores samples, events and the catalogue as it goes.
 pub fn run(store: Store, challenge: &StoredChallenge, cfg: &RunConfig) -> Result<(Store, HostOutcome), ChallengeError> {
     let spec = &challenge.spec;
-    if let Some(f) = spec.faults.iter().find(|f| {
-        !matches!(
-            f.action,
-            FaultAction::Drain | FaultAction::StopWriters | FaultAction::StopReaders
-        )
-    }) {
-        return Err(ChallengeError::Input(format!(
-            "the fault action {} is not carried out yet in this build (drain, stop-writers and stop-readers are)",
-            f.action
-        )));
-    }
+    // The plan carried out here: the challenge's faults done inside storlab (drain, stop
+    // writers or readers), and the host actions this host's own plan names; never a host
+    // action read from the database.
+    let plan: Vec<Fault> = spec
+        .faults
+        .iter()
+        .filter(|f| !faults::is_host_action(f.action))
+        .chain(&cfg.host_faults)
+        .cloned()
+        .collect();
+    faults::check(&spec.pools, &cfg.host_faults)?;
     let dirs: Vec<PathBuf> = spec.pools.iter().map(|p| pool_dir(p, &challenge.uuid)).collect();
     for (d, p) in dirs.iter().zip(&spec.pools) {
         std::fs::create_dir_all(d).map_err(|e| ChallengeError::Io(format!("pool {}: {}: {e}", p.name, d.display())))?;
@@ -641,6 +875,7 @@ pub fn run(store: Store, challenge: &StoredChallenge, cfg: &RunConfig) -> Result
                 backlog: AtomicU64::new(*b),
                 state: AtomicU8::new(PoolState::Open as u8),
                 write_rate: AtomicU64::new(0f64.to_bits()),
+                active: AtomicU64::new(0),
             })
             .collect(),
         writers_done: AtomicBool::new(cfg.writers == 0),
@@ -657,6 +892,7 @@ pub fn run(store: Store, challenge: &StoredChallenge, cfg: &RunConfig) -> Result
         rewrite: Mutex::new(again.clone()),
         shared_mode: cfg.shared,
         exhausted: AtomicBool::new(false),
+        faults: plan,
         last_sync: Mutex::new(Instant::now() - Duration::from_secs(1)),
     };
     if !again.is_empty() {

@@ -144,8 +144,9 @@ pub fn parse_fault(text: &str) -> Result<Fault, ChallengeError> {
             FaultAction::names()
         ))
     })?;
-    // A command may hold colons; the whole rest is the command, and it cannot be undone.
-    let (target, for_seconds) = if action == FaultAction::Command {
+    // A command or a task may hold colons (btrfs-scrub:/mnt/p1): the whole rest is the target,
+    // and FOR does not apply (a command is not undone; a task runs to its end).
+    let (target, for_seconds) = if matches!(action, FaultAction::Command | FaultAction::Task) {
         (parts[2..].join(":"), None)
     } else {
         let f = match parts.get(3) {
@@ -283,6 +284,7 @@ pub fn build(input: &SpecInput) -> Result<ChallengeSpec, ChallengeError> {
             )));
         }
     }
+    crate::faults::check(&pools, &faults)?;
     Ok(ChallengeSpec {
         pools,
         writers,

@@ -230,6 +230,18 @@ impl Store {
         })
     }
 
+    /// Every file waiting in pool `pool` is lost (its device is gone), with why; returns how
+    /// many.
+    pub fn lose_pool(&self, id: i64, pool: usize, why: &str) -> Result<u64> {
+        Ok(self
+            .query(
+                "UPDATE challenge_files SET state = 'lost', error = ?3 WHERE challenge_id = ?1 AND pool = ?2
+                 AND state = 'written' RETURNING seq",
+                vals![id, pool as u64, why],
+            )?
+            .len() as u64)
+    }
+
     /// A reader gives file `seq` back unread (its pool went away for a while): it waits again.
     pub fn return_file(&self, id: i64, seq: u64) -> Result<()> {
         self.exec_one(
