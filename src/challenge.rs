@@ -6,8 +6,8 @@ use std::io::IsTerminal;
 use std::path::Path;
 
 use anyhow::Result;
-use storlab_challenge::run::{check_and_clean, HostOutcome, RunConfig};
 use storlab_challenge::faults::is_host_action;
+use storlab_challenge::run::{check_and_clean, HostOutcome, RunConfig};
 use storlab_challenge::spec::{build, parse_fault, parse_pool, SpecInput};
 use storlab_challenge::stats::{compute, Window};
 use storlab_challenge::{pool_dir, ChallengeError};
@@ -35,7 +35,7 @@ pub fn dispatch(c: ChallengeCmd) -> Result<u8> {
             mib,
             output,
         } => stats(id, from, to, samples.as_deref(), &pools, mib, &output),
-        ChallengeCmd::Show { id, output } => show(id, &output),
+        ChallengeCmd::Show { id, samples, output } => show(id, samples, &output),
     }
 }
 
@@ -64,6 +64,7 @@ fn spec_input(a: &ChallengeSpecArgs) -> Result<SpecInput> {
         seed: a.seed,
         fault: a.fault.clone(),
         lease: a.lease.clone(),
+        direct: a.direct.then_some(true),
     };
     Ok(match &a.job {
         Some(f) => SpecInput::from_file(f)?.overlay(flags),
@@ -119,7 +120,12 @@ fn run(a: &ChallengeSpecArgs, mib: bool, out: &OutputArgs) -> Result<u8> {
         .ok_or_else(|| anyhow::anyhow!("challenge {id} vanished after it was stored"))?;
     let (writers, readers) = (spec.writers, spec.readers);
     // This host's own command line named them: it carries them out.
-    let host_faults = spec.faults.iter().filter(|f| is_host_action(f.action)).cloned().collect();
+    let host_faults = spec
+        .faults
+        .iter()
+        .filter(|f| is_host_action(f.action))
+        .cloned()
+        .collect();
     take_part(store, &c, writers, readers, false, Vec::new(), host_faults, mib, out)
 }
 
@@ -131,7 +137,11 @@ fn host_plan(a: &HostPoolsArgs) -> Result<(Vec<Pool>, Vec<Fault>)> {
         None => SpecInput::default(),
     };
     let pools = if a.pool.is_empty() { file.pool } else { a.pool.clone() };
-    let faults = if a.fault.is_empty() { file.fault } else { a.fault.clone() };
+    let faults = if a.fault.is_empty() {
+        file.fault
+    } else {
+        a.fault.clone()
+    };
     let pools: Vec<Pool> = pools.iter().map(|p| parse_pool(p)).collect::<Result<_, _>>()?;
     let faults: Vec<Fault> = faults.iter().map(|f| parse_fault(f)).collect::<Result<_, _>>()?;
     if let Some(f) = faults.iter().find(|f| !is_host_action(f.action)) {
@@ -520,12 +530,25 @@ fn stats(
 }
 
 /// `storlab challenge show ID`.
-fn show(id: i64, out: &OutputArgs) -> Result<u8> {
+fn show(id: i64, with_samples: bool, out: &OutputArgs) -> Result<u8> {
     let store = open_existing(&out.db)?;
     let c = stored(&store, id)?;
     let acc = account(&store, &c)?;
     let events = store.challenge_events(id)?;
     let runs = store.challenge_runs(id)?;
+    let samples = store.challenge_samples(id, c.spec.pools.len())?;
+    // Bytes moved per pool, summed over every host's samples.
+    let pools: Vec<serde_json::Value> = c
+        .spec
+        .pools
+        .iter()
+        .enumerate()
+        .map(|(i, p)| {
+            let w: u64 = samples.iter().map(|s| s.written.get(i).copied().unwrap_or(0)).sum();
+            let r: u64 = samples.iter().map(|s| s.read.get(i).copied().unwrap_or(0)).sum();
+            serde_json::json!({ "name": p.name, "path": p.path, "bytes_written": w, "bytes_read": r })
+        })
+        .collect();
     if out.json {
         print_json(&serde_json::json!({
             "challenge": id,
@@ -537,6 +560,8 @@ fn show(id: i64, out: &OutputArgs) -> Result<u8> {
             "account": acc,
             "holds": acc.holds(),
             "events": events,
+            "pools": pools,
+            "samples": if with_samples { serde_json::to_value(&samples)? } else { serde_json::Value::Null },
         }))?;
         return Ok(0);
     }

@@ -570,6 +570,9 @@ pub struct ChallengeSpecArgs {
     /// takes the file over (default 60s).
     #[arg(long, value_name = "TIME")]
     pub lease: Option<String>,
+    /// Write and read with O_DIRECT, past the page cache (the devices' figures, not memory's).
+    #[arg(long)]
+    pub direct: bool,
 }
 
 /// The pools a host lets an agent touch: named on its command line or in a job file.
@@ -670,6 +673,9 @@ pub enum ChallengeCmd {
     Show {
         /// The challenge's id.
         id: i64,
+        /// Include every sample (JSON): host, interval, bytes per pool.
+        #[arg(long)]
+        samples: bool,
         #[command(flatten)]
         output: OutputArgs,
     },

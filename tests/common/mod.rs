@@ -200,7 +200,11 @@ pub fn loop_filesystem(mkfs: &str, size: u64, point: &Path) -> LoopFs {
         .tempdir_in(std::env::temp_dir())
         .unwrap();
     let dev = loop_device(&image_dir.path().join("fs.img"), size);
-    let force = if mkfs == "mkfs.btrfs" || mkfs == "mkfs.xfs" { "-f" } else { "-F" };
+    let force = if mkfs == "mkfs.btrfs" || mkfs == "mkfs.xfs" {
+        "-f"
+    } else {
+        "-F"
+    };
     let mk = Command::new(mkfs).args(["-q", force, &dev.dev]).output().expect(mkfs);
     assert!(mk.status.success(), "{mkfs}: {}", stderr(&mk));
     LoopFs {

@@ -8,6 +8,8 @@
 //! disk; files waiting in it wait for it to come back, or are lost (named) when its device is
 //! detached, since nothing brings a pulled device back.
 
+use std::path::Path;
+
 use storlab_env::mounts::{mount_of, mounts, Mount};
 use storlab_model::challenge::{Fault, FaultAction, Pool};
 
@@ -27,13 +29,23 @@ pub fn is_host_action(a: FaultAction) -> bool {
 pub fn pool_mount(pool: &Pool, action: FaultAction) -> Result<Mount, ChallengeError> {
     let all = mounts();
     let m = mount_of(&pool.path, &all).ok_or_else(|| {
-        ChallengeError::Input(format!("pool {}: cannot tell which filesystem {} is on", pool.name, pool.path.display()))
-    })?;
-    if m.mount_point == "/" {
-        return Err(ChallengeError::Input(format!(
-            "a fault {action} on pool {}: {} is on the root filesystem; give the pool a filesystem of its own",
+        ChallengeError::Input(format!(
+            "pool {}: cannot tell which filesystem {} is on",
             pool.name,
             pool.path.display()
+        ))
+    })?;
+    // Only a pool that is its filesystem's root is taken away with it: a pool in a directory
+    // of /dev/shm must not take /dev/shm with it.
+    let is_root = std::fs::canonicalize(&pool.path).is_ok_and(|p| p == Path::new(&m.mount_point));
+    if m.mount_point == "/" || !is_root {
+        return Err(ChallengeError::Input(format!(
+            "a fault {action} on pool {}: {} is not a filesystem of its own (it is on {}, mounted at {}); \
+             give the pool its own filesystem, mounted at the pool's directory",
+            pool.name,
+            pool.path.display(),
+            m.source,
+            m.mount_point
         )));
     }
     if action == FaultAction::Detach && !is_loop(&m.source) {

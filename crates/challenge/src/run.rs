@@ -312,6 +312,12 @@ impl Shared<'_> {
     }
 }
 
+/// Takes `n` from a backlog count, never below zero: in shared mode the count is read from the
+/// catalogue now and then, and a file another host's reader took may be released here too.
+fn less(count: &AtomicU64, n: u64) {
+    let _ = count.fetch_update(Ordering::AcqRel, Ordering::Acquire, |b| Some(b.saturating_sub(n)));
+}
+
 fn idle(counter: &AtomicU64, d: Duration) {
     std::thread::sleep(d);
     counter.fetch_add(d.as_nanos() as u64, Ordering::Relaxed);
@@ -336,7 +342,11 @@ fn writer(s: &Shared, me: u64) -> Result<(), ChallengeError> {
         let again = s.rewrite.lock().unwrap_or_else(|e| e.into_inner()).pop();
         if let Some(t) = again {
             if t.pool < s.pools.len() && s.pool_state(t.pool) == PoolState::Gone {
-                s.store().lose_file(s.id, t.seq, "its pool's device was detached before it could be written again")?;
+                s.store().lose_file(
+                    s.id,
+                    t.seq,
+                    "its pool's device was detached before it could be written again",
+                )?;
             } else if t.pool < s.pools.len() && !s.enter(t.pool, true) {
                 // Its pool is away for now: it waits.
                 s.rewrite.lock().unwrap_or_else(|e| e.into_inner()).push(t);
@@ -361,7 +371,7 @@ fn writer(s: &Shared, me: u64) -> Result<(), ChallengeError> {
                 if s.enter(p, true) {
                     break Some(p);
                 }
-                s.pools[p].backlog.fetch_sub(1, Ordering::AcqRel);
+                less(&s.pools[p].backlog, 1);
             }
             if s.interrupt.load(Ordering::Relaxed) || s.past_deadline() {
                 break None;
@@ -383,7 +393,7 @@ fn writer(s: &Shared, me: u64) -> Result<(), ChallengeError> {
         };
         if !s.store().begin_write(s.id, &t, &s.host, s.lease(), s.spec.files)? {
             // Every file of the challenge is begun.
-            s.pools[pool].backlog.fetch_sub(1, Ordering::AcqRel);
+            less(&s.pools[pool].backlog, 1);
             s.leave(pool);
             s.exhausted.store(true, Ordering::Relaxed);
             continue;
@@ -408,7 +418,15 @@ fn write_one(s: &Shared, t: &FileTicket, buf: &mut Buffer) -> Result<(), Challen
 
 fn write_entered(s: &Shared, t: &FileTicket, path: &std::path::Path, buf: &mut Buffer) -> Result<(), ChallengeError> {
     let pool = &s.pools[t.pool];
-    match files::write(path, s.spec.file_size, buf, t.seed, &pool.written, s.interrupt) {
+    match files::write(
+        path,
+        s.spec.file_size,
+        buf,
+        t.seed,
+        &pool.written,
+        s.interrupt,
+        s.spec.direct,
+    ) {
         Ok(()) => s.store().end_write(s.id, t.seq, s.t())?,
         Err(Stop::Interrupted) => {
             // Stopped by Ctrl-C: the partial file goes, the catalogue keeps it as being written
@@ -418,7 +436,7 @@ fn write_entered(s: &Shared, t: &FileTicket, path: &std::path::Path, buf: &mut B
         }
         Err(Stop::Io(e)) => {
             let _ = std::fs::remove_file(path);
-            pool.backlog.fetch_sub(1, Ordering::AcqRel);
+            less(&pool.backlog, 1);
             if e.raw_os_error() == Some(libc::ENOSPC) && s.pool_state(t.pool) == PoolState::Open {
                 s.set_pool_state(t.pool, PoolState::Full);
                 s.event(
@@ -493,9 +511,16 @@ fn read_one(s: &Shared, t: &FileTicket, buf: &mut Buffer) -> Result<(), Challeng
 
 fn read_entered(s: &Shared, t: &FileTicket, path: &std::path::Path, buf: &mut Buffer) -> Result<(), ChallengeError> {
     let pool = &s.pools[t.pool];
-    match files::read_verify(path, s.spec.file_size, buf, t.seed, &pool.read, s.interrupt) {
+    match files::read_verify(
+        path,
+        s.spec.file_size,
+        buf,
+        t.seed,
+        &pool.read,
+        s.interrupt,
+        s.spec.direct,
+    ) {
         Ok(bad) => {
-            let _ = std::fs::remove_file(path);
             let outcome = match bad {
                 None => ReadOutcome::Verified,
                 Some(why) => {
@@ -503,7 +528,11 @@ fn read_entered(s: &Shared, t: &FileTicket, path: &std::path::Path, buf: &mut Bu
                     ReadOutcome::Corrupted(why)
                 }
             };
+            // Recorded, then deleted: a reader that dies between the two leaves a file the
+            // catalogue knows is read (the end removes it), never a file it believes is
+            // waiting but is gone.
             s.store().end_read(s.id, t.seq, s.t(), &outcome)?;
+            let _ = std::fs::remove_file(path);
             release(s, t.pool);
         }
         Err(Stop::Interrupted) => {
@@ -526,7 +555,7 @@ fn read_entered(s: &Shared, t: &FileTicket, path: &std::path::Path, buf: &mut Bu
 
 /// A file of pool `p` left the backlog; a pool that was full takes files again.
 fn release(s: &Shared, p: usize) {
-    s.pools[p].backlog.fetch_sub(1, Ordering::AcqRel);
+    less(&s.pools[p].backlog, 1);
     if s.pool_state(p) == PoolState::Full {
         s.set_pool_state(p, PoolState::Open);
     }
@@ -757,13 +786,20 @@ fn carry_out(
                 FaultAction::ReadOnly => format!("{} remounted read-only", m.mount_point),
                 _ => format!("{} unmounted and its device {} detached", m.mount_point, m.source),
             };
-            let pending = if quiet { "" } else { " (files were still open in it after a minute)" };
+            let pending = if quiet {
+                ""
+            } else {
+                " (files were still open in it after a minute)"
+            };
             match done {
                 Err(e) => {
                     for p in &on {
                         s.set_pool_state(*p, PoolState::Open);
                     }
-                    return ("fault-failed", format!("{what}: failed: {e}; pool(s) {} in service again", names(&on)));
+                    return (
+                        "fault-failed",
+                        format!("{what}: failed: {e}; pool(s) {} in service again", names(&on)),
+                    );
                 }
                 Ok(()) if f.action == FaultAction::Detach => {
                     let mut lost = 0;
@@ -773,12 +809,18 @@ fn carry_out(
                         match s.store().lose_pool(s.id, *p, &why) {
                             Ok(n) => {
                                 lost += n;
-                                s.pools[*p].backlog.fetch_sub(n.min(s.pools[*p].backlog.load(Ordering::Acquire)), Ordering::AcqRel);
+                                less(&s.pools[*p].backlog, n);
                             }
-                            Err(e) => eprintln!("storlab: could not record pool {}'s files as lost: {e}", s.spec.pools[*p].name),
+                            Err(e) => eprintln!(
+                                "storlab: could not record pool {}'s files as lost: {e}",
+                                s.spec.pools[*p].name
+                            ),
                         }
                     }
-                    format!("pool(s) {} gone: {what}{pending}; {lost} waiting file(s) lost", names(&on))
+                    format!(
+                        "pool(s) {} gone: {what}{pending}; {lost} waiting file(s) lost",
+                        names(&on)
+                    )
                 }
                 Ok(()) => {
                     taken.insert(i, (m, on.clone()));
@@ -991,9 +1033,11 @@ pub fn check_and_clean(
     account: &Account,
 ) -> Result<Vec<String>, ChallengeError> {
     let spec = &challenge.spec;
+    use storlab_model::challenge::FileState;
     let mut problems = Vec::new();
-    let waiting = store.files_in_state(challenge.id, storlab_model::challenge::FileState::Written, None)?;
-    let reading = store.files_in_state(challenge.id, storlab_model::challenge::FileState::Reading, None)?;
+    let mut finished = 0u64;
+    let waiting = store.files_in_state(challenge.id, FileState::Written, None)?;
+    let reading = store.files_in_state(challenge.id, FileState::Reading, None)?;
     let mut expected: std::collections::HashSet<PathBuf> = std::collections::HashSet::new();
     for t in waiting.iter().chain(&reading) {
         let path = pool_dir(&spec.pools[t.pool], &challenge.uuid).join(&t.name);
@@ -1028,16 +1072,33 @@ pub fn check_and_clean(
             let path = e.path();
             let ours = e.file_name().to_str().is_some_and(crate::is_file_name);
             if !expected.contains(&path) {
-                problems.push(format!(
-                    "{} is on disk but not waiting in the catalogue",
-                    path.display()
-                ));
+                let name = e.file_name().to_string_lossy().into_owned();
+                let index = spec.pools.iter().position(|q| q.name == p.name).unwrap_or(0);
+                match store.file_state(challenge.id, index, &name)? {
+                    // Read (or lost) and recorded; its reader died before deleting it.
+                    Some(FileState::Done | FileState::Corrupted | FileState::Lost) if ours => finished += 1,
+                    _ => problems.push(format!(
+                        "{} is on disk but not waiting in the catalogue",
+                        path.display()
+                    )),
+                }
             }
             if ours {
                 let _ = std::fs::remove_file(&path);
             }
         }
         let _ = std::fs::remove_dir(&dir);
+    }
+    if finished > 0 {
+        let note = ChallengeEvent {
+            t: epoch_now() - store.challenge(challenge.id)?.and_then(|c| c.t0).unwrap_or_else(epoch_now),
+            host: String::new(),
+            kind: "note".into(),
+            detail: format!(
+                "{finished} file(s) read (or lost) and recorded, whose reader died before deleting them, removed at the end"
+            ),
+        };
+        store.add_challenge_event(challenge.id, &note)?;
     }
     Ok(problems)
 }

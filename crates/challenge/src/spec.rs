@@ -46,6 +46,8 @@ pub struct SpecInput {
     pub fault: Vec<String>,
     /// How long a host's claim on a file in flight lasts unrenewed (60s).
     pub lease: Option<String>,
+    /// O_DIRECT.
+    pub direct: Option<bool>,
 }
 
 /// A job file holding a `[challenge]` table.
@@ -76,7 +78,7 @@ impl SpecInput {
         macro_rules! take {
             ($($f:ident),*) => { $(if flags.$f.is_some() { self.$f = flags.$f; })* };
         }
-        take!(writers, readers, file_size, bs, duration, files, spread, backlog, interval, lt, seed, lease);
+        take!(writers, readers, file_size, bs, duration, files, spread, backlog, interval, lt, seed, lease, direct);
         self
     }
 }
@@ -285,6 +287,18 @@ pub fn build(input: &SpecInput) -> Result<ChallengeSpec, ChallengeError> {
         }
     }
     crate::faults::check(&pools, &faults)?;
+    let direct = input.direct.unwrap_or(false);
+    if direct {
+        for p in &pools {
+            crate::files::probe_direct(&p.path).map_err(|e| {
+                bad(format!(
+                    "--direct: pool {} ({}) does not take O_DIRECT: {e}; leave out --direct for it",
+                    p.name,
+                    p.path.display()
+                ))
+            })?;
+        }
+    }
     Ok(ChallengeSpec {
         pools,
         writers,
@@ -300,6 +314,7 @@ pub fn build(input: &SpecInput) -> Result<ChallengeSpec, ChallengeError> {
         seed: input.seed.unwrap_or(0x5107_1ab0),
         faults,
         lease,
+        direct,
     })
 }
 

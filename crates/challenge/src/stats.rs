@@ -155,6 +155,7 @@ mod tests {
             seed: 1,
             faults: vec![],
             lease: 60.0,
+            direct: false,
         }
     }
 

@@ -98,6 +98,9 @@ pub struct ChallengeSpec {
     /// host takes the file over (a dead agent's files are reclaimed).
     #[serde(default = "default_lease")]
     pub lease: f64,
+    /// Files written and read with O_DIRECT (past the page cache: the devices' figures).
+    #[serde(default)]
+    pub direct: bool,
 }
 
 fn default_lease() -> f64 {

@@ -143,7 +143,7 @@ impl Store {
     ) -> Result<bool> {
         self.tx(|c| {
             let taken = c.query(
-                "UPDATE challenges SET started = started + 1 WHERE id = ?1 AND (?2 IS NULL OR started < ?2) RETURNING started",
+                "UPDATE challenges SET started = started + 1 WHERE id = ?1 AND (CAST(?2 AS BIGINT) IS NULL OR started < CAST(?2 AS BIGINT)) RETURNING started",
                 vals![id, limit],
             )?;
             if taken.is_empty() {
@@ -338,6 +338,17 @@ impl Store {
         )?)
         .ok_or_else(|| StoreError::Request("no row".into()))?
         .u64(0)
+    }
+
+    /// The state of the file `name` in pool `pool`, if the catalogue has it.
+    pub fn file_state(&self, id: i64, pool: usize, name: &str) -> Result<Option<FileState>> {
+        match one(self.query(
+            "SELECT state FROM challenge_files WHERE challenge_id = ?1 AND pool = ?2 AND name = ?3",
+            vals![id, pool as u64, name],
+        )?) {
+            Some(r) => Ok(Some(named(r.text(0)?)?)),
+            None => Ok(None),
+        }
     }
 
     /// The agents (host names as the catalogue records them) holding files in flight.

@@ -1,0 +1,666 @@
+//! `storlab challenge`: the real binary over real pools (ext4, XFS and btrfs on loop devices,
+//! tmpfs), faults carried out for real (a lazy unmount, a drain, writers stopped), a block
+//! corrupted between write and read, a process killed with SIGKILL and resumed, three agents
+//! against one PostgreSQL server with one killed, bad input refused before anything is written.
+
+mod common;
+
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{bin, loop_filesystem, stderr, stdout, Scratch};
+use serde_json::Value;
+use storlab_testkit::PgServer;
+
+/// Child processes killed when dropped (a failing test leaves no agent running).
+struct Procs(Vec<Child>);
+
+impl Drop for Procs {
+    fn drop(&mut self) {
+        for c in &mut self.0 {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+/// Waits for child `i` at most `secs`; its output (the child is gone from `procs` then).
+fn wait_for(procs: &mut Procs, i: usize, secs: u64) -> std::process::Output {
+    let deadline = Instant::now() + Duration::from_secs(secs);
+    while procs.0[i].try_wait().unwrap().is_none() {
+        assert!(Instant::now() < deadline, "a storlab process ran past {secs} s");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    procs.0.remove(i).wait_with_output().unwrap()
+}
+
+fn show(s: &Scratch, id: u64, samples: bool) -> Value {
+    let mut a = vec!["challenge".to_string(), "show".into(), id.to_string()];
+    if samples {
+        a.push("--samples".into());
+    }
+    let a: Vec<&str> = a.iter().map(|s| s.as_str()).collect();
+    s.json(&a)
+}
+
+/// The run's JSON, whatever its exit status (a corrupted file exits 3).
+fn run_json(out: &std::process::Output) -> Value {
+    serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("not JSON ({e}): {}\nstderr: {}", stdout(out), stderr(out)))
+}
+
+/// Sectors read and written by a block device, from /proc/diskstats, in bytes.
+fn diskstats(dev: &str) -> (u64, u64) {
+    let name = dev.trim_start_matches("/dev/");
+    let text = std::fs::read_to_string("/proc/diskstats").unwrap();
+    for line in text.lines() {
+        let f: Vec<&str> = line.split_whitespace().collect();
+        if f.get(2) == Some(&name) {
+            let read: u64 = f[5].parse().unwrap();
+            let written: u64 = f[9].parse().unwrap();
+            return (read * 512, written * 512);
+        }
+    }
+    panic!("{name} is not in /proc/diskstats");
+}
+
+/// No directory of storlab's is left in `dir`.
+fn nothing_left(dir: &Path) {
+    let left: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.starts_with("storlab-challenge-"))
+        .collect();
+    assert!(left.is_empty(), "left behind in {}: {left:?}", dir.display());
+}
+
+fn events_with(v: &Value, kind: &str, text: &str) -> Vec<Value> {
+    v["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["kind"] == kind && e["detail"].as_str().unwrap().contains(text))
+        .cloned()
+        .collect()
+}
+
+/// The two-minute challenge of the issue: four pools on ext4, XFS and btrfs (two pools share
+/// the ext4 filesystem), O_DIRECT so that the devices see every byte, pool 2 unmounted for 20 s,
+/// pool 3 drained, the writers stopped at 60 s for 20 s.
+#[test]
+fn four_pools_on_three_filesystems_through_their_faults() {
+    let s = Scratch::new();
+    let root = tempfile::Builder::new()
+        .prefix("storlab-challenge-")
+        .tempdir_in("/tmp")
+        .unwrap();
+    let (m1, m2, m3) = (
+        root.path().join("ext4"),
+        root.path().join("xfs"),
+        root.path().join("btrfs"),
+    );
+    let ext4 = loop_filesystem("mkfs.ext4", 512 << 20, &m1);
+    let xfs = loop_filesystem("mkfs.xfs", 512 << 20, &m2);
+    let btrfs = loop_filesystem("mkfs.btrfs", 512 << 20, &m3);
+    let p4 = m1.join("second");
+    std::fs::create_dir(&p4).unwrap();
+    let before: Vec<(u64, u64)> = [&ext4.dev.dev, &xfs.dev.dev, &btrfs.dev.dev]
+        .iter()
+        .map(|d| diskstats(d))
+        .collect();
+    let pools = [
+        format!("P1={}", m1.display()),
+        format!("P2={}", m2.display()),
+        format!("P3={}", m3.display()),
+        format!("P4={}", p4.display()),
+    ];
+    let mut args = vec![
+        "challenge",
+        "run",
+        "--writers",
+        "2",
+        "--readers",
+        "2",
+        "--file-size",
+        "1m",
+        "--bs",
+        "256k",
+        "--duration",
+        "2m",
+        "--interval",
+        "2s",
+        "--lt",
+        "10s",
+        "--backlog",
+        "8",
+        "--direct",
+        "--fault",
+        "20s:unmount:P2:20s",
+        "--fault",
+        "30s:drain:P3",
+        "--fault",
+        "60s:stop-writers:all:20s",
+        "--json",
+    ];
+    for p in &pools {
+        args.push("--pool");
+        args.push(p);
+    }
+    let out = s.storlab(&args);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let r = run_json(&out);
+    let acc = &r["account"];
+    assert_eq!(r["holds"], true, "{acc}");
+    assert!(r["ended"].as_bool().unwrap());
+    assert!(acc["written"].as_u64().unwrap() > 100, "{acc}");
+    assert_eq!(acc["verified"], acc["read"], "every read verified: {acc}");
+    assert_eq!(acc["corrupted"].as_array().unwrap().len(), 0, "{acc}");
+    assert_eq!(acc["lost"].as_array().unwrap().len(), 0, "{acc}");
+
+    // Every fault, and its undoing, is on the timeline.
+    let v = show(&s, r["challenge"].as_u64().unwrap(), true);
+    assert_eq!(events_with(&v, "fault", "P2 away").len(), 1, "{}", v["events"]);
+    assert_eq!(events_with(&v, "undo", "P2 back").len(), 1, "{}", v["events"]);
+    assert_eq!(events_with(&v, "fault", "pool P3 drained").len(), 1, "{}", v["events"]);
+    assert_eq!(events_with(&v, "fault", "writers stopped").len(), 1, "{}", v["events"]);
+    assert_eq!(events_with(&v, "undo", "writers restarted").len(), 1, "{}", v["events"]);
+
+    // The samples show them: nothing written to P2 while it was away, nothing to P3 after its
+    // drain, nothing at all while the writers were stopped (an interval after each start, for
+    // the file in hand: 1 MiB).
+    for smp in v["samples"].as_array().unwrap() {
+        let (t, secs) = (smp["t"].as_f64().unwrap(), smp["seconds"].as_f64().unwrap());
+        let start = t - secs;
+        let w: Vec<u64> = smp["written"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_u64().unwrap())
+            .collect();
+        if start >= 22.0 && t <= 40.0 {
+            assert_eq!(w[1], 0, "P2 written while unmounted: {smp}");
+        }
+        if start >= 32.0 {
+            assert_eq!(w[2], 0, "P3 written after its drain: {smp}");
+        }
+        if start >= 62.0 && t <= 80.0 {
+            assert_eq!(
+                w.iter().sum::<u64>(),
+                0,
+                "written while the writers were stopped: {smp}"
+            );
+        }
+    }
+
+    // The Tot rows are the sums over the pools (averages add; within rounding).
+    let rows = r["statistics"]["rows"].as_array().unwrap();
+    let avg = |name: &str| {
+        rows.iter().find(|x| x["name"] == name).unwrap()["avg"]
+            .as_f64()
+            .unwrap()
+    };
+    for (tot, dir) in [
+        ("Tot-ReadAverage", "Read"),
+        ("Tot-WriteAverage", "Write"),
+        ("Tot-ReadWriteAverage", "ReadWrite"),
+    ] {
+        let sum: f64 = ["P1", "P2", "P3", "P4"]
+            .iter()
+            .map(|p| avg(&format!("{p}-{dir}")))
+            .sum();
+        assert!(
+            (avg(tot) - sum).abs() <= 1e-6 * sum.max(1.0),
+            "{tot} {} vs the pools' {sum}",
+            avg(tot)
+        );
+    }
+
+    // The devices saw the bytes the pools' figures say (O_DIRECT: every byte goes to the
+    // device), plus the filesystems' own metadata and journal: at least the figures, at most
+    // 10 % + 64 MiB more.
+    let pools = v["pools"].as_array().unwrap();
+    let moved = |i: usize, what: &str| pools[i][what].as_u64().unwrap();
+    let devices = [(0, vec![0, 3]), (1, vec![1]), (2, vec![2])];
+    for (d, on) in devices {
+        let (r0, w0) = before[d];
+        let dev = [&ext4.dev.dev, &xfs.dev.dev, &btrfs.dev.dev][d];
+        let (r1, w1) = diskstats(dev);
+        let written: u64 = on.iter().map(|i| moved(*i, "bytes_written")).sum();
+        let read: u64 = on.iter().map(|i| moved(*i, "bytes_read")).sum();
+        let (dw, dr) = (w1 - w0, r1 - r0);
+        assert!(
+            dw >= written && dw <= written + written / 10 + (64 << 20),
+            "{dev}: device wrote {dw}, pools {written}"
+        );
+        assert!(
+            dr >= read && dr <= read + read / 10 + (64 << 20),
+            "{dev}: device read {dr}, pools {read}"
+        );
+    }
+    for d in [&m1, &m2, &m3, &p4] {
+        nothing_left(d);
+    }
+}
+
+#[test]
+fn a_corrupted_block_is_named_with_its_file_and_offset() {
+    let s = Scratch::new();
+    let pool = s.data();
+    // The readers wait 3 s: long enough for the test to change a written file.
+    let mut procs = Procs(vec![Command::new(bin())
+        .args([
+            "challenge",
+            "run",
+            "--pool",
+            &format!("P1={}", pool.display()),
+            "--files",
+            "4",
+        ])
+        .args(["--file-size", "64k", "--bs", "16k", "--interval", "1s", "--lt", "1s"])
+        .args(["--fault", "0s:stop-readers:all:3s", "--json", "--db", &s.db()])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()]);
+    // The first file, once the catalogue says it is written.
+    let deadline = Instant::now() + Duration::from_secs(20);
+    let file = loop {
+        assert!(Instant::now() < deadline, "no file was written");
+        if let Some(store) = s.store() {
+            if store.challenge_ids().map(|v| !v.is_empty()).unwrap_or(false) {
+                let a = store
+                    .challenge_account(1, |_, n| (String::new(), n.to_string()))
+                    .unwrap();
+                if a.waiting >= 1 {
+                    let dir = std::fs::read_dir(&pool).unwrap().next().unwrap().unwrap().path();
+                    break dir.join("f000000000001");
+                }
+            }
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    // Overwrite 4 KiB at 32 KiB.
+    {
+        use std::io::{Seek, SeekFrom, Write};
+        let mut f = std::fs::OpenOptions::new().write(true).open(&file).unwrap();
+        f.seek(SeekFrom::Start(32768)).unwrap();
+        f.write_all(&[0x5a; 4096]).unwrap();
+    }
+    let out = wait_for(&mut procs, 0, 60);
+    assert_eq!(out.status.code(), Some(3), "a corrupted file exits 3: {}", stderr(&out));
+    let r = run_json(&out);
+    let bad = r["account"]["corrupted"].as_array().unwrap();
+    assert_eq!(bad.len(), 1, "{}", r["account"]);
+    assert!(
+        bad[0]["path"].as_str().unwrap().ends_with("f000000000001"),
+        "{}",
+        bad[0]
+    );
+    assert!(
+        bad[0]["why"].as_str().unwrap().contains("block at byte 32768"),
+        "{}",
+        bad[0]
+    );
+    assert_eq!(r["account"]["verified"], 3);
+    assert_eq!(r["holds"], true);
+    nothing_left(&pool);
+}
+
+/// Seed 002's lesson: a limit of 999 files per reader stopped a run after 44 hours. One reader
+/// reads 2,500 files here.
+#[test]
+fn one_reader_reads_2500_files_past_999() {
+    let s = Scratch::new();
+    let pool = s.data();
+    let out = s.storlab(&[
+        "challenge",
+        "run",
+        "--pool",
+        &format!("P1={}", pool.display()),
+        "--writers",
+        "2",
+        "--readers",
+        "1",
+        "--files",
+        "2500",
+        "--file-size",
+        "4k",
+        "--bs",
+        "4k",
+        "--interval",
+        "1s",
+        "--lt",
+        "2s",
+        "--backlog",
+        "64",
+        "--json",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let r = run_json(&out);
+    assert_eq!(r["account"]["written"], 2500);
+    assert_eq!(r["account"]["verified"], 2500);
+    assert_eq!(r["account"]["deleted"], 2500);
+    assert_eq!(r["holds"], true);
+    nothing_left(&pool);
+}
+
+#[test]
+fn killed_with_sigkill_and_resumed_every_file_is_accounted_for() {
+    let s = Scratch::new();
+    let pool = s.data();
+    let pool_arg = format!("P1={}", pool.display());
+    let mut procs = Procs(vec![Command::new(bin())
+        .args([
+            "challenge",
+            "run",
+            "--pool",
+            &pool_arg,
+            "--writers",
+            "2",
+            "--readers",
+            "1",
+        ])
+        .args([
+            "--files",
+            "200",
+            "--file-size",
+            "4m",
+            "--bs",
+            "1m",
+            "--interval",
+            "1s",
+            "--lt",
+            "2s",
+        ])
+        .args(["--backlog", "100", "--db", &s.db()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap()]);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        assert!(Instant::now() < deadline, "nothing was written");
+        let written = s.store().and_then(|st| {
+            st.challenge_ids().ok().filter(|v| !v.is_empty())?;
+            st.challenge_account(1, |_, n| (String::new(), n.to_string())).ok()
+        });
+        if written.is_some_and(|a| a.written >= 20) {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    procs.0[0].kill().unwrap();
+    procs.0.remove(0).wait().unwrap();
+    let mid = show(&s, 1, false);
+    assert!(
+        mid["account"]["written"].as_u64().unwrap() < 200,
+        "killed too late: {}",
+        mid["account"]
+    );
+    let out = s.storlab(&["challenge", "resume", "1", "--pool", &pool_arg, "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let r = run_json(&out);
+    let acc = &r["account"];
+    assert_eq!(acc["written"], 200, "{acc}");
+    assert_eq!(acc["verified"], 200, "{acc}");
+    assert_eq!(r["holds"], true);
+    // What the killed process was writing was removed and written again, and said so.
+    let in_flight = mid["account"]["writing"].as_u64().unwrap();
+    assert_eq!(acc["rewritten"].as_u64().unwrap(), in_flight, "{acc}");
+    if in_flight > 0 {
+        assert_eq!(events_with(&show(&s, 1, false), "resumed", "written again").len(), 1);
+    }
+    nothing_left(&pool);
+}
+
+#[test]
+fn bad_input_is_refused_and_nothing_is_written() {
+    let s = Scratch::new();
+    let a = s.data();
+    let b = s.path().join("b");
+    std::fs::create_dir(&b).unwrap();
+    let pa = format!("P1={}", a.display());
+    let pb = format!("P2={}", b.display());
+    let same = format!("P2={}/.", a.display());
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (
+            vec!["--pool", &pa, "--files", "1", "--fault", "1s:drain:P9"],
+            "no pool named 'P9'",
+        ),
+        (
+            vec!["--pool", "P1=/nonexistent/pool", "--files", "1"],
+            "/nonexistent/pool",
+        ),
+        (
+            vec![
+                "--pool",
+                &pa,
+                "--pool",
+                "P2=/nonexistent/../nonexistent/pool",
+                "--files",
+                "1",
+            ],
+            "P2",
+        ),
+        (
+            vec!["--pool", &pa, "--pool", &same, "--files", "1"],
+            "share a directory",
+        ),
+        (vec!["--pool", &pa, "--files", "1", "--backlog", "0"], "--backlog 0"),
+        (
+            vec!["--pool", &pa, "--duration", "60s", "--fault", "90s:drain:P1"],
+            "after the challenge's end",
+        ),
+        (
+            vec!["--pool", &pa, "--files", "1", "--fault", "1s:explode:P1"],
+            "unknown action 'explode'",
+        ),
+        (vec!["--pool", &pa, "--pool", &pb], "--duration"),
+        (
+            vec!["--pool", &pa, "--files", "1", "--fault", "1s:unmount:P1:5s"],
+            "not a filesystem of its own",
+        ),
+    ];
+    for (args, says) in cases {
+        let mut all = vec!["challenge", "run"];
+        all.extend(&args);
+        let out = s.storlab(&all);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
+        assert!(
+            stderr(&out).contains(says),
+            "{args:?}: expected '{says}' in: {}",
+            stderr(&out)
+        );
+        assert!(s.nothing_stored(), "{args:?} stored something");
+        assert!(
+            common::entries(&a).is_empty() && common::entries(&b).is_empty(),
+            "{args:?} wrote into a pool"
+        );
+    }
+}
+
+/// Three agents, separate processes, take work from one PostgreSQL catalogue over shared pools;
+/// one is killed mid-run with SIGKILL: after its lease runs out the others take over its files,
+/// and every file is accounted for.
+#[test]
+fn three_agents_on_postgresql_one_killed() {
+    let s = Scratch::new();
+    let db = PgServer::shared().database();
+    let url = db.url();
+    let (a, b) = (s.path().join("a"), s.path().join("b"));
+    std::fs::create_dir(&a).unwrap();
+    std::fs::create_dir(&b).unwrap();
+    let pools = [format!("P1={}", a.display()), format!("P2={}", b.display())];
+    let create = Command::new(bin())
+        .args([
+            "challenge",
+            "create",
+            "--db",
+            &url,
+            "--pool",
+            &pools[0],
+            "--pool",
+            &pools[1],
+        ])
+        .args([
+            "--files",
+            "600",
+            "--file-size",
+            "1m",
+            "--bs",
+            "256k",
+            "--interval",
+            "1s",
+            "--lt",
+            "2s",
+        ])
+        .args(["--lease", "3s", "--backlog", "16"])
+        .output()
+        .unwrap();
+    assert!(create.status.success(), "{}", stderr(&create));
+    let id = stdout(&create).trim().to_string();
+    let agent = || -> Child {
+        Command::new(bin())
+            .args([
+                "challenge",
+                "agent",
+                &id,
+                "--db",
+                &url,
+                "--pool",
+                &pools[0],
+                "--pool",
+                &pools[1],
+            ])
+            .args(["--writers", "2", "--readers", "2", "--json"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let mut procs = Procs(vec![agent(), agent(), agent()]);
+    // Kill the first once files are moving.
+    let deadline = Instant::now() + Duration::from_secs(60);
+    let store = storlab_store::Store::connect(&storlab_store::DbTarget::parse(&url).unwrap(), "test").unwrap();
+    let cid: i64 = id.parse().unwrap();
+    loop {
+        assert!(Instant::now() < deadline, "no file was written");
+        if store
+            .challenge_account(cid, |_, n| (String::new(), n.into()))
+            .unwrap()
+            .written
+            >= 60
+        {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let victim = format!(
+        "{}/{}",
+        std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap().trim(),
+        procs.0[0].id()
+    );
+    procs.0[0].kill().unwrap();
+    procs.0.remove(0).wait().unwrap();
+    let writing = store
+        .files_in_state(cid, storlab_model::challenge::FileState::Writing, Some(&victim))
+        .unwrap();
+    eprintln!("the killed agent {victim} was writing {} file(s)", writing.len());
+    for _ in 0..2 {
+        let out = wait_for(&mut procs, 0, 180);
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    }
+    let out = Command::new(bin())
+        .args(["challenge", "show", &id, "--db", &url, "--json"])
+        .output()
+        .unwrap();
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let acc = &v["account"];
+    assert_eq!(v["holds"], true, "{acc}");
+    assert_eq!(v["status"], "done", "{v}");
+    assert_eq!(acc["written"], 600, "{acc}");
+    assert_eq!(acc["verified"], 600, "{acc}");
+    assert_eq!(acc["lost"].as_array().unwrap().len(), 0, "{acc}");
+    // What the killed agent was writing was taken over by the others once its lease ran out.
+    assert_eq!(acc["rewritten"].as_u64().unwrap(), writing.len() as u64, "{acc}");
+    for t in &writing {
+        assert_eq!(
+            events_with(&v, "reclaimed", &t.name).len(),
+            1,
+            "{} not reclaimed: {}",
+            t.name,
+            v["events"]
+        );
+    }
+    // Three agents' runs, on one host, told apart by process.
+    assert_eq!(v["runs"].as_array().unwrap().len(), 3, "{}", v["runs"]);
+    nothing_left(&a);
+    nothing_left(&b);
+    drop(db);
+}
+
+/// The database cannot steer an agent: a pool's path changed in the database is refused, and
+/// a catalogue row naming a file outside storlab's pattern is not touched.
+#[test]
+fn an_agent_follows_its_own_host_not_the_database() {
+    let s = Scratch::new();
+    let db = PgServer::shared().database();
+    let url = db.url();
+    let a = s.path().join("a");
+    std::fs::create_dir(&a).unwrap();
+    let pool = format!("P1={}", a.display());
+    let create = Command::new(bin())
+        .args(["challenge", "create", "--db", &url, "--pool", &pool, "--files", "3"])
+        .args(["--file-size", "4k", "--bs", "4k", "--interval", "1s", "--lt", "1s"])
+        .output()
+        .unwrap();
+    assert!(create.status.success(), "{}", stderr(&create));
+    let id = stdout(&create).trim().to_string();
+    let agent = |extra: &[&str]| {
+        Command::new(bin())
+            .args(["challenge", "agent", &id, "--db", &url])
+            .args(extra)
+            .output()
+            .unwrap()
+    };
+    // The path changed in the database: refused, saying which pool and both paths.
+    let elsewhere = s.path().join("elsewhere");
+    std::fs::create_dir(&elsewhere).unwrap();
+    db.sql(&format!(
+        "UPDATE challenges SET spec = jsonb_set(spec, '{{pools,0,path}}', '\"{}\"')",
+        elsewhere.display()
+    ));
+    let out = agent(&["--pool", &pool]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    let e = stderr(&out);
+    assert!(
+        e.contains("pool P1") && e.contains(&elsewhere.display().to_string()) && e.contains("refusing"),
+        "{e}"
+    );
+    assert!(common::entries(&elsewhere).is_empty() && common::entries(&a).is_empty());
+    db.sql(&format!(
+        "UPDATE challenges SET spec = jsonb_set(spec, '{{pools,0,path}}', '\"{}\"')",
+        a.display()
+    ));
+    // A row pointing outside the pool: a victim file beside the pool, named by '..'.
+    let victim = s.path().join("victim");
+    std::fs::write(&victim, b"not storlab's").unwrap();
+    db.sql(&format!(
+        "INSERT INTO challenge_files (challenge_id, seq, pool, name, seed, state, host, lease_until, written_at)
+         VALUES ({id}, 1000000, 0, '../../victim', 1, 'written', 'elsewhere/1', 0, 1)"
+    ));
+    let out = agent(&["--pool", &pool, "--json"]);
+    let r = run_json(&out);
+    assert_eq!(
+        std::fs::read(&victim).unwrap(),
+        b"not storlab's",
+        "the file outside the pool was touched"
+    );
+    let lost = r["account"]["lost"].as_array().unwrap();
+    assert_eq!(lost.len(), 1, "{}", r["account"]);
+    assert!(lost[0]["why"].as_str().unwrap().contains("not touched"), "{}", lost[0]);
+    assert_eq!(r["account"]["verified"], 3, "{}", r["account"]);
+    nothing_left(&a);
+    drop(db);
+}
