@@ -32,9 +32,10 @@ pub fn dispatch(c: ChallengeCmd) -> Result<u8> {
             to,
             samples,
             pools,
+            hosts,
             mib,
             output,
-        } => stats(id, from, to, samples.as_deref(), &pools, mib, &output),
+        } => stats(id, from, to, samples.as_deref(), &pools, &hosts, mib, &output),
         ChallengeCmd::Show { id, samples, output } => show(id, samples, &output),
     }
 }
@@ -467,12 +468,14 @@ fn stored(store: &Store, id: i64) -> Result<StoredChallenge> {
 }
 
 /// `storlab challenge stats ID`.
+#[allow(clippy::too_many_arguments)]
 fn stats(
     id: i64,
     from: Option<f64>,
     to: Option<f64>,
     samples: Option<&str>,
     pools: &[String],
+    hosts: &[String],
     mib: bool,
     out: &OutputArgs,
 ) -> Result<u8> {
@@ -507,12 +510,24 @@ fn stats(
             Window::Hours(f, t)
         }
     };
-    let s = compute(
-        &store.challenge_samples(id, c.spec.pools.len())?,
-        &c.spec,
-        window,
-        pools,
-    );
+    let mut all = store.challenge_samples(id, c.spec.pools.len())?;
+    if !hosts.is_empty() {
+        // An agent is HOST/PID: a host's name takes all its agents.
+        let of = |agent: &str, h: &str| agent == h || agent.split('/').next() == Some(h);
+        for h in hosts {
+            if !all.iter().any(|s| of(&s.host, h)) {
+                let mut known: Vec<&str> = all.iter().map(|s| s.host.as_str()).collect();
+                known.sort();
+                known.dedup();
+                return Err(usage(format!(
+                    "--host {h}: no samples of it in challenge {id} (its agents: {})",
+                    known.join(", ")
+                )));
+            }
+        }
+        all.retain(|s| hosts.iter().any(|h| of(&s.host, h)));
+    }
+    let s = compute(&all, &c.spec, window, pools);
     let u = unit(mib);
     if out.json {
         print_json(&serde_json::json!({ "challenge": id, "unit": u.name(), "statistics": s }))?;
@@ -549,11 +564,24 @@ fn show(id: i64, with_samples: bool, out: &OutputArgs) -> Result<u8> {
             serde_json::json!({ "name": p.name, "path": p.path, "bytes_written": w, "bytes_read": r })
         })
         .collect();
+    let mut agents: Vec<&str> = samples.iter().map(|s| s.host.as_str()).collect();
+    agents.sort();
+    agents.dedup();
+    let per_agent: Vec<serde_json::Value> = agents
+        .iter()
+        .map(|h| {
+            let (w, r) = samples.iter().filter(|s| s.host == *h).fold((0u64, 0u64), |(w, r), s| {
+                (w + s.written.iter().sum::<u64>(), r + s.read.iter().sum::<u64>())
+            });
+            serde_json::json!({ "agent": h, "bytes_written": w, "bytes_read": r })
+        })
+        .collect();
     if out.json {
         print_json(&serde_json::json!({
             "challenge": id,
             "uuid": c.uuid,
             "created_at": c.created_at,
+            "agents": per_agent,
             "status": c.status,
             "spec": c.spec,
             "runs": runs.iter().map(|(r, h)| serde_json::json!({"run": r, "host": h})).collect::<Vec<_>>(),
@@ -596,4 +624,23 @@ fn show(id: i64, with_samples: bool, out: &OutputArgs) -> Result<u8> {
         print!("{}", events_table(&events).to_text());
     }
     Ok(0)
+}
+
+/// A challenge read for the HTML report.
+pub fn view(store: &Store, id: i64) -> Result<storlab_report::challenge::ChallengeView> {
+    let c = store.challenge(id)?.ok_or_else(|| {
+        usage(format!(
+            "no challenge {id} in {}: no report was written",
+            store.target()
+        ))
+    })?;
+    let samples = store.challenge_samples(id, c.spec.pools.len())?;
+    let stats = compute(&samples, &c.spec, Window::All, &[]);
+    Ok(storlab_report::challenge::ChallengeView {
+        account: account(store, &c)?,
+        events: store.challenge_events(id)?,
+        samples,
+        stats,
+        challenge: c,
+    })
 }

@@ -121,6 +121,10 @@ pub struct ReportArgs {
     /// A study to report (an IOzone automatic mode, a sweep, an impact study); repeatable.
     #[arg(long = "study", value_name = "ID")]
     pub studies: Vec<i64>,
+    /// A data challenge to report (its throughput over time, total and per pool, its events
+    /// marked, its account and statistics); repeatable.
+    #[arg(long = "challenge", value_name = "ID")]
+    pub challenges: Vec<i64>,
     /// Give every plot its own scale.
     #[arg(long = "free-scales")]
     pub free_scales: bool,
@@ -662,6 +666,9 @@ pub enum ChallengeCmd {
         /// Only these pools (the Tot rows are their sums); repeatable.
         #[arg(long = "pool", value_name = "NAME")]
         pools: Vec<String>,
+        /// Only what these hosts moved (a host name, or one agent as HOST/PID); repeatable.
+        #[arg(long = "host", value_name = "HOST")]
+        hosts: Vec<String>,
         /// MiB/s instead of MB/s.
         #[arg(long)]
         mib: bool,

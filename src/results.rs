@@ -438,9 +438,9 @@ pub fn compare(specs: &[String], allow_different: bool, out: &OutputArgs) -> Res
 
 pub fn report(args: ReportArgs) -> Result<u8> {
     use storlab_report::html::{render, HtmlOptions, RunSection};
-    if args.ids.is_empty() && args.compare.is_empty() && args.studies.is_empty() {
+    if args.ids.is_empty() && args.compare.is_empty() && args.studies.is_empty() && args.challenges.is_empty() {
         return Err(usage(
-            "nothing to report: give run ids, --compare GROUP --compare GROUP, or --study ID",
+            "nothing to report: give run ids, --compare GROUP --compare GROUP, --study ID or --challenge ID",
         ));
     }
     if args.compare.len() == 1 {
@@ -478,10 +478,16 @@ pub fn report(args: ReportArgs) -> Result<u8> {
                 .ok_or_else(|| usage(format!("no study {sid} in {}: no report was written", store.target())))?,
         );
     }
+    let challenges = args
+        .challenges
+        .iter()
+        .map(|id| crate::challenge::view(&store, *id))
+        .collect::<Result<Vec<_>>>()?;
     let html = render(
         &sections,
         comparison.as_ref(),
         &studies,
+        &challenges,
         &HtmlOptions {
             free_scales: args.free_scales,
         },
@@ -496,6 +502,8 @@ pub fn report(args: ReportArgs) -> Result<u8> {
             ", with the comparison"
         } else if !studies.is_empty() {
             ", with the studies"
+        } else if !challenges.is_empty() {
+            ", with the challenges"
         } else {
             ""
         }

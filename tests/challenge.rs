@@ -566,7 +566,6 @@ fn three_agents_on_postgresql_one_killed() {
     let writing = store
         .files_in_state(cid, storlab_model::challenge::FileState::Writing, Some(&victim))
         .unwrap();
-    eprintln!("the killed agent {victim} was writing {} file(s)", writing.len());
     for _ in 0..2 {
         let out = wait_for(&mut procs, 0, 180);
         assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
@@ -593,8 +592,35 @@ fn three_agents_on_postgresql_one_killed() {
             v["events"]
         );
     }
-    // Three agents' runs, on one host, told apart by process.
+    // Three agents' runs, on one host, told apart by process; their samples add up to the
+    // pools' figures, and the statistics of one agent are its own.
     assert_eq!(v["runs"].as_array().unwrap().len(), 3, "{}", v["runs"]);
+    let agents = v["agents"].as_array().unwrap();
+    // (The killed agent has samples only if it lived past its first interval.)
+    assert!(agents.len() >= 2, "{}", v["agents"]);
+    let sum = |list: &Value, key: &str| {
+        list.as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x[key].as_u64().unwrap())
+            .sum::<u64>()
+    };
+    assert_eq!(sum(&v["agents"], "bytes_read"), sum(&v["pools"], "bytes_read"));
+    let one = Command::new(bin())
+        .args(["challenge", "stats", &id, "--db", &url, "--json", "--host"])
+        .arg(agents[0]["agent"].as_str().unwrap())
+        .output()
+        .unwrap();
+    assert!(one.status.success(), "{}", stderr(&one));
+    let all = Command::new(bin())
+        .args(["challenge", "stats", &id, "--db", &url, "--json"])
+        .output()
+        .unwrap();
+    let tot = |o: &std::process::Output| {
+        let v: Value = serde_json::from_slice(&o.stdout).unwrap();
+        v["statistics"]["rows"][2]["avg"].as_f64().unwrap()
+    };
+    assert!(tot(&one) < tot(&all), "one agent's figures are a part of the whole");
     nothing_left(&a);
     nothing_left(&b);
     drop(db);

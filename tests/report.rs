@@ -608,3 +608,77 @@ fn studies_get_heat_maps_on_one_colour_scale() {
     let out = s.storlab(&["report", "--study", "999", "-o", page.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// A data challenge in the report: the total and each pool on one scale, its faults marked,
+/// its account and statistics tables; loads in Chromium with no console message and no request.
+#[test]
+fn a_challenge_is_drawn_on_one_scale_with_its_faults_marked() {
+    let s = Scratch::new();
+    let (a, b) = (s.path().join("a"), s.path().join("b"));
+    std::fs::create_dir(&a).unwrap();
+    std::fs::create_dir(&b).unwrap();
+    let v = s.json(&[
+        "challenge",
+        "run",
+        "--pool",
+        &format!("P1={}", a.display()),
+        "--pool",
+        &format!("P2={}", b.display()),
+        "--writers",
+        "2",
+        "--readers",
+        "2",
+        "--file-size",
+        "1m",
+        "--bs",
+        "256k",
+        "--duration",
+        "4s",
+        "--interval",
+        "500ms",
+        "--lt",
+        "1s",
+        "--fault",
+        "1s:drain:P2:1s",
+        "--fault",
+        "2s:command:true",
+    ]);
+    let id = v["challenge"].as_u64().unwrap().to_string();
+    let page = s.path().join("challenge.html");
+    let out = s.storlab(&["report", "--challenge", &id, "-o", page.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let html = std::fs::read_to_string(&page).unwrap();
+    let keys: Vec<(String, f64)> = charts(&html);
+    let names: Vec<&str> = keys.iter().map(|(k, _)| k.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            format!("challenge-{id}-all-pools"),
+            format!("challenge-{id}-pool-p1"),
+            format!("challenge-{id}-pool-p2")
+        ]
+    );
+    // One scale: every chart's top is the nice ceiling of the highest total rate.
+    let top = keys[0].1;
+    assert!(keys.iter().all(|(_, y)| *y == top), "{keys:?}");
+    let rows = v["statistics"]["rows"].as_array().unwrap();
+    let max_total = rows.iter().find(|r| r["name"] == "Tot-ReadWriteAverage").unwrap()["max"]
+        .as_f64()
+        .unwrap()
+        / 1e6;
+    assert!(
+        top >= max_total,
+        "the scale {top} is under the total's long-term max {max_total}"
+    );
+    // Each fault and its undoing is a mark on every chart: drain, undo, command.
+    assert_eq!(html.matches("data-mark=").count(), 3 * 3, "marks");
+    for text in ["Tot-ReadWriteAverage", "P2-Write", "pool P2 drained", "holds"] {
+        assert!(html.contains(text), "{text} is not in the report");
+    }
+    let work = s.path().join("chromium");
+    std::fs::create_dir(&work).unwrap();
+    let loaded = chromium(&page, &work, None);
+    assert!(loaded.console.is_empty(), "{:?}", loaded.console);
+    assert!(loaded.page_requests.is_empty(), "{:?}", loaded.page_requests);
+    assert_eq!(loaded.dom.matches("<svg class=\"chart\"").count(), 3);
+}

@@ -4,6 +4,7 @@
 //! the seed's monitor smoothed its 10 s samples over 100 s. Several hosts' samples of the same
 //! moment add up (a sample belongs to the interval its end falls in).
 
+use storlab_model::challenge::merge_samples;
 use storlab_model::challenge::{ChallengeSample, ChallengeSpec};
 pub use storlab_model::challenge::{StatRow, Stats};
 use storlab_stats::Summary;
@@ -20,37 +21,6 @@ pub enum Window {
     Samples(u64, u64),
 }
 
-/// The merged series: per interval number, per pool, bytes/s read and written (summed over
-/// hosts), and each interval's end time.
-fn merge(samples: &[ChallengeSample], spec: &ChallengeSpec) -> (Vec<f64>, Vec<Vec<f64>>, Vec<Vec<f64>>) {
-    let n_pools = spec.pools.len();
-    let bins = samples
-        .iter()
-        .map(|s| (s.t / spec.interval).ceil().max(1.0) as usize)
-        .max()
-        .unwrap_or(0);
-    let mut ends = vec![0.0; bins];
-    let mut read = vec![vec![0.0; bins]; n_pools];
-    let mut write = vec![vec![0.0; bins]; n_pools];
-    for s in samples {
-        if s.seconds <= 0.0 {
-            continue;
-        }
-        let b = ((s.t / spec.interval).ceil().max(1.0) as usize) - 1;
-        ends[b] = f64::max(ends[b], s.t);
-        for p in 0..n_pools {
-            read[p][b] += s.read.get(p).copied().unwrap_or(0) as f64 / s.seconds;
-            write[p][b] += s.written.get(p).copied().unwrap_or(0) as f64 / s.seconds;
-        }
-    }
-    for (b, e) in ends.iter_mut().enumerate() {
-        if *e == 0.0 {
-            *e = (b + 1) as f64 * spec.interval;
-        }
-    }
-    (ends, read, write)
-}
-
 /// Each point's mean over the last `k` points (fewer at the start).
 fn long_term(series: &[f64], k: usize) -> Vec<f64> {
     let mut out = Vec::with_capacity(series.len());
@@ -60,14 +30,15 @@ fn long_term(series: &[f64], k: usize) -> Vec<f64> {
         if i >= k {
             sum -= series[i - k];
         }
-        out.push(sum / (i + 1).min(k) as f64);
+        // A running sum that subtracts can end a hair below zero (-0.000 in a table).
+        out.push((sum / (i + 1).min(k) as f64).max(0.0));
     }
     out
 }
 
 /// The statistics of `samples` in `window`, for `pools` (names; empty: all).
 pub fn compute(samples: &[ChallengeSample], spec: &ChallengeSpec, window: Window, pools: &[String]) -> Stats {
-    let (ends, read, write) = merge(samples, spec);
+    let (ends, read, write) = merge_samples(samples, spec.pools.len(), spec.interval);
     let k = ((spec.lt / spec.interval).round() as usize).max(1);
     let n = ends.len();
     let (a, b) = match window {

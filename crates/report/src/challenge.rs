@@ -1,7 +1,7 @@
 //! A data challenge's tables: the statistics in seed 002's shape (NAME, MAX, MIN, AVG with SD
 //! and SD/AVG %), the catalogue's account, the files that did not end well, and the events.
 
-use storlab_model::challenge::{Account, ChallengeEvent, Stats};
+use storlab_model::challenge::{merge_samples, Account, ChallengeEvent, Stats};
 
 use crate::table::{Cell, Table};
 
@@ -145,4 +145,133 @@ pub fn events_table(events: &[ChallengeEvent]) -> Table {
         ]);
     }
     t
+}
+
+/// A challenge as the HTML report draws it.
+#[derive(Debug, Clone)]
+pub struct ChallengeView {
+    /// The challenge.
+    pub challenge: storlab_store::StoredChallenge,
+    /// Every host's samples.
+    pub samples: Vec<storlab_model::challenge::ChallengeSample>,
+    /// The timeline.
+    pub events: Vec<ChallengeEvent>,
+    /// The catalogue's account.
+    pub account: Account,
+    /// The statistics over the whole challenge.
+    pub stats: Stats,
+}
+
+/// Event kinds marked on the plots (a file lost or corrupted is in the tables, not a mark).
+const MARKED: [&str; 7] = [
+    "fault",
+    "undo",
+    "pool-full",
+    "resumed",
+    "reclaimed",
+    "task",
+    "fault-failed",
+];
+
+/// At most this many marks on a plot: more would be unreadable; the events table has them all.
+const MAX_MARKS: usize = 24;
+
+/// The highest rate (MB/s) a challenge's plots show: the total's, which bounds every pool's.
+pub fn plot_top(v: &ChallengeView) -> f64 {
+    let (_, read, write) = merge_samples(&v.samples, v.challenge.spec.pools.len(), v.challenge.spec.interval);
+    let n = read.first().map_or(0, |r| r.len());
+    (0..n)
+        .map(|i| read.iter().chain(&write).map(|s| s[i]).sum::<f64>() / 1e6)
+        .fold(0.0, f64::max)
+}
+
+/// The challenge's section: what it was, the account, the statistics, the throughput over time
+/// (the total, then each pool; on the scale `top` MB/s unless `free`), the events marked.
+pub fn render_html(v: &ChallengeView, top: f64, free: bool) -> (String, bool) {
+    use std::fmt::Write;
+
+    use crate::svg::{esc, line_chart_marked, nice_ceiling, Series, COLORS};
+    let c = &v.challenge;
+    let spec = &c.spec;
+    let mut h = String::new();
+    let _ = write!(
+        h,
+        "<h2>Challenge {} <span class=\"meta\">{}</span></h2><p class=\"meta\">{} · {} pool(s) · {} writer(s), {} reader(s) per host · files of {} bytes in requests of {} · samples every {} s, long-term averages over {} s</p>",
+        c.id,
+        esc(&c.uuid),
+        esc(&c.status),
+        spec.pools.len(),
+        spec.writers,
+        spec.readers,
+        spec.file_size,
+        spec.bs,
+        spec.interval,
+        spec.lt
+    );
+    h += &account_table(&v.account).to_html();
+    let _ = write!(
+        h,
+        "<p>written {} = read {} + lost after written {} + left over {}: <b>{}</b></p>",
+        v.account.written,
+        v.account.read,
+        v.account.lost_written,
+        v.account.left_over(),
+        if v.account.holds() { "holds" } else { "DOES NOT HOLD" }
+    );
+    if !v.account.corrupted.is_empty() || !v.account.lost.is_empty() {
+        h += &bad_files_table(&v.account).to_html();
+    }
+    h += &stats_table(&v.stats, ChallengeUnit::MB).to_html();
+    let (ends, read, write) = merge_samples(&v.samples, spec.pools.len(), spec.interval);
+    let marks: Vec<(f64, String)> = v
+        .events
+        .iter()
+        .filter(|e| MARKED.contains(&e.kind.as_str()))
+        .take(MAX_MARKS)
+        .map(|e| {
+            (
+                e.t,
+                format!("{}: {}", e.kind, e.detail.chars().take(40).collect::<String>()),
+            )
+        })
+        .collect();
+    let series = |name: &str, color: &'static str, f: &dyn Fn(usize) -> f64| Series {
+        name: name.into(),
+        color,
+        points: ends.iter().enumerate().map(|(i, t)| (*t, f(i) / 1e6)).collect(),
+    };
+    let sum = |which: &Vec<Vec<f64>>, i: usize| which.iter().map(|s| s[i]).sum::<f64>();
+    let mut charts: Vec<(String, Vec<Series>)> = vec![(
+        "All pools".into(),
+        vec![
+            series("read+write", COLORS[3], &|i| sum(&read, i) + sum(&write, i)),
+            series("read", COLORS[0], &|i| sum(&read, i)),
+            series("write", COLORS[1], &|i| sum(&write, i)),
+        ],
+    )];
+    for (p, pool) in spec.pools.iter().enumerate() {
+        charts.push((
+            format!("Pool {}", pool.name),
+            vec![
+                series("read", COLORS[0], &|i| read[p][i]),
+                series("write", COLORS[1], &|i| write[p][i]),
+            ],
+        ));
+    }
+    let mut thinned = false;
+    for (title, ser) in &charts {
+        let own = ser
+            .iter()
+            .flat_map(|s| s.points.iter().map(|p| p.1))
+            .fold(0.0, f64::max);
+        let y = nice_ceiling(if free { own } else { top.max(own) });
+        let key = format!("challenge-{}-{}", c.id, title.to_lowercase().replace(' ', "-"));
+        let (svg, t) = line_chart_marked(title, &key, "MB/s", "s", ser, y, &marks);
+        thinned |= t;
+        h += &svg;
+    }
+    if !v.events.is_empty() {
+        h += &events_table(&v.events).to_html();
+    }
+    (h, thinned)
 }

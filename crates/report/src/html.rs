@@ -388,6 +388,7 @@ pub fn render(
     sections: &[RunSection],
     comparison: Option<&CompareReport>,
     studies: &[StudyView],
+    challenges: &[crate::challenge::ChallengeView],
     opts: &HtmlOptions,
 ) -> String {
     // Series first, so that like plots can share one scale.
@@ -404,6 +405,19 @@ pub fn render(
     }
     body += &study_sections(studies, opts.free_scales);
     let mut thinned_any = false;
+    // One scale for every challenge plot: the highest total.
+    let top = challenges.iter().map(crate::challenge::plot_top).fold(0.0, f64::max);
+    for c in challenges {
+        let (html, thinned) = crate::challenge::render_html(c, top, opts.free_scales);
+        body += &html;
+        thinned_any |= thinned;
+        if !c.account.holds() {
+            warnings.push(format!(
+                "challenge {}: the catalogue's account does not hold",
+                c.challenge.id
+            ));
+        }
+    }
     for (sec, ss) in sections.iter().zip(&series) {
         let (html, thinned) = run_section(sec, ss, &scales);
         body += &html;
@@ -421,7 +435,15 @@ pub fn render(
             flattered.join(", ")
         ));
     }
-    let what = covered(sections, studies);
+    let mut what = covered(sections, studies);
+    if !challenges.is_empty() {
+        let ids: Vec<String> = challenges.iter().map(|c| c.challenge.id.to_string()).collect();
+        what = if sections.is_empty() && studies.is_empty() {
+            format!("challenges {}", ids.join(", "))
+        } else {
+            format!("{what} · challenges {}", ids.join(", "))
+        };
+    }
     let mut html = String::with_capacity(body.len() + 4096);
     let _ = write!(
         html,
