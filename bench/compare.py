@@ -175,6 +175,11 @@ try:
         import dbbench
         separate("db-results.md", "storlab results database: SQLite and PostgreSQL",
                  lambda: dbbench.run(storlab_bin, say, args.repeat))
+    if want("challenge") or want("challenge-long"):
+        import challengebench
+        separate("challenge-results.md", "storlab challenge benchmarks",
+                 lambda: challengebench.run(storlab_bin, say, args.repeat,
+                                                  long="challenge-long" in args.only.split(",")))
     if want("report"):
         import reportbench
         separate("report-results.md", "storlab report benchmark", lambda: reportbench.run(storlab_bin, say, args.repeat))

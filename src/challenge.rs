@@ -264,25 +264,8 @@ fn take_part(
     mib: bool,
     out: &OutputArgs,
 ) -> Result<u8> {
-    let command = storlab_store::mask_command_line(&std::env::args().collect::<Vec<_>>()).join(" ");
-    let run_id = store.begin_run(&NewRun {
-        kind: RunKind::Challenge,
-        host: storlab_env::hostname(),
-        job_name: Some(format!("challenge-{}", c.id)),
-        job: serde_json::to_value(&c.spec)?,
-        command,
-        tags: Vec::new(),
-    })?;
+    let run_id = begin(&mut store, c, writers, readers, out)?;
     let watching = std::io::stderr().is_terminal() && !out.json && !out.csv;
-    if !out.json && !out.csv {
-        eprintln!(
-            "storlab: challenge {} ({}), {} pool(s), {writers} writer(s) and {readers} reader(s) here; run {run_id} in {}",
-            c.id,
-            c.uuid,
-            c.spec.pools.len(),
-            store.target()
-        );
-    }
     let cfg = RunConfig {
         host: agent_name(),
         run_id,
@@ -304,16 +287,7 @@ fn take_part(
             return Err(e.into());
         }
     };
-    let mut acc = account(&store, c)?;
-    let mut problems = Vec::new();
-    let mut ended = false;
-    if !outcome.interrupted && acc.in_flight() == 0 && store.claim_end(c.id)? {
-        problems = check_and_clean(&store, c, &acc)?;
-        ended = true;
-        let holds = acc.holds() && problems.is_empty();
-        store.set_challenge_status(c.id, if holds { "done" } else { "failed" })?;
-        acc = account(&store, c)?;
-    }
+    let (acc, problems, ended) = end_if_over(&store, c, &outcome)?;
     let status = if outcome.interrupted {
         RunStatus::Aborted
     } else if !acc.holds() || !problems.is_empty() {
@@ -343,15 +317,66 @@ fn take_part(
         unit(mib),
         out,
     )?;
-    Ok(if outcome.interrupted {
-        exit::ABORTED
-    } else if !acc.holds() || !problems.is_empty() {
-        1
-    } else if !acc.corrupted.is_empty() {
-        exit::CORRUPT
-    } else {
-        0
+    Ok(match status {
+        RunStatus::Aborted => exit::ABORTED,
+        RunStatus::Failed => 1,
+        RunStatus::Corrupt => exit::CORRUPT,
+        _ => 0,
     })
+}
+
+/// This host's share stored as a run of kind challenge; says so unless stdout is a document.
+fn begin(store: &mut Store, c: &StoredChallenge, writers: u32, readers: u32, out: &OutputArgs) -> Result<i64> {
+    let command = storlab_store::mask_command_line(&std::env::args().collect::<Vec<_>>()).join(" ");
+    let run_id = store.begin_run(&NewRun {
+        kind: RunKind::Challenge,
+        host: storlab_env::hostname(),
+        job_name: Some(format!("challenge-{}", c.id)),
+        job: serde_json::to_value(&c.spec)?,
+        command,
+        tags: Vec::new(),
+    })?;
+    if !out.json && !out.csv {
+        eprintln!(
+            "storlab: challenge {} ({}), {} pool(s), {writers} writer(s) and {readers} reader(s) here; run {run_id} in {}",
+            c.id,
+            c.uuid,
+            c.spec.pools.len(),
+            store.target()
+        );
+    }
+    Ok(run_id)
+}
+
+/// The account after this host's share; when nothing is in flight anywhere (and this host was
+/// not interrupted), the one host that claims the end checks the pools against the catalogue
+/// and removes what is left. Returns the account, what did not match, and whether it ended.
+fn end_if_over(store: &Store, c: &StoredChallenge, outcome: &HostOutcome) -> Result<(Account, Vec<String>, bool)> {
+    let acc = account(store, c)?;
+    if outcome.interrupted || acc.in_flight() > 0 || !store.claim_end(c.id)? {
+        return Ok((acc, Vec::new(), false));
+    }
+    let problems = check_and_clean(store, c, &acc)?;
+    let holds = acc.holds() && problems.is_empty();
+    store.set_challenge_status(c.id, if holds { "done" } else { "failed" })?;
+    Ok((account(store, c)?, problems, true))
+}
+
+/// The account as text: the counts and the invariant, then the files that did not end well.
+fn print_account(acc: &Account) {
+    print!("{}", account_table(acc).to_text());
+    println!(
+        "written {} = read {} + lost after written {} + left over {}: {}",
+        acc.written,
+        acc.read,
+        acc.lost_written,
+        acc.left_over(),
+        if acc.holds() { "holds" } else { "DOES NOT HOLD" }
+    );
+    if !acc.corrupted.is_empty() || !acc.lost.is_empty() {
+        println!();
+        print!("{}", bad_files_table(acc).to_text());
+    }
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -397,19 +422,7 @@ fn print_outcome(
         o.reader_idle
     );
     println!();
-    print!("{}", account_table(acc).to_text());
-    println!(
-        "written {} = read {} + lost after written {} + left over {}: {}",
-        acc.written,
-        acc.read,
-        acc.lost_written,
-        acc.left_over(),
-        if acc.holds() { "holds" } else { "DOES NOT HOLD" }
-    );
-    if !acc.corrupted.is_empty() || !acc.lost.is_empty() {
-        println!();
-        print!("{}", bad_files_table(acc).to_text());
-    }
+    print_account(acc);
     println!();
     println!(
         " *** Statistics - Sample Begin: {}, Sample End: {} ({:.2} Hours) ***",
@@ -606,19 +619,7 @@ fn show(id: i64, with_samples: bool, out: &OutputArgs) -> Result<u8> {
         println!("  run {r} on {h}");
     }
     println!();
-    print!("{}", account_table(&acc).to_text());
-    println!(
-        "written {} = read {} + lost after written {} + left over {}: {}",
-        acc.written,
-        acc.read,
-        acc.lost_written,
-        acc.left_over(),
-        if acc.holds() { "holds" } else { "DOES NOT HOLD" }
-    );
-    if !acc.corrupted.is_empty() || !acc.lost.is_empty() {
-        println!();
-        print!("{}", bad_files_table(&acc).to_text());
-    }
+    print_account(&acc);
     if !events.is_empty() {
         println!();
         print!("{}", events_table(&events).to_text());

@@ -141,6 +141,28 @@ impl Store {
         lease_until: f64,
         limit: Option<u64>,
     ) -> Result<bool> {
+        if self.conn.borrow().dialect() == Dialect::Postgres {
+            // One statement, one round trip: the count and the row in a data-modifying CTE
+            // (a transaction of two statements costs four round trips per file).
+            let rows = self.query(
+                "WITH taken AS (
+                     UPDATE challenges SET started = started + 1
+                     WHERE id = ?1 AND (CAST(?2 AS BIGINT) IS NULL OR started < CAST(?2 AS BIGINT)) RETURNING id)
+                 INSERT INTO challenge_files (challenge_id, seq, pool, name, seed, state, host, lease_until)
+                 SELECT id, ?3, ?4, ?5, ?6, 'writing', ?7, ?8 FROM taken RETURNING seq",
+                vals![
+                    id,
+                    limit,
+                    t.seq,
+                    t.pool as u64,
+                    &t.name,
+                    seed_val(t.seed),
+                    host,
+                    lease_until
+                ],
+            )?;
+            return Ok(!rows.is_empty());
+        }
         self.tx(|c| {
             let taken = c.query(
                 "UPDATE challenges SET started = started + 1 WHERE id = ?1 AND (CAST(?2 AS BIGINT) IS NULL OR started < CAST(?2 AS BIGINT)) RETURNING started",
