@@ -115,6 +115,7 @@ fn four_pools_on_three_filesystems_through_their_faults() {
         format!("P3={}", m3.display()),
         format!("P4={}", p4.display()),
     ];
+    let scrub = format!("50s:task:btrfs-scrub:{}", m3.display());
     let mut args = vec![
         "challenge",
         "run",
@@ -141,6 +142,8 @@ fn four_pools_on_three_filesystems_through_their_faults() {
         "30s:drain:P3",
         "--fault",
         "60s:stop-writers:all:20s",
+        "--fault",
+        &scrub,
         "--json",
     ];
     for p in &pools {
@@ -165,6 +168,9 @@ fn four_pools_on_three_filesystems_through_their_faults() {
     assert_eq!(events_with(&v, "fault", "pool P3 drained").len(), 1, "{}", v["events"]);
     assert_eq!(events_with(&v, "fault", "writers stopped").len(), 1, "{}", v["events"]);
     assert_eq!(events_with(&v, "undo", "writers restarted").len(), 1, "{}", v["events"]);
+    // The scrub started mid-run, and its end (finished, or stopped at the challenge's end).
+    assert_eq!(events_with(&v, "fault", "scrub").len(), 1, "{}", v["events"]);
+    assert_eq!(events_with(&v, "task", "scrub").len(), 1, "{}", v["events"]);
 
     // The samples show them: nothing written to P2 while it was away, nothing to P3 after its
     // drain, nothing at all while the writers were stopped (an interval after each start, for
@@ -689,4 +695,139 @@ fn an_agent_follows_its_own_host_not_the_database() {
     assert_eq!(r["account"]["verified"], 3, "{}", r["account"]);
     nothing_left(&a);
     drop(db);
+}
+
+/// A pool that runs out of space stops taking new files, says so, and takes files again when
+/// readers free some; the file that did not fit is removed and named.
+#[test]
+fn a_full_pool_stops_taking_files_and_says_so() {
+    let s = Scratch::new();
+    let root = tempfile::Builder::new()
+        .prefix("storlab-challenge-")
+        .tempdir_in("/tmp")
+        .unwrap();
+    let m1 = root.path().join("small");
+    let _fs = loop_filesystem("mkfs.ext4", 32 << 20, &m1);
+    let p2 = s.data();
+    let out = s.storlab(&[
+        "challenge",
+        "run",
+        "--pool",
+        &format!("P1={}", m1.display()),
+        "--pool",
+        &format!("P2={}", p2.display()),
+        "--writers",
+        "2",
+        "--readers",
+        "2",
+        "--file-size",
+        "4m",
+        "--bs",
+        "1m",
+        "--duration",
+        "8s",
+        "--backlog",
+        "20",
+        "--interval",
+        "1s",
+        "--lt",
+        "2s",
+        "--fault",
+        "0s:stop-readers:all:4s",
+        "--json",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let r = run_json(&out);
+    assert_eq!(r["holds"], true, "{}", r["account"]);
+    let v = show(&s, r["challenge"].as_u64().unwrap(), false);
+    assert!(
+        !events_with(&v, "pool-full", "pool P1 is out of space").is_empty(),
+        "{}",
+        v["events"]
+    );
+    assert!(
+        !events_with(&v, "pool-open", "pool P1 takes files again").is_empty(),
+        "{}",
+        v["events"]
+    );
+    let lost = r["account"]["lost"].as_array().unwrap();
+    assert!(!lost.is_empty(), "the file that did not fit is named");
+    for f in lost {
+        assert_eq!(f["pool"], "P1", "{f}");
+        assert!(f["why"].as_str().unwrap().contains("No space left on device"), "{f}");
+    }
+    assert_eq!(r["account"]["lost_written"], 0, "only files that did not fit are lost");
+    nothing_left(&m1);
+    nothing_left(&p2);
+}
+
+/// A pool's loop device detached mid-run: its waiting files are lost, each named, and the
+/// challenge goes on with the other pool.
+#[test]
+fn a_detached_pool_loses_its_waiting_files_by_name() {
+    let s = Scratch::new();
+    let root = tempfile::Builder::new()
+        .prefix("storlab-challenge-")
+        .tempdir_in("/tmp")
+        .unwrap();
+    let m1 = root.path().join("pulled");
+    let fs = loop_filesystem("mkfs.ext4", 64 << 20, &m1);
+    let p2 = s.data();
+    let out = s.storlab(&[
+        "challenge",
+        "run",
+        "--pool",
+        &format!("P1={}", m1.display()),
+        "--pool",
+        &format!("P2={}", p2.display()),
+        "--writers",
+        "2",
+        "--readers",
+        "2",
+        "--file-size",
+        "1m",
+        "--bs",
+        "256k",
+        "--duration",
+        "8s",
+        "--backlog",
+        "6",
+        "--interval",
+        "1s",
+        "--lt",
+        "2s",
+        "--fault",
+        "0s:stop-readers:all:4s",
+        "--fault",
+        "2s:detach:P1",
+        "--json",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let r = run_json(&out);
+    assert_eq!(r["holds"], true, "{}", r["account"]);
+    let v = show(&s, r["challenge"].as_u64().unwrap(), true);
+    let gone = events_with(&v, "fault", "gone");
+    assert_eq!(gone.len(), 1, "{}", v["events"]);
+    assert!(gone[0]["detail"].as_str().unwrap().contains(&fs.dev.dev), "{}", gone[0]);
+    let lost = r["account"]["lost"].as_array().unwrap();
+    assert_eq!(
+        lost.len(),
+        6,
+        "the six files waiting in P1 (its backlog) are lost: {}",
+        r["account"]
+    );
+    for f in lost {
+        assert!(
+            f["why"].as_str().unwrap().contains("when its device was detached"),
+            "{f}"
+        );
+    }
+    // Nothing was written to P1 after the detach; P2 took the files.
+    for smp in v["samples"].as_array().unwrap() {
+        if smp["t"].as_f64().unwrap() - smp["seconds"].as_f64().unwrap() >= 3.0 {
+            assert_eq!(smp["written"][0], 0, "P1 written after its device was detached: {smp}");
+        }
+    }
+    assert!(v["pools"][1]["bytes_read"].as_u64().unwrap() > 0);
+    nothing_left(&p2);
 }

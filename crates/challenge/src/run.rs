@@ -556,8 +556,20 @@ fn read_entered(s: &Shared, t: &FileTicket, path: &std::path::Path, buf: &mut Bu
 /// A file of pool `p` left the backlog; a pool that was full takes files again.
 fn release(s: &Shared, p: usize) {
     less(&s.pools[p].backlog, 1);
-    if s.pool_state(p) == PoolState::Full {
-        s.set_pool_state(p, PoolState::Open);
+    let was_full = s.pools[p]
+        .state
+        .compare_exchange(
+            PoolState::Full as u8,
+            PoolState::Open as u8,
+            Ordering::SeqCst,
+            Ordering::SeqCst,
+        )
+        .is_ok();
+    if was_full {
+        s.event(
+            "pool-open",
+            format!("pool {} takes files again (a reader freed space)", s.spec.pools[p].name),
+        );
     }
 }
 

@@ -41,13 +41,47 @@ pub struct SpecInput {
     pub lt: Option<String>,
     /// The data's seed.
     pub seed: Option<u64>,
-    /// `AT:ACTION:TARGET[:FOR]`, one per fault.
-    #[serde(default)]
+    /// `AT:ACTION:TARGET[:FOR]`, one per fault; a job file may also give each as a table
+    /// (`[[challenge.fault]]` with at, action, target and for).
+    #[serde(default, deserialize_with = "faults_text")]
     pub fault: Vec<String>,
     /// How long a host's claim on a file in flight lasts unrenewed (60s).
     pub lease: Option<String>,
     /// O_DIRECT.
     pub direct: Option<bool>,
+}
+
+/// A fault in a job file: the flag's text, or a table.
+#[derive(Deserialize)]
+#[serde(untagged)]
+enum FaultEntry {
+    Text(String),
+    Table(FaultTable),
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FaultTable {
+    at: String,
+    action: String,
+    target: String,
+    #[serde(rename = "for")]
+    for_: Option<String>,
+}
+
+/// Faults as the flag's text, whichever form the job file used.
+fn faults_text<'de, D: serde::Deserializer<'de>>(d: D) -> Result<Vec<String>, D::Error> {
+    let entries = Vec::<FaultEntry>::deserialize(d)?;
+    Ok(entries
+        .into_iter()
+        .map(|e| match e {
+            FaultEntry::Text(t) => t,
+            FaultEntry::Table(t) => match t.for_ {
+                Some(f) => format!("{}:{}:{}:{f}", t.at, t.action, t.target),
+                None => format!("{}:{}:{}", t.at, t.action, t.target),
+            },
+        })
+        .collect())
 }
 
 /// A job file holding a `[challenge]` table.
@@ -332,6 +366,44 @@ mod tests {
             files: Some(10),
             ..SpecInput::default()
         }
+    }
+
+    #[test]
+    fn a_job_file_gives_faults_as_text_or_as_tables() {
+        let dir = tempfile::tempdir().unwrap();
+        let job = dir.path().join("challenge.toml");
+        std::fs::write(
+            &job,
+            format!(
+                r#"
+[challenge]
+pool = ["P1={0}"]
+files = 10
+fault = ["10s:drain:P1:5s"]
+
+[[challenge.fault]]
+at = "20s"
+action = "stop-writers"
+target = "all"
+for = "1m"
+"#,
+                dir.path().display()
+            ),
+        )
+        .unwrap();
+        // Both forms in one file is a TOML error (a key given twice); each alone works.
+        assert!(SpecInput::from_file(&job).is_err());
+        let text = std::fs::read_to_string(&job)
+            .unwrap()
+            .replace("fault = [\"10s:drain:P1:5s\"]\n", "");
+        std::fs::write(&job, text).unwrap();
+        let spec = build(&SpecInput::from_file(&job).unwrap()).unwrap();
+        assert_eq!(spec.faults.len(), 1);
+        let f = &spec.faults[0];
+        assert_eq!(
+            (f.at, f.action, f.target.as_str(), f.for_seconds),
+            (20.0, FaultAction::StopWriters, "all", Some(60.0))
+        );
     }
 
     #[test]
