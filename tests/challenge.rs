@@ -521,7 +521,7 @@ fn three_agents_on_postgresql_one_killed() {
             "--lt",
             "2s",
         ])
-        .args(["--lease", "3s", "--backlog", "16"])
+        .args(["--lease", "6s", "--backlog", "16"])
         .output()
         .unwrap();
     assert!(create.status.success(), "{}", stderr(&create));

@@ -324,16 +324,18 @@ fn idle(counter: &AtomicU64, d: Duration) {
 }
 
 /// One writer: takes the next file, a pool for it, writes it, tells the catalogue.
-fn writer(s: &Shared, me: u64) -> Result<(), ChallengeError> {
+/// Returns true when it counted itself out of the running writers (see below), false when
+/// the caller must.
+fn writer(s: &Shared, me: u64) -> Result<bool, ChallengeError> {
     let mut buf = Buffer::new(s.spec.bs, s.spec.seed ^ (me << 32) ^ 0x77);
     let pause = Duration::from_millis(20);
     loop {
         if s.interrupt.load(Ordering::Relaxed) || s.writers_done.load(Ordering::Relaxed) {
-            return Ok(());
+            return Ok(false);
         }
         if s.past_deadline() {
             s.writers_done.store(true, Ordering::Relaxed);
-            return Ok(());
+            return Ok(false);
         }
         if s.held(&s.writers_held, me) {
             idle(&s.writer_idle_ns, pause);
@@ -359,9 +361,16 @@ fn writer(s: &Shared, me: u64) -> Result<(), ChallengeError> {
         let Some(seq) = s.next_seq()? else {
             // Every number is handed out; stay while another agent writes files, which come
             // here to be rewritten if it dies.
-            if s.store().others_writing(s.id, &s.host)? == 0 {
-                return Ok(());
+            // Decided under the queue's lock (see renew_and_reclaim): a file reclaimed for this
+            // host is either in the queue or still another's.
+            // The writer counts itself out under the same lock: the sampler takes files being
+            // written only while a writer is counted in.
+            let queue = s.rewrite.lock().unwrap_or_else(|e| e.into_inner());
+            if queue.is_empty() && s.store().others_writing(s.id, &s.host)? == 0 {
+                s.writers_running.fetch_sub(1, Ordering::AcqRel);
+                return Ok(true);
             }
+            drop(queue);
             idle(&s.writer_idle_ns, Duration::from_millis(200));
             continue;
         };
@@ -427,7 +436,18 @@ fn write_entered(s: &Shared, t: &FileTicket, path: &std::path::Path, buf: &mut B
         s.interrupt,
         s.spec.direct,
     ) {
-        Ok(()) => s.store().end_write(s.id, t.seq, s.t())?,
+        Ok(()) => {
+            if !s.store().end_write(s.id, t.seq, s.t(), &s.host)? {
+                // Too slow: the lease ran out and another agent writes this file now.
+                s.event(
+                    "taken-over",
+                    format!(
+                        "{}: written here after its lease ran out; another agent owns it",
+                        path.display()
+                    ),
+                );
+            }
+        }
         Err(Stop::Interrupted) => {
             // Stopped by Ctrl-C: the partial file goes, the catalogue keeps it as being written
             // with its lease ended, so that the resume writes it again (counted as rewritten).
@@ -531,8 +551,18 @@ fn read_entered(s: &Shared, t: &FileTicket, path: &std::path::Path, buf: &mut Bu
             // Recorded, then deleted: a reader that dies between the two leaves a file the
             // catalogue knows is read (the end removes it), never a file it believes is
             // waiting but is gone.
-            s.store().end_read(s.id, t.seq, s.t(), &outcome)?;
-            let _ = std::fs::remove_file(path);
+            if s.store().end_read(s.id, t.seq, s.t(), &outcome, &s.host)? {
+                let _ = std::fs::remove_file(path);
+            } else {
+                // Too slow: the lease ran out and the file waits for another reader; it stays.
+                s.event(
+                    "taken-over",
+                    format!(
+                        "{}: read here after its lease ran out; left for another reader",
+                        path.display()
+                    ),
+                );
+            }
             release(s, t.pool);
         }
         Err(Stop::Interrupted) => {
@@ -650,10 +680,17 @@ fn sampler(s: &Shared, live: bool, finished: &AtomicBool, first_idx: u64) -> Res
 /// Extends this host's leases; takes over files whose lease ran out (their agent died): files
 /// being read wait again, files being written are rewritten here.
 fn renew_and_reclaim(s: &Shared) -> Result<(), ChallengeError> {
+    // The queue is held while the catalogue is changed and the files queued, so that a writer
+    // deciding whether to stop (under the same lock) sees both or neither; files being written
+    // are taken only while a writer of this host is there to write them.
+    let mut queue = s.rewrite.lock().unwrap_or_else(|e| e.into_inner());
+    let writers_here = s.writers_running.load(Ordering::Acquire) > 0;
     let store = s.store();
     store.renew_leases(s.id, &s.host, s.lease())?;
-    let again = store.reclaim_expired(s.id, &s.host, epoch_now(), s.lease())?;
+    let again = store.reclaim_expired(s.id, &s.host, epoch_now(), s.lease(), writers_here)?;
     drop(store);
+    queue.extend(again.iter().cloned());
+    drop(queue);
     if !again.is_empty() {
         s.event(
             "reclaimed",
@@ -663,7 +700,6 @@ fn renew_and_reclaim(s: &Shared) -> Result<(), ChallengeError> {
                 again.iter().map(|t| t.name.as_str()).collect::<Vec<_>>().join(", ")
             ),
         );
-        s.rewrite.lock().unwrap_or_else(|e| e.into_inner()).extend(again);
     }
     Ok(())
 }
@@ -970,11 +1006,13 @@ pub fn run(store: Store, challenge: &StoredChallenge, cfg: &RunConfig) -> Result
             .map(|me| {
                 scope.spawn(move || {
                     let r = writer(s, me);
-                    s.writers_running.fetch_sub(1, Ordering::AcqRel);
+                    if !matches!(r, Ok(true)) {
+                        s.writers_running.fetch_sub(1, Ordering::AcqRel);
+                    }
                     if s.writers_running.load(Ordering::Acquire) == 0 {
                         s.writers_done.store(true, Ordering::Relaxed);
                     }
-                    r
+                    r.map(|_| ())
                 })
             })
             .collect();

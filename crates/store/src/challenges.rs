@@ -181,11 +181,15 @@ impl Store {
     }
 
     /// File `seq` is written whole, at `t` seconds.
-    pub fn end_write(&self, id: i64, seq: u64, t: f64) -> Result<()> {
-        self.exec_one(
-            "UPDATE challenge_files SET state = 'written', written_at = ?3 WHERE challenge_id = ?1 AND seq = ?2",
-            vals![id, seq, t],
-        )
+    /// False when the file is no longer `host`'s (its lease ran out and another agent took it
+    /// over): nothing is recorded, the other agent writes it.
+    pub fn end_write(&self, id: i64, seq: u64, t: f64, host: &str) -> Result<bool> {
+        let rows = self.query(
+            "UPDATE challenge_files SET state = 'written', written_at = ?3
+             WHERE challenge_id = ?1 AND seq = ?2 AND state = 'writing' AND host = ?4 RETURNING seq",
+            vals![id, seq, t, host],
+        )?;
+        Ok(!rows.is_empty())
     }
 
     /// Hands the oldest written file to a reader on `host`, from a pool not in `skip`; None when
@@ -220,15 +224,19 @@ impl Store {
     }
 
     /// File `seq` was read whole at `t`: verified, or corrupted (and why), and deleted.
-    pub fn end_read(&self, id: i64, seq: u64, t: f64, outcome: &ReadOutcome) -> Result<()> {
+    /// False when the file is no longer `host`'s (its lease ran out and it waits again for a
+    /// reader): nothing is recorded, and the caller must leave the file for that reader.
+    pub fn end_read(&self, id: i64, seq: u64, t: f64, outcome: &ReadOutcome, host: &str) -> Result<bool> {
         let (state, error) = match outcome {
             ReadOutcome::Verified => (FileState::Done, None),
             ReadOutcome::Corrupted(why) => (FileState::Corrupted, Some(why.as_str())),
         };
-        self.exec_one(
-            "UPDATE challenge_files SET state = ?3, read_at = ?4, error = ?5 WHERE challenge_id = ?1 AND seq = ?2",
-            vals![id, seq, state.name(), t, error],
-        )
+        let rows = self.query(
+            "UPDATE challenge_files SET state = ?3, read_at = ?4, error = ?5
+             WHERE challenge_id = ?1 AND seq = ?2 AND state = 'reading' AND host = ?6 RETURNING seq",
+            vals![id, seq, state.name(), t, error, host],
+        )?;
+        Ok(!rows.is_empty())
     }
 
     /// File `seq` is lost, with why. A file lost before it was written whole does not count
@@ -291,15 +299,25 @@ impl Store {
     }
 
     /// Files in flight whose lease ran out before `now` (their host died): files being read
-    /// wait again for a reader; files being written are taken by `host` to be rewritten (the
-    /// caller removes the partial file and writes it again). Returns those to rewrite.
-    pub fn reclaim_expired(&self, id: i64, host: &str, now: f64, lease_until: f64) -> Result<Vec<FileTicket>> {
+    /// wait again for a reader; with `take_writes`, files being written are taken by `host` to
+    /// be rewritten (the caller writes them again). Returns those to rewrite.
+    pub fn reclaim_expired(
+        &self,
+        id: i64,
+        host: &str,
+        now: f64,
+        lease_until: f64,
+        take_writes: bool,
+    ) -> Result<Vec<FileTicket>> {
         self.tx(|c| {
             c.exec(
                 "UPDATE challenge_files SET state = 'written'
                  WHERE challenge_id = ?1 AND state = 'reading' AND lease_until < ?2",
                 vals![id, now],
             )?;
+            if !take_writes {
+                return Ok(Vec::new());
+            }
             let rows = c.query(
                 "UPDATE challenge_files SET host = ?2, lease_until = ?4, rewrites = rewrites + 1
                  WHERE challenge_id = ?1 AND state = 'writing' AND lease_until < ?3
