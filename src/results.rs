@@ -67,6 +67,20 @@ pub fn print_run(store: &Store, id: i64, samples: bool, out: &OutputArgs) -> Res
     } else if out.csv {
         let tables = storlab_report::runs::data_tables(std::slice::from_ref(&run));
         print_csv(&tables[0])
+    } else if run.run.kind == storlab_model::run::RunKind::Challenge {
+        // A challenge's figures are the challenge's, not a phase's: say where they are.
+        let cid = run
+            .run
+            .job_name
+            .as_deref()
+            .and_then(|j| j.strip_prefix("challenge-"))
+            .unwrap_or("ID");
+        println!(
+            "run {id} · challenge · this host's share of challenge {cid} · status {} · host {} · started {}",
+            run.run.status, run.run.host, run.run.started_at
+        );
+        println!("its files and figures: storlab challenge show {cid} · storlab challenge stats {cid}");
+        Ok(())
     } else {
         print!("{}", storlab_report::runs::render(&run));
         Ok(())

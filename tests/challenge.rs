@@ -348,6 +348,10 @@ fn one_reader_reads_2500_files_past_999() {
     assert_eq!(r["account"]["verified"], 2500);
     assert_eq!(r["account"]["deleted"], 2500);
     assert_eq!(r["holds"], true);
+    // The host's run says where the challenge's figures are.
+    let run = r["run"].as_i64().unwrap().to_string();
+    let shown = stdout(&s.storlab(&["results", "show", &run]));
+    assert!(shown.contains("storlab challenge show 1"), "{shown}");
     nothing_left(&pool);
 }
 
