@@ -273,7 +273,7 @@ fn a_corrupted_block_is_named_with_its_file_and_offset() {
     let deadline = Instant::now() + Duration::from_secs(20);
     let file = loop {
         assert!(Instant::now() < deadline, "no file was written");
-        if let Some(store) = s.store() {
+        if let Some(store) = s.try_store() {
             if store.challenge_ids().map(|v| !v.is_empty()).unwrap_or(false) {
                 let a = store
                     .challenge_account(1, |_, n| (String::new(), n.to_string()))
@@ -391,7 +391,7 @@ fn killed_with_sigkill_and_resumed_every_file_is_accounted_for() {
     let deadline = Instant::now() + Duration::from_secs(30);
     loop {
         assert!(Instant::now() < deadline, "nothing was written");
-        let written = s.store().and_then(|st| {
+        let written = s.try_store().and_then(|st| {
             st.challenge_ids().ok().filter(|v| !v.is_empty())?;
             st.challenge_account(1, |_, n| (String::new(), n.to_string())).ok()
         });

@@ -53,6 +53,15 @@ impl Scratch {
         }
         Some(storlab_store::Store::connect(&target, "test").expect("open the scratch database"))
     }
+    /// The database opened, or None when it is not there or cannot be opened yet (another
+    /// process is making it: polling while a storlab process creates its database).
+    pub fn try_store(&self) -> Option<storlab_store::Store> {
+        let target = storlab_store::DbTarget::parse(&self.db()).unwrap();
+        if target.file().is_some_and(|f| !f.exists()) {
+            return None;
+        }
+        storlab_store::Store::connect(&target, "test").ok()
+    }
     /// How many runs are stored (None: no database was made).
     pub fn run_count(&self) -> Option<usize> {
         self.store().map(|s| s.list_runs(1 << 20).unwrap().len())
