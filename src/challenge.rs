@@ -3,15 +3,14 @@
 //! crates/report.
 
 use std::io::IsTerminal;
-use std::path::Path;
 
 use anyhow::Result;
 use storlab_challenge::faults::is_host_action;
-use storlab_challenge::run::{check_and_clean, HostOutcome, RunConfig};
+use storlab_challenge::host;
+use storlab_challenge::run::{HostOutcome, RunConfig};
 use storlab_challenge::spec::{build, parse_fault, parse_pool, SpecInput};
 use storlab_challenge::stats::{compute, Window};
-use storlab_challenge::{pool_dir, ChallengeError};
-use storlab_model::challenge::{Account, ChallengeSpec, Fault, Pool, Stats};
+use storlab_model::challenge::{Account, Fault, Pool, Stats};
 use storlab_model::run::{NewRun, RunKind, RunStatus};
 use storlab_report::challenge::{account_table, bad_files_table, events_table, stats_data, stats_table, ChallengeUnit};
 use storlab_store::{Store, StoredChallenge};
@@ -154,61 +153,6 @@ fn host_plan(a: &HostPoolsArgs) -> Result<(Vec<Pool>, Vec<Fault>)> {
     Ok((pools, faults))
 }
 
-fn canonical(p: &Path) -> Option<std::path::PathBuf> {
-    std::fs::canonicalize(p).ok()
-}
-
-/// Every pool of the challenge must be named by this host with the same directory: the database
-/// cannot steer an agent running as root to a directory its host did not name.
-fn check_pools(spec: &ChallengeSpec, mine: &[Pool]) -> std::result::Result<(), ChallengeError> {
-    if mine.is_empty() {
-        return Err(ChallengeError::Input(format!(
-            "name this host's pools: {} (an agent touches only the directories its own host names)",
-            spec.pools
-                .iter()
-                .map(|p| format!("--pool {}={}", p.name, p.path.display()))
-                .collect::<Vec<_>>()
-                .join(" ")
-        )));
-    }
-    for p in &spec.pools {
-        let Some(m) = mine.iter().find(|m| m.name == p.name) else {
-            return Err(ChallengeError::Input(format!(
-                "the challenge's pool {} ({}) is not named on this host: give --pool {}=DIR",
-                p.name,
-                p.path.display(),
-                p.name
-            )));
-        };
-        let here = canonical(&m.path).ok_or_else(|| {
-            ChallengeError::Input(format!("pool {}: {} does not exist here", m.name, m.path.display()))
-        })?;
-        if canonical(&p.path).as_deref() != Some(here.as_path()) {
-            return Err(ChallengeError::Input(format!(
-                "pool {}: the database says {}, this host says {}; refusing to start (an agent touches only the directories its own host names)",
-                p.name,
-                p.path.display(),
-                m.path.display()
-            )));
-        }
-    }
-    Ok(())
-}
-
-/// True when the process `pid` is alive on this host.
-fn alive(pid: &str) -> bool {
-    if pid.parse::<u32>().is_err() {
-        return false;
-    }
-    // A killed process not yet reaped (a zombie, state Z) is dead too.
-    match std::fs::read_to_string(Path::new("/proc").join(pid).join("stat")) {
-        Ok(stat) => stat
-            .rsplit_once(')')
-            .is_some_and(|(_, rest)| !rest.trim_start().starts_with('Z')),
-        Err(_) => false,
-    }
-}
-
 /// `storlab challenge agent ID` and `storlab challenge resume ID`.
 fn agent(id: i64, a: &HostPoolsArgs, mib: bool, out: &OutputArgs, resume: bool) -> Result<u8> {
     let (mine, host_faults) = host_plan(a)?;
@@ -219,16 +163,11 @@ fn agent(id: i64, a: &HostPoolsArgs, mib: bool, out: &OutputArgs, resume: bool) 
     if matches!(c.status.as_str(), "done" | "failed" | "ending") {
         return Err(usage(format!("challenge {id} is over (status {})", c.status)));
     }
-    check_pools(&c.spec, &mine)?;
+    host::check_pools(&c.spec, &mine)?;
     storlab_challenge::faults::check(&c.spec.pools, &host_faults)?;
     // Resuming takes over the files in flight of this host's processes that are gone.
     let take_over: Vec<String> = if resume {
-        let prefix = format!("{}/", storlab_env::hostname());
-        store
-            .agents_in_flight(id)?
-            .into_iter()
-            .filter(|h| h.strip_prefix(&prefix).is_some_and(|pid| !alive(pid)))
-            .collect()
+        host::dead_agents_here(&store, id)?
     } else {
         Vec::new()
     };
@@ -238,16 +177,6 @@ fn agent(id: i64, a: &HostPoolsArgs, mib: bool, out: &OutputArgs, resume: bool) 
         return Err(usage("--writers 0 and --readers 0: this agent would do nothing"));
     }
     take_part(store, &c, writers, readers, true, take_over, host_faults, mib, out)
-}
-
-/// The account, with each bad file named by its path.
-fn account(store: &Store, c: &StoredChallenge) -> Result<Account> {
-    Ok(
-        store.challenge_account(c.id, |pool, name| match c.spec.pools.get(pool) {
-            Some(p) => (p.name.clone(), pool_dir(p, &c.uuid).join(name).display().to_string()),
-            None => (format!("#{pool}"), name.to_string()),
-        })?,
-    )
 }
 
 /// Runs this host's share, stores it as a run of kind challenge, ends the challenge when it is
@@ -287,7 +216,7 @@ fn take_part(
             return Err(e.into());
         }
     };
-    let (acc, problems, ended) = end_if_over(&store, c, &outcome)?;
+    let (acc, problems, ended) = host::end_if_over(&store, c, &outcome)?;
     let status = if outcome.interrupted {
         RunStatus::Aborted
     } else if !acc.holds() || !problems.is_empty() {
@@ -346,20 +275,6 @@ fn begin(store: &mut Store, c: &StoredChallenge, writers: u32, readers: u32, out
         );
     }
     Ok(run_id)
-}
-
-/// The account after this host's share; when nothing is in flight anywhere (and this host was
-/// not interrupted), the one host that claims the end checks the pools against the catalogue
-/// and removes what is left. Returns the account, what did not match, and whether it ended.
-fn end_if_over(store: &Store, c: &StoredChallenge, outcome: &HostOutcome) -> Result<(Account, Vec<String>, bool)> {
-    let acc = account(store, c)?;
-    if outcome.interrupted || acc.in_flight() > 0 || !store.claim_end(c.id)? {
-        return Ok((acc, Vec::new(), false));
-    }
-    let problems = check_and_clean(store, c, &acc)?;
-    let holds = acc.holds() && problems.is_empty();
-    store.set_challenge_status(c.id, if holds { "done" } else { "failed" })?;
-    Ok((account(store, c)?, problems, true))
 }
 
 /// The account as text: the counts and the invariant, then the files that did not end well.
@@ -523,23 +438,8 @@ fn stats(
             Window::Hours(f, t)
         }
     };
-    let mut all = store.challenge_samples(id, c.spec.pools.len())?;
-    if !hosts.is_empty() {
-        // An agent is HOST/PID: a host's name takes all its agents.
-        let of = |agent: &str, h: &str| agent == h || agent.split('/').next() == Some(h);
-        for h in hosts {
-            if !all.iter().any(|s| of(&s.host, h)) {
-                let mut known: Vec<&str> = all.iter().map(|s| s.host.as_str()).collect();
-                known.sort();
-                known.dedup();
-                return Err(usage(format!(
-                    "--host {h}: no samples of it in challenge {id} (its agents: {})",
-                    known.join(", ")
-                )));
-            }
-        }
-        all.retain(|s| hosts.iter().any(|h| of(&s.host, h)));
-    }
+    let all = store.challenge_samples(id, c.spec.pools.len())?;
+    let all = storlab_challenge::stats::of_hosts(all, hosts).map_err(|e| usage(format!("{e} in challenge {id}")))?;
     let s = compute(&all, &c.spec, window, pools);
     let u = unit(mib);
     if out.json {
@@ -561,33 +461,20 @@ fn stats(
 fn show(id: i64, with_samples: bool, out: &OutputArgs) -> Result<u8> {
     let store = open_existing(&out.db)?;
     let c = stored(&store, id)?;
-    let acc = account(&store, &c)?;
+    let acc = host::account(&store, &c)?;
     let events = store.challenge_events(id)?;
     let runs = store.challenge_runs(id)?;
     let samples = store.challenge_samples(id, c.spec.pools.len())?;
-    // Bytes moved per pool, summed over every host's samples.
     let pools: Vec<serde_json::Value> = c
         .spec
         .pools
         .iter()
-        .enumerate()
-        .map(|(i, p)| {
-            let w: u64 = samples.iter().map(|s| s.written.get(i).copied().unwrap_or(0)).sum();
-            let r: u64 = samples.iter().map(|s| s.read.get(i).copied().unwrap_or(0)).sum();
-            serde_json::json!({ "name": p.name, "path": p.path, "bytes_written": w, "bytes_read": r })
-        })
+        .zip(storlab_challenge::stats::bytes_per_pool(&samples, c.spec.pools.len()))
+        .map(|(p, (w, r))| serde_json::json!({ "name": p.name, "path": p.path, "bytes_written": w, "bytes_read": r }))
         .collect();
-    let mut agents: Vec<&str> = samples.iter().map(|s| s.host.as_str()).collect();
-    agents.sort();
-    agents.dedup();
-    let per_agent: Vec<serde_json::Value> = agents
-        .iter()
-        .map(|h| {
-            let (w, r) = samples.iter().filter(|s| s.host == *h).fold((0u64, 0u64), |(w, r), s| {
-                (w + s.written.iter().sum::<u64>(), r + s.read.iter().sum::<u64>())
-            });
-            serde_json::json!({ "agent": h, "bytes_written": w, "bytes_read": r })
-        })
+    let per_agent: Vec<serde_json::Value> = storlab_challenge::stats::bytes_per_agent(&samples)
+        .into_iter()
+        .map(|(h, w, r)| serde_json::json!({ "agent": h, "bytes_written": w, "bytes_read": r }))
         .collect();
     if out.json {
         print_json(&serde_json::json!({
@@ -638,7 +525,7 @@ pub fn view(store: &Store, id: i64) -> Result<storlab_report::challenge::Challen
     let samples = store.challenge_samples(id, c.spec.pools.len())?;
     let stats = compute(&samples, &c.spec, Window::All, &[]);
     Ok(storlab_report::challenge::ChallengeView {
-        account: account(store, &c)?,
+        account: host::account(store, &c)?,
         events: store.challenge_events(id)?,
         samples,
         stats,

@@ -5,6 +5,7 @@
 //! - spec.rs: the definition from flags or a job file, checked whole before anything is written;
 //! - files.rs: one file's write (stamped) and read (verified);
 //! - run.rs: this host's writers, readers, sampler and fault plan;
+//! - host.rs: the host's checks around its share (its pools, its dead processes, the end);
 //! - stats.rs: the statistics in the seed's shape.
 //!
 //! storlab writes only inside each pool's directory, in a subdirectory named after the
@@ -12,6 +13,7 @@
 
 pub mod faults;
 pub mod files;
+pub mod host;
 pub mod run;
 pub mod spec;
 pub mod stats;

@@ -21,6 +21,52 @@ pub enum Window {
     Samples(u64, u64),
 }
 
+/// The samples of `hosts` (empty: all); an agent is `HOST/PID`, so a host's name takes all its
+/// agents. Err names a host with no samples, and the agents there are.
+pub fn of_hosts(samples: Vec<ChallengeSample>, hosts: &[String]) -> Result<Vec<ChallengeSample>, String> {
+    if hosts.is_empty() {
+        return Ok(samples);
+    }
+    let of = |agent: &str, h: &str| agent == h || agent.split('/').next() == Some(h);
+    for h in hosts {
+        if !samples.iter().any(|s| of(&s.host, h)) {
+            let mut known: Vec<&str> = samples.iter().map(|s| s.host.as_str()).collect();
+            known.sort();
+            known.dedup();
+            return Err(format!(
+                "--host {h}: no samples of it (its agents: {})",
+                known.join(", ")
+            ));
+        }
+    }
+    Ok(samples
+        .into_iter()
+        .filter(|s| hosts.iter().any(|h| of(&s.host, h)))
+        .collect())
+}
+
+/// Bytes (written, read) per pool, summed over every host's samples.
+pub fn bytes_per_pool(samples: &[ChallengeSample], pools: usize) -> Vec<(u64, u64)> {
+    (0..pools)
+        .map(|i| {
+            let w = samples.iter().map(|s| s.written.get(i).copied().unwrap_or(0)).sum();
+            let r = samples.iter().map(|s| s.read.get(i).copied().unwrap_or(0)).sum();
+            (w, r)
+        })
+        .collect()
+}
+
+/// Bytes (agent, written, read) per agent, over every pool, agents in name order.
+pub fn bytes_per_agent(samples: &[ChallengeSample]) -> Vec<(String, u64, u64)> {
+    let mut per: std::collections::BTreeMap<&str, (u64, u64)> = std::collections::BTreeMap::new();
+    for s in samples {
+        let e = per.entry(s.host.as_str()).or_default();
+        e.0 += s.written.iter().sum::<u64>();
+        e.1 += s.read.iter().sum::<u64>();
+    }
+    per.into_iter().map(|(h, (w, r))| (h.to_string(), w, r)).collect()
+}
+
 /// Each point's mean over the last `k` points (fewer at the start).
 fn long_term(series: &[f64], k: usize) -> Vec<f64> {
     let mut out = Vec::with_capacity(series.len());
