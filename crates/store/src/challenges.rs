@@ -11,7 +11,7 @@ use storlab_model::challenge::{
     Account, ChallengeEvent, ChallengeSample, ChallengeSpec, FileState, FileTicket, NamedFile,
 };
 
-use crate::db::{one, vals, Dialect};
+use crate::db::{one, vals, Dialect, Row};
 use crate::runs::named;
 use crate::{new_uuid, now_rfc3339, Result, Store, StoreError};
 
@@ -39,6 +39,16 @@ pub enum ReadOutcome {
     Verified,
     /// A block did not: where and why.
     Corrupted(String),
+}
+
+/// A file ticket from a row of `seq, pool, name, seed`.
+fn ticket(r: &Row) -> Result<FileTicket> {
+    Ok(FileTicket {
+        seq: r.u64(0)?,
+        pool: r.u64(1)? as usize,
+        name: r.text(2)?,
+        seed: r.i64(3)? as u64,
+    })
 }
 
 fn seed_val(seed: u64) -> i64 {
@@ -215,12 +225,7 @@ impl Store {
         let Some(r) = one(self.query(&sql, vals![id, host, lease_until])?) else {
             return Ok(None);
         };
-        Ok(Some(FileTicket {
-            seq: r.u64(0)?,
-            pool: r.u64(1)? as usize,
-            name: r.text(2)?,
-            seed: r.i64(3)? as u64,
-        }))
+        ticket(&r).map(Some)
     }
 
     /// File `seq` was read whole at `t`: verified, or corrupted (and why), and deleted.
@@ -324,16 +329,7 @@ impl Store {
                  RETURNING seq, pool, name, seed",
                 vals![id, host, now, lease_until],
             )?;
-            rows.iter()
-                .map(|r| {
-                    Ok(FileTicket {
-                        seq: r.u64(0)?,
-                        pool: r.u64(1)? as usize,
-                        name: r.text(2)?,
-                        seed: r.i64(3)? as u64,
-                    })
-                })
-                .collect()
+            rows.iter().map(ticket).collect()
         })
     }
 
@@ -357,12 +353,7 @@ impl Store {
                 )
             })?;
             for r in rows {
-                out.push(FileTicket {
-                    seq: r.u64(0)?,
-                    pool: r.u64(1)? as usize,
-                    name: r.text(2)?,
-                    seed: r.i64(3)? as u64,
-                });
+                out.push(ticket(&r)?);
             }
         }
         out.sort_by_key(|t| t.seq);
@@ -442,16 +433,7 @@ impl Store {
                 vals![id, state.name()],
             )?,
         };
-        rows.iter()
-            .map(|r| {
-                Ok(FileTicket {
-                    seq: r.u64(0)?,
-                    pool: r.u64(1)? as usize,
-                    name: r.text(2)?,
-                    seed: r.i64(3)? as u64,
-                })
-            })
-            .collect()
+        rows.iter().map(ticket).collect()
     }
 
     /// Records one interval's sample.
