@@ -99,9 +99,19 @@ fn arg(p: &Path) -> String {
     p.display().to_string()
 }
 
-/// What `btrfs scrub status MOUNT` prints.
+/// What `btrfs scrub status MOUNT` prints. btrfs-progs locks its status file while a scrub
+/// writes it and then answers "Resource temporarily unavailable": asked again, for up to 2 s.
 fn scrub_status(mount: &Path) -> Result<String, TaskError> {
-    run(&["btrfs".into(), "scrub".into(), "status".into(), arg(mount)])
+    let argv = ["btrfs".into(), "scrub".into(), "status".into(), arg(mount)];
+    for _ in 0..20 {
+        match run(&argv) {
+            Err(TaskError::Command { stderr, .. }) if stderr.contains("Resource temporarily unavailable") => {
+                std::thread::sleep(std::time::Duration::from_millis(100));
+            }
+            other => return other,
+        }
+    }
+    run(&argv)
 }
 
 /// The value of a "Name:   value" line of btrfs's output, trimmed.
