@@ -65,6 +65,10 @@ pub enum Cmd {
     /// each client against a PostgreSQL database).
     #[command(subcommand)]
     Challenge(ChallengeCmd),
+    /// Watch pools of disks and filesystems for days: samples every interval into the
+    /// database, long-term averages, retention, and Prometheus metrics (--metrics ADDR).
+    #[command(subcommand)]
+    Monitor(MonitorCmd),
 }
 
 /// The results database.
@@ -683,6 +687,92 @@ pub enum ChallengeCmd {
         /// Include every sample (JSON): host, interval, bytes per pool.
         #[arg(long)]
         samples: bool,
+        #[command(flatten)]
+        output: OutputArgs,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum MonitorCmd {
+    /// Watch pools until stopped (Ctrl-C, SIGTERM) or for --duration: storlab monitor run
+    /// --pool P1=/dev/sdb,/dev/sdc --pool P2=/srv/data2 --interval 10s --metrics 127.0.0.1:9464
+    Run {
+        /// A pool: a name and its block devices or mount points (a mount point stands for its
+        /// filesystem and the devices under it, through md, device-mapper and btrfs);
+        /// repeatable.
+        #[arg(long = "pool", value_name = "NAME=DEV|MOUNT[,…]", required = true)]
+        pools: Vec<String>,
+        /// Time between samples (at least 100ms).
+        #[arg(long, value_name = "DURATION", default_value = "10s")]
+        interval: String,
+        /// The long-term window: the averages' span, and the second resolution kept.
+        #[arg(long, value_name = "DURATION", default_value = "100s")]
+        lt: String,
+        /// Serve Prometheus metrics at http://ADDR/metrics (loopback or an address of this host).
+        #[arg(long, value_name = "ADDR:PORT")]
+        metrics: Option<String>,
+        /// Keep samples this long in all (hourly averages after --keep-lt).
+        #[arg(long, value_name = "DURATION", default_value = "365d")]
+        retain: String,
+        /// Keep every sample this long, then its long-term averages.
+        #[arg(long = "keep-full", value_name = "DURATION", default_value = "2d")]
+        keep_full: String,
+        /// Keep the long-term averages this long, then hourly ones.
+        #[arg(long = "keep-lt", value_name = "DURATION", default_value = "30d")]
+        keep_lt: String,
+        /// Stop after this long (default: until stopped).
+        #[arg(long, value_name = "DURATION")]
+        duration: Option<String>,
+        /// Read disk counters from this file instead of /proc/diskstats (tests: counters
+        /// that wrap).
+        #[arg(long, value_name = "FILE", hide = true)]
+        diskstats: Option<std::path::PathBuf>,
+        /// No line on stderr per event.
+        #[arg(long, short)]
+        quiet: bool,
+        #[command(flatten)]
+        db: DbArgs,
+    },
+    /// Per-pool statistics of a window in seed 002's shape: MAX, MIN, AVG (SD, SD/AVG %) of the
+    /// long-term averages, total and per pool, read, write and both; operations, latency and
+    /// utilisation beside.
+    Stats {
+        /// From (a date or time, UTC: 2026-11-23T08:00:00; or a span back from now: 2h).
+        #[arg(long, value_name = "TIME|AGO")]
+        from: Option<String>,
+        /// To (as --from; default now).
+        #[arg(long, value_name = "TIME|AGO")]
+        to: Option<String>,
+        /// Only these pools (the Tot rows are their sums); repeatable.
+        #[arg(long = "pool", value_name = "NAME")]
+        pools: Vec<String>,
+        /// Only this host's monitors (default: this host).
+        #[arg(long, value_name = "HOST")]
+        host: Option<String>,
+        /// Every host's monitors.
+        #[arg(long, conflicts_with = "host")]
+        all_hosts: bool,
+        /// MiB/s instead of MB/s.
+        #[arg(long)]
+        mib: bool,
+        #[command(flatten)]
+        output: OutputArgs,
+    },
+    /// The events of a window: devices gone and back, counters wrapped, unmounts, md and btrfs
+    /// changes, starts and stops.
+    Events {
+        /// From (as in `stats`).
+        #[arg(long, value_name = "TIME|AGO")]
+        from: Option<String>,
+        /// To.
+        #[arg(long, value_name = "TIME|AGO")]
+        to: Option<String>,
+        /// Only this host's monitors (default: this host).
+        #[arg(long, value_name = "HOST")]
+        host: Option<String>,
+        /// Every host's monitors.
+        #[arg(long, conflicts_with = "host")]
+        all_hosts: bool,
         #[command(flatten)]
         output: OutputArgs,
     },

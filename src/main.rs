@@ -8,6 +8,7 @@ mod challenge;
 mod cli;
 mod commands;
 mod db;
+mod monitor;
 mod results;
 
 use std::process::ExitCode;
@@ -49,6 +50,10 @@ fn is_usage(e: &anyhow::Error) -> bool {
                 Some(storlab_challenge::ChallengeError::Input(_))
             )
             || matches!(
+                c.downcast_ref::<storlab_monitor::MonitorError>(),
+                Some(storlab_monitor::MonitorError::Input(_))
+            )
+            || matches!(
                 c.downcast_ref::<storlab_store::StoreError>(),
                 Some(storlab_store::StoreError::Request(_))
             )
@@ -69,6 +74,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<u8> {
         Cmd::Impact(a) => commands::impact(*a),
         Cmd::Report(a) => results::report(a),
         Cmd::Challenge(c) => challenge::dispatch(c),
+        Cmd::Monitor(c) => monitor::dispatch(c),
         Cmd::Db(d) => match d {
             DbCmd::Migrate { db, json } => db::migrate(&db, json),
             DbCmd::Info { db, json } => db::info(&db, json),

@@ -12,6 +12,7 @@ pub mod export;
 pub mod fio;
 pub mod html;
 pub mod iozone;
+pub mod monitor;
 pub mod runs;
 pub mod scan;
 pub mod studies;

@@ -1,0 +1,377 @@
+//! The monitor's loop: a sweep every interval, on a fixed schedule (the n-th sweep at start +
+//! n × interval, so that a slow sweep does not shift the ones after it), stored in one
+//! transaction, published to the metrics, and the retention kept every long-term window. A
+//! sweep that cannot be stored (the database away) is kept in memory and stored with the next
+//! one; the sampling and the metrics go on. A stop (Ctrl-C, SIGTERM from systemd, the end of
+//! `--duration`) takes a last sweep for the part of an interval since the one before.
+
+use std::collections::VecDeque;
+use std::net::{SocketAddr, TcpListener};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime};
+
+use prometheus_client::registry::Registry;
+use storlab_model::monitor::{pool_points, Level, MonitorEvent, MonitorSpec, PoolPoint, PoolSpec, Series};
+use storlab_store::{Store, Sweep};
+
+use crate::metrics::{Endpoint, MonitorMetrics};
+use crate::pools::Watch;
+use crate::sampler::{Files, Sampler};
+use crate::MonitorError;
+
+/// The least interval: below it the kernel's millisecond counters say little and a sweep's own
+/// cost starts to show.
+pub const MIN_INTERVAL: f64 = 0.1;
+
+/// Sweeps kept in memory while the database is away (a day of 10 s sweeps).
+const MAX_PENDING: usize = 8640;
+
+/// The retention's defaults: every sample for two days, the long-term averages for thirty,
+/// hourly ones for a year.
+pub const DEFAULT_KEEP_FULL: f64 = 2.0 * 86400.0;
+/// See [`DEFAULT_KEEP_FULL`].
+pub const DEFAULT_KEEP_LT: f64 = 30.0 * 86400.0;
+/// See [`DEFAULT_KEEP_FULL`].
+pub const DEFAULT_RETAIN: f64 = 365.0 * 86400.0;
+
+fn dur(secs: f64) -> String {
+    storlab_units::Duration((secs.max(0.0) * 1e9).round() as u64).to_string()
+}
+
+/// Checks the timing and retention and makes the spec: an interval of at least 100 ms, a
+/// long-term window of at least one interval, a retention of at least one window. The finer
+/// levels are kept no longer than the whole retention.
+pub fn spec(
+    pools: Vec<PoolSpec>,
+    interval: f64,
+    lt: f64,
+    keep_full: Option<f64>,
+    keep_lt: Option<f64>,
+    retain: Option<f64>,
+) -> Result<MonitorSpec, MonitorError> {
+    let bad = |m: String| Err(MonitorError::Input(m));
+    // NaN is refused too.
+    if interval.is_nan() || interval < MIN_INTERVAL {
+        return bad(format!(
+            "--interval {}: the least interval is 100ms (the kernel counts disk time in milliseconds; finer samples say little)",
+            dur(interval)
+        ));
+    }
+    if lt < interval {
+        return bad(format!(
+            "--lt {}: the long-term window must hold at least one interval ({})",
+            dur(lt),
+            dur(interval)
+        ));
+    }
+    let retain = retain.unwrap_or(DEFAULT_RETAIN);
+    if retain < lt {
+        return bad(format!(
+            "--retain {}: shorter than the long-term window --lt {}; keep at least one window",
+            dur(retain),
+            dur(lt)
+        ));
+    }
+    let keep_full = keep_full.unwrap_or(DEFAULT_KEEP_FULL).min(retain);
+    let keep_lt = keep_lt.unwrap_or(DEFAULT_KEEP_LT).min(retain).max(keep_full);
+    if keep_full < lt {
+        return bad(format!(
+            "--keep-full {}: keep every sample at least one long-term window ({}) so that its average can be made",
+            dur(keep_full),
+            dur(lt)
+        ));
+    }
+    Ok(MonitorSpec {
+        pools,
+        interval,
+        lt,
+        keep_full,
+        keep_lt,
+        retain,
+    })
+}
+
+/// What a monitor is given.
+pub struct MonitorConfig {
+    /// What to watch and how often.
+    pub spec: MonitorSpec,
+    /// The series, resolved.
+    pub watches: Vec<Watch>,
+    /// The kernel's files.
+    pub files: Files,
+    /// Stop after this long (None: until stopped).
+    pub duration: Option<f64>,
+    /// The metrics endpoint's socket, bound before anything started.
+    pub metrics: Option<TcpListener>,
+    /// Set to stop.
+    pub stop: Arc<AtomicBool>,
+    /// This host.
+    pub host: String,
+}
+
+/// How a monitor ended.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Outcome {
+    /// Its id in the database.
+    pub id: i64,
+    /// Sweeps taken.
+    pub sweeps: u64,
+    /// Events recorded.
+    pub events: u64,
+    /// Sweeps that could not be stored (lost when the pending ones overflowed).
+    pub lost_sweeps: u64,
+}
+
+/// A flag that Ctrl-C and SIGTERM (systemd's stop) set: the monitor takes its last sweep and
+/// ends. A second signal leaves at once.
+pub fn stop_on_signal() -> Arc<AtomicBool> {
+    let stop = Arc::new(AtomicBool::new(false));
+    let s = stop.clone();
+    let _ = ctrlc::set_handler(move || {
+        if s.swap(true, Ordering::Relaxed) {
+            std::process::exit(130);
+        }
+    });
+    stop
+}
+
+/// Now, seconds since the epoch.
+pub fn now() -> f64 {
+    SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map(|d| d.as_secs_f64())
+        .unwrap_or(0.0)
+}
+
+/// The weighted average of a pool's last points: rates over the seconds they cover, latency
+/// over the operations.
+fn long_term(points: &VecDeque<PoolPoint>) -> PoolPoint {
+    let secs: f64 = points.iter().map(|p| p.seconds).sum();
+    if secs <= 0.0 {
+        return PoolPoint::default();
+    }
+    let w = |f: fn(&PoolPoint) -> f64| points.iter().map(|p| f(p) * p.seconds).sum::<f64>() / secs;
+    let ops: f64 = points.iter().map(|p| p.iops * p.seconds).sum();
+    PoolPoint {
+        t: points.back().map_or(0.0, |p| p.t),
+        seconds: secs,
+        read_rate: w(|p| p.read_rate),
+        write_rate: w(|p| p.write_rate),
+        iops: w(|p| p.iops),
+        latency: if ops > 0.0 {
+            points.iter().map(|p| p.latency * p.iops * p.seconds).sum::<f64>() / ops
+        } else {
+            0.0
+        },
+        utilisation: w(|p| p.utilisation),
+    }
+}
+
+/// Moves samples up the levels and deletes what is older than the retention, for every
+/// monitor of this host (earlier runs of the service too).
+fn keep_retention(store: &Store, host: &str, spec: &MonitorSpec, t: f64) -> Result<(), MonitorError> {
+    let bucket = |x: f64, w: f64| (x / w).floor() * w;
+    let ids: Vec<i64> = store
+        .monitors()?
+        .into_iter()
+        .filter(|m| m.host == host)
+        .map(|m| m.id)
+        .collect();
+    for id in ids {
+        store.compact_monitor(
+            id,
+            Level::Full,
+            Level::LongTerm,
+            bucket(t - spec.keep_full, spec.lt),
+            spec.lt,
+        )?;
+        store.compact_monitor(
+            id,
+            Level::LongTerm,
+            Level::Hourly,
+            bucket(t - spec.keep_lt, 3600.0),
+            3600.0,
+        )?;
+    }
+    store.purge_monitor_samples(t - spec.retain)?;
+    Ok(())
+}
+
+/// Runs a monitor until `cfg.stop` is set or its duration ends. `started` is told the
+/// monitor's id and the metrics' address once both exist; `event` is told each event.
+pub fn run(
+    store: &Store,
+    cfg: MonitorConfig,
+    started: impl FnOnce(i64, Option<SocketAddr>),
+    mut event: impl FnMut(&MonitorEvent),
+) -> Result<Outcome, MonitorError> {
+    let mut sampler = Sampler::new(cfg.watches, cfg.files);
+    let series: Vec<Series> = sampler.series();
+    let spec = cfg.spec;
+    let mut registry = Registry::default();
+    let metrics = MonitorMetrics::register(&mut registry);
+    let registry = Arc::new(registry);
+    let t0 = now();
+    let id = store.create_monitor(&cfg.host, &spec, &series, t0)?;
+    let endpoint = cfg.metrics.map(|l| Endpoint::start(l, registry.clone())).transpose()?;
+    let mut baseline = sampler.sweep(t0, 0.0);
+    baseline.events.insert(
+        0,
+        MonitorEvent {
+            t: t0,
+            pool: String::new(),
+            name: String::new(),
+            kind: "started".into(),
+            detail: format!(
+                "monitor {id} on {}: {} series in {} pools",
+                cfg.host,
+                series.len(),
+                spec.pools.len()
+            ),
+        },
+    );
+    let mut out = Outcome {
+        id,
+        sweeps: 0,
+        events: 0,
+        lost_sweeps: 0,
+    };
+    let mut pending: VecDeque<(f64, Sweep)> = VecDeque::new();
+    metrics.publish(&series, &baseline, &sampler.present(), &[], 0.0);
+    for e in &baseline.events {
+        event(e);
+    }
+    out.events += baseline.events.len() as u64;
+    pending.push_back((t0, baseline));
+    started(id, endpoint.as_ref().map(|e| e.addr()));
+    let k = ((spec.lt / spec.interval).round() as usize).max(1);
+    let mut recent: Vec<(String, VecDeque<PoolPoint>)> = Vec::new();
+    let start = Instant::now();
+    let mut last = start;
+    let mut last_retention = t0;
+    let mut n: u64 = 0;
+    loop {
+        n += 1;
+        let due = start + Duration::from_secs_f64(spec.interval * n as f64);
+        let end = cfg.duration.map(|d| start + Duration::from_secs_f64(d));
+        let target = end.map_or(due, |e| e.min(due));
+        while Instant::now() < target && !cfg.stop.load(Ordering::Relaxed) {
+            std::thread::sleep((target - Instant::now()).min(Duration::from_millis(50)));
+        }
+        let stopping = cfg.stop.load(Ordering::Relaxed) || end.is_some_and(|e| Instant::now() >= e);
+        let at = Instant::now();
+        let t = now();
+        let sweep = sampler.sweep(t, (at - last).as_secs_f64());
+        last = at;
+        let took = at.elapsed().as_secs_f64();
+        let pts = pool_points(&series, &sweep.disks);
+        let mut pools = Vec::new();
+        for (pool, p) in pts {
+            let Some(p) = p.into_iter().next() else { continue };
+            let i = match recent.iter().position(|(n, _)| *n == pool) {
+                Some(i) => i,
+                None => {
+                    recent.push((pool.clone(), VecDeque::new()));
+                    recent.len() - 1
+                }
+            };
+            let q = &mut recent[i].1;
+            q.push_back(p.clone());
+            while q.len() > k {
+                q.pop_front();
+            }
+            pools.push((pool, p, long_term(q)));
+        }
+        metrics.publish(&series, &sweep, &sampler.present(), &pools, took);
+        for e in &sweep.events {
+            event(e);
+        }
+        out.sweeps += 1;
+        out.events += sweep.events.len() as u64;
+        pending.push_back((t, sweep));
+        while pending.len() > MAX_PENDING {
+            pending.pop_front();
+            out.lost_sweeps += 1;
+        }
+        while let Some((pt, s)) = pending.front() {
+            match store.add_monitor_sweep(id, *pt, s) {
+                Ok(()) => {
+                    pending.pop_front();
+                }
+                Err(e) => {
+                    eprintln!("storlab monitor: cannot store the sweep of {pt:.0} ({e}); keeping it ({} waiting) and trying again next interval", pending.len());
+                    break;
+                }
+            }
+        }
+        if t - last_retention >= spec.lt && pending.is_empty() {
+            if let Err(e) = keep_retention(store, &cfg.host, &spec, t) {
+                eprintln!("storlab monitor: retention: {e}");
+            }
+            last_retention = t;
+        }
+        if stopping {
+            let t = now();
+            let stored = store.add_monitor_sweep(
+                id,
+                t,
+                &Sweep {
+                    events: vec![MonitorEvent {
+                        t,
+                        pool: String::new(),
+                        name: String::new(),
+                        kind: "stopped".into(),
+                        detail: format!("monitor {id} stopped after {} sweeps", out.sweeps),
+                    }],
+                    ..Sweep::default()
+                },
+            );
+            store.stop_monitor(id, t)?;
+            stored?;
+            out.lost_sweeps += pending.len() as u64;
+            drop(endpoint);
+            return Ok(out);
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn timings_and_retention_are_checked_by_name() {
+        let e = |r: Result<MonitorSpec, MonitorError>| r.unwrap_err().to_string();
+        assert!(e(spec(vec![], 0.0, 100.0, None, None, None)).contains("the least interval is 100ms"));
+        assert!(e(spec(vec![], 0.05, 100.0, None, None, None)).contains("the least interval"));
+        assert!(e(spec(vec![], 10.0, 5.0, None, None, None)).contains("at least one interval"));
+        assert!(e(spec(vec![], 10.0, 100.0, None, None, Some(50.0))).contains("shorter than the long-term window"));
+        let s = spec(vec![], 10.0, 100.0, None, None, Some(7.0 * 86400.0)).unwrap();
+        assert_eq!(
+            (s.keep_full, s.keep_lt, s.retain),
+            (2.0 * 86400.0, 7.0 * 86400.0, 7.0 * 86400.0)
+        );
+    }
+
+    #[test]
+    fn the_long_term_figure_weights_rates_by_seconds_and_latency_by_operations() {
+        let p = |secs: f64, rate: f64, iops: f64, lat: f64| PoolPoint {
+            t: 0.0,
+            seconds: secs,
+            read_rate: rate,
+            write_rate: 0.0,
+            iops,
+            latency: lat,
+            utilisation: 0.5,
+        };
+        let q: VecDeque<PoolPoint> = [p(10.0, 100.0, 10.0, 0.001), p(30.0, 200.0, 30.0, 0.003)]
+            .into_iter()
+            .collect();
+        let lt = long_term(&q);
+        assert_eq!(lt.read_rate, 175.0);
+        assert_eq!(lt.iops, 25.0);
+        assert!((lt.latency - 0.0028).abs() < 1e-12);
+        assert_eq!(lt.utilisation, 0.5);
+    }
+}
