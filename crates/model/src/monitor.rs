@@ -290,6 +290,10 @@ pub struct PoolPoint {
     pub latency: f64,
     /// The busiest device's utilisation, 0 to 1.
     pub utilisation: f64,
+    /// Bytes read (exact, for sums).
+    pub read_bytes: u64,
+    /// Bytes written.
+    pub write_bytes: u64,
 }
 
 /// One pool's other figures over the window.
@@ -300,9 +304,9 @@ pub struct PoolFigures {
     /// Seconds of samples.
     pub seconds: f64,
     /// Bytes read.
-    pub read_bytes: f64,
+    pub read_bytes: u64,
     /// Bytes written.
-    pub write_bytes: f64,
+    pub write_bytes: u64,
     /// Average operations per second.
     pub iops: f64,
     /// Average time per I/O, seconds.
@@ -363,6 +367,8 @@ pub fn pool_points(series: &[Series], samples: &[DiskSample]) -> Vec<(String, Ve
                         iops: d.iops(),
                         latency: d.latency(),
                         utilisation: util,
+                        read_bytes: delta.read_bytes,
+                        write_bytes: delta.write_bytes,
                     }
                 })
                 .collect();

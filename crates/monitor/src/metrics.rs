@@ -183,58 +183,58 @@ pub struct MonitorMetrics {
 const DISK_COUNTERS: [(&str, &str, Option<Unit>); 6] = [
     (
         "storlab_disk_reads_completed",
-        "Reads completed (/proc/diskstats).",
+        "Reads completed (/proc/diskstats)",
         None,
     ),
-    ("storlab_disk_reads_merged", "Adjacent reads merged into one.", None),
-    ("storlab_disk_read", "Bytes read.", Some(Unit::Bytes)),
-    ("storlab_disk_writes_completed", "Writes completed.", None),
-    ("storlab_disk_writes_merged", "Adjacent writes merged into one.", None),
-    ("storlab_disk_written", "Bytes written.", Some(Unit::Bytes)),
+    ("storlab_disk_reads_merged", "Adjacent reads merged into one", None),
+    ("storlab_disk_read", "Bytes read", Some(Unit::Bytes)),
+    ("storlab_disk_writes_completed", "Writes completed", None),
+    ("storlab_disk_writes_merged", "Adjacent writes merged into one", None),
+    ("storlab_disk_written", "Bytes written", Some(Unit::Bytes)),
 ];
 const DISK_SECONDS: [(&str, &str); 4] = [
-    ("storlab_disk_read_time", "Time spent reading, summed over requests."),
-    ("storlab_disk_write_time", "Time spent writing, summed over requests."),
+    ("storlab_disk_read_time", "Time spent reading, summed over requests"),
+    ("storlab_disk_write_time", "Time spent writing, summed over requests"),
     (
         "storlab_disk_io_time",
-        "Time the device had I/O in flight (utilisation is its rate).",
+        "Time the device had I/O in flight (utilisation is its rate)",
     ),
     (
         "storlab_disk_io_time_weighted",
-        "Time in flight weighted by the requests in flight (average queue length is its rate).",
+        "Time in flight weighted by the requests in flight (average queue length is its rate)",
     ),
 ];
 const FS_GAUGES: [(&str, &str, bool); 5] = [
-    ("storlab_filesystem_size", "The filesystem's size.", true),
-    ("storlab_filesystem_avail", "Space free for unprivileged users.", true),
-    ("storlab_filesystem_free", "Space free.", true),
-    ("storlab_filesystem_files", "Inodes.", false),
-    ("storlab_filesystem_files_free", "Free inodes.", false),
+    ("storlab_filesystem_size", "The filesystem's size", true),
+    ("storlab_filesystem_avail", "Space free for unprivileged users", true),
+    ("storlab_filesystem_free", "Space free", true),
+    ("storlab_filesystem_files", "Inodes", false),
+    ("storlab_filesystem_files_free", "Free inodes", false),
 ];
 const POOL_GAUGES: [(&str, &str, &str); 5] = [
-    ("storlab_pool_read", "The pool's read throughput over the window (interval: the last sample; lt: the long-term average), summed over its top devices.", "bytes_per_second"),
-    ("storlab_pool_written", "The pool's write throughput over the window.", "bytes_per_second"),
-    ("storlab_pool_operations", "The pool's completed reads and writes per second over the window.", "per_second"),
-    ("storlab_pool_latency", "Average time per completed I/O over the window.", "seconds"),
-    ("storlab_pool_utilisation", "The busiest device's busy fraction over the window.", "ratio"),
+    ("storlab_pool_read", "The pool's read throughput over the window (interval: the last sample; lt: the long-term average), summed over its top devices", "bytes_per_second"),
+    ("storlab_pool_written", "The pool's write throughput over the window", "bytes_per_second"),
+    ("storlab_pool_operations", "The pool's completed reads and writes per second over the window", "per_second"),
+    ("storlab_pool_latency", "Average time per completed I/O over the window", "seconds"),
+    ("storlab_pool_utilisation", "The busiest device's busy fraction over the window", "ratio"),
 ];
 const MD_GAUGES: [(&str, &str, &str); 4] = [
     (
         "syncing",
         "storlab_md_syncing",
-        "1 while the array resyncs, recovers or checks (sync_action not idle).",
+        "1 while the array resyncs, recovers or checks (sync_action not idle)",
     ),
     (
         "sync_completed",
         "storlab_md_sync_completed_ratio",
-        "Fraction of the current sync done.",
+        "Fraction of the current sync done",
     ),
     (
         "mismatch_cnt",
         "storlab_md_mismatch_sectors",
-        "Sectors found to mismatch by the last check (mismatch_cnt).",
+        "Sectors found to mismatch by the last check (mismatch_cnt)",
     ),
-    ("degraded", "storlab_md_degraded_disks", "Disks missing from the array."),
+    ("degraded", "storlab_md_degraded_disks", "Disks missing from the array"),
 ];
 
 impl MonitorMetrics {
@@ -258,13 +258,13 @@ impl MonitorMetrics {
         let disk_in_flight = Family::<Labels, Gauge>::default();
         registry.register(
             "storlab_disk_io_now",
-            "I/Os in flight at the last sample.",
+            "I/Os in flight at the last sample",
             disk_in_flight.clone(),
         );
         let disk_present = Family::<Labels, Gauge>::default();
         registry.register(
             "storlab_disk_present",
-            "1 while the device is in /proc/diskstats (a loop device: attached), 0 while it is gone.",
+            "1 while the device is in /proc/diskstats (a loop device: attached), 0 while it is gone",
             disk_present.clone(),
         );
         let fs = FS_GAUGES
@@ -282,7 +282,7 @@ impl MonitorMetrics {
         let fs_mounted = Family::<Labels, Gauge>::default();
         registry.register(
             "storlab_filesystem_mounted",
-            "1 while the pool's mount point is mounted.",
+            "1 while the pool's mount point is mounted",
             fs_mounted.clone(),
         );
         let md = MD_GAUGES
@@ -296,26 +296,26 @@ impl MonitorMetrics {
         let btrfs_errors = Family::<Labels, Counter>::default();
         registry.register(
             "storlab_btrfs_device_errors",
-            "Errors btrfs counted on a device (type: write_errs, read_errs, flush_errs, corruption_errs, generation_errs).",
+            "Errors btrfs counted on a device (type: write_errs, read_errs, flush_errs, corruption_errs, generation_errs)",
             btrfs_errors.clone(),
         );
         let nfs_ops = Family::<Labels, Counter>::default();
         registry.register(
             "storlab_nfs_operations",
-            "NFS operations sent, per operation (/proc/self/mountstats).",
+            "NFS operations sent, per operation (/proc/self/mountstats)",
             nfs_ops.clone(),
         );
         let nfs_rtt = Family::<Labels, CounterF>::default();
         registry.register_with_unit(
             "storlab_nfs_operation_rtt",
-            "Round-trip time of NFS operations, summed.",
+            "Round-trip time of NFS operations, summed",
             Unit::Seconds,
             nfs_rtt.clone(),
         );
         let nfs_bytes = Family::<Labels, Counter>::default();
         registry.register_with_unit(
             "storlab_nfs_application",
-            "Bytes the applications read and wrote through the mount (direction: read, write).",
+            "Bytes the applications read and wrote through the mount (direction: read, write)",
             Unit::Bytes,
             nfs_bytes.clone(),
         );
@@ -330,19 +330,19 @@ impl MonitorMetrics {
         let sweeps = Counter::default();
         registry.register(
             "storlab_monitor_sweeps",
-            "Sweeps the monitor took (one per interval).",
+            "Sweeps the monitor took (one per interval)",
             sweeps.clone(),
         );
         let events = Family::<Labels, Counter>::default();
         registry.register(
             "storlab_monitor_events",
-            "Events the monitor recorded, per kind.",
+            "Events the monitor recorded, per kind",
             events.clone(),
         );
         let sweep_seconds = GaugeF::default();
         registry.register_with_unit(
             "storlab_monitor_sweep_duration",
-            "How long the last sweep took.",
+            "How long the last sweep took",
             Unit::Seconds,
             sweep_seconds.clone(),
         );

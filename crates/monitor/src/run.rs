@@ -165,6 +165,8 @@ fn long_term(points: &VecDeque<PoolPoint>) -> PoolPoint {
             0.0
         },
         utilisation: w(|p| p.utilisation),
+        read_bytes: points.iter().map(|p| p.read_bytes).sum(),
+        write_bytes: points.iter().map(|p| p.write_bytes).sum(),
     }
 }
 
@@ -213,7 +215,13 @@ pub fn run(
     let metrics = MonitorMetrics::register(&mut registry);
     let registry = Arc::new(registry);
     let t0 = now();
-    let id = store.create_monitor(&cfg.host, &spec, &series, t0)?;
+    // Another monitor of this host on this database is the user's to stop: refused as input.
+    let id = store
+        .create_monitor(&cfg.host, &spec, &series, t0)
+        .map_err(|e| match e {
+            storlab_store::StoreError::Request(m) => MonitorError::Input(m),
+            e => e.into(),
+        })?;
     let endpoint = cfg.metrics.map(|l| Endpoint::start(l, registry.clone())).transpose()?;
     let mut baseline = sampler.sweep(t0, 0.0);
     baseline.events.insert(
@@ -238,7 +246,14 @@ pub fn run(
         lost_sweeps: 0,
     };
     let mut pending: VecDeque<(f64, Sweep)> = VecDeque::new();
-    metrics.publish(&series, &baseline, &sampler.present(), &[], 0.0);
+    // Every pool's figures exist from the start, at 0, so that a scrape before the first
+    // interval ends finds them.
+    let zero: Vec<(String, PoolPoint, PoolPoint)> = spec
+        .pools
+        .iter()
+        .map(|p| (p.name.clone(), PoolPoint::default(), PoolPoint::default()))
+        .collect();
+    metrics.publish(&series, &baseline, &sampler.present(), &zero, 0.0);
     for e in &baseline.events {
         event(e);
     }
@@ -364,6 +379,8 @@ mod tests {
             iops,
             latency: lat,
             utilisation: 0.5,
+            read_bytes: 0,
+            write_bytes: 0,
         };
         let q: VecDeque<PoolPoint> = [p(10.0, 100.0, 10.0, 0.001), p(30.0, 200.0, 30.0, 0.003)]
             .into_iter()

@@ -92,8 +92,8 @@ pub fn compute(series: &[Series], disks: &[DiskSample], lt: f64, pools: &[String
         figures.push(PoolFigures {
             pool: pool.clone(),
             seconds: secs,
-            read_bytes: pts.iter().map(|p| p.read_rate * p.seconds).sum(),
-            write_bytes: pts.iter().map(|p| p.write_rate * p.seconds).sum(),
+            read_bytes: pts.iter().map(|p| p.read_bytes).sum(),
+            write_bytes: pts.iter().map(|p| p.write_bytes).sum(),
             iops: if secs > 0.0 { ops / secs } else { 0.0 },
             latency: if ops > 0.0 {
                 pts.iter().map(|p| p.latency * p.iops * p.seconds).sum::<f64>() / ops
@@ -189,7 +189,7 @@ mod tests {
         assert!((get("A-Read").avg - 550.0 / 3.0).abs() < 1e-9);
         assert_eq!(get("Tot-ReadAverage").max, 260.0);
         assert_eq!(get("A-Write").max, 0.0);
-        assert_eq!(fig[0].read_bytes, 6000.0);
+        assert_eq!(fig[0].read_bytes, 6000);
         assert!((fig[0].iops - 0.1).abs() < 1e-12);
         assert!((fig[0].latency - 0.002).abs() < 1e-12);
         assert_eq!(fig[0].utilisation, (0.5, 0.5));

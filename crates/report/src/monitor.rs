@@ -30,8 +30,8 @@ pub fn figures_table(figures: &[PoolFigures]) -> Table {
         t.push(vec![
             Cell::Text(f.pool.clone()),
             Cell::fixed(f.seconds / 3600.0, 2),
-            Cell::fixed(f.read_bytes / (1u64 << 30) as f64, 3),
-            Cell::fixed(f.write_bytes / (1u64 << 30) as f64, 3),
+            Cell::fixed(f.read_bytes as f64 / (1u64 << 30) as f64, 3),
+            Cell::fixed(f.write_bytes as f64 / (1u64 << 30) as f64, 3),
             Cell::fixed(f.iops, 1),
             Cell::fixed(f.latency * 1000.0, 3),
             Cell::fixed(f.utilisation.0 * 100.0, 1),

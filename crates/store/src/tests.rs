@@ -456,3 +456,94 @@ fn a_server_back_in_time_gets_the_write() {
     let d = s.run(id, true).unwrap().unwrap();
     assert_eq!((d.run.status, d.phases.len()), (RunStatus::Ok, 1));
 }
+
+#[test]
+fn monitor_samples_move_up_the_levels_keeping_every_byte_and_a_second_monitor_is_refused() {
+    use storlab_model::monitor::{DiskDelta, DiskSample, FsSample, Level, MonitorSpec, Series, SeriesKind};
+    on_both(|target| {
+        let s = Store::connect(target, "h").unwrap();
+        let spec = MonitorSpec {
+            pools: vec![],
+            interval: 10.0,
+            lt: 100.0,
+            keep_full: 200.0,
+            keep_lt: 3600.0,
+            retain: 7200.0,
+        };
+        let series = vec![Series {
+            idx: 0,
+            pool: "P".into(),
+            kind: SeriesKind::Disk,
+            name: "sdb".into(),
+            top: true,
+        }];
+        let id = s.create_monitor("h", &spec, &series, 1000.0).unwrap();
+        // This process is alive: a second monitor of this host on this database is refused,
+        // and nothing of it is stored.
+        let mut other = spec.clone();
+        other.interval = 1.0;
+        // (pid 1, init, stands for another live monitor process)
+        s.exec("UPDATE monitors SET pid = 1 WHERE id = ?1", crate::db::vals![id])
+            .unwrap();
+        let refused = s.create_monitor("h", &other, &series, 1000.0).unwrap_err().to_string();
+        assert!(refused.contains("a monitor is already running on h"), "{refused}");
+        assert_eq!(s.monitors().unwrap().len(), 1);
+        // Thirty 10 s samples from t = 1010 to 1300, 1 MiB read each, 100 ms busy.
+        for i in 1..=30u64 {
+            let t = 1000.0 + 10.0 * i as f64;
+            let sweep = Sweep {
+                disks: vec![DiskSample {
+                    series: 0,
+                    t,
+                    seconds: 10.0,
+                    level: Level::Full,
+                    delta: DiskDelta {
+                        reads: 1,
+                        read_bytes: 1 << 20,
+                        busy_ms: 100,
+                        in_flight: i as f64,
+                        ..DiskDelta::default()
+                    },
+                }],
+                fs: vec![FsSample {
+                    series: 0,
+                    t,
+                    level: Level::Full,
+                    size: 100,
+                    avail: 100 - i,
+                    free: 100 - i,
+                    files: 10,
+                    files_free: 5,
+                }],
+                ..Sweep::default()
+            };
+            s.add_monitor_sweep(id, t, &sweep).unwrap();
+        }
+        // Everything ending by 1200 moves into 100 s averages: buckets (1000, 1100], (1100, 1200].
+        assert_eq!(
+            s.compact_monitor(id, Level::Full, Level::LongTerm, 1200.0, 100.0)
+                .unwrap(),
+            20
+        );
+        assert_eq!(s.monitor_levels(id).unwrap(), [10, 2, 0]);
+        let w = s.monitor_window(Some("h"), 0.0, 1e9).unwrap();
+        let lt: Vec<&DiskSample> = w.disks.iter().filter(|d| d.level == Level::LongTerm).collect();
+        assert_eq!(lt.len(), 2);
+        assert_eq!(
+            (lt[0].t, lt[0].seconds, lt[0].delta.read_bytes),
+            (1100.0, 100.0, 10 << 20)
+        );
+        assert_eq!(lt[0].delta.in_flight, 5.5, "gauges are averaged");
+        let total: u64 = w.disks.iter().map(|d| d.delta.read_bytes).sum();
+        assert_eq!(total, 30 << 20, "no byte lost or counted twice");
+        let fs_lt: Vec<&FsSample> = w.fs.iter().filter(|f| f.level == Level::LongTerm).collect();
+        assert_eq!(fs_lt[1].avail, 80, "a filesystem's last figure of the bucket is kept");
+        // Retention: nothing before 1250 survives.
+        s.purge_monitor_samples(1250.0).unwrap();
+        let w = s.monitor_window(Some("h"), 0.0, 1e9).unwrap();
+        assert!(w.disks.iter().all(|d| d.t >= 1250.0));
+        assert_eq!(w.disks.len(), 6);
+        assert_eq!(w.series.len(), 1);
+        assert!(s.monitor_window(Some("other"), 0.0, 1e9).unwrap().series.is_empty());
+    });
+}

@@ -7,6 +7,11 @@
 //!
 //! The superuser is `storlab` and may connect without a password over the socket; over TCP
 //! every role needs its password (scram-sha-256).
+//!
+//! [`prometheus::Prometheus`] is Debian's Prometheus server, scraping the endpoints a test
+//! names, its storage in a temporary directory, killed when dropped.
+
+pub mod prometheus;
 
 use std::net::TcpListener;
 use std::os::unix::fs::PermissionsExt;

@@ -1,0 +1,603 @@
+//! `storlab monitor`: the real binary watching loop devices and filesystems made by the test,
+//! with traffic of known size written and read with O_DIRECT; Debian's Prometheus scraping it
+//! every second and asked for its series through its HTTP API; promtool checking the
+//! exposition; devices detached and filesystems unmounted while watched; bad input refused.
+
+mod common;
+
+use std::path::Path;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::{bin, stderr, stdout, Scratch};
+use serde_json::Value;
+use storlab_testkit::prometheus::{free_port, http_get, Prometheus};
+
+/// Loop devices are taken and given back under this lock: a test that detaches its device and
+/// attaches it again under the same name must not see another test take the name meanwhile
+/// (the tests of one binary run on several threads).
+static LOOPS: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+fn loops() -> std::sync::MutexGuard<'static, ()> {
+    LOOPS.lock().unwrap_or_else(|e| e.into_inner())
+}
+
+fn loop_device_with(image: &Path, size: u64, direct_io: bool) -> common::LoopDev {
+    let _g = loops();
+    common::loop_device_with(image, size, direct_io)
+}
+
+fn loop_filesystem(mkfs: &str, size: u64, point: &Path) -> common::LoopFs {
+    let _g = loops();
+    common::loop_filesystem(mkfs, size, point)
+}
+
+/// A monitor process, stopped with SIGKILL when dropped (a failing test leaves none running).
+struct Monitor(Option<Child>);
+
+impl Monitor {
+    fn start(s: &Scratch, args: &[&str]) -> Monitor {
+        let child = Command::new(bin())
+            .args(["monitor", "run", "--db", &s.db()])
+            .args(args)
+            .stdin(Stdio::null())
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap();
+        Monitor(Some(child))
+    }
+
+    /// Stops it as systemd does (SIGTERM) and returns its output.
+    fn stop(&mut self) -> std::process::Output {
+        let child = self.0.take().unwrap();
+        // SAFETY: kill(2) on our own child's pid.
+        unsafe { libc::kill(child.id() as i32, libc::SIGTERM) };
+        let deadline = Instant::now() + Duration::from_secs(20);
+        let mut child = child;
+        while child.try_wait().unwrap().is_none() {
+            assert!(Instant::now() < deadline, "the monitor did not stop on SIGTERM");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        child.wait_with_output().unwrap()
+    }
+
+    /// Waits for it to end by itself (--duration).
+    fn wait(&mut self, secs: u64) -> std::process::Output {
+        let mut child = self.0.take().unwrap();
+        let deadline = Instant::now() + Duration::from_secs(secs);
+        while child.try_wait().unwrap().is_none() {
+            assert!(Instant::now() < deadline, "the monitor ran past {secs} s");
+            std::thread::sleep(Duration::from_millis(20));
+        }
+        child.wait_with_output().unwrap()
+    }
+}
+
+impl Drop for Monitor {
+    fn drop(&mut self) {
+        if let Some(c) = &mut self.0 {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+/// `dd` with O_DIRECT: `count` MiB from `from` to `to`.
+fn dd(from: &str, to: &str, count: u64, flag: &str) {
+    let out = Command::new("dd")
+        .args([
+            format!("if={from}"),
+            format!("of={to}"),
+            "bs=1M".into(),
+            format!("count={count}"),
+            flag.into(),
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "dd: {}", stderr(&out));
+}
+
+/// Waits until the monitor has stored its first sweep (its row is in the database).
+fn wait_running(s: &Scratch, m: &mut Monitor) {
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        if let Some(st) = s.try_store() {
+            if st
+                .monitors()
+                .map(|m| m.iter().any(|m| m.status == "running"))
+                .unwrap_or(false)
+            {
+                return;
+            }
+        }
+        if let Some(c) = &mut m.0 {
+            if let Some(status) = c.try_wait().unwrap() {
+                let out = m.0.take().unwrap().wait_with_output().unwrap();
+                panic!("the monitor ended ({status}): {}", stderr(&out));
+            }
+        }
+        assert!(Instant::now() < deadline, "the monitor did not start");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+fn stats_json(s: &Scratch) -> Value {
+    s.json(&["monitor", "stats", "--from", "1h"])
+}
+
+fn pool<'a>(stats: &'a Value, name: &str) -> &'a Value {
+    stats["pools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|p| p["pool"] == name)
+        .unwrap_or_else(|| panic!("no pool {name}: {stats}"))
+}
+
+/// The value of the one series a Prometheus instant query returns.
+fn prom_value(p: &Prometheus, expr: &str) -> f64 {
+    let v: Value = serde_json::from_str(&p.query(expr)).unwrap();
+    let r = &v["data"]["result"];
+    assert_eq!(
+        r.as_array().map(|a| a.len()),
+        Some(1),
+        "{expr}: {v}\ntargets: {}\n{}",
+        p.targets(),
+        p.log()
+    );
+    r[0]["value"][1].as_str().unwrap().parse().unwrap()
+}
+
+fn device_name(dev: &str) -> &str {
+    dev.trim_start_matches("/dev/")
+}
+
+/// Known bytes written and read with O_DIRECT on loop devices are the monitor's bytes per pool,
+/// in the database and in Prometheus, which scraped storlab every second; promtool accepts the
+/// exposition.
+#[test]
+fn known_traffic_is_each_pools_bytes_in_the_store_and_in_prometheus() {
+    let s = Scratch::new();
+    let images = tempfile::tempdir().unwrap();
+    let a = loop_device_with(&images.path().join("a.img"), 64 << 20, true);
+    let b = loop_device_with(&images.path().join("b.img"), 64 << 20, true);
+    let fs = loop_filesystem("mkfs.ext4", 64 << 20, &s.path().join("mnt"));
+    let port = free_port();
+    let addr = format!("127.0.0.1:{port}");
+    let mnt = s.path().join("mnt").display().to_string();
+    let mut m = Monitor::start(
+        &s,
+        &[
+            "--pool",
+            &format!("R1={}", a.dev),
+            "--pool",
+            &format!("R2={}", b.dev),
+            "--pool",
+            &format!("FS={mnt}"),
+            "--interval",
+            "200ms",
+            "--lt",
+            "1s",
+            "--metrics",
+            &addr,
+        ],
+    );
+    wait_running(&s, &mut m);
+    let prom = Prometheus::start(std::slice::from_ref(&addr), "1s");
+
+    // The exposition: classic text for a client that does not ask (promtool checks it),
+    // OpenMetrics for one that does (Prometheus).
+    let (status, ctype, classic) = http_get(&addr, "/metrics", None).unwrap();
+    assert_eq!(status, 200);
+    assert!(ctype.starts_with("text/plain; version=0.0.4"), "{ctype}");
+    let mut promtool = Command::new("promtool")
+        .args(["check", "metrics"])
+        .stdin(Stdio::piped())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    std::io::Write::write_all(promtool.stdin.as_mut().unwrap(), classic.as_bytes()).unwrap();
+    let checked = promtool.wait_with_output().unwrap();
+    assert!(
+        checked.status.success(),
+        "promtool check metrics: {}{}",
+        stdout(&checked),
+        stderr(&checked)
+    );
+    for help in [
+        "# HELP storlab_disk_read_bytes_total",
+        "# HELP storlab_filesystem_size_bytes",
+        "# HELP storlab_pool_read_bytes_per_second",
+    ] {
+        assert!(classic.contains(help), "{help} missing:\n{classic}");
+    }
+    let (_, ctype, om) = http_get(&addr, "/metrics", Some("application/openmetrics-text;version=1.0.0")).unwrap();
+    assert!(ctype.starts_with("application/openmetrics-text"), "{ctype}");
+    assert!(
+        om.contains("# UNIT storlab_disk_read_bytes bytes") && om.ends_with("# EOF\n"),
+        "{om}"
+    );
+    assert_eq!(http_get(&addr, "/", None).unwrap().0, 404);
+
+    dd("/dev/zero", &a.dev, 8, "oflag=direct");
+    dd(&a.dev, "/dev/null", 3, "iflag=direct");
+    dd("/dev/zero", &b.dev, 2, "oflag=direct");
+    // Three scrapes after the last byte.
+    std::thread::sleep(Duration::from_millis(3500));
+    let in_prometheus = |pool: &str, metric: &str| prom_value(&prom, &format!("{metric}{{pool=\"{pool}\"}}"));
+    assert_eq!(
+        in_prometheus("R1", "storlab_disk_written_bytes_total"),
+        (8 << 20) as f64,
+        "{}",
+        prom.targets()
+    );
+    assert_eq!(in_prometheus("R1", "storlab_disk_read_bytes_total"), (3 << 20) as f64);
+    assert_eq!(
+        in_prometheus("R2", "storlab_disk_written_bytes_total"),
+        (2 << 20) as f64
+    );
+    assert_eq!(in_prometheus("R2", "storlab_disk_read_bytes_total"), 0.0);
+    let size = prom_value(&prom, &format!("storlab_filesystem_size_bytes{{mountpoint=\"{mnt}\"}}"));
+    assert_eq!(size, storlab_env::space::statvfs(Path::new(&mnt)).unwrap().size as f64);
+    let sweeps = prom_value(&prom, "storlab_monitor_sweeps_total");
+    assert!(sweeps >= 15.0, "{sweeps} sweeps scraped after 3.5 s of 200 ms");
+
+    let out = m.stop();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stderr(&out).contains("stopped after"), "{}", stderr(&out));
+    let st = stats_json(&s);
+    assert_eq!(pool(&st, "R1")["write_bytes"], 8u64 << 20, "{st}");
+    assert_eq!(pool(&st, "R1")["read_bytes"], 3u64 << 20);
+    assert_eq!(pool(&st, "R2")["write_bytes"], 2u64 << 20);
+    assert_eq!(pool(&st, "R2")["read_bytes"], 0);
+    // Prometheus' figures are storlab's own stored ones.
+    let stored = s.store().unwrap().monitor_window(None, 0.0, 1e12).unwrap();
+    let r1 = stored.series.iter().find(|x| x.pool == "R1").unwrap().idx;
+    let written: u64 = stored
+        .disks
+        .iter()
+        .filter(|d| d.series == r1)
+        .map(|d| d.delta.write_bytes)
+        .sum();
+    assert_eq!(written as f64, in_prometheus("R1", "storlab_disk_written_bytes_total"));
+    // The seed's table: R1 wrote 8 MiB within a second, so its long-term peak is near 8 MiB/s.
+    let row = st["statistics"]["rows"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["name"] == "R1-Write")
+        .unwrap()
+        .clone();
+    let peak = row["max"].as_f64().unwrap();
+    assert!(peak > 4e6 && peak <= 8.0 * 1048576.0 / 0.8, "R1-Write max {peak}");
+    assert!(fs.mount.point.exists());
+}
+
+/// A loop device detached and attached again, a filesystem unmounted and mounted again, while
+/// watched: each is an event, and the monitor goes on to its end.
+#[test]
+fn a_detached_device_and_an_unmounted_filesystem_are_events_and_the_monitor_goes_on() {
+    let s = Scratch::new();
+    let images = tempfile::tempdir().unwrap();
+    let image = images.path().join("r.img");
+    let r = loop_device_with(&image, 32 << 20, true);
+    let fs = loop_filesystem("mkfs.ext4", 64 << 20, &s.path().join("mnt"));
+    let mnt = s.path().join("mnt").display().to_string();
+    let mut m = Monitor::start(
+        &s,
+        &[
+            "--pool",
+            &format!("R={}", r.dev),
+            "--pool",
+            &format!("FS={mnt}"),
+            "--interval",
+            "100ms",
+            "--lt",
+            "500ms",
+        ],
+    );
+    wait_running(&s, &mut m);
+    let pause = || std::thread::sleep(Duration::from_millis(600));
+    pause();
+    {
+        let _g = loops();
+        assert!(Command::new("losetup").args(["-d", &r.dev]).status().unwrap().success());
+        pause();
+        let again = Command::new("losetup")
+            .args([&r.dev, image.to_str().unwrap()])
+            .status()
+            .unwrap();
+        assert!(again.success());
+    }
+    pause();
+    dd("/dev/zero", &r.dev, 1, "oflag=direct");
+    pause();
+    assert!(Command::new("umount").arg(&mnt).status().unwrap().success());
+    pause();
+    assert!(Command::new("mount")
+        .args([&fs.dev.dev, &mnt])
+        .status()
+        .unwrap()
+        .success());
+    pause();
+    let out = m.stop();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let events = s.json(&["monitor", "events", "--from", "1h"]);
+    let kinds: Vec<&str> = events
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e["kind"].as_str().unwrap())
+        .collect();
+    let at = |k: &str| {
+        kinds
+            .iter()
+            .position(|x| *x == k)
+            .unwrap_or_else(|| panic!("no {k} in {kinds:?}"))
+    };
+    assert!(
+        at("started") < at("device-gone") && at("device-gone") < at("device-back"),
+        "{kinds:?}"
+    );
+    assert!(
+        at("device-back") < at("unmounted") && at("unmounted") < at("mounted"),
+        "{kinds:?}"
+    );
+    assert_eq!(kinds.last(), Some(&"stopped"));
+    let gone = &events[at("device-gone")];
+    assert!(gone["detail"].as_str().unwrap().contains("detached"), "{gone}");
+    assert_eq!(gone["name"], device_name(&r.dev));
+    // The printed events went to stderr as they happened.
+    assert!(stderr(&out).contains("device-gone"), "{}", stderr(&out));
+    // The megabyte written after the device came back is counted, and nothing before its return
+    // is counted twice.
+    let st = stats_json(&s);
+    assert_eq!(pool(&st, "R")["write_bytes"], 1u64 << 20, "{st}");
+}
+
+/// Counters that wrap at 2^32 (as a 32-bit kernel's do, and the kernel's millisecond counters
+/// after 49.7 days) are counted on, with an event. The kernel here will not wrap a counter in a
+/// test's time: the test hands the monitor a diskstats file of its own (--diskstats), with the
+/// name of a real loop device so that the pool resolves as it would.
+#[test]
+fn counters_that_wrap_are_counted_on_with_an_event() {
+    let s = Scratch::new();
+    let images = tempfile::tempdir().unwrap();
+    let r = loop_device_with(&images.path().join("r.img"), 16 << 20, false);
+    let name = device_name(&r.dev).to_string();
+    let stats = s.path().join("diskstats");
+    let write = |sectors: u64, busy: u64| {
+        let tmp = s.path().join("diskstats.new");
+        std::fs::write(
+            &tmp,
+            format!("   7       9 {name} 100 0 {sectors} 10 0 0 0 0 0 {busy} 20\n"),
+        )
+        .unwrap();
+        std::fs::rename(&tmp, &stats).unwrap();
+    };
+    write((1 << 32) - 1000, (1 << 32) - 10);
+    let mut m = Monitor::start(
+        &s,
+        &[
+            "--pool",
+            &format!("R={}", r.dev),
+            "--interval",
+            "100ms",
+            "--lt",
+            "500ms",
+            "--diskstats",
+            stats.to_str().unwrap(),
+        ],
+    );
+    wait_running(&s, &mut m);
+    std::thread::sleep(Duration::from_millis(400));
+    write(24, 90);
+    std::thread::sleep(Duration::from_millis(400));
+    let out = m.stop();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let st = stats_json(&s);
+    assert_eq!(
+        pool(&st, "R")["read_bytes"],
+        1024u64 * 512,
+        "1,024 sectors across the wrap: {st}"
+    );
+    let events = s.json(&["monitor", "events", "--from", "1h"]);
+    let wrapped: Vec<&Value> = events
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["kind"] == "counter-wrapped")
+        .collect();
+    assert_eq!(wrapped.len(), 1, "{events}");
+    let d = wrapped[0]["detail"].as_str().unwrap();
+    assert!(d.contains("sectors read") && d.contains("ms busy"), "{d}");
+}
+
+/// Samples move from full resolution to long-term averages without losing a byte; beyond the
+/// retention they go.
+#[test]
+fn retention_moves_samples_up_keeping_every_byte_and_drops_the_oldest() {
+    let s = Scratch::new();
+    let images = tempfile::tempdir().unwrap();
+    let r = loop_device_with(&images.path().join("r.img"), 16 << 20, true);
+    let pool_arg = format!("R={}", r.dev);
+    let mut m = Monitor::start(
+        &s,
+        &[
+            "--pool",
+            &pool_arg,
+            "--interval",
+            "100ms",
+            "--lt",
+            "500ms",
+            "--keep-full",
+            "1s",
+            "--duration",
+            "4s",
+        ],
+    );
+    wait_running(&s, &mut m);
+    dd("/dev/zero", &r.dev, 4, "oflag=direct");
+    let out = m.wait(30);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let store = s.store().unwrap();
+    let id = store.monitors().unwrap()[0].id;
+    let [full, lt, hourly] = store.monitor_levels(id).unwrap();
+    assert!(full > 0 && lt > 0 && hourly == 0, "levels {full} {lt} {hourly}");
+    assert!(full <= 20, "{full} full-resolution samples after a 4 s run keeping 1 s");
+    let w = store.monitor_window(None, 0.0, 1e12).unwrap();
+    assert_eq!(w.disks.iter().map(|d| d.delta.write_bytes).sum::<u64>(), 4 << 20);
+    let covered: f64 = w.disks.iter().map(|d| d.seconds).sum();
+    assert!(
+        (3.5..4.5).contains(&covered),
+        "the samples cover {covered} s of a 4 s run"
+    );
+
+    // A second monitor keeping 1 s in all: nothing older than its retention (and one window of
+    // slack, its cadence) is left.
+    let s2 = Scratch::new();
+    let mut m = Monitor::start(
+        &s2,
+        &[
+            "--pool",
+            &pool_arg,
+            "--interval",
+            "100ms",
+            "--lt",
+            "500ms",
+            "--keep-full",
+            "500ms",
+            "--retain",
+            "1s",
+            "--duration",
+            "3s",
+        ],
+    );
+    let out = m.wait(30);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let store = s2.store().unwrap();
+    let mon = &store.monitors().unwrap()[0];
+    let w = store.monitor_window(None, 0.0, 1e12).unwrap();
+    let oldest = w.disks.iter().map(|d| d.t).fold(f64::INFINITY, f64::min);
+    assert!(
+        oldest >= mon.heartbeat - 2.0,
+        "a sample of {oldest} kept, the end was {}",
+        mon.heartbeat
+    );
+    assert!(
+        w.disks.len() < 25,
+        "{} samples of a 3 s run kept for 1 s",
+        w.disks.len()
+    );
+}
+
+/// Each mistake is refused before anything starts: exit 2, a message naming it, nothing stored.
+#[test]
+fn bad_input_is_refused_before_anything_is_stored() {
+    let s = Scratch::new();
+    let images = tempfile::tempdir().unwrap();
+    let r = loop_device_with(&images.path().join("r.img"), 16 << 20, false);
+    // A loop device's counters outlive its detach: what it wrote before this test is the baseline.
+    let sectors_written = || -> u64 {
+        let text = std::fs::read_to_string("/proc/diskstats").unwrap();
+        let line = text
+            .lines()
+            .find(|l| l.split_whitespace().nth(2) == Some(device_name(&r.dev)))
+            .unwrap()
+            .to_string();
+        line.split_whitespace().nth(9).unwrap().parse().unwrap()
+    };
+    let written_before = sectors_written();
+    let plain = s.path().join("plain");
+    std::fs::create_dir(&plain).unwrap();
+    let taken = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let taken_addr = taken.local_addr().unwrap().to_string();
+    let dev_pool = format!("A={}", r.dev);
+    let cases: Vec<(Vec<String>, &str)> = vec![
+        (
+            vec!["--pool".into(), "P=/dev/storlab-none".into()],
+            "/dev/storlab-none does not exist",
+        ),
+        (
+            vec!["--pool".into(), format!("P={}", plain.display())],
+            "is not a mount point",
+        ),
+        (
+            vec![
+                "--pool".into(),
+                dev_pool.clone(),
+                "--pool".into(),
+                format!("B={}", r.dev),
+            ],
+            "is in pool A",
+        ),
+        (vec!["--pool".into(), "P=".into()], "pool P is empty"),
+        (
+            vec!["--pool".into(), dev_pool.clone(), "--interval".into(), "0".into()],
+            "the least interval is 100ms",
+        ),
+        (
+            vec!["--pool".into(), dev_pool.clone(), "--interval".into(), "50ms".into()],
+            "the least interval is 100ms",
+        ),
+        (
+            vec!["--pool".into(), dev_pool.clone(), "--retain".into(), "50s".into()],
+            "shorter than the long-term window",
+        ),
+        (
+            vec![
+                "--pool".into(),
+                dev_pool.clone(),
+                "--metrics".into(),
+                taken_addr.clone(),
+            ],
+            "the address is taken",
+        ),
+        (
+            vec![
+                "--pool".into(),
+                dev_pool.clone(),
+                "--metrics".into(),
+                "192.0.2.1:9464".into(),
+            ],
+            "neither loopback nor an address of this host",
+        ),
+    ];
+    for (args, says) in &cases {
+        let mut a = vec!["monitor", "run", "--db"];
+        let db = s.db();
+        a.push(&db);
+        a.extend(args.iter().map(|x| x.as_str()));
+        let out = Command::new(bin()).args(&a).output().unwrap();
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
+        assert!(
+            stderr(&out).contains(says),
+            "{args:?}: expected '{says}' in: {}",
+            stderr(&out)
+        );
+        let stored = s.try_store().map(|st| st.monitors().unwrap().len()).unwrap_or(0);
+        assert_eq!(stored, 0, "{args:?} stored a monitor");
+    }
+    // A second monitor on this host and database, while the first runs.
+    let mut first = Monitor::start(&s, &["--pool", &dev_pool, "--interval", "100ms", "--lt", "1s"]);
+    wait_running(&s, &mut first);
+    let out = s.storlab(&["monitor", "run", "--pool", &dev_pool, "--interval", "1s"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("a monitor is already running on"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(s.store().unwrap().monitors().unwrap().len(), 1);
+    assert!(first.stop().status.success());
+    // The monitor opened no device for writing: its process never held one (it has no such
+    // code path; the loop device's write counter is what dd and nothing else put there).
+    assert_eq!(
+        sectors_written(),
+        written_before,
+        "sectors written to {} while only monitored",
+        r.dev
+    );
+}
