@@ -113,6 +113,7 @@ fn create(a: &ChallengeSpecArgs, out: &OutputArgs) -> Result<u8> {
 fn run(a: &ChallengeSpecArgs, mib: bool, out: &OutputArgs) -> Result<u8> {
     // Checked whole before the database is opened: a refused challenge leaves nothing behind.
     let spec = build(&spec_input(a)?)?;
+    let live = serve_live(a.metrics.as_deref())?;
     let store = open_new(&out.db)?;
     let id = store.create_challenge(&spec)?;
     let c = store
@@ -126,7 +127,27 @@ fn run(a: &ChallengeSpecArgs, mib: bool, out: &OutputArgs) -> Result<u8> {
         .filter(|f| is_host_action(f.action))
         .cloned()
         .collect();
-    take_part(store, &c, writers, readers, false, Vec::new(), host_faults, mib, out)
+    take_part(
+        store,
+        &c,
+        writers,
+        readers,
+        false,
+        Vec::new(),
+        host_faults,
+        live.as_ref(),
+        mib,
+        out,
+    )
+}
+
+/// `--metrics ADDR`, bound before anything is stored.
+fn serve_live(addr: Option<&str>) -> Result<Option<storlab_metrics::live::Live>> {
+    let live = storlab_metrics::live::serve(addr, "challenge").map_err(|e| usage(e.to_string()))?;
+    if let Some(l) = &live {
+        eprintln!("storlab: live figures at http://{}/metrics", l.endpoint.addr());
+    }
+    Ok(live)
 }
 
 /// The pools this host names and its own fault plan (its command line, or its job file's
@@ -156,6 +177,7 @@ fn host_plan(a: &HostPoolsArgs) -> Result<(Vec<Pool>, Vec<Fault>)> {
 /// `storlab challenge agent ID` and `storlab challenge resume ID`.
 fn agent(id: i64, a: &HostPoolsArgs, mib: bool, out: &OutputArgs, resume: bool) -> Result<u8> {
     let (mine, host_faults) = host_plan(a)?;
+    let live = serve_live(a.metrics.as_deref())?;
     let store = open_existing(&out.db)?;
     let c = store
         .challenge(id)?
@@ -176,7 +198,18 @@ fn agent(id: i64, a: &HostPoolsArgs, mib: bool, out: &OutputArgs, resume: bool) 
     if writers == 0 && readers == 0 {
         return Err(usage("--writers 0 and --readers 0: this agent would do nothing"));
     }
-    take_part(store, &c, writers, readers, true, take_over, host_faults, mib, out)
+    take_part(
+        store,
+        &c,
+        writers,
+        readers,
+        true,
+        take_over,
+        host_faults,
+        live.as_ref(),
+        mib,
+        out,
+    )
 }
 
 /// Runs this host's share, stores it as a run of kind challenge, ends the challenge when it is
@@ -190,10 +223,19 @@ fn take_part(
     shared: bool,
     take_over: Vec<String>,
     host_faults: Vec<Fault>,
+    live: Option<&storlab_metrics::live::Live>,
     mib: bool,
     out: &OutputArgs,
 ) -> Result<u8> {
     let run_id = begin(&mut store, c, writers, readers, out)?;
+    let challenge_id = c.id;
+    let observe = move |pools: &[String], read: &[u64], written: &[u64]| {
+        if let Some(l) = live {
+            for ((p, r), w) in pools.iter().zip(read).zip(written) {
+                l.metrics.challenge_bytes(challenge_id, p, *r, *w);
+            }
+        }
+    };
     let watching = std::io::stderr().is_terminal() && !out.json && !out.csv;
     let cfg = RunConfig {
         host: agent_name(),
@@ -205,6 +247,9 @@ fn take_part(
         shared,
         take_over,
         host_faults,
+        observer: live
+            .is_some()
+            .then_some(&observe as &(dyn Fn(&[String], &[u64], &[u64]) + Sync)),
     };
     let (store, outcome) = match storlab_challenge::run::run(store, c, &cfg) {
         Ok(r) => r,

@@ -204,6 +204,10 @@ pub struct JobArgs {
     /// Keep the files storlab created instead of removing them at the end.
     #[arg(long)]
     pub keep: bool,
+    /// Serve live figures for Prometheus at http://ADDR/metrics while this runs (per phase and
+    /// target: bytes, operations, a latency histogram; a study's task and progress).
+    #[arg(long, value_name = "ADDR:PORT")]
+    pub metrics: Option<String>,
     #[command(flatten)]
     pub settings: SettingsArgs,
 }
@@ -581,6 +585,10 @@ pub struct ChallengeSpecArgs {
     /// Write and read with O_DIRECT, past the page cache (the devices' figures, not memory's).
     #[arg(long)]
     pub direct: bool,
+    /// Serve live figures for Prometheus at http://ADDR/metrics while this host takes part
+    /// (bytes read and written per pool).
+    #[arg(long, value_name = "ADDR:PORT")]
+    pub metrics: Option<String>,
 }
 
 /// The pools a host lets an agent touch: named on its command line or in a job file.
@@ -604,6 +612,10 @@ pub struct HostPoolsArgs {
     /// database); repeatable.
     #[arg(long = "fault", value_name = "AT:ACTION:TARGET[:FOR]")]
     pub fault: Vec<String>,
+    /// Serve live figures for Prometheus at http://ADDR/metrics while this host takes part
+    /// (bytes read and written per pool).
+    #[arg(long, value_name = "ADDR:PORT")]
+    pub metrics: Option<String>,
 }
 
 #[derive(Subcommand, Debug)]

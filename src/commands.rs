@@ -55,10 +55,21 @@ fn code_of(status: RunStatus) -> u8 {
     }
 }
 
+/// `--metrics ADDR`: the live figures served while the command runs (bound now, before anything
+/// is stored, so that a taken address is refused with nothing done).
+fn serve_live(a: &JobArgs, study: &str) -> Result<Option<storlab_metrics::live::Live>> {
+    let live = storlab_metrics::live::serve(a.metrics.as_deref(), study).map_err(|e| usage(e.to_string()))?;
+    if let Some(l) = &live {
+        eprintln!("storlab: live figures at http://{}/metrics", l.endpoint.addr());
+    }
+    Ok(live)
+}
+
 /// Runs one job through the one run path and prints the stored run.
 fn execute(job: &Job, kind: RunKind, a: &JobArgs, out: &OutputArgs) -> Result<u8> {
     // Refusals come before the database is opened: a refused job leaves nothing behind.
     let prepared = storlab_session::prepare(job, &a.allow_devices)?;
+    let live = serve_live(a, "run")?;
     let mut store = open_new(&out.db)?;
     let command = command_line();
     let e = storlab_session::run_prepared(
@@ -72,6 +83,7 @@ fn execute(job: &Job, kind: RunKind, a: &JobArgs, out: &OutputArgs) -> Result<u8
             progress: chatty(out),
             command: &command,
             control: None,
+            live: live.as_ref().map(|l| l.run()),
         },
     )?;
     print_run(&store, e.run_id, false, out)?;
@@ -104,6 +116,7 @@ pub fn demo(args: DemoArgs) -> Result<u8> {
         tags: Vec::new(),
         allow_devices: Vec::new(),
         keep: false,
+        metrics: None,
         settings: Default::default(),
     };
     let code = execute(&job, RunKind::Demo, &job_args, &args.output)?;
@@ -156,6 +169,7 @@ fn run_points(
     a: &JobArgs,
     out: &OutputArgs,
 ) -> Result<u8> {
+    let live = serve_live(a, "sweep")?;
     let mut store = open_new(&out.db)?;
     let command = command_line();
     let progress = chatty(out);
@@ -172,8 +186,12 @@ fn run_points(
             progress,
             command: &command,
             control: None,
+            live: live.as_ref().map(|l| l.run()),
         },
         |i, role| {
+            if let Some(l) = &live {
+                l.run().study_progress(i, n);
+            }
             if progress {
                 eprintln!("[{}/{n}] {role}", i + 1);
             }
@@ -238,6 +256,7 @@ pub fn iozone(args: Vec<String>) -> Result<u8> {
         progress: chatty(&out),
         command: &a.command_line,
         control: None,
+        live: None,
     };
     let announce = |i: usize, role: &Role| {
         if progress {
@@ -329,9 +348,15 @@ pub fn impact(args: ImpactArgs) -> Result<u8> {
         allow_devices: args.job.allow_devices.clone(),
         keep: args.job.keep,
         progress: chatty(&args.output),
+        live: None,
     };
     // Refusals come before the database is opened: a refused study leaves nothing behind.
     let job = storlab_impact::request::prepare(&req, args.job.to_job()?)?;
+    let live = serve_live(&args.job, "impact")?;
+    let req = Request {
+        live: live.as_ref().map(|l| l.shared()),
+        ..req
+    };
     let mut store = open_new(&args.output.db)?;
     let o = storlab_impact::request::run(&mut store, job, &req, storlab_session::stop_flag())?;
     if o.aborted {

@@ -2,11 +2,12 @@
 //! record kept by crates/store, its tables drawn by crates/report.
 
 use anyhow::Result;
+use storlab_metrics::endpoint;
 use storlab_model::monitor::SeriesKind;
+use storlab_monitor::pools;
 use storlab_monitor::run::{now, spec, stop_on_signal, MonitorConfig};
 use storlab_monitor::sampler::Files;
 use storlab_monitor::stats::{compute, moment};
-use storlab_monitor::{metrics, pools};
 use storlab_report::challenge::{stats_data, stats_table, ChallengeUnit};
 use storlab_report::monitor::{events_table, figures_table, utc};
 use storlab_store::{MonitorWindow, Store};
@@ -117,7 +118,10 @@ fn run(
         return Err(usage("--duration must be above 0 (leave it out to run until stopped)"));
     }
     let watches = pools::resolve(&spec.pools)?;
-    let listener = metrics_addr.map(metrics::bind).transpose()?;
+    let listener = metrics_addr
+        .map(endpoint::bind)
+        .transpose()
+        .map_err(|e| usage(e.to_string()))?;
     let mut files = Files::default();
     if let Some(d) = diskstats {
         if !d.is_file() {

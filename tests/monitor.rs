@@ -601,3 +601,112 @@ fn bad_input_is_refused_before_anything_is_stored() {
         r.dev
     );
 }
+
+/// `storlab run --metrics`: Prometheus scrapes the run's live figures while it runs; what it saw
+/// grows with the run and never passes what the run stored. A taken address is refused before
+/// anything is stored.
+#[test]
+fn a_runs_live_figures_are_scraped_while_it_runs_and_end_at_the_stored_bytes() {
+    let s = Scratch::new();
+    let port = free_port();
+    let addr = format!("127.0.0.1:{port}");
+    let target = s.data();
+    let mut run = Command::new(bin())
+        .args([
+            "run",
+            "--db",
+            &s.db(),
+            "--target",
+            target.to_str().unwrap(),
+            "--phase",
+            "write",
+        ])
+        .args([
+            "--size",
+            "256m",
+            "--bs",
+            "64k",
+            "--runtime",
+            "8s",
+            "--rate",
+            "16MiB/s",
+            "--interval",
+            "250ms",
+            "--metrics",
+            &addr,
+            "--json",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while http_get(&addr, "/metrics", None).is_err() {
+        assert!(Instant::now() < deadline, "the run's endpoint did not come up");
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let prom = Prometheus::start(std::slice::from_ref(&addr), "1s");
+    // Our own reads of the endpoint while it runs: the counter only grows.
+    let mut seen = Vec::new();
+    let series = |text: &str| -> Option<f64> {
+        text.lines()
+            .find(|l| l.starts_with("storlab_run_written_bytes_total{") && l.contains("kind=\"write\""))
+            .and_then(|l| l.rsplit(' ').next()?.parse().ok())
+    };
+    loop {
+        match http_get(&addr, "/metrics", None) {
+            Ok((200, _, body)) => {
+                if let Some(v) = series(&body) {
+                    seen.push(v);
+                }
+                assert!(body.contains("storlab_run_latency_seconds_bucket"), "{body}");
+            }
+            _ => break,
+        }
+        if run.try_wait().unwrap().is_some() {
+            break;
+        }
+        let scraped = prom.query("storlab_run_written_bytes_total");
+        if scraped.contains("\"value\"") && seen.len() > 20 {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let in_prometheus = prom_value(
+        &prom,
+        "max_over_time(storlab_run_written_bytes_total{kind=\"write\"}[1m])",
+    );
+    let running = prom_value(&prom, "max_over_time(storlab_run_phase_running{kind=\"write\"}[1m])");
+    let out = run.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let stored = doc["phases"][0]["result"]["bytes_written"]
+        .as_f64()
+        .unwrap_or_else(|| panic!("{doc}"));
+    assert!(seen.windows(2).all(|w| w[0] <= w[1]), "the counter went back: {seen:?}");
+    assert!(seen.iter().any(|v| *v > 0.0), "{seen:?}");
+    assert!(*seen.last().unwrap() <= stored, "{seen:?} beyond the stored {stored}");
+    assert!(
+        in_prometheus > 0.0 && in_prometheus <= stored,
+        "Prometheus saw {in_prometheus} of {stored}"
+    );
+    assert_eq!(running, 1.0);
+
+    // A taken address: exit 2, nothing stored, nothing written.
+    let held = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
+    let s2 = Scratch::new();
+    let out = s2.storlab(&[
+        "run",
+        "--target",
+        s2.data().to_str().unwrap(),
+        "--phase",
+        "write",
+        "--size",
+        "1m",
+        "--metrics",
+        &held.local_addr().unwrap().to_string(),
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("the address is taken"), "{}", stderr(&out));
+    assert!(s2.nothing_stored());
+}

@@ -72,6 +72,9 @@ pub struct RunConfig<'a> {
     pub run_id: i64,
     /// A live line on stderr.
     pub live: bool,
+    /// Told each sample: the pools' names and the bytes read and written on each since the
+    /// last (the live figures of `--metrics`).
+    pub observer: Option<&'a (dyn Fn(&[String], &[u64], &[u64]) + Sync)>,
     /// Set when the process should stop (Ctrl-C).
     pub interrupt: &'a AtomicBool,
     /// Writer threads on this host.
@@ -605,7 +608,14 @@ fn release(s: &Shared, p: usize) {
 
 /// Stores each interval's bytes per pool, renews the leases, keeps the long-term write rates
 /// for least-loaded, and draws the live line.
-fn sampler(s: &Shared, live: bool, finished: &AtomicBool, first_idx: u64) -> Result<(), ChallengeError> {
+fn sampler(
+    s: &Shared,
+    live: bool,
+    observer: Option<&(dyn Fn(&[String], &[u64], &[u64]) + Sync)>,
+    finished: &AtomicBool,
+    first_idx: u64,
+) -> Result<(), ChallengeError> {
+    let names: Vec<String> = s.spec.pools.iter().map(|p| p.name.clone()).collect();
     let interval = Duration::from_secs_f64(s.spec.interval);
     let window = ((s.spec.lt / s.spec.interval).round() as usize).max(1);
     let mut history: Vec<Vec<f64>> = vec![Vec::new(); s.pools.len()];
@@ -636,6 +646,9 @@ fn sampler(s: &Shared, live: bool, finished: &AtomicBool, first_idx: u64) -> Res
         let written: Vec<u64> = s.pools.iter().map(|p| p.written.swap(0, Ordering::Relaxed)).collect();
         s.total_read.fetch_add(read.iter().sum(), Ordering::Relaxed);
         s.total_written.fetch_add(written.iter().sum(), Ordering::Relaxed);
+        if let Some(o) = observer {
+            o(&names, &read, &written);
+        }
         if seconds > 0.0 {
             let sample = ChallengeSample {
                 host: s.host.clone(),
@@ -1000,7 +1013,7 @@ pub fn run(store: Store, challenge: &StoredChallenge, cfg: &RunConfig) -> Result
     let finished = AtomicBool::new(false);
     let mut errors: Vec<ChallengeError> = Vec::new();
     std::thread::scope(|scope| {
-        let sampler = scope.spawn(|| sampler(s, cfg.live, &finished, first_idx));
+        let sampler = scope.spawn(|| sampler(s, cfg.live, cfg.observer, &finished, first_idx));
         let faulter = scope.spawn(|| faults(s, &finished));
         let writers: Vec<_> = (0..cfg.writers as u64)
             .map(|me| {

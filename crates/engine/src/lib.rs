@@ -12,7 +12,11 @@ pub mod clock;
 pub mod data;
 mod run;
 
-pub use run::{latency_of, new_histogram, run_phase, run_phase_with, PhaseControl};
+/// The latency histogram's type, as [`IntervalObserver`] receives it.
+pub use hdrhistogram::Histogram;
+pub use run::{
+    latency_of, new_histogram, run_phase, run_phase_observed, run_phase_with, IntervalObserver, PhaseControl,
+};
 pub use storlab_model::plan::*;
 pub use storlab_model::result::*;
 pub use storlab_model::{plan, result};

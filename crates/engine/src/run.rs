@@ -158,6 +158,16 @@ impl PhaseControl {
     }
 }
 
+/// What a phase reports as it goes, for a live view (Prometheus metrics): each worker's
+/// interval, told from the thread that collects the intervals into samples, never from a
+/// worker's I/O loop, so that observing costs the I/O nothing.
+pub trait IntervalObserver: Sync {
+    /// One worker's interval on target `target` (the job's target number): bytes and
+    /// operations read (`[0]`) and written (`[1]`), and the latencies of its reads and writes
+    /// in nanoseconds.
+    fn interval(&self, target: u16, bytes: [u64; 2], ops: [u64; 2], latency_ns: &[Histogram<u64>; 2]);
+}
+
 /// Runs one phase. `stop` (set by Ctrl-C) ends it early; the result then says `interrupted`.
 pub fn run_phase(plan: &PhasePlan, stop: &AtomicBool) -> Result<PhaseResult, EngineError> {
     run_phase_with(plan, stop, &PhaseControl::new())
@@ -166,6 +176,16 @@ pub fn run_phase(plan: &PhasePlan, stop: &AtomicBool) -> Result<PhaseResult, Eng
 /// [`run_phase`], with a [`PhaseControl`] through which the caller can end the phase and learn
 /// when it started.
 pub fn run_phase_with(plan: &PhasePlan, stop: &AtomicBool, control: &PhaseControl) -> Result<PhaseResult, EngineError> {
+    run_phase_observed(plan, stop, control, None)
+}
+
+/// [`run_phase_with`], telling `observer` each worker's interval as it arrives.
+pub fn run_phase_observed(
+    plan: &PhasePlan,
+    stop: &AtomicBool,
+    control: &PhaseControl,
+    observer: Option<&dyn IntervalObserver>,
+) -> Result<PhaseResult, EngineError> {
     crate::clock::init();
     let layout_seconds = if plan.settings.engine != BackendKind::Null && plan.kind != PhaseKind::Write {
         lay_out(plan, stop)?
@@ -243,7 +263,7 @@ pub fn run_phase_with(plan: &PhasePlan, stop: &AtomicBool, control: &PhaseContro
         }
         drop(tx);
         let many_targets = plan.workers.iter().any(|w| w.target != plan.workers[0].target);
-        collect(&rx, n, many_targets, &mut samples, &mut outcomes);
+        collect(&rx, n, many_targets, observer, &mut samples, &mut outcomes);
     });
 
     let mut outs = Vec::with_capacity(n);
@@ -263,6 +283,7 @@ fn collect(
     rx: &mpsc::Receiver<Msg>,
     n: usize,
     many_targets: bool,
+    observer: Option<&dyn IntervalObserver>,
     samples: &mut Vec<Sample>,
     outcomes: &mut [Option<Result<WorkerOutcome, EngineError>>],
 ) {
@@ -327,6 +348,9 @@ fn collect(
                 counters,
                 hist,
             } => {
+                if let Some(o) = observer {
+                    o.interval(target, counters.bytes, counters.ops, &hist);
+                }
                 let p = pending.entry(index).or_insert_with(|| Pending {
                     t_start,
                     t_end,

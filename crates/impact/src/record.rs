@@ -14,6 +14,8 @@ use crate::task::TaskState;
 pub struct Recorder {
     t0_ns: u64,
     inner: Mutex<Inner>,
+    /// The live view (`--metrics`), told each event.
+    live: Option<std::sync::Arc<dyn storlab_session::LiveRun + Send + Sync>>,
 }
 
 #[derive(Default)]
@@ -37,6 +39,15 @@ impl Recorder {
         Recorder {
             t0_ns: clock::now_ns(),
             inner: Mutex::new(Inner::default()),
+            live: None,
+        }
+    }
+
+    /// A recorder that also tells `live` each event.
+    pub fn with_live(live: Option<std::sync::Arc<dyn storlab_session::LiveRun + Send + Sync>>) -> Recorder {
+        Recorder {
+            live,
+            ..Recorder::new()
         }
     }
 
@@ -56,6 +67,10 @@ impl Recorder {
 
     /// Records an event now; returns its time.
     pub fn event(&self, kind: &str, detail: impl Into<String>) -> f64 {
+        let detail = detail.into();
+        if let Some(l) = &self.live {
+            l.study_event(kind, &detail);
+        }
         let mut g = self.lock();
         let t = self.now();
         g.events.push(StudyEvent {
@@ -63,7 +78,7 @@ impl Recorder {
             at: storlab_store::now_rfc3339(),
             run_id: None,
             kind: kind.into(),
-            detail: detail.into(),
+            detail,
         });
         t
     }

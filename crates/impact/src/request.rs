@@ -46,7 +46,7 @@ pub enum Mode {
 }
 
 /// Everything `storlab impact` was asked.
-#[derive(Debug, Clone)]
+#[derive(Clone)]
 pub struct Request {
     /// The tasks as given (`KIND:ARGS`), in order.
     pub tasks: Vec<String>,
@@ -66,6 +66,8 @@ pub struct Request {
     pub keep: bool,
     /// Say each phase on stderr.
     pub progress: bool,
+    /// The live view (`--metrics`): the runs' figures and the task's state.
+    pub live: Option<std::sync::Arc<dyn storlab_session::LiveRun + Send + Sync>>,
 }
 
 /// What a study left.
@@ -100,6 +102,7 @@ impl Foreground for JobRunner<'_> {
                 progress: self.req.progress,
                 command: &self.req.command,
                 control: Some(control),
+                live: self.req.live.as_deref().map(|l| l as &dyn storlab_session::LiveRun),
             },
         )?;
         Ok(ForegroundRun {
@@ -176,7 +179,7 @@ pub fn prepare(req: &Request, mut job: Job) -> anyhow::Result<Job> {
 /// Runs the study the request asks for (on a job [`prepare`]d) and stores it.
 pub fn run(store: &mut Store, job: Job, req: &Request, stop: &AtomicBool) -> anyhow::Result<Outcome> {
     let mut tasks = tasks(&req.tasks, &job)?;
-    let rec = Recorder::new();
+    let rec = Recorder::with_live(req.live.clone());
     match &req.mode {
         Mode::Users { repeat, early } => users(store, &job, req, tasks[0].as_mut(), *repeat, *early, &rec, stop),
         Mode::Reverse { impact_study } => reverse(store, &job, req, tasks[0].as_mut(), *impact_study, &rec, stop),

@@ -15,7 +15,9 @@ use prometheus_client::registry::Registry;
 use storlab_model::monitor::{pool_points, Level, MonitorEvent, MonitorSpec, PoolPoint, PoolSpec, Series};
 use storlab_store::{Store, Sweep};
 
-use crate::metrics::{Endpoint, MonitorMetrics};
+use storlab_metrics::endpoint::Endpoint;
+
+use crate::metrics::MonitorMetrics;
 use crate::pools::Watch;
 use crate::sampler::{Files, Sampler};
 use crate::MonitorError;
@@ -222,7 +224,11 @@ pub fn run(
             storlab_store::StoreError::Request(m) => MonitorError::Input(m),
             e => e.into(),
         })?;
-    let endpoint = cfg.metrics.map(|l| Endpoint::start(l, registry.clone())).transpose()?;
+    let endpoint = cfg
+        .metrics
+        .map(|l| Endpoint::start(l, registry.clone()))
+        .transpose()
+        .map_err(|e| MonitorError::Io(e.to_string()))?;
     let mut baseline = sampler.sweep(t0, 0.0);
     baseline.events.insert(
         0,

@@ -12,7 +12,7 @@
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use storlab_engine::{run_phase_with, EngineError, PhaseControl};
+use storlab_engine::{run_phase_observed, EngineError, IntervalObserver, PhaseControl};
 use storlab_model::env::Environment;
 use storlab_model::result::PhaseResult;
 use storlab_model::run::{NewRun, Phase, PhaseName, PhaseParams, RunEventKind, RunKind, RunStatus, Tag};
@@ -92,6 +92,22 @@ pub struct RunOptions<'a> {
     pub command: &'a str,
     /// Lets a study end the (time-based) phases early and see when each started.
     pub control: Option<&'a PhaseControl>,
+    /// A live view of the run (`--metrics`): told each phase and each worker's interval.
+    pub live: Option<&'a dyn LiveRun>,
+}
+
+/// A live view of runs as they go (the Prometheus metrics of `--metrics`): told which phase of
+/// which run starts and ends, and, as the engine's [`IntervalObserver`], each worker's interval.
+pub trait LiveRun: IntervalObserver {
+    /// Phase `seq` (from 1) of run `run_id`, of kind `kind`, on `targets`, starts.
+    fn phase_started(&self, run_id: i64, seq: usize, kind: &str, targets: &[String]);
+    /// It ended (finished, interrupted or failed).
+    fn phase_ended(&self, run_id: i64, seq: usize);
+    /// A study's event (`task-start`, `task-stopped`, `task-end`, `repetition-end`, …) and
+    /// what it says.
+    fn study_event(&self, _kind: &str, _detail: &str) {}
+    /// A study reached point `done` of `total`.
+    fn study_progress(&self, _done: usize, _total: usize) {}
 }
 
 /// What a run left: its id, how it ended, and its phases' results.
@@ -226,7 +242,16 @@ pub fn run_prepared(store: &mut Store, prepared: Prepared, o: &RunOptions) -> Re
         }
         store.add_event(run_id, RunEventKind::PhaseStart, &format!("{} ({name})", seq + 1))?;
         let fresh = PhaseControl::new();
-        let result = match run_phase_with(phase, stop, o.control.unwrap_or(&fresh)) {
+        if let Some(l) = o.live {
+            let shown: Vec<String> = targets.iter().map(|t| t.display().to_string()).collect();
+            l.phase_started(run_id, seq + 1, name, &shown);
+        }
+        let observer: Option<&dyn IntervalObserver> = o.live.map(|l| l as &dyn IntervalObserver);
+        let ran = run_phase_observed(phase, stop, o.control.unwrap_or(&fresh), observer);
+        if let Some(l) = o.live {
+            l.phase_ended(run_id, seq + 1);
+        }
+        let result = match ran {
             Ok(r) => r,
             Err(e) => {
                 if o.progress {
