@@ -653,16 +653,11 @@ fn a_runs_live_figures_are_scraped_while_it_runs_and_end_at_the_stored_bytes() {
             .find(|l| l.starts_with("storlab_run_written_bytes_total{") && l.contains("kind=\"write\""))
             .and_then(|l| l.rsplit(' ').next()?.parse().ok())
     };
-    loop {
-        match http_get(&addr, "/metrics", None) {
-            Ok((200, _, body)) => {
-                if let Some(v) = series(&body) {
-                    seen.push(v);
-                }
-                assert!(body.contains("storlab_run_latency_seconds_bucket"), "{body}");
-            }
-            _ => break,
+    while let Ok((200, _, body)) = http_get(&addr, "/metrics", None) {
+        if let Some(v) = series(&body) {
+            seen.push(v);
         }
+        assert!(body.contains("storlab_run_latency_seconds_bucket"), "{body}");
         if run.try_wait().unwrap().is_some() {
             break;
         }

@@ -64,6 +64,9 @@ struct PoolLive {
     active: AtomicU64,
 }
 
+/// Told each sample: the pools' names and the bytes read and written on each since the last.
+pub type SampleObserver<'a> = &'a (dyn Fn(&[String], &[u64], &[u64]) + Sync);
+
 /// How the challenge is run on this host.
 pub struct RunConfig<'a> {
     /// This host's name, as the catalogue and samples record it.
@@ -74,7 +77,7 @@ pub struct RunConfig<'a> {
     pub live: bool,
     /// Told each sample: the pools' names and the bytes read and written on each since the
     /// last (the live figures of `--metrics`).
-    pub observer: Option<&'a (dyn Fn(&[String], &[u64], &[u64]) + Sync)>,
+    pub observer: Option<SampleObserver<'a>>,
     /// Set when the process should stop (Ctrl-C).
     pub interrupt: &'a AtomicBool,
     /// Writer threads on this host.
@@ -611,7 +614,7 @@ fn release(s: &Shared, p: usize) {
 fn sampler(
     s: &Shared,
     live: bool,
-    observer: Option<&(dyn Fn(&[String], &[u64], &[u64]) + Sync)>,
+    observer: Option<SampleObserver<'_>>,
     finished: &AtomicBool,
     first_idx: u64,
 ) -> Result<(), ChallengeError> {
