@@ -129,6 +129,15 @@ pub struct ReportArgs {
     /// marked, its account and statistics); repeatable.
     #[arg(long = "challenge", value_name = "ID")]
     pub challenges: Vec<i64>,
+    /// The monitor's record of a window, FROM..TO (each a date or time in UTC, or a span back
+    /// from now: --monitor 2d..now): per pool throughput, latency and utilisation over time on
+    /// shared scales, with the events marked (the monitor's, runs, studies' tasks, challenges'
+    /// faults).
+    #[arg(long = "monitor", value_name = "FROM..TO")]
+    pub monitor: Option<String>,
+    /// With --monitor: this host's monitors (default: this host; `all` for every host).
+    #[arg(long = "monitor-host", value_name = "HOST", requires = "monitor")]
+    pub monitor_host: Option<String>,
     /// Give every plot its own scale.
     #[arg(long = "free-scales")]
     pub free_scales: bool,

@@ -196,6 +196,46 @@ fn window(from: Option<&str>, to: Option<&str>) -> Result<(f64, f64)> {
     Ok((from_t, to_t))
 }
 
+/// The monitor's window FROM..TO for the HTML report (`host`: None for this host, `all` for
+/// every host).
+pub fn view(store: &Store, window_arg: &str, host: Option<&str>) -> Result<storlab_report::monitor::MonitorView> {
+    let (from, to) = window_arg.split_once("..").ok_or_else(|| {
+        usage(format!(
+            "--monitor {window_arg}: expected FROM..TO, e.g. 2026-11-20..2026-11-23 or 2d..now"
+        ))
+    })?;
+    let (from_t, to_t) = window(Some(from), Some(to))?;
+    let host = match host {
+        Some("all") => None,
+        Some(h) => Some(h.to_string()),
+        None => Some(storlab_env::hostname()),
+    };
+    let w = read_window(store, host.as_deref(), from_t, to_t)?;
+    if w.series.is_empty() {
+        return Err(usage(format!(
+            "--monitor {window_arg}: no monitor{} has samples between {} and {}: no report was written",
+            host.map(|h| format!(" of {h}")).unwrap_or_default(),
+            utc(from_t),
+            utc(to_t)
+        )));
+    }
+    let lt = store
+        .monitors()?
+        .into_iter()
+        .find(|m| host.as_deref().is_none_or(|h| m.host == h))
+        .map_or(100.0, |m| m.spec.lt);
+    let (stats, figures) = compute(&w.series, &w.disks, lt, &[]);
+    Ok(storlab_report::monitor::MonitorView {
+        from: from_t,
+        to: to_t,
+        lt,
+        timeline: storlab_report::monitor::timeline(store, from_t, to_t)?,
+        window: w,
+        stats,
+        figures,
+    })
+}
+
 fn read_window(store: &Store, host: Option<&str>, from: f64, to: f64) -> Result<MonitorWindow> {
     Ok(store.monitor_window(host, from, to)?)
 }

@@ -452,9 +452,14 @@ pub fn compare(specs: &[String], allow_different: bool, out: &OutputArgs) -> Res
 
 pub fn report(args: ReportArgs) -> Result<u8> {
     use storlab_report::html::{render, HtmlOptions, RunSection};
-    if args.ids.is_empty() && args.compare.is_empty() && args.studies.is_empty() && args.challenges.is_empty() {
+    if args.ids.is_empty()
+        && args.compare.is_empty()
+        && args.studies.is_empty()
+        && args.challenges.is_empty()
+        && args.monitor.is_none()
+    {
         return Err(usage(
-            "nothing to report: give run ids, --compare GROUP --compare GROUP, --study ID or --challenge ID",
+            "nothing to report: give run ids, --compare GROUP --compare GROUP, --study ID, --challenge ID or --monitor FROM..TO",
         ));
     }
     if args.compare.len() == 1 {
@@ -497,11 +502,16 @@ pub fn report(args: ReportArgs) -> Result<u8> {
         .iter()
         .map(|id| crate::challenge::view(&store, *id))
         .collect::<Result<Vec<_>>>()?;
+    let monitors = match &args.monitor {
+        Some(w) => vec![crate::monitor::view(&store, w, args.monitor_host.as_deref())?],
+        None => Vec::new(),
+    };
     let html = render(
         &sections,
         comparison.as_ref(),
         &studies,
         &challenges,
+        &monitors,
         &HtmlOptions {
             free_scales: args.free_scales,
         },
@@ -518,6 +528,8 @@ pub fn report(args: ReportArgs) -> Result<u8> {
             ", with the studies"
         } else if !challenges.is_empty() {
             ", with the challenges"
+        } else if !monitors.is_empty() {
+            ", with the monitor's window"
         } else {
             ""
         }

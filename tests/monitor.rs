@@ -9,7 +9,7 @@ use std::path::Path;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-use common::{bin, stderr, stdout, Scratch};
+use common::{bin, charts, chromium, stderr, stdout, Scratch};
 use serde_json::Value;
 use storlab_testkit::prometheus::{free_port, http_get, Prometheus};
 
@@ -704,4 +704,91 @@ fn a_runs_live_figures_are_scraped_while_it_runs_and_end_at_the_stored_bytes() {
     assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
     assert!(stderr(&out).contains("the address is taken"), "{}", stderr(&out));
     assert!(s2.nothing_stored());
+}
+
+/// `storlab report --monitor FROM..TO`: each pool's throughput, latency and utilisation over
+/// time, each kind of plot on one scale for every pool, a run made in the window marked; the
+/// page loads in Chromium with no console message and no request of its own.
+#[test]
+fn the_monitor_report_draws_each_pool_on_shared_scales_with_a_run_marked() {
+    let s = Scratch::new();
+    let images = tempfile::tempdir().unwrap();
+    let a = loop_device_with(&images.path().join("a.img"), 32 << 20, true);
+    let b = loop_device_with(&images.path().join("b.img"), 32 << 20, true);
+    let mut m = Monitor::start(
+        &s,
+        &[
+            "--pool",
+            &format!("A={}", a.dev),
+            "--pool",
+            &format!("B={}", b.dev),
+            "--interval",
+            "200ms",
+            "--lt",
+            "1s",
+        ],
+    );
+    wait_running(&s, &mut m);
+    dd("/dev/zero", &a.dev, 12, "oflag=direct");
+    dd("/dev/zero", &b.dev, 3, "oflag=direct");
+    let run = s.json(&[
+        "run",
+        "--target",
+        s.data().to_str().unwrap(),
+        "--phase",
+        "write",
+        "--size",
+        "4m",
+    ]);
+    let run_id = run["id"].as_i64().unwrap_or_else(|| panic!("{run}"));
+    std::thread::sleep(Duration::from_millis(600));
+    assert!(m.stop().status.success());
+    let page = s.path().join("monitor.html");
+    let out = s.storlab(&["report", "--monitor", "1h..now", "-o", page.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let html = std::fs::read_to_string(&page).unwrap();
+    let keys = charts(&html);
+    let names: Vec<&str> = keys.iter().map(|(k, _)| k.as_str()).collect();
+    assert_eq!(
+        names,
+        [
+            "monitor-a-throughput",
+            "monitor-a-latency",
+            "monitor-a-utilisation",
+            "monitor-b-throughput",
+            "monitor-b-latency",
+            "monitor-b-utilisation"
+        ]
+    );
+    let y = |k: &str| keys.iter().find(|(n, _)| n == k).unwrap().1;
+    assert_eq!(
+        y("monitor-a-throughput"),
+        y("monitor-b-throughput"),
+        "one throughput scale"
+    );
+    assert_eq!(y("monitor-a-latency"), y("monitor-b-latency"), "one latency scale");
+    assert_eq!(y("monitor-a-utilisation"), 100.0);
+    // 12 MiB in well under a second: pool A's peak interval is above 2 MB/s, and the shared
+    // scale holds it.
+    assert!(y("monitor-a-throughput") >= 2.0, "{keys:?}");
+    assert!(html.contains(&format!("run {run_id} (run)")), "the run is not marked");
+    assert!(html.contains("A-Write") && html.contains("Tot-ReadWriteAverage"));
+    let work = s.path().join("chromium");
+    std::fs::create_dir(&work).unwrap();
+    let loaded = chromium(&page, &work, None);
+    assert!(loaded.console.is_empty(), "{:?}", loaded.console);
+    assert!(loaded.page_requests.is_empty(), "{:?}", loaded.page_requests);
+    assert_eq!(loaded.dom.matches("<svg class=\"chart\"").count(), 6);
+    // A window with nothing in it is refused, and no page is written.
+    let empty = s.path().join("empty.html");
+    let out = s.storlab(&[
+        "report",
+        "--monitor",
+        "2001-01-01..2001-01-02",
+        "-o",
+        empty.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("no monitor"), "{}", stderr(&out));
+    assert!(!empty.exists());
 }

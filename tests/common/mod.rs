@@ -222,3 +222,84 @@ pub fn loop_filesystem(mkfs: &str, size: u64, point: &Path) -> LoopFs {
         _image_dir: image_dir,
     }
 }
+
+/// What Chromium saw: the DOM after load, its log, and the page's own network requests.
+pub struct Loaded {
+    pub dom: String,
+    pub console: Vec<String>,
+    pub page_requests: Vec<String>,
+}
+
+pub fn chromium(page: &Path, work: &Path, screenshot: Option<&Path>) -> Loaded {
+    let netlog = work.join("net.json");
+    let mut cmd = Command::new("chromium");
+    cmd.args([
+        "--headless",
+        "--no-sandbox",
+        "--disable-gpu",
+        "--disable-background-networking",
+        "--disable-component-update",
+        "--no-first-run",
+        "--enable-logging=stderr",
+        "--v=0",
+        "--window-size=1200,2400",
+    ])
+    .arg(format!("--user-data-dir={}", work.join("profile").display()))
+    .arg(format!("--log-net-log={}", netlog.display()));
+    match screenshot {
+        Some(p) => cmd.arg(format!("--screenshot={}", p.display())),
+        None => cmd.arg("--dump-dom"),
+    };
+    let out = cmd
+        .arg(format!("file://{}", page.display()))
+        .output()
+        .expect("chromium (scripts/test installs it)");
+    assert!(out.status.success(), "chromium: {}", stderr(&out));
+    let console = stderr(&out)
+        .lines()
+        .filter(|l| l.contains("CONSOLE"))
+        .map(str::to_string)
+        .collect();
+    // Requests the page made: Chromium's own (updates, time) have the initiator "not an
+    // origin"; a file:// page's have "null".
+    let log: Value = serde_json::from_str(&std::fs::read_to_string(&netlog).unwrap()).unwrap();
+    let start_job = log["constants"]["logEventTypes"]["URL_REQUEST_START_JOB"]
+        .as_u64()
+        .unwrap();
+    let page_requests = log["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|e| e["type"].as_u64() == Some(start_job))
+        .filter(|e| e["params"]["initiator"] != "not an origin")
+        .filter_map(|e| e["params"]["url"].as_str())
+        .filter(|u| !u.starts_with("file:"))
+        .map(str::to_string)
+        .collect();
+    Loaded {
+        dom: stdout(&out),
+        console,
+        page_requests,
+    }
+}
+
+/// (data-key, the number in attribute `value`) of every SVG in a page that has both.
+pub fn svg_scales(page: &str, value: &str) -> Vec<(String, f64)> {
+    let mut out = Vec::new();
+    for part in page.split("<svg").skip(1) {
+        let attr = |name: &str| {
+            let start = part.find(&format!("{name}=\""))? + name.len() + 2;
+            let end = part[start..].find('"')? + start;
+            Some(part[start..end].to_string())
+        };
+        if let (Some(k), Some(y)) = (attr("data-key"), attr(value)) {
+            out.push((k.replace("&amp;", "&"), y.parse().unwrap()));
+        }
+    }
+    out
+}
+
+/// (data-key, data-ymax) of every chart in a page.
+pub fn charts(page: &str) -> Vec<(String, f64)> {
+    svg_scales(page, "data-ymax")
+}

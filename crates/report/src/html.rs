@@ -389,6 +389,7 @@ pub fn render(
     comparison: Option<&CompareReport>,
     studies: &[StudyView],
     challenges: &[crate::challenge::ChallengeView],
+    monitors: &[crate::monitor::MonitorView],
     opts: &HtmlOptions,
 ) -> String {
     // Series first, so that like plots can share one scale.
@@ -418,6 +419,11 @@ pub fn render(
             ));
         }
     }
+    for m in monitors {
+        let (html, thinned) = crate::monitor::render_html(m, opts.free_scales);
+        body += &html;
+        thinned_any |= thinned;
+    }
     for (sec, ss) in sections.iter().zip(&series) {
         let (html, thinned) = run_section(sec, ss, &scales);
         body += &html;
@@ -436,6 +442,18 @@ pub fn render(
         ));
     }
     let mut what = covered(sections, studies);
+    if !monitors.is_empty() {
+        let m = format!(
+            "monitor {} to {}",
+            crate::monitor::utc(monitors[0].from),
+            crate::monitor::utc(monitors[0].to)
+        );
+        what = if sections.is_empty() && studies.is_empty() {
+            m
+        } else {
+            format!("{what} · {m}")
+        };
+    }
     if !challenges.is_empty() {
         let ids: Vec<String> = challenges.iter().map(|c| c.challenge.id.to_string()).collect();
         what = if sections.is_empty() && studies.is_empty() {

@@ -55,3 +55,218 @@ pub fn events_table(events: &[MonitorEvent]) -> Table {
     }
     t
 }
+
+/// Seconds since the epoch of an RFC 3339 time (None when it does not parse).
+fn epoch(rfc3339: &str) -> Option<f64> {
+    let t = humantime::parse_rfc3339_weak(rfc3339.trim_end_matches('Z'))
+        .or_else(|_| humantime::parse_rfc3339(rfc3339))
+        .ok()?;
+    t.duration_since(std::time::UNIX_EPOCH).ok().map(|d| d.as_secs_f64())
+}
+
+/// What else happened in a window, from the results database, to mark on the monitor's plots:
+/// runs started, a study's task started and ended (a scrub, a verify, a rebuild), a
+/// challenge's faults. (time, what), in time order.
+pub fn timeline(
+    store: &storlab_store::Store,
+    from: f64,
+    to: f64,
+) -> Result<Vec<(f64, String)>, storlab_store::StoreError> {
+    let mut out: Vec<(f64, String)> = Vec::new();
+    let inside = |t: f64| t >= from && t <= to;
+    for r in store.list_runs(100_000)? {
+        if let Some(t) = epoch(&r.started_at).filter(|t| inside(*t)) {
+            out.push((t, format!("run {} ({})", r.id, r.kind)));
+        }
+    }
+    // A study is stored when it ends: one created before the window's start may still have
+    // events in it, so a day before is looked at.
+    for (id, created) in store.study_times()? {
+        if epoch(&created).is_none_or(|c| c < from - 86400.0) {
+            continue;
+        }
+        let Some(study) = store.study(id)? else { continue };
+        for e in &study.events {
+            if !matches!(
+                e.kind.as_str(),
+                "task-start" | "task-end" | "task-stopped" | "task-timeout"
+            ) {
+                continue;
+            }
+            if let Some(t) = epoch(&e.at).filter(|t| inside(*t)) {
+                out.push((t, format!("study {id} {}: {}", e.kind, e.detail)));
+            }
+        }
+    }
+    for id in store.challenge_ids()? {
+        let Some(c) = store.challenge(id)? else { continue };
+        let Some(t0) = c.t0 else { continue };
+        for e in store.challenge_events(id)? {
+            if matches!(
+                e.kind.as_str(),
+                "fault" | "undo" | "task" | "pool-full" | "fault-failed"
+            ) && inside(t0 + e.t)
+            {
+                out.push((t0 + e.t, format!("challenge {id} {}: {}", e.kind, e.detail)));
+            }
+        }
+    }
+    out.sort_by(|a, b| a.0.total_cmp(&b.0));
+    Ok(out)
+}
+
+/// A window of the monitor's record as the HTML report draws it.
+#[derive(Debug, Clone)]
+pub struct MonitorView {
+    /// The window, seconds since the epoch.
+    pub from: f64,
+    /// Its end.
+    pub to: f64,
+    /// The long-term window, seconds.
+    pub lt: f64,
+    /// The samples and the monitor's events.
+    pub window: storlab_store::MonitorWindow,
+    /// The statistics in the seed's shape.
+    pub stats: storlab_model::challenge::Stats,
+    /// The pools' other figures.
+    pub figures: Vec<PoolFigures>,
+    /// What else happened (runs, studies' tasks, challenges' faults).
+    pub timeline: Vec<(f64, String)>,
+}
+
+/// At most this many marks on a plot; the events table has them all.
+const MAX_MARKS: usize = 24;
+
+/// The monitor's section: the statistics, the pools' figures, and per pool its throughput,
+/// latency and utilisation over time, each kind of plot on one scale for every pool (unless
+/// `free`), with the events marked; then the events.
+pub fn render_html(v: &MonitorView, free: bool) -> (String, bool) {
+    use std::fmt::Write;
+
+    use storlab_model::monitor::pool_points;
+
+    use crate::challenge::{stats_table, ChallengeUnit};
+    use crate::svg::{esc, line_chart_marked, nice_ceiling, Series, COLORS};
+    // The plots span the samples (the window may be wider than what was monitored in it).
+    let first = v
+        .window
+        .disks
+        .iter()
+        .map(|d| d.t - d.seconds)
+        .fold(f64::INFINITY, f64::min)
+        .max(v.from);
+    let last = v
+        .window
+        .disks
+        .iter()
+        .map(|d| d.t)
+        .fold(f64::NEG_INFINITY, f64::max)
+        .min(v.to);
+    let (first, last) = if first < last { (first, last) } else { (v.from, v.to) };
+    let (scale, unit) = match last - first {
+        d if d > 3.0 * 86400.0 => (86400.0, "days"),
+        d if d > 3.0 * 3600.0 => (3600.0, "hours"),
+        d if d > 180.0 => (60.0, "minutes"),
+        _ => (1.0, "seconds"),
+    };
+    let x = |t: f64| (t - first) / scale;
+    let mut h = String::new();
+    let _ = write!(
+        h,
+        "<h2>Monitor <span class=\"meta\">{} to {}</span></h2><p class=\"meta\">{} series · long-term averages over {} s · samples from {} to {}; time in {unit} from the first</p>",
+        utc(v.from),
+        utc(v.to),
+        v.window.series.len(),
+        v.lt,
+        utc(first),
+        utc(last)
+    );
+    h += &stats_table(&v.stats, ChallengeUnit::MB).to_html();
+    h += &figures_table(&v.figures).to_html();
+    let mut marks: Vec<(f64, String)> = v
+        .window
+        .events
+        .iter()
+        .filter(|e| e.kind != "started" && e.kind != "stopped")
+        .map(|e| (e.t, format!("{} {}", e.kind, e.name)))
+        .chain(v.timeline.iter().cloned())
+        .collect();
+    marks.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let marks: Vec<(f64, String)> = marks
+        .into_iter()
+        .filter(|(t, _)| *t >= first && *t <= last)
+        .take(MAX_MARKS)
+        .map(|(t, m)| (x(t), m.chars().take(40).collect()))
+        .collect();
+    let pools = pool_points(&v.window.series, &v.window.disks);
+    let top = |f: &dyn Fn(&storlab_model::monitor::PoolPoint) -> f64| {
+        pools.iter().flat_map(|(_, p)| p.iter().map(f)).fold(0.0, f64::max)
+    };
+    let shared_mb = nice_ceiling(top(&|p| (p.read_rate.max(p.write_rate)) / 1e6).max(0.001));
+    let shared_ms = nice_ceiling(top(&|p| p.latency * 1000.0).max(0.001));
+    let mut thinned = false;
+    for (pool, pts) in &pools {
+        let line = |name: &str, color: &'static str, f: &dyn Fn(&storlab_model::monitor::PoolPoint) -> f64| Series {
+            name: name.into(),
+            color,
+            points: pts.iter().map(|p| (x(p.t), f(p))).collect(),
+        };
+        let own = |s: &[Series]| {
+            nice_ceiling(
+                s.iter()
+                    .flat_map(|s| s.points.iter().map(|p| p.1))
+                    .fold(0.001, f64::max),
+            )
+        };
+        let tp = [
+            line("read", COLORS[0], &|p| p.read_rate / 1e6),
+            line("write", COLORS[1], &|p| p.write_rate / 1e6),
+        ];
+        let lat = [line("latency", COLORS[4], &|p| p.latency * 1000.0)];
+        let util = [line("busiest device", COLORS[3], &|p| p.utilisation * 100.0)];
+        let _ = write!(h, "<h3>Pool {}</h3>", esc(pool));
+        for (title, key, yunit, series, y_max) in [
+            (
+                "Throughput",
+                "throughput",
+                "MB/s",
+                &tp[..],
+                if free { own(&tp) } else { shared_mb },
+            ),
+            (
+                "Latency per I/O",
+                "latency",
+                "ms",
+                &lat[..],
+                if free { own(&lat) } else { shared_ms },
+            ),
+            ("Utilisation", "utilisation", "%", &util[..], 100.0),
+        ] {
+            let slug: String = pool
+                .chars()
+                .map(|c| {
+                    if c.is_ascii_alphanumeric() {
+                        c.to_ascii_lowercase()
+                    } else {
+                        '-'
+                    }
+                })
+                .collect();
+            let key = format!("monitor-{slug}-{key}");
+            let (svg, t) = line_chart_marked(&format!("{pool}: {title}"), &key, yunit, unit, series, y_max, &marks);
+            thinned |= t;
+            h += &svg;
+        }
+    }
+    let mut events = v.window.events.clone();
+    events.extend(v.timeline.iter().map(|(t, m)| MonitorEvent {
+        t: *t,
+        pool: String::new(),
+        name: String::new(),
+        kind: "database".into(),
+        detail: m.clone(),
+    }));
+    events.sort_by(|a, b| a.t.total_cmp(&b.t));
+    h += &events_table(&events).to_html();
+    (h, thinned)
+}

@@ -19,6 +19,14 @@ impl Store {
         .collect()
     }
 
+    /// Every study's id and when it was created (RFC 3339), oldest first.
+    pub fn study_times(&self) -> Result<Vec<(i64, String)>> {
+        self.query("SELECT id, created_at FROM studies ORDER BY id", &[])?
+            .iter()
+            .map(|r| Ok((r.i64(0)?, r.text(1)?)))
+            .collect()
+    }
+
     /// A study with its members, events and task samples, or None.
     pub fn study(&self, id: i64) -> Result<Option<Study>> {
         let Some(row) = one(self.query("SELECT kind, created_at, params FROM studies WHERE id = ?1", vals![id])?)
