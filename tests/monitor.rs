@@ -792,3 +792,88 @@ fn the_monitor_report_draws_each_pool_on_shared_scales_with_a_run_marked() {
     assert!(stderr(&out).contains("no monitor"), "{}", stderr(&out));
     assert!(!empty.exists());
 }
+
+/// A btrfs RAID1 filesystem over two loop devices, named by its mount point: both devices are
+/// watched (the data written once lands on each), their error counters are gauged, and a scrub
+/// is seen to start and end on each device, from the kernel's own counters.
+#[test]
+fn a_btrfs_mount_point_stands_for_its_devices_and_a_scrub_is_seen_on_each() {
+    let s = Scratch::new();
+    let images = tempfile::tempdir_in(std::env::temp_dir()).unwrap();
+    let a = loop_device_with(&images.path().join("a.img"), 512 << 20, false);
+    let b = loop_device_with(&images.path().join("b.img"), 512 << 20, false);
+    let mk = Command::new("mkfs.btrfs")
+        .args(["-q", "-f", "-d", "raid1", "-m", "raid1", &a.dev, &b.dev])
+        .output()
+        .unwrap();
+    assert!(mk.status.success(), "{}", stderr(&mk));
+    let mnt = s.path().join("mnt");
+    let mount = common::mount_device(&a.dev, &mnt);
+    let mnt_s = mnt.display().to_string();
+    let mut m = Monitor::start(
+        &s,
+        &["--pool", &format!("B={mnt_s}"), "--interval", "100ms", "--lt", "500ms"],
+    );
+    wait_running(&s, &mut m);
+    dd("/dev/zero", &format!("{mnt_s}/data"), 128, "oflag=direct");
+    assert!(Command::new("sync").status().unwrap().success());
+    // A scrub slow enough to be seen running: 64 MiB/s per device.
+    for d in std::fs::read_dir("/sys/fs/btrfs").unwrap().flatten() {
+        if d.path().join("devices").join(device_name(&a.dev)).exists() {
+            for dev in std::fs::read_dir(d.path().join("devinfo")).unwrap().flatten() {
+                std::fs::write(dev.path().join("scrub_speed_max"), "67108864").unwrap();
+            }
+        }
+    }
+    let scrub = Command::new("btrfs")
+        .args(["scrub", "start", "-B", &mnt_s])
+        .output()
+        .unwrap();
+    assert!(scrub.status.success(), "{}", stderr(&scrub));
+    std::thread::sleep(Duration::from_millis(400));
+    let out = m.stop();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let store = s.store().unwrap();
+    let w = store.monitor_window(None, 0.0, 1e12).unwrap();
+    let kinds: Vec<(String, String)> = w
+        .series
+        .iter()
+        .map(|x| (x.kind.name().to_string(), x.name.clone()))
+        .collect();
+    for dev in [&a.dev, &b.dev] {
+        let n = device_name(dev).to_string();
+        assert!(
+            kinds.contains(&("disk".into(), n.clone())) && kinds.contains(&("btrfs".into(), n.clone())),
+            "{kinds:?}"
+        );
+    }
+    assert!(kinds.contains(&("filesystem".into(), mnt_s.clone())), "{kinds:?}");
+    // RAID1: the 128 MiB are written to each device, with btrfs' metadata on top.
+    let st = stats_json(&s);
+    let written = pool(&st, "B")["write_bytes"].as_u64().unwrap();
+    assert!(
+        written >= 2 * (128 << 20) && written < 2 * (128 << 20) + (64 << 20),
+        "{written} bytes written to the pool"
+    );
+    let events = s.json(&["monitor", "events", "--from", "1h"]);
+    for dev in [&a.dev, &b.dev] {
+        for kind in ["scrub-started", "scrub-ended"] {
+            assert!(
+                events
+                    .as_array()
+                    .unwrap()
+                    .iter()
+                    .any(|e| e["kind"] == kind && e["name"] == device_name(dev)),
+                "no {kind} for {dev}: {events}"
+            );
+        }
+    }
+    let id = store.monitors().unwrap()[0].id;
+    let gauges = store.monitor_gauges(id).unwrap();
+    assert!(
+        gauges.iter().any(|g| g.key == "scrub_running" && g.value == 1.0),
+        "the scrub was never seen running"
+    );
+    assert!(gauges.iter().any(|g| g.key == "read_errs" && g.value == 0.0));
+    drop(mount);
+}

@@ -8,6 +8,7 @@
 //! space (space.rs: statvfs), the block device and its RAID layout (device.rs).
 #![deny(missing_docs)]
 
+pub mod btrfs;
 mod device;
 pub mod mounts;
 pub mod space;

@@ -37,6 +37,7 @@ pub struct MonitorMetrics {
     fs_mounted: Family<Labels, Gauge>,
     md: HashMap<&'static str, Family<Labels, GaugeF>>,
     btrfs_errors: Family<Labels, Counter>,
+    btrfs_scrub: HashMap<&'static str, Family<Labels, GaugeF>>,
     nfs_ops: Family<Labels, Counter>,
     nfs_rtt: Family<Labels, CounterF>,
     nfs_bytes: Family<Labels, Counter>,
@@ -86,6 +87,26 @@ const POOL_GAUGES: [(&str, &str, &str); 5] = [
     ("storlab_pool_operations", "The pool's completed reads and writes per second over the window", "per_second"),
     ("storlab_pool_latency", "Average time per completed I/O over the window", "seconds"),
     ("storlab_pool_utilisation", "The busiest device's busy fraction over the window", "ratio"),
+];
+const BTRFS_SCRUB: [(&str, &str, &str, Option<Unit>); 3] = [
+    (
+        "scrub_running",
+        "storlab_btrfs_scrub_running",
+        "1 while a scrub runs on the device (the kernel's counters)",
+        None,
+    ),
+    (
+        "scrub_bytes",
+        "storlab_btrfs_scrub_scrubbed",
+        "Bytes the running scrub has read on the device",
+        Some(Unit::Bytes),
+    ),
+    (
+        "errors",
+        "storlab_btrfs_scrub_errors",
+        "Errors the running scrub found on the device (type: read, csum, verify, corrected, uncorrectable)",
+        None,
+    ),
 ];
 const MD_GAUGES: [(&str, &str, &str); 4] = [
     (
@@ -168,6 +189,17 @@ impl MonitorMetrics {
             "Errors btrfs counted on a device (type: write_errs, read_errs, flush_errs, corruption_errs, generation_errs)",
             btrfs_errors.clone(),
         );
+        let btrfs_scrub = BTRFS_SCRUB
+            .iter()
+            .map(|(key, name, help, unit)| {
+                let f = Family::<Labels, GaugeF>::default();
+                match unit {
+                    Some(u) => registry.register_with_unit(*name, *help, u.clone(), f.clone()),
+                    None => registry.register(*name, *help, f.clone()),
+                }
+                (*key, f)
+            })
+            .collect();
         let nfs_ops = Family::<Labels, Counter>::default();
         registry.register(
             "storlab_nfs_operations",
@@ -224,6 +256,7 @@ impl MonitorMetrics {
             fs_mounted,
             md,
             btrfs_errors,
+            btrfs_scrub,
             nfs_ops,
             nfs_rtt,
             nfs_bytes,
@@ -309,6 +342,16 @@ impl MonitorMetrics {
                     if let Some(f) = self.md.get(g.key.as_str()) {
                         f.get_or_create(&vec![("pool", s.pool.clone()), ("device", s.name.clone())])
                             .set(g.value);
+                    }
+                }
+                SeriesKind::Btrfs if g.key.starts_with("scrub_") => {
+                    let l = vec![("pool", s.pool.clone()), ("device", s.name.clone())];
+                    if let Some(f) = self.btrfs_scrub.get(g.key.as_str()) {
+                        f.get_or_create(&l).set(g.value);
+                    } else if let Some(kind) = g.key.strip_prefix("scrub_").and_then(|k| k.strip_suffix("_errors")) {
+                        let mut l = l;
+                        l.push(("type", kind.to_string()));
+                        self.btrfs_scrub["errors"].get_or_create(&l).set(g.value);
                     }
                 }
                 SeriesKind::Btrfs if BTRFS_ERRORS.contains(&g.key.as_str()) => {

@@ -36,12 +36,14 @@ pub enum Source {
     },
     /// /sys/block/NAME/md/.
     Md,
-    /// /sys/fs/btrfs/UUID/devinfo/DEVID/error_stats.
+    /// /sys/fs/btrfs/UUID/devinfo/DEVID/error_stats, and the kernel's scrub counters.
     Btrfs {
         /// The filesystem's UUID.
         uuid: String,
         /// The device's id in it.
         devid: String,
+        /// Where it is mounted (the scrub's counters are asked through it).
+        mount_point: PathBuf,
     },
     /// /proc/self/mountstats' entry for this mount point.
     Nfs {
@@ -266,6 +268,7 @@ fn member_watches(
                         Source::Btrfs {
                             uuid: uuid.clone(),
                             devid,
+                            mount_point: canon.clone(),
                         },
                     ));
                 }

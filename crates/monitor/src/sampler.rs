@@ -54,6 +54,7 @@ struct State {
     mounted: bool,
     md: Option<(String, String)>,
     btrfs: Option<[u64; 5]>,
+    scrubbing: bool,
 }
 
 /// The sampler: the series and what it saw last.
@@ -202,7 +203,12 @@ impl Sampler {
                     }
                 }
                 Source::Md => md(s, st, &self.files.sys_block, t, &mut out),
-                Source::Btrfs { uuid, devid } => {
+                Source::Btrfs {
+                    uuid,
+                    devid,
+                    mount_point,
+                } => {
+                    scrub(s, st, mount_point, devid, t, &mut out);
                     let text =
                         read_trim(format!("/sys/fs/btrfs/{uuid}/devinfo/{devid}/error_stats")).unwrap_or_default();
                     let mut now = [0u64; 5];
@@ -248,6 +254,42 @@ impl Sampler {
             }
         }
         out
+    }
+}
+
+/// A btrfs device's scrub, from the kernel's counters: whether one runs, what it has done and
+/// found; its start and end are events.
+fn scrub(s: &Series, st: &mut State, mount_point: &std::path::Path, devid: &str, t: f64, out: &mut Sweep) {
+    let Ok(devid) = devid.parse::<u64>() else { return };
+    let Ok(dir) = fs::File::open(mount_point) else { return };
+    let p = storlab_env::btrfs::scrub_progress(&dir, devid);
+    let running = p.is_some();
+    if running != st.scrubbing {
+        let (kind, detail) = if running {
+            ("scrub-started", format!("{}: a scrub runs on this device", s.name))
+        } else {
+            ("scrub-ended", format!("{}: the scrub on this device ended", s.name))
+        };
+        out.events.push(event(s, t, kind, detail));
+        st.scrubbing = running;
+    }
+    out.gauges.push(gauge(s, t, "scrub_running", running as u8 as f64));
+    if let Some(p) = p {
+        out.gauges.push(gauge(
+            s,
+            t,
+            "scrub_bytes",
+            (p.data_bytes_scrubbed + p.tree_bytes_scrubbed) as f64,
+        ));
+        for (k, v) in [
+            ("scrub_read_errors", p.read_errors),
+            ("scrub_csum_errors", p.csum_errors),
+            ("scrub_verify_errors", p.verify_errors),
+            ("scrub_corrected_errors", p.corrected_errors),
+            ("scrub_uncorrectable_errors", p.uncorrectable_errors),
+        ] {
+            out.gauges.push(gauge(s, t, k, v as f64));
+        }
     }
 }
 
