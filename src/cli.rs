@@ -720,27 +720,32 @@ pub enum MonitorCmd {
     Run {
         /// A pool: a name and its block devices or mount points (a mount point stands for its
         /// filesystem and the devices under it, through md, device-mapper and btrfs);
-        /// repeatable.
-        #[arg(long = "pool", value_name = "NAME=DEV|MOUNT[,…]", required = true)]
+        /// repeatable. Replaces the configuration file's pools.
+        #[arg(long = "pool", value_name = "NAME=DEV|MOUNT[,…]")]
         pools: Vec<String>,
-        /// Time between samples (at least 100ms).
-        #[arg(long, value_name = "DURATION", default_value = "10s")]
-        interval: String,
-        /// The long-term window: the averages' span, and the second resolution kept.
-        #[arg(long, value_name = "DURATION", default_value = "100s")]
-        lt: String,
+        /// A configuration file (TOML, a [monitor] table; /etc/storlab/monitor.toml in the
+        /// packages): pools and settings, the flags given here win.
+        #[arg(long, value_name = "FILE")]
+        config: Option<std::path::PathBuf>,
+        /// Time between samples, at least 100ms [default: 10s].
+        #[arg(long, value_name = "DURATION")]
+        interval: Option<String>,
+        /// The long-term window: the averages' span, and the second resolution kept [default:
+        /// 100s].
+        #[arg(long, value_name = "DURATION")]
+        lt: Option<String>,
         /// Serve Prometheus metrics at http://ADDR/metrics (loopback or an address of this host).
         #[arg(long, value_name = "ADDR:PORT")]
         metrics: Option<String>,
-        /// Keep samples this long in all (hourly averages after --keep-lt).
-        #[arg(long, value_name = "DURATION", default_value = "365d")]
-        retain: String,
-        /// Keep every sample this long, then its long-term averages.
-        #[arg(long = "keep-full", value_name = "DURATION", default_value = "2d")]
-        keep_full: String,
-        /// Keep the long-term averages this long, then hourly ones.
-        #[arg(long = "keep-lt", value_name = "DURATION", default_value = "30d")]
-        keep_lt: String,
+        /// Keep samples this long in all, hourly averages after --keep-lt [default: 365d].
+        #[arg(long, value_name = "DURATION")]
+        retain: Option<String>,
+        /// Keep every sample this long, then its long-term averages [default: 2d].
+        #[arg(long = "keep-full", value_name = "DURATION")]
+        keep_full: Option<String>,
+        /// Keep the long-term averages this long, then hourly ones [default: 30d].
+        #[arg(long = "keep-lt", value_name = "DURATION")]
+        keep_lt: Option<String>,
         /// Stop after this long (default: until stopped).
         #[arg(long, value_name = "DURATION")]
         duration: Option<String>,

@@ -4,6 +4,7 @@
 use anyhow::Result;
 use storlab_metrics::endpoint;
 use storlab_model::monitor::SeriesKind;
+use storlab_monitor::config::MonitorFile;
 use storlab_monitor::pools;
 use storlab_monitor::run::{now, spec, stop_on_signal, MonitorConfig};
 use storlab_monitor::sampler::Files;
@@ -20,6 +21,7 @@ pub fn dispatch(c: MonitorCmd) -> Result<u8> {
     match c {
         MonitorCmd::Run {
             pools,
+            config,
             interval,
             lt,
             metrics,
@@ -31,19 +33,35 @@ pub fn dispatch(c: MonitorCmd) -> Result<u8> {
             quiet,
             db,
         } => {
+            let file = config
+                .as_deref()
+                .map(MonitorFile::read)
+                .transpose()?
+                .unwrap_or_default();
+            // The flags win over the file, the file over the defaults.
+            let pick = |flag: Option<String>, from_file: &Option<String>, default: &str| {
+                flag.or_else(|| from_file.clone())
+                    .unwrap_or_else(|| default.to_string())
+            };
             let secs = |flag: &str, v: &str| -> Result<f64> {
                 v.parse::<storlab_units::Duration>()
                     .map(|d| d.secs_f64())
                     .map_err(|e| usage(format!("--{flag} {v}: {e}")))
             };
             let opts = RunFlags {
-                interval: secs("interval", &interval)?,
-                lt: secs("lt", &lt)?,
-                retain: secs("retain", &retain)?,
-                keep_full: secs("keep-full", &keep_full)?,
-                keep_lt: secs("keep-lt", &keep_lt)?,
+                interval: secs("interval", &pick(interval, &file.interval, "10s"))?,
+                lt: secs("lt", &pick(lt, &file.lt, "100s"))?,
+                retain: secs("retain", &pick(retain, &file.retain, "365d"))?,
+                keep_full: secs("keep-full", &pick(keep_full, &file.keep_full, "2d"))?,
+                keep_lt: secs("keep-lt", &pick(keep_lt, &file.keep_lt, "30d"))?,
                 duration: duration.as_deref().map(|d| secs("duration", d)).transpose()?,
             };
+            let pools = if pools.is_empty() { file.pool_args() } else { pools };
+            let metrics = metrics.or_else(|| file.metrics.clone());
+            let db = DbArgs {
+                db: db.db.or_else(|| file.db.clone()),
+            };
+            let quiet = quiet || file.quiet.unwrap_or(false);
             run(&pools, opts, metrics.as_deref(), diskstats, quiet, &db)
         }
         MonitorCmd::Stats {

@@ -877,3 +877,65 @@ fn a_btrfs_mount_point_stands_for_its_devices_and_a_scrub_is_seen_on_each() {
     assert!(gauges.iter().any(|g| g.key == "read_errs" && g.value == 0.0));
     drop(mount);
 }
+
+/// The packaged systemd unit runs the packaged configuration: its ExecStart, with the repository's
+/// configuration file in place of /etc/storlab/monitor.toml (and a scratch database, a free port,
+/// one second), watches the root filesystem and stops cleanly.
+#[test]
+fn the_packaged_unit_runs_the_packaged_configuration() {
+    let s = Scratch::new();
+    let root = Path::new(env!("CARGO_MANIFEST_DIR")).join("packaging");
+    let unit = std::fs::read_to_string(root.join("storlab-monitor.service")).unwrap();
+    let exec = unit
+        .lines()
+        .find_map(|l| l.strip_prefix("ExecStart="))
+        .expect("an ExecStart line");
+    let mut words = exec.split_whitespace();
+    assert_eq!(words.next(), Some("/usr/bin/storlab"));
+    let config = root.join("monitor.toml");
+    let args: Vec<String> = words
+        .map(|w| {
+            if w == "/etc/storlab/monitor.toml" {
+                config.display().to_string()
+            } else {
+                w.to_string()
+            }
+        })
+        .collect();
+    assert!(args.contains(&config.display().to_string()), "{exec}");
+    assert!(unit.contains("StateDirectory=storlab") && unit.contains("ReadWritePaths=/var/lib/storlab"));
+    let port = free_port().to_string();
+    let out = Command::new(bin())
+        .args(&args)
+        .args([
+            "--duration",
+            "1s",
+            "--interval",
+            "200ms",
+            "--metrics",
+            &format!("127.0.0.1:{port}"),
+            "--db",
+            &s.db(),
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{exec}: {}", stderr(&out));
+    let store = s.store().unwrap();
+    let m = &store.monitors().unwrap()[0];
+    assert_eq!(m.spec.pools[0].name, "root");
+    assert_eq!(m.spec.lt, 100.0, "the file's lt");
+    assert_eq!(m.spec.interval, 0.2, "the flag wins over the file");
+    assert_eq!(m.status, "stopped");
+    // A mistake in the file is named with its line; nothing is stored.
+    let bad = s.path().join("bad.toml");
+    std::fs::write(&bad, "[monitor]\ninterval = \"10s\"\npools = []\n").unwrap();
+    let s2 = Scratch::new();
+    let out = s2.storlab(&["monitor", "run", "--config", bad.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("(line 3)") && stderr(&out).contains("unknown field `pools`"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(s2.try_store().is_none_or(|st| st.monitors().unwrap().is_empty()));
+}

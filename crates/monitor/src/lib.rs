@@ -12,6 +12,7 @@
 //!
 //! The monitor only reads: /proc, /sys and statvfs. It never opens a device.
 
+pub mod config;
 pub mod counters;
 pub mod metrics;
 pub mod pools;

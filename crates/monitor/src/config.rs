@@ -1,0 +1,115 @@
+//! The monitor's configuration file (`storlab monitor run --config /etc/storlab/monitor.toml`,
+//! what the packaged systemd unit runs): the same settings as the flags, which win over it.
+//!
+//! ```toml
+//! [monitor]
+//! interval = "10s"
+//! lt = "100s"
+//! metrics = "127.0.0.1:9464"
+//! db = "/var/lib/storlab/results.db"
+//!
+//! [[monitor.pool]]
+//! name = "P1"
+//! members = ["/dev/sdb", "/dev/sdc"]
+//! ```
+
+use std::path::Path;
+
+use serde::Deserialize;
+
+use crate::MonitorError;
+
+/// The file's `[monitor]` table.
+#[derive(Debug, Clone, Default, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct MonitorFile {
+    /// Time between samples.
+    pub interval: Option<String>,
+    /// The long-term window.
+    pub lt: Option<String>,
+    /// The metrics endpoint's address.
+    pub metrics: Option<String>,
+    /// Keep anything this long.
+    pub retain: Option<String>,
+    /// Keep every sample this long.
+    pub keep_full: Option<String>,
+    /// Keep the long-term averages this long.
+    pub keep_lt: Option<String>,
+    /// The results database (a file or a postgres:// URL).
+    pub db: Option<String>,
+    /// No line per event on stderr.
+    pub quiet: Option<bool>,
+    /// The pools.
+    #[serde(default)]
+    pub pool: Vec<PoolTable>,
+}
+
+/// One `[[monitor.pool]]`.
+#[derive(Debug, Clone, PartialEq, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PoolTable {
+    /// Its name.
+    pub name: String,
+    /// Its block devices and mount points.
+    pub members: Vec<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Whole {
+    monitor: MonitorFile,
+}
+
+impl MonitorFile {
+    /// Reads and checks `path`; an error names the file, and the line for a TOML mistake or
+    /// an unknown key.
+    pub fn read(path: &Path) -> Result<MonitorFile, MonitorError> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| MonitorError::Input(format!("--config {}: {e}", path.display())))?;
+        let whole: Whole = toml::from_str(&text).map_err(|e| {
+            let line = e
+                .span()
+                .map(|s| format!(" (line {})", text[..s.start.min(text.len())].matches('\n').count() + 1))
+                .unwrap_or_default();
+            MonitorError::Input(format!("--config {}{line}: {}", path.display(), e.message()))
+        })?;
+        Ok(whole.monitor)
+    }
+
+    /// The pools as `--pool` gives them (`NAME=MEMBER,…`).
+    pub fn pool_args(&self) -> Vec<String> {
+        self.pool
+            .iter()
+            .map(|p| format!("{}={}", p.name, p.members.join(",")))
+            .collect()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn write(text: &str) -> (tempfile::TempDir, std::path::PathBuf) {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("monitor.toml");
+        std::fs::write(&p, text).unwrap();
+        (d, p)
+    }
+
+    #[test]
+    fn the_file_gives_pools_and_settings_and_a_mistake_names_its_line() {
+        let (_d, p) = write(
+            "[monitor]\ninterval = \"5s\"\n\n[[monitor.pool]]\nname = \"P1\"\nmembers = [\"/dev/sdb\", \"/dev/sdc\"]\n",
+        );
+        let f = MonitorFile::read(&p).unwrap();
+        assert_eq!(f.interval.as_deref(), Some("5s"));
+        assert_eq!(f.pool_args(), ["P1=/dev/sdb,/dev/sdc"]);
+        let (_d, p) = write("[monitor]\ninterval = \"5s\"\nintervall = \"6s\"\n");
+        let e = MonitorFile::read(&p).unwrap_err().to_string();
+        assert!(e.contains("(line 3)") && e.contains("intervall"), "{e}");
+        let e = MonitorFile::read(Path::new("/nonexistent/monitor.toml"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("--config /nonexistent/monitor.toml"), "{e}");
+    }
+}
