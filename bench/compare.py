@@ -175,6 +175,11 @@ try:
         import dbbench
         separate("db-results.md", "storlab results database: SQLite and PostgreSQL",
                  lambda: dbbench.run(storlab_bin, say, args.repeat))
+    if want("monitor"):
+        import monitorbench
+        separate("monitor-results.md", "storlab monitor benchmarks",
+                 lambda: monitorbench.run(storlab_bin, say, args.repeat))
+
     if want("challenge") or want("challenge-long"):
         import challengebench
         separate("challenge-results.md", "storlab challenge benchmarks",

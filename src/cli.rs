@@ -753,6 +753,9 @@ pub enum MonitorCmd {
         /// that wrap).
         #[arg(long, value_name = "FILE", hide = true)]
         diskstats: Option<std::path::PathBuf>,
+        /// Allow intervals down to 1ms (bench/monitorbench.py: a day of 10 s samples in 86 s).
+        #[arg(long = "bench-interval", hide = true)]
+        bench_interval: bool,
         /// No line on stderr per event.
         #[arg(long, short)]
         quiet: bool,

@@ -30,6 +30,7 @@ pub fn dispatch(c: MonitorCmd) -> Result<u8> {
             keep_lt,
             duration,
             diskstats,
+            bench_interval,
             quiet,
             db,
         } => {
@@ -49,6 +50,7 @@ pub fn dispatch(c: MonitorCmd) -> Result<u8> {
                     .map_err(|e| usage(format!("--{flag} {v}: {e}")))
             };
             let opts = RunFlags {
+                fast: bench_interval,
                 interval: secs("interval", &pick(interval, &file.interval, "10s"))?,
                 lt: secs("lt", &pick(lt, &file.lt, "100s"))?,
                 retain: secs("retain", &pick(retain, &file.retain, "365d"))?,
@@ -96,6 +98,8 @@ pub fn dispatch(c: MonitorCmd) -> Result<u8> {
 }
 
 struct RunFlags {
+    /// The benchmark's hidden --bench-interval: intervals down to 1 ms.
+    fast: bool,
     interval: f64,
     lt: f64,
     retain: f64,
@@ -124,9 +128,15 @@ fn run(
     db: &DbArgs,
 ) -> Result<u8> {
     let pool_specs = pools::parse(pool_args)?;
+    let floor = if f.fast {
+        storlab_monitor::run::BENCH_INTERVAL
+    } else {
+        storlab_monitor::run::MIN_INTERVAL
+    };
     let spec = spec(
         pool_specs,
         f.interval,
+        floor,
         f.lt,
         Some(f.keep_full),
         Some(f.keep_lt),

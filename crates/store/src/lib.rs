@@ -234,6 +234,17 @@ impl Store {
         db::transaction(self.conn.borrow_mut().as_mut(), f)
     }
 
+    /// Limits this connection's SQLite page cache to `kib` KiB (SQLite's default is 2 MiB; a
+    /// PostgreSQL connection keeps no such cache in this process). For a daemon that appends
+    /// for days (the monitor): its footprint reaches its bound at once instead of growing into
+    /// it over its first hours.
+    pub fn limit_cache(&self, kib: u32) -> Result<()> {
+        if self.conn.borrow().dialect() == db::Dialect::Sqlite {
+            self.conn.borrow_mut().batch(&format!("PRAGMA cache_size = -{kib}"))?;
+        }
+        Ok(())
+    }
+
     /// Checks the database's consistency; "ok" when it is sound (SQLite's integrity check;
     /// PostgreSQL keeps its own and answers "ok").
     pub fn integrity_check(&self) -> Result<String> {
