@@ -375,7 +375,8 @@ mod tests {
         assert!(e(spec(vec![], 0.0, MIN_INTERVAL, 100.0, None, None, None)).contains("the least interval is 100ms"));
         assert!(e(spec(vec![], 0.05, MIN_INTERVAL, 100.0, None, None, None)).contains("the least interval"));
         assert!(e(spec(vec![], 10.0, MIN_INTERVAL, 5.0, None, None, None)).contains("at least one interval"));
-        assert!(e(spec(vec![], 10.0, MIN_INTERVAL, 100.0, None, None, Some(50.0))).contains("shorter than the long-term window"));
+        assert!(e(spec(vec![], 10.0, MIN_INTERVAL, 100.0, None, None, Some(50.0)))
+            .contains("shorter than the long-term window"));
         let s = spec(vec![], 10.0, MIN_INTERVAL, 100.0, None, None, Some(7.0 * 86400.0)).unwrap();
         assert_eq!(
             (s.keep_full, s.keep_lt, s.retain),
