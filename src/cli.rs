@@ -69,6 +69,19 @@ pub enum Cmd {
     /// database, long-term averages, retention, and Prometheus metrics (--metrics ADDR).
     #[command(subcommand)]
     Monitor(MonitorCmd),
+    /// Print the completion script of a shell (bash, zsh, fish, elvish, powershell): storlab
+    /// completions bash > /etc/bash_completion.d/storlab
+    Completions {
+        /// The shell.
+        shell: clap_complete::Shell,
+    },
+    /// Write the man pages (storlab.1 and one per subcommand) into a directory (the packages
+    /// ship them).
+    #[command(hide = true)]
+    Manpages {
+        /// The directory.
+        dir: std::path::PathBuf,
+    },
 }
 
 /// The results database.

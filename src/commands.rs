@@ -433,3 +433,40 @@ pub fn scan(args: ScanArgs) -> Result<u8> {
     }
     Ok(0)
 }
+
+/// `storlab completions SHELL`: the script, from the one definition of the flags.
+pub fn completions(shell: clap_complete::Shell) -> Result<u8> {
+    use clap::CommandFactory;
+    let mut cmd = crate::cli::Cli::command();
+    clap_complete::generate(shell, &mut cmd, "storlab", &mut std::io::stdout());
+    Ok(0)
+}
+
+/// `storlab manpages DIR`: storlab.1 and a page per subcommand, storlab-monitor-run.1 and so
+/// on, from the one definition of the flags (clap_mangen).
+pub fn manpages(dir: &std::path::Path) -> Result<u8> {
+    use clap::CommandFactory;
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    let mut cmd = crate::cli::Cli::command();
+    cmd.build();
+    let mut written = 0;
+    write_pages(&cmd, "storlab", dir, &mut written)?;
+    eprintln!("storlab: wrote {written} man pages in {}", dir.display());
+    Ok(0)
+}
+
+fn write_pages(cmd: &clap::Command, name: &str, dir: &std::path::Path, written: &mut usize) -> Result<()> {
+    let page = cmd.clone().name(name.to_string()).bin_name(name.replace('-', " "));
+    let mut out = Vec::new();
+    clap_mangen::Man::new(page).render(&mut out)?;
+    let file = dir.join(format!("{name}.1"));
+    std::fs::write(&file, out).with_context(|| format!("writing {}", file.display()))?;
+    *written += 1;
+    for sub in cmd
+        .get_subcommands()
+        .filter(|s| !s.is_hide_set() && s.get_name() != "help")
+    {
+        write_pages(sub, &format!("{name}-{}", sub.get_name()), dir, written)?;
+    }
+    Ok(())
+}

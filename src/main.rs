@@ -75,6 +75,8 @@ fn dispatch(cli: Cli) -> anyhow::Result<u8> {
         Cmd::Report(a) => results::report(a),
         Cmd::Challenge(c) => challenge::dispatch(c),
         Cmd::Monitor(c) => monitor::dispatch(c),
+        Cmd::Completions { shell } => commands::completions(shell),
+        Cmd::Manpages { dir } => commands::manpages(&dir),
         Cmd::Db(d) => match d {
             DbCmd::Migrate { db, json } => db::migrate(&db, json),
             DbCmd::Info { db, json } => db::info(&db, json),

@@ -1,0 +1,208 @@
+//! The packages (scripts/package): the `.deb` built from this build's binary, installed with
+//! `dpkg -i` into this machine, used (`storlab demo`, `man -w storlab`, the completions, the
+//! monitor's packaged configuration), and purged again, even when the test fails; the `.rpm`'s
+//! file list checked with `rpm -qlp`. And the example job files the packages ship run.
+
+mod common;
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use common::{bin, loop_filesystem, stderr, stdout, Scratch};
+
+fn repo() -> &'static Path {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+}
+
+fn sh(cmd: &str, args: &[&str]) -> Output {
+    Command::new(cmd)
+        .args(args)
+        .output()
+        .unwrap_or_else(|e| panic!("{cmd}: {e}"))
+}
+
+/// Builds both packages from the test binary (no cargo build: cargo test holds its lock).
+fn build_packages() -> (PathBuf, PathBuf) {
+    let out = Command::new(repo().join("scripts/package"))
+        .env("STORLAB_BIN", bin())
+        .env("STORLAB_PACKAGE_FAST", "1")
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "scripts/package: {}{}",
+        stdout(&out),
+        stderr(&out)
+    );
+    let find = |dir: &str, ext: &str| {
+        std::fs::read_dir(repo().join("target").join(dir))
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .find(|p| p.extension().is_some_and(|e| e == ext))
+            .unwrap_or_else(|| panic!("no .{ext} in target/{dir}"))
+    };
+    (find("debian", "deb"), find("generate-rpm", "rpm"))
+}
+
+/// Purges the installed package when dropped (the test machine is left as it was).
+struct Installed;
+
+impl Drop for Installed {
+    fn drop(&mut self) {
+        let _ = sh("dpkg", &["--purge", "storlab"]);
+    }
+}
+
+/// What each package must hold.
+const FILES: [&str; 9] = [
+    "/usr/bin/storlab",
+    "/usr/share/man/man1/storlab.1.gz",
+    "/usr/share/man/man1/storlab-monitor-run.1.gz",
+    "/usr/share/bash-completion/completions/storlab",
+    "/usr/share/fish/vendor_completions.d/storlab.fish",
+    "/usr/share/doc/storlab/monitor.md",
+    "/usr/share/doc/storlab/examples/qualify.toml",
+    "/etc/storlab/monitor.toml",
+    "/usr/share/storlab/grafana/storlab-monitor.json",
+];
+
+#[test]
+fn the_deb_installs_works_and_purges_and_the_rpm_holds_the_same_files() {
+    let before = sh("dpkg", &["-s", "storlab"]);
+    assert!(
+        !before.status.success(),
+        "a storlab package is installed on this machine already; this test installs and purges its own and will not replace it"
+    );
+    let (deb, rpm) = build_packages();
+
+    let listed = stdout(&sh("rpm", &["-qlp", rpm.to_str().unwrap()]));
+    for f in FILES {
+        assert!(listed.lines().any(|l| l == f), "{f} is not in the rpm:\n{listed}");
+    }
+    assert!(listed.contains("/usr/share/zsh/site-functions/_storlab"), "{listed}");
+    assert!(
+        listed.contains("/usr/lib/systemd/system/storlab-monitor.service"),
+        "{listed}"
+    );
+    let man_pages = listed
+        .lines()
+        .filter(|l| l.starts_with("/usr/share/man/man1/storlab"))
+        .count();
+    assert!(man_pages >= 30, "{man_pages} man pages in the rpm");
+
+    let _installed = Installed;
+    let out = sh("dpkg", &["-i", deb.to_str().unwrap()]);
+    assert!(out.status.success(), "dpkg -i: {}{}", stdout(&out), stderr(&out));
+    let files = stdout(&sh("dpkg", &["-L", "storlab"]));
+    for f in FILES.iter().chain(
+        [
+            "/usr/share/zsh/vendor-completions/_storlab",
+            "/lib/systemd/system/storlab-monitor.service",
+        ]
+        .iter(),
+    ) {
+        assert!(files.lines().any(|l| l == *f), "{f} is not in the deb:\n{files}");
+    }
+    // The installed binary, not the test build.
+    let s = Scratch::new();
+    let demo = Command::new("/usr/bin/storlab")
+        .args(["demo", "--db", &s.db()])
+        .output()
+        .unwrap();
+    assert!(demo.status.success(), "storlab demo: {}", stderr(&demo));
+    assert!(stdout(&demo).contains("randread"), "{}", stdout(&demo));
+    for page in ["storlab", "storlab-monitor-run", "storlab-challenge-agent"] {
+        let w = sh("man", &["-w", page]);
+        assert!(w.status.success(), "man -w {page}: {}", stderr(&w));
+        assert!(stdout(&w).trim().starts_with("/usr/share/man/man1/"), "{}", stdout(&w));
+    }
+    let complete = sh(
+        "bash",
+        &[
+            "-c",
+            "source /usr/share/bash-completion/completions/storlab && complete -p storlab",
+        ],
+    );
+    assert!(
+        stdout(&complete).contains("storlab"),
+        "{}{}",
+        stdout(&complete),
+        stderr(&complete)
+    );
+    // The unit's command with the packaged configuration (a scratch database, a free port).
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let run = Command::new("/usr/bin/storlab")
+        .args([
+            "monitor",
+            "run",
+            "--config",
+            "/etc/storlab/monitor.toml",
+            "--duration",
+            "1s",
+            "--interval",
+            "200ms",
+        ])
+        .args(["--metrics", &format!("127.0.0.1:{port}"), "--db", &s.db()])
+        .output()
+        .unwrap();
+    assert!(run.status.success(), "{}", stderr(&run));
+
+    let purge = sh("dpkg", &["--purge", "storlab"]);
+    assert!(purge.status.success(), "{}", stderr(&purge));
+    assert!(!Path::new("/usr/bin/storlab").exists());
+    assert!(
+        !Path::new("/etc/storlab/monitor.toml").exists(),
+        "the conffile went with the purge"
+    );
+}
+
+/// Every example job file the packages ship runs as its comment says, made small: on an ext4
+/// filesystem (O_DIRECT works there), a few MiB, a fraction of a second.
+#[test]
+fn the_example_job_files_run() {
+    let s = Scratch::new();
+    let fs = loop_filesystem("mkfs.ext4", 256 << 20, &s.path().join("mnt"));
+    let target = fs.mount.point.to_str().unwrap().to_string();
+    let small = ["--size", "4m", "--runtime", "200ms", "--threads", "1"];
+    for job in ["qualify", "verify", "mixed"] {
+        let file = repo().join("examples").join(format!("{job}.toml"));
+        let out = Command::new(bin())
+            .args(["run", file.to_str().unwrap(), "--target", &target, "--db", &s.db()])
+            .args(small)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{job}: {}", stderr(&out));
+    }
+    let (a, b) = (s.path().join("p1"), s.path().join("p2"));
+    std::fs::create_dir(&a).unwrap();
+    std::fs::create_dir(&b).unwrap();
+    let file = repo().join("examples/challenge.toml");
+    let out = Command::new(bin())
+        .args(["challenge", "run", "--job", file.to_str().unwrap(), "--db", &s.db()])
+        .args([
+            "--pool",
+            &format!("P1={}", a.display()),
+            "--pool",
+            &format!("P2={}", b.display()),
+        ])
+        .args([
+            "--duration",
+            "2s",
+            "--file-size",
+            "1m",
+            "--interval",
+            "500ms",
+            "--lt",
+            "1s",
+            "--fault",
+            "1s:drain:P2:500ms",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "challenge: {}", stderr(&out));
+}
