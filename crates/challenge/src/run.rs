@@ -505,7 +505,14 @@ fn reader(s: &Shared, me: u64) -> Result<(), ChallengeError> {
                 if s.shared_mode {
                     s.sync_backlog()?;
                 }
-                if s.pools.iter().all(|p| p.backlog.load(Ordering::Relaxed) == 0) {
+                // Another agent's file in a reader's hands comes back to waiting if that agent
+                // died (its lease runs out): wait for those too.
+                let others = if s.shared_mode {
+                    s.store().others_reading(s.id, &s.host)?
+                } else {
+                    0
+                };
+                if others == 0 && s.pools.iter().all(|p| p.backlog.load(Ordering::Relaxed) == 0) {
                     return Ok(());
                 }
             }

@@ -363,9 +363,19 @@ impl Store {
     /// How many files other agents than `me` are writing (a dead one's may come back to be
     /// rewritten here).
     pub fn others_writing(&self, id: i64, me: &str) -> Result<u64> {
+        self.others_in(id, me, "writing")
+    }
+
+    /// How many files other agents than `me` are reading: a dead agent's come back to waiting
+    /// when their leases expire, so a reader that would end waits for them.
+    pub fn others_reading(&self, id: i64, me: &str) -> Result<u64> {
+        self.others_in(id, me, "reading")
+    }
+
+    fn others_in(&self, id: i64, me: &str, state: &str) -> Result<u64> {
         one(self.query(
-            "SELECT COUNT(*) FROM challenge_files WHERE challenge_id = ?1 AND state = 'writing' AND host <> ?2",
-            vals![id, me],
+            "SELECT COUNT(*) FROM challenge_files WHERE challenge_id = ?1 AND state = ?3 AND host <> ?2",
+            vals![id, me, state],
         )?)
         .ok_or_else(|| StoreError::Request("no row".into()))?
         .u64(0)
