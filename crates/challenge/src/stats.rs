@@ -7,7 +7,6 @@
 use storlab_model::challenge::merge_samples;
 use storlab_model::challenge::{ChallengeSample, ChallengeSpec};
 pub use storlab_model::challenge::{StatRow, Stats};
-use storlab_stats::Summary;
 
 /// Which samples to take.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
@@ -105,16 +104,7 @@ pub fn compute(samples: &[ChallengeSample], spec: &ChallengeSpec, window: Window
         }
     };
     let row = |name: String, pool: Option<String>, direction: &str, series: &[f64]| {
-        let s = Summary::of(&pick(series));
-        StatRow {
-            name,
-            pool,
-            direction: direction.to_string(),
-            max: s.as_ref().map_or(0.0, |s| s.max),
-            min: s.as_ref().map_or(0.0, |s| s.min),
-            avg: s.as_ref().map_or(0.0, |s| s.mean),
-            sd: s.as_ref().and_then(|s| s.sd).unwrap_or(0.0),
-        }
+        storlab_stats::stat_row(name, pool, direction, &pick(series))
     };
     let chosen: Vec<usize> = (0..spec.pools.len())
         .filter(|p| pools.is_empty() || pools.contains(&spec.pools[*p].name))

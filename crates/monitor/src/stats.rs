@@ -5,9 +5,9 @@
 //! (retention's long-term and hourly levels) cover the window by themselves. Beside them, per
 //! pool, what the seed's table does not hold: operations, latency and utilisation.
 
-use storlab_model::challenge::{StatRow, Stats};
+use storlab_model::challenge::Stats;
 use storlab_model::monitor::{pool_points, DiskSample, PoolFigures, PoolPoint, Series};
-use storlab_stats::Summary;
+use storlab_stats::stat_row as row;
 
 /// A moment given on the command line, as seconds since the epoch: `now`, a span back from
 /// `now` (`2h`, `30m`, `7d`), or a date or time in UTC (`2026-11-23`, `2026-11-23T08:00:00`,
@@ -45,19 +45,6 @@ fn smoothed(points: &[PoolPoint], lt: f64, f: fn(&PoolPoint) -> f64) -> Vec<f64>
         });
     }
     out
-}
-
-fn row(name: String, pool: Option<String>, direction: &str, series: &[f64]) -> StatRow {
-    let s = Summary::of(series);
-    StatRow {
-        name,
-        pool,
-        direction: direction.to_string(),
-        max: s.as_ref().map_or(0.0, |s| s.max),
-        min: s.as_ref().map_or(0.0, |s| s.min),
-        avg: s.as_ref().map_or(0.0, |s| s.mean),
-        sd: s.as_ref().and_then(|s| s.sd).unwrap_or(0.0),
-    }
 }
 
 /// The statistics of `disks` (the samples of a window) for `pools` (empty: all).

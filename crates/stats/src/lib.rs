@@ -14,6 +14,26 @@ use statrs::distribution::{ContinuousCDF, StudentsT};
 
 pub mod impact;
 
+/// A row of seed 002's statistics table (the data challenge's and the monitor's): the MAX, MIN,
+/// AVG and sample SD of `series` (the long-term averages), zeros when it is empty.
+pub fn stat_row(
+    name: String,
+    pool: Option<String>,
+    direction: &str,
+    series: &[f64],
+) -> storlab_model::challenge::StatRow {
+    let s = Summary::of(series);
+    storlab_model::challenge::StatRow {
+        name,
+        pool,
+        direction: direction.to_string(),
+        max: s.as_ref().map_or(0.0, |s| s.max),
+        min: s.as_ref().map_or(0.0, |s| s.min),
+        avg: s.as_ref().map_or(0.0, |s| s.mean),
+        sd: s.as_ref().and_then(|s| s.sd).unwrap_or(0.0),
+    }
+}
+
 /// A summary of a set of measurements.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Summary {
