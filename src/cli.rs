@@ -69,6 +69,10 @@ pub enum Cmd {
     /// database, long-term averages, retention, and Prometheus metrics (--metrics ADDR).
     #[command(subcommand)]
     Monitor(MonitorCmd),
+    /// The verify scheduler: how many servers of each pool may verify at once within its
+    /// budget, and how long a round takes (storlab sched plan schedule.toml).
+    #[command(subcommand)]
+    Sched(SchedCmd),
     /// Print the completion script of a shell (bash, zsh, fish, elvish, powershell): storlab
     /// completions bash > /etc/bash_completion.d/storlab
     Completions {
@@ -817,5 +821,19 @@ pub enum MonitorCmd {
         all_hosts: bool,
         #[command(flatten)]
         output: OutputArgs,
+    },
+}
+
+#[derive(Subcommand, Debug)]
+pub enum SchedCmd {
+    /// Check a schedule file and show its plan: per pool the servers, budget and per-server
+    /// cost, k (servers verifying at once within the budget), what k cost the pool, and a
+    /// round's duration alone, under load and in calendar time within the windows.
+    Plan {
+        /// The schedule file (TOML).
+        file: std::path::PathBuf,
+        /// Print one JSON document.
+        #[arg(long)]
+        json: bool,
     },
 }

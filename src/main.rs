@@ -15,7 +15,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 
-use cli::{Cli, Cmd, DbCmd, ResultsCmd};
+use cli::{Cli, Cmd, DbCmd, ResultsCmd, SchedCmd};
 
 /// Exit codes, so that scripts can tell outcomes apart.
 pub mod exit {
@@ -49,6 +49,7 @@ fn is_usage(e: &anyhow::Error) -> bool {
                 c.downcast_ref::<storlab_challenge::ChallengeError>(),
                 Some(storlab_challenge::ChallengeError::Input(_))
             )
+            || c.is::<storlab_sched::SchedError>()
             || matches!(
                 c.downcast_ref::<storlab_monitor::MonitorError>(),
                 Some(storlab_monitor::MonitorError::Input(_))
@@ -75,6 +76,9 @@ fn dispatch(cli: Cli) -> anyhow::Result<u8> {
         Cmd::Report(a) => results::report(a),
         Cmd::Challenge(c) => challenge::dispatch(c),
         Cmd::Monitor(c) => monitor::dispatch(c),
+        Cmd::Sched(c) => match c {
+            SchedCmd::Plan { file, json } => commands::sched_plan(&file, json),
+        },
         Cmd::Completions { shell } => commands::completions(shell),
         Cmd::Manpages { dir } => commands::manpages(&dir),
         Cmd::Db(d) => match d {

@@ -15,6 +15,7 @@ pub mod plan;
 pub mod result;
 pub mod run;
 pub mod scan;
+pub mod sched;
 pub mod settings;
 pub mod study;
 pub mod values;

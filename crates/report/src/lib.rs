@@ -15,6 +15,7 @@ pub mod iozone;
 pub mod monitor;
 pub mod runs;
 pub mod scan;
+pub mod sched;
 pub mod studies;
 pub mod svg;
 pub mod table;

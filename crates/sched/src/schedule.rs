@@ -1,0 +1,417 @@
+//! The schedule file: pools of servers, each server with its background task, each pool with
+//! its budget (the throughput loss agreed with its users), the per-server cost of one verify,
+//! the task's duration, and the windows in which it may run. Read and checked whole; every
+//! mistake is named with its line.
+//!
+//! ```toml
+//! [schedule]
+//! lease = "60s"
+//!
+//! [[pool]]
+//! name = "P1"
+//! budget = "5%"
+//! cost = "13.9%"              # one verifying server's loss (storlab impact measures it)
+//! duration = "6h"             # the task alone
+//! duration_loaded = "9h"      # the task under the users' load
+//! windows = ["Mon-Fri 22:00-06:00", "Sat-Sun 00:00-24:00"]
+//!
+//! [[pool.server]]
+//! name = "ds01"
+//! task = "btrfs-scrub:/srv/data"
+//! ```
+//!
+//! What an agent runs comes only from this file on its own host (see [`Schedule::read_trusted`]);
+//! the shared database grants slots and records what happened.
+
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+use toml::Spanned;
+
+use crate::window::Windows;
+use crate::SchedError;
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct FileDoc {
+    #[serde(default)]
+    schedule: Option<Header>,
+    #[serde(default)]
+    pool: Vec<PoolDoc>,
+}
+
+#[derive(Deserialize, Default)]
+#[serde(deny_unknown_fields)]
+struct Header {
+    lease: Option<Spanned<String>>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct PoolDoc {
+    name: Spanned<String>,
+    budget: Spanned<String>,
+    cost: Spanned<String>,
+    duration: Option<Spanned<String>>,
+    duration_loaded: Option<Spanned<String>>,
+    #[serde(default)]
+    windows: Option<Spanned<Vec<String>>>,
+    #[serde(default)]
+    server: Vec<ServerDoc>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct ServerDoc {
+    name: Spanned<String>,
+    task: Spanned<String>,
+}
+
+/// A server and its task.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Server {
+    /// Its name (what `storlab sched agent --server` names).
+    pub name: String,
+    /// Its task, `KIND:ARGS` as `storlab impact --task` takes it.
+    pub task: String,
+}
+
+/// A pool of servers.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Pool {
+    /// Its name.
+    pub name: String,
+    /// The throughput loss agreed with the users, percent.
+    pub budget: f64,
+    /// One verifying server's loss, percent.
+    pub cost: f64,
+    /// The task's duration alone, seconds, when given.
+    pub duration: Option<f64>,
+    /// Its duration under the users' load, seconds, when given.
+    pub duration_loaded: Option<f64>,
+    /// When it may run.
+    pub windows: Windows,
+    /// The windows as written.
+    pub windows_text: Vec<String>,
+    /// Its servers.
+    pub servers: Vec<Server>,
+}
+
+/// A schedule.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Schedule {
+    /// The file it came from.
+    pub path: PathBuf,
+    /// A slot's lease, seconds.
+    pub lease: f64,
+    /// The pools.
+    pub pools: Vec<Pool>,
+}
+
+/// The line (from 1) of byte `at` in `text`.
+fn line(text: &str, at: usize) -> usize {
+    text[..at.min(text.len())].matches('\n').count() + 1
+}
+
+fn percent(s: &str) -> Option<f64> {
+    s.trim()
+        .trim_end_matches('%')
+        .trim()
+        .parse::<f64>()
+        .ok()
+        .filter(|p| p.is_finite())
+}
+
+fn seconds(s: &str) -> Option<f64> {
+    s.parse::<storlab_units::Duration>().ok().map(|d| d.secs_f64())
+}
+
+impl Schedule {
+    /// Reads and checks a schedule file.
+    pub fn read(path: &Path) -> Result<Schedule, SchedError> {
+        let text = std::fs::read_to_string(path).map_err(|e| SchedError::Input(format!("{}: {e}", path.display())))?;
+        Schedule::parse(&text, path)
+    }
+
+    /// Reads a schedule file an agent may act on: it must belong to root and be writable by
+    /// no one else (group or others), since an agent runs as root and runs what the file says.
+    pub fn read_trusted(path: &Path) -> Result<Schedule, SchedError> {
+        use std::os::unix::fs::MetadataExt;
+        let m = std::fs::metadata(path).map_err(|e| SchedError::Input(format!("{}: {e}", path.display())))?;
+        if m.uid() != 0 {
+            return Err(SchedError::Input(format!(
+                "{}: owned by uid {}, not root; an agent runs what its schedule says as root, so the file must be root's (chown root {})",
+                path.display(),
+                m.uid(),
+                path.display()
+            )));
+        }
+        if m.mode() & 0o022 != 0 {
+            return Err(SchedError::Input(format!(
+                "{}: writable by {} (mode {:o}); an agent runs what its schedule says as root, so only root may write it (chmod go-w {})",
+                path.display(),
+                if m.mode() & 0o002 != 0 { "anyone" } else { "its group" },
+                m.mode() & 0o7777,
+                path.display()
+            )));
+        }
+        Schedule::read(path)
+    }
+
+    /// Parses and checks the text of a schedule file (`path` names it in messages).
+    pub fn parse(text: &str, path: &Path) -> Result<Schedule, SchedError> {
+        let shown = path.display();
+        let at = |pos: usize, msg: String| SchedError::Input(format!("{shown}, line {}: {msg}", line(text, pos)));
+        let doc: FileDoc = toml::from_str(text).map_err(|e| {
+            let l = e
+                .span()
+                .map(|s| format!(", line {}", line(text, s.start)))
+                .unwrap_or_default();
+            SchedError::Input(format!("{shown}{l}: {}", e.message()))
+        })?;
+        let header = doc.schedule.unwrap_or_default();
+        let lease = match &header.lease {
+            Some(l) => seconds(l.get_ref()).filter(|s| *s >= 1.0).ok_or_else(|| {
+                at(
+                    l.span().start,
+                    format!("lease '{}': a duration of at least 1s, e.g. 60s", l.get_ref()),
+                )
+            })?,
+            None => 60.0,
+        };
+        if doc.pool.is_empty() {
+            return Err(SchedError::Input(format!(
+                "{shown}: no [[pool]]: a schedule names at least one pool of servers"
+            )));
+        }
+        let mut pools: Vec<Pool> = Vec::new();
+        let mut seen_servers: Vec<(String, String, usize)> = Vec::new();
+        for p in &doc.pool {
+            let name = p.name.get_ref().trim().to_string();
+            if pools.iter().any(|q| q.name == name) {
+                return Err(at(p.name.span().start, format!("pool {name} is named twice")));
+            }
+            let budget = percent(p.budget.get_ref())
+                .filter(|b| (0.0..=100.0).contains(b))
+                .ok_or_else(|| {
+                    at(
+                        p.budget.span().start,
+                        format!(
+                            "pool {name}: budget '{}': a throughput loss from 0 % to 100 %",
+                            p.budget.get_ref()
+                        ),
+                    )
+                })?;
+            let cost = percent(p.cost.get_ref()).filter(|c| *c >= 0.0).ok_or_else(|| {
+                at(
+                    p.cost.span().start,
+                    format!(
+                        "pool {name}: cost '{}': one verifying server's loss in %, e.g. 13.9%",
+                        p.cost.get_ref()
+                    ),
+                )
+            })?;
+            if cost == 0.0 {
+                return Err(at(
+                    p.cost.span().start,
+                    format!("pool {name}: cost 0 %: a verify costs its server something; measure it (storlab impact --task …) and give the loss"),
+                ));
+            }
+            let dur = |d: &Option<Spanned<String>>, what: &str| -> Result<Option<f64>, SchedError> {
+                d.as_ref()
+                    .map(|d| {
+                        seconds(d.get_ref()).filter(|s| *s > 0.0).ok_or_else(|| {
+                            at(
+                                d.span().start,
+                                format!("pool {name}: {what} '{}': a duration such as 6h", d.get_ref()),
+                            )
+                        })
+                    })
+                    .transpose()
+            };
+            let duration = dur(&p.duration, "duration")?;
+            let duration_loaded = dur(&p.duration_loaded, "duration_loaded")?;
+            let windows_text: Vec<String> = p.windows.as_ref().map(|w| w.get_ref().clone()).unwrap_or_default();
+            let windows = Windows::parse(&windows_text).map_err(|e| {
+                at(
+                    p.windows.as_ref().map_or(0, |w| w.span().start),
+                    format!("pool {name}: {e}"),
+                )
+            })?;
+            if p.server.is_empty() {
+                return Err(at(p.name.span().start, format!("pool {name} has no [[pool.server]]")));
+            }
+            let mut servers = Vec::new();
+            for s in &p.server {
+                let sname = s.name.get_ref().trim().to_string();
+                if let Some((_, other, l)) = seen_servers.iter().find(|(n, _, _)| *n == sname) {
+                    let msg = if *other == name {
+                        format!("server {sname} is named twice in pool {name} (first on line {l})")
+                    } else {
+                        format!("server {sname} is in pool {other} (line {l}) and in pool {name}; a server belongs to one pool")
+                    };
+                    return Err(at(s.name.span().start, msg));
+                }
+                seen_servers.push((sname.clone(), name.clone(), line(text, s.name.span().start)));
+                let task = s.task.get_ref().trim().to_string();
+                let kind = task.split_once(':').map(|(k, _)| k).unwrap_or(&task);
+                if !storlab_impact::kinds::KINDS.iter().any(|k| k.name == kind) {
+                    return Err(at(
+                        s.task.span().start,
+                        format!(
+                            "server {sname}: task '{task}': unknown kind '{kind}' (kinds: {})",
+                            storlab_impact::kinds::known()
+                        ),
+                    ));
+                }
+                servers.push(Server { name: sname, task });
+            }
+            let n = servers.len() as u32;
+            if storlab_stats::impact::project(cost, n, budget).largest_k == 0 {
+                return Err(at(
+                    p.cost.span().start,
+                    format!(
+                        "pool {name}: one verifying server costs its users {cost} % and the pool's budget is {budget} %: with {n} servers even one verify costs the pool {:.2} %, so no server may verify within that budget (raise the budget, or slow the task and measure it again)",
+                        cost / n as f64
+                    ),
+                ));
+            }
+            pools.push(Pool {
+                name,
+                budget,
+                cost,
+                duration,
+                duration_loaded,
+                windows,
+                windows_text,
+                servers,
+            });
+        }
+        Ok(Schedule {
+            path: path.to_path_buf(),
+            lease,
+            pools,
+        })
+    }
+
+    /// The pool of server `name` and the server, or an error listing the servers there are.
+    pub fn server(&self, name: &str) -> Result<(&Pool, &Server), SchedError> {
+        for p in &self.pools {
+            if let Some(s) = p.servers.iter().find(|s| s.name == name) {
+                return Ok((p, s));
+            }
+        }
+        let all: Vec<&str> = self
+            .pools
+            .iter()
+            .flat_map(|p| p.servers.iter().map(|s| s.name.as_str()))
+            .collect();
+        Err(SchedError::Input(format!(
+            "--server {name}: {} names no such server (its servers: {})",
+            self.path.display(),
+            all.join(", ")
+        )))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const GOOD: &str = r#"
+[schedule]
+lease = "30s"
+
+[[pool]]
+name = "P1"
+budget = "10%"
+cost = "13.9%"
+duration = "6h"
+duration_loaded = "9h"
+windows = ["Mon-Fri 22:00-06:00"]
+
+[[pool.server]]
+name = "ds01"
+task = "btrfs-scrub:/srv/data"
+
+[[pool.server]]
+name = "ds02"
+task = "md-check:/dev/md0"
+"#;
+
+    fn parse(text: &str) -> Result<Schedule, SchedError> {
+        Schedule::parse(text, Path::new("s.toml"))
+    }
+
+    fn err(text: &str) -> String {
+        parse(text).unwrap_err().to_string()
+    }
+
+    #[test]
+    fn a_schedule_reads_whole() {
+        let s = parse(GOOD).unwrap();
+        assert_eq!(s.lease, 30.0);
+        assert_eq!(s.pools[0].servers.len(), 2);
+        assert_eq!(s.pools[0].cost, 13.9);
+        assert_eq!(s.pools[0].duration_loaded, Some(9.0 * 3600.0));
+        assert_eq!(s.server("ds02").unwrap().1.task, "md-check:/dev/md0");
+        assert!(s
+            .server("ds09")
+            .unwrap_err()
+            .to_string()
+            .contains("its servers: ds01, ds02"));
+    }
+
+    #[test]
+    fn each_mistake_is_named_with_its_line() {
+        let e = err(&GOOD.replace("btrfs-scrub:/srv/data", "fsck:/srv/data"));
+        assert!(
+            e.contains("s.toml, line 15") && e.contains("unknown kind 'fsck'"),
+            "{e}"
+        );
+        let e = err(&GOOD.replace("\"10%\"", "\"120%\""));
+        assert!(e.contains("line 7") && e.contains("from 0 % to 100 %"), "{e}");
+        let e = err(&GOOD.replace("\"10%\"", "\"-1%\""));
+        assert!(e.contains("from 0 % to 100 %"), "{e}");
+        let e = err(&GOOD.replace("\"13.9%\"", "\"0%\""));
+        assert!(e.contains("line 8") && e.contains("cost 0 %"), "{e}");
+        // A cost above the budget is refused only where no server may verify: 40 % on one of two
+        // servers costs the pool 20 %, over its 10 %; 13.9 % costs it 6.95 %, within.
+        let e = err(&GOOD.replace("\"13.9%\"", "\"40%\""));
+        assert!(e.contains("no server may verify within that budget"), "{e}");
+        assert!(
+            parse(&GOOD.replace("\"13.9%\"", "\"15%\"")).is_ok(),
+            "15 % over a 10 % budget, but one of two servers costs the pool 7.5 %"
+        );
+        let e = err(&GOOD.replace("Mon-Fri 22:00-06:00", "Mon 22:00-22:00"));
+        assert!(e.contains("line 11") && e.contains("never opens"), "{e}");
+        let e = err(&GOOD.replace("name = \"ds02\"", "name = \"ds01\""));
+        assert!(
+            e.contains("line 18") && e.contains("server ds01 is named twice in pool P1 (first on line 14)"),
+            "{e}"
+        );
+        let two = format!("{GOOD}\n[[pool]]\nname = \"P2\"\nbudget = \"5%\"\ncost = \"1%\"\n[[pool.server]]\nname = \"ds02\"\ntask = \"cmd:true\"\n");
+        let e = err(&two);
+        assert!(e.contains("server ds02 is in pool P1 (line 18) and in pool P2"), "{e}");
+        let e = err(&GOOD.replace("lease = \"30s\"", "lease = \"30s\"\nleas = 3"));
+        assert!(e.contains("line 4") && e.contains("unknown field `leas`"), "{e}");
+        assert!(err("").contains("no [[pool]]"));
+    }
+
+    #[test]
+    fn an_agent_refuses_a_schedule_others_may_write() {
+        use std::os::unix::fs::PermissionsExt;
+        let d = tempfile::tempdir().unwrap();
+        let f = d.path().join("s.toml");
+        std::fs::write(&f, GOOD).unwrap();
+        std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o664)).unwrap();
+        let e = Schedule::read_trusted(&f).unwrap_err().to_string();
+        // The tests run as root: the file is root's, and its group may write it.
+        assert!(
+            e.contains("writable by its group (mode 664)") && e.contains("chmod go-w"),
+            "{e}"
+        );
+        std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o644)).unwrap();
+        assert!(Schedule::read_trusted(&f).is_ok());
+    }
+}
