@@ -547,3 +547,58 @@ fn monitor_samples_move_up_the_levels_keeping_every_byte_and_a_second_monitor_is
         assert!(s.monitor_window(Some("other"), 0.0, 1e9).unwrap().series.is_empty());
     });
 }
+
+#[test]
+fn sched_slots_are_leases_with_fencing_tokens_and_turns() {
+    on_both(|target| {
+        let s = Store::connect(target, "h").unwrap();
+        let lease = 2.0;
+        // Two slots; a never-verified server goes first, by name among equals.
+        let a = s.sched_acquire("P", "a", "h/1", 2, lease).unwrap().expect("a's turn");
+        assert_eq!((a.slot, a.token), (1, 1));
+        let b = s.sched_acquire("P", "b", "h/2", 2, lease).unwrap().expect("b's turn");
+        assert_eq!((b.slot, b.token), (2, 2));
+        assert!(
+            s.sched_acquire("P", "c", "h/3", 2, lease).unwrap().is_none(),
+            "k = 2 slots are held"
+        );
+        // A second agent for a server that holds a slot gets nothing, and it is logged.
+        assert!(s.sched_acquire("P", "a", "h/9", 2, lease).unwrap().is_none());
+        assert!(s
+            .sched_report("P", "a", "h/1", a.token, "started", "btrfs scrub", None)
+            .unwrap());
+        // a finishes and gives its slot back; c (never verified) takes it with a new token.
+        assert!(s
+            .sched_report("P", "a", "h/1", a.token, "complete", "0 errors", Some((1.5, "{}")))
+            .unwrap());
+        assert!(s.sched_release("P", &a, "h/1").unwrap());
+        let c = s.sched_acquire("P", "c", "h/3", 2, lease).unwrap().expect("c's turn");
+        assert_eq!((c.slot, c.token), (1, 3));
+        // b's lease runs out without a renewal: its slot is free for the next, under a larger
+        // token, and b's renewal and report are refused.
+        std::thread::sleep(std::time::Duration::from_secs_f64(lease + 0.3));
+        assert!(
+            s.sched_renew("P", &c, "h/3", lease).unwrap().is_none(),
+            "c's lease ran out too"
+        );
+        let a2 = s.sched_acquire("P", "a", "h/1", 2, lease).unwrap().expect("a again");
+        assert!(a2.token > c.token);
+        assert!(s.sched_renew("P", &b, "h/2", lease).unwrap().is_none());
+        assert!(!s
+            .sched_report("P", "b", "h/2", b.token, "complete", "late", Some((9.0, "{}")))
+            .unwrap());
+        // A live lease renews.
+        let before = a2.expires;
+        assert!(s.sched_renew("P", &a2, "h/1", lease).unwrap().unwrap() >= before);
+        let ev = s.sched_events(Some("P")).unwrap();
+        let kinds: Vec<&str> = ev.iter().map(|e| e.kind.as_str()).collect();
+        assert_eq!(kinds.iter().filter(|k| **k == "granted").count(), 4, "{kinds:?}");
+        assert!(ev.iter().any(|e| e.kind == "refused" && e.agent == "h/9"), "{kinds:?}");
+        assert!(
+            ev.iter()
+                .any(|e| e.kind == "refused" && e.server == "b" && e.token == Some(b.token)),
+            "{kinds:?}"
+        );
+        assert!(ev.windows(2).all(|w| w[0].t <= w[1].t));
+    });
+}
