@@ -9,6 +9,7 @@ mod cli;
 mod commands;
 mod db;
 mod monitor;
+mod report;
 mod results;
 
 use std::process::ExitCode;
@@ -73,7 +74,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<u8> {
         Cmd::Iozone { args } => commands::iozone(args),
         Cmd::Sweep(a) => commands::sweep(*a),
         Cmd::Impact(a) => commands::impact(*a),
-        Cmd::Report(a) => results::report(a),
+        Cmd::Report(a) => report::report(a),
         Cmd::Challenge(c) => challenge::dispatch(c),
         Cmd::Monitor(c) => monitor::dispatch(c),
         Cmd::Sched(c) => match c {

@@ -4,7 +4,7 @@
 
 use std::io::{BufRead, IsTerminal, Write};
 
-use anyhow::{Context, Result};
+use anyhow::Result;
 use storlab_model::scan::Report;
 use storlab_model::study::{Member, NewStudy, Role, StudyParams};
 use storlab_report::export::{exporter, write_whole, Csv, Exporter, Xlsx, FORMATS};
@@ -15,7 +15,7 @@ use storlab_session::Points;
 use storlab_store::{GroupSpec, RunFilter, Store};
 use storlab_workload::iozone::IozoneArgs;
 
-use crate::cli::{DbArgs, ListFilter, OutputArgs, ReportArgs};
+use crate::cli::{DbArgs, ListFilter, OutputArgs};
 use crate::usage;
 
 /// Opens (creating it if need be) the database that a command stores into.
@@ -421,7 +421,7 @@ fn groups(store: &Store, specs: &[String]) -> Result<(Vec<String>, Vec<Vec<storl
 }
 
 /// Compares groups of runs; refuses runs whose workloads differ unless allowed.
-fn comparison(
+pub(crate) fn comparison(
     store: &Store,
     specs: &[String],
     allow_different: bool,
@@ -447,92 +447,5 @@ pub fn compare(specs: &[String], allow_different: bool, out: &OutputArgs) -> Res
     } else {
         print!("{}", storlab_report::compare::render_text(&report));
     }
-    Ok(0)
-}
-
-pub fn report(args: ReportArgs) -> Result<u8> {
-    use storlab_report::html::{render, HtmlOptions, RunSection};
-    if args.ids.is_empty()
-        && args.compare.is_empty()
-        && args.studies.is_empty()
-        && args.challenges.is_empty()
-        && args.monitor.is_none()
-    {
-        return Err(usage(
-            "nothing to report: give run ids, --compare GROUP --compare GROUP, --study ID, --challenge ID or --monitor FROM..TO",
-        ));
-    }
-    if args.compare.len() == 1 {
-        return Err(usage("--compare needs at least two groups (the first is the baseline)"));
-    }
-    let store = open_existing(&args.db)?;
-    let comparison = match args.compare.len() {
-        0 => None,
-        _ => Some(comparison(&store, &args.compare, args.allow_different)?),
-    };
-    let mut order: Vec<i64> = args.ids.clone();
-    order.extend(
-        comparison
-            .iter()
-            .flat_map(|c| c.groups.iter().flat_map(|g| g.1.clone())),
-    );
-    let mut seen = std::collections::HashSet::new();
-    order.retain(|id| seen.insert(*id));
-    let mut sections = Vec::new();
-    for id in order {
-        let run = store
-            .run(id, true)?
-            .ok_or_else(|| usage(format!("no run {id} in {}: no report was written", store.target())))?;
-        let extra = store
-            .scan(id)?
-            .map(|r| storlab_report::scan::data_table(&r, "scan"))
-            .into_iter()
-            .collect();
-        sections.push(RunSection { run, extra });
-    }
-    let mut studies = Vec::new();
-    for sid in &args.studies {
-        studies.push(
-            StudyView::load(&store, *sid)?
-                .ok_or_else(|| usage(format!("no study {sid} in {}: no report was written", store.target())))?,
-        );
-    }
-    let challenges = args
-        .challenges
-        .iter()
-        .map(|id| crate::challenge::view(&store, *id))
-        .collect::<Result<Vec<_>>>()?;
-    let monitors = match &args.monitor {
-        Some(w) => vec![crate::monitor::view(&store, w, args.monitor_host.as_deref())?],
-        None => Vec::new(),
-    };
-    let html = render(
-        &sections,
-        comparison.as_ref(),
-        &studies,
-        &challenges,
-        &monitors,
-        &HtmlOptions {
-            free_scales: args.free_scales,
-        },
-    );
-    write_whole(&args.file, |f| Ok(f.write_all(html.as_bytes())?)).context("writing the report")?;
-    eprintln!(
-        "storlab: wrote {} ({:.1} KiB, {} run(s){})",
-        args.file.display(),
-        html.len() as f64 / 1024.0,
-        sections.len(),
-        if comparison.is_some() {
-            ", with the comparison"
-        } else if !studies.is_empty() {
-            ", with the studies"
-        } else if !challenges.is_empty() {
-            ", with the challenges"
-        } else if !monitors.is_empty() {
-            ", with the monitor's window"
-        } else {
-            ""
-        }
-    );
     Ok(0)
 }
