@@ -69,8 +69,8 @@ pub enum Cmd {
     /// database, long-term averages, retention, and Prometheus metrics (--metrics ADDR).
     #[command(subcommand)]
     Monitor(MonitorCmd),
-    /// The verify scheduler: how many servers of each pool may verify at once within its
-    /// budget, and how long a round takes (storlab sched plan schedule.toml).
+    /// The verify scheduler: each pool's servers verify k at a time within the pool's budget,
+    /// through slot leases in a shared database (plan, agent, status, events).
     #[command(subcommand)]
     Sched(SchedCmd),
     /// Print the completion script of a shell (bash, zsh, fish, elvish, powershell): storlab
@@ -835,5 +835,71 @@ pub enum SchedCmd {
         /// Print one JSON document.
         #[arg(long)]
         json: bool,
+    },
+    /// Run this server's agent: take one of its pool's k slots from the shared database when
+    /// it is the server's turn, run its task from this host's schedule file, renew the lease
+    /// while it runs, pause it while the pool is busy or outside its windows, record what
+    /// happened, give the slot back; again each round (a systemd service in the packages).
+    Agent {
+        /// This server's name in the schedule.
+        #[arg(long)]
+        server: String,
+        /// The schedule file: root's, writable by no one else.
+        #[arg(long, value_name = "FILE", default_value = "/etc/storlab/schedule.toml")]
+        schedule: std::path::PathBuf,
+        /// End after this many complete verifies (default: run until stopped).
+        #[arg(long, value_name = "N")]
+        rounds: Option<u32>,
+        /// How often to ask for a slot, look at the task and ask whether the pool is busy.
+        #[arg(long, value_name = "DURATION", default_value = "5s")]
+        poll: String,
+        /// Say nothing on stderr.
+        #[arg(long, short)]
+        quiet: bool,
+        #[command(flatten)]
+        db: DbArgs,
+    },
+    /// Per pool and server: the last complete verify, its duration, errors found, what runs
+    /// now, when each is next due; --metrics serves it to Prometheus.
+    Status {
+        /// The schedule file.
+        #[arg(long, value_name = "FILE", default_value = "/etc/storlab/schedule.toml")]
+        schedule: std::path::PathBuf,
+        /// Serve the status as Prometheus metrics at ADDR (host:port), refreshed every
+        /// --interval, until stopped.
+        #[arg(long, value_name = "ADDR")]
+        metrics: Option<String>,
+        /// How often --metrics reads the database.
+        #[arg(long, value_name = "DURATION", default_value = "15s")]
+        interval: String,
+        /// Print one JSON document.
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        db: DbArgs,
+    },
+    /// The scheduler's event log: grants, renewals, starts, progress, ends, refusals.
+    Events {
+        /// Only this pool.
+        #[arg(long)]
+        pool: Option<String>,
+        /// Print one JSON document.
+        #[arg(long)]
+        json: bool,
+        #[command(flatten)]
+        db: DbArgs,
+    },
+    /// The process that holds an agent's task (started by the agent).
+    #[command(hide = true)]
+    Guard {
+        /// The task, KIND:ARGS.
+        #[arg(long)]
+        task: String,
+        /// Seconds until the lease deadline.
+        #[arg(long)]
+        deadline: f64,
+        /// Seconds between looks at the task.
+        #[arg(long)]
+        poll: f64,
     },
 }

@@ -470,32 +470,3 @@ fn write_pages(cmd: &clap::Command, name: &str, dir: &std::path::Path, written: 
     }
     Ok(())
 }
-
-/// `storlab sched plan FILE`: the schedule checked whole, its plan printed.
-pub fn sched_plan(file: &std::path::Path, json: bool) -> Result<u8> {
-    let schedule = storlab_sched::schedule::Schedule::read(file)?;
-    let plans = storlab_sched::plan::plan(&schedule);
-    if json {
-        crate::results::print_json(&serde_json::json!({
-            "schedule": file.display().to_string(),
-            "lease_seconds": schedule.lease,
-            "pools": plans,
-        }))?;
-    } else {
-        print!("{}", storlab_report::sched::plan_table(&plans).to_text());
-        for (p, plan) in schedule.pools.iter().zip(&plans) {
-            println!(
-                "{}: {} at once; windows: {}; order: {} (never verified first, then the oldest verify)",
-                p.name,
-                plan.k,
-                if p.windows_text.is_empty() {
-                    "always".to_string()
-                } else {
-                    p.windows_text.join(", ")
-                },
-                plan.order.join(", ")
-            );
-        }
-    }
-    Ok(0)
-}

@@ -11,12 +11,13 @@ mod db;
 mod monitor;
 mod report;
 mod results;
+mod sched;
 
 use std::process::ExitCode;
 
 use clap::Parser;
 
-use cli::{Cli, Cmd, DbCmd, ResultsCmd, SchedCmd};
+use cli::{Cli, Cmd, DbCmd, ResultsCmd};
 
 /// Exit codes, so that scripts can tell outcomes apart.
 pub mod exit {
@@ -77,9 +78,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<u8> {
         Cmd::Report(a) => report::report(a),
         Cmd::Challenge(c) => challenge::dispatch(c),
         Cmd::Monitor(c) => monitor::dispatch(c),
-        Cmd::Sched(c) => match c {
-            SchedCmd::Plan { file, json } => commands::sched_plan(&file, json),
-        },
+        Cmd::Sched(c) => sched::dispatch(c),
         Cmd::Completions { shell } => commands::completions(shell),
         Cmd::Manpages { dir } => commands::manpages(&dir),
         Cmd::Db(d) => match d {

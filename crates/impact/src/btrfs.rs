@@ -32,6 +32,8 @@ pub struct Scrub {
     /// The most each device was seen to have scrubbed (the kernel forgets a device's count
     /// when its part ends).
     scrubbed: std::collections::BTreeMap<u64, u64>,
+    /// Bytes scrubbed before the last pause (the kernel counts a resumed scrub from 0).
+    before_pause: u64,
 }
 
 fn arg(p: &Path) -> String {
@@ -94,6 +96,7 @@ impl Scrub {
             started_at: None,
             total: 0,
             scrubbed: Default::default(),
+            before_pause: 0,
         })
     }
 
@@ -120,7 +123,7 @@ impl Scrub {
                 }
             }
         }
-        let done: u64 = self.scrubbed.values().sum();
+        let done: u64 = self.before_pause + self.scrubbed.values().sum::<u64>();
         let progress = Progress {
             percent: (self.total > 0 && !self.scrubbed.is_empty())
                 .then(|| (done as f64 / self.total as f64 * 100.0).min(100.0)),
@@ -180,6 +183,7 @@ impl Task for Scrub {
             })
             .sum();
         self.scrubbed.clear();
+        self.before_pause = 0;
         run(&["btrfs".into(), "scrub".into(), "start".into(), arg(&self.mount)])?;
         self.started = true;
         self.started_at = Some((std::time::Instant::now(), before));
@@ -260,6 +264,28 @@ impl Task for Scrub {
             }
         }
         self.restore_speed();
+        Ok(())
+    }
+
+    /// btrfs keeps a cancelled scrub's position in its status file; `btrfs scrub resume`
+    /// goes on from there.
+    fn pause(&mut self) -> Result<bool, TaskError> {
+        if self.started {
+            match run(&["btrfs".into(), "scrub".into(), "cancel".into(), arg(&self.mount)]) {
+                Ok(_) => {}
+                Err(TaskError::Command { stderr, .. }) if stderr.contains("not running") => {}
+                Err(e) => return Err(e),
+            }
+            self.before_pause += self.scrubbed.values().sum::<u64>();
+            self.scrubbed.clear();
+        }
+        Ok(true)
+    }
+
+    fn resume(&mut self) -> Result<(), TaskError> {
+        let before = scrub_status(&self.mount).ok().and_then(|o| field(&o, "Scrub started:"));
+        run(&["btrfs".into(), "scrub".into(), "resume".into(), arg(&self.mount)])?;
+        self.started_at = Some((std::time::Instant::now(), before));
         Ok(())
     }
 }

@@ -1,6 +1,7 @@
 //! A task given as three argument vectors — start, status, stop — for anything storlab does not
-//! drive itself (a job file's `[task.NAME]`, or `cmd:START|STATUS|STOP`). The status command
-//! prints "running [PERCENT]" or "done [DETAIL]".
+//! drive itself (a job file's `[task.NAME]`, or `cmd:START|STATUS|STOP[|PAUSE|RESUME]`). The
+//! status command prints "running [PERCENT]" or "done [DETAIL]"; a task given pause and resume
+//! commands can be paused (the verify scheduler pauses tasks while their pool is busy).
 
 use crate::task::{run, Progress, Task, TaskError, TaskState};
 
@@ -10,25 +11,37 @@ pub fn command(start: Vec<String>, status: Vec<String>, stop: Vec<String>) -> Bo
         start,
         status,
         stop,
+        pause: None,
         started: false,
     })
 }
 
-/// `START ARGS|STATUS ARGS|STOP ARGS`: words separated by spaces, commands by `|`.
+/// `START ARGS|STATUS ARGS|STOP ARGS[|PAUSE ARGS|RESUME ARGS]`: words separated by spaces,
+/// commands by `|`.
 pub fn parse(spec: &str, args: &str) -> Result<Box<dyn Task>, TaskError> {
     let parts: Vec<Vec<String>> = args
         .split('|')
         .map(|p| p.split_whitespace().map(String::from).collect())
         .collect();
-    if parts.len() != 3 || parts.iter().any(|p| p.is_empty()) {
+    if !(parts.len() == 3 || parts.len() == 5) || parts.iter().any(|p| p.is_empty()) {
         return Err(TaskError::Malformed {
             spec: spec.into(),
-            why: "expected cmd:START ARGS|STATUS ARGS|STOP ARGS, three commands".into(),
+            why:
+                "expected cmd:START ARGS|STATUS ARGS|STOP ARGS, three commands (and optionally |PAUSE ARGS|RESUME ARGS)"
+                    .into(),
         });
     }
     let mut parts = parts.into_iter();
     let mut next = || parts.next().unwrap_or_default();
-    Ok(command(next(), next(), next()))
+    let (start, status, stop) = (next(), next(), next());
+    let pause = Some((next(), next())).filter(|(p, _)| !p.is_empty());
+    Ok(Box::new(CmdTask {
+        start,
+        status,
+        stop,
+        pause,
+        started: false,
+    }))
 }
 
 /// A task given as three commands: start, status, stop.
@@ -36,6 +49,8 @@ struct CmdTask {
     start: Vec<String>,
     status: Vec<String>,
     stop: Vec<String>,
+    /// The pause and resume commands, when given.
+    pause: Option<(Vec<String>, Vec<String>)>,
     started: bool,
 }
 
@@ -76,6 +91,21 @@ impl Task for CmdTask {
     fn stop(&mut self) -> Result<(), TaskError> {
         if self.started {
             run(&self.stop)?;
+        }
+        Ok(())
+    }
+    fn pause(&mut self) -> Result<bool, TaskError> {
+        let Some((pause, _)) = &self.pause else {
+            return Ok(false);
+        };
+        if self.started {
+            run(pause)?;
+        }
+        Ok(true)
+    }
+    fn resume(&mut self) -> Result<(), TaskError> {
+        if let Some((_, resume)) = &self.pause {
+            run(resume)?;
         }
         Ok(())
     }

@@ -95,7 +95,7 @@ pub const KINDS: &[Kind] = &[
     },
     Kind {
         name: "cmd",
-        args: "NAME (a job file's [task.NAME]) or START|STATUS|STOP",
+        args: "NAME (a job file's [task.NAME]) or START|STATUS|STOP[|PAUSE|RESUME]",
         make: crate::cmd::parse,
     },
 ];

@@ -90,6 +90,16 @@ pub trait Task: Send {
     fn poll(&mut self) -> Result<TaskState, TaskError>;
     /// Stops it if it is running; a task that already ended is left as it is.
     fn stop(&mut self) -> Result<(), TaskError>;
+    /// Pauses it where the system can go on later from where it stopped (btrfs' scrub cancel
+    /// and resume, ZFS' `scrub -p`, a command task's pause command): true when paused; false
+    /// when this kind cannot pause, and the caller stops it instead.
+    fn pause(&mut self) -> Result<bool, TaskError> {
+        Ok(false)
+    }
+    /// Goes on after [`Task::pause`].
+    fn resume(&mut self) -> Result<(), TaskError> {
+        Ok(())
+    }
 }
 
 /// Runs a program from an argument vector; its stdout, or an error with its stderr.

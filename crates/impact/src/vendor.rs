@@ -178,4 +178,28 @@ impl Task for VendorTask {
         run(&self.argv(words))?;
         Ok(())
     }
+
+    /// `zpool scrub -p` pauses a scrub and `zpool scrub` goes on from there (zpool-scrub(8));
+    /// StorCLI has `pause cc` and `resume cc`; a 3ware verify can only be stopped.
+    fn pause(&mut self) -> Result<bool, TaskError> {
+        let words: &[&str] = match self.vendor {
+            Vendor::TwCliVerify => return Ok(false),
+            Vendor::StorcliCc => &["pause", "cc"],
+            Vendor::ZfsScrub => &["scrub", "-p"],
+        };
+        if self.started {
+            run(&self.argv(words))?;
+        }
+        Ok(true)
+    }
+
+    fn resume(&mut self) -> Result<(), TaskError> {
+        let words: &[&str] = match self.vendor {
+            Vendor::TwCliVerify => return Ok(()),
+            Vendor::StorcliCc => &["resume", "cc"],
+            Vendor::ZfsScrub => &["scrub"],
+        };
+        run(&self.argv(words))?;
+        Ok(())
+    }
 }

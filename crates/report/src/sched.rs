@@ -1,6 +1,6 @@
 //! The verify scheduler's tables.
 
-use storlab_model::sched::PoolPlan;
+use storlab_model::sched::{NextDue, PoolPlan, PoolStatus};
 
 use crate::table::{Cell, Table};
 
@@ -38,6 +38,58 @@ pub fn plan_table(plans: &[PoolPlan]) -> Table {
             Cell::fixed(p.window_hours, 1),
             hours(p.round_calendar),
         ]);
+    }
+    t
+}
+
+/// Per server of every pool: the last complete verify (UTC), how long it took, what it found,
+/// what runs now, when it is next due.
+pub fn status_table(pools: &[PoolStatus], now: f64) -> Table {
+    let mut t = Table::new(
+        "status",
+        &[
+            "pool",
+            "k",
+            "server",
+            "last verify (UTC)",
+            "took s",
+            "errors",
+            "found",
+            "now",
+            "next due",
+        ],
+    );
+    for p in pools {
+        for s in &p.servers {
+            let now_cell = match &s.running {
+                Some(r) => format!(
+                    "slot {} since {}{}",
+                    r.slot,
+                    crate::monitor::utc(r.since),
+                    r.last.as_ref().map(|l| format!(" ({l})")).unwrap_or_default()
+                ),
+                None if s.seen.is_none() => "no agent yet".into(),
+                None => "-".into(),
+            };
+            let due = match &s.next_due {
+                NextDue::Running => "running".to_string(),
+                NextDue::Queued { place } => format!("now (place {place})"),
+                NextDue::At { t } if *t <= now => "now".to_string(),
+                NextDue::At { t } => crate::monitor::utc(*t),
+            };
+            t.push(vec![
+                Cell::Text(p.pool.clone()),
+                Cell::Int(p.k as i64),
+                Cell::Text(s.server.clone()),
+                s.last_complete
+                    .map_or(Cell::Text("never".into()), |l| Cell::Text(crate::monitor::utc(l))),
+                s.last_duration.map_or(Cell::Empty, |d| Cell::fixed(d, 1)),
+                s.errors_found.map_or(Cell::Empty, |e| Cell::Int(e as i64)),
+                Cell::Text(s.last_errors.clone().unwrap_or_default()),
+                Cell::Text(now_cell),
+                Cell::Text(due),
+            ]);
+        }
     }
     t
 }

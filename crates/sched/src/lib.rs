@@ -5,10 +5,22 @@
 //! - window.rs: when a pool may verify (weekly windows, UTC);
 //! - schedule.rs: the schedule file, checked whole, every mistake named with its line; the
 //!   file an agent acts on must be root's and writable by no one else;
-//! - plan.rs: per pool the concurrency k within its budget and a round's duration.
+//! - plan.rs: per pool the concurrency k within its budget and a round's duration;
+//! - agent.rs: one per server, taking a slot's lease from the shared database when it is its
+//!   turn, renewing it while its task runs, pausing the task while the pool is busy (busy.rs)
+//!   or outside its windows;
+//! - guard.rs: the process that holds the task and stops it when the lease runs out or the
+//!   agent dies;
+//! - status.rs: the schedule joined with the database's record;
+//! - metrics.rs: the status as Prometheus metrics.
 
+pub mod agent;
+pub mod busy;
+pub mod guard;
+pub mod metrics;
 pub mod plan;
 pub mod schedule;
+pub mod status;
 pub mod window;
 
 /// What went wrong.

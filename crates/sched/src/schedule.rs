@@ -56,8 +56,21 @@ struct PoolDoc {
     duration_loaded: Option<Spanned<String>>,
     #[serde(default)]
     windows: Option<Spanned<Vec<String>>>,
+    every: Option<Spanned<String>>,
+    busy: Option<Spanned<BusyDoc>>,
     #[serde(default)]
     server: Vec<ServerDoc>,
+}
+
+#[derive(Deserialize)]
+#[serde(deny_unknown_fields)]
+struct BusyDoc {
+    prometheus: Option<String>,
+    query: Option<String>,
+    monitor_pool: Option<String>,
+    utilisation: Option<String>,
+    throughput: Option<String>,
+    over: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -93,8 +106,37 @@ pub struct Pool {
     pub windows: Windows,
     /// The windows as written.
     pub windows_text: Vec<String>,
+    /// How often each server is due, seconds: a server whose last complete verify is younger
+    /// waits. None: rounds follow one another.
+    pub every: Option<f64>,
+    /// When the pool counts as busy (its tasks pause), if anything says.
+    pub busy: Option<Busy>,
     /// Its servers.
     pub servers: Vec<Server>,
+}
+
+/// What says a pool is busy: while it is, its tasks pause (with the task's own pause where it
+/// has one; otherwise they stop and start again later).
+#[derive(Debug, Clone, PartialEq)]
+pub enum Busy {
+    /// A Prometheus query, alert-style: busy while it returns any series.
+    Prometheus {
+        /// The server, http://HOST:PORT.
+        url: String,
+        /// The PromQL expression.
+        query: String,
+    },
+    /// `storlab monitor`'s samples of a pool in the same database.
+    Monitor {
+        /// The monitor's pool name.
+        pool: String,
+        /// Busy above this utilisation of the busiest device, 0 to 1.
+        utilisation: Option<f64>,
+        /// Busy above this throughput (read and write), bytes per second.
+        throughput: Option<f64>,
+        /// Over how many seconds of samples, back from now.
+        over: f64,
+    },
 }
 
 /// A schedule.
@@ -124,6 +166,68 @@ fn percent(s: &str) -> Option<f64> {
 
 fn seconds(s: &str) -> Option<f64> {
     s.parse::<storlab_units::Duration>().ok().map(|d| d.secs_f64())
+}
+
+fn busy(b: &BusyDoc, pool: &str) -> Result<Busy, String> {
+    let monitor_keys =
+        b.monitor_pool.is_some() || b.utilisation.is_some() || b.throughput.is_some() || b.over.is_some();
+    match (&b.prometheus, &b.query) {
+        (Some(url), Some(query)) => {
+            if monitor_keys {
+                return Err("either prometheus and query, or the monitor's utilisation/throughput, not both".into());
+            }
+            if !url.starts_with("http://") {
+                return Err(format!("prometheus '{url}': an address such as http://127.0.0.1:9090"));
+            }
+            if query.trim().is_empty() {
+                return Err("an empty query".into());
+            }
+            Ok(Busy::Prometheus {
+                url: url.trim_end_matches('/').to_string(),
+                query: query.clone(),
+            })
+        }
+        (Some(_), None) => Err("prometheus without a query: give query = '…', busy while it returns anything".into()),
+        (None, Some(_)) => Err("a query without prometheus = 'http://HOST:9090'".into()),
+        (None, None) => {
+            let utilisation = b
+                .utilisation
+                .as_ref()
+                .map(|u| {
+                    percent(u)
+                        .filter(|p| *p > 0.0 && *p <= 100.0)
+                        .map(|p| p / 100.0)
+                        .ok_or_else(|| format!("utilisation '{u}': a percentage above 0 and at most 100, e.g. 80%"))
+                })
+                .transpose()?;
+            let throughput = b
+                .throughput
+                .as_ref()
+                .map(|t| {
+                    match t.parse::<storlab_units::Rate>() {
+                        Ok(storlab_units::Rate::BytesPerSec(b)) => Some(b),
+                        _ => None,
+                    }
+                    .ok_or_else(|| format!("throughput '{t}': bytes per second such as 400MiB/s"))
+                })
+                .transpose()?;
+            if utilisation.is_none() && throughput.is_none() {
+                return Err("say when the pool is busy: prometheus and query, or utilisation and/or throughput from storlab monitor".into());
+            }
+            let over = match &b.over {
+                Some(o) => seconds(o)
+                    .filter(|s| *s > 0.0)
+                    .ok_or_else(|| format!("over '{o}': a duration such as 60s"))?,
+                None => 60.0,
+            };
+            Ok(Busy::Monitor {
+                pool: b.monitor_pool.clone().unwrap_or_else(|| pool.to_string()),
+                utilisation,
+                throughput,
+                over,
+            })
+        }
+    }
 }
 
 impl Schedule {
@@ -238,6 +342,12 @@ impl Schedule {
                     format!("pool {name}: {e}"),
                 )
             })?;
+            let every = dur(&p.every, "every")?;
+            let busy = p
+                .busy
+                .as_ref()
+                .map(|b| busy(b.get_ref(), &name).map_err(|e| at(b.span().start, format!("pool {name}: busy: {e}"))))
+                .transpose()?;
             if p.server.is_empty() {
                 return Err(at(p.name.span().start, format!("pool {name} has no [[pool.server]]")));
             }
@@ -284,6 +394,8 @@ impl Schedule {
                 duration_loaded,
                 windows,
                 windows_text,
+                every,
+                busy,
                 servers,
             });
         }

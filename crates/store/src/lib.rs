@@ -40,7 +40,7 @@ pub use copy::CopyReport;
 pub use groups::GroupSpec;
 pub use monitors::{MonitorWindow, StoredMonitor, Sweep};
 pub use runs::{normalize_time, RunFilter};
-pub use sched::{Grant, SchedEvent};
+pub use sched::{Grant, SchedEvent, SchedRunning, SchedServer};
 pub use spool::spool_files;
 pub use target::{mask_command_line, DbTarget, PgTarget, SslMode};
 

@@ -42,6 +42,44 @@ pub struct SchedEvent {
     pub detail: String,
 }
 
+/// A server as the database knows it: its last complete verify and what holds its slot now.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct SchedServer {
+    /// The pool.
+    pub pool: String,
+    /// The server.
+    pub server: String,
+    /// When its agent last asked for a slot (database clock).
+    pub seen: f64,
+    /// Since when it waits for its turn, if it does.
+    pub waiting_since: Option<f64>,
+    /// When its last complete verify ended.
+    pub last_complete: Option<f64>,
+    /// How long that verify took, seconds.
+    pub last_duration: Option<f64>,
+    /// What that verify found, in the task's words.
+    pub last_errors: Option<String>,
+    /// The lease it holds now, if any.
+    pub running: Option<SchedRunning>,
+}
+
+/// A live lease.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct SchedRunning {
+    /// The slot.
+    pub slot: i64,
+    /// The fencing token.
+    pub token: i64,
+    /// The agent holding it.
+    pub agent: String,
+    /// When it was granted.
+    pub since: f64,
+    /// When it ends unless renewed.
+    pub expires: f64,
+    /// The last thing the agent reported under it (started, progress, paused, …) and its words.
+    pub last: Option<(String, String)>,
+}
+
 /// The database's clock, seconds since the epoch: every lease is on it, whatever the hosts'
 /// clocks say.
 fn db_now(c: &mut dyn Conn) -> Result<f64> {
@@ -160,6 +198,18 @@ impl Store {
                 "UPDATE sched_slots SET expires = ?5 WHERE pool = ?1 AND slot = ?2 AND token = ?3 AND agent = ?4 AND expires > ?6",
                 vals![pool, grant.slot, grant.token, agent, expires, now],
             )?;
+            if n == 1 {
+                // Each renewal is in the log, so that a task's lease can be followed from the log
+                // alone (an agent killed with its task running ends at its last expiry).
+                let server = one(c.query(
+                    "SELECT server FROM sched_slots WHERE pool = ?1 AND slot = ?2",
+                    vals![pool, grant.slot],
+                )?)
+                .map(|r| r.text(0))
+                .transpose()?
+                .unwrap_or_default();
+                log(c, now, (pool, &server, agent), Some(grant.token), "renewed", &format!("until {expires:.3}"))?;
+            }
             Ok((n == 1).then_some(expires))
         })
     }
@@ -222,6 +272,59 @@ impl Store {
             }
             Ok(n == 1)
         })
+    }
+
+    /// Every server the scheduler has seen, by pool and name, with its live lease.
+    pub fn sched_servers(&self) -> Result<Vec<SchedServer>> {
+        let now = self.sched_now()?;
+        let rows = self.query(
+            "SELECT s.pool, s.server, s.seen, s.waiting_since, s.last_complete, s.last_duration, s.last_errors,
+                    l.slot, l.token, l.agent, l.expires
+             FROM sched_servers s LEFT JOIN sched_slots l
+               ON l.pool = s.pool AND l.server = s.server AND l.expires > ?1
+             ORDER BY s.pool, s.server",
+            vals![now],
+        )?;
+        let mut out = Vec::new();
+        for r in rows {
+            let (pool, token) = (r.text(0)?, r.opt_i64(8)?);
+            let running = match token {
+                None => None,
+                Some(token) => {
+                    let t = |kinds: &str| -> Result<Option<(f64, String, String)>> {
+                        one(self.query(
+                            &format!(
+                                "SELECT t, kind, detail FROM sched_events WHERE pool = ?1 AND token = ?2 AND kind IN ({kinds}) ORDER BY t DESC, id DESC LIMIT 1"
+                            ),
+                            vals![pool.as_str(), token],
+                        )?)
+                        .map(|r| Ok((r.f64(0)?, r.text(1)?, r.text(2)?)))
+                        .transpose()
+                    };
+                    let since = t("'granted'")?.map_or(now, |g| g.0);
+                    let last = t("'started', 'progress', 'paused', 'resumed'")?.map(|(_, k, d)| (k, d));
+                    Some(SchedRunning {
+                        slot: r.i64(7)?,
+                        token,
+                        agent: r.opt_text(9)?.unwrap_or_default(),
+                        since,
+                        expires: r.f64(10)?,
+                        last,
+                    })
+                }
+            };
+            out.push(SchedServer {
+                pool,
+                server: r.text(1)?,
+                seen: r.f64(2)?,
+                waiting_since: r.opt_f64(3)?,
+                last_complete: r.opt_f64(4)?,
+                last_duration: r.opt_f64(5)?,
+                last_errors: r.opt_text(6)?,
+                running,
+            });
+        }
+        Ok(out)
     }
 
     /// The event log of a pool (every pool: None), in time order.

@@ -1,0 +1,392 @@
+//! The agent: one per server (`storlab sched agent --server NAME`, a systemd service from the
+//! packages). It asks the shared database for one of its pool's k slots when it is its turn,
+//! runs its task under a guard (guard.rs), renews the lease while the task runs, tells the guard
+//! each new deadline, pauses the task while the pool is busy or outside its windows, records
+//! start, progress, end and what the task found, and gives the slot back.
+//!
+//! What runs comes only from the schedule file on this host (read by the caller with
+//! `Schedule::read_trusted`); the database only grants slots and keeps the record.
+
+use std::io::{BufRead, BufReader, Write};
+use std::process::{Child, ChildStdin, Command, Stdio};
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::mpsc::{self, Receiver, RecvTimeoutError};
+use std::sync::Arc;
+use std::time::{Duration, Instant, SystemTime};
+
+use storlab_store::{DbTarget, Grant, Store};
+
+use crate::guard::GuardSays;
+use crate::schedule::{Pool, Schedule, Server};
+
+/// What an agent is told.
+pub struct AgentOptions {
+    /// The schedule (from this host's own file).
+    pub schedule: Schedule,
+    /// This server's name in it.
+    pub server: String,
+    /// The shared database.
+    pub db: DbTarget,
+    /// This host's name (for the database's housekeeping).
+    pub host: String,
+    /// End after this many complete verifies (None: run until stopped).
+    pub rounds: Option<u32>,
+    /// How often to ask for a slot, look at the task, and ask whether the pool is busy.
+    pub poll: Duration,
+    /// The command that starts a guard (this program's `sched guard`), before its arguments.
+    pub guard: Vec<String>,
+    /// Set by SIGTERM and Ctrl-C: stop the task, give the slot back, end.
+    pub stop: Arc<AtomicBool>,
+    /// Say nothing on stderr.
+    pub quiet: bool,
+}
+
+/// How one grant ended.
+#[derive(Debug, Clone, PartialEq)]
+enum Ended {
+    Complete,
+    Other,
+}
+
+/// The database, opened again after any error (a PostgreSQL backend terminated, the server
+/// restarted): an agent outlives its connections.
+struct Db {
+    target: DbTarget,
+    host: String,
+    store: Option<Store>,
+}
+
+impl Db {
+    fn with<T>(&mut self, f: impl FnOnce(&Store) -> Result<T, storlab_store::StoreError>) -> Result<T, String> {
+        if self.store.is_none() {
+            self.store = Some(Store::connect(&self.target, &self.host).map_err(|e| e.to_string())?);
+        }
+        let r = f(self.store.as_ref().expect("opened above"));
+        if r.is_err() {
+            self.store = None;
+        }
+        r.map_err(|e| e.to_string())
+    }
+}
+
+fn wall() -> f64 {
+    SystemTime::now()
+        .duration_since(SystemTime::UNIX_EPOCH)
+        .map(|d| d.as_secs_f64())
+        .unwrap_or(0.0)
+}
+
+/// An agent at work.
+struct Agent<'a> {
+    o: &'a AgentOptions,
+    pool: &'a Pool,
+    server: &'a Server,
+    k: i64,
+    lease: f64,
+    name: String,
+    db: Db,
+    said: String,
+}
+
+impl Agent<'_> {
+    /// Says something on stderr once (not again while it stays the same).
+    fn note(&mut self, msg: String) {
+        if !self.o.quiet && msg != self.said {
+            eprintln!("storlab sched agent {}: {msg}", self.server.name);
+        }
+        self.said = msg;
+    }
+
+    fn report(&mut self, token: i64, kind: &str, detail: &str, complete: Option<(f64, &str)>) {
+        let (pool, server, agent) = (&self.pool.name, &self.server.name, &self.name);
+        if let Err(e) = self
+            .db
+            .with(|s| s.sched_report(pool, server, agent, token, kind, detail, complete))
+        {
+            let msg = format!("could not record '{kind}' ({e})");
+            self.note(msg);
+        }
+    }
+
+    /// Why the task must not run now (outside the windows, the pool busy), if it must not.
+    fn hold(&mut self) -> Option<String> {
+        let now = wall();
+        if !self.pool.windows.open(now) {
+            return Some(format!(
+                "outside the pool's windows ({})",
+                self.pool.windows_text.join(", ")
+            ));
+        }
+        let busy = self.pool.busy.clone()?;
+        let answer = match &busy {
+            crate::schedule::Busy::Monitor { .. } => {
+                let mut out = Err(String::new());
+                let r = self.db.with(|s| {
+                    out = crate::busy::busy(&busy, Some(s), now);
+                    Ok(())
+                });
+                r.and(out)
+            }
+            _ => crate::busy::busy(&busy, None, now),
+        };
+        match answer {
+            Ok(why) => why,
+            Err(e) => {
+                self.note(format!(
+                    "cannot tell whether the pool is busy ({e}); going on as if it were not"
+                ));
+                None
+            }
+        }
+    }
+
+    fn run(&mut self) -> Result<u8, String> {
+        let mut complete = 0u32;
+        loop {
+            if self.o.stop.load(Ordering::Relaxed) {
+                return Ok(0);
+            }
+            if self.o.rounds.is_some_and(|r| complete >= r) {
+                return Ok(0);
+            }
+            if let Some(why) = self.hold() {
+                self.note(format!("waiting: {why}"));
+                std::thread::sleep(self.o.poll);
+                continue;
+            }
+            if let Some(every) = self.pool.every {
+                let (pool, server) = (self.pool.name.clone(), self.server.name.clone());
+                let last = self
+                    .db
+                    .with(|s| s.sched_servers())
+                    .map(|all| {
+                        all.into_iter()
+                            .find(|r| r.pool == pool && r.server == server)
+                            .and_then(|r| r.last_complete)
+                    })
+                    .unwrap_or(None);
+                if let Some(last) = last.filter(|l| wall() < l + every) {
+                    self.note(format!("not due until {:.0} s from now", last + every - wall()));
+                    std::thread::sleep(self.o.poll);
+                    continue;
+                }
+            }
+            let asked = Instant::now();
+            let (pool, server, agent, k, lease) = (&self.pool.name, &self.server.name, &self.name, self.k, self.lease);
+            match self.db.with(|s| s.sched_acquire(pool, server, agent, k, lease)) {
+                Ok(Some(grant)) => {
+                    self.note(format!("slot {} of {} (token {})", grant.slot, self.k, grant.token));
+                    if self.task(grant, asked)? == Ended::Complete {
+                        complete += 1;
+                    }
+                }
+                Ok(None) => {
+                    self.note("waiting for a slot and this server's turn".into());
+                    std::thread::sleep(self.o.poll);
+                }
+                Err(e) => {
+                    self.note(format!("the database: {e}; asking again"));
+                    std::thread::sleep(self.o.poll);
+                }
+            }
+        }
+    }
+
+    /// The margin before a lease's expiry by which the guard stops the task: time to stop it.
+    fn margin(&self) -> f64 {
+        (self.lease * 0.25).min(10.0)
+    }
+
+    fn start_guard(&self, deadline: f64) -> Result<(Child, ChildStdin, Receiver<String>), String> {
+        let (prog, args) = self.o.guard.split_first().ok_or("no guard command")?;
+        let mut child = Command::new(prog)
+            .args(args)
+            .arg("--task")
+            .arg(&self.server.task)
+            .arg("--deadline")
+            .arg(format!("{deadline:.3}"))
+            .arg("--poll")
+            .arg(format!("{:.3}", self.o.poll.as_secs_f64()))
+            .stdin(Stdio::piped())
+            .stdout(Stdio::piped())
+            .spawn()
+            .map_err(|e| format!("cannot start the guard {prog}: {e}"))?;
+        let stdin = child.stdin.take().ok_or("the guard has no stdin")?;
+        let stdout = child.stdout.take().ok_or("the guard has no stdout")?;
+        let (tx, rx) = mpsc::channel();
+        std::thread::spawn(move || {
+            for line in BufReader::new(stdout).lines() {
+                let Ok(l) = line else { return };
+                if tx.send(l).is_err() {
+                    return;
+                }
+            }
+        });
+        Ok((child, stdin, rx))
+    }
+
+    /// Runs the task under `grant` (asked for at `asked`) to its end.
+    fn task(&mut self, grant: Grant, asked: Instant) -> Result<Ended, String> {
+        let lease = Duration::from_secs_f64(self.lease);
+        let margin = Duration::from_secs_f64(self.margin());
+        // The lease ends `lease` after the database's now, which came after `asked`: counted
+        // from `asked` on this host's monotonic clock, the local deadline is never late.
+        let mut expiry = asked + lease;
+        let left = |expiry: Instant| expiry.saturating_duration_since(Instant::now() + margin).as_secs_f64();
+        let (mut child, mut to_guard, from_guard) = match self.start_guard(left(expiry)) {
+            Ok(g) => g,
+            Err(e) => {
+                self.report(grant.token, "failed", &e, None);
+                self.release(&grant);
+                return Err(e);
+            }
+        };
+        let mut send = |line: &str| {
+            let _ = writeln!(to_guard, "{line}");
+            let _ = to_guard.flush();
+        };
+        let renew_every = lease / 3;
+        let mut next_renew = asked + renew_every;
+        let mut started: Option<Instant> = None;
+        let mut last_progress: Option<(Instant, String)> = None;
+        let mut held: Option<String> = None;
+        let mut asked_to_stop = false;
+        let mut next_hold_look = Instant::now();
+        let ended = loop {
+            let line = match from_guard.recv_timeout(Duration::from_millis(50)) {
+                Ok(l) => Some(l),
+                Err(RecvTimeoutError::Timeout) => None,
+                Err(RecvTimeoutError::Disconnected) => {
+                    let _ = child.wait();
+                    self.report(grant.token, "failed", "the guard ended without a word", None);
+                    break Ended::Other;
+                }
+            };
+            if let Some(says) = line.as_deref().and_then(GuardSays::parse) {
+                match says {
+                    GuardSays::Started => {
+                        started = Some(Instant::now());
+                        self.report(grant.token, "started", &self.server.task.clone(), None);
+                    }
+                    GuardSays::Running(p, b) => {
+                        let words = match (p, b) {
+                            (Some(p), Some(b)) => format!("{p:.1} % ({b} bytes)"),
+                            (Some(p), None) => format!("{p:.1} %"),
+                            (None, Some(b)) => format!("{b} bytes"),
+                            (None, None) => "running".into(),
+                        };
+                        // A progress event when it changed, at most one a renewal period.
+                        let due = last_progress
+                            .as_ref()
+                            .is_none_or(|(t, w)| *w != words && t.elapsed() >= renew_every);
+                        if due {
+                            self.report(grant.token, "progress", &words, None);
+                            last_progress = Some((Instant::now(), words));
+                        }
+                    }
+                    GuardSays::Paused(why) => self.report(grant.token, "paused", &why, None),
+                    GuardSays::Resumed => self.report(grant.token, "resumed", "", None),
+                    GuardSays::Done(true, detail) => {
+                        let secs = started.map_or(0.0, |s| s.elapsed().as_secs_f64());
+                        self.report(grant.token, "complete", &detail, Some((secs, &detail)));
+                        let _ = child.wait();
+                        break Ended::Complete;
+                    }
+                    GuardSays::Done(false, detail) => {
+                        self.report(grant.token, "incomplete", &detail, None);
+                        let _ = child.wait();
+                        break Ended::Other;
+                    }
+                    GuardSays::Stopped(why) => {
+                        self.report(grant.token, "stopped", &why, None);
+                        let _ = child.wait();
+                        break Ended::Other;
+                    }
+                    GuardSays::Failed(why) => {
+                        self.report(grant.token, "failed", &why, None);
+                        let _ = child.wait();
+                        break Ended::Other;
+                    }
+                }
+            }
+            if asked_to_stop {
+                continue;
+            }
+            if self.o.stop.load(Ordering::Relaxed) {
+                send("stop the agent was told to stop");
+                asked_to_stop = true;
+                continue;
+            }
+            if Instant::now() >= next_renew {
+                let renewing = Instant::now();
+                let (pool, agent, l) = (self.pool.name.clone(), self.name.clone(), self.lease);
+                match self.db.with(|s| s.sched_renew(&pool, &grant, &agent, l)) {
+                    Ok(Some(_)) => {
+                        expiry = renewing + lease;
+                        next_renew = renewing + renew_every;
+                        send(&format!("deadline {:.3}", left(expiry)));
+                    }
+                    Ok(None) => {
+                        self.note(
+                            "the lease was lost (it expired or went to another server); stopping the task".into(),
+                        );
+                        send("stop the lease was lost");
+                        asked_to_stop = true;
+                    }
+                    Err(e) => {
+                        // Asked again soon; the guard stops the task by itself if no renewal
+                        // comes before the deadline it holds.
+                        self.note(format!("cannot renew the lease ({e}); asking again"));
+                        next_renew = Instant::now() + renew_every.min(self.o.poll).max(Duration::from_millis(200));
+                    }
+                }
+            }
+            if started.is_some() && Instant::now() >= next_hold_look {
+                next_hold_look = Instant::now() + self.o.poll;
+                match (self.hold(), &held) {
+                    (Some(why), None) => {
+                        send(&format!("pause {why}"));
+                        held = Some(why);
+                    }
+                    (None, Some(_)) => {
+                        send("resume");
+                        held = None;
+                    }
+                    _ => {}
+                }
+            }
+        };
+        self.release(&grant);
+        Ok(ended)
+    }
+
+    fn release(&mut self, grant: &Grant) {
+        let (pool, agent) = (self.pool.name.clone(), self.name.clone());
+        if let Err(e) = self.db.with(|s| s.sched_release(&pool, grant, &agent)) {
+            self.note(format!(
+                "could not give the slot back ({e}); it frees itself when the lease ends"
+            ));
+        }
+    }
+}
+
+/// Runs an agent until it is stopped or has done its rounds; its exit code.
+pub fn run(o: &AgentOptions) -> Result<u8, String> {
+    let (pool, server) = o.schedule.server(&o.server).map_err(|e| e.to_string())?;
+    let k = crate::plan::pool_plan(pool).k as i64;
+    let mut a = Agent {
+        o,
+        pool,
+        server,
+        k,
+        lease: o.schedule.lease,
+        name: format!("{}/{}", o.host, std::process::id()),
+        db: Db {
+            target: o.db.clone(),
+            host: o.host.clone(),
+            store: None,
+        },
+        said: String::new(),
+    };
+    a.run()
+}

@@ -1,0 +1,100 @@
+//! `storlab sched status --metrics ADDR`: the scheduler's standing as Prometheus metrics — slots
+//! per pool and in use, per server whether it verifies now, the seconds since its last complete
+//! verify, that verify's duration and the errors it found — refreshed from the database.
+
+use std::sync::atomic::AtomicU64;
+
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::registry::{Registry, Unit};
+
+use crate::status::PoolStatus;
+
+type Labels = Vec<(&'static str, String)>;
+type GaugeF = Gauge<f64, AtomicU64>;
+
+/// The families.
+pub struct SchedMetrics {
+    slots: Family<Labels, Gauge>,
+    in_use: Family<Labels, Gauge>,
+    running: Family<Labels, Gauge>,
+    since: Family<Labels, GaugeF>,
+    duration: Family<Labels, GaugeF>,
+    errors: Family<Labels, Gauge>,
+}
+
+impl SchedMetrics {
+    /// Registers the families in `r`.
+    pub fn register(r: &mut Registry) -> SchedMetrics {
+        let m = SchedMetrics {
+            slots: Family::default(),
+            in_use: Family::default(),
+            running: Family::default(),
+            since: Family::default(),
+            duration: Family::default(),
+            errors: Family::default(),
+        };
+        r.register(
+            "storlab_sched_slots",
+            "Servers of the pool that may verify at once (k)",
+            m.slots.clone(),
+        );
+        r.register(
+            "storlab_sched_slots_in_use",
+            "Slots of the pool held by a live lease",
+            m.in_use.clone(),
+        );
+        r.register(
+            "storlab_sched_running",
+            "1 while the server's task holds a slot",
+            m.running.clone(),
+        );
+        r.register_with_unit(
+            "storlab_sched_since_last_verify",
+            "Seconds since the server's last complete verify ended (absent: never verified)",
+            Unit::Seconds,
+            m.since.clone(),
+        );
+        r.register_with_unit(
+            "storlab_sched_last_verify_duration",
+            "How long the server's last complete verify took",
+            Unit::Seconds,
+            m.duration.clone(),
+        );
+        r.register(
+            "storlab_sched_errors_found",
+            "Errors the server's last complete verify found (where its task says a number)",
+            m.errors.clone(),
+        );
+        m
+    }
+
+    /// Sets every family from `pools`, `now` on the database's clock. Servers that left the
+    /// schedule leave the families.
+    pub fn set(&self, pools: &[PoolStatus], now: f64) {
+        self.slots.clear();
+        self.in_use.clear();
+        self.running.clear();
+        self.since.clear();
+        self.duration.clear();
+        self.errors.clear();
+        for p in pools {
+            let pl: Labels = vec![("pool", p.pool.clone())];
+            self.slots.get_or_create(&pl).set(p.k as i64);
+            self.in_use.get_or_create(&pl).set(p.slots_in_use as i64);
+            for s in &p.servers {
+                let l: Labels = vec![("pool", p.pool.clone()), ("server", s.server.clone())];
+                self.running.get_or_create(&l).set(i64::from(s.running.is_some()));
+                if let Some(t) = s.last_complete {
+                    self.since.get_or_create(&l).set((now - t).max(0.0));
+                }
+                if let Some(d) = s.last_duration {
+                    self.duration.get_or_create(&l).set(d);
+                }
+                if let Some(e) = s.errors_found {
+                    self.errors.get_or_create(&l).set(e as i64);
+                }
+            }
+        }
+    }
+}

@@ -1,0 +1,143 @@
+//! `storlab sched status`: per pool and server the last complete verify, its duration, what it
+//! found, what runs now and when each server is next due — the schedule file's pools and servers
+//! joined with what the shared database holds.
+
+pub use storlab_model::sched::{NextDue, PoolStatus, RunningStatus, ServerStatus};
+use storlab_store::SchedServer;
+
+use crate::schedule::Schedule;
+
+/// The number of errors a task's words say it found: "no errors" is 0; md's "mismatch_cnt N"
+/// is N; btrfs' error summary "csum=2 verify=1" is the sum of its counts; otherwise the first
+/// number after (or before) "error(s)". None when the words say no number.
+pub fn errors_found(words: &str) -> Option<u64> {
+    let w = words.to_lowercase();
+    if w.contains("no errors") {
+        return Some(0);
+    }
+    if let Some(rest) = w.split("mismatch_cnt").nth(1) {
+        return rest.split_whitespace().next()?.parse().ok();
+    }
+    // btrfs' summary comes first, before "; corrected N; uncorrectable N".
+    let summary = w.split(';').next().unwrap_or("");
+    let pairs: Vec<u64> = summary
+        .split_whitespace()
+        .filter_map(|p| p.split_once('=')?.1.parse().ok())
+        .collect();
+    if !pairs.is_empty() {
+        return Some(pairs.iter().sum());
+    }
+    // "errors: 4", or ZFS' "with 0 errors".
+    let words: Vec<&str> = w
+        .split(|c: char| c.is_whitespace() || c == ':' || c == ',')
+        .filter(|x| !x.is_empty())
+        .collect();
+    words.iter().enumerate().find_map(|(i, x)| {
+        if !x.starts_with("error") {
+            return None;
+        }
+        let after = words.get(i + 1).and_then(|n| n.parse().ok());
+        after.or_else(|| words.get(i.checked_sub(1)?)?.parse().ok())
+    })
+}
+
+/// Joins the schedule with the database's view of its servers, `now` on the database's clock.
+pub fn status(schedule: &Schedule, known: &[SchedServer], now: f64) -> Vec<PoolStatus> {
+    schedule
+        .pools
+        .iter()
+        .map(|p| {
+            let k = crate::plan::pool_plan(p).k;
+            let find = |name: &str| known.iter().find(|r| r.pool == p.name && r.server == name);
+            // The queue: never verified first, then the oldest verify, then by name, as the
+            // database grants turns.
+            let mut queue: Vec<(Option<f64>, &str)> = p
+                .servers
+                .iter()
+                .filter_map(|s| {
+                    let r = find(&s.name);
+                    let due = match (r.and_then(|r| r.last_complete), p.every) {
+                        (Some(l), Some(e)) => l + e <= now,
+                        _ => true,
+                    };
+                    (due && r.is_none_or(|r| r.running.is_none()))
+                        .then(|| (r.and_then(|r| r.last_complete), s.name.as_str()))
+                })
+                .collect();
+            queue.sort_by(|a, b| {
+                (a.0.is_some(), a.0.unwrap_or(0.0), a.1)
+                    .partial_cmp(&(b.0.is_some(), b.0.unwrap_or(0.0), b.1))
+                    .unwrap_or(std::cmp::Ordering::Equal)
+            });
+            let servers: Vec<ServerStatus> = p
+                .servers
+                .iter()
+                .map(|s| {
+                    let r = find(&s.name);
+                    let running = r.and_then(|r| r.running.as_ref()).map(|l| RunningStatus {
+                        since: l.since,
+                        slot: l.slot,
+                        token: l.token,
+                        agent: l.agent.clone(),
+                        last: l
+                            .last
+                            .as_ref()
+                            .map(|(k, d)| if d.is_empty() { k.clone() } else { format!("{k}: {d}") }),
+                    });
+                    let last_complete = r.and_then(|r| r.last_complete);
+                    let next_due = if running.is_some() {
+                        NextDue::Running
+                    } else if let Some(place) = queue.iter().position(|(_, n)| *n == s.name) {
+                        NextDue::Queued {
+                            place: place as u32 + 1,
+                        }
+                    } else {
+                        NextDue::At {
+                            t: last_complete.unwrap_or(now) + p.every.unwrap_or(0.0),
+                        }
+                    };
+                    let last_errors = r.and_then(|r| r.last_errors.clone());
+                    ServerStatus {
+                        pool: p.name.clone(),
+                        server: s.name.clone(),
+                        task: s.task.clone(),
+                        last_complete,
+                        last_duration: r.and_then(|r| r.last_duration),
+                        errors_found: last_errors.as_deref().and_then(errors_found),
+                        last_errors,
+                        running,
+                        seen: r.map(|r| r.seen),
+                        next_due,
+                    }
+                })
+                .collect();
+            PoolStatus {
+                pool: p.name.clone(),
+                k,
+                slots_in_use: servers.iter().filter(|s| s.running.is_some()).count() as u32,
+                servers,
+            }
+        })
+        .collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn errors_are_counted_from_the_tasks_words() {
+        assert_eq!(errors_found("no errors found"), Some(0));
+        assert_eq!(errors_found("mismatch_cnt 128"), Some(128));
+        assert_eq!(
+            errors_found("csum=2 verify=1; corrected 3; uncorrectable 0; unverified 0"),
+            Some(3)
+        );
+        assert_eq!(errors_found("errors: 4"), Some(4));
+        assert_eq!(
+            errors_found("scrub repaired 0B in 00:00:01 with 0 errors on Sun"),
+            Some(0)
+        );
+        assert_eq!(errors_found("finished"), None);
+    }
+}
