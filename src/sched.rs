@@ -33,6 +33,11 @@ pub fn dispatch(c: SchedCmd) -> Result<u8> {
         } => status(&schedule, metrics.as_deref(), &interval, json, &db),
         SchedCmd::Events { pool, json, db } => events(pool.as_deref(), json, &db),
         SchedCmd::Guard { task, deadline, poll } => {
+            // The guard must outlive its agent: main() set SIGPIPE back to its default, under
+            // which the guard's next line to a killed agent would kill the guard too, before it
+            // could stop the task. Writes to the closed pipe now fail, and are ignored.
+            // SAFETY: setting a signal's disposition to SIG_IGN installs no handler.
+            unsafe { libc::signal(libc::SIGPIPE, libc::SIG_IGN) };
             let task = storlab_impact::kinds::parse(&task).map_err(|e| usage(format!("--task: {e}")))?;
             let code = storlab_sched::guard::guard(task, deadline, Duration::from_secs_f64(poll.max(0.01)));
             Ok(code as u8)

@@ -64,3 +64,373 @@ fn a_schedule_no_server_may_verify_in_is_refused_with_its_line() {
     );
     assert!(s.nothing_stored());
 }
+
+// ---- The agents: real processes over a real database (SQLite, and PostgreSQL in the suite's
+// second pass), command tasks whose real start and end the task script writes down.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// The stand-in verify: a `sleep SECS` started in the background; its real start and end (the
+/// kill's time when stopped, start + SECS when it ran out) are appended to DIR/truth, the
+/// ground truth the invariant is checked against besides the event log. Pause and resume stop
+/// and continue the sleep.
+const TASK: &str = r#"#!/bin/sh
+op=$1 dir=$2 name=$3 secs=$4
+now() { date +%s.%N; }
+case $op in
+start)
+  rm -f "$dir/$name.ended"
+  sleep "$secs" & echo $! > "$dir/$name.pid"
+  echo "start $name $(now)" >> "$dir/truth" ;;
+status)
+  pid=$(cat "$dir/$name.pid")
+  if kill -0 "$pid" 2>/dev/null && ! grep -q "^State:.*Z" /proc/$pid/status 2>/dev/null; then echo running; exit 0; fi
+  if [ ! -e "$dir/$name.ended" ]; then
+    t0=$(grep "^start $name " "$dir/truth" | tail -1 | cut -d' ' -f3)
+    echo "end $name $(awk "BEGIN{printf \"%.6f\", $t0 + $secs}")" >> "$dir/truth"; touch "$dir/$name.ended"
+  fi
+  echo "done errors: 0" ;;
+stop)
+  kill "$(cat "$dir/$name.pid")" 2>/dev/null
+  [ -e "$dir/$name.ended" ] || { echo "end $name $(now) stopped" >> "$dir/truth"; touch "$dir/$name.ended"; } ;;
+pause) kill -STOP "$(cat "$dir/$name.pid")"; echo "pause $name $(now)" >> "$dir/truth" ;;
+resume) kill -CONT "$(cat "$dir/$name.pid")"; echo "resume $name $(now)" >> "$dir/truth" ;;
+esac
+"#;
+
+/// A pool of the test's schedule: its name, budget and cost (which give k), its servers with
+/// their task's seconds, and extra lines.
+struct TestPool<'a> {
+    name: &'a str,
+    budget: &'a str,
+    cost: &'a str,
+    servers: Vec<(String, f64)>,
+    extra: &'a str,
+}
+
+/// Writes the task script and a schedule (root's, mode 644) into `dir`.
+fn write_schedule(dir: &Path, lease: &str, pools: &[TestPool]) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let script = dir.join("task.sh");
+    std::fs::write(&script, TASK).unwrap();
+    std::fs::set_permissions(&script, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let (sh, d) = (script.display(), dir.display());
+    let mut t = format!("[schedule]\nlease = \"{lease}\"\n");
+    for p in pools {
+        t += &format!(
+            "\n[[pool]]\nname = \"{}\"\nbudget = \"{}\"\ncost = \"{}\"\n{}\n",
+            p.name, p.budget, p.cost, p.extra
+        );
+        for (s, secs) in &p.servers {
+            t += &format!(
+                "[[pool.server]]\nname = \"{s}\"\ntask = \"cmd:{sh} start {d} {s} {secs}|{sh} status {d} {s} {secs}|{sh} stop {d} {s}|{sh} pause {d} {s}|{sh} resume {d} {s}\"\n"
+            );
+        }
+    }
+    let f = dir.join("schedule.toml");
+    std::fs::write(&f, t).unwrap();
+    std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o644)).unwrap();
+    f
+}
+
+/// An agent process, killed (-9) when dropped, so that a failing test leaves none behind; its
+/// guard stops the task when it sees the agent gone.
+struct AgentProc(Child);
+
+impl AgentProc {
+    /// Starts an agent; what it says goes to DIR/SERVER.log beside the schedule.
+    fn start(db: &str, schedule: &Path, server: &str, extra: &[&str]) -> AgentProc {
+        let log = std::fs::OpenOptions::new()
+            .create(true)
+            .append(true)
+            .open(schedule.with_file_name(format!("{server}.log")))
+            .unwrap();
+        let mut c = Command::new(common::bin());
+        c.args(["sched", "agent", "--server", server, "--schedule"])
+            .arg(schedule)
+            .args(["--db", db, "--poll", "0.2s"])
+            .args(extra)
+            .stdout(Stdio::null())
+            .stderr(log);
+        AgentProc(c.spawn().expect("start an agent"))
+    }
+    fn kill9(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+    fn term(&mut self) -> Option<i32> {
+        // SAFETY: a signal to our own child, by its pid.
+        unsafe { libc::kill(self.0.id() as i32, libc::SIGTERM) };
+        self.0.wait().ok()?.code()
+    }
+    fn exited(&mut self) -> Option<i32> {
+        self.0.try_wait().ok().flatten().map(|s| s.code().unwrap_or(-1))
+    }
+}
+
+impl Drop for AgentProc {
+    fn drop(&mut self) {
+        self.kill9();
+    }
+}
+
+#[derive(Debug, Clone)]
+struct Ev {
+    t: f64,
+    pool: String,
+    server: String,
+    token: Option<i64>,
+    kind: String,
+    detail: String,
+}
+
+fn events(s: &Scratch) -> Vec<Ev> {
+    let v = s.json(&["sched", "events"]);
+    v["events"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| Ev {
+            t: e["t"].as_f64().unwrap(),
+            pool: e["pool"].as_str().unwrap().into(),
+            server: e["server"].as_str().unwrap().into(),
+            token: e["token"].as_i64(),
+            kind: e["kind"].as_str().unwrap().into(),
+            detail: e["detail"].as_str().unwrap().into(),
+        })
+        .collect()
+}
+
+/// The most intervals of one pool open at once.
+fn most_at_once(intervals: &[(f64, f64)]) -> usize {
+    let mut edges: Vec<(f64, i32)> = intervals.iter().flat_map(|(a, b)| [(*a, 1), (*b, -1)]).collect();
+    // An end at the same instant as a start comes first: a slot handed on is not two at once.
+    edges.sort_by(|a, b| a.0.total_cmp(&b.0).then(a.1.cmp(&b.1)));
+    let (mut now, mut most) = (0, 0);
+    for (_, d) in edges {
+        now += d;
+        most = most.max(now);
+    }
+    most as usize
+}
+
+/// Per pool, each task's time as the event log tells it: from `started` to its end (complete,
+/// incomplete, stopped, failed, released) or, for an agent that died with it, its lease's last
+/// expiry (granted or renewed "until T").
+fn log_intervals(evs: &[Ev]) -> BTreeMap<String, Vec<(f64, f64)>> {
+    let mut out: BTreeMap<String, Vec<(f64, f64)>> = BTreeMap::new();
+    let mut by_token: BTreeMap<(String, i64), Vec<&Ev>> = BTreeMap::new();
+    for e in evs {
+        if let Some(t) = e.token {
+            by_token.entry((e.pool.clone(), t)).or_default().push(e);
+        }
+    }
+    for ((pool, _), es) in by_token {
+        let Some(start) = es.iter().find(|e| e.kind == "started") else {
+            continue;
+        };
+        let end = es
+            .iter()
+            .find(|e| ["complete", "incomplete", "stopped", "failed", "released"].contains(&e.kind.as_str()))
+            .map(|e| e.t)
+            .unwrap_or_else(|| {
+                es.iter()
+                    .filter_map(|e| {
+                        e.detail
+                            .split("until ")
+                            .nth(1)?
+                            .split_whitespace()
+                            .next()?
+                            .parse::<f64>()
+                            .ok()
+                    })
+                    .fold(f64::MIN, f64::max)
+            });
+        out.entry(pool).or_default().push((start.t, end));
+    }
+    out
+}
+
+/// Per server, its tasks' real times from the task script: (start, end, stopped).
+fn truth(dir: &Path) -> BTreeMap<String, Vec<(f64, Option<f64>)>> {
+    let text = std::fs::read_to_string(dir.join("truth")).unwrap_or_default();
+    let mut out: BTreeMap<String, Vec<(f64, Option<f64>)>> = BTreeMap::new();
+    for l in text.lines() {
+        let w: Vec<&str> = l.split_whitespace().collect();
+        match w.as_slice() {
+            ["start", s, t, ..] => out.entry(s.to_string()).or_default().push((t.parse().unwrap(), None)),
+            ["end", s, t, ..] => {
+                if let Some(last) = out.get_mut(*s).and_then(|v| v.last_mut()) {
+                    last.1 = Some(t.parse().unwrap());
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+fn common_now() -> f64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap()
+        .as_secs_f64()
+}
+
+fn wait_until(what: &str, limit: Duration, mut f: impl FnMut() -> bool) {
+    let t0 = Instant::now();
+    while !f() {
+        assert!(t0.elapsed() < limit, "waited {limit:?} for {what}");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+}
+
+#[test]
+fn twenty_agents_verify_every_server_once_and_never_more_than_k_of_a_pool_at_once() {
+    let s = Scratch::new();
+    let db = s.db();
+    // Four pools of five servers, a verify costing one 10 %: budgets of 2, 4, 6 and 10 %
+    // give k = 1, 2, 3 and 5. Tasks of random length (a fixed seed, so a failure repeats).
+    let mut rng = 0x5eed_u64;
+    let mut secs = || {
+        rng = rng.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        0.4 + (rng >> 33) as f64 / (1u64 << 31) as f64 * 1.2
+    };
+    let specs = [("P1", "2%", 1), ("P2", "4%", 2), ("P3", "6%", 3), ("P4", "10%", 5)];
+    let pools: Vec<TestPool> = specs
+        .iter()
+        .map(|(name, budget, _)| TestPool {
+            name,
+            budget,
+            cost: "10%",
+            servers: (1..=5)
+                .map(|i| (format!("{}s{i}", name.to_lowercase()), secs()))
+                .collect(),
+            extra: "",
+        })
+        .collect();
+    let f = write_schedule(s.path(), "3s", &pools);
+    let plan = s.json(&["sched", "plan", f.to_str().unwrap()]);
+    for (i, (_, _, k)) in specs.iter().enumerate() {
+        assert_eq!(plan["pools"][i]["k"], *k, "{plan}");
+    }
+    let servers: Vec<String> = pools
+        .iter()
+        .flat_map(|p| p.servers.iter().map(|s| s.0.clone()))
+        .collect();
+    let mut agents: BTreeMap<String, AgentProc> = servers
+        .iter()
+        .map(|n| (n.clone(), AgentProc::start(&db, &f, n, &["--rounds", "1"])))
+        .collect();
+    // Three agents killed with kill -9 while their task runs, at moments of their own into it,
+    // and started again (as systemd would): their tasks must stop with them, and their servers
+    // still be verified.
+    let mut kills = vec![("p1s3", 0.1), ("p2s2", 0.3), ("p4s5", 0.2)];
+    let t0 = Instant::now();
+    loop {
+        let real = truth(s.path());
+        kills.retain(|(server, into)| {
+            let Some((start, None)) = real.get(*server).and_then(|v| v.last()) else {
+                return true;
+            };
+            if common_now() < start + into {
+                return true;
+            }
+            let a = agents.get_mut(*server).unwrap();
+            a.kill9();
+            *a = AgentProc::start(&db, &f, server, &["--rounds", "1"]);
+            false
+        });
+        if kills.is_empty() && agents.values_mut().all(|a| a.exited().is_some()) {
+            break;
+        }
+        if t0.elapsed() > Duration::from_secs(40) {
+            let running: Vec<&String> = agents
+                .iter_mut()
+                .filter_map(|(n, a)| a.exited().is_none().then_some(n))
+                .collect();
+            panic!(
+                "the agents did not finish their round in 2 minutes: kills left {kills:?}, agents running {running:?}, truth {:?}",
+                truth(s.path())
+            );
+        }
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    for (n, a) in agents.iter_mut() {
+        let log = std::fs::read_to_string(s.path().join(format!("{n}.log"))).unwrap_or_default();
+        assert_eq!(a.exited(), Some(0), "agent {n}: {log}");
+    }
+    let evs = events(&s);
+    // Every server verified once (its round), the killed ones after their agent came back.
+    for n in &servers {
+        let complete = evs.iter().filter(|e| e.server == *n && e.kind == "complete").count();
+        assert_eq!(complete, 1, "{n} completed {complete} verifies: {evs:#?}");
+    }
+    // The invariant from the event log: never more than k tasks of a pool running.
+    let intervals = log_intervals(&evs);
+    for (pool, _, k) in specs {
+        let most = most_at_once(&intervals[pool]);
+        assert!(most <= k, "pool {pool}: {most} tasks at once by the event log, k = {k}");
+        assert!(most >= 1);
+    }
+    // And from the tasks' own record: each task really ended (stopped or run out), never more
+    // than k running at once.
+    let real = truth(s.path());
+    for (p, (pool, _, k)) in pools.iter().zip(specs) {
+        let mut iv = Vec::new();
+        for (n, _) in &p.servers {
+            for (a, b) in &real[n] {
+                iv.push((
+                    *a,
+                    b.unwrap_or_else(|| {
+                        panic!(
+                            "{n}'s task started at {a} never ended: {}\n{}\n{:#?}",
+                            std::fs::read_to_string(s.path().join("truth")).unwrap_or_default(),
+                            std::fs::read_to_string(s.path().join(format!("{n}.log"))).unwrap_or_default(),
+                            evs.iter().filter(|e| e.server == *n).collect::<Vec<_>>()
+                        )
+                    }),
+                ));
+            }
+        }
+        let most = most_at_once(&iv);
+        assert!(most <= k, "pool {pool}: {most} tasks really ran at once, k = {k}");
+        if k > 1 {
+            assert!(most > 1, "pool {pool}: k = {k} but the tasks ran one at a time");
+        }
+    }
+    // The killed agents' tasks were stopped by their guards (their first task ended before
+    // its time), and their servers verified by the agents started again.
+    for server in ["p1s3", "p2s2", "p4s5"] {
+        let runs = &real[server];
+        let text = std::fs::read_to_string(s.path().join("truth")).unwrap();
+        assert!(runs.len() >= 2, "{server}: {runs:?}");
+        assert!(
+            text.lines()
+                .any(|l| l.starts_with(&format!("end {server} ")) && l.ends_with("stopped")),
+            "{server}'s task was not stopped when its agent was killed: {text}"
+        );
+    }
+    // The status view agrees with the event log.
+    let st = s.json(&["sched", "status", "--schedule", f.to_str().unwrap()]);
+    for p in st["pools"].as_array().unwrap() {
+        assert_eq!(p["slots_in_use"], 0, "{p}");
+        for sv in p["servers"].as_array().unwrap() {
+            let name = sv["server"].as_str().unwrap();
+            let last = evs
+                .iter()
+                .filter(|e| e.server == name && e.kind == "complete")
+                .map(|e| e.t)
+                .fold(f64::MIN, f64::max);
+            assert!(
+                (sv["last_complete"].as_f64().unwrap() - last).abs() < 1e-6,
+                "{sv} vs the log's {last}"
+            );
+            assert_eq!(sv["errors_found"], 0, "{sv}");
+            assert_eq!(sv["running"], serde_json::Value::Null);
+        }
+    }
+}

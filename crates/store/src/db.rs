@@ -207,8 +207,16 @@ pub(crate) fn one(rows: Vec<Row>) -> Option<Row> {
 }
 
 /// Runs `f` in a transaction: committed when it returns Ok, rolled back otherwise.
+///
+/// SQLite's transactions begin IMMEDIATE, taking the write lock at once (waiting for it under
+/// the busy timeout): a deferred transaction that reads first and writes later fails at once
+/// with "database is locked" when another process wrote in between (WAL's busy snapshot, which
+/// no busy timeout waits out) — twenty scheduler agents on one file did just that.
 pub(crate) fn transaction<T>(c: &mut dyn Conn, f: impl FnOnce(&mut dyn Conn) -> Result<T>) -> Result<T> {
-    c.batch("BEGIN")?;
+    c.batch(match c.dialect() {
+        Dialect::Sqlite => "BEGIN IMMEDIATE",
+        Dialect::Postgres => "BEGIN",
+    })?;
     match f(c) {
         Ok(v) => {
             c.batch("COMMIT")?;

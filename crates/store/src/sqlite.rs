@@ -50,7 +50,21 @@ impl Sqlite {
         };
         let conn = Connection::open(path).map_err(open_err)?;
         conn.busy_timeout(std::time::Duration::from_secs(10))?;
-        conn.pragma_update(None, "journal_mode", "WAL").map_err(open_err)?;
+        // Switching a new file to WAL needs it alone, and SQLite answers "database is locked"
+        // at once rather than through the busy timeout while another process opens it too (a
+        // fleet's agents starting together): asked again for as long as the timeout.
+        let t0 = std::time::Instant::now();
+        loop {
+            match conn.pragma_update(None, "journal_mode", "WAL") {
+                Ok(()) => break,
+                Err(rusqlite::Error::SqliteFailure(e, _))
+                    if e.code == rusqlite::ErrorCode::DatabaseBusy && t0.elapsed().as_secs() < 10 =>
+                {
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                }
+                Err(e) => return Err(open_err(e)),
+            }
+        }
         conn.pragma_update(None, "synchronous", "NORMAL")?;
         conn.pragma_update(None, "foreign_keys", "ON")?;
         Ok(Sqlite(conn))
