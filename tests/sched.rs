@@ -434,3 +434,203 @@ fn twenty_agents_verify_every_server_once_and_never_more_than_k_of_a_pool_at_onc
         }
     }
 }
+
+/// Runs SQL in the scratch database, as someone with write access to it would.
+fn tamper(s: &Scratch, sql: &str) {
+    if common::on_postgres() {
+        let mut c = postgres::Client::connect(&s.db(), postgres::NoTls).unwrap();
+        c.batch_execute(sql).unwrap();
+    } else {
+        rusqlite::Connection::open(s.db()).unwrap().execute_batch(sql).unwrap();
+    }
+}
+
+#[test]
+fn an_agent_runs_only_what_its_own_schedule_file_says() {
+    use std::os::unix::fs::PermissionsExt;
+    let s = Scratch::new();
+    let pwned = s.path().join("pwned");
+    let f = write_schedule(
+        s.path(),
+        "3s",
+        &[TestPool {
+            name: "P",
+            budget: "10%",
+            cost: "10%",
+            servers: vec![("a".into(), 0.3), ("b".into(), 0.3)],
+            extra: "",
+        }],
+    );
+    // Someone who can write to the shared database rewrites what it holds: the log's words,
+    // a server's record. None of it is a command an agent takes.
+    let out = s.storlab(&["db", "migrate"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let evil = format!("cmd:touch {0}|touch {0}|touch {0}", pwned.display());
+    tamper(
+        &s,
+        &format!(
+            "INSERT INTO sched_servers (pool, server, seen, last_errors) VALUES ('P', 'a', 0, '{evil}');
+             INSERT INTO sched_events (t, pool, server, agent, token, kind, detail) VALUES (0, 'P', 'a', 'x', 1, 'task', '{evil}');"
+        ),
+    );
+    let mut a = AgentProc::start(&s.db(), &f, "a", &["--rounds", "1"]);
+    wait_until("agent a's verify", Duration::from_secs(30), || a.exited().is_some());
+    assert_eq!(a.exited(), Some(0));
+    assert!(!pwned.exists(), "an agent ran a command from the database");
+    assert_eq!(truth(s.path())["a"].len(), 1, "the schedule file's own task ran once");
+
+    // A schedule file its group may write is refused before anything starts.
+    std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o664)).unwrap();
+    let before = events(&s).len();
+    let out = s.storlab(&[
+        "sched",
+        "agent",
+        "--server",
+        "b",
+        "--schedule",
+        f.to_str().unwrap(),
+        "--rounds",
+        "1",
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("writable by its group (mode 664)"),
+        "{}",
+        stderr(&out)
+    );
+    std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o644)).unwrap();
+    // An agent for a server the schedule does not name.
+    let out = s.storlab(&["sched", "agent", "--server", "zz", "--schedule", f.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("--server zz") && stderr(&out).contains("its servers: a, b"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(events(&s).len(), before, "a refused agent wrote to the database");
+    assert!(!truth(s.path()).contains_key("b"), "a refused agent started a task");
+}
+
+#[test]
+fn two_agents_for_one_server_never_run_its_task_twice_at_once() {
+    let s = Scratch::new();
+    let f = write_schedule(
+        s.path(),
+        "3s",
+        &[TestPool {
+            name: "P",
+            budget: "100%",
+            cost: "10%",
+            servers: vec![("a".into(), 1.5)],
+            extra: "",
+        }],
+    );
+    let mut one = AgentProc::start(&s.db(), &f, "a", &["--rounds", "1"]);
+    let mut two = AgentProc::start(&s.db(), &f, "a", &["--rounds", "1"]);
+    wait_until("both agents' rounds", Duration::from_secs(60), || {
+        one.exited().is_some() && two.exited().is_some()
+    });
+    let evs = events(&s);
+    assert!(
+        evs.iter()
+            .any(|e| e.kind == "refused" && e.detail.contains("holds a slot already, through agent")),
+        "the second agent was not refused while the first held the server: {evs:#?}"
+    );
+    let runs: Vec<(f64, f64)> = truth(s.path())["a"].iter().map(|(a, b)| (*a, b.unwrap())).collect();
+    assert_eq!(runs.len(), 2, "each agent did its one round: {runs:?}");
+    assert_eq!(most_at_once(&runs), 1, "the server's task ran twice at once: {runs:?}");
+}
+
+#[test]
+fn an_agent_cut_off_from_postgresql_stops_its_task_before_its_lease_ends() {
+    // A server of this test's own, since it is terminated and stopped; in the suite's first
+    // pass (the second stores into the shared server, which must stay up).
+    if common::on_postgres() {
+        return;
+    }
+    let server = storlab_testkit::PgServer::start();
+    let pg = server.database();
+    let s = Scratch::new();
+    let f = write_schedule(
+        s.path(),
+        "3s",
+        &[TestPool {
+            name: "Q",
+            budget: "5%",
+            cost: "10%",
+            servers: vec![("q1".into(), 60.0), ("q2".into(), 0.5)],
+            extra: "",
+        }],
+    );
+    let url = pg.url();
+    let mut q1 = AgentProc::start(&url, &f, "q1", &[]);
+    wait_until("q1's task", Duration::from_secs(30), || {
+        truth(s.path()).contains_key("q1")
+    });
+    // Its connection cut (pg_terminate_backend): the agent connects again and renews; the task
+    // goes on.
+    let cut = common_now();
+    pg.sql("SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE datname = current_database() AND pid <> pg_backend_pid()");
+    std::thread::sleep(Duration::from_secs(4));
+    let renewals_after = |evs: &[Ev]| evs.iter().filter(|e| e.kind == "renewed" && e.t > cut).count();
+    let log = |evs: &[Ev]| format!("{evs:#?}");
+    let evs = {
+        let mut c = pg.client();
+        c.query(
+            "SELECT t, pool, server, token, kind, detail FROM sched_events ORDER BY id",
+            &[],
+        )
+        .unwrap()
+        .iter()
+        .map(|r| Ev {
+            t: r.get(0),
+            pool: r.get(1),
+            server: r.get(2),
+            token: r.get(3),
+            kind: r.get(4),
+            detail: r.get(5),
+        })
+        .collect::<Vec<_>>()
+    };
+    assert!(renewals_after(&evs) >= 2, "no renewal after the cut: {}", log(&evs));
+    assert_eq!(
+        truth(s.path())["q1"][0].1,
+        None,
+        "the task stopped when only its connection was cut"
+    );
+    // The server stopped: no renewal can come; the guard stops the task before the lease ends.
+    let last_expiry = evs
+        .iter()
+        .filter_map(|e| e.detail.split("until ").nth(1)?.parse::<f64>().ok())
+        .fold(f64::MIN, f64::max);
+    server.stop();
+    let stopped_at = common_now();
+    wait_until("q1's task to stop", Duration::from_secs(10), || {
+        truth(s.path())["q1"][0].1.is_some()
+    });
+    let end = truth(s.path())["q1"][0].1.unwrap();
+    // The lease's expiry is at most one renewal period past the last one seen before the stop.
+    assert!(
+        end < last_expiry + 1.0 + 0.1 && end > stopped_at,
+        "the task ended at {end}, its lease (last seen until {last_expiry}) ended by {}",
+        last_expiry + 1.0
+    );
+    // Back again: q1's agent, never gone, takes its turn again (q1 has not completed a verify);
+    // told to stop (SIGTERM, as systemd stops it), it stops the task and gives the slot back,
+    // and q2 verifies.
+    server.start_again();
+    let mut q2 = AgentProc::start(&url, &f, "q2", &["--rounds", "1"]);
+    wait_until("q1's second task", Duration::from_secs(30), || {
+        truth(s.path())["q1"].len() == 2
+    });
+    assert_eq!(q1.term(), Some(0), "an agent told to stop exits 0");
+    assert!(truth(s.path())["q1"][1].1.is_some(), "q1's task outlived its agent");
+    wait_until("q2's verify", Duration::from_secs(60), || q2.exited().is_some());
+    let real = truth(s.path());
+    let iv: Vec<(f64, f64)> = real
+        .values()
+        .flatten()
+        .map(|(a, b)| (*a, b.unwrap_or(f64::MAX)))
+        .collect();
+    assert_eq!(most_at_once(&iv), 1, "k = 1, yet two tasks ran at once: {real:?}");
+}
