@@ -4,7 +4,7 @@
 
 mod common;
 
-use common::{stderr, Scratch};
+use common::{stderr, stdout, Scratch};
 
 fn schedule(budget: &str, servers: usize) -> String {
     let mut t = format!(
@@ -633,4 +633,304 @@ fn an_agent_cut_off_from_postgresql_stops_its_task_before_its_lease_ends() {
         .map(|(a, b)| (*a, b.unwrap_or(f64::MAX)))
         .collect();
     assert_eq!(most_at_once(&iv), 1, "k = 1, yet two tasks ran at once: {real:?}");
+}
+
+/// Loop devices are set up one test at a time (losetup --find is not atomic across tests).
+static LOOPS: std::sync::Mutex<()> = std::sync::Mutex::new(());
+
+/// A btrfs RAID1 filesystem over two loop devices (images on the root filesystem), mounted
+/// under `dir`, holding `mib` MiB of data; undone when dropped.
+struct Raid1 {
+    mount: common::Mount,
+    _a: common::LoopDev,
+    _b: common::LoopDev,
+    _images: tempfile::TempDir,
+}
+
+fn raid1(dir: &Path, name: &str, mib: u64) -> Raid1 {
+    let images = tempfile::tempdir_in(std::env::temp_dir()).unwrap();
+    let a = common::loop_device(&images.path().join("a.img"), 256 << 20);
+    let b = common::loop_device(&images.path().join("b.img"), 256 << 20);
+    let mk = Command::new("mkfs.btrfs")
+        .args(["-q", "-f", "-d", "raid1", "-m", "raid1", &a.dev, &b.dev])
+        .output()
+        .unwrap();
+    assert!(mk.status.success(), "{}", stderr(&mk));
+    let point = dir.join(name);
+    let mount = common::mount_device(&a.dev, &point);
+    let dd = Command::new("dd")
+        .arg("if=/dev/urandom")
+        .arg(format!("of={}/data", point.display()))
+        .args(["bs=1M", &format!("count={mib}"), "conv=fsync"])
+        .output()
+        .unwrap();
+    assert!(dd.status.success(), "{}", stderr(&dd));
+    Raid1 {
+        mount,
+        _a: a,
+        _b: b,
+        _images: images,
+    }
+}
+
+fn write_file(dir: &Path, name: &str, text: &str) -> PathBuf {
+    use std::os::unix::fs::PermissionsExt;
+    let f = dir.join(name);
+    std::fs::write(&f, text).unwrap();
+    std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o644)).unwrap();
+    f
+}
+
+/// Two pools of two btrfs RAID1 filesystems each (k = 1 in each), whose scrubs really run:
+/// every filesystem scrubbed once, one at a time per pool, what each found recorded.
+#[test]
+fn btrfs_raid1_pools_are_scrubbed_one_server_at_a_time() {
+    let _l = LOOPS.lock().unwrap_or_else(|e| e.into_inner());
+    let s = Scratch::new();
+    let fss: Vec<(String, Raid1)> = ["b1x", "b1y", "b2x", "b2y"]
+        .iter()
+        .map(|n| (n.to_string(), raid1(s.path(), n, 64)))
+        .collect();
+    let mut t = String::from("[schedule]\nlease = \"5s\"\n");
+    for pool in ["B1", "B2"] {
+        t += &format!("\n[[pool]]\nname = \"{pool}\"\nbudget = \"5%\"\ncost = \"10%\"\n");
+        for (n, fs) in fss.iter().filter(|(n, _)| n.starts_with(&pool.to_lowercase())) {
+            // 16 MiB/s a device: each scrub takes about four seconds, long enough to be seen
+            // going and to overlap the other pool's.
+            t += &format!(
+                "[[pool.server]]\nname = \"{n}\"\ntask = \"btrfs-scrub:{}@16m\"\n",
+                fs.mount.point.display()
+            );
+        }
+    }
+    let f = write_file(s.path(), "schedule.toml", &t);
+    let mut agents: Vec<AgentProc> = fss
+        .iter()
+        .map(|(n, _)| AgentProc::start(&s.db(), &f, n, &["--rounds", "1"]))
+        .collect();
+    wait_until("four scrubs", Duration::from_secs(120), || {
+        agents.iter_mut().all(|a| a.exited().is_some())
+    });
+    for (a, (n, _)) in agents.iter_mut().zip(&fss) {
+        let log = std::fs::read_to_string(s.path().join(format!("{n}.log"))).unwrap_or_default();
+        assert_eq!(a.exited(), Some(0), "agent {n}: {log}");
+    }
+    let evs = events(&s);
+    for (n, _) in &fss {
+        let done: Vec<&Ev> = evs.iter().filter(|e| e.server == *n && e.kind == "complete").collect();
+        assert_eq!(done.len(), 1, "{n}: {evs:#?}");
+        assert!(done[0].detail.contains("no errors found"), "{n}: {}", done[0].detail);
+        assert!(
+            evs.iter().any(|e| e.server == *n
+                && e.kind == "progress"
+                && e.detail
+                    .split(" %")
+                    .next()
+                    .and_then(|p| p.parse::<f64>().ok())
+                    .is_some_and(|p| p > 0.0)),
+            "{n}'s scrub progress was never recorded: {evs:#?}"
+        );
+    }
+    let iv = log_intervals(&evs);
+    for pool in ["B1", "B2"] {
+        assert_eq!(most_at_once(&iv[pool]), 1, "pool {pool}: {:?}", iv[pool]);
+    }
+    // The two pools verified side by side (each has its own slot).
+    let all: Vec<(f64, f64)> = iv.values().flatten().copied().collect();
+    assert_eq!(most_at_once(&all), 2, "{iv:?}");
+    // The kernel's record agrees: each filesystem's last scrub finished.
+    for (n, fs) in &fss {
+        let out = Command::new("btrfs")
+            .args(["scrub", "status"])
+            .arg(&fs.mount.point)
+            .output()
+            .unwrap();
+        assert!(stdout(&out).contains("finished"), "{n}: {}", stdout(&out));
+    }
+    let st = s.json(&["sched", "status", "--schedule", f.to_str().unwrap()]);
+    for p in st["pools"].as_array().unwrap() {
+        for sv in p["servers"].as_array().unwrap() {
+            assert_eq!(sv["errors_found"], 0, "{sv}");
+            assert!(sv["last_duration"].as_f64().unwrap() > 0.5, "{sv}");
+        }
+    }
+}
+
+/// A pool busy by storlab monitor's samples (a loop device of its own, loaded with O_DIRECT
+/// writes): the running scrub pauses (btrfs' cancel, which keeps its place), and resumes when the
+/// load ends, and completes.
+#[test]
+fn a_busy_pool_pauses_its_scrub_and_resumes_it_after() {
+    let _l = LOOPS.lock().unwrap_or_else(|e| e.into_inner());
+    let s = Scratch::new();
+    let fs = raid1(s.path(), "r", 48);
+    let images = tempfile::tempdir_in(std::env::temp_dir()).unwrap();
+    let load = common::loop_device_with(&images.path().join("load.img"), 256 << 20, true);
+    let t = format!(
+        "[schedule]\nlease = \"5s\"\n\n[[pool]]\nname = \"R\"\nbudget = \"10%\"\ncost = \"10%\"\nbusy = {{ monitor_pool = \"L\", throughput = \"8MiB/s\", over = \"1s\" }}\n\
+         [[pool.server]]\nname = \"r1\"\ntask = \"btrfs-scrub:{}@8m\"\n",
+        fs.mount.point.display()
+    );
+    let f = write_file(s.path(), "schedule.toml", &t);
+    let mut monitor = Command::new(common::bin())
+        .args(["monitor", "run", "--db", &s.db(), "--pool", &format!("L={}", load.dev)])
+        .args(["--interval", "200ms", "--lt", "1s", "--quiet"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    struct Kill<'a>(&'a mut Child);
+    impl Drop for Kill<'_> {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let _m = Kill(&mut monitor);
+    std::thread::sleep(Duration::from_secs(2));
+    let mut agent = AgentProc::start(&s.db(), &f, "r1", &["--rounds", "1"]);
+    let has = |kind: &str| events(&s).iter().any(|e| e.kind == kind);
+    wait_until("the scrub's start", Duration::from_secs(30), || has("started"));
+    // Load: O_DIRECT writes to the watched device, well over 8 MiB/s, until the agent pauses.
+    let dev = load.dev.clone();
+    let stop_load = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let sl = stop_load.clone();
+    let loader = std::thread::spawn(move || {
+        while !sl.load(std::sync::atomic::Ordering::Relaxed) {
+            let _ = Command::new("dd")
+                .args([
+                    "if=/dev/zero",
+                    &format!("of={dev}"),
+                    "bs=1M",
+                    "count=32",
+                    "oflag=direct",
+                ])
+                .output();
+        }
+    });
+    wait_until("the pause", Duration::from_secs(30), || has("paused"));
+    let during = Command::new("btrfs")
+        .args(["scrub", "status"])
+        .arg(&fs.mount.point)
+        .output()
+        .unwrap();
+    stop_load.store(true, std::sync::atomic::Ordering::Relaxed);
+    loader.join().unwrap();
+    assert!(
+        stdout(&during).contains("aborted"),
+        "the scrub ran on while paused: {}",
+        stdout(&during)
+    );
+    wait_until("the scrub to end", Duration::from_secs(90), || agent.exited().is_some());
+    assert_eq!(agent.exited(), Some(0));
+    let evs = events(&s);
+    let kinds: Vec<&str> = evs
+        .iter()
+        .map(|e| e.kind.as_str())
+        .filter(|k| *k != "renewed" && *k != "progress")
+        .collect();
+    let (p, r, c) = (
+        kinds.iter().position(|k| *k == "paused").unwrap(),
+        kinds.iter().position(|k| *k == "resumed"),
+        kinds.iter().position(|k| *k == "complete"),
+    );
+    assert!(
+        r.is_some_and(|r| r > p) && c.is_some_and(|c| c > r.unwrap()),
+        "paused, resumed, complete expected in that order: {kinds:?}"
+    );
+    let paused = evs.iter().find(|e| e.kind == "paused").unwrap();
+    assert!(paused.detail.contains("pool L moves"), "{}", paused.detail);
+    let done = evs.iter().find(|e| e.kind == "complete").unwrap();
+    assert!(done.detail.contains("no errors found"), "{}", done.detail);
+}
+
+/// `sched status --metrics` scraped by a real Prometheus, and a pool whose busy condition is a
+/// Prometheus query over those metrics — pool B pauses while pool A verifies (two pools on one
+/// back-end) — and goes on when A is done.
+#[test]
+fn a_prometheus_query_pauses_a_pool_while_another_verifies() {
+    use storlab_testkit::prometheus::{free_port, Prometheus};
+    let s = Scratch::new();
+    let addr = format!("127.0.0.1:{}", free_port());
+    let prom_port = free_port();
+    let query = "storlab_sched_running{pool=\"A\"} > 0";
+    let f = write_schedule(
+        s.path(),
+        "3s",
+        &[
+            TestPool {
+                name: "A",
+                budget: "10%",
+                cost: "10%",
+                servers: vec![("a1".into(), 4.0)],
+                extra: "",
+            },
+            TestPool {
+                name: "B",
+                budget: "10%",
+                cost: "10%",
+                servers: vec![("b1".into(), 5.0)],
+                extra: &format!("busy = {{ prometheus = \"http://127.0.0.1:{prom_port}\", query = '{query}' }}"),
+            },
+        ],
+    );
+    let out = s.storlab(&["db", "migrate"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let mut status = Command::new(common::bin())
+        .args(["sched", "status", "--db", &s.db(), "--schedule", f.to_str().unwrap()])
+        .args(["--metrics", &addr, "--interval", "250ms"])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    struct Kill<'a>(&'a mut Child);
+    impl Drop for Kill<'_> {
+        fn drop(&mut self) {
+            let _ = self.0.kill();
+            let _ = self.0.wait();
+        }
+    }
+    let _st = Kill(&mut status);
+    wait_until("the metrics endpoint", Duration::from_secs(20), || {
+        storlab_testkit::prometheus::http_get(&addr, "/metrics", None).is_ok()
+    });
+    let prom = Prometheus::start_on(prom_port, std::slice::from_ref(&addr), "500ms");
+    assert!(
+        prom.query("storlab_sched_slots{pool=\"A\"}").contains("\"1\""),
+        "{}",
+        prom.query("storlab_sched_slots")
+    );
+    let mut b = AgentProc::start(&s.db(), &f, "b1", &["--rounds", "1"]);
+    wait_until("b1's task", Duration::from_secs(20), || {
+        truth(s.path()).contains_key("b1")
+    });
+    let mut a = AgentProc::start(&s.db(), &f, "a1", &["--rounds", "1"]);
+    wait_until("both rounds", Duration::from_secs(90), || {
+        a.exited().is_some() && b.exited().is_some()
+    });
+    let evs = events(&s);
+    let at = |server: &str, kind: &str| {
+        evs.iter()
+            .find(|e| e.server == server && e.kind == kind)
+            .unwrap_or_else(|| panic!("no {kind} of {server}: {evs:#?}"))
+            .t
+    };
+    let (paused, resumed) = (at("b1", "paused"), at("b1", "resumed"));
+    assert!(
+        at("a1", "started") < paused
+            && paused < resumed
+            && at("a1", "complete") < resumed
+            && resumed < at("b1", "complete"),
+        "b1 should pause after a1 started and resume after a1 completed: {evs:#?}"
+    );
+    let p = evs.iter().find(|e| e.kind == "paused").unwrap();
+    assert!(p.detail.contains("returns 1 series"), "{}", p.detail);
+    // b1's sleep really stood still while paused: its task ran 5 s of its own time.
+    let text = std::fs::read_to_string(s.path().join("truth")).unwrap();
+    assert!(text.contains("pause b1") && text.contains("resume b1"), "{text}");
+    // Prometheus saw A's slot in use and B's last verify once both were done.
+    wait_until("Prometheus to see b1's verify", Duration::from_secs(20), || {
+        prom.query("storlab_sched_since_last_verify_seconds{server=\"b1\"}")
+            .contains("\"b1\"")
+    });
 }

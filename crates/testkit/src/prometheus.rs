@@ -57,6 +57,12 @@ impl Prometheus {
     /// Starts Prometheus scraping `targets` (ADDR:PORT, path /metrics) every `scrape_interval`
     /// (`1s`), and waits until it answers.
     pub fn start(targets: &[String], scrape_interval: &str) -> Prometheus {
+        Prometheus::start_on(free_port(), targets, scrape_interval)
+    }
+
+    /// As [`Prometheus::start`], listening on `port` (a test that names the server's address
+    /// before it starts).
+    pub fn start_on(port: u16, targets: &[String], scrape_interval: &str) -> Prometheus {
         let dir = tempfile::Builder::new()
             .prefix("storlab-prometheus-")
             .tempdir()
@@ -68,7 +74,6 @@ impl Prometheus {
         );
         let config_file = dir.path().join("prometheus.yml");
         std::fs::write(&config_file, config).unwrap();
-        let port = free_port();
         let log = std::fs::File::create(dir.path().join("prometheus.log")).unwrap();
         let child = Command::new("prometheus")
             .arg(format!("--config.file={}", config_file.display()))
