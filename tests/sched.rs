@@ -934,3 +934,41 @@ fn a_prometheus_query_pauses_a_pool_while_another_verifies() {
             .contains("\"b1\"")
     });
 }
+
+/// Outside its pool's windows an agent asks for nothing and starts nothing; the status says
+/// when the windows open. Told to stop, it exits 0.
+#[test]
+fn outside_its_windows_an_agent_waits_and_the_status_says_until_when() {
+    let s = Scratch::new();
+    // A daily window two to three hours from now (UTC): closed now, whatever the time.
+    let now = common_now();
+    let hm = |t: f64| {
+        let m = ((t / 60.0).floor() as i64).rem_euclid(24 * 60);
+        format!("{:02}:{:02}", m / 60, m % 60)
+    };
+    let (from, to) = (now + 2.0 * 3600.0, now + 3.0 * 3600.0);
+    let f = write_schedule(
+        s.path(),
+        "3s",
+        &[TestPool {
+            name: "W",
+            budget: "10%",
+            cost: "10%",
+            servers: vec![("w1".into(), 0.3)],
+            extra: &format!("windows = [\"daily {}-{}\"]", hm(from), hm(to)),
+        }],
+    );
+    let mut a = AgentProc::start(&s.db(), &f, "w1", &["--rounds", "1"]);
+    std::thread::sleep(Duration::from_secs(3));
+    assert_eq!(a.exited(), None, "the agent should wait for its window");
+    let log = std::fs::read_to_string(s.path().join("w1.log")).unwrap();
+    assert!(log.contains("outside the pool's windows") && log.contains("they open in 1"), "{log}");
+    assert!(!truth(s.path()).contains_key("w1"), "a task started outside its window");
+    assert!(events(&s).is_empty(), "an agent outside its window asked for a slot");
+    let st = s.json(&["sched", "status", "--schedule", f.to_str().unwrap()]);
+    let due = &st["pools"][0]["servers"][0]["next_due"];
+    let opens = (from / 60.0).floor() * 60.0;
+    assert_eq!(due["state"], "at", "{st}");
+    assert!((due["t"].as_f64().unwrap() - opens).abs() <= 60.0, "{due} vs {opens}");
+    assert_eq!(a.term(), Some(0));
+}

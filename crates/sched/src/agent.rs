@@ -112,9 +112,11 @@ impl Agent<'_> {
     fn hold(&mut self) -> Option<String> {
         let now = wall();
         if !self.pool.windows.open(now) {
+            let next = self.pool.windows.next_open(now).unwrap_or(now);
             return Some(format!(
-                "outside the pool's windows ({})",
-                self.pool.windows_text.join(", ")
+                "outside the pool's windows ({}); they open in {:.0} min",
+                self.pool.windows_text.join(", "),
+                (next - now) / 60.0
             ));
         }
         let busy = self.pool.busy.clone()?;

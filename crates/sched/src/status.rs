@@ -85,8 +85,14 @@ pub fn status(schedule: &Schedule, known: &[SchedServer], now: f64) -> Vec<PoolS
                             .map(|(k, d)| if d.is_empty() { k.clone() } else { format!("{k}: {d}") }),
                     });
                     let last_complete = r.and_then(|r| r.last_complete);
+                    let window = p.windows.next_open(now).unwrap_or(now);
                     let next_due = if running.is_some() {
                         NextDue::Running
+                    } else if window > now {
+                        // Closed now: nothing starts before the windows open.
+                        NextDue::At {
+                            t: window.max(last_complete.map_or(now, |l| l + p.every.unwrap_or(0.0))),
+                        }
                     } else if let Some(place) = queue.iter().position(|(_, n)| *n == s.name) {
                         NextDue::Queued {
                             place: place as u32 + 1,

@@ -96,6 +96,18 @@ impl Windows {
         self.open_at(minute_of_week(t))
     }
 
+    /// When the windows next open at or after `t` (seconds since the epoch): `t` itself when
+    /// they are open, else the start of the next open minute; None when they never open.
+    pub fn next_open(&self, t: f64) -> Option<f64> {
+        if self.open(t) {
+            return Some(t);
+        }
+        let start = (t / 60.0).floor() * 60.0;
+        (1..=WEEK as u64)
+            .map(|i| start + 60.0 * i as f64)
+            .find(|t| self.open(*t))
+    }
+
     /// Open minutes in a week (overlapping windows counted once).
     pub fn open_minutes(&self) -> u32 {
         (0..WEEK).filter(|m| self.open_at(*m)).count() as u32
@@ -139,6 +151,18 @@ mod tests {
         assert!(parse_one("Moonday 10:00-11:00").unwrap_err().contains("not a day"));
         assert!(parse_one("Mon 25:00-26:00").unwrap_err().contains("not a time"));
         assert!(parse_one("nights").unwrap_err().contains("expected `always`"));
+    }
+
+    #[test]
+    fn the_next_opening_is_found() {
+        let w = Windows::parse(&["Mon-Fri 22:00-06:00".into()]).unwrap();
+        // Monday 2026-11-23 08:30 UTC: the window opens at 22:00 the same day.
+        let t = 1_795_422_600.0;
+        assert_eq!(w.next_open(t), Some(t + (13.0 * 60.0 + 30.0) * 60.0));
+        assert_eq!(w.next_open(t + 14.0 * 3600.0), Some(t + 14.0 * 3600.0), "open now");
+        // Friday night's window ends Saturday 06:00; the next opens Monday 22:00.
+        let sat = t + (5.0 * 24.0 - 2.5) * 3600.0;
+        assert_eq!(w.next_open(sat), Some(t + (7.0 * 24.0 + 13.5) * 3600.0));
     }
 
     #[test]
