@@ -39,7 +39,11 @@ pub fn dispatch(c: SchedCmd) -> Result<u8> {
             // SAFETY: setting a signal's disposition to SIG_IGN installs no handler.
             unsafe { libc::signal(libc::SIGPIPE, libc::SIG_IGN) };
             let task = storlab_impact::kinds::parse(&task).map_err(|e| usage(format!("--task: {e}")))?;
-            let code = storlab_sched::guard::guard(task, deadline, Duration::from_secs_f64(poll.max(0.01)));
+            let stop = Arc::new(AtomicBool::new(false));
+            let s = stop.clone();
+            let _ = ctrlc::set_handler(move || s.store(true, Ordering::Relaxed));
+            let poll = Duration::from_secs_f64(poll.max(0.01));
+            let code = storlab_sched::guard::guard(task, deadline, poll, &stop);
             Ok(code as u8)
         }
     }

@@ -55,7 +55,7 @@ impl Drop for Installed {
 }
 
 /// What each package must hold.
-const FILES: [&str; 9] = [
+const FILES: [&str; 11] = [
     "/usr/bin/storlab",
     "/usr/share/man/man1/storlab.1.gz",
     "/usr/share/man/man1/storlab-monitor-run.1.gz",
@@ -63,6 +63,8 @@ const FILES: [&str; 9] = [
     "/usr/share/fish/vendor_completions.d/storlab.fish",
     "/usr/share/doc/storlab/monitor.md",
     "/usr/share/doc/storlab/examples/qualify.toml",
+    "/usr/share/doc/storlab/examples/schedule.toml",
+    "/usr/share/doc/storlab/sched.md",
     "/etc/storlab/monitor.toml",
     "/usr/share/storlab/grafana/storlab-monitor.json",
 ];
@@ -81,10 +83,9 @@ fn the_deb_installs_works_and_purges_and_the_rpm_holds_the_same_files() {
         assert!(listed.lines().any(|l| l == f), "{f} is not in the rpm:\n{listed}");
     }
     assert!(listed.contains("/usr/share/zsh/site-functions/_storlab"), "{listed}");
-    assert!(
-        listed.contains("/usr/lib/systemd/system/storlab-monitor.service"),
-        "{listed}"
-    );
+    for unit in ["storlab-monitor.service", "storlab-sched-agent.service"] {
+        assert!(listed.contains(&format!("/usr/lib/systemd/system/{unit}")), "{listed}");
+    }
     let man_pages = listed
         .lines()
         .filter(|l| l.starts_with("/usr/share/man/man1/storlab"))
@@ -99,6 +100,7 @@ fn the_deb_installs_works_and_purges_and_the_rpm_holds_the_same_files() {
         [
             "/usr/share/zsh/vendor-completions/_storlab",
             "/lib/systemd/system/storlab-monitor.service",
+            "/lib/systemd/system/storlab-sched-agent.service",
         ]
         .iter(),
     ) {
@@ -151,6 +153,23 @@ fn the_deb_installs_works_and_purges_and_the_rpm_holds_the_same_files() {
         .output()
         .unwrap();
     assert!(run.status.success(), "{}", stderr(&run));
+    // The example schedule plans; the agent's unit names this host, which it does not hold.
+    let plan = Command::new("/usr/bin/storlab")
+        .args(["sched", "plan", "/usr/share/doc/storlab/examples/schedule.toml"])
+        .output()
+        .unwrap();
+    assert!(plan.status.success(), "{}", stderr(&plan));
+    assert!(stdout(&plan).contains("P1: 1 at once"), "{}", stdout(&plan));
+    let unit = std::fs::read_to_string("/lib/systemd/system/storlab-sched-agent.service").unwrap();
+    let exec = unit.lines().find_map(|l| l.strip_prefix("ExecStart=")).unwrap();
+    assert!(
+        exec.starts_with("/usr/bin/storlab sched agent --server %H --schedule /etc/storlab/schedule.toml"),
+        "{exec}"
+    );
+    for page in ["storlab-sched-agent", "storlab-sched-status"] {
+        let w = sh("man", &["-w", page]);
+        assert!(w.status.success(), "man -w {page}: {}", stderr(&w));
+    }
 
     let purge = sh("dpkg", &["--purge", "storlab"]);
     assert!(purge.status.success(), "{}", stderr(&purge));

@@ -18,6 +18,7 @@
 //! `failed MESSAGE`.
 
 use std::io::{BufRead, Write};
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::mpsc::{self, RecvTimeoutError};
 use std::time::{Duration, Instant};
 
@@ -89,9 +90,10 @@ fn stop(task: &mut dyn Task, why: &str) -> i32 {
 }
 
 /// Runs `task` under a guard whose lease deadline is `deadline` seconds from now, looking at it
-/// every `poll`. Reads the agent's lines from stdin and answers on stdout. Returns the exit
-/// code.
-pub fn guard(mut task: Box<dyn Task>, deadline: f64, poll: Duration) -> i32 {
+/// every `poll`. Reads the agent's lines from stdin and answers on stdout. `told_to_stop` is
+/// set by SIGTERM (systemd stopping what is left of the agent's unit): the guard stops the task
+/// and ends. Returns the exit code.
+pub fn guard(mut task: Box<dyn Task>, deadline: f64, poll: Duration, told_to_stop: &AtomicBool) -> i32 {
     let (tx, rx) = mpsc::channel::<String>();
     std::thread::spawn(move || {
         for line in std::io::stdin().lock().lines() {
@@ -115,7 +117,11 @@ pub fn guard(mut task: Box<dyn Task>, deadline: f64, poll: Duration) -> i32 {
         if now >= deadline {
             return stop(task.as_mut(), "the lease was not renewed in time");
         }
-        let until = if paused { deadline } else { next_look.min(deadline) };
+        if told_to_stop.load(Ordering::Relaxed) {
+            return stop(task.as_mut(), "the guard was told to stop");
+        }
+        // Wakes at least every 100 ms to see a signal.
+        let until = if paused { deadline } else { next_look.min(deadline) }.min(now + Duration::from_millis(100));
         match rx.recv_timeout(until.saturating_duration_since(now)) {
             Ok(line) => {
                 let (word, rest) = line.split_once(' ').unwrap_or((&line, ""));

@@ -19,6 +19,7 @@ pub mod busy;
 pub mod guard;
 pub mod metrics;
 pub mod plan;
+pub mod risk;
 pub mod schedule;
 pub mod status;
 pub mod window;
