@@ -73,6 +73,10 @@ pub enum Cmd {
     /// through slot leases in a shared database (plan, agent, status, events).
     #[command(subcommand)]
     Sched(SchedCmd),
+    /// The chance of data loss of an array and a fleet of them in a year (a Markov model with
+    /// latent sector errors, solved exactly), and how it changes with the verify interval and
+    /// the scheduler's k.
+    Risk(Box<RiskArgs>),
     /// Print the completion script of a shell (bash, zsh, fish, elvish, powershell): storlab
     /// completions bash > /etc/bash_completion.d/storlab
     Completions {
@@ -822,6 +826,79 @@ pub enum MonitorCmd {
         #[command(flatten)]
         output: OutputArgs,
     },
+}
+
+#[derive(Args, Debug)]
+pub struct RiskArgs {
+    /// RAID level: 1, 5, 6, 10, or draid1:P, draid2:P, draid3:P (distributed parity whose
+    /// rebuild runs P times faster than onto one spare).
+    #[arg(long, default_value = "6")]
+    pub raid: String,
+    /// Drives per array.
+    #[arg(long)]
+    pub drives: u32,
+    /// A drive's capacity (16TB, 18TiB): with --rebuild-speed, the rebuild's time when none is
+    /// given.
+    #[arg(long, value_name = "SIZE")]
+    pub capacity: Option<String>,
+    /// Drive failures: a share per period (0.1%/month is seed 003's one per 1,000 drives a
+    /// month; 1.2%/year), or --mttf.
+    #[arg(long, value_name = "RATE", default_value = "0.1%/month")]
+    pub failure_rate: String,
+    /// A drive's mean time to failure instead of --failure-rate (1000000h).
+    #[arg(long, value_name = "DURATION")]
+    pub mttf: Option<String>,
+    /// Latent sector errors appearing, a share of drives per period (default 1.29%/year:
+    /// Bairavasundaram et al., SIGMETRICS 2007, 3.45 % of nearline drives in 32 months).
+    #[arg(long, value_name = "RATE", default_value = "1.29%/year")]
+    pub latent_rate: String,
+    /// The rebuild's duration with the array idle.
+    #[arg(long, value_name = "DURATION")]
+    pub rebuild: Option<String>,
+    /// The rebuild's duration under the users' load.
+    #[arg(long, value_name = "DURATION")]
+    pub rebuild_loaded: Option<String>,
+    /// Take both rebuild times from a stored study of the rebuild's task (storlab impact
+    /// --reverse: idle and loaded).
+    #[arg(long, value_name = "ID", conflicts_with_all = ["rebuild", "rebuild_loaded"])]
+    pub rebuild_study: Option<i64>,
+    /// With --capacity and no rebuild time: the rebuild's speed.
+    #[arg(long, value_name = "RATE", default_value = "100MiB/s")]
+    pub rebuild_speed: String,
+    /// Time from one verify of an array to its next, or `never`.
+    #[arg(long, value_name = "DURATION|never")]
+    pub verify_interval: Option<String>,
+    /// A verify's duration (a latent error waits half an interval and half a verify).
+    #[arg(long, value_name = "DURATION")]
+    pub verify_duration: Option<String>,
+    /// A schedule file: the interval follows from its pool's k, servers, task duration under
+    /// load, windows and `every`; the figures are also given for every k.
+    #[arg(long, value_name = "FILE", requires = "pool")]
+    pub schedule: Option<std::path::PathBuf>,
+    /// The schedule's pool (its servers are the arrays).
+    #[arg(long, requires = "schedule")]
+    pub pool: Option<String>,
+    /// Arrays in the fleet.
+    #[arg(long, default_value_t = 1)]
+    pub arrays: u32,
+    /// The horizon of the chances, years.
+    #[arg(long, default_value_t = 1.0)]
+    pub years: f64,
+    /// Check the solution with N simulated paths of the same chain (slow for realistic rates:
+    /// each path runs until data are lost).
+    #[arg(long, value_name = "N", default_value_t = 0)]
+    pub monte_carlo: u64,
+    /// The simulation's seed.
+    #[arg(long, default_value_t = 1)]
+    pub seed: u64,
+    /// Write the figures, tables and plots as an HTML report.
+    #[arg(long, value_name = "FILE")]
+    pub html: Option<std::path::PathBuf>,
+    /// Print one JSON document.
+    #[arg(long)]
+    pub json: bool,
+    #[command(flatten)]
+    pub db: DbArgs,
 }
 
 #[derive(Subcommand, Debug)]

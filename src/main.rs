@@ -79,6 +79,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<u8> {
         Cmd::Challenge(c) => challenge::dispatch(c),
         Cmd::Monitor(c) => monitor::dispatch(c),
         Cmd::Sched(c) => sched::dispatch(c),
+        Cmd::Risk(a) => sched::risk(*a),
         Cmd::Completions { shell } => commands::completions(shell),
         Cmd::Manpages { dir } => commands::manpages(&dir),
         Cmd::Db(d) => match d {

@@ -73,6 +73,7 @@ pub fn report(args: ReportArgs) -> Result<u8> {
         &studies,
         &challenges,
         &monitors,
+        &[],
         &HtmlOptions {
             free_scales: args.free_scales,
         },

@@ -198,3 +198,251 @@ fn events(pool: Option<&str>, json: bool, db: &DbArgs) -> Result<u8> {
     }
     Ok(0)
 }
+
+/// A share per period ("0.1%/month", "1.2%/year", "0.012/year") as a rate per hour.
+fn rate_per_hour(flag: &str, v: &str) -> Result<f64> {
+    let bad = || {
+        usage(format!(
+            "{flag} {v}: a share per period such as 0.1%/month, 1.2%/year or 0.012/year (0 or more)"
+        ))
+    };
+    let (amount, period) = v.trim().split_once('/').ok_or_else(bad)?;
+    let amount = amount.trim();
+    let share = match amount.strip_suffix('%') {
+        Some(p) => p.trim().parse::<f64>().map_err(|_| bad())? / 100.0,
+        None => amount.parse::<f64>().map_err(|_| bad())?,
+    };
+    if !share.is_finite() {
+        return Err(bad());
+    }
+    if share < 0.0 {
+        return Err(usage(format!("{flag} {v}: a negative rate; a rate is 0 or more")));
+    }
+    let hours = match period.trim() {
+        "hour" | "h" => 1.0,
+        "day" | "d" => 24.0,
+        "week" | "w" => 168.0,
+        "month" => storlab_sched::risk::YEAR_HOURS / 12.0,
+        "year" | "y" => storlab_sched::risk::YEAR_HOURS,
+        _ => return Err(bad()),
+    };
+    Ok(share / hours)
+}
+
+fn hours(flag: &str, v: &str) -> Result<f64> {
+    Ok(duration(flag, v)?.as_secs_f64() / 3600.0)
+}
+
+/// `storlab risk`.
+pub fn risk(a: crate::cli::RiskArgs) -> Result<u8> {
+    use storlab_sched::risk::{assess, Params, Question, Raid, Scheduling, YEAR_HOURS};
+    let raid = Raid::parse(&a.raid).map_err(|e| usage(format!("--raid: {e}")))?;
+    let failure_rate = match &a.mttf {
+        Some(m) => 1.0 / hours("--mttf", m)?,
+        None => rate_per_hour("--failure-rate", &a.failure_rate)?,
+    };
+    let latent_rate = rate_per_hour("--latent-rate", &a.latent_rate)?;
+    let capacity = a
+        .capacity
+        .as_deref()
+        .map(|c| {
+            c.parse::<storlab_units::Size>()
+                .map(|s| s.0)
+                .map_err(|e| usage(format!("--capacity {c}: {e}")))
+        })
+        .transpose()?;
+    // The rebuild: a stored study, given times, or the capacity at a speed.
+    let (rebuild, rebuild_loaded, rebuild_source) = if let Some(id) = a.rebuild_study {
+        let store = crate::results::open_existing(&a.db)?;
+        let study = store
+            .study(id)?
+            .ok_or_else(|| usage(format!("--rebuild-study {id}: no such study")))?;
+        match &study.params {
+            storlab_model::study::StudyParams::ImpactReverse(p) => (
+                p.idle_seconds / 3600.0,
+                Some(p.loaded_seconds / 3600.0),
+                format!(
+                    "study {id} ({}): {:.2} h idle, {:.2} h under load",
+                    p.task_description,
+                    p.idle_seconds / 3600.0,
+                    p.loaded_seconds / 3600.0
+                ),
+            ),
+            _ => {
+                return Err(usage(format!(
+                    "--rebuild-study {id}: a {} study; the rebuild's times come from a cost-to-the-task study (storlab impact --reverse --task …)",
+                    study.kind()
+                )))
+            }
+        }
+    } else if let Some(r) = &a.rebuild {
+        let idle = hours("--rebuild", r)?;
+        let loaded = a
+            .rebuild_loaded
+            .as_deref()
+            .map(|l| hours("--rebuild-loaded", l))
+            .transpose()?;
+        let words = match loaded {
+            Some(l) => format!("given: {idle:.2} h idle, {l:.2} h under load"),
+            None => format!("given: {idle:.2} h"),
+        };
+        (idle, loaded, words)
+    } else if let Some(c) = capacity {
+        let speed = match a.rebuild_speed.parse::<storlab_units::Rate>() {
+            Ok(storlab_units::Rate::BytesPerSec(b)) => b,
+            _ => {
+                return Err(usage(format!(
+                    "--rebuild-speed {}: bytes per second such as 100MiB/s",
+                    a.rebuild_speed
+                )))
+            }
+        };
+        let idle = c as f64 / speed / 3600.0;
+        let loaded = a
+            .rebuild_loaded
+            .as_deref()
+            .map(|l| hours("--rebuild-loaded", l))
+            .transpose()?;
+        (
+            idle,
+            loaded,
+            format!("the capacity at {}: {idle:.2} h", a.rebuild_speed),
+        )
+    } else {
+        return Err(usage(
+            "the rebuild's time: give --rebuild DURATION (and --rebuild-loaded), --rebuild-study ID, or --capacity SIZE (at --rebuild-speed)",
+        ));
+    };
+    // The verify: a schedule's pool, or a given interval.
+    let mut scheduling = None;
+    let (verify_interval, verify_hours, verify_source) = if let (Some(file), Some(pool)) = (&a.schedule, &a.pool) {
+        let schedule = Schedule::read(file)?;
+        let p = schedule.pools.iter().find(|p| p.name == *pool).ok_or_else(|| {
+            let names: Vec<&str> = schedule.pools.iter().map(|p| p.name.as_str()).collect();
+            usage(format!(
+                "--pool {pool}: {} has no such pool (its pools: {})",
+                file.display(),
+                names.join(", ")
+            ))
+        })?;
+        let plan = storlab_sched::plan::pool_plan(p);
+        let d = p.duration_loaded.or(p.duration).ok_or_else(|| {
+            usage(format!(
+                "--pool {pool}: the schedule gives the pool no duration; the interval follows from a verify's duration (duration_loaded = \"9h\")"
+            ))
+        })? / 3600.0;
+        let s = Scheduling {
+            servers: plan.servers,
+            cost: p.cost,
+            budget: p.budget,
+            verify_hours: d,
+            every: p.every.map(|e| e / 3600.0),
+            open: plan.window_hours / 168.0,
+        };
+        let interval = s.interval(plan.k);
+        let words = format!(
+            "pool {pool} of {}: {} servers, k = {}, a verify {d:.1} h under load, windows open {:.0} h a week{}: every {:.1} days",
+            file.display(),
+            plan.servers,
+            plan.k,
+            plan.window_hours,
+            p.every.map(|e| format!(", due every {:.0} days", e / 86400.0)).unwrap_or_default(),
+            interval / 24.0
+        );
+        scheduling = Some(s);
+        (Some(interval), d, words)
+    } else {
+        let d = a
+            .verify_duration
+            .as_deref()
+            .map(|d| hours("--verify-duration", d))
+            .transpose()?
+            .unwrap_or(0.0);
+        match a.verify_interval.as_deref() {
+            None | Some("never") => (
+                None,
+                d,
+                "never verified (give --verify-interval or --schedule and --pool)".to_string(),
+            ),
+            Some(v) => {
+                let h = hours("--verify-interval", v)?;
+                (Some(h), d, format!("every {:.1} days, a verify of {d:.1} h", h / 24.0))
+            }
+        }
+    };
+    if !(a.years.is_finite() && a.years > 0.0) {
+        return Err(usage(format!("--years {}: a horizon above 0", a.years)));
+    }
+    let q = Question {
+        params: Params {
+            raid,
+            drives: a.drives,
+            failure_rate,
+            latent_rate,
+            rebuild_hours: rebuild,
+            verify_interval,
+            verify_hours,
+        },
+        rebuild_loaded,
+        arrays: a.arrays,
+        hours: a.years * YEAR_HOURS,
+        capacity,
+        rebuild_source,
+        verify_source,
+        scheduling,
+        simulate: (a.monte_carlo, a.seed),
+    };
+    let report = assess(&q).map_err(usage)?;
+    if let Some(f) = &a.html {
+        let html = storlab_report::html::render(
+            &[],
+            None,
+            &[],
+            &[],
+            &[],
+            std::slice::from_ref(&report),
+            &storlab_report::html::HtmlOptions { free_scales: false },
+        );
+        storlab_report::export::write_whole(f, |w| Ok(std::io::Write::write_all(w, html.as_bytes())?))?;
+        eprintln!("storlab: wrote {}", f.display());
+    }
+    if a.json {
+        print_json(&report)?;
+        return Ok(0);
+    }
+    for (k, v) in storlab_report::risk::inputs(&report) {
+        println!("{k:<22}{v}");
+    }
+    println!();
+    print!(
+        "{}",
+        storlab_report::risk::rows_table("risk", &report.summary, report.years).to_text()
+    );
+    println!(
+        "\nagainst the verify interval (rebuild {:.1} h):",
+        report.by_interval[0].rebuild_hours
+    );
+    print!(
+        "{}",
+        storlab_report::risk::rows_table("interval", &report.by_interval, report.years).to_text()
+    );
+    if !report.by_k.is_empty() {
+        println!("\nagainst the scheduler's k:");
+        print!(
+            "{}",
+            storlab_report::risk::rows_table("k", &report.by_k, report.years).to_text()
+        );
+    }
+    if let Some(c) = &report.check {
+        println!(
+            "\nsimulated, {} paths: MTTDL {:.4e} years (95 % interval {:.4e} to {:.4e}); solved {:.4e} years: {}",
+            c.runs,
+            c.mttdl_years[0],
+            c.mttdl_years[1],
+            c.mttdl_years[2],
+            c.solved_years,
+            if c.agrees { "within" } else { "outside" }
+        );
+    }
+    Ok(0)
+}

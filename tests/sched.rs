@@ -962,7 +962,10 @@ fn outside_its_windows_an_agent_waits_and_the_status_says_until_when() {
     std::thread::sleep(Duration::from_secs(3));
     assert_eq!(a.exited(), None, "the agent should wait for its window");
     let log = std::fs::read_to_string(s.path().join("w1.log")).unwrap();
-    assert!(log.contains("outside the pool's windows") && log.contains("they open in 1"), "{log}");
+    assert!(
+        log.contains("outside the pool's windows") && log.contains("they open in 1"),
+        "{log}"
+    );
     assert!(!truth(s.path()).contains_key("w1"), "a task started outside its window");
     assert!(events(&s).is_empty(), "an agent outside its window asked for a slot");
     let st = s.json(&["sched", "status", "--schedule", f.to_str().unwrap()]);

@@ -13,6 +13,7 @@ pub mod env;
 pub mod monitor;
 pub mod plan;
 pub mod result;
+pub mod risk;
 pub mod run;
 pub mod scan;
 pub mod sched;

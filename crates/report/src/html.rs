@@ -390,6 +390,7 @@ pub fn render(
     studies: &[StudyView],
     challenges: &[crate::challenge::ChallengeView],
     monitors: &[crate::monitor::MonitorView],
+    risks: &[storlab_model::risk::RiskReport],
     opts: &HtmlOptions,
 ) -> String {
     // Series first, so that like plots can share one scale.
@@ -424,6 +425,9 @@ pub fn render(
         body += &html;
         thinned_any |= thinned;
     }
+    for r in risks {
+        body += &crate::risk::render_html(r);
+    }
     for (sec, ss) in sections.iter().zip(&series) {
         let (html, thinned) = run_section(sec, ss, &scales);
         body += &html;
@@ -442,6 +446,9 @@ pub fn render(
         ));
     }
     let mut what = covered(sections, studies);
+    if !risks.is_empty() && sections.is_empty() && studies.is_empty() {
+        what = format!("risk of data loss, {}", risks[0].raid);
+    }
     if !monitors.is_empty() {
         let m = format!(
             "monitor {} to {}",

@@ -13,6 +13,7 @@ pub mod fio;
 pub mod html;
 pub mod iozone;
 pub mod monitor;
+pub mod risk;
 pub mod runs;
 pub mod scan;
 pub mod sched;

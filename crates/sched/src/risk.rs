@@ -83,7 +83,11 @@ impl Raid {
                     .ok_or_else(|| format!("'{s}': the rebuild's parallelism is a number of at least 1 (draid2:8)"))?;
                 Raid::Declustered { parity, parallelism }
             }
-            _ => return Err(format!("RAID level '{s}': one of 1, 5, 6, 10, draid1:P, draid2:P, draid3:P")),
+            _ => {
+                return Err(format!(
+                    "RAID level '{s}': one of 1, 5, 6, 10, draid1:P, draid2:P, draid3:P"
+                ))
+            }
         })
     }
 
@@ -177,7 +181,10 @@ pub fn check(p: &Params) -> Result<(), String> {
         ));
     }
     if p.raid == Raid::Raid10 && p.drives % 2 == 1 {
-        return Err(format!("RAID 10 with {} drives: mirrored pairs need an even number", p.drives));
+        return Err(format!(
+            "RAID 10 with {} drives: mirrored pairs need an even number",
+            p.drives
+        ));
     }
     Ok(())
 }
@@ -262,10 +269,11 @@ fn solve(mut a: Vec<Vec<f64>>, mut b: Vec<f64>) -> Vec<f64> {
             .unwrap_or(col);
         a.swap(col, p);
         b.swap(col, p);
+        let pivot = a[col].clone();
         for r in col + 1..n {
-            let m = a[r][col] / a[col][col];
-            for k in col..n {
-                a[r][k] -= m * a[col][k];
+            let m = a[r][col] / pivot[col];
+            for (x, p) in a[r].iter_mut().zip(&pivot).skip(col) {
+                *x -= m * p;
             }
             b[r] -= m * b[col];
         }
@@ -417,6 +425,189 @@ pub fn simulate(c: &Chain, runs: u64, hours: f64, seed: u64) -> Simulated {
     }
 }
 
+/// The scheduler's side of the risk: a pool of `servers` arrays verified k at a time.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Scheduling {
+    /// Servers (arrays) in the pool.
+    pub servers: u32,
+    /// One verifying server's loss, percent.
+    pub cost: f64,
+    /// The pool's budget, percent.
+    pub budget: f64,
+    /// A verify's duration under load, hours.
+    pub verify_hours: f64,
+    /// A server is due again this long after its last verify, hours (None: rounds follow one
+    /// another).
+    pub every: Option<f64>,
+    /// The share of the week the pool's windows are open.
+    pub open: f64,
+}
+
+impl Scheduling {
+    /// Hours from one verify of a server to its next with k at a time: a round of ⌈S/k⌉
+    /// verifies in calendar time, or the pool's `every` when that is longer.
+    pub fn interval(&self, k: u32) -> f64 {
+        let round = self.servers.div_ceil(k.max(1)) as f64 * self.verify_hours / self.open.max(1e-9);
+        self.every.map_or(round, |e| e.max(round))
+    }
+}
+
+/// What `storlab risk` is asked.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Question {
+    /// The model's parameters (rebuild_hours: the idle rebuild).
+    pub params: Params,
+    /// The rebuild under load, hours, when known.
+    pub rebuild_loaded: Option<f64>,
+    /// Arrays in the fleet.
+    pub arrays: u32,
+    /// The horizon, hours.
+    pub hours: f64,
+    /// A drive's capacity, bytes.
+    pub capacity: Option<u64>,
+    /// Where the rebuild times come from, in words.
+    pub rebuild_source: String,
+    /// Where the verify interval comes from, in words.
+    pub verify_source: String,
+    /// The scheduler's pool, when one is given.
+    pub scheduling: Option<Scheduling>,
+    /// Simulated paths for the check (0: none) and the seed.
+    pub simulate: (u64, u64),
+}
+
+fn days(h: f64) -> String {
+    if h >= 48.0 {
+        format!("{:.0} d", h / 24.0)
+    } else {
+        format!("{h:.0} h")
+    }
+}
+
+/// Answers a question: the figures as configured, over verify intervals, and over k.
+pub fn assess(q: &Question) -> Result<storlab_model::risk::RiskReport, String> {
+    use storlab_model::risk::{RiskCheck, RiskReport, RiskRow};
+    check(&q.params)?;
+    if q.arrays == 0 {
+        return Err("a fleet of 0 arrays: give --arrays 1 or more".into());
+    }
+    if let Some(r) = q.rebuild_loaded {
+        if !(r.is_finite() && r > 0.0) {
+            return Err(format!("rebuild time under load {r} h: a time above 0"));
+        }
+    }
+    let row = |label: String, interval: Option<f64>, rebuild: f64, k: Option<(u32, f64)>| -> Result<RiskRow, String> {
+        let p = Params {
+            rebuild_hours: rebuild,
+            verify_interval: interval,
+            ..q.params.clone()
+        };
+        let f = array(&p, q.hours)?;
+        Ok(RiskRow {
+            label,
+            verify_interval_hours: interval,
+            rebuild_hours: rebuild,
+            k: k.map(|k| k.0),
+            pool_loss: k.map(|k| k.1),
+            loss_array: f.loss,
+            loss_fleet: fleet(f.loss, q.arrays),
+            mttdl_years: f.mttdl_hours / YEAR_HOURS,
+        })
+    };
+    let idle = q.params.rebuild_hours;
+    let worst = q.rebuild_loaded.unwrap_or(idle);
+    let v = q.params.verify_interval;
+    let mut summary = vec![row(format!("rebuild idle, {idle:.1} h"), v, idle, None)?];
+    if let Some(l) = q.rebuild_loaded {
+        summary.push(row(format!("rebuild under load, {l:.1} h"), v, l, None)?);
+    }
+    let mut intervals: Vec<Option<f64>> = [1.0, 7.0, 14.0, 30.0, 90.0, 180.0, 365.0]
+        .iter()
+        .map(|d| Some(d * 24.0))
+        .collect();
+    if let Some(h) = v {
+        if !intervals.contains(&Some(h)) {
+            intervals.push(Some(h));
+        }
+    }
+    intervals.sort_by(|a, b| a.unwrap_or(f64::MAX).total_cmp(&b.unwrap_or(f64::MAX)));
+    intervals.push(None);
+    let by_interval = intervals
+        .into_iter()
+        .map(|i| {
+            let label = match i {
+                Some(h) if Some(h) == v => format!("every {} (as configured)", days(h)),
+                Some(h) => format!("every {}", days(h)),
+                None => "never verified".into(),
+            };
+            row(label, i, worst, None)
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let by_k = match &q.scheduling {
+        Some(s) => (1..=s.servers)
+            .map(|k| {
+                let loss = s.cost * k as f64 / s.servers as f64;
+                let within = if loss <= s.budget + 1e-9 { "within" } else { "over" };
+                let label = format!("k = {k}, {within} the {:.1} % budget", s.budget);
+                let interval = s.interval(k);
+                let f = array(
+                    &Params {
+                        rebuild_hours: worst,
+                        verify_interval: Some(interval),
+                        verify_hours: s.verify_hours,
+                        ..q.params.clone()
+                    },
+                    q.hours,
+                )?;
+                Ok(RiskRow {
+                    label,
+                    verify_interval_hours: Some(interval),
+                    rebuild_hours: worst,
+                    k: Some(k),
+                    pool_loss: Some(loss),
+                    loss_array: f.loss,
+                    loss_fleet: fleet(f.loss, q.arrays),
+                    mttdl_years: f.mttdl_hours / YEAR_HOURS,
+                })
+            })
+            .collect::<Result<Vec<_>, String>>()?,
+        None => Vec::new(),
+    };
+    let check = (q.simulate.0 > 0)
+        .then(|| -> Result<RiskCheck, String> {
+            let c = Params {
+                rebuild_hours: worst,
+                ..q.params.clone()
+            }
+            .chain()?;
+            let sim = simulate(&c, q.simulate.0, q.hours, q.simulate.1);
+            let solved = c.mttdl_hours() / c.copies as f64;
+            let (m, lo, hi) = sim.mttdl_hours;
+            let per = |h: f64| h / c.copies as f64 / YEAR_HOURS;
+            Ok(RiskCheck {
+                runs: sim.runs,
+                mttdl_years: [per(m), per(lo), per(hi)],
+                solved_years: solved / YEAR_HOURS,
+                agrees: lo <= solved * c.copies as f64 && solved * c.copies as f64 <= hi,
+            })
+        })
+        .transpose()?;
+    Ok(RiskReport {
+        raid: q.params.raid.name(),
+        drives: q.params.drives,
+        arrays: q.arrays,
+        years: q.hours / YEAR_HOURS,
+        failures_per_drive_year: q.params.failure_rate * YEAR_HOURS,
+        latent_per_drive_year: q.params.latent_rate * YEAR_HOURS,
+        capacity_bytes: q.capacity,
+        rebuild_source: q.rebuild_source.clone(),
+        verify_source: q.verify_source.clone(),
+        summary,
+        by_interval,
+        by_k,
+        check,
+    })
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -471,7 +662,11 @@ mod tests {
             // Under it (4 % at a 30-day interval, 11 % at 90 days): every array starts with no
             // latent error, and latent errors take about half an interval to reach their
             // steady share. The simulation checks the transient solution itself.
-            assert!(f.loss <= approx && f.loss / approx > 0.5, "{days} d: {} vs {approx}", f.loss);
+            assert!(
+                f.loss <= approx && f.loss / approx > 0.5,
+                "{days} d: {} vs {approx}",
+                f.loss
+            );
             assert!(f.loss > last, "a longer interval must cost more");
             last = f.loss;
         }
@@ -480,8 +675,20 @@ mod tests {
     #[test]
     fn impossible_parameters_are_named() {
         let e = check(&params(Raid::Raid6, 3, 1e5, 10.0)).unwrap_err();
-        assert!(e.contains("tolerates 2 failed drive(s) and needs at least 4 drives"), "{e}");
-        let e = check(&params(Raid::Declustered { parity: 3, parallelism: 4.0 }, 4, 1e5, 10.0)).unwrap_err();
+        assert!(
+            e.contains("tolerates 2 failed drive(s) and needs at least 4 drives"),
+            "{e}"
+        );
+        let e = check(&params(
+            Raid::Declustered {
+                parity: 3,
+                parallelism: 4.0,
+            },
+            4,
+            1e5,
+            10.0,
+        ))
+        .unwrap_err();
         assert!(e.contains("needs at least 5"), "{e}");
         let mut p = params(Raid::Raid5, 8, 1e5, 10.0);
         p.failure_rate = -1.0;
@@ -493,7 +700,10 @@ mod tests {
         assert!(Raid::parse("7").unwrap_err().contains("one of 1, 5, 6, 10"));
         assert_eq!(
             Raid::parse("draid2:8").unwrap(),
-            Raid::Declustered { parity: 2, parallelism: 8.0 }
+            Raid::Declustered {
+                parity: 2,
+                parallelism: 8.0
+            }
         );
         assert!(Raid::parse("draid4:8").unwrap_err().contains("1, 2 or 3"));
     }
@@ -508,7 +718,18 @@ mod tests {
             (Raid::Raid5, 8, 2_000.0, 48.0, 2.0 / YEAR_HOURS, Some(30.0 * 24.0), 10.0),
             (Raid::Raid6, 10, 1_000.0, 72.0, 5.0 / YEAR_HOURS, Some(7.0 * 24.0), 12.0),
             (Raid::Mirror, 2, 3_000.0, 100.0, 1.0 / YEAR_HOURS, None, 0.0),
-            (Raid::Declustered { parity: 2, parallelism: 4.0 }, 12, 800.0, 96.0, 3.0 / YEAR_HOURS, Some(14.0 * 24.0), 6.0),
+            (
+                Raid::Declustered {
+                    parity: 2,
+                    parallelism: 4.0,
+                },
+                12,
+                800.0,
+                96.0,
+                3.0 / YEAR_HOURS,
+                Some(14.0 * 24.0),
+                6.0,
+            ),
         ];
         for (i, (raid, n, mttf, r, latent, every, dur)) in cases.into_iter().enumerate() {
             let p = Params {
@@ -525,10 +746,16 @@ mod tests {
             let sim = simulate(&c, 200_000, horizon, 1000 + i as u64);
             let (m, lo, hi) = sim.mttdl_hours;
             let exact = c.mttdl_hours();
-            assert!(lo <= exact && exact <= hi, "{raid:?}: MTTDL {exact} outside [{lo}, {hi}] (mean {m})");
+            assert!(
+                lo <= exact && exact <= hi,
+                "{raid:?}: MTTDL {exact} outside [{lo}, {hi}] (mean {m})"
+            );
             let (q, qlo, qhi) = sim.loss;
             let p_exact = c.loss_within(horizon);
-            assert!(qlo <= p_exact && p_exact <= qhi, "{raid:?}: P {p_exact} outside [{qlo}, {qhi}] ({q})");
+            assert!(
+                qlo <= p_exact && p_exact <= qhi,
+                "{raid:?}: P {p_exact} outside [{qlo}, {qhi}] ({q})"
+            );
         }
     }
 }
