@@ -185,3 +185,85 @@ fn impossible_parameters_are_refused_by_name() {
         assert!(!stderr(&out).contains("panicked"), "{}", stderr(&out));
     }
 }
+
+/// The rebuild's times from a stored cost-to-the-task study (storlab impact --reverse): a
+/// stand-in rebuild of one second (a command task), idle and with a job looping beside it.
+#[test]
+fn the_rebuild_times_come_from_a_stored_reverse_study() {
+    use std::os::unix::fs::PermissionsExt;
+    let s = Scratch::new();
+    let task = s.path().join("rebuild.sh");
+    std::fs::write(
+        &task,
+        "#!/bin/sh\ncase $1 in\nstart) sleep 1 & echo $! > \"$2\" ;;\nstatus) if kill -0 $(cat \"$2\") 2>/dev/null; then echo running; else echo done; fi ;;\nstop) kill $(cat \"$2\") 2>/dev/null; true ;;\nesac\n",
+    )
+    .unwrap();
+    std::fs::set_permissions(&task, std::fs::Permissions::from_mode(0o755)).unwrap();
+    let (t, pid) = (task.display(), s.path().join("pid"));
+    let pid = pid.display();
+    let data = s.data();
+    let v = s.json(&[
+        "impact",
+        "--reverse",
+        "--task",
+        &format!("cmd:{t} start {pid}|{t} status {pid}|{t} stop {pid}"),
+        "--target",
+        data.to_str().unwrap(),
+        "--phase",
+        "randread",
+        "--size",
+        "4m",
+        "--runtime",
+        "200ms",
+    ]);
+    let id = v["id"].as_i64().unwrap_or_else(|| panic!("{v}"));
+    let (idle, loaded) = (
+        v["params"]["idle_seconds"].as_f64().unwrap(),
+        v["params"]["loaded_seconds"].as_f64().unwrap(),
+    );
+    let r = s.json(&[
+        "risk",
+        "--drives",
+        "8",
+        "--rebuild-study",
+        &id.to_string(),
+        "--verify-interval",
+        "7d",
+    ]);
+    assert!(
+        r["rebuild_source"]
+            .as_str()
+            .unwrap()
+            .starts_with(&format!("study {id}")),
+        "{r}"
+    );
+    assert!(
+        (r["summary"][0]["rebuild_hours"].as_f64().unwrap() * 3600.0 - idle).abs() < 1e-6,
+        "{r}"
+    );
+    assert!(
+        (r["summary"][1]["rebuild_hours"].as_f64().unwrap() * 3600.0 - loaded).abs() < 1e-6,
+        "{r}"
+    );
+    // A study of another kind is refused, saying which kind is needed.
+    let sweep = s.json(&[
+        "sweep",
+        "--target",
+        data.to_str().unwrap(),
+        "--phase",
+        "randread",
+        "--size",
+        "1m",
+        "--runtime",
+        "50ms",
+        "--vary",
+        "bs=4k,8k",
+    ]);
+    let sid = sweep["study"]["id"]
+        .as_i64()
+        .or(sweep["id"].as_i64())
+        .unwrap_or_else(|| panic!("{sweep}"));
+    let out = s.storlab(&["risk", "--drives", "8", "--rebuild-study", &sid.to_string()]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("storlab impact --reverse"), "{}", stderr(&out));
+}
