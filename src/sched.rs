@@ -229,6 +229,8 @@ fn rate_per_hour(flag: &str, v: &str) -> Result<f64> {
     Ok(share / hours)
 }
 
+use storlab_report::risk::human_hours as hh;
+
 fn hours(flag: &str, v: &str) -> Result<f64> {
     Ok(duration(flag, v)?.as_secs_f64() / 3600.0)
 }
@@ -262,10 +264,10 @@ pub fn risk(a: crate::cli::RiskArgs) -> Result<u8> {
                 p.idle_seconds / 3600.0,
                 Some(p.loaded_seconds / 3600.0),
                 format!(
-                    "study {id} ({}): {:.2} h idle, {:.2} h under load",
+                    "study {id} ({}): {} idle, {} under load",
                     p.task_description,
-                    p.idle_seconds / 3600.0,
-                    p.loaded_seconds / 3600.0
+                    hh(p.idle_seconds / 3600.0),
+                    hh(p.loaded_seconds / 3600.0)
                 ),
             ),
             _ => {
@@ -283,8 +285,8 @@ pub fn risk(a: crate::cli::RiskArgs) -> Result<u8> {
             .map(|l| hours("--rebuild-loaded", l))
             .transpose()?;
         let words = match loaded {
-            Some(l) => format!("given: {idle:.2} h idle, {l:.2} h under load"),
-            None => format!("given: {idle:.2} h"),
+            Some(l) => format!("given: {} idle, {} under load", hh(idle), hh(l)),
+            None => format!("given: {}", hh(idle)),
         };
         (idle, loaded, words)
     } else if let Some(c) = capacity {
@@ -340,14 +342,16 @@ pub fn risk(a: crate::cli::RiskArgs) -> Result<u8> {
             open: plan.window_hours / 168.0,
         };
         let interval = s.interval(plan.k);
-        let words = format!(
-            "pool {pool} of {}: {} servers, k = {}, a verify {d:.1} h under load, windows open {:.0} h a week{}: every {:.1} days",
+        let words =
+            format!(
+            "pool {pool} of {}: {} servers, k = {}, a verify {} under load, windows open {:.0} h a week{}: every {}",
             file.display(),
             plan.servers,
             plan.k,
+            hh(d),
             plan.window_hours,
             p.every.map(|e| format!(", due every {:.0} days", e / 86400.0)).unwrap_or_default(),
-            interval / 24.0
+            hh(interval)
         );
         scheduling = Some(s);
         (Some(interval), d, words)
@@ -366,7 +370,7 @@ pub fn risk(a: crate::cli::RiskArgs) -> Result<u8> {
             ),
             Some(v) => {
                 let h = hours("--verify-interval", v)?;
-                (Some(h), d, format!("every {:.1} days, a verify of {d:.1} h", h / 24.0))
+                (Some(h), d, format!("every {}, a verify of {}", hh(h), hh(d)))
             }
         }
     };
@@ -419,8 +423,8 @@ pub fn risk(a: crate::cli::RiskArgs) -> Result<u8> {
         storlab_report::risk::rows_table("risk", &report.summary, report.years).to_text()
     );
     println!(
-        "\nagainst the verify interval (rebuild {:.1} h):",
-        report.by_interval[0].rebuild_hours
+        "\nagainst the verify interval (rebuild {}):",
+        hh(report.by_interval[0].rebuild_hours)
     );
     print!(
         "{}",

@@ -8,9 +8,30 @@ use storlab_model::risk::{RiskReport, RiskRow};
 use crate::svg::{esc, line_chart, nice_ceiling, Series, COLORS};
 use crate::table::{Cell, Table};
 
+/// Hours in words a person reads at a glance: "36.0 h", "2.50 h", "12.0 s".
+pub fn human_hours(h: f64) -> String {
+    if h >= 10.0 {
+        format!("{h:.1} h")
+    } else if h >= 0.1 {
+        format!("{h:.2} h")
+    } else {
+        format!("{:.1} s", h * 3600.0)
+    }
+}
+
+/// Three significant digits, for values over many orders of magnitude.
+fn sig(v: f64) -> Cell {
+    if v == 0.0 || (1e-3..1e6).contains(&v.abs()) {
+        let digits = (2 - v.abs().log10().floor() as i32).clamp(0, 6) as u8;
+        Cell::fixed(v, if v == 0.0 { 0 } else { digits })
+    } else {
+        Cell::Text(format!("{v:.2e}"))
+    }
+}
+
 fn interval_days(r: &RiskRow) -> Cell {
     r.verify_interval_hours
-        .map_or(Cell::Text("never".into()), |h| Cell::fixed(h / 24.0, 1))
+        .map_or(Cell::Text("never".into()), |h| sig(h / 24.0))
 }
 
 /// Rows of figures: what varies, the interval, the rebuild, the chances and the mean time.
@@ -42,7 +63,7 @@ pub fn rows_table(name: &str, rows: &[RiskRow], years: f64) -> Table {
         }
         row.extend([
             interval_days(r),
-            Cell::fixed(r.rebuild_hours, 1),
+            sig(r.rebuild_hours),
             Cell::Text(format!("{:.3e}", r.loss_array)),
             Cell::Text(format!("{:.3e}", r.loss_fleet)),
             Cell::Text(format!("{:.4e}", r.mttdl_years)),
@@ -73,9 +94,26 @@ pub fn inputs(r: &RiskReport) -> Vec<(String, String)> {
         ("verify".into(), r.verify_source.clone()),
     ];
     if let Some(c) = r.capacity_bytes {
-        v.insert(1, ("drive capacity".into(), format!("{:.2} TB", c as f64 / 1e12)));
+        let words = if c >= 1_000_000_000_000 {
+            format!("{:.2} TB", c as f64 / 1e12)
+        } else {
+            format!("{:.2} GB", c as f64 / 1e9)
+        };
+        v.insert(1, ("drive capacity".into(), words));
     }
     v
+}
+
+/// A unit for chances whose largest is `top`, so that the axis reads in whole numbers: percent,
+/// per million or per billion.
+fn chance_unit(top: f64) -> (f64, &'static str) {
+    if top >= 1e-3 {
+        (100.0, "P(loss) %")
+    } else if top >= 1e-6 {
+        (1e6, "P(loss) per million")
+    } else {
+        (1e9, "P(loss) per billion")
+    }
 }
 
 /// The risk section: the inputs, the tables, and the chance of loss for the fleet against the
@@ -94,21 +132,22 @@ pub fn render_html(r: &RiskReport) -> String {
     h += &rows_table("risk", &r.summary, r.years).to_html();
     h += "<h3>Against the verify interval</h3>";
     h += &rows_table("risk by verify interval", &r.by_interval, r.years).to_html();
+    let (factor, unit) = chance_unit(r.by_interval.iter().map(|x| x.loss_fleet).fold(0.0, f64::max));
     let pts: Vec<(f64, f64)> = r
         .by_interval
         .iter()
-        .filter_map(|x| Some((x.verify_interval_hours? / 24.0, x.loss_fleet * 100.0)))
+        .filter_map(|x| Some((x.verify_interval_hours? / 24.0, x.loss_fleet * factor)))
         .collect();
     let top = nice_ceiling(pts.iter().map(|p| p.1).fold(0.0, f64::max));
     let series = [Series {
-        name: "fleet".into(),
+        name: String::new(),
         color: COLORS[0],
         points: pts,
     }];
     let (svg, _) = line_chart(
         "Chance the fleet loses data within the horizon, by verify interval",
         "risk-interval",
-        "P(loss) %",
+        unit,
         "days between verifies",
         &series,
         top,
@@ -117,19 +156,20 @@ pub fn render_html(r: &RiskReport) -> String {
     if !r.by_k.is_empty() {
         h += "<h3>Against the scheduler's k</h3>";
         h += &rows_table("risk by k", &r.by_k, r.years).to_html();
+        let (factor, unit) = chance_unit(r.by_k.iter().map(|x| x.loss_fleet).fold(0.0, f64::max));
         let pts: Vec<(f64, f64)> = r
             .by_k
             .iter()
-            .filter_map(|x| Some((x.k? as f64, x.loss_fleet * 100.0)))
+            .filter_map(|x| Some((x.k? as f64, x.loss_fleet * factor)))
             .collect();
         let top = nice_ceiling(pts.iter().map(|p| p.1).fold(0.0, f64::max));
         let (svg, _) = line_chart(
             "Chance the fleet loses data within the horizon, by servers verifying at once",
             "risk-k",
-            "P(loss) %",
+            unit,
             "k",
             &[Series {
-                name: "fleet".into(),
+                name: String::new(),
                 color: COLORS[1],
                 points: pts,
             }],

@@ -35,6 +35,9 @@
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
+/// The most transitions `storlab risk --monte-carlo` draws (seconds of work).
+pub const MAX_SIMULATED_EVENTS: f64 = 2e8;
+
 /// Hours in a year (365.25 days).
 pub const YEAR_HOURS: f64 = 8766.0;
 
@@ -505,8 +508,10 @@ pub struct Question {
 fn days(h: f64) -> String {
     if h >= 48.0 {
         format!("{:.0} d", h / 24.0)
-    } else {
+    } else if h >= 1.0 {
         format!("{h:.0} h")
+    } else {
+        format!("{:.0} s", h * 3600.0)
     }
 }
 
@@ -543,9 +548,9 @@ pub fn assess(q: &Question) -> Result<storlab_model::risk::RiskReport, String> {
     let idle = q.params.rebuild_hours;
     let worst = q.rebuild_loaded.unwrap_or(idle);
     let v = q.params.verify_interval;
-    let mut summary = vec![row(format!("rebuild idle, {idle:.1} h"), v, idle, None)?];
+    let mut summary = vec![row("rebuild idle".into(), v, idle, None)?];
     if let Some(l) = q.rebuild_loaded {
-        summary.push(row(format!("rebuild under load, {l:.1} h"), v, l, None)?);
+        summary.push(row("rebuild under load".into(), v, l, None)?);
     }
     let mut intervals: Vec<Option<f64>> = [1.0, 7.0, 14.0, 30.0, 90.0, 180.0, 365.0]
         .iter()
@@ -606,6 +611,16 @@ pub fn assess(q: &Question) -> Result<storlab_model::risk::RiskReport, String> {
                 ..q.params.clone()
             }
             .chain()?;
+            // Each path runs until data are lost: about MTTDL × (the healthy state's exit rate)
+            // transitions. Refused beyond what a few seconds draw.
+            let per_path = c.mttdl_hours() * transitions(&c)[0].iter().map(|(_, r)| r).sum::<f64>();
+            let events = per_path * q.simulate.0 as f64;
+            if events > MAX_SIMULATED_EVENTS {
+                return Err(format!(
+                    "--monte-carlo {}: each path runs until data are lost, about {per_path:.2e} transitions here, {events:.1e} in all; at most {MAX_SIMULATED_EVENTS:.0e} are drawn (fewer paths, or raise the rates to check the model itself)",
+                    q.simulate.0
+                ));
+            }
             let sim = simulate(&c, q.simulate.0, q.hours, q.simulate.1);
             let solved = c.mttdl_hours() / c.copies as f64;
             let (m, lo, hi) = sim.mttdl_hours;
