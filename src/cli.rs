@@ -912,6 +912,9 @@ pub enum SchedCmd {
         /// Print one JSON document.
         #[arg(long)]
         json: bool,
+        /// The database a `cost = "study:ID"` or `duration = "study:ID"` is read from.
+        #[command(flatten)]
+        db: DbArgs,
     },
     /// Run this server's agent: take one of its pool's k slots from the shared database when
     /// it is the server's turn, run its task from this host's schedule file, renew the lease

@@ -15,7 +15,7 @@ use crate::usage;
 /// Runs a `storlab sched` command.
 pub fn dispatch(c: SchedCmd) -> Result<u8> {
     match c {
-        SchedCmd::Plan { file, json } => sched_plan(&file, json),
+        SchedCmd::Plan { file, json, db } => sched_plan(&file, json, &db),
         SchedCmd::Agent {
             server,
             schedule,
@@ -49,6 +49,16 @@ pub fn dispatch(c: SchedCmd) -> Result<u8> {
     }
 }
 
+/// The schedule with the figures it takes from stored studies read (the database is opened only
+/// when it names a study).
+fn with_studies(mut schedule: Schedule, db: &DbArgs) -> Result<Schedule> {
+    if schedule.needs_studies() {
+        let store = crate::results::open_existing(db)?;
+        schedule.resolve(&store)?;
+    }
+    Ok(schedule)
+}
+
 fn duration(flag: &str, v: &str) -> Result<Duration> {
     let d: storlab_units::Duration = v.parse().map_err(|e| usage(format!("{flag} {v}: {e}")))?;
     if d.0 == 0 {
@@ -58,8 +68,8 @@ fn duration(flag: &str, v: &str) -> Result<Duration> {
 }
 
 /// `storlab sched plan FILE`: the schedule checked whole, its plan printed.
-pub fn sched_plan(file: &std::path::Path, json: bool) -> Result<u8> {
-    let schedule = storlab_sched::schedule::Schedule::read(file)?;
+pub fn sched_plan(file: &std::path::Path, json: bool, db: &DbArgs) -> Result<u8> {
+    let schedule = with_studies(Schedule::read(file)?, db)?;
     let plans = storlab_sched::plan::plan(&schedule);
     if json {
         crate::results::print_json(&serde_json::json!({
@@ -97,6 +107,7 @@ fn agent(
     let schedule = Schedule::read_trusted(file)?;
     // Named before anything starts: an agent for a server the schedule does not name.
     schedule.server(server)?;
+    let schedule = with_studies(schedule, db)?;
     let poll = duration("--poll", poll)?;
     // The database is opened once here, so that a wrong --db is said at once (exit 2); the
     // agent opens it again whenever a connection is lost.
@@ -125,7 +136,7 @@ fn agent(
 }
 
 fn status(file: &std::path::Path, metrics: Option<&str>, interval: &str, json: bool, db: &DbArgs) -> Result<u8> {
-    let schedule = Schedule::read(file)?;
+    let schedule = with_studies(Schedule::read(file)?, db)?;
     let interval = duration("--interval", interval)?;
     let listener = metrics.map(storlab_metrics::endpoint::bind).transpose()?;
     let store = open_new(db)?;
@@ -318,7 +329,7 @@ pub fn risk(a: crate::cli::RiskArgs) -> Result<u8> {
     // The verify: a schedule's pool, or a given interval.
     let mut scheduling = None;
     let (verify_interval, verify_hours, verify_source) = if let (Some(file), Some(pool)) = (&a.schedule, &a.pool) {
-        let schedule = Schedule::read(file)?;
+        let schedule = with_studies(Schedule::read(file)?, &a.db)?;
         let p = schedule.pools.iter().find(|p| p.name == *pool).ok_or_else(|| {
             let names: Vec<&str> = schedule.pools.iter().map(|p| p.name.as_str()).collect();
             usage(format!(

@@ -111,8 +111,51 @@ pub struct Pool {
     pub every: Option<f64>,
     /// When the pool counts as busy (its tasks pause), if anything says.
     pub busy: Option<Busy>,
+    /// Figures the file takes from stored studies, until [`Schedule::resolve`] reads them.
+    pub studies: PoolStudies,
     /// Its servers.
     pub servers: Vec<Server>,
+}
+
+/// A pool's figures taken from stored studies: `cost = "study:ID"` (a cost-to-the-users study's
+/// worst loss; `study:ID:worse-end` its 95 % interval's worse end) and `duration =
+/// "study:ID"` (a cost-to-the-task study's durations idle and under load). Each with the line
+/// it is on.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct PoolStudies {
+    /// The cost's study, whether its worse end, the line.
+    pub cost: Option<(i64, bool, usize)>,
+    /// The durations' study, the line.
+    pub duration: Option<(i64, usize)>,
+}
+
+/// `study:ID[:worse-end]`.
+fn study_ref(s: &str) -> Option<Result<(i64, bool), String>> {
+    let rest = s.trim().strip_prefix("study:")?;
+    let (id, worse) = match rest.split_once(':') {
+        Some((id, "worse-end")) => (id, true),
+        Some((_, other)) => return Some(Err(format!("'{other}' after the study's id: only worse-end"))),
+        None => (rest, false),
+    };
+    Some(
+        id.trim()
+            .parse::<i64>()
+            .ok()
+            .filter(|i| *i > 0)
+            .map(|i| (i, worse))
+            .ok_or_else(|| format!("'{id}' is not a study's id (storlab results list --kind impact)")),
+    )
+}
+
+/// Refuses a pool in which no server may verify within the budget.
+fn check_k(cost: f64, budget: f64, n: u32, name: &str) -> Result<(), String> {
+    if storlab_stats::impact::project(cost, n, budget).largest_k == 0 {
+        return Err(format!(
+            "pool {name}: one verifying server costs its users {cost} % and the pool's budget is {budget} %: with {n} servers even one verify costs the pool {:.2} %, so no server may verify within that budget (raise the budget, or slow the task and measure it again)",
+            cost / n as f64
+        ));
+    }
+    Ok(())
 }
 
 /// What says a pool is busy: while it is, its tasks pause (with the task's own pause where it
@@ -306,21 +349,33 @@ impl Schedule {
                         ),
                     )
                 })?;
-            let cost = percent(p.cost.get_ref()).filter(|c| *c >= 0.0).ok_or_else(|| {
-                at(
-                    p.cost.span().start,
-                    format!(
-                        "pool {name}: cost '{}': one verifying server's loss in %, e.g. 13.9%",
-                        p.cost.get_ref()
-                    ),
-                )
-            })?;
-            if cost == 0.0 {
-                return Err(at(
-                    p.cost.span().start,
-                    format!("pool {name}: cost 0 %: a verify costs its server something; measure it (storlab impact --task …) and give the loss"),
-                ));
-            }
+            let mut studies = PoolStudies::default();
+            let cost = match study_ref(p.cost.get_ref()) {
+                Some(r) => {
+                    let (id, worse) = r.map_err(|e| at(p.cost.span().start, format!("pool {name}: cost: {e}")))?;
+                    studies.cost = Some((id, worse, line(text, p.cost.span().start)));
+                    // Read from the database by Schedule::resolve, and checked there.
+                    f64::NAN
+                }
+                None => {
+                    let cost = percent(p.cost.get_ref()).filter(|c| *c >= 0.0).ok_or_else(|| {
+                        at(
+                            p.cost.span().start,
+                            format!(
+                                "pool {name}: cost '{}': one verifying server's loss in %, e.g. 13.9%, or study:ID (a storlab impact study of the task)",
+                                p.cost.get_ref()
+                            ),
+                        )
+                    })?;
+                    if cost == 0.0 {
+                        return Err(at(
+                            p.cost.span().start,
+                            format!("pool {name}: cost 0 %: a verify costs its server something; measure it (storlab impact --task …) and give the loss"),
+                        ));
+                    }
+                    cost
+                }
+            };
             let dur = |d: &Option<Spanned<String>>, what: &str| -> Result<Option<f64>, SchedError> {
                 d.as_ref()
                     .map(|d| {
@@ -333,7 +388,14 @@ impl Schedule {
                     })
                     .transpose()
             };
-            let duration = dur(&p.duration, "duration")?;
+            let duration = match p.duration.as_ref().and_then(|d| study_ref(d.get_ref()).map(|r| (d, r))) {
+                Some((d, r)) => {
+                    let (id, _) = r.map_err(|e| at(d.span().start, format!("pool {name}: duration: {e}")))?;
+                    studies.duration = Some((id, line(text, d.span().start)));
+                    None
+                }
+                None => dur(&p.duration, "duration")?,
+            };
             let duration_loaded = dur(&p.duration_loaded, "duration_loaded")?;
             let windows_text: Vec<String> = p.windows.as_ref().map(|w| w.get_ref().clone()).unwrap_or_default();
             let windows = Windows::parse(&windows_text).map_err(|e| {
@@ -377,14 +439,8 @@ impl Schedule {
                 servers.push(Server { name: sname, task });
             }
             let n = servers.len() as u32;
-            if storlab_stats::impact::project(cost, n, budget).largest_k == 0 {
-                return Err(at(
-                    p.cost.span().start,
-                    format!(
-                        "pool {name}: one verifying server costs its users {cost} % and the pool's budget is {budget} %: with {n} servers even one verify costs the pool {:.2} %, so no server may verify within that budget (raise the budget, or slow the task and measure it again)",
-                        cost / n as f64
-                    ),
-                ));
+            if studies.cost.is_none() {
+                check_k(cost, budget, n, &name).map_err(|e| at(p.cost.span().start, e))?;
             }
             pools.push(Pool {
                 name,
@@ -396,6 +452,7 @@ impl Schedule {
                 windows_text,
                 every,
                 busy,
+                studies,
                 servers,
             });
         }
@@ -404,6 +461,60 @@ impl Schedule {
             lease,
             pools,
         })
+    }
+
+    /// Whether a pool takes a figure from a stored study (the database must be read).
+    pub fn needs_studies(&self) -> bool {
+        self.pools.iter().any(|p| p.studies != PoolStudies::default())
+    }
+
+    /// Reads the figures the file takes from stored studies: a cost from a cost-to-the-users
+    /// study (`storlab impact --task …`), durations from a cost-to-the-task study (`storlab
+    /// impact --reverse --task …`); then checks them as the file's own would be.
+    pub fn resolve(&mut self, store: &storlab_store::Store) -> Result<(), SchedError> {
+        use storlab_model::study::StudyParams;
+        let shown = self.path.display().to_string();
+        for p in &mut self.pools {
+            let at = |l: usize, msg: String| SchedError::Input(format!("{shown}, line {l}: pool {}: {msg}", p.name));
+            let read = |id: i64, l: usize| -> Result<storlab_model::study::Study, SchedError> {
+                store
+                    .study(id)
+                    .map_err(|e| at(l, format!("study {id}: {e}")))?
+                    .ok_or_else(|| at(l, format!("study {id}: no such study in {}", store.target())))
+            };
+            if let Some((id, worse, l)) = p.studies.cost {
+                let study = read(id, l)?;
+                let StudyParams::Impact(u) = &study.params else {
+                    return Err(at(l, format!("study {id} is a {} study; a cost comes from a cost-to-the-users study (storlab impact --task …)", study.kind())));
+                };
+                let loss = if worse {
+                    u.worst_loss_worse_end_percent
+                } else {
+                    u.worst_loss_percent
+                };
+                let loss = loss.ok_or_else(|| {
+                    at(
+                        l,
+                        format!("study {id} found no loss (it was stopped before it measured one)"),
+                    )
+                })?;
+                if loss <= 0.0 {
+                    return Err(at(l, format!("study {id} measured no loss ({loss:.2} %): the task cost its users nothing there; give the cost, or measure under the users' load")));
+                }
+                check_k(loss, p.budget, p.servers.len() as u32, &p.name)
+                    .map_err(|e| SchedError::Input(format!("{shown}, line {l}: {e}")))?;
+                p.cost = loss;
+            }
+            if let Some((id, l)) = p.studies.duration {
+                let study = read(id, l)?;
+                let StudyParams::ImpactReverse(r) = &study.params else {
+                    return Err(at(l, format!("study {id} is a {} study; durations come from a cost-to-the-task study (storlab impact --reverse --task …)", study.kind())));
+                };
+                p.duration = Some(r.idle_seconds);
+                p.duration_loaded = p.duration_loaded.or(Some(r.loaded_seconds));
+            }
+        }
+        Ok(())
     }
 
     /// The pool of server `name` and the server, or an error listing the servers there are.
@@ -525,5 +636,86 @@ task = "md-check:/dev/md0"
         );
         std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o644)).unwrap();
         assert!(Schedule::read_trusted(&f).is_ok());
+    }
+}
+
+#[cfg(test)]
+mod study_tests {
+    use storlab_model::study::{NewStudy, ReverseParams, StudyParams, UsersParams};
+
+    use super::*;
+
+    /// A cost and durations from stored studies: read from the database, then checked as the
+    /// file's own figures are.
+    #[test]
+    fn a_pools_cost_and_durations_come_from_stored_studies() {
+        let d = tempfile::tempdir().unwrap();
+        let mut store = storlab_store::Store::open(&d.path().join("r.db"), "test").unwrap();
+        let save = |store: &mut storlab_store::Store, params: StudyParams| {
+            store
+                .save_study(&NewStudy {
+                    params,
+                    members: vec![],
+                    events: vec![],
+                    task_samples: vec![],
+                })
+                .unwrap()
+        };
+        let users = save(
+            &mut store,
+            StudyParams::Impact(UsersParams {
+                task: "btrfs-scrub:/srv".into(),
+                worst_loss_percent: Some(13.9),
+                worst_loss_worse_end_percent: Some(17.5),
+                ..Default::default()
+            }),
+        );
+        let reverse = save(
+            &mut store,
+            StudyParams::ImpactReverse(ReverseParams {
+                idle_seconds: 6.0 * 3600.0,
+                loaded_seconds: 9.0 * 3600.0,
+                ..Default::default()
+            }),
+        );
+        let text = |cost: &str, duration: &str| {
+            let mut t =
+                format!("[[pool]]\nname = \"P\"\nbudget = \"5%\"\ncost = \"{cost}\"\nduration = \"{duration}\"\n");
+            for i in 0..10 {
+                t += &format!("[[pool.server]]\nname = \"s{i}\"\ntask = \"cmd:true\"\n");
+            }
+            t
+        };
+        let mut s = Schedule::parse(
+            &text(&format!("study:{users}"), &format!("study:{reverse}")),
+            Path::new("s.toml"),
+        )
+        .unwrap();
+        assert!(s.needs_studies());
+        s.resolve(&store).unwrap();
+        let p = &s.pools[0];
+        assert_eq!(
+            (p.cost, p.duration, p.duration_loaded),
+            (13.9, Some(21600.0), Some(32400.0))
+        );
+        assert_eq!(crate::plan::pool_plan(p).k, 3);
+        // The worse end: 17.5 % a server, two at once within 5 % of ten.
+        let mut s = Schedule::parse(&text(&format!("study:{users}:worse-end"), "6h"), Path::new("s.toml")).unwrap();
+        s.resolve(&store).unwrap();
+        assert_eq!(crate::plan::pool_plan(&s.pools[0]).k, 2);
+        // The wrong kind of study, a study not there, a malformed reference: named with the line.
+        let mut s = Schedule::parse(&text(&format!("study:{reverse}"), "6h"), Path::new("s.toml")).unwrap();
+        let e = s.resolve(&store).unwrap_err().to_string();
+        assert!(
+            e.contains("s.toml, line 4") && e.contains("a cost comes from a cost-to-the-users study"),
+            "{e}"
+        );
+        let mut s = Schedule::parse(&text("study:999", "6h"), Path::new("s.toml")).unwrap();
+        let e = s.resolve(&store).unwrap_err().to_string();
+        assert!(e.contains("study 999: no such study"), "{e}");
+        let e = Schedule::parse(&text("study:x", "6h"), Path::new("s.toml"))
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("line 4") && e.contains("'x' is not a study's id"), "{e}");
     }
 }
