@@ -635,6 +635,16 @@ fn an_agent_cut_off_from_postgresql_stops_its_task_before_its_lease_ends() {
     assert_eq!(most_at_once(&iv), 1, "k = 1, yet two tasks ran at once: {real:?}");
 }
 
+/// A child process killed when dropped (a test's monitor, its status server), failing or not.
+struct Kill<'a>(&'a mut Child);
+
+impl Drop for Kill<'_> {
+    fn drop(&mut self) {
+        let _ = self.0.kill();
+        let _ = self.0.wait();
+    }
+}
+
 /// Loop devices are set up one test at a time (losetup --find is not atomic across tests).
 static LOOPS: std::sync::Mutex<()> = std::sync::Mutex::new(());
 
@@ -779,13 +789,6 @@ fn a_busy_pool_pauses_its_scrub_and_resumes_it_after() {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    struct Kill<'a>(&'a mut Child);
-    impl Drop for Kill<'_> {
-        fn drop(&mut self) {
-            let _ = self.0.kill();
-            let _ = self.0.wait();
-        }
-    }
     let _m = Kill(&mut monitor);
     std::thread::sleep(Duration::from_secs(2));
     let mut agent = AgentProc::start(&s.db(), &f, "r1", &["--rounds", "1"]);
@@ -883,13 +886,6 @@ fn a_prometheus_query_pauses_a_pool_while_another_verifies() {
         .stderr(Stdio::null())
         .spawn()
         .unwrap();
-    struct Kill<'a>(&'a mut Child);
-    impl Drop for Kill<'_> {
-        fn drop(&mut self) {
-            let _ = self.0.kill();
-            let _ = self.0.wait();
-        }
-    }
     let _st = Kill(&mut status);
     wait_until("the metrics endpoint", Duration::from_secs(20), || {
         storlab_testkit::prometheus::http_get(&addr, "/metrics", None).is_ok()
