@@ -858,9 +858,10 @@ pub struct RiskArgs {
     /// The rebuild's duration under the users' load.
     #[arg(long, value_name = "DURATION")]
     pub rebuild_loaded: Option<String>,
-    /// Take both rebuild times from a stored study of the rebuild's task (storlab impact
-    /// --reverse: idle and loaded).
-    #[arg(long, value_name = "ID", conflicts_with_all = ["rebuild", "rebuild_loaded"])]
+    /// Take the rebuild's times from a stored study of the rebuild's task: storlab impact
+    /// --reverse gives both (idle and loaded); storlab impact --held the time under the held
+    /// load (the idle time from --rebuild, else the same).
+    #[arg(long, value_name = "ID", conflicts_with = "rebuild_loaded")]
     pub rebuild_study: Option<i64>,
     /// With --capacity and no rebuild time: the rebuild's speed.
     #[arg(long, value_name = "RATE", default_value = "100MiB/s")]

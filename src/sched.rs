@@ -271,19 +271,50 @@ pub fn risk(a: crate::cli::RiskArgs) -> Result<u8> {
             .study(id)?
             .ok_or_else(|| usage(format!("--rebuild-study {id}: no such study")))?;
         match &study.params {
-            storlab_model::study::StudyParams::ImpactReverse(p) => (
-                p.idle_seconds / 3600.0,
-                Some(p.loaded_seconds / 3600.0),
-                format!(
-                    "study {id} ({}): {} idle, {} under load",
-                    p.task_description,
-                    hh(p.idle_seconds / 3600.0),
-                    hh(p.loaded_seconds / 3600.0)
-                ),
-            ),
+            storlab_model::study::StudyParams::ImpactReverse(p) => {
+                if a.rebuild.is_some() {
+                    return Err(usage(format!(
+                        "--rebuild with --rebuild-study {id}: the study gives the rebuild's time idle and under load; give one or the other"
+                    )));
+                }
+                (
+                    p.idle_seconds / 3600.0,
+                    Some(p.loaded_seconds / 3600.0),
+                    format!(
+                        "study {id} ({}): {} idle, {} under load",
+                        p.task_description,
+                        hh(p.idle_seconds / 3600.0),
+                        hh(p.loaded_seconds / 3600.0)
+                    ),
+                )
+            }
+            storlab_model::study::StudyParams::ImpactHeld(p) => {
+                // The rebuild among the tasks held through: a replace or an md repair/check if
+                // there is one, else the longest that ran to its end.
+                let done: Vec<(&str, f64)> = p
+                    .spans
+                    .iter()
+                    .filter_map(|s| Some((s.task.as_str(), s.end? - s.start)))
+                    .collect();
+                let rebuild_like = |t: &str| t.contains("replace") || t.starts_with("md ");
+                let (task, secs) = done
+                    .iter()
+                    .max_by(|a, b| (rebuild_like(a.0), a.1).partial_cmp(&(rebuild_like(b.0), b.1)).unwrap_or(std::cmp::Ordering::Equal))
+                    .copied()
+                    .ok_or_else(|| usage(format!("--rebuild-study {id}: no task of the held study ran to its end")))?;
+                let loaded = secs / 3600.0;
+                let (idle, words) = match &a.rebuild {
+                    Some(r) => {
+                        let idle = hours("--rebuild", r)?;
+                        (idle, format!("{} idle (given), {} under the held load (study {id}, {task})", hh(idle), hh(loaded)))
+                    }
+                    None => (loaded, format!("{} under the held load (study {id}, {task}); idle not measured, taken as the same", hh(loaded))),
+                };
+                (idle, Some(loaded), words)
+            }
             _ => {
                 return Err(usage(format!(
-                    "--rebuild-study {id}: a {} study; the rebuild's times come from a cost-to-the-task study (storlab impact --reverse --task …)",
+                    "--rebuild-study {id}: a {} study; the rebuild's times come from a study of the rebuild's task (storlab impact --reverse --task …, or --held)",
                     study.kind()
                 )))
             }

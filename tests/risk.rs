@@ -245,6 +245,54 @@ fn the_rebuild_times_come_from_a_stored_reverse_study() {
         (r["summary"][1]["rebuild_hours"].as_f64().unwrap() * 3600.0 - loaded).abs() < 1e-6,
         "{r}"
     );
+    // A held study gives the time under the held load; the idle time is given, or taken as the
+    // same and said so.
+    let held = s.json(&[
+        "impact",
+        "--held",
+        "--task",
+        &format!("cmd:{t} start {pid}|{t} status {pid}|{t} stop {pid}"),
+        "--before",
+        "300ms",
+        "--after",
+        "300ms",
+        "--rate",
+        "200iops",
+        "--target",
+        data.to_str().unwrap(),
+        "--phase",
+        "randread",
+        "--size",
+        "4m",
+    ]);
+    let hid = held["id"].as_i64().unwrap_or_else(|| panic!("{held}"));
+    let span = &held["params"]["spans"][0];
+    let secs = span["end"].as_f64().unwrap() - span["start"].as_f64().unwrap();
+    let r = s.json(&[
+        "risk",
+        "--drives",
+        "8",
+        "--rebuild-study",
+        &hid.to_string(),
+        "--rebuild",
+        "0.5s",
+    ]);
+    assert!(
+        (r["summary"][1]["rebuild_hours"].as_f64().unwrap() * 3600.0 - secs).abs() < 1e-6,
+        "{r}"
+    );
+    assert!(
+        (r["summary"][0]["rebuild_hours"].as_f64().unwrap() * 3600.0 - 0.5).abs() < 1e-9,
+        "{r}"
+    );
+    let r = s.json(&["risk", "--drives", "8", "--rebuild-study", &hid.to_string()]);
+    assert!(
+        r["rebuild_source"]
+            .as_str()
+            .unwrap()
+            .contains("idle not measured, taken as the same"),
+        "{r}"
+    );
     // A study of another kind is refused, saying which kind is needed.
     let sweep = s.json(&[
         "sweep",

@@ -254,6 +254,18 @@ fn log_intervals(evs: &[Ev]) -> BTreeMap<String, Vec<(f64, f64)>> {
     out
 }
 
+/// The safety invariant from the event log: in each pool, never more than its k tasks running.
+fn assert_at_most_k(evs: &[Ev], ks: &[(&str, usize)]) {
+    let iv = log_intervals(evs);
+    for (pool, k) in ks {
+        let most = iv.get(*pool).map_or(0, |i| most_at_once(i));
+        assert!(
+            most <= *k,
+            "pool {pool}: {most} tasks at once by the event log, k = {k}: {evs:#?}"
+        );
+    }
+}
+
 /// Per server, its tasks' real times from the task script: (start, end, stopped).
 fn truth(dir: &Path) -> BTreeMap<String, Vec<(f64, Option<f64>)>> {
     let text = std::fs::read_to_string(dir.join("truth")).unwrap_or_default();
@@ -478,6 +490,7 @@ fn an_agent_runs_only_what_its_own_schedule_file_says() {
     assert_eq!(a.exited(), Some(0));
     assert!(!pwned.exists(), "an agent ran a command from the database");
     assert_eq!(truth(s.path())["a"].len(), 1, "the schedule file's own task ran once");
+    assert_at_most_k(&events(&s), &[("P", 2)]);
 
     // A schedule file its group may write is refused before anything starts.
     std::fs::set_permissions(&f, std::fs::Permissions::from_mode(0o664)).unwrap();
@@ -539,6 +552,7 @@ fn two_agents_for_one_server_never_run_its_task_twice_at_once() {
     let runs: Vec<(f64, f64)> = truth(s.path())["a"].iter().map(|(a, b)| (*a, b.unwrap())).collect();
     assert_eq!(runs.len(), 2, "each agent did its one round: {runs:?}");
     assert_eq!(most_at_once(&runs), 1, "the server's task ran twice at once: {runs:?}");
+    assert_at_most_k(&evs, &[("P", 1)]);
 }
 
 #[test]
@@ -633,6 +647,24 @@ fn an_agent_cut_off_from_postgresql_stops_its_task_before_its_lease_ends() {
         .map(|(a, b)| (*a, b.unwrap_or(f64::MAX)))
         .collect();
     assert_eq!(most_at_once(&iv), 1, "k = 1, yet two tasks ran at once: {real:?}");
+    let evs: Vec<Ev> = pg
+        .client()
+        .query(
+            "SELECT t, pool, server, token, kind, detail FROM sched_events ORDER BY id",
+            &[],
+        )
+        .unwrap()
+        .iter()
+        .map(|r| Ev {
+            t: r.get(0),
+            pool: r.get(1),
+            server: r.get(2),
+            token: r.get(3),
+            kind: r.get(4),
+            detail: r.get(5),
+        })
+        .collect();
+    assert_at_most_k(&evs, &[("Q", 1)]);
 }
 
 /// A child process killed when dropped (a test's monitor, its status server), failing or not.
@@ -845,6 +877,7 @@ fn a_busy_pool_pauses_its_scrub_and_resumes_it_after() {
     assert!(paused.detail.contains("pool L moves"), "{}", paused.detail);
     let done = evs.iter().find(|e| e.kind == "complete").unwrap();
     assert!(done.detail.contains("no errors found"), "{}", done.detail);
+    assert_at_most_k(&evs, &[("R", 1)]);
 }
 
 /// `sched status --metrics` scraped by a real Prometheus, and a pool whose busy condition is a
@@ -921,7 +954,8 @@ fn a_prometheus_query_pauses_a_pool_while_another_verifies() {
     );
     let p = evs.iter().find(|e| e.kind == "paused").unwrap();
     assert!(p.detail.contains("returns 1 series"), "{}", p.detail);
-    // b1's sleep really stood still while paused: its task ran 5 s of its own time.
+    assert_at_most_k(&evs, &[("A", 1), ("B", 1)]);
+    // b1's sleep was really stopped and continued (the task's pause and resume: kill -STOP, -CONT).
     let text = std::fs::read_to_string(s.path().join("truth")).unwrap();
     assert!(text.contains("pause b1") && text.contains("resume b1"), "{text}");
     // Prometheus saw A's slot in use and B's last verify once both were done.
