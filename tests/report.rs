@@ -600,3 +600,70 @@ fn a_challenge_is_drawn_on_one_scale_with_its_faults_marked() {
     assert!(loaded.page_requests.is_empty(), "{:?}", loaded.page_requests);
     assert_eq!(loaded.dom.matches("<svg class=\"chart\"").count(), 3);
 }
+
+/// A phase whose last interval is a sliver (51 reads at 100 IOPS in 100 ms intervals: the 51st
+/// lands alone at 0.5 s, a fraction of a millisecond before the phase ends). `results export`
+/// gives every sample's length and marks the sliver partial; the report merges it into the
+/// interval before instead of drawing its rate over a fraction of a millisecond (here a leap to
+/// thousands of IOPS; at full speed, a drop to almost nothing), so the IOPS plot's axis stays at
+/// the phase's own rate.
+#[test]
+fn a_partial_last_interval_is_marked_in_exports_and_merged_in_plots() {
+    let s = Scratch::new();
+    let d = s.data();
+    let v = s.json(&[
+        "run",
+        "--target",
+        d.to_str().unwrap(),
+        "--phase",
+        "read",
+        "--bs",
+        "4k",
+        "--size",
+        "204k",
+        "--rate",
+        "100iops",
+        "--interval",
+        "100ms",
+        "--threads",
+        "1",
+    ]);
+    let id = v["id"].as_i64().unwrap().to_string();
+    let samples = &v["phases"][0]["result"]["samples"];
+    let last = samples.as_array().unwrap().last().unwrap().clone();
+    let len = last["t_end"].as_f64().unwrap() - last["t_start"].as_f64().unwrap();
+    assert!(len < 0.05, "the last interval is a sliver: {last}");
+    let csv = s.path().join("samples.csv");
+    let out = s.storlab(&["results", "export", &id, "--format", "csv", "-o", csv.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = std::fs::read_to_string(&csv).unwrap();
+    let rows: Vec<&str> = text
+        .lines()
+        .filter(|l| l.starts_with(&format!("{id},1,read,")))
+        .collect();
+    let head = text.lines().find(|l| l.starts_with("run,seq,phase,interval,")).unwrap();
+    let col = |name: &str| {
+        head.split(',')
+            .position(|c| c == name)
+            .unwrap_or_else(|| panic!("no {name} in {head}"))
+    };
+    let (length, partial) = (col("length (s)"), col("partial"));
+    let cells: Vec<Vec<&str>> = rows.iter().map(|r| r.split(',').collect()).collect();
+    assert_eq!(cells.len(), samples.as_array().unwrap().len(), "{text}");
+    assert!(cells.iter().all(|c| c[length].parse::<f64>().unwrap() > 0.0));
+    assert_eq!(cells.last().unwrap()[partial], "true", "{text}");
+    assert!(cells[..cells.len() - 1].iter().all(|c| c[partial] == "false"), "{text}");
+    let page = s.path().join("r.html");
+    let out = s.storlab(&["report", &id, "-o", page.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let html = std::fs::read_to_string(&page).unwrap();
+    let iops = charts(&html)
+        .into_iter()
+        .find(|(k, _)| k.contains("IOPS"))
+        .unwrap_or_else(|| panic!("no IOPS chart: {:?}", charts(&html)));
+    assert!(
+        iops.1 <= 200.0,
+        "the IOPS axis reaches {} for a phase held at 100 IOPS: the sliver was drawn alone",
+        iops.1
+    );
+}

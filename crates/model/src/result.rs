@@ -164,6 +164,71 @@ pub struct Sample {
     pub targets: Vec<TargetSample>,
 }
 
+impl Sample {
+    /// The interval's length, seconds.
+    pub fn seconds(&self) -> f64 {
+        self.t_end - self.t_start
+    }
+
+    /// True when the interval is a sliver of the phase's usual one (under half of `nominal`):
+    /// a phase's last interval often is (0.5 ms holding 2 I/Os), and its rate over so short a
+    /// time says little.
+    pub fn is_partial(&self, nominal: f64) -> bool {
+        nominal > 0.0 && self.seconds() < nominal / 2.0
+    }
+}
+
+/// A phase's usual interval length: the median of its samples' lengths (None without samples).
+pub fn nominal_interval(samples: &[Sample]) -> Option<f64> {
+    let mut lengths: Vec<f64> = samples.iter().map(Sample::seconds).collect();
+    if lengths.is_empty() {
+        return None;
+    }
+    lengths.sort_by(f64::total_cmp);
+    Some(lengths[lengths.len() / 2])
+}
+
+/// The samples as they are drawn: each partial interval merged into the one before it (bytes,
+/// operations and time summed, so the rate is the two's together; the latency percentiles
+/// the larger of the two), never drawn as a collapse in throughput that did not happen. A
+/// partial first interval, with nothing before it, stays as it is.
+pub fn merge_partial(samples: &[Sample]) -> Vec<Sample> {
+    let Some(nominal) = nominal_interval(samples) else {
+        return Vec::new();
+    };
+    let mut out: Vec<Sample> = Vec::with_capacity(samples.len());
+    for s in samples {
+        match out.last_mut() {
+            Some(prev) if s.is_partial(nominal) && prev.ramp == s.ramp => {
+                prev.t_end = s.t_end;
+                prev.bytes_read += s.bytes_read;
+                prev.bytes_written += s.bytes_written;
+                prev.ops_read += s.ops_read;
+                prev.ops_written += s.ops_written;
+                prev.late_ios += s.late_ios;
+                prev.lat_p50_ns = prev.lat_p50_ns.max(s.lat_p50_ns);
+                prev.lat_p90_ns = prev.lat_p90_ns.max(s.lat_p90_ns);
+                prev.lat_p99_ns = prev.lat_p99_ns.max(s.lat_p99_ns);
+                prev.lat_p99_9_ns = prev.lat_p99_9_ns.max(s.lat_p99_9_ns);
+                prev.lat_max_ns = prev.lat_max_ns.max(s.lat_max_ns);
+                for t in &s.targets {
+                    match prev.targets.iter_mut().find(|p| p.target == t.target) {
+                        Some(p) => {
+                            p.bytes_read += t.bytes_read;
+                            p.bytes_written += t.bytes_written;
+                            p.ops_read += t.ops_read;
+                            p.ops_written += t.ops_written;
+                        }
+                        None => prev.targets.push(*t),
+                    }
+                }
+            }
+            _ => out.push(s.clone()),
+        }
+    }
+    out
+}
+
 /// One target's share of an interval.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct TargetSample {
@@ -294,5 +359,47 @@ impl std::fmt::Display for BadReason {
                 )
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod partial_tests {
+    use super::*;
+
+    fn sample(index: u32, t_start: f64, t_end: f64, bytes: u64) -> Sample {
+        Sample {
+            index,
+            t_start,
+            t_end,
+            bytes_read: bytes,
+            ops_read: bytes / 4096,
+            lat_p99_ns: 1000 + u64::from(index),
+            ..Default::default()
+        }
+    }
+
+    /// Three 1 s intervals at 100 MiB/s and a last of 0.5 ms holding two 4 KiB reads: drawn
+    /// alone it would be a drop to 15.6 MiB/s; merged, the last point is the two together.
+    #[test]
+    fn a_partial_last_interval_is_merged_into_the_one_before() {
+        let mib = 1u64 << 20;
+        let samples = vec![
+            sample(0, 0.0, 1.0, 100 * mib),
+            sample(1, 1.0, 2.0, 100 * mib),
+            sample(2, 2.0, 3.0, 100 * mib),
+            sample(3, 3.0, 3.0005, 8192),
+        ];
+        assert_eq!(nominal_interval(&samples), Some(1.0));
+        assert!(samples[3].is_partial(1.0) && !samples[2].is_partial(1.0));
+        let m = merge_partial(&samples);
+        assert_eq!(m.len(), 3);
+        let last = &m[2];
+        assert_eq!((last.t_start, last.t_end), (2.0, 3.0005));
+        assert_eq!(last.bytes_read, 100 * mib + 8192);
+        assert_eq!(last.lat_p99_ns, 1003, "the larger percentile of the two");
+        let rate = last.bytes_read as f64 / last.seconds() / mib as f64;
+        assert!((rate - 99.955).abs() < 0.01, "{rate}");
+        // Nothing partial: nothing changes.
+        assert_eq!(merge_partial(&samples[..3]), samples[..3].to_vec());
     }
 }

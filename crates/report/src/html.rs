@@ -45,7 +45,9 @@ struct PhaseSeries {
 }
 
 fn series_of(p: &Phase) -> PhaseSeries {
-    let samples = &p.result.samples;
+    // A partial interval (the phase's last sliver) is merged into the one before: drawn alone,
+    // its rate over half a millisecond would show a collapse that did not happen.
+    let samples = &storlab_model::result::merge_partial(&p.result.samples);
     let mut s = PhaseSeries {
         mibs: Vec::with_capacity(samples.len()),
         iops: Vec::with_capacity(samples.len()),

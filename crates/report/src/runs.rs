@@ -248,6 +248,8 @@ pub fn data_tables(runs: &[RunDetail]) -> Vec<Table> {
             "interval",
             "t start (s)",
             "t end (s)",
+            "length (s)",
+            "partial",
             "ramp",
             "bytes read",
             "bytes written",
@@ -326,6 +328,7 @@ pub fn data_tables(runs: &[RunDetail]) -> Vec<Table> {
                 x.interrupted.into(),
                 p.bad_blocks().into(),
             ]);
+            let nominal = storlab_model::result::nominal_interval(&x.samples).unwrap_or(0.0);
             for s in &x.samples {
                 let dt = (s.t_end - s.t_start).max(1e-9);
                 samples.push(vec![
@@ -335,6 +338,8 @@ pub fn data_tables(runs: &[RunDetail]) -> Vec<Table> {
                     s.index.into(),
                     s.t_start.into(),
                     s.t_end.into(),
+                    s.seconds().into(),
+                    s.is_partial(nominal).into(),
                     s.ramp.into(),
                     s.bytes_read.into(),
                     s.bytes_written.into(),
