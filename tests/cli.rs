@@ -935,3 +935,62 @@ fn a_run_gives_its_space_back_before_it_returns() {
         );
     }
 }
+
+/// Data written earlier, read back later: without the writer's seed every block is named as
+/// another run's with the seed in the form storlab prints; `--seed` takes that form, and then
+/// only the two damaged blocks are named.
+#[test]
+fn old_data_is_verified_with_the_seed_as_printed() {
+    let s = Scratch::new();
+    let file = s.data().join("old.dat");
+    let f = file.to_str().unwrap();
+    let out = s.storlab(&[
+        "run", "--target", f, "--phase", "write", "--size", "1m", "--bs", "64k", "--verify", "--keep",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let fh = std::fs::OpenOptions::new().write(true).open(&file).unwrap();
+    fh.write_all_at(b"X", 65_536 + 100).unwrap();
+    fh.write_all_at(b"Y", 655_360 + 9).unwrap();
+    drop(fh);
+    let read = |extra: &[&str]| {
+        let mut a = vec![
+            "run", "--target", f, "--phase", "read", "--size", "1m", "--bs", "64k", "--verify",
+        ];
+        a.extend(extra);
+        s.storlab(&a)
+    };
+    let out = read(&[]);
+    let text = stdout(&out);
+    let at = text
+        .find("--seed 0x")
+        .unwrap_or_else(|| panic!("no seed to verify with: {text}"));
+    let seed: String = text[at + 7..].chars().take(18).collect();
+    assert!(seed.starts_with("0x") && seed.len() == 18, "{seed}");
+    let out = read(&["--seed", &seed]);
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.contains("2 bad block(s) of 256 checked"), "{text}");
+    assert!(text.contains(&format!("{f} offset 65536: checksum mismatch")), "{text}");
+    assert!(
+        text.contains(&format!("{f} offset 655360: checksum mismatch")),
+        "{text}"
+    );
+    // The same seed without its prefix (as older versions printed it), and in decimal.
+    let bare = seed.trim_start_matches("0x").to_string();
+    let decimal = u64::from_str_radix(&bare, 16).unwrap().to_string();
+    for form in [bare.as_str(), decimal.as_str()] {
+        let out = read(&["--seed", form]);
+        assert!(
+            stdout(&out).contains("2 bad block(s) of 256 checked"),
+            "{form}: {}",
+            stdout(&out)
+        );
+    }
+    let out = read(&["--seed", "0xnothex"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("hexadecimal as storlab prints it"),
+        "{}",
+        stderr(&out)
+    );
+}

@@ -350,7 +350,10 @@ impl std::fmt::Display for BadReason {
                 write!(f, "block belongs at offset {stored} (misdirected write)")
             }
             BadReason::WrongSeed { stored } => {
-                write!(f, "block was written by another run (seed {stored:016x})")
+                write!(
+                    f,
+                    "block was written by another run (seed 0x{stored:016x}; verify with --seed 0x{stored:016x})"
+                )
             }
             BadReason::WrongGeneration { stored, min, max } => {
                 write!(

@@ -179,7 +179,7 @@ settings! {
     fadvise: Fadvise = "none", "HINT", "posix_fadvise over each worker's region before a phase: `none`, `sequential`, `random`, `noreuse`, or `dontneed` (drop its clean cached pages, so that a buffered read starts from the device rather than from what an earlier phase or program left in the cache)", read_fadvise;
     interval: Duration = "1s", "DURATION", "sample interval (10ms or more)", read_interval;
     late_after: Duration = "1ms", "DURATION", "an I/O issued this long after its scheduled start is late", read_duration;
-    seed: u64 | "random per run", "N", "seed of offsets and data (give the same seed to verify another run's files)", read_seed;
+    seed: u64 | "random per run", "N|0xHEX", "seed of offsets and data (give the same seed to verify another run's files; decimal, or hexadecimal as storlab prints it)", read_seed;
 }
 
 /// docs/run.md's key reference: a Markdown table of every setting (a test checks that the page
@@ -347,8 +347,20 @@ fn read_fadvise(s: &str) -> Result<Fadvise, String> {
     })
 }
 
+/// A seed as storlab prints it (`0x86dcdfd8b7e3694c`, or its 16 hexadecimal digits without
+/// the prefix, as a bad block's message gives them) or a decimal number.
 fn read_seed(s: &str) -> Result<u64, String> {
-    read_int(s, "a whole number")
+    let t = s.trim();
+    let hex = t.strip_prefix("0x").or_else(|| t.strip_prefix("0X"));
+    let hex = hex.or((t.len() == 16 && t.chars().all(|c| c.is_ascii_hexdigit())).then_some(t));
+    match hex {
+        Some(h) => u64::from_str_radix(h, 16).map_err(|_| {
+            format!("'{s}' is not a seed: a decimal number, or hexadecimal as storlab prints it (0x86dcdfd8b7e3694c)")
+        }),
+        None => t.parse().map_err(|_| {
+            format!("'{s}' is not a seed: a decimal number, or hexadecimal as storlab prints it (0x86dcdfd8b7e3694c)")
+        }),
+    }
 }
 
 /// "4k" or "4k:70,64k:30" (weights are relative).
@@ -446,5 +458,21 @@ mod tests {
             assert!(r.contains(&format!("| `{}` | `{}` |", x.key, x.flag())), "{}", x.key);
         }
         assert!(r.contains("`--iodepth-batch`"));
+    }
+}
+
+#[cfg(test)]
+mod seed_tests {
+    use super::read_seed;
+
+    #[test]
+    fn a_seed_reads_as_printed_or_in_decimal() {
+        assert_eq!(read_seed("0x86dcdfd8b7e3694c"), Ok(0x86dc_dfd8_b7e3_694c));
+        assert_eq!(read_seed("86dcdfd8b7e3694c"), Ok(0x86dc_dfd8_b7e3_694c));
+        assert_eq!(read_seed("42"), Ok(42));
+        assert!(read_seed("0x")
+            .unwrap_err()
+            .contains("hexadecimal as storlab prints it"));
+        assert!(read_seed("forty-two").unwrap_err().contains("not a seed"));
     }
 }
