@@ -262,6 +262,10 @@ impl JobArgs {
 pub struct RunArgs {
     #[command(flatten)]
     pub job: JobArgs,
+    /// Verify data an earlier run wrote (kept with --keep): its seed from the database, and
+    /// --verify on. Blocks it wrote then are checked as this run's own.
+    #[arg(long, value_name = "RUN")]
+    pub verify_against: Option<i64>,
     #[command(flatten)]
     pub output: OutputArgs,
 }

@@ -125,7 +125,40 @@ pub fn demo(args: DemoArgs) -> Result<u8> {
 }
 
 pub fn run(args: RunArgs) -> Result<u8> {
-    execute(&args.job.to_job()?, RunKind::Run, &args.job, &args.output)
+    let mut job = args.job.to_job()?;
+    if let Some(id) = args.verify_against {
+        let seed = writer_seed(&args.output.db, id)?;
+        match job.settings.seed {
+            Some(given) if given != seed => {
+                return Err(usage(format!(
+                    "--seed {given} and --verify-against {id}: run {id} wrote with seed 0x{seed:016x}; give one or the other"
+                )))
+            }
+            _ => job.settings.seed = Some(seed),
+        }
+        job.settings.verify = Some(true);
+    }
+    execute(&job, RunKind::Run, &args.job, &args.output)
+}
+
+/// The seed the stored run `id` wrote its data with (its first phase that wrote, with
+/// verification on).
+fn writer_seed(db: &crate::cli::DbArgs, id: i64) -> Result<u64> {
+    let store = crate::results::open_existing(db)?;
+    let run = store
+        .run(id, false)?
+        .ok_or_else(|| usage(format!("--verify-against {id}: no run {id} in {}", store.target())))?;
+    run.phases
+        .iter()
+        .find_map(|p| match &p.params {
+            storlab_model::run::PhaseParams::Plan(plan) if plan.kind.writes() && plan.settings.verify => Some(plan.seed),
+            _ => None,
+        })
+        .ok_or_else(|| {
+            usage(format!(
+                "--verify-against {id}: run {id} wrote nothing with --verify (its blocks carry no header to check); verify a run that wrote with --verify --keep"
+            ))
+        })
 }
 
 /// `storlab sweep`: every point of the varied settings is a job, all checked before the first

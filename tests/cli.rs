@@ -508,16 +508,16 @@ fn verification_names_each_bad_block() {
     assert!(text.contains("2 bad block(s) of 256 checked"), "{text}");
     // The user's file (existing before the read run) is left in place.
     assert!(file.exists());
-    // A different seed means another run's data: named as such.
+    // A different seed means another run's data, intact: counted apart by its seed, not bad.
     let out = s.storlab(&[
         "run", "--target", f, "--phase", "read", "--size", "64k", "--bs", "64k", "--verify", "--seed", "7", "--json",
     ]);
-    assert_eq!(out.status.code(), Some(3));
+    assert_eq!(out.status.code(), Some(0));
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert_eq!(
-        v["phases"][0]["result"]["verify"]["bad"][0]["reason"]["kind"],
-        "wrong_seed"
-    );
+    let verify = &v["phases"][0]["result"]["verify"];
+    assert_eq!(verify["bad_blocks"], 0, "{verify}");
+    assert_eq!(verify["foreign_blocks"], 16, "{verify}");
+    assert_eq!(verify["foreign"][0]["seed"], 42, "{verify}");
 }
 
 #[test]
@@ -936,22 +936,19 @@ fn a_run_gives_its_space_back_before_it_returns() {
     }
 }
 
-/// Data written earlier, read back later: without the writer's seed every block is named as
-/// another run's with the seed in the form storlab prints; `--seed` takes that form, and then
-/// only the two damaged blocks are named.
+/// Data written earlier, read back later (issue 13's scenario): untouched and read without the
+/// writer's seed, every block is intact and another run's — not corruption; damaged, only the
+/// two damaged blocks are bad, the rest counted apart with the seed in the form `--seed` takes;
+/// with that seed, or `--verify-against` the writing run, just the two blocks are named.
 #[test]
-fn old_data_is_verified_with_the_seed_as_printed() {
+fn old_data_is_verified_with_the_seed_as_printed_or_against_its_run() {
     let s = Scratch::new();
     let file = s.data().join("old.dat");
     let f = file.to_str().unwrap();
-    let out = s.storlab(&[
+    let w = s.json(&[
         "run", "--target", f, "--phase", "write", "--size", "1m", "--bs", "64k", "--verify", "--keep",
     ]);
-    assert!(out.status.success(), "{}", stderr(&out));
-    let fh = std::fs::OpenOptions::new().write(true).open(&file).unwrap();
-    fh.write_all_at(b"X", 65_536 + 100).unwrap();
-    fh.write_all_at(b"Y", 655_360 + 9).unwrap();
-    drop(fh);
+    let writer = w["id"].as_i64().unwrap().to_string();
     let read = |extra: &[&str]| {
         let mut a = vec![
             "run", "--target", f, "--phase", "read", "--size", "1m", "--bs", "64k", "--verify",
@@ -960,7 +957,24 @@ fn old_data_is_verified_with_the_seed_as_printed() {
         s.storlab(&a)
     };
     let out = read(&[]);
+    assert_eq!(out.status.code(), Some(0), "{}{}", stdout(&out), stderr(&out));
+    assert!(
+        stdout(&out).contains("256 intact block(s) of 256 checked were written by another run"),
+        "{}",
+        stdout(&out)
+    );
+    let fh = std::fs::OpenOptions::new().write(true).open(&file).unwrap();
+    fh.write_all_at(b"X", 65_536 + 100).unwrap();
+    fh.write_all_at(b"Y", 655_360 + 9).unwrap();
+    drop(fh);
+    let out = read(&[]);
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
     let text = stdout(&out);
+    assert!(text.contains("2 bad block(s) of 256 checked"), "{text}");
+    assert!(
+        text.contains("254 intact block(s) of 256 checked were written by another run"),
+        "{text}"
+    );
     let at = text
         .find("--seed 0x")
         .unwrap_or_else(|| panic!("no seed to verify with: {text}"));
@@ -969,13 +983,16 @@ fn old_data_is_verified_with_the_seed_as_printed() {
     let out = read(&["--seed", &seed]);
     assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
     let text = stdout(&out);
-    assert!(text.contains("2 bad block(s) of 256 checked"), "{text}");
+    assert!(
+        text.contains("2 bad block(s) of 256 checked") && !text.contains("intact block(s)"),
+        "{text}"
+    );
     assert!(text.contains(&format!("{f} offset 65536: checksum mismatch")), "{text}");
     assert!(
         text.contains(&format!("{f} offset 655360: checksum mismatch")),
         "{text}"
     );
-    // The same seed without its prefix (as older versions printed it), and in decimal.
+    // The same seed without its prefix, and in decimal.
     let bare = seed.trim_start_matches("0x").to_string();
     let decimal = u64::from_str_radix(&bare, 16).unwrap().to_string();
     for form in [bare.as_str(), decimal.as_str()] {
@@ -986,6 +1003,32 @@ fn old_data_is_verified_with_the_seed_as_printed() {
             stdout(&out)
         );
     }
+    // Against the run that wrote it: its seed from the database, --verify implied.
+    let out = s.storlab(&[
+        "run",
+        "--target",
+        f,
+        "--phase",
+        "read",
+        "--size",
+        "1m",
+        "--bs",
+        "64k",
+        "--verify-against",
+        &writer,
+    ]);
+    assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(
+        text.contains("2 bad block(s) of 256 checked") && !text.contains("intact block(s)"),
+        "{text}"
+    );
+    let out = read(&["--verify-against", &writer, "--seed", "7"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("give one or the other"), "{}", stderr(&out));
+    let out = read(&["--verify-against", "999"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("no run 999"), "{}", stderr(&out));
     let out = read(&["--seed", "0xnothex"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(

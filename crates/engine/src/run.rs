@@ -23,7 +23,7 @@ use storlab_units::Rate;
 use crate::access::Access;
 use crate::backend::{self, Backend, Completion, IoUnit, Op, Queued};
 use crate::data::{self, BufferPool};
-use crate::plan::{BackendKind, DataPattern, FsyncPolicy, PhaseKind, PhasePlan, WorkerFile};
+use crate::plan::{BackendKind, DataPattern, FsyncPolicy, GenerationRange, PhaseKind, PhasePlan, WorkerFile};
 use crate::result::*;
 use storlab_model::settings::Fadvise;
 
@@ -418,9 +418,7 @@ fn merge(plan: &PhasePlan, outs: Vec<WorkerOutcome>, samples: Vec<Sample>, layou
         let _ = hist[0].add(&o.hist[0]);
         let _ = hist[1].add(&o.hist[1]);
         first.add(&o.first_done_snapshot.unwrap_or(o.totals));
-        verify.blocks_checked += o.verify.blocks_checked;
-        verify.bad_blocks += o.verify.bad_blocks;
-        verify.bad.extend(o.verify.bad);
+        verify.merge(o.verify);
         interrupted |= o.interrupted;
         last_end = last_end.max(o.end_ns);
         first_end = first_end.min(o.end_ns);
@@ -1023,12 +1021,21 @@ impl<'a> Worker<'a> {
             let buf = unsafe { self.pool.slice_mut(slot as usize, io.len as usize) };
             let file = &self.file_name;
             let report = &mut self.verify;
+            // Before the job's first write (any generation accepted) the files may hold an
+            // earlier run's data: an intact block with another seed is that run's, counted
+            // apart. After a write in this job, another seed is a lost write: bad.
+            let earlier = self.plan.verify_generations == GenerationRange { min: 0, max: u32::MAX };
+            let mut foreign: Vec<u64> = Vec::new();
             report.blocks_checked += data::verify(
                 buf,
                 io.offset,
                 self.plan.seed,
                 self.plan.verify_generations,
                 |offset, reason| {
+                    if let (true, BadReason::WrongSeed { stored }) = (earlier, &reason) {
+                        foreign.push(*stored);
+                        return;
+                    }
                     report.bad_blocks += 1;
                     if report.bad.len() < MAX_BAD_LISTED {
                         report.bad.push(BadBlock {
@@ -1039,6 +1046,9 @@ impl<'a> Worker<'a> {
                     }
                 },
             );
+            for seed in foreign {
+                report.add_foreign(seed, 1);
+            }
         }
         self.free.push(slot);
         if self.first_done_snapshot.is_none() && self.shared.first_done_ns.load(Ordering::Relaxed) != 0 {

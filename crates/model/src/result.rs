@@ -123,6 +123,50 @@ pub struct VerifyReport {
     pub bad_blocks: u64,
     /// The failed blocks, each named (at most [`MAX_BAD_LISTED`] per worker).
     pub bad: Vec<BadBlock>,
+    /// Blocks intact (header, checksum and offset agree) but written by another run: data
+    /// from before this job's first write, read with another seed. Not corruption.
+    #[serde(default)]
+    pub foreign_blocks: u64,
+    /// Those blocks by the seed that wrote them (at most [`MAX_FOREIGN_SEEDS`] seeds).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub foreign: Vec<ForeignSeed>,
+}
+
+/// How many other runs' seeds a verification names.
+pub const MAX_FOREIGN_SEEDS: usize = 16;
+
+/// Intact blocks of one other run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct ForeignSeed {
+    /// The seed in their headers.
+    pub seed: u64,
+    /// How many.
+    pub blocks: u64,
+}
+
+impl VerifyReport {
+    /// Counts an intact block of another run's, by its seed.
+    pub fn add_foreign(&mut self, seed: u64, blocks: u64) {
+        self.foreign_blocks += blocks;
+        if let Some(f) = self.foreign.iter_mut().find(|f| f.seed == seed) {
+            f.blocks += blocks;
+        } else if self.foreign.len() < MAX_FOREIGN_SEEDS {
+            self.foreign.push(ForeignSeed { seed, blocks });
+        }
+    }
+
+    /// Adds another worker's report.
+    pub fn merge(&mut self, o: VerifyReport) {
+        self.blocks_checked += o.blocks_checked;
+        self.bad_blocks += o.bad_blocks;
+        self.bad.extend(o.bad);
+        let listed: u64 = o.foreign.iter().map(|f| f.blocks).sum();
+        for f in o.foreign {
+            self.add_foreign(f.seed, f.blocks);
+        }
+        // Blocks of seeds past the list's end are counted all the same.
+        self.foreign_blocks += o.foreign_blocks - listed;
+    }
 }
 
 /// How many bad blocks each worker lists by name (all are counted).

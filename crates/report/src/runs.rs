@@ -170,9 +170,28 @@ pub fn render(run: &RunDetail) -> String {
         );
     }
     for p in &run.phases {
-        let Some(v) = p.result.verify.as_ref().filter(|v| v.bad_blocks > 0) else {
+        let Some(v) = p.result.verify.as_ref() else {
             continue;
         };
+        if v.foreign_blocks > 0 {
+            let seeds: Vec<String> = v
+                .foreign
+                .iter()
+                .map(|f| format!("seed 0x{:016x}: {} block(s)", f.seed, f.blocks))
+                .collect();
+            s += &format!(
+                "\nphase {} ({}): {} intact block(s) of {} checked were written by another run ({}); not corruption. To verify that run's data, give its seed (--seed 0x{:016x}) or --verify-against RUN.\n",
+                p.seq + 1,
+                p.kind,
+                v.foreign_blocks,
+                v.blocks_checked,
+                seeds.join(", "),
+                v.foreign.first().map_or(0, |f| f.seed)
+            );
+        }
+        if v.bad_blocks == 0 {
+            continue;
+        }
         s += &format!(
             "\nphase {} ({}): {} bad block(s) of {} checked:\n",
             p.seq + 1,
