@@ -204,6 +204,26 @@ fn events(s: &Scratch) -> Vec<Ev> {
         .collect()
 }
 
+/// The event log read straight from a PostgreSQL database of the test's own.
+fn pg_events(pg: &storlab_testkit::PgDatabase) -> Vec<Ev> {
+    pg.client()
+        .query(
+            "SELECT t, pool, server, token, kind, detail FROM sched_events ORDER BY id",
+            &[],
+        )
+        .unwrap()
+        .iter()
+        .map(|r| Ev {
+            t: r.get(0),
+            pool: r.get(1),
+            server: r.get(2),
+            token: r.get(3),
+            kind: r.get(4),
+            detail: r.get(5),
+        })
+        .collect()
+}
+
 /// The most intervals of one pool open at once.
 fn most_at_once(intervals: &[(f64, f64)]) -> usize {
     let mut edges: Vec<(f64, i32)> = intervals.iter().flat_map(|(a, b)| [(*a, 1), (*b, -1)]).collect();
@@ -588,24 +608,7 @@ fn an_agent_cut_off_from_postgresql_stops_its_task_before_its_lease_ends() {
     std::thread::sleep(Duration::from_secs(4));
     let renewals_after = |evs: &[Ev]| evs.iter().filter(|e| e.kind == "renewed" && e.t > cut).count();
     let log = |evs: &[Ev]| format!("{evs:#?}");
-    let evs = {
-        let mut c = pg.client();
-        c.query(
-            "SELECT t, pool, server, token, kind, detail FROM sched_events ORDER BY id",
-            &[],
-        )
-        .unwrap()
-        .iter()
-        .map(|r| Ev {
-            t: r.get(0),
-            pool: r.get(1),
-            server: r.get(2),
-            token: r.get(3),
-            kind: r.get(4),
-            detail: r.get(5),
-        })
-        .collect::<Vec<_>>()
-    };
+    let evs = pg_events(&pg);
     assert!(renewals_after(&evs) >= 2, "no renewal after the cut: {}", log(&evs));
     assert_eq!(
         truth(s.path())["q1"][0].1,
@@ -647,23 +650,7 @@ fn an_agent_cut_off_from_postgresql_stops_its_task_before_its_lease_ends() {
         .map(|(a, b)| (*a, b.unwrap_or(f64::MAX)))
         .collect();
     assert_eq!(most_at_once(&iv), 1, "k = 1, yet two tasks ran at once: {real:?}");
-    let evs: Vec<Ev> = pg
-        .client()
-        .query(
-            "SELECT t, pool, server, token, kind, detail FROM sched_events ORDER BY id",
-            &[],
-        )
-        .unwrap()
-        .iter()
-        .map(|r| Ev {
-            t: r.get(0),
-            pool: r.get(1),
-            server: r.get(2),
-            token: r.get(3),
-            kind: r.get(4),
-            detail: r.get(5),
-        })
-        .collect();
+    let evs = pg_events(&pg);
     assert_at_most_k(&evs, &[("Q", 1)]);
 }
 
