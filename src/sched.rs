@@ -210,34 +210,9 @@ fn events(pool: Option<&str>, json: bool, db: &DbArgs) -> Result<u8> {
     Ok(0)
 }
 
-/// A share per period ("0.1%/month", "1.2%/year", "0.012/year") as a rate per hour.
+/// A share per period as a rate per hour (crates/sched's parser), refused with the flag named.
 fn rate_per_hour(flag: &str, v: &str) -> Result<f64> {
-    let bad = || {
-        usage(format!(
-            "{flag} {v}: a share per period such as 0.1%/month, 1.2%/year or 0.012/year (0 or more)"
-        ))
-    };
-    let (amount, period) = v.trim().split_once('/').ok_or_else(bad)?;
-    let amount = amount.trim();
-    let share = match amount.strip_suffix('%') {
-        Some(p) => p.trim().parse::<f64>().map_err(|_| bad())? / 100.0,
-        None => amount.parse::<f64>().map_err(|_| bad())?,
-    };
-    if !share.is_finite() {
-        return Err(bad());
-    }
-    if share < 0.0 {
-        return Err(usage(format!("{flag} {v}: a negative rate; a rate is 0 or more")));
-    }
-    let hours = match period.trim() {
-        "hour" | "h" => 1.0,
-        "day" | "d" => 24.0,
-        "week" | "w" => 168.0,
-        "month" => storlab_sched::risk::YEAR_HOURS / 12.0,
-        "year" | "y" => storlab_sched::risk::YEAR_HOURS,
-        _ => return Err(bad()),
-    };
-    Ok(share / hours)
+    storlab_sched::risk::parse_rate(v).map_err(|e| usage(format!("{flag} {v}: {e}")))
 }
 
 use storlab_report::risk::human_hours as hh;

@@ -41,6 +41,33 @@ pub const MAX_SIMULATED_EVENTS: f64 = 2e8;
 /// Hours in a year (365.25 days).
 pub const YEAR_HOURS: f64 = 8766.0;
 
+/// A share per period ("0.1%/month", "1.2%/year", "0.012/year") as a rate per hour; the
+/// error says what would be right.
+pub fn parse_rate(v: &str) -> Result<f64, String> {
+    let bad = || "a share per period such as 0.1%/month, 1.2%/year or 0.012/year (0 or more)".to_string();
+    let (amount, period) = v.trim().split_once('/').ok_or_else(bad)?;
+    let amount = amount.trim();
+    let share = match amount.strip_suffix('%') {
+        Some(p) => p.trim().parse::<f64>().map_err(|_| bad())? / 100.0,
+        None => amount.parse::<f64>().map_err(|_| bad())?,
+    };
+    if !share.is_finite() {
+        return Err(bad());
+    }
+    if share < 0.0 {
+        return Err("a negative rate; a rate is 0 or more".into());
+    }
+    let hours = match period.trim() {
+        "hour" | "h" => 1.0,
+        "day" | "d" => 24.0,
+        "week" | "w" => 168.0,
+        "month" => YEAR_HOURS / 12.0,
+        "year" | "y" => YEAR_HOURS,
+        _ => return Err(bad()),
+    };
+    Ok(share / hours)
+}
+
 /// A RAID level.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Raid {
