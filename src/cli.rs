@@ -204,6 +204,9 @@ pub struct DemoArgs {
     /// The directory to qualify (default: a new temporary directory under $TMPDIR or /tmp).
     #[arg(long, value_name = "DIR")]
     pub dir: Option<PathBuf>,
+    /// No status line on stderr.
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
     #[command(flatten)]
     pub output: OutputArgs,
 }
@@ -238,6 +241,10 @@ pub struct JobArgs {
     /// target: bytes, operations, a latency histogram; a study's task and progress).
     #[arg(long, value_name = "ADDR:PORT")]
     pub metrics: Option<String>,
+    /// No status line on stderr (it is drawn only when stderr is a terminal and stdout is not
+    /// --json or --csv anyway).
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
     #[command(flatten)]
     pub settings: SettingsArgs,
 }

@@ -2,21 +2,22 @@
 //! crates/session's one run path) and `scan`. Each reads its flags, hands the work to its crate
 //! and prints what was stored.
 
-use std::io::IsTerminal;
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
 use storlab_model::run::{RunKind, RunStatus};
 use storlab_model::scan::{GroupBy, ScanOptions, TimeBasis};
 use storlab_model::study::{IozoneParams, Role, StudyParams, SweepParams};
-use storlab_session::{run_study, RunOptions};
+use storlab_session::{run_study, LiveRun, LiveViews, RunOptions};
 use storlab_store::Store;
 use storlab_workload::iozone::{IozoneArgs, IozoneCell};
 use storlab_workload::{resolve, Job};
 
 use crate::cli::{DbArgs, DemoArgs, ImpactArgs, JobArgs, OutputArgs, RunArgs, ScanArgs, SweepArgs};
 use crate::results::{open_new, print_run, print_study};
+use crate::status::StatusLine;
 use crate::{exit, usage};
 
 /// The job `storlab demo` runs: a short qualification of one directory.
@@ -41,9 +42,21 @@ fn command_line() -> String {
     storlab_store::mask_command_line(&std::env::args().collect::<Vec<_>>()).join(" ")
 }
 
-/// Progress on stderr only when a person is watching and stdout is not one document.
-fn chatty(out: &OutputArgs) -> bool {
-    std::io::stderr().is_terminal() && !out.json && !out.csv
+/// The status line, when a person watches (a terminal, stdout not one document, no --quiet);
+/// `study` names the study for its own line.
+fn status_line(out: &OutputArgs, quiet: bool, study: Option<String>) -> Option<Arc<StatusLine>> {
+    crate::status::wanted(out.json || out.csv, quiet).then(|| StatusLine::start(study))
+}
+
+/// The live views of a command: `--metrics` and the status line, either or both.
+fn views(
+    live: Option<&storlab_metrics::live::Live>,
+    status: &Option<Arc<StatusLine>>,
+) -> Option<Arc<dyn LiveRun + Send + Sync>> {
+    LiveViews::of(vec![
+        live.map(|l| l.shared()),
+        status.clone().map(|s| s as Arc<dyn LiveRun + Send + Sync>),
+    ])
 }
 
 /// The exit code of a run's status.
@@ -72,6 +85,8 @@ fn execute(job: &Job, kind: RunKind, a: &JobArgs, out: &OutputArgs) -> Result<u8
     let live = serve_live(a, "run")?;
     let mut store = open_new(&out.db)?;
     let command = command_line();
+    let status = status_line(out, a.quiet, None);
+    let views = views(live.as_ref(), &status);
     let e = storlab_session::run_prepared(
         &mut store,
         prepared,
@@ -80,12 +95,12 @@ fn execute(job: &Job, kind: RunKind, a: &JobArgs, out: &OutputArgs) -> Result<u8
             tags: &a.tags,
             allow_devices: &a.allow_devices,
             keep: a.keep,
-            progress: chatty(out),
             command: &command,
             control: None,
-            live: live.as_ref().map(|l| l.run()),
+            live: views.as_deref().map(|v| v as &dyn LiveRun),
         },
     )?;
+    drop((views, status));
     print_run(&store, e.run_id, false, out)?;
     eprintln!("storlab: stored as run {} in {}", e.run_id, store.target());
     Ok(code_of(e.status))
@@ -117,6 +132,7 @@ pub fn demo(args: DemoArgs) -> Result<u8> {
         allow_devices: Vec::new(),
         keep: false,
         metrics: None,
+        quiet: args.quiet,
         settings: Default::default(),
     };
     let code = execute(&job, RunKind::Demo, &job_args, &args.output)?;
@@ -205,8 +221,9 @@ fn run_points(
     let live = serve_live(a, "sweep")?;
     let mut store = open_new(&out.db)?;
     let command = command_line();
-    let progress = chatty(out);
     let n = points.len();
+    let status = status_line(out, a.quiet, Some(format!("sweep of {n} points")));
+    let views = views(live.as_ref(), &status);
     let (id, done) = run_study(
         &mut store,
         params,
@@ -216,20 +233,17 @@ fn run_points(
             tags: &a.tags,
             allow_devices: &a.allow_devices,
             keep: a.keep,
-            progress,
             command: &command,
             control: None,
-            live: live.as_ref().map(|l| l.run()),
+            live: views.as_deref().map(|v| v as &dyn LiveRun),
         },
         |i, role| {
-            if let Some(l) = &live {
-                l.run().study_progress(i, n);
-            }
-            if progress {
-                eprintln!("[{}/{n}] {role}", i + 1);
+            if let Some(v) = &views {
+                v.study_progress(i, n, &role.to_string());
             }
         },
     )?;
+    drop((views, status));
     print_study(&store, id, out.json)?;
     eprintln!(
         "storlab: stored {} runs as study {id} in {}",
@@ -280,20 +294,20 @@ pub fn iozone(args: Vec<String>) -> Result<u8> {
             )
         })
         .collect();
-    let progress = chatty(&out) && points.len() > 1;
+    let n = points.len();
+    let status = status_line(&out, a.quiet, (n > 1).then(|| format!("IOzone, {n} cells")));
     let opts = RunOptions {
         kind: RunKind::Iozone,
         tags: &a.tags,
         allow_devices: &[],
         keep: a.keep,
-        progress: chatty(&out),
         command: &a.command_line,
         control: None,
-        live: None,
+        live: status.as_deref().map(|s| s as &dyn LiveRun),
     };
     let announce = |i: usize, role: &Role| {
-        if progress {
-            eprintln!("[{}/{}] {role}", i + 1, cells.len());
+        if let (Some(s), true) = (&status, n > 1) {
+            s.study_progress(i, n, &role.to_string());
         }
     };
     // One cell is one run; several are a study (IOzone's matrix, or a range of workers).
@@ -308,6 +322,7 @@ pub fn iozone(args: Vec<String>) -> Result<u8> {
     } else {
         (None, storlab_session::run_points(&mut store, &points, &opts, announce)?)
     };
+    drop(status);
     crate::results::print_iozone(&store, &a, study, &done, params.note.as_deref())?;
     Ok(if done.aborted {
         exit::ABORTED
@@ -380,18 +395,20 @@ pub fn impact(args: ImpactArgs) -> Result<u8> {
         tags: args.job.tags.clone(),
         allow_devices: args.job.allow_devices.clone(),
         keep: args.job.keep,
-        progress: chatty(&args.output),
         live: None,
     };
     // Refusals come before the database is opened: a refused study leaves nothing behind.
     let job = storlab_impact::request::prepare(&req, args.job.to_job()?)?;
     let live = serve_live(&args.job, "impact")?;
+    let status = status_line(&args.output, args.job.quiet, Some(impact_label(&args)));
     let req = Request {
-        live: live.as_ref().map(|l| l.shared()),
+        live: views(live.as_ref(), &status),
         ..req
     };
     let mut store = open_new(&args.output.db)?;
-    let o = storlab_impact::request::run(&mut store, job, &req, storlab_session::stop_flag())?;
+    let o = storlab_impact::request::run(&mut store, job, &req, storlab_session::stop_flag());
+    drop((req, status));
+    let o = o?;
     if o.aborted {
         eprintln!("storlab: stopped; stored what was done as study {}", o.study_id);
         return Ok(exit::ABORTED);
@@ -399,6 +416,22 @@ pub fn impact(args: ImpactArgs) -> Result<u8> {
     print_study(&store, o.study_id, args.output.json)?;
     eprintln!("storlab: stored study {} in {}", o.study_id, store.target());
     Ok(0)
+}
+
+/// What an impact study is, for its status line.
+fn impact_label(args: &ImpactArgs) -> String {
+    let tasks = args.task.join(", ");
+    if args.held {
+        format!("held-rate study of {tasks}")
+    } else if args.reverse {
+        format!("cost to the task of {tasks}")
+    } else {
+        let n = args.repeat;
+        format!(
+            "cost to the users of {tasks} ({n} repetition{})",
+            if n == 1 { "" } else { "s" }
+        )
+    }
 }
 
 /// The scan's options from the flags.
@@ -448,7 +481,7 @@ fn list_paths(p: &[PathBuf]) -> String {
 /// `storlab scan`: the walk, stored as a run of kind scan, printed.
 pub fn scan(args: ScanArgs) -> Result<u8> {
     let opts = scan_options(&args)?;
-    if chatty(&args.output) {
+    if crate::status::wanted(args.output.json || args.output.csv, false) {
         eprintln!("scanning {} ...", list_paths(&opts.roots));
     }
     let report = storlab_scan::scan(&opts).map_err(|e| usage(e.to_string()))?;

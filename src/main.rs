@@ -12,6 +12,7 @@ mod monitor;
 mod report;
 mod results;
 mod sched;
+mod status;
 
 use std::process::ExitCode;
 

@@ -166,6 +166,9 @@ pub trait IntervalObserver: Sync {
     /// operations read (`[0]`) and written (`[1]`), and the latencies of its reads and writes
     /// in nanoseconds.
     fn interval(&self, target: u16, bytes: [u64; 2], ops: [u64; 2], latency_ns: &[Histogram<u64>; 2]);
+    /// An interval every worker has reported, merged into the sample that will be stored
+    /// (a status line shows the last one's throughput, IOPS and p99).
+    fn sample(&self, _sample: &Sample) {}
 }
 
 /// Runs one phase. `stop` (set by Ctrl-C) ends it early; the result then says `interrupted`.
@@ -336,6 +339,11 @@ fn collect(
                 .collect(),
         });
     };
+    let tell = |samples: &[Sample]| {
+        if let (Some(o), Some(s)) = (observer, samples.last()) {
+            o.sample(s);
+        }
+    };
     while done < n {
         let Ok(msg) = rx.recv() else { break };
         match msg {
@@ -395,10 +403,12 @@ fn collect(
             }
             let p = pending.remove(&index).unwrap();
             finalize(p, index, samples);
+            tell(samples);
         }
     }
     for (index, p) in std::mem::take(&mut pending) {
         finalize(p, index, samples);
+        tell(samples);
     }
 }
 

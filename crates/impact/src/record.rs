@@ -92,6 +92,9 @@ impl Recorder {
             TaskState::Running(p) => (TaskCondition::Running, p.percent, p.bytes_done),
             TaskState::Done { .. } => (TaskCondition::Done, Some(100.0), None),
         };
+        if let (Some(l), TaskCondition::Running) = (&self.live, name) {
+            l.task_progress(task, percent);
+        }
         g.samples.push(TaskSample {
             task,
             t,

@@ -64,8 +64,6 @@ pub struct Request {
     pub allow_devices: Vec<std::path::PathBuf>,
     /// Keep the job's files.
     pub keep: bool,
-    /// Say each phase on stderr.
-    pub progress: bool,
     /// The live view (`--metrics`): the runs' figures and the task's state.
     pub live: Option<std::sync::Arc<dyn storlab_session::LiveRun + Send + Sync>>,
 }
@@ -88,9 +86,6 @@ struct JobRunner<'a> {
 
 impl Foreground for JobRunner<'_> {
     fn run(&mut self, kind: RunKind, control: &PhaseControl) -> anyhow::Result<ForegroundRun> {
-        if self.req.progress {
-            eprintln!("[{kind}]");
-        }
         let e = storlab_session::run(
             self.store,
             self.job,
@@ -99,7 +94,6 @@ impl Foreground for JobRunner<'_> {
                 tags: &self.req.tags,
                 allow_devices: &self.req.allow_devices,
                 keep: self.req.keep,
-                progress: self.req.progress,
                 command: &self.req.command,
                 control: Some(control),
                 live: self.req.live.as_deref().map(|l| l as &dyn storlab_session::LiveRun),

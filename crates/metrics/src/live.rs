@@ -17,7 +17,7 @@ use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::{MetricType, TypedMetric};
 use prometheus_client::registry::{Registry, Unit};
 use storlab_engine::{Histogram, IntervalObserver};
-use storlab_session::LiveRun;
+use storlab_session::{LiveRun, PhaseStart};
 
 /// A label set: (name, value) pairs.
 pub type Labels = Vec<(&'static str, String)>;
@@ -282,16 +282,16 @@ impl IntervalObserver for LiveMetrics {
 }
 
 impl LiveRun for LiveMetrics {
-    fn phase_started(&self, run_id: i64, seq: usize, kind: &str, targets: &[String]) {
+    fn phase_started(&self, p: &PhaseStart) {
         let c = Current {
-            run: run_id.to_string(),
-            phase: seq.to_string(),
-            kind: kind.to_string(),
-            targets: targets.to_vec(),
+            run: p.run_id.to_string(),
+            phase: p.seq.to_string(),
+            kind: p.kind.to_string(),
+            targets: p.targets.to_vec(),
         };
         self.phase_running.get_or_create(&Self::labels(&c, &[])).set(1);
         // Every target's counters exist from the phase's start, at 0.
-        for t in targets {
+        for t in p.targets {
             let l = Self::labels(&c, &[("target", t.clone())]);
             for f in [&self.read_bytes, &self.written_bytes, &self.reads, &self.writes] {
                 let _ = f.get_or_create(&l);
@@ -319,12 +319,12 @@ impl LiveRun for LiveMetrics {
         }
     }
 
-    fn study_progress(&self, done: usize, total: usize) {
+    fn study_progress(&self, done: usize, total: usize, _next: &str) {
         let name = self.study.lock().unwrap_or_else(|e| e.into_inner()).0.clone();
         self.progress(&name, if total > 0 { done as f64 / total as f64 } else { 0.0 });
     }
 
-    fn phase_ended(&self, run_id: i64, seq: usize) {
+    fn phase_ended(&self, run_id: i64, seq: usize, _result: Option<&storlab_model::result::PhaseResult>) {
         let c = self.current.lock().unwrap_or_else(|e| e.into_inner()).clone();
         if c.run == run_id.to_string() && c.phase == seq.to_string() {
             self.phase_running.get_or_create(&Self::labels(&c, &[])).set(0);
@@ -341,14 +341,22 @@ mod tests {
     fn an_intervals_latencies_land_in_their_buckets_and_counters_carry_the_phase() {
         let mut r = Registry::default();
         let m = LiveMetrics::register(&mut r);
-        m.phase_started(7, 2, "read", &["/data".into()]);
+        m.phase_started(&storlab_session::PhaseStart {
+            run_id: 7,
+            seq: 2,
+            phases: 3,
+            kind: "read",
+            targets: &["/data".into()],
+            runtime_seconds: None,
+            bytes: Some(1 << 20),
+        });
         let mut h = storlab_engine::new_histogram();
         h.record(800).unwrap(); // 0.8 µs
         h.record(3_000_000).unwrap(); // 3 ms
         h.record(3_000_000).unwrap();
         let none = storlab_engine::new_histogram();
         m.interval(0, [4096, 0], [3, 0], &[h, none]);
-        m.phase_ended(7, 2);
+        m.phase_ended(7, 2, None);
         let mut text = String::new();
         encode(&mut text, &r).unwrap();
         let l = "run=\"7\",phase=\"2\",kind=\"read\"";

@@ -128,12 +128,20 @@ fn every_metric_the_dashboard_asks_for_is_exported() {
         &[("P".into(), point.clone(), point)],
         0.001,
     );
-    live.phase_started(1, 1, "read", &["/data".into()]);
+    live.phase_started(&storlab_session::PhaseStart {
+        run_id: 1,
+        seq: 1,
+        phases: 1,
+        kind: "read",
+        targets: &["/data".into()],
+        runtime_seconds: Some(5.0),
+        bytes: None,
+    });
     let mut h = storlab_engine::new_histogram();
     h.record(1000).unwrap();
     live.interval(0, [1, 1], [1, 1], &[h.clone(), h]);
     live.study_event("task-start", "btrfs scrub of /data");
-    live.study_progress(1, 2);
+    live.study_progress(1, 2, "point 2");
     live.challenge_bytes(1, "P", 1, 1);
     let mut om = String::new();
     prometheus_client::encoding::text::encode(&mut om, &registry).unwrap();

@@ -5,7 +5,7 @@
 use std::path::PathBuf;
 
 use storlab_model::scan::{age_label, Report, Row, Stats, AGE_LABELS, SIZE_LABELS};
-use storlab_units::Size;
+use storlab_units::{thousands, Size};
 
 use crate::table::{Cell, Table};
 
@@ -15,18 +15,6 @@ fn list_paths(p: &[PathBuf]) -> String {
 
 fn bytes(b: u64) -> String {
     Size(b).human()
-}
-
-fn thousands(n: u64) -> String {
-    let s = n.to_string();
-    let mut out = String::new();
-    for (i, c) in s.chars().enumerate() {
-        if i > 0 && (s.len() - i).is_multiple_of(3) {
-            out.push(',');
-        }
-        out.push(c);
-    }
-    out
 }
 
 fn row_label(r: &Row) -> String {
@@ -245,13 +233,6 @@ pub fn data_table(report: &Report, name: &str) -> Table {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn thousands_are_grouped() {
-        assert_eq!(thousands(0), "0");
-        assert_eq!(thousands(999), "999");
-        assert_eq!(thousands(4195712), "4,195,712");
-    }
 
     #[test]
     fn day_thresholds_read_back() {

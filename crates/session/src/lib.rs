@@ -12,7 +12,9 @@
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use storlab_engine::{run_phase_observed, EngineError, IntervalObserver, PhaseControl};
+/// The engine's view of a phase's intervals, which every [`LiveRun`] is.
+pub use storlab_engine::IntervalObserver;
+use storlab_engine::{run_phase_observed, EngineError, PhaseControl};
 use storlab_model::env::Environment;
 use storlab_model::result::PhaseResult;
 use storlab_model::run::{NewRun, Phase, PhaseName, PhaseParams, RunEventKind, RunKind, RunStatus, Tag};
@@ -86,8 +88,6 @@ pub struct RunOptions<'a> {
     pub allow_devices: &'a [PathBuf],
     /// Keep the files storlab created.
     pub keep: bool,
-    /// Say each phase and its throughput on stderr as it goes.
-    pub progress: bool,
     /// The command line, stored with the run.
     pub command: &'a str,
     /// Lets a study end the (time-based) phases early and see when each started.
@@ -96,18 +96,92 @@ pub struct RunOptions<'a> {
     pub live: Option<&'a dyn LiveRun>,
 }
 
-/// A live view of runs as they go (the Prometheus metrics of `--metrics`): told which phase of
-/// which run starts and ends, and, as the engine's [`IntervalObserver`], each worker's interval.
+/// A live view of runs as they go (the Prometheus metrics of `--metrics`, the status line on a
+/// terminal): told which phase of which run starts and ends, and, as the engine's
+/// [`IntervalObserver`], each worker's interval and each merged sample.
 pub trait LiveRun: IntervalObserver {
-    /// Phase `seq` (from 1) of run `run_id`, of kind `kind`, on `targets`, starts.
-    fn phase_started(&self, run_id: i64, seq: usize, kind: &str, targets: &[String]);
-    /// It ended (finished, interrupted or failed).
-    fn phase_ended(&self, run_id: i64, seq: usize);
+    /// Run `run_id` of kind `kind` begins (before its first phase).
+    fn run_started(&self, _run_id: i64, _kind: RunKind) {}
+    /// A phase starts.
+    fn phase_started(&self, phase: &PhaseStart);
+    /// Phase `seq` (from 1) of run `run_id` ended: finished (its result), interrupted or
+    /// failed (`None`).
+    fn phase_ended(&self, run_id: i64, seq: usize, result: Option<&PhaseResult>);
     /// A study's event (`task-start`, `task-stopped`, `task-end`, `repetition-end`, …) and
     /// what it says.
     fn study_event(&self, _kind: &str, _detail: &str) {}
-    /// A study reached point `done` of `total`.
-    fn study_progress(&self, _done: usize, _total: usize) {}
+    /// A study reached point `done` of `total`; `next` names the point that starts now (empty
+    /// when the study is done).
+    fn study_progress(&self, _done: usize, _total: usize, _next: &str) {}
+    /// A study's running task number `task` (from 0, in the order given) was looked at: how
+    /// far it is, when it says.
+    fn task_progress(&self, _task: u32, _percent: Option<f64>) {}
+}
+
+/// A phase about to start, as a live view is told it.
+#[derive(Debug, Clone, Copy)]
+pub struct PhaseStart<'a> {
+    /// The run.
+    pub run_id: i64,
+    /// The phase's number, from 1.
+    pub seq: usize,
+    /// How many phases the run has.
+    pub phases: usize,
+    /// Its kind (`read`, `randwrite`, …).
+    pub kind: &'a str,
+    /// The job's targets, as shown.
+    pub targets: &'a [String],
+    /// A time-based phase's length including its ramp, seconds.
+    pub runtime_seconds: Option<f64>,
+    /// A one-pass phase's bytes (every worker's region).
+    pub bytes: Option<u64>,
+}
+
+/// Several live views told the same (`--metrics` and the status line at once).
+pub struct LiveViews(pub Vec<std::sync::Arc<dyn LiveRun + Send + Sync>>);
+
+impl IntervalObserver for LiveViews {
+    fn interval(&self, target: u16, bytes: [u64; 2], ops: [u64; 2], latency_ns: &[hdrhistogram::Histogram<u64>; 2]) {
+        self.0.iter().for_each(|v| v.interval(target, bytes, ops, latency_ns));
+    }
+    fn sample(&self, sample: &storlab_model::result::Sample) {
+        self.0.iter().for_each(|v| v.sample(sample));
+    }
+}
+
+impl LiveRun for LiveViews {
+    fn run_started(&self, run_id: i64, kind: RunKind) {
+        self.0.iter().for_each(|v| v.run_started(run_id, kind));
+    }
+    fn phase_started(&self, phase: &PhaseStart) {
+        self.0.iter().for_each(|v| v.phase_started(phase));
+    }
+    fn phase_ended(&self, run_id: i64, seq: usize, result: Option<&PhaseResult>) {
+        self.0.iter().for_each(|v| v.phase_ended(run_id, seq, result));
+    }
+    fn study_event(&self, kind: &str, detail: &str) {
+        self.0.iter().for_each(|v| v.study_event(kind, detail));
+    }
+    fn study_progress(&self, done: usize, total: usize, next: &str) {
+        self.0.iter().for_each(|v| v.study_progress(done, total, next));
+    }
+    fn task_progress(&self, task: u32, percent: Option<f64>) {
+        self.0.iter().for_each(|v| v.task_progress(task, percent));
+    }
+}
+
+impl LiveViews {
+    /// The views given, as one; `None` when there are none.
+    pub fn of(
+        views: Vec<Option<std::sync::Arc<dyn LiveRun + Send + Sync>>>,
+    ) -> Option<std::sync::Arc<dyn LiveRun + Send + Sync>> {
+        let mut v: Vec<_> = views.into_iter().flatten().collect();
+        match v.len() {
+            0 => None,
+            1 => v.pop(),
+            _ => Some(std::sync::Arc::new(LiveViews(v))),
+        }
+    }
 }
 
 /// What a run left: its id, how it ended, and its phases' results.
@@ -221,6 +295,9 @@ pub fn run_prepared(store: &mut Store, prepared: Prepared, o: &RunOptions) -> Re
         tags: o.tags.to_vec(),
     })?;
     store.save_environment(run_id, &env)?;
+    if let Some(l) = o.live {
+        l.run_started(run_id, o.kind);
+    }
     let stop = stop_flag();
     let cleanup = Cleanup {
         files: plan.created_files.clone(),
@@ -237,26 +314,30 @@ pub fn run_prepared(store: &mut Store, prepared: Prepared, o: &RunOptions) -> Re
             break;
         }
         let name = phase.kind.name();
-        if o.progress {
-            eprint!("[{}/{n}] {name:<10} ", seq + 1);
-        }
         store.add_event(run_id, RunEventKind::PhaseStart, &format!("{} ({name})", seq + 1))?;
         let fresh = PhaseControl::new();
         if let Some(l) = o.live {
             let shown: Vec<String> = targets.iter().map(|t| t.display().to_string()).collect();
-            l.phase_started(run_id, seq + 1, name, &shown);
+            let runtime = phase.settings.runtime.map(|d| d.0).filter(|&ns| ns > 0);
+            l.phase_started(&PhaseStart {
+                run_id,
+                seq: seq + 1,
+                phases: n,
+                kind: name,
+                targets: &shown,
+                runtime_seconds: runtime.map(|ns| (ns + phase.settings.ramp.0) as f64 / 1e9),
+                bytes: runtime.is_none().then(|| phase.workers.iter().map(|w| w.len).sum()),
+            });
         }
         let observer: Option<&dyn IntervalObserver> = o.live.map(|l| l as &dyn IntervalObserver);
         let ran = run_phase_observed(phase, stop, o.control.unwrap_or(&fresh), observer);
         if let Some(l) = o.live {
-            l.phase_ended(run_id, seq + 1);
+            let done = ran.as_ref().ok().filter(|r| !r.interrupted);
+            l.phase_ended(run_id, seq + 1, done);
         }
         let result = match ran {
             Ok(r) => r,
             Err(e) => {
-                if o.progress {
-                    eprintln!("failed");
-                }
                 let msg = format!("phase {} ({name}) failed: {e}", seq + 1);
                 store.add_event(run_id, RunEventKind::PhaseFailed, &msg)?;
                 store.finish_run(run_id, RunStatus::Failed, Some(&msg))?;
@@ -270,9 +351,6 @@ pub fn run_prepared(store: &mut Store, prepared: Prepared, o: &RunOptions) -> Re
             }
         };
         if result.interrupted {
-            if o.progress {
-                eprintln!("interrupted");
-            }
             let msg = format!(
                 "interrupted during phase {} ({name}); that phase is not stored",
                 seq + 1
@@ -284,9 +362,6 @@ pub fn run_prepared(store: &mut Store, prepared: Prepared, o: &RunOptions) -> Re
         }
         if let Some(v) = &result.verify {
             bad_blocks += v.bad_blocks;
-        }
-        if o.progress {
-            eprintln!("{}", storlab_units::mib_per_sec(result.all_done.bytes_per_sec));
         }
         let stored = Phase {
             seq: seq as u32,

@@ -443,6 +443,19 @@ pub fn mib_per_sec(bytes_per_sec: f64) -> String {
     format!("{:.2} MiB/s", bytes_per_sec / Size::MIB as f64)
 }
 
+/// A count with its thousands grouped by commas, as people read it ("4,195,712").
+pub fn thousands(n: u64) -> String {
+    let digits = n.to_string();
+    let mut out = String::new();
+    for (i, c) in digits.chars().enumerate() {
+        if i > 0 && (digits.len() - i).is_multiple_of(3) {
+            out.push(',');
+        }
+        out.push(c);
+    }
+    out
+}
+
 /// Formats a latency given in nanoseconds in microseconds ("12.3 µs"), or ms when large.
 pub fn latency(ns: f64) -> String {
     if ns >= 10_000_000.0 {
@@ -457,6 +470,15 @@ pub fn latency(ns: f64) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn thousands_are_grouped() {
+        assert_eq!(thousands(0), "0");
+        assert_eq!(thousands(999), "999");
+        assert_eq!(thousands(1000), "1,000");
+        assert_eq!(thousands(207_950), "207,950");
+        assert_eq!(thousands(4_195_712), "4,195,712");
+    }
 
     #[test]
     fn sizes_binary_and_decimal() {

@@ -287,6 +287,9 @@ pub struct IozoneFlags {
     /// storlab's own: one JSON document on stdout
     #[arg(long = "json")]
     json: bool,
+    /// storlab's own: no status line on stderr
+    #[arg(long = "quiet")]
+    quiet: bool,
 }
 
 /// IOzone's spelling of a flag clap reads: `-s`, `-+p`, `--db`.
@@ -392,6 +395,8 @@ pub struct IozoneArgs {
     pub tags: Vec<storlab_model::run::Tag>,
     /// storlab's own --json.
     pub json: bool,
+    /// storlab's own --quiet: no status line.
+    pub quiet: bool,
 }
 
 fn err(msg: impl Into<String>) -> WorkloadError {
@@ -410,7 +415,7 @@ fn iozone_part(args: &[String]) -> Vec<String> {
         }
         match a.as_str() {
             "--db" | "--dir" | "--tag" => skip = true,
-            "--json" => {}
+            "--json" | "--quiet" => {}
             x if x.starts_with("--db=") || x.starts_with("--dir=") || x.starts_with("--tag=") => {}
             _ => out.push(a.clone()),
         }
@@ -574,6 +579,7 @@ impl IozoneArgs {
             dir: f.dir,
             tags: f.tags,
             json: f.json,
+            quiet: f.quiet,
         };
         a.check()?;
         if a.auto && a.tests.is_empty() {
