@@ -264,8 +264,9 @@ impl LiveRun for StatusLine {
             let mut g = self.lock();
             let Some(p) = g.phase.take() else { return };
             let outcome = match result {
+                Some(r) if r.interrupted => String::from("interrupted"),
                 Some(r) => mib_per_sec(r.all_done.bytes_per_sec),
-                None => String::from("did not finish"),
+                None => String::from("failed"),
             };
             format!("{} [{seq}/{}] {:<10} {outcome}", g.run_text(), p.phases, p.kind)
         };

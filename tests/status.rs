@@ -36,7 +36,7 @@ impl Tmux {
         std::fs::write(
             &script,
             format!(
-                "#!/bin/sh\ncd {}\nexport STORLAB_DB={} TMPDIR={}\n{} {redirect}\necho \"storlab exited $?\"\nsleep 600\n",
+                "#!/bin/bash\ncd {}\nexport STORLAB_DB={} TMPDIR={}\n{} {redirect}\necho \"storlab exited $?\"\nsleep 600\n",
                 quoted(&s.path().display().to_string()),
                 quoted(&s.db()),
                 quoted(&s.path().display().to_string()),
@@ -58,7 +58,9 @@ impl Tmux {
                 "-y",
                 "30",
             ])
-            .arg(format!("sh {}", quoted(&script.display().to_string())))
+            // bash, not sh: when Ctrl-C reaches the pane, bash goes on after storlab handled it
+            // and exited (dash would die of it with the pane).
+            .arg(format!("bash {}", quoted(&script.display().to_string())))
             .status()
             .expect("run tmux");
         assert!(ok.success(), "tmux started");
@@ -451,4 +453,41 @@ fn no_status_line_with_json_quiet_or_stderr_in_a_file() {
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
+}
+
+#[test]
+fn ctrl_c_in_the_pane_marks_the_phase_interrupted() {
+    let s = Scratch::new();
+    let data = s.data();
+    let pane = Tmux::run(
+        &s,
+        &[
+            "run",
+            "--target",
+            data.to_str().unwrap(),
+            "--phase",
+            "write",
+            "--size",
+            "16m",
+            "--runtime",
+            "30s",
+            "--rate",
+            "4MiB/s",
+        ],
+        "",
+    );
+    pane.until("the write's status line", |s| status_of(s).is_some(), |_| {});
+    let ok = std::process::Command::new("tmux")
+        .args(["-L", &pane.socket, "send-keys", "C-c"])
+        .status()
+        .unwrap();
+    assert!(ok.success());
+    let screen = pane.ended(130, |_| {});
+    assert!(
+        screen
+            .lines()
+            .any(|l| l.trim_end() == "run 1 [1/1] write      interrupted"),
+        "{screen}"
+    );
+    assert!(screen.contains("status aborted"), "{screen}");
 }

@@ -104,8 +104,8 @@ pub trait LiveRun: IntervalObserver {
     fn run_started(&self, _run_id: i64, _kind: RunKind) {}
     /// A phase starts.
     fn phase_started(&self, phase: &PhaseStart);
-    /// Phase `seq` (from 1) of run `run_id` ended: finished (its result), interrupted or
-    /// failed (`None`).
+    /// Phase `seq` (from 1) of run `run_id` ended: its result (`interrupted` set when Ctrl-C
+    /// ended it), or `None` when it failed.
     fn phase_ended(&self, run_id: i64, seq: usize, result: Option<&PhaseResult>);
     /// A study's event (`task-start`, `task-stopped`, `task-end`, `repetition-end`, …) and
     /// what it says.
@@ -332,8 +332,7 @@ pub fn run_prepared(store: &mut Store, prepared: Prepared, o: &RunOptions) -> Re
         let observer: Option<&dyn IntervalObserver> = o.live.map(|l| l as &dyn IntervalObserver);
         let ran = run_phase_observed(phase, stop, o.control.unwrap_or(&fresh), observer);
         if let Some(l) = o.live {
-            let done = ran.as_ref().ok().filter(|r| !r.interrupted);
-            l.phase_ended(run_id, seq + 1, done);
+            l.phase_ended(run_id, seq + 1, ran.as_ref().ok());
         }
         let result = match ran {
             Ok(r) => r,
