@@ -47,6 +47,11 @@ pub enum Cmd {
     /// tw_cli-verify:/cX/uY, storcli-cc:/cX/vY, cmd:NAME (the job file's [task.NAME]),
     /// cmd:START|STATUS|STOP.
     Impact(Box<ImpactArgs>),
+    /// Metadata workloads (mdtest's phases): workers making, looking at and removing files and
+    /// directories in a tree, each operation timed and checked, stored as a run of kind meta:
+    /// storlab meta --target /mnt/fs --threads 4 --files-per-thread 10000 --tree 2,10
+    /// --phase mkdir,create,stat,read,remove,rmdir --file-size 4k
+    Meta(Box<MetaArgs>),
     /// Read back stored results.
     #[command(subcommand)]
     Results(ResultsCmd),
@@ -195,6 +200,55 @@ pub struct ScanArgs {
     /// A tag stored with the scan, e.g. site=bnl; repeatable.
     #[arg(long = "tag", value_name = "KEY=VALUE", value_parser = parse_tag)]
     pub tags: Vec<Tag>,
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+#[derive(Args, Debug)]
+pub struct MetaArgs {
+    /// The directory to work in: storlab makes its own directory in it (storlab-meta-PID) and
+    /// removes it at the end, also after Ctrl-C.
+    #[arg(long, value_name = "DIR")]
+    pub target: PathBuf,
+    /// Workers (threads), started together for each phase.
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub threads: u32,
+    /// Items (files, and directories for mkdir/rmdir) each worker makes.
+    #[arg(long = "files-per-thread", value_name = "N", default_value_t = 1000)]
+    pub files_per_thread: u64,
+    /// End the making phases (mkdir, create) after this long (mdtest's stonewall timer); the
+    /// later phases work on what was made.
+    #[arg(long, value_name = "DURATION")]
+    pub runtime: Option<String>,
+    /// Phases in order, comma-separated or repeated: mkdir, create, stat, read, write, rename,
+    /// link, remove, rmdir (default mkdir,create,stat,remove,rmdir).
+    #[arg(long = "phase", value_name = "NAMES")]
+    pub phases: Vec<String>,
+    /// The tree the items are spread over: DEPTH,BRANCH (mdtest's -z and -b; 0,1 is one
+    /// directory).
+    #[arg(long, value_name = "DEPTH,BRANCH", default_value = "0,1")]
+    pub tree: String,
+    /// A tree for each worker (mdtest's -u) instead of one shared by all.
+    #[arg(long = "unique-dir", conflicts_with = "shared_dir")]
+    pub unique_dir: bool,
+    /// One tree shared by all workers (the default).
+    #[arg(long = "shared-dir")]
+    pub shared_dir: bool,
+    /// Bytes written to each file by create and write, read back and checked by read.
+    #[arg(long = "file-size", value_name = "SIZE", default_value = "0")]
+    pub file_size: String,
+    /// fsync each file before closing it, and its directory after each change.
+    #[arg(long)]
+    pub sync: bool,
+    /// Leave the tree in place at the end.
+    #[arg(long)]
+    pub keep: bool,
+    /// A tag stored with the run, e.g. fs=lustre; repeatable.
+    #[arg(long = "tag", value_name = "KEY=VALUE", value_parser = parse_tag)]
+    pub tags: Vec<Tag>,
+    /// No status line on stderr.
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
     #[command(flatten)]
     pub output: OutputArgs,
 }

@@ -38,13 +38,13 @@ phase = [
 "#;
 
 /// The command line as typed, stored with every run, a database password in it masked.
-fn command_line() -> String {
+pub(crate) fn command_line() -> String {
     storlab_store::mask_command_line(&std::env::args().collect::<Vec<_>>()).join(" ")
 }
 
 /// The status line, when a person watches (a terminal, stdout not one document, no --quiet);
 /// `study` names the study for its own line.
-fn status_line(out: &OutputArgs, quiet: bool, study: Option<String>) -> Option<Arc<StatusLine>> {
+pub(crate) fn status_line(out: &OutputArgs, quiet: bool, study: Option<String>) -> Option<Arc<StatusLine>> {
     crate::status::wanted(out.json || out.csv, quiet).then(|| StatusLine::start(study))
 }
 
@@ -60,10 +60,11 @@ fn views(
 }
 
 /// The exit code of a run's status.
-fn code_of(status: RunStatus) -> u8 {
+pub(crate) fn code_of(status: RunStatus) -> u8 {
     match status {
         RunStatus::Aborted => exit::ABORTED,
         RunStatus::Corrupt => exit::CORRUPT,
+        RunStatus::Failed => 1,
         _ => 0,
     }
 }

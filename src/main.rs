@@ -8,6 +8,7 @@ mod challenge;
 mod cli;
 mod commands;
 mod db;
+mod meta;
 mod monitor;
 mod report;
 mod results;
@@ -76,6 +77,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<u8> {
         Cmd::Iozone { args } => commands::iozone(args),
         Cmd::Sweep(a) => commands::sweep(*a),
         Cmd::Impact(a) => commands::impact(*a),
+        Cmd::Meta(a) => meta::meta(*a),
         Cmd::Report(a) => report::report(a),
         Cmd::Challenge(c) => challenge::dispatch(c),
         Cmd::Monitor(c) => monitor::dispatch(c),

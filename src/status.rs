@@ -58,6 +58,8 @@ struct PhaseNow {
     runtime: Option<f64>,
     bytes: Option<u64>,
     bytes_done: u64,
+    /// Interval samples will come (a metadata phase has none).
+    sampled: bool,
     /// The longest interval seen: a sample under half of it is a phase's last sliver, whose
     /// rate says little, so the figures before it stay.
     longest: f64,
@@ -201,7 +203,9 @@ impl State {
                 thousands(f.iops.round() as u64),
                 latency(f.p99_ns as f64)
             ),
-            None => String::from("waiting for the first interval"),
+            None if p.sampled => String::from("waiting for the first interval"),
+            // A phase without samples (a metadata phase) shows its time alone.
+            None => return format!("{run} [{}/{}] {} · {progress}", p.seq, p.phases, p.kind),
         };
         format!("{run} [{}/{}] {} · {progress} · {figures}", p.seq, p.phases, p.kind)
     }
@@ -253,6 +257,7 @@ impl LiveRun for StatusLine {
             runtime: p.runtime_seconds,
             bytes: p.bytes,
             bytes_done: 0,
+            sampled: p.sampled,
             longest: 0.0,
             figures: None,
         });

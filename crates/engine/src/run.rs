@@ -439,8 +439,7 @@ fn merge(plan: &PhasePlan, outs: Vec<WorkerOutcome>, samples: Vec<Sample>, layou
     let mut all = new_histogram();
     let _ = all.add(&hist[0]);
     let _ = all.add(&hist[1]);
-    let mut encoded = Vec::new();
-    let _ = V2DeflateSerializer::new().serialize(&all, &mut encoded);
+    let encoded = encode_histogram(&all);
     let all_secs = (last_end.saturating_sub(measure_start)) as f64 / 1e9;
     let first_secs = (first_end.min(last_end).saturating_sub(measure_start)) as f64 / 1e9;
     let rate = plan.rate().map(|r| {
@@ -462,6 +461,7 @@ fn merge(plan: &PhasePlan, outs: Vec<WorkerOutcome>, samples: Vec<Sample>, layou
             late_after_ns: plan.settings.late_after.0,
         }
     });
+    let spread = storlab_model::result::worker_spread(&workers);
     PhaseResult {
         bytes_read: totals.bytes[0],
         bytes_written: totals.bytes[1],
@@ -469,8 +469,8 @@ fn merge(plan: &PhasePlan, outs: Vec<WorkerOutcome>, samples: Vec<Sample>, layou
         ops_written: totals.ops[1],
         all_done: Throughput::new(all_secs, totals.bytes(), totals.ops()),
         first_done: Throughput::new(first_secs, first.bytes(), first.ops()),
-        worker_min_bytes_per_sec: workers.iter().map(|w| w.bytes_per_sec).fold(f64::INFINITY, f64::min),
-        worker_max_bytes_per_sec: workers.iter().map(|w| w.bytes_per_sec).fold(0.0, f64::max),
+        worker_min_bytes_per_sec: spread.0,
+        worker_max_bytes_per_sec: spread.1,
         workers,
         cpu_user,
         cpu_sys,
@@ -649,7 +649,15 @@ fn drop_cache(f: &File) {
     let _ = rustix::fs::fadvise(f, 0, None, rustix::fs::Advice::DontNeed);
 }
 
-fn thread_cpu() -> (f64, f64) {
+/// A histogram in the HdrHistogram V2 deflate encoding the store keeps.
+pub fn encode_histogram(h: &Histogram<u64>) -> Vec<u8> {
+    let mut encoded = Vec::new();
+    let _ = V2DeflateSerializer::new().serialize(h, &mut encoded);
+    encoded
+}
+
+/// The calling thread's CPU time so far, user and system, seconds.
+pub fn thread_cpu() -> (f64, f64) {
     // SAFETY: an all-zero rusage is a valid value of this plain C struct.
     let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
     // SAFETY: getrusage fills the struct we pass; RUSAGE_THREAD is this thread only.

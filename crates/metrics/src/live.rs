@@ -349,6 +349,7 @@ mod tests {
             targets: &["/data".into()],
             runtime_seconds: None,
             bytes: Some(1 << 20),
+            sampled: true,
         });
         let mut h = storlab_engine::new_histogram();
         h.record(800).unwrap(); // 0.8 µs

@@ -10,6 +10,7 @@
 
 pub mod challenge;
 pub mod env;
+pub mod meta;
 pub mod monitor;
 pub mod plan;
 pub mod result;

@@ -47,6 +47,14 @@ pub struct WorkerResult {
     pub flush_seconds: f64,
 }
 
+/// The slowest and the fastest worker's throughput, bytes/s (∞ and 0 without workers).
+pub fn worker_spread(workers: &[WorkerResult]) -> (f64, f64) {
+    (
+        workers.iter().map(|w| w.bytes_per_sec).fold(f64::INFINITY, f64::min),
+        workers.iter().map(|w| w.bytes_per_sec).fold(0.0, f64::max),
+    )
+}
+
 /// Aggregate throughput over a span of time.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub struct Throughput {

@@ -103,6 +103,8 @@ named_enum! {
         Import = "import",
         /// A data challenge on one host (`storlab challenge run`, or one agent's share).
         Challenge = "challenge",
+        /// A metadata workload (`storlab meta`): a phase per namespace operation.
+        Meta = "meta",
     }
 }
 
@@ -188,6 +190,8 @@ pub enum PhaseParams {
     Plan(PhasePlan),
     /// A phase imported from another tool.
     Imported(ImportedParams),
+    /// A metadata phase storlab ran (`storlab meta`).
+    Meta(crate::meta::MetaParams),
 }
 
 /// What an imported file says of one phase's workload.
@@ -238,7 +242,7 @@ impl Phase {
     pub fn plan(&self) -> Option<&PhasePlan> {
         match &self.params {
             PhaseParams::Plan(p) => Some(p),
-            PhaseParams::Imported(_) => None,
+            PhaseParams::Imported(_) | PhaseParams::Meta(_) => None,
         }
     }
 
@@ -247,6 +251,7 @@ impl Phase {
         match &self.params {
             PhaseParams::Plan(p) => Some(p.settings.bs.clone()),
             PhaseParams::Imported(i) => i.bs.map(BlockSizes::Fixed),
+            PhaseParams::Meta(_) => None,
         }
     }
 
@@ -255,6 +260,7 @@ impl Phase {
         match &self.params {
             PhaseParams::Plan(p) => Some(p.workers.len() as u32),
             PhaseParams::Imported(i) => i.workers,
+            PhaseParams::Meta(m) => Some(m.workers),
         }
     }
 
@@ -263,6 +269,7 @@ impl Phase {
         match &self.params {
             PhaseParams::Plan(p) => Some(p.workers.iter().map(|w| w.len).sum()),
             PhaseParams::Imported(i) => Some(i.file_size? * i.workers.unwrap_or(1) as u64),
+            PhaseParams::Meta(m) => Some(m.file_size * m.items_per_worker * m.workers as u64),
         }
     }
 
@@ -275,6 +282,7 @@ impl Phase {
                 BlockSizes::Mix(_) => None,
             },
             PhaseParams::Imported(i) => Some((i.file_size?, i.bs?)),
+            PhaseParams::Meta(_) => None,
         }
     }
 

@@ -136,6 +136,7 @@ fn every_metric_the_dashboard_asks_for_is_exported() {
         targets: &["/data".into()],
         runtime_seconds: Some(5.0),
         bytes: None,
+        sampled: true,
     });
     let mut h = storlab_engine::new_histogram();
     h.record(1000).unwrap();

@@ -57,6 +57,16 @@ pub fn workload_of(p: &Phase) -> BTreeMap<String, String> {
             serde_json::to_value(&plan.settings).unwrap_or_default()
         }
         PhaseParams::Imported(i) => serde_json::to_value(i).unwrap_or_default(),
+        // What a metadata phase was asked to do; what it did (entries, errors) is a result.
+        PhaseParams::Meta(meta) => {
+            let mut v = serde_json::to_value(meta).unwrap_or_default();
+            if let Value::Object(o) = &mut v {
+                for done in ["entries", "errors", "first_errors"] {
+                    o.remove(done);
+                }
+            }
+            v
+        }
     };
     if let Value::Object(o) = fields {
         for (k, v) in o {

@@ -3,7 +3,7 @@
 //! data tables every export holds (phases, interval samples, environment).
 
 use storlab_model::run::{Phase, PhaseParams, Run, RunDetail, RunEventKind};
-use storlab_units::{latency, Size};
+use storlab_units::{latency, thousands, Size};
 
 use crate::compare::bs_text;
 use crate::table::{Cell, Table};
@@ -40,6 +40,12 @@ fn notes(p: &Phase) -> String {
         Some(0) => notes.push("verified".into()),
         Some(b) => notes.push(format!("{b} BAD BLOCKS")),
         None => {}
+    }
+    if let PhaseParams::Meta(m) = &p.params {
+        notes.push(format!("{} entries", thousands(m.entries)));
+        if m.errors > 0 {
+            notes.push(format!("{} ERRORS", thousands(m.errors)));
+        }
     }
     notes.join("; ")
 }
@@ -155,8 +161,36 @@ pub fn render(run: &RunDetail) -> String {
             },
         );
     }
+    if let Some(PhaseParams::Meta(m)) = run.phases.first().map(|p| &p.params) {
+        s += &format!(
+            "{} worker(s) · {} items each · tree {},{} ({} directories{}) · files of {}{}\n",
+            m.workers,
+            thousands(m.items_per_worker),
+            m.tree.depth,
+            m.tree.branch,
+            m.tree.directories().unwrap_or(0),
+            if m.shared_dir { ", shared" } else { " per worker" },
+            Size(m.file_size).human(),
+            if m.sync { " · fsync" } else { "" },
+        );
+    }
     s += "\n";
     s += &summary(run).to_text();
+    for p in &run.phases {
+        if let PhaseParams::Meta(m) = &p.params {
+            if m.errors > 0 {
+                s += &format!(
+                    "\nphase {} ({}): {} error(s), the first:\n",
+                    p.seq + 1,
+                    p.kind,
+                    m.errors
+                );
+                for e in &m.first_errors {
+                    s += &format!("  {e}\n");
+                }
+            }
+        }
+    }
     let flattered: Vec<String> = run
         .phases
         .iter()
@@ -320,6 +354,7 @@ pub fn data_tables(runs: &[RunDetail]) -> Vec<Table> {
                 match &p.params {
                     PhaseParams::Plan(plan) => plan.settings.engine.name().into(),
                     PhaseParams::Imported(i) => i.tool.as_str().into(),
+                    PhaseParams::Meta(_) => "meta".into(),
                 },
                 bs,
                 p.workers().into(),

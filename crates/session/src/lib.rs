@@ -14,7 +14,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 /// The engine's view of a phase's intervals, which every [`LiveRun`] is.
 pub use storlab_engine::IntervalObserver;
-use storlab_engine::{run_phase_observed, EngineError, PhaseControl};
+use storlab_engine::{run_phase_observed, PhaseControl};
 use storlab_model::env::Environment;
 use storlab_model::result::PhaseResult;
 use storlab_model::run::{NewRun, Phase, PhaseName, PhaseParams, RunEventKind, RunKind, RunStatus, Tag};
@@ -42,8 +42,8 @@ pub enum SessionError {
         seq: usize,
         /// Its kind.
         kind: String,
-        /// What the engine said.
-        source: EngineError,
+        /// What the engine (or the phase's other runner) said.
+        source: Box<dyn std::error::Error + Send + Sync>,
     },
 }
 
@@ -135,6 +135,8 @@ pub struct PhaseStart<'a> {
     pub runtime_seconds: Option<f64>,
     /// A one-pass phase's bytes (every worker's region).
     pub bytes: Option<u64>,
+    /// The phase reports interval samples as it goes (a metadata phase does not).
+    pub sampled: bool,
 }
 
 /// Several live views told the same (`--metrics` and the status line at once).
@@ -286,70 +288,152 @@ pub fn run_prepared(store: &mut Store, prepared: Prepared, o: &RunOptions) -> Re
         clock: Some(storlab_engine::clock::source().into()),
         ..storlab_env::capture(&targets)
     };
-    let run_id = store.begin_run(&NewRun {
+    let new_run = NewRun {
         kind: o.kind,
         host: env.host.clone(),
         job_name: Some(plan.name.clone()),
         job: serde_json::json!({ "job": job, "plan": plan }),
         command: o.command.to_string(),
         tags: o.tags.to_vec(),
-    })?;
-    store.save_environment(run_id, &env)?;
-    if let Some(l) = o.live {
-        l.run_started(run_id, o.kind);
-    }
-    let stop = stop_flag();
-    let cleanup = Cleanup {
+    };
+    // The files go when this returns, whether the run finished, failed or was interrupted.
+    let _cleanup = Cleanup {
         files: plan.created_files.clone(),
         keep: o.keep,
     };
+    let fresh = PhaseControl::new();
+    let mut phases = PlanPhases {
+        plan: &plan,
+        control: o.control.unwrap_or(&fresh),
+        memory_bytes: env.memory_bytes,
+    };
+    run_phases(store, &new_run, &env, &targets, &mut phases, o)
+}
+
+/// A run's phases, for [`run_phases`] to run and store whoever does the work: the engine's
+/// phases of a job ([`run_prepared`]), or a metadata workload's (crates/meta).
+pub trait Phases {
+    /// How many.
+    fn count(&self) -> usize;
+    /// Phase `seq`'s (from 0) name, and for live views its length: seconds for a time-based
+    /// phase, else bytes when known; and whether it reports interval samples.
+    fn describe(&self, seq: usize) -> (PhaseName, Option<f64>, Option<u64>, bool);
+    /// Runs phase `seq`; the phase to store (its result says when Ctrl-C ended it), or why it
+    /// failed.
+    fn run(
+        &mut self,
+        seq: usize,
+        stop: &AtomicBool,
+        observer: Option<&dyn IntervalObserver>,
+    ) -> Result<Phase, Box<dyn std::error::Error + Send + Sync>>;
+}
+
+/// A job's phases, run by the engine.
+struct PlanPhases<'a> {
+    plan: &'a storlab_workload::Plan,
+    control: &'a PhaseControl,
+    memory_bytes: u64,
+}
+
+impl Phases for PlanPhases<'_> {
+    fn count(&self) -> usize {
+        self.plan.phases.len()
+    }
+
+    fn describe(&self, seq: usize) -> (PhaseName, Option<f64>, Option<u64>, bool) {
+        let phase = &self.plan.phases[seq];
+        let runtime = phase.settings.runtime.map(|d| d.0).filter(|&ns| ns > 0);
+        (
+            PhaseName::Kind(phase.kind),
+            runtime.map(|ns| (ns + phase.settings.ramp.0) as f64 / 1e9),
+            runtime.is_none().then(|| phase.workers.iter().map(|w| w.len).sum()),
+            true,
+        )
+    }
+
+    fn run(
+        &mut self,
+        seq: usize,
+        stop: &AtomicBool,
+        observer: Option<&dyn IntervalObserver>,
+    ) -> Result<Phase, Box<dyn std::error::Error + Send + Sync>> {
+        let phase = &self.plan.phases[seq];
+        let result = run_phase_observed(phase, stop, self.control, observer)?;
+        Ok(Phase {
+            seq: seq as u32,
+            kind: PhaseName::Kind(phase.kind),
+            params: PhaseParams::Plan(phase.clone()),
+            cache_flattered: cache_may_flatter(phase, self.plan.file_set_bytes, self.memory_bytes),
+            result,
+        })
+    }
+}
+
+/// The one run path: begins the run with its environment, runs each phase (telling the live
+/// views), stores each as it finishes, and sets the run's status: aborted on Ctrl-C (the
+/// phase it interrupted is not stored), failed when a phase fails (returned as the error) or
+/// named errors (a metadata phase's), corrupt when verification found bad blocks.
+pub fn run_phases(
+    store: &mut Store,
+    new_run: &NewRun,
+    env: &Environment,
+    targets: &[PathBuf],
+    phases: &mut dyn Phases,
+    o: &RunOptions,
+) -> Result<Executed, SessionError> {
+    let run_id = store.begin_run(new_run)?;
+    store.save_environment(run_id, env)?;
+    if let Some(l) = o.live {
+        l.run_started(run_id, new_run.kind);
+    }
+    let stop = stop_flag();
+    let shown: Vec<String> = targets.iter().map(|t| t.display().to_string()).collect();
     let mut results = Vec::new();
     let mut status = RunStatus::Ok;
     let mut detail: Option<String> = None;
     let mut bad_blocks = 0u64;
-    let n = plan.phases.len();
-    for (seq, phase) in plan.phases.iter().enumerate() {
+    let mut errors: Vec<String> = Vec::new();
+    let n = phases.count();
+    for seq in 0..n {
         if stop.load(Ordering::Relaxed) {
             status = RunStatus::Aborted;
             break;
         }
-        let name = phase.kind.name();
+        let (name, runtime_seconds, bytes, sampled) = phases.describe(seq);
+        let name = name.as_str().to_string();
         store.add_event(run_id, RunEventKind::PhaseStart, &format!("{} ({name})", seq + 1))?;
-        let fresh = PhaseControl::new();
         if let Some(l) = o.live {
-            let shown: Vec<String> = targets.iter().map(|t| t.display().to_string()).collect();
-            let runtime = phase.settings.runtime.map(|d| d.0).filter(|&ns| ns > 0);
             l.phase_started(&PhaseStart {
                 run_id,
                 seq: seq + 1,
                 phases: n,
-                kind: name,
+                kind: &name,
                 targets: &shown,
-                runtime_seconds: runtime.map(|ns| (ns + phase.settings.ramp.0) as f64 / 1e9),
-                bytes: runtime.is_none().then(|| phase.workers.iter().map(|w| w.len).sum()),
+                runtime_seconds,
+                bytes,
+                sampled,
             });
         }
         let observer: Option<&dyn IntervalObserver> = o.live.map(|l| l as &dyn IntervalObserver);
-        let ran = run_phase_observed(phase, stop, o.control.unwrap_or(&fresh), observer);
+        let ran = phases.run(seq, stop, observer);
         if let Some(l) = o.live {
-            l.phase_ended(run_id, seq + 1, ran.as_ref().ok());
+            l.phase_ended(run_id, seq + 1, ran.as_ref().ok().map(|p| &p.result));
         }
-        let result = match ran {
-            Ok(r) => r,
+        let stored = match ran {
+            Ok(p) => p,
             Err(e) => {
                 let msg = format!("phase {} ({name}) failed: {e}", seq + 1);
                 store.add_event(run_id, RunEventKind::PhaseFailed, &msg)?;
                 store.finish_run(run_id, RunStatus::Failed, Some(&msg))?;
-                drop(cleanup);
                 return Err(SessionError::Phase {
                     run_id,
                     seq: seq + 1,
-                    kind: name.into(),
+                    kind: name,
                     source: e,
                 });
             }
         };
-        if result.interrupted {
+        if stored.result.interrupted {
             let msg = format!(
                 "interrupted during phase {} ({name}); that phase is not stored",
                 seq + 1
@@ -359,21 +443,28 @@ pub fn run_prepared(store: &mut Store, prepared: Prepared, o: &RunOptions) -> Re
             detail = Some(msg);
             break;
         }
-        if let Some(v) = &result.verify {
+        if let Some(v) = &stored.result.verify {
             bad_blocks += v.bad_blocks;
         }
-        let stored = Phase {
-            seq: seq as u32,
-            kind: PhaseName::Kind(phase.kind),
-            params: PhaseParams::Plan(phase.clone()),
-            cache_flattered: cache_may_flatter(phase, plan.file_set_bytes, env.memory_bytes),
-            result,
-        };
+        if let PhaseParams::Meta(m) = &stored.params {
+            if m.errors > 0 {
+                let first = m
+                    .first_errors
+                    .first()
+                    .map(|e| format!(", the first: {e}"))
+                    .unwrap_or_default();
+                let msg = format!("phase {} ({name}): {} error(s){first}", seq + 1, m.errors);
+                store.add_event(run_id, RunEventKind::PhaseFailed, &msg)?;
+                errors.push(msg);
+            }
+        }
         store.save_phase(run_id, &stored)?;
         results.push(stored.result);
     }
-    drop(cleanup);
-    if status == RunStatus::Ok && bad_blocks > 0 {
+    if status == RunStatus::Ok && !errors.is_empty() {
+        status = RunStatus::Failed;
+        detail = Some(errors.join("; "));
+    } else if status == RunStatus::Ok && bad_blocks > 0 {
         status = RunStatus::Corrupt;
         detail = Some(format!("verification found {bad_blocks} bad 4 KiB block(s)"));
     }

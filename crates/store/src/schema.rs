@@ -748,6 +748,13 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
     CREATE INDEX sched_events_pool ON sched_events(pool, t);
     "#,
     },
+    // 11: metadata workloads (crates/meta): runs of kind `meta` whose phases' parameters are
+    // `{"meta": …}`. No table changes; the version is raised so that a storlab that does not
+    // know them refuses the database instead of misreading those runs.
+    Migration::Sql {
+        sqlite: "SELECT 1;",
+        postgres: "SELECT 1;",
+    },
 ];
 
 /// Migration 6: `uuid` columns on runs and studies, filled for the rows already there, unique.

@@ -1,0 +1,199 @@
+//! Where every item lives: storlab's own directory in the target (`storlab-meta-PID`), the
+//! tree (one shared by all workers, or one per worker) and each item's directory and names.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+
+use storlab_model::meta::MetaOp;
+
+use crate::job::MetaJob;
+use crate::MetaError;
+
+/// The tree and the items, and how many items each worker has made so far.
+#[derive(Debug)]
+pub struct Layout {
+    /// storlab's directory in the target: everything is made under it, and it is removed whole.
+    pub root: PathBuf,
+    /// The tree's directories relative to a tree's top, top first, level by level.
+    pub dirs: Vec<PathBuf>,
+    /// The request.
+    pub job: MetaJob,
+    /// Items each worker made (all of them, unless a runtime ended a making phase early).
+    made: Vec<AtomicU64>,
+    /// The files are under their renamed names.
+    pub renamed: bool,
+    /// The files have hard links.
+    pub linked: bool,
+}
+
+impl Layout {
+    /// The layout of `job`'s tree of `dirs` directories (none of it made yet).
+    pub fn new(job: &MetaJob, dirs: u64) -> Layout {
+        let mut paths = vec![PathBuf::new()];
+        let mut level = vec![PathBuf::new()];
+        for depth in 1..=job.tree.depth {
+            let mut next = Vec::with_capacity(level.len() * job.tree.branch as usize);
+            for parent in &level {
+                for b in 0..job.tree.branch {
+                    next.push(parent.join(format!("t{depth}.{b}")));
+                }
+            }
+            paths.extend(next.iter().cloned());
+            level = next;
+        }
+        debug_assert_eq!(paths.len() as u64, dirs);
+        // The process id keeps two storlab meta runs in one target apart.
+        let root = job.target.join(format!("storlab-meta-{}", std::process::id()));
+        Layout {
+            root,
+            dirs: paths,
+            job: job.clone(),
+            made: (0..job.workers).map(|_| AtomicU64::new(job.items_per_worker)).collect(),
+            renamed: false,
+            linked: false,
+        }
+    }
+
+    /// The inodes the run needs at most: the trees, and an item per worker for files and for
+    /// directories when it makes both.
+    pub fn inodes_needed(&self) -> u64 {
+        let trees = if self.job.shared_dir {
+            1
+        } else {
+            self.job.workers as u64
+        };
+        let kinds = [MetaOp::Create, MetaOp::Mkdir]
+            .iter()
+            .filter(|k| self.job.phases.contains(k))
+            .count() as u64;
+        1 + trees * self.dirs.len() as u64 + kinds * self.job.workers as u64 * self.job.items_per_worker
+    }
+
+    /// The top of worker `w`'s tree.
+    pub fn top(&self, w: u32) -> PathBuf {
+        if self.job.shared_dir {
+            self.root.join("shared")
+        } else {
+            self.root.join(format!("w{w}"))
+        }
+    }
+
+    /// The tree directory item `i` of a worker lives in (its index in [`Layout::dirs`]): the
+    /// items fill the directories in order, an even share each.
+    pub fn dir_of(&self, i: u64) -> usize {
+        let n = self.job.items_per_worker as u128;
+        ((i as u128 * self.dirs.len() as u128) / n) as usize
+    }
+
+    /// Items worker `w` has made.
+    pub fn made(&self, w: u32) -> u64 {
+        self.made[w as usize].load(Ordering::Relaxed)
+    }
+
+    /// Worker `w` made `n` items (a making phase that a runtime ended).
+    pub fn set_made(&self, w: u32, n: u64) {
+        self.made[w as usize].store(n, Ordering::Relaxed);
+    }
+
+    /// Makes storlab's directory and the trees. A directory of that name already there is
+    /// refused (it is not storlab's to reuse).
+    pub fn make(&self) -> Result<(), MetaError> {
+        let io = |p: &Path| {
+            let path = p.display().to_string();
+            move |source| MetaError::Io { path, source }
+        };
+        std::fs::create_dir(&self.root).map_err(io(&self.root))?;
+        let tops: Vec<PathBuf> = if self.job.shared_dir {
+            vec![self.top(0)]
+        } else {
+            (0..self.job.workers).map(|w| self.top(w)).collect()
+        };
+        for top in tops {
+            for d in &self.dirs {
+                let p = top.join(d);
+                if let Err(e) = std::fs::create_dir(&p) {
+                    // What was made so far is storlab's own: it goes.
+                    let _ = self.remove();
+                    return Err(io(&p)(e));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Removes storlab's directory and everything in it (symbolic links are removed, never
+    /// followed).
+    pub fn remove(&self) -> Result<(), MetaError> {
+        match std::fs::remove_dir_all(&self.root) {
+            Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(MetaError::Io {
+                path: self.root.display().to_string(),
+                source: e,
+            }),
+            _ => Ok(()),
+        }
+    }
+}
+
+/// An item's names, written into a reused buffer (no allocation per operation).
+pub struct Names {
+    buf: Vec<u8>,
+}
+
+impl Default for Names {
+    fn default() -> Self {
+        Names {
+            buf: Vec::with_capacity(48),
+        }
+    }
+}
+
+impl Names {
+    /// `{prefix}{w}.{i}` as a C string.
+    pub fn name(&mut self, prefix: u8, w: u32, i: u64) -> &std::ffi::CStr {
+        use std::io::Write;
+        self.buf.clear();
+        self.buf.push(prefix);
+        let _ = write!(self.buf, "{w}.{i}\0");
+        std::ffi::CStr::from_bytes_with_nul(&self.buf).expect("digits and a dot hold no NUL")
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use storlab_model::meta::TreeShape;
+
+    fn job(depth: u32, branch: u32, items: u64) -> MetaJob {
+        MetaJob {
+            target: PathBuf::from("/nonexistent"),
+            workers: 3,
+            items_per_worker: items,
+            runtime: None,
+            phases: vec![MetaOp::Mkdir, MetaOp::Create],
+            tree: TreeShape { depth, branch },
+            shared_dir: false,
+            file_size: 0,
+            sync: false,
+            keep: false,
+        }
+    }
+
+    #[test]
+    fn a_tree_level_by_level_and_items_spread_evenly() {
+        let j = job(2, 2, 14);
+        let l = Layout::new(&j, j.tree.directories().unwrap());
+        let names: Vec<String> = l.dirs.iter().map(|d| d.display().to_string()).collect();
+        assert_eq!(
+            names,
+            ["", "t1.0", "t1.1", "t1.0/t2.0", "t1.0/t2.1", "t1.1/t2.0", "t1.1/t2.1"]
+        );
+        let mut per_dir = vec![0; 7];
+        for i in 0..14 {
+            per_dir[l.dir_of(i)] += 1;
+        }
+        assert_eq!(per_dir, [2; 7]);
+        // 1 root, 3 trees of 7, and 14 files and 14 directories per worker.
+        assert_eq!(l.inodes_needed(), 1 + 21 + 2 * 3 * 14);
+        assert_eq!(Names::default().name(b'f', 2, 17).to_str().unwrap(), "f2.17");
+    }
+}

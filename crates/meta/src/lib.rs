@@ -1,0 +1,34 @@
+//! Metadata workloads (`storlab meta`): mdtest's namespace phases — mkdir, create, stat, read,
+//! write, rename, link, remove, rmdir — by several workers over a tree of directories, each
+//! operation timed into the engine's HDR histograms and checked (a create that succeeded but
+//! whose file is missing at stat is an error, counted and named).
+//!
+//! [`job::MetaJob`] is what the user asked for, checked whole before anything is made
+//! ([`job::MetaJob::prepare`]: the phases' order, data to read, the inodes the tree needs
+//! against those free); [`layout::Layout`] is where every item lives; [`phase::run`] runs one
+//! operation over every worker's items and returns the engine's
+//! [`storlab_model::result::PhaseResult`] with the phase's [`storlab_model::meta::MetaParams`].
+//! Everything is made under one directory of storlab's own in the target, removed at the end
+//! (unless kept) and on Ctrl-C.
+#![deny(missing_docs)]
+
+pub mod job;
+pub mod layout;
+pub mod phase;
+
+/// Why a metadata workload could not run.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum MetaError {
+    /// The request was refused before anything was made (the user's to fix).
+    #[error("{0}")]
+    Invalid(String),
+    /// Making or removing storlab's own directories failed.
+    #[error("{path}: {source}")]
+    Io {
+        /// The directory.
+        path: String,
+        /// What the system said.
+        source: std::io::Error,
+    },
+}

@@ -1,0 +1,423 @@
+//! One metadata phase: every worker does the operation on each of its items, behind a start
+//! barrier, timing each system call into its own HDR histogram and checking each result.
+//! Workers publish their counts after every operation (a relaxed store to their own cache
+//! line), so that the phase's "first done" figure (mdtest's stonewall) counts every worker's
+//! work up to the moment the first finished.
+
+use std::ffi::CStr;
+use std::os::fd::OwnedFd;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::Barrier;
+
+use rustix::fs::{AtFlags, FileType, Mode, OFlags};
+use storlab_engine::clock::now_ns;
+use storlab_engine::{encode_histogram, latency_of, new_histogram, thread_cpu, Histogram};
+use storlab_model::meta::{MetaOp, MetaParams, NAMED_ERRORS};
+use storlab_model::result::{worker_spread, PhaseResult, Throughput, WorkerResult};
+
+use crate::layout::{Layout, Names};
+
+/// What a phase did: the engine's result and the meta parameters with its entries and errors.
+#[derive(Debug)]
+pub struct Outcome {
+    /// Counts, rates, latency, per worker.
+    pub result: PhaseResult,
+    /// The request and what the phase did beyond its counts.
+    pub params: MetaParams,
+}
+
+/// A worker's counts as it goes, alone on its cache line.
+#[repr(align(64))]
+#[derive(Default)]
+struct Progress {
+    ops: AtomicU64,
+    bytes: AtomicU64,
+}
+
+struct Shared {
+    start: Barrier,
+    first_done: AtomicBool,
+    progress: Vec<Progress>,
+    /// The counts of every worker when the first finished, and when that was.
+    first: std::sync::Mutex<Option<(u64, u64, u64)>>,
+}
+
+struct WorkerOut {
+    start_ns: u64,
+    end_ns: u64,
+    ops: u64,
+    bytes: u64,
+    entries: u64,
+    made: u64,
+    errors: u64,
+    first_errors: Vec<String>,
+    hist: Histogram<u64>,
+    cpu: (f64, f64),
+    interrupted: bool,
+}
+
+/// Runs `op` over every worker's items and records what it did in `layout` (the items made
+/// when a runtime ended a making phase, the files' names after rename, their links).
+pub fn run(layout: &mut Layout, op: MetaOp, stop: &AtomicBool) -> Outcome {
+    storlab_engine::clock::init();
+    let workers = layout.job.workers;
+    let shared = Shared {
+        start: Barrier::new(workers as usize),
+        first_done: AtomicBool::new(false),
+        progress: (0..workers).map(|_| Progress::default()).collect(),
+        first: std::sync::Mutex::new(None),
+    };
+    let l: &Layout = layout;
+    let outs: Vec<WorkerOut> = std::thread::scope(|s| {
+        let handles: Vec<_> = (0..workers)
+            .map(|w| {
+                let shared = &shared;
+                s.spawn(move || work(l, op, w, stop, shared))
+            })
+            .collect();
+        handles
+            .into_iter()
+            .map(|h| h.join().expect("a meta worker does not panic"))
+            .collect()
+    });
+    if op == MetaOp::Create || op == MetaOp::Mkdir {
+        for (w, o) in outs.iter().enumerate() {
+            layout.set_made(w as u32, o.made);
+        }
+    }
+    match op {
+        MetaOp::Rename => layout.renamed = !layout.renamed,
+        MetaOp::Link => layout.linked = true,
+        MetaOp::Remove => (layout.renamed, layout.linked) = (false, false),
+        _ => {}
+    }
+    let first = shared
+        .first
+        .lock()
+        .unwrap_or_else(|e| e.into_inner())
+        .unwrap_or_default();
+    merge(layout, op, outs, first)
+}
+
+fn merge(layout: &Layout, op: MetaOp, outs: Vec<WorkerOut>, first: (u64, u64, u64)) -> Outcome {
+    let start = outs.iter().map(|o| o.start_ns).min().unwrap_or(0);
+    let end = outs.iter().map(|o| o.end_ns).max().unwrap_or(start);
+    let mut all = new_histogram();
+    let (mut ops, mut bytes, mut entries, mut errors) = (0, 0, 0, 0);
+    let mut first_errors = Vec::new();
+    let mut workers = Vec::new();
+    let (mut cpu_user, mut cpu_sys) = (0.0, 0.0);
+    let mut interrupted = false;
+    for (w, o) in outs.into_iter().enumerate() {
+        let _ = all.add(&o.hist);
+        ops += o.ops;
+        bytes += o.bytes;
+        entries += o.entries;
+        errors += o.errors;
+        first_errors.extend(o.first_errors);
+        cpu_user += o.cpu.0;
+        cpu_sys += o.cpu.1;
+        interrupted |= o.interrupted;
+        let seconds = o.end_ns.saturating_sub(start) as f64 / 1e9;
+        workers.push(WorkerResult {
+            file: layout.top(w as u32).display().to_string(),
+            bytes: o.bytes,
+            ops: o.ops,
+            seconds,
+            bytes_per_sec: o.bytes as f64 / seconds.max(1e-9),
+            cpu_user: o.cpu.0,
+            cpu_sys: o.cpu.1,
+            flush_seconds: 0.0,
+        });
+    }
+    first_errors.truncate(NAMED_ERRORS);
+    let all_secs = end.saturating_sub(start) as f64 / 1e9;
+    let (first_ops, first_bytes, first_end) = first;
+    let first_secs = first_end.saturating_sub(start) as f64 / 1e9;
+    let none = latency_of(&new_histogram());
+    let (reads, writes) = if op.reads() {
+        (latency_of(&all), none)
+    } else {
+        (none.clone(), latency_of(&all))
+    };
+    let spread = worker_spread(&workers);
+    let result = PhaseResult {
+        bytes_read: if op.reads() { bytes } else { 0 },
+        bytes_written: if op.reads() { 0 } else { bytes },
+        ops_read: if op.reads() { ops } else { 0 },
+        ops_written: if op.reads() { 0 } else { ops },
+        all_done: Throughput::new(all_secs, bytes, ops),
+        first_done: Throughput::new(first_secs, first_bytes, first_ops),
+        worker_min_bytes_per_sec: spread.0,
+        worker_max_bytes_per_sec: spread.1,
+        workers,
+        cpu_user,
+        cpu_sys,
+        latency: latency_of(&all),
+        latency_read: reads,
+        latency_write: writes,
+        histogram: encode_histogram(&all),
+        samples: Vec::new(),
+        rate: None,
+        verify: None,
+        layout_seconds: 0.0,
+        interrupted,
+    };
+    let j = &layout.job;
+    Outcome {
+        result,
+        params: MetaParams {
+            op,
+            workers: j.workers,
+            items_per_worker: j.items_per_worker,
+            tree: j.tree,
+            shared_dir: j.shared_dir,
+            file_size: j.file_size,
+            sync: j.sync,
+            entries,
+            errors,
+            first_errors,
+        },
+    }
+}
+
+/// The first bytes of each file: its worker and item, so that a read can tell a file from
+/// another's.
+fn stamp(data: &mut [u8], w: u32, i: u64) {
+    let mut s = [0u8; 16];
+    s[..8].copy_from_slice(&(w as u64).to_le_bytes());
+    s[8..].copy_from_slice(&i.to_le_bytes());
+    let n = data.len().min(16);
+    data[..n].copy_from_slice(&s[..n]);
+}
+
+/// One worker's items.
+fn work(l: &Layout, op: MetaOp, w: u32, stop: &AtomicBool, shared: &Shared) -> WorkerOut {
+    let j = &l.job;
+    let top = l.top(w);
+    let making = matches!(op, MetaOp::Create | MetaOp::Mkdir);
+    let n = if making { j.items_per_worker } else { l.made(w) };
+    let mut data: Vec<u8> = (0..j.file_size).map(|b| (b % 251) as u8).collect();
+    let mut back = vec![0u8; j.file_size as usize + 1];
+    let (mut names, mut other) = (Names::default(), Names::default());
+    let mut hist = new_histogram();
+    let mut out = WorkerOut {
+        start_ns: 0,
+        end_ns: 0,
+        ops: 0,
+        bytes: 0,
+        entries: 0,
+        made: n,
+        errors: 0,
+        first_errors: Vec::new(),
+        hist: new_histogram(),
+        cpu: (0.0, 0.0),
+        interrupted: false,
+    };
+    let file_prefix = if l.renamed { b'r' } else { b'f' };
+    let cpu0 = thread_cpu();
+    shared.start.wait();
+    out.start_ns = now_ns();
+    let deadline = j.runtime.filter(|_| making).map(|d| out.start_ns + d.as_nanos() as u64);
+    let mut dir: Option<(usize, OwnedFd)> = None;
+    let progress = &shared.progress[w as usize];
+    let fail = |out: &mut WorkerOut, what: String| {
+        out.errors += 1;
+        if out.first_errors.len() < NAMED_ERRORS {
+            out.first_errors.push(what);
+        }
+    };
+    for i in 0..n {
+        if stop.load(Ordering::Relaxed) {
+            out.interrupted = true;
+            break;
+        }
+        if deadline.is_some_and(|d| now_ns() >= d) {
+            out.made = i;
+            break;
+        }
+        let di = l.dir_of(i);
+        if dir.as_ref().is_none_or(|(k, _)| *k != di) {
+            let path = top.join(&l.dirs[di]);
+            match rustix::fs::open(
+                &path,
+                OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+                Mode::empty(),
+            ) {
+                Ok(fd) => dir = Some((di, fd)),
+                Err(e) => {
+                    fail(&mut out, format!("{}: {e}", path.display()));
+                    dir = None;
+                    continue;
+                }
+            }
+        }
+        let Some((_, d)) = &dir else { continue };
+        let here = || top.join(&l.dirs[di]);
+        if matches!(op, MetaOp::Create | MetaOp::Write) {
+            stamp(&mut data, w, i);
+        }
+        // The names this item's operation uses.
+        let name = match op {
+            MetaOp::Mkdir | MetaOp::Rmdir => names.name(b'd', w, i),
+            _ => names.name(file_prefix, w, i),
+        };
+        let t0 = now_ns();
+        let r = one(op, d, name, &mut other, w, i, &data, &mut back, j.sync, l.linked);
+        let t1 = now_ns();
+        match r {
+            Ok((ops, bytes, entries)) => {
+                let _ = hist.record(t1.saturating_sub(t0).max(1));
+                out.ops += ops;
+                out.bytes += bytes;
+                out.entries += entries;
+            }
+            Err(why) => fail(
+                &mut out,
+                format!("{}: {why}", here().join(name.to_string_lossy().as_ref()).display()),
+            ),
+        }
+        progress.ops.store(out.ops, Ordering::Relaxed);
+        progress.bytes.store(out.bytes, Ordering::Relaxed);
+    }
+    out.end_ns = now_ns();
+    if !shared.first_done.swap(true, Ordering::AcqRel) {
+        let ops = shared.progress.iter().map(|p| p.ops.load(Ordering::Relaxed)).sum();
+        let bytes = shared.progress.iter().map(|p| p.bytes.load(Ordering::Relaxed)).sum();
+        *shared.first.lock().unwrap_or_else(|e| e.into_inner()) = Some((ops, bytes, out.end_ns));
+    }
+    let cpu1 = thread_cpu();
+    out.cpu = (cpu1.0 - cpu0.0, cpu1.1 - cpu0.1);
+    out.hist = hist;
+    out
+}
+
+/// Writes all of `data` to `fd`.
+fn write_all(fd: &OwnedFd, mut data: &[u8]) -> Result<(), String> {
+    while !data.is_empty() {
+        match rustix::io::write(fd, data) {
+            Ok(0) => return Err("the write wrote nothing".into()),
+            Ok(n) => data = &data[n..],
+            Err(rustix::io::Errno::INTR) => {}
+            Err(e) => return Err(format!("write: {e}")),
+        }
+    }
+    Ok(())
+}
+
+/// Does one item's operation; returns the system calls' operations counted, the bytes moved
+/// and the entries acted on, or what was wrong.
+#[allow(clippy::too_many_arguments)]
+fn one(
+    op: MetaOp,
+    dir: &OwnedFd,
+    name: &CStr,
+    other: &mut Names,
+    w: u32,
+    i: u64,
+    data: &[u8],
+    back: &mut [u8],
+    sync: bool,
+    linked: bool,
+) -> Result<(u64, u64, u64), String> {
+    let sync_dir = || -> Result<(), String> {
+        if sync {
+            rustix::fs::fsync(dir).map_err(|e| format!("fsync of its directory: {e}"))?;
+        }
+        Ok(())
+    };
+    match op {
+        MetaOp::Mkdir => {
+            rustix::fs::mkdirat(dir, name, Mode::from_raw_mode(0o755)).map_err(|e| format!("mkdir: {e}"))?;
+            sync_dir()?;
+            Ok((1, 0, 1))
+        }
+        MetaOp::Rmdir => {
+            rustix::fs::unlinkat(dir, name, AtFlags::REMOVEDIR).map_err(|e| format!("rmdir: {e}"))?;
+            sync_dir()?;
+            Ok((1, 0, 1))
+        }
+        MetaOp::Create | MetaOp::Write => {
+            let flags = if op == MetaOp::Create {
+                OFlags::CREATE | OFlags::EXCL | OFlags::WRONLY | OFlags::CLOEXEC
+            } else {
+                OFlags::WRONLY | OFlags::CLOEXEC
+            };
+            let fd = rustix::fs::openat(dir, name, flags, Mode::from_raw_mode(0o644))
+                .map_err(|e| format!("open for {op}: {e}"))?;
+            write_all(&fd, data)?;
+            if sync {
+                rustix::fs::fsync(&fd).map_err(|e| format!("fsync: {e}"))?;
+            }
+            drop(fd);
+            if op == MetaOp::Create {
+                sync_dir()?;
+            }
+            Ok((1, data.len() as u64, 1))
+        }
+        MetaOp::Stat => {
+            let st = rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW).map_err(|e| format!("stat: {e}"))?;
+            let kind = FileType::from_raw_mode(st.st_mode);
+            if kind != FileType::RegularFile {
+                return Err(format!("stat: a {kind:?}, not the regular file created"));
+            }
+            if st.st_size as u64 != data.len() as u64 {
+                return Err(format!("stat: {} bytes, not the {} written", st.st_size, data.len()));
+            }
+            Ok((1, 0, 1))
+        }
+        MetaOp::Read => {
+            let fd = rustix::fs::openat(dir, name, OFlags::RDONLY | OFlags::CLOEXEC, Mode::empty())
+                .map_err(|e| format!("open for read: {e}"))?;
+            let mut got = 0;
+            loop {
+                match rustix::io::read(&fd, &mut back[got..]) {
+                    Ok(0) => break,
+                    Ok(n) => {
+                        got += n;
+                        if got == back.len() {
+                            break;
+                        }
+                    }
+                    Err(rustix::io::Errno::INTR) => {}
+                    Err(e) => return Err(format!("read: {e}")),
+                }
+            }
+            if got != data.len() {
+                return Err(format!("read {got} bytes, not the {} written", data.len()));
+            }
+            let mut want = [0u8; 16];
+            let n = data.len().min(16);
+            stamp(&mut want[..n], w, i);
+            if back[..n] != want[..n] {
+                return Err("read: the data is not what was written to this file".into());
+            }
+            Ok((1, got as u64, 1))
+        }
+        MetaOp::Rename => {
+            let prefix = if name.to_bytes()[0] == b'f' { b'r' } else { b'f' };
+            let to = other.name(prefix, w, i);
+            rustix::fs::renameat(dir, name, dir, to).map_err(|e| format!("rename: {e}"))?;
+            sync_dir()?;
+            Ok((1, 0, 1))
+        }
+        MetaOp::Link => {
+            let to = other.name(b'l', w, i);
+            rustix::fs::linkat(dir, name, dir, to, AtFlags::empty()).map_err(|e| format!("link: {e}"))?;
+            sync_dir()?;
+            Ok((1, 0, 1))
+        }
+        MetaOp::Remove => {
+            rustix::fs::unlinkat(dir, name, AtFlags::empty()).map_err(|e| format!("remove: {e}"))?;
+            let mut done = (1, 0, 1);
+            if linked {
+                let link = other.name(b'l', w, i);
+                rustix::fs::unlinkat(dir, link, AtFlags::empty()).map_err(|e| format!("remove of its link: {e}"))?;
+                // One operation per item, as its one latency sample: both names went.
+                done = (1, 0, 2);
+            }
+            sync_dir()?;
+            Ok(done)
+        }
+    }
+}

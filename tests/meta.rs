@@ -1,0 +1,341 @@
+//! `storlab meta`: mdtest's namespace phases, run by the real binary on tmpfs and on
+//! loop-mounted ext4, their counts checked against what `find` counts, their errors named,
+//! bad requests refused with nothing made, and Ctrl-C leaving nothing behind.
+
+mod common;
+
+use std::path::Path;
+use std::process::{Command, Stdio};
+use std::time::{Duration, Instant};
+
+use common::*;
+use serde_json::Value;
+
+/// Entries below `dir` of a `find -type` (f, d), `dir` itself not counted.
+fn find_count(dir: &Path, kind: &str) -> usize {
+    let out = Command::new("find")
+        .arg(dir)
+        .args(["-mindepth", "1", "-type", kind])
+        .output()
+        .expect("find");
+    assert!(out.status.success());
+    String::from_utf8_lossy(&out.stdout).lines().count()
+}
+
+/// The phases of a stored run, by name: (entries, errors, ops).
+fn phases(run: &Value) -> Vec<(String, u64, u64, u64)> {
+    run["phases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            let m = &p["params"]["meta"];
+            let r = &p["result"];
+            (
+                p["kind"].as_str().unwrap().to_string(),
+                m["entries"].as_u64().unwrap(),
+                m["errors"].as_u64().unwrap(),
+                r["ops_read"].as_u64().unwrap() + r["ops_written"].as_u64().unwrap(),
+            )
+        })
+        .collect()
+}
+
+/// `storlab meta ARGS --json` started in the background with `s`'s database.
+fn spawn_meta(s: &Scratch, args: &[&str]) -> std::process::Child {
+    Command::new(bin())
+        .arg("meta")
+        .args(args)
+        .arg("--json")
+        .env("STORLAB_DB", s.db())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()
+}
+
+/// What `dir` holds, an ext4's lost+found aside.
+fn entries_of(dir: &Path) -> Vec<String> {
+    std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n != "lost+found")
+        .collect()
+}
+
+/// Checks one filesystem: a kept tree counted with find, then every phase in one run with
+/// exact counts and nothing left.
+fn counts_on(s: &Scratch, dir: &Path) {
+    // 3 workers × 500 items in a shared tree of depth 2, branch 3 (13 directories).
+    let v = s.json(&[
+        "meta",
+        "--target",
+        dir.to_str().unwrap(),
+        "--threads",
+        "3",
+        "--files-per-thread",
+        "500",
+        "--tree",
+        "2,3",
+        "--phase",
+        "mkdir,create",
+        "--file-size",
+        "1k",
+        "--keep",
+    ]);
+    let root = dir.join(entries_of(dir).first().expect("the kept tree"));
+    assert_eq!(find_count(&root, "f"), 1500, "files made");
+    // 13 tree directories and 1500 made by mkdir.
+    assert_eq!(find_count(&root, "d"), 1 + 12 + 1500, "directories made");
+    assert_eq!(
+        phases(&v),
+        [("mkdir".into(), 1500, 0, 1500), ("create".into(), 1500, 0, 1500)]
+    );
+    let sizes = Command::new("find")
+        .arg(&root)
+        .args(["-type", "f", "-size", "1024c"])
+        .output()
+        .unwrap();
+    assert_eq!(
+        String::from_utf8_lossy(&sizes.stdout).lines().count(),
+        1500,
+        "each file holds 1 KiB"
+    );
+    std::fs::remove_dir_all(&root).unwrap();
+
+    // Every phase, a tree per worker; the remove takes the links too.
+    let v = s.json(&[
+        "meta",
+        "--target",
+        dir.to_str().unwrap(),
+        "--threads",
+        "2",
+        "--files-per-thread",
+        "400",
+        "--tree",
+        "1,4",
+        "--unique-dir",
+        "--phase",
+        "mkdir,create,stat,read,write,rename,link,stat,remove,rmdir",
+        "--file-size",
+        "4k",
+    ]);
+    let got = phases(&v);
+    let want: Vec<(String, u64, u64, u64)> = [
+        ("mkdir", 800, 800),
+        ("create", 800, 800),
+        ("stat", 800, 800),
+        ("read", 800, 800),
+        ("write", 800, 800),
+        ("rename", 800, 800),
+        ("link", 800, 800),
+        ("stat", 800, 800),
+        ("remove", 1600, 800),
+        ("rmdir", 800, 800),
+    ]
+    .iter()
+    .map(|(k, e, o)| (k.to_string(), *e, 0, *o))
+    .collect();
+    assert_eq!(got, want);
+    assert_eq!(v["status"], "ok");
+    let read = &v["phases"][3]["result"];
+    assert_eq!(read["bytes_read"], 800 * 4096, "read gave back every byte written");
+    assert!(entries_of(dir).is_empty(), "left behind: {:?}", entries_of(dir));
+}
+
+#[test]
+fn every_phase_acts_on_exactly_the_entries_find_counts() {
+    let s = Scratch::new();
+    counts_on(&s, &s.data());
+    let point = s.path().join("ext4");
+    let fs = loop_filesystem("mkfs.ext4", 256 << 20, &point);
+    counts_on(&s, &fs.mount.point);
+}
+
+#[test]
+fn a_file_gone_before_stat_is_an_error_named_and_the_run_fails() {
+    let s = Scratch::new();
+    let data = s.data();
+    // One worker makes 200,000 empty files, then stats them in order; as soon as the last
+    // exists, the test removes the last three, which the stat reaches only after the others.
+    let n = 200_000u64;
+    let child = spawn_meta(
+        &s,
+        &[
+            "--target",
+            data.to_str().unwrap(),
+            "--files-per-thread",
+            &n.to_string(),
+            "--phase",
+            "create,stat,remove",
+        ],
+    );
+    let start = Instant::now();
+    let last = |k: u64| format!("f0.{}", n - k);
+    let root = loop {
+        assert!(start.elapsed() < Duration::from_secs(60), "the tree never appeared");
+        if let Some(r) = entries_of(&data).first() {
+            let shared = data.join(r).join("shared");
+            if shared.join(last(1)).exists() {
+                break shared;
+            }
+        }
+        std::thread::sleep(Duration::from_micros(200));
+    };
+    for k in 1..=3 {
+        std::fs::remove_file(root.join(last(k))).unwrap();
+    }
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["status"], "failed");
+    let stat = &v["phases"][1]["params"]["meta"];
+    assert_eq!(stat["errors"], 3, "{stat}");
+    assert_eq!(stat["entries"], n - 3);
+    let named: Vec<&str> = stat["first_errors"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| e.as_str().unwrap())
+        .collect();
+    for k in 1..=3 {
+        assert!(
+            named
+                .iter()
+                .any(|e| e.contains(&format!("/{}: stat: ", last(k))) && e.contains("No such file")),
+            "{named:?}"
+        );
+    }
+    assert!(
+        v["status_detail"]
+            .as_str()
+            .unwrap()
+            .contains("phase 2 (stat): 3 error(s)"),
+        "{}",
+        v["status_detail"]
+    );
+    assert!(
+        entries_of(&data).is_empty(),
+        "the tree is removed after a failed phase too"
+    );
+}
+
+#[test]
+fn bad_requests_are_refused_with_nothing_made_or_stored() {
+    let s = Scratch::new();
+    let data = s.data();
+    let d = data.to_str().unwrap();
+    for (args, needle) in [
+        (
+            vec!["--files-per-thread", "0"],
+            "--files-per-thread 0: each worker needs at least one item",
+        ),
+        (vec!["--threads", "0"], "--threads 0"),
+        (
+            vec!["--phase", "create,unlink"],
+            "--phase unlink: not a metadata phase; expected mkdir, create",
+        ),
+        (vec!["--phase", "create,read"], "--phase read with --file-size 0"),
+        (
+            vec!["--phase", "stat"],
+            "--phase stat (phase 1 of 1): no files to work on; create comes first",
+        ),
+        (vec!["--tree", "7,10"], "more than 1000000 directories"),
+        (vec!["--tree", "2"], "--tree 2: expected DEPTH,BRANCH"),
+        (vec!["--file-size", "4x"], "--file-size 4x"),
+        (vec!["--runtime", "0s"], "--runtime 0"),
+    ] {
+        let mut a = vec!["meta", "--target", d];
+        a.extend(args.iter().copied());
+        let out = s.storlab(&a);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
+        assert!(stderr(&out).contains(needle), "{args:?}: {}", stderr(&out));
+    }
+    let out = s.storlab(&["meta", "--target", &format!("{d}/missing")]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("missing"), "{}", stderr(&out));
+
+    // A filesystem with 128 inodes cannot hold 2 × 100 files: refused before the first.
+    let point = s.path().join("small");
+    let images = tempfile::tempdir_in("/var/tmp").unwrap();
+    let dev = loop_device(&images.path().join("small.img"), 16 << 20);
+    let mk = Command::new("mkfs.ext4")
+        .args(["-q", "-F", "-N", "128", &dev.dev])
+        .output()
+        .unwrap();
+    assert!(mk.status.success(), "{}", stderr(&mk));
+    let m = mount_device(&dev.dev, &point);
+    let out = s.storlab(&[
+        "meta",
+        "--target",
+        m.point.to_str().unwrap(),
+        "--threads",
+        "2",
+        "--files-per-thread",
+        "100",
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("inodes and the filesystem has"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(entries_of(&m.point).is_empty(), "{:?}", entries_of(&m.point));
+    drop(m);
+    drop(dev);
+
+    assert!(entries_of(&data).is_empty(), "{:?}", entries_of(&data));
+    assert!(s.nothing_stored());
+}
+
+#[test]
+fn ctrl_c_removes_the_tree() {
+    let s = Scratch::new();
+    let data = s.data();
+    // A million files take the two workers seconds to make: time to interrupt them.
+    let child = spawn_meta(
+        &s,
+        &[
+            "--target",
+            data.to_str().unwrap(),
+            "--threads",
+            "2",
+            "--files-per-thread",
+            "500000",
+            "--phase",
+            "create,stat,remove",
+        ],
+    );
+    let start = Instant::now();
+    loop {
+        assert!(start.elapsed() < Duration::from_secs(60), "no file was made");
+        let made = entries_of(&data)
+            .first()
+            .map(|r| data.join(r).join("shared"))
+            .and_then(|d| std::fs::read_dir(d).ok())
+            .is_some_and(|mut d| d.next().is_some());
+        if made {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(5));
+    }
+    // SAFETY: signalling our own child process.
+    unsafe { libc::kill(child.id() as i32, libc::SIGINT) };
+    let out = child.wait_with_output().unwrap();
+    assert_eq!(out.status.code(), Some(130), "{}", stderr(&out));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["status"], "aborted");
+    assert!(
+        v["status_detail"]
+            .as_str()
+            .unwrap()
+            .contains("interrupted during phase 1 (create)"),
+        "{}",
+        v["status_detail"]
+    );
+    assert!(
+        v["phases"].as_array().unwrap().is_empty(),
+        "the interrupted phase is not stored"
+    );
+    assert!(entries_of(&data).is_empty(), "left behind: {:?}", entries_of(&data));
+}
