@@ -116,7 +116,7 @@ impl Phases for MetaPhases<'_> {
 pub fn meta(a: MetaArgs) -> Result<u8> {
     let job = job(&a)?;
     // Refusals come before anything is made or stored.
-    let mut layout = job.prepare().map_err(|e| usage(e.to_string()))?;
+    let mut layout = Layout::prepare(&job).map_err(|e| usage(e.to_string()))?;
     let mut store = open_new(&a.output.db)?;
     let command = crate::commands::command_line();
     let status = crate::commands::status_line(&a.output, a.quiet, None);

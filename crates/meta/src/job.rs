@@ -5,7 +5,6 @@ use std::time::Duration;
 
 use storlab_model::meta::{MetaOp, TreeShape};
 
-use crate::layout::Layout;
 use crate::MetaError;
 
 /// The most directories a tree may have: past this a typo (`--tree 10,100`) would spend hours
@@ -43,10 +42,12 @@ fn invalid(msg: impl Into<String>) -> MetaError {
 }
 
 impl MetaJob {
-    /// Checks the request and lays out the tree (nothing is made yet): the phases must make
-    /// what they later use (stat, read, write, rename, link, remove need create before them;
-    /// rmdir needs mkdir), read needs data, and the tree and items must fit the inodes free.
-    pub fn prepare(&self) -> Result<Layout, MetaError> {
+    /// Checks the request (nothing is made): the phases must make what they later use (stat,
+    /// read, write, rename, link, remove need create before them; rmdir needs mkdir), read
+    /// needs data, the tree must stay within [`MAX_TREE_DIRECTORIES`] and the target must be a
+    /// directory. Returns the tree's directories. [`crate::layout::Layout::prepare`] checks
+    /// the inodes on top.
+    pub fn check(&self) -> Result<u64, MetaError> {
         if self.workers == 0 {
             return Err(invalid("--threads 0: at least one worker"));
         }
@@ -98,9 +99,7 @@ impl MetaJob {
                 self.target.display()
             )));
         }
-        let layout = Layout::new(self, dirs);
-        check_inodes(&self.target, layout.inodes_needed())?;
-        Ok(layout)
+        Ok(dirs)
     }
 }
 
@@ -136,7 +135,7 @@ fn check_order(phases: &[MetaOp]) -> Result<(), MetaError> {
 
 /// Refuses a tree that needs more inodes than the filesystem has free for the user
 /// (filesystems that allocate inodes as they go, btrfs say, report none and are not checked).
-fn check_inodes(target: &Path, needed: u64) -> Result<(), MetaError> {
+pub(crate) fn check_inodes(target: &Path, needed: u64) -> Result<(), MetaError> {
     let Ok(st) = rustix::fs::statvfs(target) else {
         return Ok(());
     };
@@ -170,14 +169,14 @@ mod tests {
     }
 
     fn refusal(j: &MetaJob) -> String {
-        j.prepare().map(|_| ()).unwrap_err().to_string()
+        j.check().map(|_| ()).unwrap_err().to_string()
     }
 
     #[test]
     fn phases_must_make_what_they_use() {
         let d = tempfile::tempdir().unwrap();
         let mut j = job(d.path());
-        assert!(j.prepare().is_ok());
+        assert!(j.check().is_ok());
         j.phases = vec![MetaOp::Stat];
         assert!(refusal(&j).contains("--phase stat (phase 1 of 1): no files to work on; create comes first"));
         j.phases = vec![MetaOp::Create, MetaOp::Remove, MetaOp::Read];
@@ -195,9 +194,9 @@ mod tests {
             MetaOp::Create,
             MetaOp::Link,
         ];
-        assert!(j.prepare().is_ok());
+        assert!(j.check().is_ok());
         j.phases = vec![MetaOp::Mkdir, MetaOp::Rmdir, MetaOp::Mkdir, MetaOp::Rmdir];
-        assert!(j.prepare().is_ok());
+        assert!(j.check().is_ok());
     }
 
     #[test]

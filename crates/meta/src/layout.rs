@@ -6,7 +6,7 @@ use std::sync::atomic::{AtomicU64, Ordering};
 
 use storlab_model::meta::MetaOp;
 
-use crate::job::MetaJob;
+use crate::job::{check_inodes, MetaJob};
 use crate::MetaError;
 
 /// The tree and the items, and how many items each worker has made so far.
@@ -27,6 +27,15 @@ pub struct Layout {
 }
 
 impl Layout {
+    /// Checks `job` whole ([`MetaJob::check`], and the inodes its tree and items need against
+    /// those free) and lays out its tree; nothing is made yet.
+    pub fn prepare(job: &MetaJob) -> Result<Layout, MetaError> {
+        let dirs = job.check()?;
+        let layout = Layout::new(job, dirs);
+        check_inodes(&job.target, layout.inodes_needed())?;
+        Ok(layout)
+    }
+
     /// The layout of `job`'s tree of `dirs` directories (none of it made yet).
     pub fn new(job: &MetaJob, dirs: u64) -> Layout {
         let mut paths = vec![PathBuf::new()];

@@ -4,7 +4,7 @@
 //! whose file is missing at stat is an error, counted and named).
 //!
 //! [`job::MetaJob`] is what the user asked for, checked whole before anything is made
-//! ([`job::MetaJob::prepare`]: the phases' order, data to read, the inodes the tree needs
+//! ([`layout::Layout::prepare`]: the phases' order, data to read, the inodes the tree needs
 //! against those free); [`layout::Layout`] is where every item lives; [`phase::run`] runs one
 //! operation over every worker's items and returns the engine's
 //! [`storlab_model::result::PhaseResult`] with the phase's [`storlab_model::meta::MetaParams`].
