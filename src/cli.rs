@@ -205,11 +205,15 @@ pub struct ScanArgs {
 }
 
 #[derive(Args, Debug)]
+#[command(args_conflicts_with_subcommands = true, subcommand_negates_reqs = true)]
 pub struct MetaArgs {
+    /// The other metadata measurements.
+    #[command(subcommand)]
+    pub what: Option<MetaCmd>,
     /// The directory to work in: storlab makes its own directory in it (storlab-meta-PID) and
     /// removes it at the end, also after Ctrl-C.
-    #[arg(long, value_name = "DIR")]
-    pub target: PathBuf,
+    #[arg(long, value_name = "DIR", required = true)]
+    pub target: Option<PathBuf>,
     /// Workers (threads), started together for each phase.
     #[arg(long, value_name = "N", default_value_t = 1)]
     pub threads: u32,
@@ -243,6 +247,39 @@ pub struct MetaArgs {
     /// Leave the tree in place at the end.
     #[arg(long)]
     pub keep: bool,
+    /// A tag stored with the run, e.g. fs=lustre; repeatable.
+    #[arg(long = "tag", value_name = "KEY=VALUE", value_parser = parse_tag)]
+    pub tags: Vec<Tag>,
+    /// No status line on stderr.
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
+    #[command(flatten)]
+    pub output: OutputArgs,
+}
+
+#[derive(Subcommand, Debug)]
+pub enum MetaCmd {
+    /// Time a walk of every entry below DIR (storlab scan's walker; seed 004's "du over a
+    /// million files"), and with --compare-du `du -s DIR` in the same run; stored as a run of
+    /// kind meta.
+    Walk(WalkArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct WalkArgs {
+    /// The directory to walk.
+    #[arg(value_name = "DIR")]
+    pub dir: PathBuf,
+    /// Walker threads (default: twice the CPUs, as storlab scan).
+    #[arg(long, value_name = "N")]
+    pub threads: Option<usize>,
+    /// Also time `du -s DIR`, as a second phase of the run.
+    #[arg(long = "compare-du")]
+    pub compare_du: bool,
+    /// Drop the kernel's page, dentry and inode caches before each walk (needs root), so that
+    /// the walk reads the device rather than memory.
+    #[arg(long)]
+    pub cold: bool,
     /// A tag stored with the run, e.g. fs=lustre; repeatable.
     #[arg(long = "tag", value_name = "KEY=VALUE", value_parser = parse_tag)]
     pub tags: Vec<Tag>,

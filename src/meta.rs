@@ -10,7 +10,7 @@ use storlab_model::meta::{MetaOp, TreeShape};
 use storlab_model::run::{NewRun, Phase, PhaseName, PhaseParams, RunKind};
 use storlab_session::{IntervalObserver, LiveRun, Phases, RunOptions};
 
-use crate::cli::MetaArgs;
+use crate::cli::{MetaArgs, MetaCmd, WalkArgs};
 use crate::results::{open_new, print_run};
 use crate::usage;
 
@@ -64,7 +64,10 @@ fn job(a: &MetaArgs) -> Result<MetaJob> {
         })
         .transpose()?;
     Ok(MetaJob {
-        target: a.target.clone(),
+        target: a
+            .target
+            .clone()
+            .ok_or_else(|| usage("--target DIR: the directory to work in"))?,
         workers: a.threads,
         items_per_worker: a.files_per_thread,
         runtime,
@@ -114,6 +117,9 @@ impl Phases for MetaPhases<'_> {
 
 /// `storlab meta`.
 pub fn meta(a: MetaArgs) -> Result<u8> {
+    if let Some(MetaCmd::Walk(w)) = a.what {
+        return walk(w);
+    }
     let job = job(&a)?;
     // Refusals come before anything is made or stored.
     let mut layout = Layout::prepare(&job).map_err(|e| usage(e.to_string()))?;
@@ -161,6 +167,131 @@ pub fn meta(a: MetaArgs) -> Result<u8> {
         layout.remove()?;
     }
     let e = ran?;
+    print_run(&store, e.run_id, false, &a.output)?;
+    eprintln!("storlab: stored as run {} in {}", e.run_id, store.target());
+    Ok(crate::commands::code_of(e.status))
+}
+
+/// The walk and, with --compare-du, du: the phases of a `storlab meta walk` run.
+struct WalkPhases<'a> {
+    a: &'a WalkArgs,
+    threads: usize,
+    /// The walk's count of the entries, for du's phase (du reports none).
+    entries: u64,
+}
+
+impl Phases for WalkPhases<'_> {
+    fn count(&self) -> usize {
+        if self.a.compare_du {
+            2
+        } else {
+            1
+        }
+    }
+
+    fn describe(&self, seq: usize) -> (PhaseName, Option<f64>, Option<u64>, bool) {
+        (PhaseName::Other(["walk", "du"][seq].into()), None, None, false)
+    }
+
+    fn run(
+        &mut self,
+        seq: usize,
+        _stop: &AtomicBool,
+        _observer: Option<&dyn IntervalObserver>,
+    ) -> Result<Phase, Box<dyn std::error::Error + Send + Sync>> {
+        if self.a.cold {
+            storlab_meta::walk::drop_caches()?;
+        }
+        let (params, result) = if seq == 0 {
+            let o = storlab_meta::walk::walk(&self.a.dir, self.threads)?;
+            self.entries = o.params.entries;
+            (PhaseParams::Meta(o.params), o.result)
+        } else {
+            let (seconds, (cpu_user, cpu_sys), version) = storlab_meta::walk::du(&self.a.dir)?;
+            let all_done = storlab_model::result::Throughput::new(seconds, 0, self.entries);
+            let params = storlab_model::run::ImportedParams {
+                tool: version,
+                test: Some(format!("du -s {}", self.a.dir.display())),
+                workers: Some(1),
+                notes: vec![format!(
+                    "du's time from its start to its end, measured by storlab; the entries are the walk's count of the same directory ({})",
+                    self.entries
+                )],
+                ..Default::default()
+            };
+            let result = storlab_model::result::PhaseResult {
+                ops_read: self.entries,
+                all_done: all_done.clone(),
+                first_done: all_done,
+                cpu_user,
+                cpu_sys,
+                ..Default::default()
+            };
+            (PhaseParams::Imported(params), result)
+        };
+        Ok(Phase {
+            seq: seq as u32,
+            kind: PhaseName::Other(["walk", "du"][seq].into()),
+            params,
+            result,
+            cache_flattered: false,
+        })
+    }
+}
+
+/// `storlab meta walk DIR`.
+fn walk(a: WalkArgs) -> Result<u8> {
+    let dir_ok = std::fs::metadata(&a.dir).map(|m| m.is_dir());
+    match dir_ok {
+        Ok(true) => {}
+        Ok(false) => return Err(usage(format!("{}: not a directory", a.dir.display()))),
+        Err(e) => return Err(usage(format!("{}: {e}", a.dir.display()))),
+    }
+    // SAFETY: geteuid has no preconditions and cannot fail.
+    if a.cold && unsafe { libc::geteuid() } != 0 {
+        return Err(usage("--cold drops the kernel's caches, which needs root"));
+    }
+    let threads = match a.threads {
+        Some(0) => return Err(usage("--threads 0: at least 1")),
+        Some(n) => n,
+        None => std::thread::available_parallelism().map(|n| n.get() * 2).unwrap_or(4),
+    };
+    let mut store = open_new(&a.output.db)?;
+    let command = crate::commands::command_line();
+    let status = crate::commands::status_line(&a.output, a.quiet, None);
+    let env = storlab_env::capture(std::slice::from_ref(&a.dir));
+    let new_run = NewRun {
+        kind: RunKind::Meta,
+        host: env.host.clone(),
+        job_name: Some(if a.compare_du { "meta walk+du" } else { "meta walk" }.into()),
+        job: serde_json::json!({ "walk": {
+            "dir": a.dir, "threads": threads, "compare_du": a.compare_du, "cold": a.cold,
+        }}),
+        command: command.clone(),
+        tags: a.tags.clone(),
+    };
+    let e = storlab_session::run_phases(
+        &mut store,
+        &new_run,
+        &env,
+        std::slice::from_ref(&a.dir),
+        &mut WalkPhases {
+            a: &a,
+            threads,
+            entries: 0,
+        },
+        &RunOptions {
+            kind: RunKind::Meta,
+            tags: &a.tags,
+            allow_devices: &[],
+            keep: true,
+            command: &command,
+            control: None,
+            live: status.as_deref().map(|s| s as &dyn LiveRun),
+        },
+    );
+    drop(status);
+    let e = e?;
     print_run(&store, e.run_id, false, &a.output)?;
     eprintln!("storlab: stored as run {} in {}", e.run_id, store.target());
     Ok(crate::commands::code_of(e.status))

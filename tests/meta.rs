@@ -339,3 +339,86 @@ fn ctrl_c_removes_the_tree() {
     );
     assert!(entries_of(&data).is_empty(), "left behind: {:?}", entries_of(&data));
 }
+
+#[test]
+fn a_walk_counts_what_find_counts_and_du_is_timed_beside_it() {
+    let s = Scratch::new();
+    let point = s.path().join("ext4");
+    let fs = loop_filesystem("mkfs.ext4", 256 << 20, &point);
+    let dir = &fs.mount.point;
+    s.json(&[
+        "meta",
+        "--target",
+        dir.to_str().unwrap(),
+        "--threads",
+        "2",
+        "--files-per-thread",
+        "3000",
+        "--tree",
+        "2,4",
+        "--phase",
+        "mkdir,create",
+        "--keep",
+    ]);
+    let find = Command::new("find")
+        .arg(dir)
+        .arg("-mindepth")
+        .arg("1")
+        .output()
+        .unwrap();
+    let below = String::from_utf8_lossy(&find.stdout).lines().count() as u64;
+    // lost+found, storlab's directory, its tree's 21 directories, 6,000 files and 6,000 more.
+    assert_eq!(below, 1 + 1 + 21 + 12_000);
+    let v = s.json(&[
+        "meta",
+        "walk",
+        dir.to_str().unwrap(),
+        "--compare-du",
+        "--cold",
+        "--threads",
+        "3",
+    ]);
+    assert_eq!(v["status"], "ok", "{v}");
+    let kinds: Vec<&str> = v["phases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["walk", "du"]);
+    let walk = &v["phases"][0];
+    assert_eq!(
+        walk["params"]["meta"]["entries"], below,
+        "the walk met every entry find did"
+    );
+    assert_eq!(walk["params"]["meta"]["workers"], 3);
+    assert_eq!(walk["result"]["ops_read"], below);
+    let du = &v["phases"][1];
+    assert!(
+        du["params"]["imported"]["tool"].as_str().unwrap().starts_with("du"),
+        "{du}"
+    );
+    assert_eq!(du["result"]["ops_read"], below);
+    assert!(du["result"]["all_done"]["seconds"].as_f64().unwrap() > 0.0);
+    let text = s.storlab(&["results", "show", &v["id"].to_string()]);
+    let shown = stdout(&text);
+    assert!(shown.contains("a walk of every entry with 3 threads"), "{shown}");
+    // The walk measures no latency: shown as "—", not 0.
+    let walk_row = shown.lines().find(|l| l.starts_with("1 walk")).unwrap();
+    assert!(walk_row.contains("—") && !walk_row.contains("0.0 µs"), "{walk_row}");
+
+    for (args, needle) in [
+        (
+            vec!["meta", "walk", "/nonexistent-storlab-dir"],
+            "/nonexistent-storlab-dir: No such file",
+        ),
+        (
+            vec!["meta", "walk", dir.to_str().unwrap(), "--threads", "0"],
+            "--threads 0",
+        ),
+    ] {
+        let out = s.storlab(&args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
+        assert!(stderr(&out).contains(needle), "{args:?}: {}", stderr(&out));
+    }
+}

@@ -15,8 +15,8 @@ mod run;
 /// The latency histogram's type, as [`IntervalObserver`] receives it.
 pub use hdrhistogram::Histogram;
 pub use run::{
-    encode_histogram, latency_of, new_histogram, run_phase, run_phase_observed, run_phase_with, thread_cpu,
-    IntervalObserver, PhaseControl,
+    children_cpu, encode_histogram, latency_of, new_histogram, process_cpu, run_phase, run_phase_observed,
+    run_phase_with, thread_cpu, IntervalObserver, PhaseControl,
 };
 pub use storlab_model::plan::*;
 pub use storlab_model::result::*;

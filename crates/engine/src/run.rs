@@ -658,10 +658,25 @@ pub fn encode_histogram(h: &Histogram<u64>) -> Vec<u8> {
 
 /// The calling thread's CPU time so far, user and system, seconds.
 pub fn thread_cpu() -> (f64, f64) {
+    cpu(libc::RUSAGE_THREAD)
+}
+
+/// This process's CPU time so far (all its threads), user and system, seconds.
+pub fn process_cpu() -> (f64, f64) {
+    cpu(libc::RUSAGE_SELF)
+}
+
+/// The CPU time of this process's children that ended and were waited for, user and system,
+/// seconds.
+pub fn children_cpu() -> (f64, f64) {
+    cpu(libc::RUSAGE_CHILDREN)
+}
+
+fn cpu(who: libc::c_int) -> (f64, f64) {
     // SAFETY: an all-zero rusage is a valid value of this plain C struct.
     let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
-    // SAFETY: getrusage fills the struct we pass; RUSAGE_THREAD is this thread only.
-    unsafe { libc::getrusage(libc::RUSAGE_THREAD, &mut ru) };
+    // SAFETY: getrusage fills the struct we pass; `who` is one of the RUSAGE_ constants.
+    unsafe { libc::getrusage(who, &mut ru) };
     let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
     (tv(ru.ru_utime), tv(ru.ru_stime))
 }

@@ -9,12 +9,14 @@
 //! operation over every worker's items and returns the engine's
 //! [`storlab_model::result::PhaseResult`] with the phase's [`storlab_model::meta::MetaParams`].
 //! Everything is made under one directory of storlab's own in the target, removed at the end
-//! (unless kept) and on Ctrl-C.
+//! (unless kept) and on Ctrl-C. [`walk`] times a whole namespace walk (storlab scan's walker)
+//! and, beside it, `du -s`.
 #![deny(missing_docs)]
 
 pub mod job;
 pub mod layout;
 pub mod phase;
+pub mod walk;
 
 /// Why a metadata workload could not run.
 #[derive(Debug, thiserror::Error)]

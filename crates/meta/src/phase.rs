@@ -419,5 +419,6 @@ fn one(
             sync_dir()?;
             Ok(done)
         }
+        MetaOp::Walk => Err("walk is not an item's operation (it is `storlab meta walk`)".into()),
     }
 }

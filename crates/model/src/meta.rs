@@ -31,6 +31,9 @@ pub enum MetaOp {
     Remove,
     /// Remove each item's directory.
     Rmdir,
+    /// `storlab meta walk`: every entry below a directory looked at once, by storlab scan's
+    /// walker (not a phase of `storlab meta`'s list).
+    Walk,
 }
 
 impl MetaOp {
@@ -59,10 +62,11 @@ impl MetaOp {
             MetaOp::Link => "link",
             MetaOp::Remove => "remove",
             MetaOp::Rmdir => "rmdir",
+            MetaOp::Walk => "walk",
         }
     }
 
-    /// The operation of a name.
+    /// The phase of a name (`walk` is not one: it is `storlab meta walk`).
     pub fn from_name(s: &str) -> Option<MetaOp> {
         MetaOp::ALL.into_iter().find(|o| o.name() == s)
     }
@@ -74,7 +78,7 @@ impl MetaOp {
 
     /// True for the operations that only look (their operations count as reads).
     pub fn reads(self) -> bool {
-        matches!(self, MetaOp::Stat | MetaOp::Read)
+        matches!(self, MetaOp::Stat | MetaOp::Read | MetaOp::Walk)
     }
 
     /// True for the operations on directories rather than files.
@@ -152,6 +156,7 @@ mod tests {
             assert_eq!(MetaOp::from_name(op.name()), Some(op));
         }
         assert_eq!(MetaOp::from_name("unlink"), None);
+        assert_eq!(MetaOp::from_name("walk"), None);
         assert_eq!(TreeShape { depth: 0, branch: 7 }.directories(), Some(1));
         assert_eq!(TreeShape { depth: 2, branch: 3 }.directories(), Some(1 + 3 + 9));
         assert_eq!(TreeShape { depth: 3, branch: 1 }.directories(), Some(4));

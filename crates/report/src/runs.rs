@@ -72,6 +72,15 @@ pub fn summary(run: &RunDetail) -> Table {
     );
     for p in &run.phases {
         let r = &p.result;
+        // A latency the phase did not measure (an import of a tool that reports none, a
+        // walk) is "—", never 0.
+        let lat = |ns: u64| -> Cell {
+            if r.latency.count == 0 {
+                "—".into()
+            } else {
+                latency(ns as f64).into()
+            }
+        };
         t.push(vec![
             format!("{} {}", p.seq + 1, p.kind).into(),
             block_sizes(p).into(),
@@ -84,10 +93,10 @@ pub fn summary(run: &RunDetail) -> Table {
                 r.worker_max_bytes_per_sec / MIB
             )
             .into(),
-            latency(r.latency.p50_ns as f64).into(),
-            latency(r.latency.p99_ns as f64).into(),
-            latency(r.latency.p99_9_ns as f64).into(),
-            latency(r.latency.max_ns as f64).into(),
+            lat(r.latency.p50_ns),
+            lat(r.latency.p99_ns),
+            lat(r.latency.p99_9_ns),
+            lat(r.latency.max_ns),
             format!("{:.2}/{:.2} s", r.cpu_user, r.cpu_sys).into(),
             notes(p).into(),
         ]);
@@ -161,7 +170,17 @@ pub fn render(run: &RunDetail) -> String {
             },
         );
     }
-    if let Some(PhaseParams::Meta(m)) = run.phases.first().map(|p| &p.params) {
+    if let Some(PhaseParams::Meta(m)) = run
+        .phases
+        .first()
+        .map(|p| &p.params)
+        .filter(|_| run.phases[0].kind.as_str() == "walk")
+    {
+        s += &format!(
+            "a walk of every entry with {} threads (storlab scan's walker)\n",
+            m.workers
+        );
+    } else if let Some(PhaseParams::Meta(m)) = run.phases.first().map(|p| &p.params) {
         s += &format!(
             "{} worker(s) · {} items each · tree {},{} ({} directories{}) · files of {}{}\n",
             m.workers,
