@@ -263,6 +263,45 @@ pub enum MetaCmd {
     /// million files"), and with --compare-du `du -s DIR` in the same run; stored as a run of
     /// kind meta.
     Walk(WalkArgs),
+    /// Extract N copies of an archive at once, for each N of --concurrency (seed 004's
+    /// concurrent untars of a kernel source tree): time, entries/s and MiB/s against the
+    /// concurrency, stored as one study; --generate kernel-like makes the archive.
+    Untar(UntarArgs),
+}
+
+#[derive(Args, Debug)]
+pub struct UntarArgs {
+    /// The directory to extract in: storlab makes its own directory in it (storlab-untar-PID)
+    /// and removes it at the end.
+    #[arg(long, value_name = "DIR")]
+    pub target: PathBuf,
+    /// The archive: .tar, .tar.gz or .tgz, .tar.xz or .txz.
+    #[arg(long, value_name = "FILE", conflicts_with = "generate")]
+    pub archive: Option<PathBuf>,
+    /// Make the archive instead, in storlab's directory: kernel-like (a kernel source tree's
+    /// shape, docs/meta.md).
+    #[arg(long, value_name = "SHAPE")]
+    pub generate: Option<String>,
+    /// Files in the generated archive (the seed's kernel archive had about 30,000).
+    #[arg(long, value_name = "N", default_value_t = 30_000)]
+    pub files: u64,
+    /// Copies extracted at once, a point of the study each.
+    #[arg(long, value_name = "N,N,...", default_value = "1,2,4,8,16")]
+    pub concurrency: String,
+    /// fsync each file once it is extracted.
+    #[arg(long)]
+    pub fsync: bool,
+    /// Leave storlab's directory with the archive it made and the last point's copies.
+    #[arg(long)]
+    pub keep: bool,
+    /// A tag stored with the runs, e.g. fs=lustre; repeatable.
+    #[arg(long = "tag", value_name = "KEY=VALUE", value_parser = parse_tag)]
+    pub tags: Vec<Tag>,
+    /// No status line on stderr.
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
+    #[command(flatten)]
+    pub output: OutputArgs,
 }
 
 #[derive(Args, Debug)]

@@ -10,7 +10,7 @@ use storlab_model::meta::{MetaOp, TreeShape};
 use storlab_model::run::{NewRun, Phase, PhaseName, PhaseParams, RunKind};
 use storlab_session::{IntervalObserver, LiveRun, Phases, RunOptions};
 
-use crate::cli::{MetaArgs, MetaCmd, WalkArgs};
+use crate::cli::{MetaArgs, MetaCmd, UntarArgs, WalkArgs};
 use crate::results::{open_new, print_run};
 use crate::usage;
 
@@ -117,8 +117,10 @@ impl Phases for MetaPhases<'_> {
 
 /// `storlab meta`.
 pub fn meta(a: MetaArgs) -> Result<u8> {
-    if let Some(MetaCmd::Walk(w)) = a.what {
-        return walk(w);
+    match a.what {
+        Some(MetaCmd::Walk(w)) => return walk(w),
+        Some(MetaCmd::Untar(u)) => return untar(u),
+        None => {}
     }
     let job = job(&a)?;
     // Refusals come before anything is made or stored.
@@ -295,4 +297,209 @@ fn walk(a: WalkArgs) -> Result<u8> {
     print_run(&store, e.run_id, false, &a.output)?;
     eprintln!("storlab: stored as run {} in {}", e.run_id, store.target());
     Ok(crate::commands::code_of(e.status))
+}
+
+/// The untar of one concurrency: the phase of one point of a `storlab meta untar` study.
+struct UntarPhase<'a> {
+    archive: &'a storlab_meta::untar::Archive,
+    root: &'a std::path::Path,
+    copies: u32,
+    fsync: bool,
+}
+
+impl Phases for UntarPhase<'_> {
+    fn count(&self) -> usize {
+        1
+    }
+
+    fn describe(&self, _seq: usize) -> (PhaseName, Option<f64>, Option<u64>, bool) {
+        (PhaseName::Other("untar".into()), None, None, false)
+    }
+
+    fn run(
+        &mut self,
+        seq: usize,
+        stop: &AtomicBool,
+        _observer: Option<&dyn IntervalObserver>,
+    ) -> Result<Phase, Box<dyn std::error::Error + Send + Sync>> {
+        let o = storlab_meta::untar::extract(self.archive, self.root, self.copies, self.fsync, stop);
+        Ok(Phase {
+            seq: seq as u32,
+            kind: PhaseName::Other("untar".into()),
+            params: PhaseParams::Meta(o.params),
+            result: o.result,
+            cache_flattered: false,
+        })
+    }
+}
+
+/// `--concurrency 1,2,4`: the copies extracted at once at each point.
+fn concurrency(list: &str) -> Result<Vec<u32>> {
+    let mut out = Vec::new();
+    for part in list.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        match part.parse::<u32>() {
+            Ok(n) if (1..=256).contains(&n) => out.push(n),
+            _ => {
+                return Err(usage(format!(
+                    "--concurrency {part}: a whole number of copies from 1 to 256"
+                )))
+            }
+        }
+    }
+    if out.is_empty() {
+        return Err(usage(
+            "--concurrency: give the copies to extract at once, e.g. 1,2,4,8,16",
+        ));
+    }
+    Ok(out)
+}
+
+/// `storlab meta untar`.
+fn untar(a: UntarArgs) -> Result<u8> {
+    use storlab_meta::untar;
+    let levels = concurrency(&a.concurrency)?;
+    match std::fs::metadata(&a.target) {
+        Ok(m) if m.is_dir() => {}
+        Ok(_) => return Err(usage(format!("--target {}: not a directory", a.target.display()))),
+        Err(e) => return Err(usage(format!("--target {}: {e}", a.target.display()))),
+    }
+    let given = match (&a.archive, a.generate.as_deref()) {
+        (Some(p), None) => Some(untar::inspect(p).map_err(|e| usage(e.to_string()))?),
+        (None, Some("kernel-like")) if a.files > 0 => None,
+        (None, Some("kernel-like")) => return Err(usage("--files 0: the generated archive needs files")),
+        (None, Some(other)) => {
+            return Err(usage(format!(
+                "--generate {other}: the shape storlab makes is kernel-like"
+            )))
+        }
+        _ => {
+            return Err(usage(
+                "give --archive FILE (.tar, .tar.gz, .tar.xz) or --generate kernel-like",
+            ))
+        }
+    };
+    let root = a.target.join(format!("storlab-untar-{}", std::process::id()));
+    std::fs::create_dir(&root).map_err(|e| usage(format!("{}: {e}", root.display())))?;
+    let outcome = untar_points(&a, &levels, given, &root);
+    if a.keep {
+        eprintln!("storlab: kept {}", root.display());
+    } else if let Err(e) = std::fs::remove_dir_all(&root) {
+        eprintln!("storlab: warning: could not remove {}: {e}", root.display());
+    }
+    outcome
+}
+
+/// The points of an untar study, run in storlab's directory `root`.
+fn untar_points(
+    a: &UntarArgs,
+    levels: &[u32],
+    given: Option<storlab_meta::untar::Archive>,
+    root: &std::path::Path,
+) -> Result<u8> {
+    use storlab_meta::untar;
+    let archive = match given {
+        Some(x) => x,
+        None => untar::generate(&root.join("kernel-like.tar.gz"), a.files)?,
+    };
+    let most = *levels.iter().max().unwrap_or(&1) as u64;
+    storlab_meta::job::check_inodes(&a.target, archive.entries() * most).map_err(|e| usage(e.to_string()))?;
+    let mut store = open_new(&a.output.db)?;
+    let command = crate::commands::command_line();
+    let n = levels.len();
+    let status = crate::commands::status_line(
+        &a.output,
+        a.quiet,
+        Some(format!("untar of {} at {n} concurrencies", archive.path.display())),
+    );
+    let env = storlab_env::capture(std::slice::from_ref(&a.target));
+    let mut members = Vec::new();
+    let (mut aborted, mut failed) = (false, false);
+    for (i, &copies) in levels.iter().enumerate() {
+        if let Some(s) = &status {
+            s.study_progress(i, n, &format!("concurrency={copies}"));
+        }
+        let new_run = NewRun {
+            kind: RunKind::Meta,
+            host: env.host.clone(),
+            job_name: Some(format!("meta untar ×{copies}")),
+            job: serde_json::json!({ "untar": {
+                "archive": archive.path, "compressed_bytes": archive.compressed_bytes, "files": archive.files,
+                "dirs": archive.dirs, "links": archive.links, "bytes": archive.bytes, "copies": copies,
+                "fsync": a.fsync, "generated": a.generate,
+            }}),
+            command: command.clone(),
+            tags: a.tags.clone(),
+        };
+        let e = storlab_session::run_phases(
+            &mut store,
+            &new_run,
+            &env,
+            std::slice::from_ref(&a.target),
+            &mut UntarPhase {
+                archive: &archive,
+                root,
+                copies,
+                fsync: a.fsync,
+            },
+            &RunOptions {
+                kind: RunKind::Meta,
+                tags: &a.tags,
+                allow_devices: &[],
+                keep: a.keep,
+                command: &command,
+                control: None,
+                live: status.as_deref().map(|s| s as &dyn LiveRun),
+            },
+        )?;
+        // The copies go before the next point, untimed (with --keep, the last point's stay).
+        if !(a.keep && i + 1 == n) {
+            for c in 0..copies {
+                let _ = std::fs::remove_dir_all(root.join(format!("c{c}")));
+            }
+        }
+        members.push(storlab_model::study::Member {
+            run_id: e.run_id,
+            role: storlab_model::study::Role::Point {
+                values: vec![("concurrency".into(), copies.to_string())],
+            },
+        });
+        match e.status {
+            storlab_model::run::RunStatus::Aborted => {
+                aborted = true;
+                break;
+            }
+            storlab_model::run::RunStatus::Ok => {}
+            _ => failed = true,
+        }
+    }
+    drop(status);
+    let id = store.save_study(&storlab_model::study::NewStudy {
+        params: storlab_model::study::StudyParams::Sweep(storlab_model::study::SweepParams {
+            vary: vec!["concurrency".into()],
+            points: vec![("concurrency".into(), levels.iter().map(|c| c.to_string()).collect())],
+            command: command.clone(),
+            skipped: 0,
+            note: Some(format!(
+                "untar of {}: {} files, {} directories, {} links, {} in files ({} compressed); each point extracts that many copies at once",
+                archive.path.file_name().unwrap_or_default().to_string_lossy(),
+                archive.files,
+                archive.dirs,
+                archive.links,
+                storlab_units::Size(archive.bytes).human(),
+                storlab_units::Size(archive.compressed_bytes).human()
+            )),
+        }),
+        members,
+        events: Vec::new(),
+        task_samples: Vec::new(),
+    })?;
+    crate::results::print_study(&store, id, a.output.json)?;
+    eprintln!("storlab: stored study {id} in {}", store.target());
+    Ok(if aborted {
+        crate::exit::ABORTED
+    } else if failed {
+        1
+    } else {
+        0
+    })
 }

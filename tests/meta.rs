@@ -422,3 +422,128 @@ fn a_walk_counts_what_find_counts_and_du_is_timed_beside_it() {
         assert!(stderr(&out).contains(needle), "{args:?}: {}", stderr(&out));
     }
 }
+
+#[test]
+fn untar_extracts_every_copy_whole_and_refuses_archives_that_escape() {
+    let s = Scratch::new();
+    let data = s.data();
+    let v = s.json(&[
+        "meta",
+        "untar",
+        "--target",
+        data.to_str().unwrap(),
+        "--generate",
+        "kernel-like",
+        "--files",
+        "400",
+        "--concurrency",
+        "1,3",
+        "--keep",
+    ]);
+    let root = data.join(entries_of(&data).first().expect("storlab's kept directory"));
+    let archive = root.join("kernel-like.tar.gz");
+    // GNU tar lists and extracts the generated archive: it is a real one.
+    let list = Command::new("tar").arg("tzf").arg(&archive).output().unwrap();
+    assert!(list.status.success(), "{}", stderr(&list));
+    let entries = String::from_utf8_lossy(&list.stdout).lines().count() as u64;
+    let long = Command::new("tar").arg("tvzf").arg(&archive).output().unwrap();
+    let files = String::from_utf8_lossy(&long.stdout)
+        .lines()
+        .filter(|l| l.starts_with('-'))
+        .count();
+    assert_eq!(files, 400, "regular files in the archive");
+    let reference = s.path().join("by-gnu-tar");
+    std::fs::create_dir(&reference).unwrap();
+    let x = Command::new("tar")
+        .arg("xzf")
+        .arg(&archive)
+        .arg("-C")
+        .arg(&reference)
+        .output()
+        .unwrap();
+    assert!(x.status.success(), "{}", stderr(&x));
+    // The last point's three copies are each the same tree, byte for byte.
+    for c in 0..3 {
+        let diff = Command::new("diff")
+            .arg("-r")
+            .arg(&reference)
+            .arg(root.join(format!("c{c}")))
+            .output()
+            .unwrap();
+        assert!(diff.status.success(), "copy {c} differs: {}", stdout(&diff));
+    }
+    // Two points, one run each, every entry of every copy counted.
+    let points = v["members"].as_array().unwrap();
+    assert_eq!(points.len(), 2, "{v}");
+    let store = s.store().unwrap();
+    for (m, copies) in points.iter().zip([1u64, 3]) {
+        let run = store.run(m["run_id"].as_i64().unwrap(), false).unwrap().unwrap();
+        let p = &run.phases[0];
+        let storlab_model::run::PhaseParams::Meta(meta) = &p.params else {
+            panic!("an untar phase: {p:?}")
+        };
+        assert_eq!(meta.entries, copies * entries, "{copies} copies of {entries} entries");
+        assert_eq!(meta.errors, 0);
+        assert_eq!(p.result.workers.len() as u64, copies);
+    }
+    std::fs::remove_dir_all(&root).unwrap();
+
+    // An archive made by GNU tar works too; one whose entry climbs out is refused, nothing made.
+    let src = s.path().join("src");
+    std::fs::create_dir_all(src.join("a/b")).unwrap();
+    std::fs::write(src.join("a/b/f.c"), "int x;\n").unwrap();
+    let tgz = s.path().join("src.tar.gz");
+    let made = Command::new("tar")
+        .arg("czf")
+        .arg(&tgz)
+        .arg("-C")
+        .arg(&src)
+        .arg("a")
+        .output()
+        .unwrap();
+    assert!(made.status.success());
+    let v = s.json(&[
+        "meta",
+        "untar",
+        "--target",
+        data.to_str().unwrap(),
+        "--archive",
+        tgz.to_str().unwrap(),
+        "--concurrency",
+        "2",
+    ]);
+    assert_eq!(v["members"].as_array().unwrap().len(), 1);
+    let evil = s.path().join("evil.tar");
+    let made = Command::new("tar")
+        .current_dir(&src)
+        .args(["-cPf", evil.to_str().unwrap(), "../src/a/b/f.c"])
+        .output()
+        .unwrap();
+    assert!(made.status.success(), "{}", stderr(&made));
+    let out = s.storlab(&[
+        "meta",
+        "untar",
+        "--target",
+        data.to_str().unwrap(),
+        "--archive",
+        evil.to_str().unwrap(),
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains("would land outside"), "{}", stderr(&out));
+    for (args, needle) in [
+        (
+            vec!["--generate", "kernel-like", "--concurrency", "0"],
+            "--concurrency 0",
+        ),
+        (vec!["--generate", "debian-like"], "--generate debian-like"),
+        (vec![], "give --archive FILE"),
+        (vec!["--archive", "/etc/hostname"], "expected a .tar"),
+    ] {
+        let mut a = vec!["meta", "untar", "--target", data.to_str().unwrap()];
+        a.extend(args.iter().copied());
+        let out = s.storlab(&a);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
+        assert!(stderr(&out).contains(needle), "{args:?}: {}", stderr(&out));
+    }
+    assert!(entries_of(&data).is_empty(), "{:?}", entries_of(&data));
+}

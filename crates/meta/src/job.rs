@@ -135,7 +135,7 @@ fn check_order(phases: &[MetaOp]) -> Result<(), MetaError> {
 
 /// Refuses a tree that needs more inodes than the filesystem has free for the user
 /// (filesystems that allocate inodes as they go, btrfs say, report none and are not checked).
-pub(crate) fn check_inodes(target: &Path, needed: u64) -> Result<(), MetaError> {
+pub fn check_inodes(target: &Path, needed: u64) -> Result<(), MetaError> {
     let Ok(st) = rustix::fs::statvfs(target) else {
         return Ok(());
     };

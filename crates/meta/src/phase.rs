@@ -42,18 +42,120 @@ struct Shared {
     first: std::sync::Mutex<Option<(u64, u64, u64)>>,
 }
 
-struct WorkerOut {
-    start_ns: u64,
-    end_ns: u64,
-    ops: u64,
-    bytes: u64,
-    entries: u64,
-    made: u64,
-    errors: u64,
-    first_errors: Vec<String>,
-    hist: Histogram<u64>,
-    cpu: (f64, f64),
-    interrupted: bool,
+/// What one worker (or one copy of an untar) did.
+pub(crate) struct WorkerOut {
+    pub(crate) start_ns: u64,
+    pub(crate) end_ns: u64,
+    pub(crate) ops: u64,
+    pub(crate) bytes: u64,
+    pub(crate) entries: u64,
+    pub(crate) made: u64,
+    pub(crate) errors: u64,
+    pub(crate) first_errors: Vec<String>,
+    pub(crate) hist: Histogram<u64>,
+    pub(crate) cpu: (f64, f64),
+    pub(crate) interrupted: bool,
+}
+
+impl WorkerOut {
+    pub(crate) fn new(made: u64) -> WorkerOut {
+        WorkerOut {
+            start_ns: 0,
+            end_ns: 0,
+            ops: 0,
+            bytes: 0,
+            entries: 0,
+            made,
+            errors: 0,
+            first_errors: Vec::new(),
+            hist: new_histogram(),
+            cpu: (0.0, 0.0),
+            interrupted: false,
+        }
+    }
+
+    /// Counts an error, and names it while fewer than [`NAMED_ERRORS`] are.
+    pub(crate) fn fail(&mut self, what: String) {
+        self.errors += 1;
+        if self.first_errors.len() < NAMED_ERRORS {
+            self.first_errors.push(what);
+        }
+    }
+}
+
+/// The workers' outcomes as one phase's result (its operations counted as reads when `reads`),
+/// with the entries, errors and the first errors named. `first` is every worker's (ops, bytes)
+/// when the first finished, and when; `name` names worker `w` in the result.
+pub(crate) fn combine(
+    outs: Vec<WorkerOut>,
+    reads: bool,
+    first: (u64, u64, u64),
+    name: impl Fn(usize) -> String,
+) -> (PhaseResult, u64, u64, Vec<String>) {
+    let start = outs.iter().map(|o| o.start_ns).min().unwrap_or(0);
+    let end = outs.iter().map(|o| o.end_ns).max().unwrap_or(start);
+    let mut all = new_histogram();
+    let (mut ops, mut bytes, mut entries, mut errors) = (0, 0, 0, 0);
+    let mut first_errors = Vec::new();
+    let mut workers = Vec::new();
+    let (mut cpu_user, mut cpu_sys) = (0.0, 0.0);
+    let mut interrupted = false;
+    for (w, o) in outs.into_iter().enumerate() {
+        let _ = all.add(&o.hist);
+        ops += o.ops;
+        bytes += o.bytes;
+        entries += o.entries;
+        errors += o.errors;
+        first_errors.extend(o.first_errors);
+        cpu_user += o.cpu.0;
+        cpu_sys += o.cpu.1;
+        interrupted |= o.interrupted;
+        let seconds = o.end_ns.saturating_sub(start) as f64 / 1e9;
+        workers.push(WorkerResult {
+            file: name(w),
+            bytes: o.bytes,
+            ops: o.ops,
+            seconds,
+            bytes_per_sec: o.bytes as f64 / seconds.max(1e-9),
+            cpu_user: o.cpu.0,
+            cpu_sys: o.cpu.1,
+            flush_seconds: 0.0,
+        });
+    }
+    first_errors.truncate(NAMED_ERRORS);
+    let all_secs = end.saturating_sub(start) as f64 / 1e9;
+    let (first_ops, first_bytes, first_end) = first;
+    let first_secs = first_end.saturating_sub(start) as f64 / 1e9;
+    let none = latency_of(&new_histogram());
+    let (latency_read, latency_write) = if reads {
+        (latency_of(&all), none)
+    } else {
+        (none.clone(), latency_of(&all))
+    };
+    let spread = worker_spread(&workers);
+    let result = PhaseResult {
+        bytes_read: if reads { bytes } else { 0 },
+        bytes_written: if reads { 0 } else { bytes },
+        ops_read: if reads { ops } else { 0 },
+        ops_written: if reads { 0 } else { ops },
+        all_done: Throughput::new(all_secs, bytes, ops),
+        first_done: Throughput::new(first_secs, first_bytes, first_ops),
+        worker_min_bytes_per_sec: spread.0,
+        worker_max_bytes_per_sec: spread.1,
+        workers,
+        cpu_user,
+        cpu_sys,
+        latency: latency_of(&all),
+        latency_read,
+        latency_write,
+        histogram: encode_histogram(&all),
+        samples: Vec::new(),
+        rate: None,
+        verify: None,
+        layout_seconds: 0.0,
+        interrupted,
+    };
+    (result, entries, errors, first_errors)
 }
 
 /// Runs `op` over every worker's items and records what it did in `layout` (the items made
@@ -100,69 +202,8 @@ pub fn run(layout: &mut Layout, op: MetaOp, stop: &AtomicBool) -> Outcome {
 }
 
 fn merge(layout: &Layout, op: MetaOp, outs: Vec<WorkerOut>, first: (u64, u64, u64)) -> Outcome {
-    let start = outs.iter().map(|o| o.start_ns).min().unwrap_or(0);
-    let end = outs.iter().map(|o| o.end_ns).max().unwrap_or(start);
-    let mut all = new_histogram();
-    let (mut ops, mut bytes, mut entries, mut errors) = (0, 0, 0, 0);
-    let mut first_errors = Vec::new();
-    let mut workers = Vec::new();
-    let (mut cpu_user, mut cpu_sys) = (0.0, 0.0);
-    let mut interrupted = false;
-    for (w, o) in outs.into_iter().enumerate() {
-        let _ = all.add(&o.hist);
-        ops += o.ops;
-        bytes += o.bytes;
-        entries += o.entries;
-        errors += o.errors;
-        first_errors.extend(o.first_errors);
-        cpu_user += o.cpu.0;
-        cpu_sys += o.cpu.1;
-        interrupted |= o.interrupted;
-        let seconds = o.end_ns.saturating_sub(start) as f64 / 1e9;
-        workers.push(WorkerResult {
-            file: layout.top(w as u32).display().to_string(),
-            bytes: o.bytes,
-            ops: o.ops,
-            seconds,
-            bytes_per_sec: o.bytes as f64 / seconds.max(1e-9),
-            cpu_user: o.cpu.0,
-            cpu_sys: o.cpu.1,
-            flush_seconds: 0.0,
-        });
-    }
-    first_errors.truncate(NAMED_ERRORS);
-    let all_secs = end.saturating_sub(start) as f64 / 1e9;
-    let (first_ops, first_bytes, first_end) = first;
-    let first_secs = first_end.saturating_sub(start) as f64 / 1e9;
-    let none = latency_of(&new_histogram());
-    let (reads, writes) = if op.reads() {
-        (latency_of(&all), none)
-    } else {
-        (none.clone(), latency_of(&all))
-    };
-    let spread = worker_spread(&workers);
-    let result = PhaseResult {
-        bytes_read: if op.reads() { bytes } else { 0 },
-        bytes_written: if op.reads() { 0 } else { bytes },
-        ops_read: if op.reads() { ops } else { 0 },
-        ops_written: if op.reads() { 0 } else { ops },
-        all_done: Throughput::new(all_secs, bytes, ops),
-        first_done: Throughput::new(first_secs, first_bytes, first_ops),
-        worker_min_bytes_per_sec: spread.0,
-        worker_max_bytes_per_sec: spread.1,
-        workers,
-        cpu_user,
-        cpu_sys,
-        latency: latency_of(&all),
-        latency_read: reads,
-        latency_write: writes,
-        histogram: encode_histogram(&all),
-        samples: Vec::new(),
-        rate: None,
-        verify: None,
-        layout_seconds: 0.0,
-        interrupted,
-    };
+    let (result, entries, errors, first_errors) =
+        combine(outs, op.reads(), first, |w| layout.top(w as u32).display().to_string());
     let j = &layout.job;
     Outcome {
         result,
@@ -201,19 +242,7 @@ fn work(l: &Layout, op: MetaOp, w: u32, stop: &AtomicBool, shared: &Shared) -> W
     let mut back = vec![0u8; j.file_size as usize + 1];
     let (mut names, mut other) = (Names::default(), Names::default());
     let mut hist = new_histogram();
-    let mut out = WorkerOut {
-        start_ns: 0,
-        end_ns: 0,
-        ops: 0,
-        bytes: 0,
-        entries: 0,
-        made: n,
-        errors: 0,
-        first_errors: Vec::new(),
-        hist: new_histogram(),
-        cpu: (0.0, 0.0),
-        interrupted: false,
-    };
+    let mut out = WorkerOut::new(n);
     let file_prefix = if l.renamed { b'r' } else { b'f' };
     let cpu0 = thread_cpu();
     shared.start.wait();
@@ -221,12 +250,6 @@ fn work(l: &Layout, op: MetaOp, w: u32, stop: &AtomicBool, shared: &Shared) -> W
     let deadline = j.runtime.filter(|_| making).map(|d| out.start_ns + d.as_nanos() as u64);
     let mut dir: Option<(usize, OwnedFd)> = None;
     let progress = &shared.progress[w as usize];
-    let fail = |out: &mut WorkerOut, what: String| {
-        out.errors += 1;
-        if out.first_errors.len() < NAMED_ERRORS {
-            out.first_errors.push(what);
-        }
-    };
     for i in 0..n {
         if stop.load(Ordering::Relaxed) {
             out.interrupted = true;
@@ -246,7 +269,7 @@ fn work(l: &Layout, op: MetaOp, w: u32, stop: &AtomicBool, shared: &Shared) -> W
             ) {
                 Ok(fd) => dir = Some((di, fd)),
                 Err(e) => {
-                    fail(&mut out, format!("{}: {e}", path.display()));
+                    out.fail(format!("{}: {e}", path.display()));
                     dir = None;
                     continue;
                 }
@@ -272,10 +295,10 @@ fn work(l: &Layout, op: MetaOp, w: u32, stop: &AtomicBool, shared: &Shared) -> W
                 out.bytes += bytes;
                 out.entries += entries;
             }
-            Err(why) => fail(
-                &mut out,
-                format!("{}: {why}", here().join(name.to_string_lossy().as_ref()).display()),
-            ),
+            Err(why) => out.fail(format!(
+                "{}: {why}",
+                here().join(name.to_string_lossy().as_ref()).display()
+            )),
         }
         progress.ops.store(out.ops, Ordering::Relaxed);
         progress.bytes.store(out.bytes, Ordering::Relaxed);
@@ -419,6 +442,6 @@ fn one(
             sync_dir()?;
             Ok(done)
         }
-        MetaOp::Walk => Err("walk is not an item's operation (it is `storlab meta walk`)".into()),
+        MetaOp::Walk | MetaOp::Untar => Err(format!("{op} is not an item's operation (it is `storlab meta {op}`)")),
     }
 }

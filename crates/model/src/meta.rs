@@ -34,6 +34,9 @@ pub enum MetaOp {
     /// `storlab meta walk`: every entry below a directory looked at once, by storlab scan's
     /// walker (not a phase of `storlab meta`'s list).
     Walk,
+    /// `storlab meta untar`: copies of an archive extracted at once, one per worker (not a
+    /// phase of `storlab meta`'s list).
+    Untar,
 }
 
 impl MetaOp {
@@ -63,6 +66,7 @@ impl MetaOp {
             MetaOp::Remove => "remove",
             MetaOp::Rmdir => "rmdir",
             MetaOp::Walk => "walk",
+            MetaOp::Untar => "untar",
         }
     }
 
