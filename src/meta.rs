@@ -12,6 +12,7 @@ use storlab_session::{IntervalObserver, LiveRun, Phases, RunOptions};
 
 use crate::cli::{MetaArgs, MetaCmd, UntarArgs, WalkArgs};
 use crate::results::{open_new, print_run};
+use crate::status::StatusLine;
 use crate::usage;
 
 /// The phases when none is given: mdtest's directory and file phases.
@@ -80,6 +81,34 @@ fn job(a: &MetaArgs) -> Result<MetaJob> {
     })
 }
 
+/// Stores a meta run of `phases` on `target` through the session's one run path, the status
+/// line (when there is one) told as it goes.
+fn store_meta_run(
+    store: &mut storlab_store::Store,
+    new_run: &NewRun,
+    env: &storlab_model::env::Environment,
+    target: &std::path::Path,
+    phases: &mut dyn Phases,
+    status: Option<&StatusLine>,
+) -> Result<storlab_session::Executed, storlab_session::SessionError> {
+    storlab_session::run_phases(
+        store,
+        new_run,
+        env,
+        std::slice::from_ref(&target.to_path_buf()),
+        phases,
+        &RunOptions {
+            kind: RunKind::Meta,
+            tags: &new_run.tags,
+            allow_devices: &[],
+            keep: true,
+            command: &new_run.command,
+            control: None,
+            live: status.map(|s| s as &dyn LiveRun),
+        },
+    )
+}
+
 /// The metadata phases, for the session to run and store.
 struct MetaPhases<'a> {
     layout: &'a mut Layout,
@@ -146,21 +175,13 @@ pub fn meta(a: MetaArgs) -> Result<u8> {
         command: command.clone(),
         tags: a.tags.clone(),
     };
-    let ran = storlab_session::run_phases(
+    let ran = store_meta_run(
         &mut store,
         &new_run,
         &env,
-        std::slice::from_ref(&job.target),
+        &job.target,
         &mut MetaPhases { layout: &mut layout },
-        &RunOptions {
-            kind: RunKind::Meta,
-            tags: &a.tags,
-            allow_devices: &[],
-            keep: job.keep,
-            command: &command,
-            control: None,
-            live: status.as_deref().map(|s| s as &dyn LiveRun),
-        },
+        status.as_deref(),
     );
     drop(status);
     if job.keep {
@@ -272,25 +293,17 @@ fn walk(a: WalkArgs) -> Result<u8> {
         command: command.clone(),
         tags: a.tags.clone(),
     };
-    let e = storlab_session::run_phases(
+    let e = store_meta_run(
         &mut store,
         &new_run,
         &env,
-        std::slice::from_ref(&a.dir),
+        &a.dir,
         &mut WalkPhases {
             a: &a,
             threads,
             entries: 0,
         },
-        &RunOptions {
-            kind: RunKind::Meta,
-            tags: &a.tags,
-            allow_devices: &[],
-            keep: true,
-            command: &command,
-            control: None,
-            live: status.as_deref().map(|s| s as &dyn LiveRun),
-        },
+        status.as_deref(),
     );
     drop(status);
     let e = e?;
@@ -430,26 +443,18 @@ fn untar_points(
             command: command.clone(),
             tags: a.tags.clone(),
         };
-        let e = storlab_session::run_phases(
+        let e = store_meta_run(
             &mut store,
             &new_run,
             &env,
-            std::slice::from_ref(&a.target),
+            &a.target,
             &mut UntarPhase {
                 archive: &archive,
                 root,
                 copies,
                 fsync: a.fsync,
             },
-            &RunOptions {
-                kind: RunKind::Meta,
-                tags: &a.tags,
-                allow_devices: &[],
-                keep: a.keep,
-                command: &command,
-                control: None,
-                live: status.as_deref().map(|s| s as &dyn LiveRun),
-            },
+            status.as_deref(),
         )?;
         // The copies go before the next point, untimed (with --keep, the last point's stay).
         if !(a.keep && i + 1 == n) {

@@ -547,3 +547,61 @@ fn untar_extracts_every_copy_whole_and_refuses_archives_that_escape() {
     }
     assert!(entries_of(&data).is_empty(), "{:?}", entries_of(&data));
 }
+
+/// Seed 004's metadata-device job, as docs/meta.md runs it: an ext4 formatted as Lustre formats
+/// an MDT (1 KiB inodes, an inode per 2.5 KiB, no extents, 32-bit block numbers), on a loop device with O_DIRECT to
+/// its image, and the example job with its size and runtime made small.
+#[test]
+fn the_metadata_device_job_runs_on_an_mdt_like_ext4() {
+    let s = Scratch::new();
+    let images = tempfile::tempdir_in("/var/tmp").unwrap();
+    let dev = loop_device_with(&images.path().join("mdt.img"), 512 << 20, true);
+    let mk = Command::new("mkfs.ext4")
+        .args([
+            "-q",
+            "-F",
+            "-I",
+            "1024",
+            "-i",
+            "2560",
+            "-O",
+            "^extents,^64bit,dir_nlink,flex_bg",
+            &dev.dev,
+        ])
+        .output()
+        .unwrap();
+    assert!(mk.status.success(), "{}", stderr(&mk));
+    let m = mount_device(&dev.dev, &s.path().join("mdt"));
+    let job = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/mdt-4k.toml");
+    let v = s.json(&[
+        "run",
+        job.to_str().unwrap(),
+        "--target",
+        m.point.to_str().unwrap(),
+        "--size",
+        "8m",
+        "--runtime",
+        "1s",
+    ]);
+    let kinds: Vec<&str> = v["phases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["write", "read", "randread", "randwrite", "randrw"]);
+    for p in v["phases"].as_array().unwrap() {
+        let plan = &p["params"]["plan"];
+        assert_eq!(plan["workers"].as_array().unwrap().len(), 10, "10 workers");
+        assert_eq!(plan["settings"]["direct"], true);
+        assert!(p["result"]["all_done"]["iops"].as_f64().unwrap() > 0.0);
+    }
+    let tune = Command::new("tune2fs").arg("-l").arg(&dev.dev).output().unwrap();
+    assert!(
+        stdout(&tune).contains("Inode size:\t          1024"),
+        "{}",
+        stdout(&tune)
+    );
+    drop(m);
+    drop(dev);
+}
