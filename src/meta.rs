@@ -1,14 +1,16 @@
-//! `storlab meta`: a metadata workload (crates/meta) run through the session's one run path
-//! and stored as a run of kind `meta`, one phase per operation.
+//! `storlab meta`: the flags of a metadata workload, a walk or an untar study read into
+//! crates/meta's requests, run and stored by crates/meta through the session's one run path,
+//! and the stored run or study printed.
 
-use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
 
 use anyhow::Result;
 use storlab_meta::job::MetaJob;
 use storlab_meta::layout::Layout;
+use storlab_meta::record::{Record, UntarRequest, UntarStudy, WalkRequest};
 use storlab_model::meta::{MetaOp, TreeShape};
-use storlab_model::run::{NewRun, Phase, PhaseName, PhaseParams, RunKind};
-use storlab_session::{IntervalObserver, LiveRun, Phases, RunOptions};
+use storlab_model::run::Tag;
+use storlab_session::LiveRun;
 
 use crate::cli::{MetaArgs, MetaCmd, UntarArgs, WalkArgs};
 use crate::results::{open_new, print_run};
@@ -81,66 +83,12 @@ fn job(a: &MetaArgs) -> Result<MetaJob> {
     })
 }
 
-/// Stores a meta run of `phases` on `target` through the session's one run path, the status
-/// line (when there is one) told as it goes.
-fn store_meta_run(
-    store: &mut storlab_store::Store,
-    new_run: &NewRun,
-    env: &storlab_model::env::Environment,
-    target: &std::path::Path,
-    phases: &mut dyn Phases,
-    status: Option<&StatusLine>,
-) -> Result<storlab_session::Executed, storlab_session::SessionError> {
-    storlab_session::run_phases(
-        store,
-        new_run,
-        env,
-        std::slice::from_ref(&target.to_path_buf()),
-        phases,
-        &RunOptions {
-            kind: RunKind::Meta,
-            tags: &new_run.tags,
-            allow_devices: &[],
-            keep: true,
-            command: &new_run.command,
-            control: None,
-            live: status.map(|s| s as &dyn LiveRun),
-        },
-    )
-}
-
-/// The metadata phases, for the session to run and store.
-struct MetaPhases<'a> {
-    layout: &'a mut Layout,
-}
-
-impl Phases for MetaPhases<'_> {
-    fn count(&self) -> usize {
-        self.layout.job.phases.len()
-    }
-
-    fn describe(&self, seq: usize) -> (PhaseName, Option<f64>, Option<u64>, bool) {
-        let op = self.layout.job.phases[seq];
-        let making = matches!(op, MetaOp::Create | MetaOp::Mkdir);
-        let runtime = self.layout.job.runtime.filter(|_| making).map(|d| d.as_secs_f64());
-        (PhaseName::Other(op.name().into()), runtime, None, false)
-    }
-
-    fn run(
-        &mut self,
-        seq: usize,
-        stop: &AtomicBool,
-        _observer: Option<&dyn IntervalObserver>,
-    ) -> Result<Phase, Box<dyn std::error::Error + Send + Sync>> {
-        let op = self.layout.job.phases[seq];
-        let o = storlab_meta::phase::run(self.layout, op, stop);
-        Ok(Phase {
-            seq: seq as u32,
-            kind: PhaseName::Other(op.name().into()),
-            params: PhaseParams::Meta(o.params),
-            result: o.result,
-            cache_flattered: false,
-        })
+/// The record every meta run is stored with: the command line, the tags, the status line.
+fn record<'a>(command: &'a str, tags: &'a [Tag], status: &'a Option<Arc<StatusLine>>) -> Record<'a> {
+    Record {
+        command,
+        tags,
+        live: status.as_deref().map(|s| s as &dyn LiveRun),
     }
 }
 
@@ -157,32 +105,8 @@ pub fn meta(a: MetaArgs) -> Result<u8> {
     let mut store = open_new(&a.output.db)?;
     let command = crate::commands::command_line();
     let status = crate::commands::status_line(&a.output, a.quiet, None);
-    let env = storlab_env::capture(std::slice::from_ref(&job.target));
     layout.make()?;
-    let new_run = NewRun {
-        kind: RunKind::Meta,
-        host: env.host.clone(),
-        job_name: Some(format!(
-            "meta {}",
-            job.phases.iter().map(|p| p.name()).collect::<Vec<_>>().join("+")
-        )),
-        job: serde_json::json!({ "meta": {
-            "target": job.target, "workers": job.workers, "items_per_worker": job.items_per_worker,
-            "runtime_seconds": job.runtime.map(|d| d.as_secs_f64()), "phases": job.phases,
-            "tree": job.tree, "shared_dir": job.shared_dir, "file_size": job.file_size, "sync": job.sync,
-            "root": layout.root,
-        }}),
-        command: command.clone(),
-        tags: a.tags.clone(),
-    };
-    let ran = store_meta_run(
-        &mut store,
-        &new_run,
-        &env,
-        &job.target,
-        &mut MetaPhases { layout: &mut layout },
-        status.as_deref(),
-    );
+    let ran = storlab_meta::record::run_job(&mut store, &mut layout, record(&command, &a.tags, &status));
     drop(status);
     if job.keep {
         eprintln!("storlab: kept the tree in {}", layout.root.display());
@@ -193,73 +117,6 @@ pub fn meta(a: MetaArgs) -> Result<u8> {
     print_run(&store, e.run_id, false, &a.output)?;
     eprintln!("storlab: stored as run {} in {}", e.run_id, store.target());
     Ok(crate::commands::code_of(e.status))
-}
-
-/// The walk and, with --compare-du, du: the phases of a `storlab meta walk` run.
-struct WalkPhases<'a> {
-    a: &'a WalkArgs,
-    threads: usize,
-    /// The walk's count of the entries, for du's phase (du reports none).
-    entries: u64,
-}
-
-impl Phases for WalkPhases<'_> {
-    fn count(&self) -> usize {
-        if self.a.compare_du {
-            2
-        } else {
-            1
-        }
-    }
-
-    fn describe(&self, seq: usize) -> (PhaseName, Option<f64>, Option<u64>, bool) {
-        (PhaseName::Other(["walk", "du"][seq].into()), None, None, false)
-    }
-
-    fn run(
-        &mut self,
-        seq: usize,
-        _stop: &AtomicBool,
-        _observer: Option<&dyn IntervalObserver>,
-    ) -> Result<Phase, Box<dyn std::error::Error + Send + Sync>> {
-        if self.a.cold {
-            storlab_meta::walk::drop_caches()?;
-        }
-        let (params, result) = if seq == 0 {
-            let o = storlab_meta::walk::walk(&self.a.dir, self.threads)?;
-            self.entries = o.params.entries;
-            (PhaseParams::Meta(o.params), o.result)
-        } else {
-            let (seconds, (cpu_user, cpu_sys), version) = storlab_meta::walk::du(&self.a.dir)?;
-            let all_done = storlab_model::result::Throughput::new(seconds, 0, self.entries);
-            let params = storlab_model::run::ImportedParams {
-                tool: version,
-                test: Some(format!("du -s {}", self.a.dir.display())),
-                workers: Some(1),
-                notes: vec![format!(
-                    "du's time from its start to its end, measured by storlab; the entries are the walk's count of the same directory ({})",
-                    self.entries
-                )],
-                ..Default::default()
-            };
-            let result = storlab_model::result::PhaseResult {
-                ops_read: self.entries,
-                all_done: all_done.clone(),
-                first_done: all_done,
-                cpu_user,
-                cpu_sys,
-                ..Default::default()
-            };
-            (PhaseParams::Imported(params), result)
-        };
-        Ok(Phase {
-            seq: seq as u32,
-            kind: PhaseName::Other(["walk", "du"][seq].into()),
-            params,
-            result,
-            cache_flattered: false,
-        })
-    }
 }
 
 /// `storlab meta walk DIR`.
@@ -282,68 +139,18 @@ fn walk(a: WalkArgs) -> Result<u8> {
     let mut store = open_new(&a.output.db)?;
     let command = crate::commands::command_line();
     let status = crate::commands::status_line(&a.output, a.quiet, None);
-    let env = storlab_env::capture(std::slice::from_ref(&a.dir));
-    let new_run = NewRun {
-        kind: RunKind::Meta,
-        host: env.host.clone(),
-        job_name: Some(if a.compare_du { "meta walk+du" } else { "meta walk" }.into()),
-        job: serde_json::json!({ "walk": {
-            "dir": a.dir, "threads": threads, "compare_du": a.compare_du, "cold": a.cold,
-        }}),
-        command: command.clone(),
-        tags: a.tags.clone(),
+    let request = WalkRequest {
+        dir: a.dir.clone(),
+        threads,
+        compare_du: a.compare_du,
+        cold: a.cold,
     };
-    let e = store_meta_run(
-        &mut store,
-        &new_run,
-        &env,
-        &a.dir,
-        &mut WalkPhases {
-            a: &a,
-            threads,
-            entries: 0,
-        },
-        status.as_deref(),
-    );
+    let e = storlab_meta::record::run_walk(&mut store, &request, record(&command, &a.tags, &status));
     drop(status);
     let e = e?;
     print_run(&store, e.run_id, false, &a.output)?;
     eprintln!("storlab: stored as run {} in {}", e.run_id, store.target());
     Ok(crate::commands::code_of(e.status))
-}
-
-/// The untar of one concurrency: the phase of one point of a `storlab meta untar` study.
-struct UntarPhase<'a> {
-    archive: &'a storlab_meta::untar::Archive,
-    root: &'a std::path::Path,
-    copies: u32,
-    fsync: bool,
-}
-
-impl Phases for UntarPhase<'_> {
-    fn count(&self) -> usize {
-        1
-    }
-
-    fn describe(&self, _seq: usize) -> (PhaseName, Option<f64>, Option<u64>, bool) {
-        (PhaseName::Other("untar".into()), None, None, false)
-    }
-
-    fn run(
-        &mut self,
-        seq: usize,
-        stop: &AtomicBool,
-        _observer: Option<&dyn IntervalObserver>,
-    ) -> Result<Phase, Box<dyn std::error::Error + Send + Sync>> {
-        let o = storlab_meta::untar::extract(self.archive, self.root, self.copies, self.fsync, stop);
-        Ok(Phase {
-            seq: seq as u32,
-            kind: PhaseName::Other("untar".into()),
-            params: PhaseParams::Meta(o.params),
-            result: o.result,
-            cache_flattered: false,
-        })
-    }
 }
 
 /// `--concurrency 1,2,4`: the copies extracted at once at each point.
@@ -418,86 +225,31 @@ fn untar_points(
     storlab_meta::job::check_inodes(&a.target, archive.entries() * most).map_err(|e| usage(e.to_string()))?;
     let mut store = open_new(&a.output.db)?;
     let command = crate::commands::command_line();
-    let n = levels.len();
     let status = crate::commands::status_line(
         &a.output,
         a.quiet,
-        Some(format!("untar of {} at {n} concurrencies", archive.path.display())),
+        Some(format!(
+            "untar of {} at {} concurrencies",
+            archive.path.display(),
+            levels.len()
+        )),
     );
-    let env = storlab_env::capture(std::slice::from_ref(&a.target));
-    let mut members = Vec::new();
-    let (mut aborted, mut failed) = (false, false);
-    for (i, &copies) in levels.iter().enumerate() {
-        if let Some(s) = &status {
-            s.study_progress(i, n, &format!("concurrency={copies}"));
-        }
-        let new_run = NewRun {
-            kind: RunKind::Meta,
-            host: env.host.clone(),
-            job_name: Some(format!("meta untar ×{copies}")),
-            job: serde_json::json!({ "untar": {
-                "archive": archive.path, "compressed_bytes": archive.compressed_bytes, "files": archive.files,
-                "dirs": archive.dirs, "links": archive.links, "bytes": archive.bytes, "copies": copies,
-                "fsync": a.fsync, "generated": a.generate,
-            }}),
-            command: command.clone(),
-            tags: a.tags.clone(),
-        };
-        let e = store_meta_run(
-            &mut store,
-            &new_run,
-            &env,
-            &a.target,
-            &mut UntarPhase {
-                archive: &archive,
-                root,
-                copies,
-                fsync: a.fsync,
-            },
-            status.as_deref(),
-        )?;
-        // The copies go before the next point, untimed (with --keep, the last point's stay).
-        if !(a.keep && i + 1 == n) {
-            for c in 0..copies {
-                let _ = std::fs::remove_dir_all(root.join(format!("c{c}")));
-            }
-        }
-        members.push(storlab_model::study::Member {
-            run_id: e.run_id,
-            role: storlab_model::study::Role::Point {
-                values: vec![("concurrency".into(), copies.to_string())],
-            },
-        });
-        match e.status {
-            storlab_model::run::RunStatus::Aborted => {
-                aborted = true;
-                break;
-            }
-            storlab_model::run::RunStatus::Ok => {}
-            _ => failed = true,
-        }
-    }
+    let request = UntarRequest {
+        root,
+        target: &a.target,
+        archive: &archive,
+        levels,
+        fsync: a.fsync,
+        keep_last: a.keep,
+        generated: a.generate.as_deref(),
+    };
+    let done = storlab_meta::record::run_untar(&mut store, &request, record(&command, &a.tags, &status));
     drop(status);
-    let id = store.save_study(&storlab_model::study::NewStudy {
-        params: storlab_model::study::StudyParams::Sweep(storlab_model::study::SweepParams {
-            vary: vec!["concurrency".into()],
-            points: vec![("concurrency".into(), levels.iter().map(|c| c.to_string()).collect())],
-            command: command.clone(),
-            skipped: 0,
-            note: Some(format!(
-                "untar of {}: {} files, {} directories, {} links, {} in files ({} compressed); each point extracts that many copies at once",
-                archive.path.file_name().unwrap_or_default().to_string_lossy(),
-                archive.files,
-                archive.dirs,
-                archive.links,
-                storlab_units::Size(archive.bytes).human(),
-                storlab_units::Size(archive.compressed_bytes).human()
-            )),
-        }),
-        members,
-        events: Vec::new(),
-        task_samples: Vec::new(),
-    })?;
+    let UntarStudy {
+        study_id: id,
+        aborted,
+        failed,
+    } = done?;
     crate::results::print_study(&store, id, a.output.json)?;
     eprintln!("storlab: stored study {id} in {}", store.target());
     Ok(if aborted {

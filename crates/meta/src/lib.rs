@@ -10,12 +10,14 @@
 //! [`storlab_model::result::PhaseResult`] with the phase's [`storlab_model::meta::MetaParams`].
 //! Everything is made under one directory of storlab's own in the target, removed at the end
 //! (unless kept) and on Ctrl-C. [`walk`] times a whole namespace walk (storlab scan's walker)
-//! and, beside it, `du -s`; [`untar`] extracts copies of an archive at once.
+//! and, beside it, `du -s`; [`untar`] extracts copies of an archive at once; [`record`] runs
+//! each of them as stored runs through the session's one run path.
 #![deny(missing_docs)]
 
 pub mod job;
 pub mod layout;
 pub mod phase;
+pub mod record;
 pub mod untar;
 pub mod walk;
 

@@ -1,0 +1,342 @@
+//! Metadata workloads stored as runs: each kind of `storlab meta` run handed to the session's
+//! one run path (`storlab_session::run_phases`) as its [`Phases`], with the run's record
+//! (kind `meta`, the request as its job, the environment), and the untar study's points saved
+//! as one sweep study over concurrency.
+
+use std::path::{Path, PathBuf};
+use std::sync::atomic::AtomicBool;
+
+use storlab_model::meta::MetaOp;
+use storlab_model::run::{NewRun, Phase, PhaseName, PhaseParams, RunKind, RunStatus, Tag};
+use storlab_model::study::{Member, NewStudy, Role, StudyParams, SweepParams};
+use storlab_session::{Executed, IntervalObserver, LiveRun, Phases, RunOptions, SessionError};
+use storlab_store::Store;
+
+use crate::layout::Layout;
+use crate::untar::Archive;
+
+/// What every meta run is stored with, and who watches it.
+#[derive(Clone, Copy)]
+pub struct Record<'a> {
+    /// The command line.
+    pub command: &'a str,
+    /// The user's tags.
+    pub tags: &'a [Tag],
+    /// The live view (the status line), told as the run goes.
+    pub live: Option<&'a dyn LiveRun>,
+}
+
+/// Stores a meta run of `phases` on `target` through the session's one run path.
+fn store_run(
+    store: &mut Store,
+    target: &Path,
+    job_name: String,
+    job: serde_json::Value,
+    phases: &mut dyn Phases,
+    rec: Record,
+) -> Result<Executed, SessionError> {
+    let env = storlab_env::capture(std::slice::from_ref(&target.to_path_buf()));
+    let new_run = NewRun {
+        kind: RunKind::Meta,
+        host: env.host.clone(),
+        job_name: Some(job_name),
+        job,
+        command: rec.command.to_string(),
+        tags: rec.tags.to_vec(),
+    };
+    storlab_session::run_phases(
+        store,
+        &new_run,
+        &env,
+        std::slice::from_ref(&target.to_path_buf()),
+        phases,
+        &RunOptions {
+            kind: RunKind::Meta,
+            tags: rec.tags,
+            allow_devices: &[],
+            keep: true,
+            command: rec.command,
+            control: None,
+            live: rec.live,
+        },
+    )
+}
+
+/// The metadata phases, for the session to run and store.
+struct MetaPhases<'a> {
+    layout: &'a mut Layout,
+}
+
+impl Phases for MetaPhases<'_> {
+    fn count(&self) -> usize {
+        self.layout.job.phases.len()
+    }
+
+    fn describe(&self, seq: usize) -> (PhaseName, Option<f64>, Option<u64>, bool) {
+        let op = self.layout.job.phases[seq];
+        let making = matches!(op, MetaOp::Create | MetaOp::Mkdir);
+        let runtime = self.layout.job.runtime.filter(|_| making).map(|d| d.as_secs_f64());
+        (PhaseName::Other(op.name().into()), runtime, None, false)
+    }
+
+    fn run(
+        &mut self,
+        seq: usize,
+        stop: &AtomicBool,
+        _observer: Option<&dyn IntervalObserver>,
+    ) -> Result<Phase, Box<dyn std::error::Error + Send + Sync>> {
+        let op = self.layout.job.phases[seq];
+        let o = crate::phase::run(self.layout, op, stop);
+        Ok(Phase {
+            seq: seq as u32,
+            kind: PhaseName::Other(op.name().into()),
+            params: PhaseParams::Meta(o.params),
+            result: o.result,
+            cache_flattered: false,
+        })
+    }
+}
+
+/// Runs the prepared and made `layout`'s phases as one stored run.
+pub fn run_job(store: &mut Store, layout: &mut Layout, rec: Record) -> Result<Executed, SessionError> {
+    let job = layout.job.clone();
+    let name = format!(
+        "meta {}",
+        job.phases.iter().map(|p| p.name()).collect::<Vec<_>>().join("+")
+    );
+    let doc = serde_json::json!({ "meta": {
+        "target": job.target, "workers": job.workers, "items_per_worker": job.items_per_worker,
+        "runtime_seconds": job.runtime.map(|d| d.as_secs_f64()), "phases": job.phases,
+        "tree": job.tree, "shared_dir": job.shared_dir, "file_size": job.file_size, "sync": job.sync,
+        "root": layout.root,
+    }});
+    store_run(store, &job.target, name, doc, &mut MetaPhases { layout }, rec)
+}
+
+/// `storlab meta walk`'s request.
+#[derive(Debug, Clone)]
+pub struct WalkRequest {
+    /// The directory walked.
+    pub dir: PathBuf,
+    /// Walker threads.
+    pub threads: usize,
+    /// Also time `du -s`.
+    pub compare_du: bool,
+    /// Drop the kernel's caches before each.
+    pub cold: bool,
+}
+
+/// The walk and, with --compare-du, du: the phases of a `storlab meta walk` run.
+struct WalkPhases<'a> {
+    a: &'a WalkRequest,
+    threads: usize,
+    /// The walk's count of the entries, for du's phase (du reports none).
+    entries: u64,
+}
+
+impl Phases for WalkPhases<'_> {
+    fn count(&self) -> usize {
+        if self.a.compare_du {
+            2
+        } else {
+            1
+        }
+    }
+
+    fn describe(&self, seq: usize) -> (PhaseName, Option<f64>, Option<u64>, bool) {
+        (PhaseName::Other(["walk", "du"][seq].into()), None, None, false)
+    }
+
+    fn run(
+        &mut self,
+        seq: usize,
+        _stop: &AtomicBool,
+        _observer: Option<&dyn IntervalObserver>,
+    ) -> Result<Phase, Box<dyn std::error::Error + Send + Sync>> {
+        if self.a.cold {
+            crate::walk::drop_caches()?;
+        }
+        let (params, result) = if seq == 0 {
+            let o = crate::walk::walk(&self.a.dir, self.threads)?;
+            self.entries = o.params.entries;
+            (PhaseParams::Meta(o.params), o.result)
+        } else {
+            let (seconds, (cpu_user, cpu_sys), version) = crate::walk::du(&self.a.dir)?;
+            let all_done = storlab_model::result::Throughput::new(seconds, 0, self.entries);
+            let params = storlab_model::run::ImportedParams {
+                tool: version,
+                test: Some(format!("du -s {}", self.a.dir.display())),
+                workers: Some(1),
+                notes: vec![format!(
+                    "du's time from its start to its end, measured by storlab; the entries are the walk's count of the same directory ({})",
+                    self.entries
+                )],
+                ..Default::default()
+            };
+            let result = storlab_model::result::PhaseResult {
+                ops_read: self.entries,
+                all_done: all_done.clone(),
+                first_done: all_done,
+                cpu_user,
+                cpu_sys,
+                ..Default::default()
+            };
+            (PhaseParams::Imported(params), result)
+        };
+        Ok(Phase {
+            seq: seq as u32,
+            kind: PhaseName::Other(["walk", "du"][seq].into()),
+            params,
+            result,
+            cache_flattered: false,
+        })
+    }
+}
+
+/// Runs a walk (and du) as one stored run.
+pub fn run_walk(store: &mut Store, w: &WalkRequest, rec: Record) -> Result<Executed, SessionError> {
+    let name = if w.compare_du { "meta walk+du" } else { "meta walk" };
+    let doc = serde_json::json!({ "walk": {
+        "dir": w.dir, "threads": w.threads, "compare_du": w.compare_du, "cold": w.cold,
+    }});
+    let mut phases = WalkPhases {
+        a: w,
+        threads: w.threads,
+        entries: 0,
+    };
+    store_run(store, &w.dir, name.into(), doc, &mut phases, rec)
+}
+
+/// The untar of one concurrency: the phase of one point of a `storlab meta untar` study.
+struct UntarPhase<'a> {
+    archive: &'a Archive,
+    root: &'a std::path::Path,
+    copies: u32,
+    fsync: bool,
+}
+
+impl Phases for UntarPhase<'_> {
+    fn count(&self) -> usize {
+        1
+    }
+
+    fn describe(&self, _seq: usize) -> (PhaseName, Option<f64>, Option<u64>, bool) {
+        (PhaseName::Other("untar".into()), None, None, false)
+    }
+
+    fn run(
+        &mut self,
+        seq: usize,
+        stop: &AtomicBool,
+        _observer: Option<&dyn IntervalObserver>,
+    ) -> Result<Phase, Box<dyn std::error::Error + Send + Sync>> {
+        let o = crate::untar::extract(self.archive, self.root, self.copies, self.fsync, stop);
+        Ok(Phase {
+            seq: seq as u32,
+            kind: PhaseName::Other("untar".into()),
+            params: PhaseParams::Meta(o.params),
+            result: o.result,
+            cache_flattered: false,
+        })
+    }
+}
+
+/// `storlab meta untar`'s request.
+#[derive(Debug, Clone)]
+pub struct UntarRequest<'a> {
+    /// Where the copies go: storlab's own directory in the target.
+    pub root: &'a Path,
+    /// The target the user gave (its environment is stored).
+    pub target: &'a Path,
+    /// The archive, inspected.
+    pub archive: &'a Archive,
+    /// Copies at once, one point each.
+    pub levels: &'a [u32],
+    /// fsync each file.
+    pub fsync: bool,
+    /// Leave the last point's copies.
+    pub keep_last: bool,
+    /// The shape generated, when the archive was (stored with each run).
+    pub generated: Option<&'a str>,
+}
+
+/// What an untar study left.
+#[derive(Debug, Clone, Copy)]
+pub struct UntarStudy {
+    /// The stored study.
+    pub study_id: i64,
+    /// Ctrl-C ended it early.
+    pub aborted: bool,
+    /// A point's run ended otherwise than well.
+    pub failed: bool,
+}
+
+/// Runs each concurrency as a stored run and saves them as one sweep study over it.
+pub fn run_untar(store: &mut Store, u: &UntarRequest, rec: Record) -> Result<UntarStudy, SessionError> {
+    let archive = u.archive;
+    let n = u.levels.len();
+    let mut members = Vec::new();
+    let (mut aborted, mut failed) = (false, false);
+    for (i, &copies) in u.levels.iter().enumerate() {
+        if let Some(l) = rec.live {
+            l.study_progress(i, n, &format!("concurrency={copies}"));
+        }
+        let doc = serde_json::json!({ "untar": {
+            "archive": archive.path, "compressed_bytes": archive.compressed_bytes, "files": archive.files,
+            "dirs": archive.dirs, "links": archive.links, "bytes": archive.bytes, "copies": copies,
+            "fsync": u.fsync, "generated": u.generated,
+        }});
+        let mut phase = UntarPhase {
+            archive,
+            root: u.root,
+            copies,
+            fsync: u.fsync,
+        };
+        let e = store_run(store, u.target, format!("meta untar ×{copies}"), doc, &mut phase, rec)?;
+        // The copies go before the next point, untimed (with keep_last, the last point's stay).
+        if !(u.keep_last && i + 1 == n) {
+            for c in 0..copies {
+                let _ = std::fs::remove_dir_all(u.root.join(format!("c{c}")));
+            }
+        }
+        members.push(Member {
+            run_id: e.run_id,
+            role: Role::Point {
+                values: vec![("concurrency".into(), copies.to_string())],
+            },
+        });
+        match e.status {
+            RunStatus::Aborted => {
+                aborted = true;
+                break;
+            }
+            RunStatus::Ok => {}
+            _ => failed = true,
+        }
+    }
+    let study_id = store.save_study(&NewStudy {
+        params: StudyParams::Sweep(SweepParams {
+            vary: vec!["concurrency".into()],
+            points: vec![("concurrency".into(), u.levels.iter().map(|c| c.to_string()).collect())],
+            command: rec.command.to_string(),
+            skipped: 0,
+            note: Some(format!(
+                "untar of {}: {} files, {} directories, {} links, {} in files ({} compressed); each point extracts that many copies at once",
+                archive.path.file_name().unwrap_or_default().to_string_lossy(),
+                archive.files,
+                archive.dirs,
+                archive.links,
+                storlab_units::Size(archive.bytes).human(),
+                storlab_units::Size(archive.compressed_bytes).human()
+            )),
+        }),
+        members,
+        events: Vec::new(),
+        task_samples: Vec::new(),
+    })?;
+    Ok(UntarStudy {
+        study_id,
+        aborted,
+        failed,
+    })
+}
