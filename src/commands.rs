@@ -17,8 +17,8 @@ use storlab_workload::{resolve, Job};
 
 use crate::cli::{DbArgs, DemoArgs, ImpactArgs, JobArgs, OutputArgs, RunArgs, ScanArgs, SweepArgs};
 use crate::results::{open_new, print_run, print_study};
-use crate::status::StatusLine;
 use crate::{exit, usage};
+use storlab_metrics::status::StatusLine;
 
 /// The job `storlab demo` runs: a short qualification of one directory.
 const DEMO_JOB: &str = r#"
@@ -45,7 +45,7 @@ pub(crate) fn command_line() -> String {
 /// The status line, when a person watches (a terminal, stdout not one document, no --quiet);
 /// `study` names the study for its own line.
 pub(crate) fn status_line(out: &OutputArgs, quiet: bool, study: Option<String>) -> Option<Arc<StatusLine>> {
-    crate::status::wanted(out.json || out.csv, quiet).then(|| StatusLine::start(study))
+    storlab_metrics::status::wanted(out.json || out.csv, quiet).then(|| StatusLine::start(study))
 }
 
 /// The live views of a command: `--metrics` and the status line, either or both.
@@ -482,7 +482,7 @@ fn list_paths(p: &[PathBuf]) -> String {
 /// `storlab scan`: the walk, stored as a run of kind scan, printed.
 pub fn scan(args: ScanArgs) -> Result<u8> {
     let opts = scan_options(&args)?;
-    if crate::status::wanted(args.output.json || args.output.csv, false) {
+    if storlab_metrics::status::wanted(args.output.json || args.output.csv, false) {
         eprintln!("scanning {} ...", list_paths(&opts.roots));
     }
     let report = storlab_scan::scan(&opts).map_err(|e| usage(e.to_string()))?;

@@ -13,7 +13,6 @@ mod monitor;
 mod report;
 mod results;
 mod sched;
-mod status;
 
 use std::process::ExitCode;
 

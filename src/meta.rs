@@ -14,8 +14,8 @@ use storlab_session::LiveRun;
 
 use crate::cli::{MetaArgs, MetaCmd, UntarArgs, WalkArgs};
 use crate::results::{open_new, print_run};
-use crate::status::StatusLine;
 use crate::usage;
+use storlab_metrics::status::StatusLine;
 
 /// The phases when none is given: mdtest's directory and file phases.
 const DEFAULT_PHASES: [MetaOp; 5] = [
