@@ -247,7 +247,15 @@ pub struct MetaArgs {
     /// Leave the tree in place at the end.
     #[arg(long)]
     pub keep: bool,
-    /// A tag stored with the run, e.g. fs=lustre; repeatable.
+    #[command(flatten)]
+    pub record: MetaRecordArgs,
+}
+
+/// What every `storlab meta` command stores its runs with, and how it shows them: shared by
+/// `meta`, `meta walk` and `meta untar`.
+#[derive(Args, Debug)]
+pub struct MetaRecordArgs {
+    /// A tag stored with the runs, e.g. fs=lustre; repeatable.
     #[arg(long = "tag", value_name = "KEY=VALUE", value_parser = parse_tag)]
     pub tags: Vec<Tag>,
     /// No status line on stderr.
@@ -294,14 +302,8 @@ pub struct UntarArgs {
     /// Leave storlab's directory with the archive it made and the last point's copies.
     #[arg(long)]
     pub keep: bool,
-    /// A tag stored with the runs, e.g. fs=lustre; repeatable.
-    #[arg(long = "tag", value_name = "KEY=VALUE", value_parser = parse_tag)]
-    pub tags: Vec<Tag>,
-    /// No status line on stderr.
-    #[arg(long, short = 'q')]
-    pub quiet: bool,
     #[command(flatten)]
-    pub output: OutputArgs,
+    pub record: MetaRecordArgs,
 }
 
 #[derive(Args, Debug)]
@@ -319,14 +321,8 @@ pub struct WalkArgs {
     /// the walk reads the device rather than memory.
     #[arg(long)]
     pub cold: bool,
-    /// A tag stored with the run, e.g. fs=lustre; repeatable.
-    #[arg(long = "tag", value_name = "KEY=VALUE", value_parser = parse_tag)]
-    pub tags: Vec<Tag>,
-    /// No status line on stderr.
-    #[arg(long, short = 'q')]
-    pub quiet: bool,
     #[command(flatten)]
-    pub output: OutputArgs,
+    pub record: MetaRecordArgs,
 }
 
 #[derive(Args, Debug)]

@@ -102,11 +102,11 @@ pub fn meta(a: MetaArgs) -> Result<u8> {
     let job = job(&a)?;
     // Refusals come before anything is made or stored.
     let mut layout = Layout::prepare(&job).map_err(|e| usage(e.to_string()))?;
-    let mut store = open_new(&a.output.db)?;
+    let mut store = open_new(&a.record.output.db)?;
     let command = crate::commands::command_line();
-    let status = crate::commands::status_line(&a.output, a.quiet, None);
+    let status = crate::commands::status_line(&a.record.output, a.record.quiet, None);
     layout.make()?;
-    let ran = storlab_meta::record::run_job(&mut store, &mut layout, record(&command, &a.tags, &status));
+    let ran = storlab_meta::record::run_job(&mut store, &mut layout, record(&command, &a.record.tags, &status));
     drop(status);
     if job.keep {
         eprintln!("storlab: kept the tree in {}", layout.root.display());
@@ -114,7 +114,7 @@ pub fn meta(a: MetaArgs) -> Result<u8> {
         layout.remove()?;
     }
     let e = ran?;
-    print_run(&store, e.run_id, false, &a.output)?;
+    print_run(&store, e.run_id, false, &a.record.output)?;
     eprintln!("storlab: stored as run {} in {}", e.run_id, store.target());
     Ok(crate::commands::code_of(e.status))
 }
@@ -136,19 +136,19 @@ fn walk(a: WalkArgs) -> Result<u8> {
         Some(n) => n,
         None => std::thread::available_parallelism().map(|n| n.get() * 2).unwrap_or(4),
     };
-    let mut store = open_new(&a.output.db)?;
+    let mut store = open_new(&a.record.output.db)?;
     let command = crate::commands::command_line();
-    let status = crate::commands::status_line(&a.output, a.quiet, None);
+    let status = crate::commands::status_line(&a.record.output, a.record.quiet, None);
     let request = WalkRequest {
         dir: a.dir.clone(),
         threads,
         compare_du: a.compare_du,
         cold: a.cold,
     };
-    let e = storlab_meta::record::run_walk(&mut store, &request, record(&command, &a.tags, &status));
+    let e = storlab_meta::record::run_walk(&mut store, &request, record(&command, &a.record.tags, &status));
     drop(status);
     let e = e?;
-    print_run(&store, e.run_id, false, &a.output)?;
+    print_run(&store, e.run_id, false, &a.record.output)?;
     eprintln!("storlab: stored as run {} in {}", e.run_id, store.target());
     Ok(crate::commands::code_of(e.status))
 }
@@ -223,11 +223,11 @@ fn untar_points(
     };
     let most = *levels.iter().max().unwrap_or(&1) as u64;
     storlab_meta::job::check_inodes(&a.target, archive.entries() * most).map_err(|e| usage(e.to_string()))?;
-    let mut store = open_new(&a.output.db)?;
+    let mut store = open_new(&a.record.output.db)?;
     let command = crate::commands::command_line();
     let status = crate::commands::status_line(
-        &a.output,
-        a.quiet,
+        &a.record.output,
+        a.record.quiet,
         Some(format!(
             "untar of {} at {} concurrencies",
             archive.path.display(),
@@ -243,14 +243,14 @@ fn untar_points(
         keep_last: a.keep,
         generated: a.generate.as_deref(),
     };
-    let done = storlab_meta::record::run_untar(&mut store, &request, record(&command, &a.tags, &status));
+    let done = storlab_meta::record::run_untar(&mut store, &request, record(&command, &a.record.tags, &status));
     drop(status);
     let UntarStudy {
         study_id: id,
         aborted,
         failed,
     } = done?;
-    crate::results::print_study(&store, id, a.output.json)?;
+    crate::results::print_study(&store, id, a.record.output.json)?;
     eprintln!("storlab: stored study {id} in {}", store.target());
     Ok(if aborted {
         crate::exit::ABORTED
