@@ -23,7 +23,15 @@ pub fn dispatch(c: SchedCmd) -> Result<u8> {
             poll,
             quiet,
             db,
-        } => agent(&server, &schedule, rounds, &poll, quiet, &db),
+        } => {
+            // The agent writes its next line to the guard while the guard may have just ended
+            // (its task done, its last line not yet read): under the default SIGPIPE that write
+            // would kill the agent before it recorded the task's end and gave the slot back.
+            // Writes to the closed pipe now fail, and are ignored; the guard's last line is read.
+            // SAFETY: setting a signal's disposition to SIG_IGN installs no handler.
+            unsafe { libc::signal(libc::SIGPIPE, libc::SIG_IGN) };
+            agent(&server, &schedule, rounds, &poll, quiet, &db)
+        }
         SchedCmd::Status {
             schedule,
             metrics,

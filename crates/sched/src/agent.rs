@@ -92,7 +92,8 @@ impl Agent<'_> {
     /// Says something on stderr once (not again while it stays the same).
     fn note(&mut self, msg: String) {
         if !self.o.quiet && msg != self.said {
-            eprintln!("storlab sched agent {}: {msg}", self.server.name);
+            // Not eprintln!: with SIGPIPE ignored a closed stderr must not panic the agent.
+            let _ = writeln!(std::io::stderr(), "storlab sched agent {}: {msg}", self.server.name);
         }
         self.said = msg;
     }
