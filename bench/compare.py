@@ -12,6 +12,7 @@ import time
 p = argparse.ArgumentParser()
 p.add_argument("--storlab", required=True)
 p.add_argument("--preadloop", required=True)
+p.add_argument("--metaloop", default="")
 p.add_argument("--out", required=True)
 p.add_argument("--seconds", type=int, default=10)
 p.add_argument("--repeat", type=int, default=5)
@@ -185,6 +186,10 @@ try:
         separate("challenge-results.md", "storlab challenge benchmarks",
                  lambda: challengebench.run(storlab_bin, say, args.repeat,
                                                   long="challenge-long" in args.only.split(",")))
+    if want("meta"):
+        import metabench
+        separate("meta-results.md", "storlab meta against mdtest",
+                 lambda: metabench.run(storlab_bin, os.path.abspath(args.metaloop), say, args.repeat))
     if want("report"):
         import reportbench
         separate("report-results.md", "storlab report benchmark", lambda: reportbench.run(storlab_bin, say, args.repeat))

@@ -171,7 +171,7 @@ fn a_file_gone_before_stat_is_an_error_named_and_the_run_fails() {
         ],
     );
     let start = Instant::now();
-    let last = |k: u64| format!("f0.{}", n - k);
+    let last = |k: u64| format!("file.storlab.0.{}", n - k);
     let root = loop {
         assert!(start.elapsed() < Duration::from_secs(60), "the tree never appeared");
         if let Some(r) = entries_of(&data).first() {

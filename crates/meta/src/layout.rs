@@ -157,12 +157,23 @@ impl Default for Names {
 }
 
 impl Names {
-    /// `{prefix}{w}.{i}` as a C string.
+    /// The name of worker `w`'s item `i` of a kind (`prefix`: b'f' a file, b'r' a renamed file,
+    /// b'l' a file's hard link, b'd' a directory): `file.storlab.{w}.{i}` and so on, as a C
+    /// string. Shaped like mdtest's names (`file.mdtest.{rank}.{i}`) on purpose: on ext4 the
+    /// length of the names alone moves the create rate by 13 % (a C loop of the same calls, 20,000
+    /// files: 35,100/s as `f0.N`, 38,500–39,600/s as `file.mdtest.0.N` and other names of that
+    /// length), so runs of the two tools are comparable only with names alike.
     pub fn name(&mut self, prefix: u8, w: u32, i: u64) -> &std::ffi::CStr {
         use std::io::Write;
         self.buf.clear();
-        self.buf.push(prefix);
-        let _ = write!(self.buf, "{w}.{i}\0");
+        let kind = match prefix {
+            b'f' => "file",
+            b'r' => "moved",
+            b'l' => "link",
+            b'd' => "dir",
+            _ => "item",
+        };
+        let _ = write!(self.buf, "{kind}.storlab.{w}.{i}\0");
         std::ffi::CStr::from_bytes_with_nul(&self.buf).expect("digits and a dot hold no NUL")
     }
 }
@@ -203,6 +214,7 @@ mod tests {
         assert_eq!(per_dir, [2; 7]);
         // 1 root, 3 trees of 7, and 14 files and 14 directories per worker.
         assert_eq!(l.inodes_needed(), 1 + 21 + 2 * 3 * 14);
-        assert_eq!(Names::default().name(b'f', 2, 17).to_str().unwrap(), "f2.17");
+        assert_eq!(Names::default().name(b'f', 2, 17).to_str().unwrap(), "file.storlab.2.17");
+        assert_eq!(Names::default().name(b'r', 0, 3).to_str().unwrap(), "moved.storlab.0.3");
     }
 }
