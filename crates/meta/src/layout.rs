@@ -214,7 +214,10 @@ mod tests {
         assert_eq!(per_dir, [2; 7]);
         // 1 root, 3 trees of 7, and 14 files and 14 directories per worker.
         assert_eq!(l.inodes_needed(), 1 + 21 + 2 * 3 * 14);
-        assert_eq!(Names::default().name(b'f', 2, 17).to_str().unwrap(), "file.storlab.2.17");
+        assert_eq!(
+            Names::default().name(b'f', 2, 17).to_str().unwrap(),
+            "file.storlab.2.17"
+        );
         assert_eq!(Names::default().name(b'r', 0, 3).to_str().unwrap(), "moved.storlab.0.3");
     }
 }
