@@ -23,6 +23,8 @@ import statistics
 import subprocess
 import tempfile
 
+from scanbench import peak_rss_kib
+
 PHASES = ["create", "stat", "read", "remove"]
 MDTEST_NAMES = {"create": "File creation", "stat": "File stat", "read": "File read", "remove": "File removal"}
 SIZE = 4096
@@ -75,18 +77,6 @@ def mdtest_rates(mdtest, target, workers, items, shared):
     missing = [p for p in PHASES if p not in rates]
     assert not missing, f"mdtest printed no rate for {missing}:\n{out}"
     return rates
-
-
-def peak_rss_kib(cmd):
-    pid = os.fork()
-    if pid == 0:
-        devnull = os.open(os.devnull, os.O_WRONLY)
-        os.dup2(devnull, 1)
-        os.dup2(devnull, 2)
-        os.execvp(cmd[0], cmd)
-    _, status, ru = os.wait4(pid, 0)
-    assert os.waitstatus_to_exitcode(status) == 0, cmd
-    return ru.ru_maxrss
 
 
 class Ext4OnLoop:
