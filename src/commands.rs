@@ -3,22 +3,21 @@
 //! and prints what was stored.
 
 use std::path::PathBuf;
-use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
-use storlab_model::run::{RunKind, RunStatus};
+use storlab_model::run::RunKind;
 use storlab_model::scan::{GroupBy, ScanOptions, TimeBasis};
 use storlab_model::study::{IozoneParams, Role, StudyParams, SweepParams};
-use storlab_session::{run_study, LiveRun, LiveViews, RunOptions};
+use storlab_session::{run_study, LiveRun, RunOptions};
 use storlab_store::Store;
 use storlab_workload::iozone::{IozoneArgs, IozoneCell};
 use storlab_workload::{resolve, Job};
 
 use crate::cli::{DbArgs, DemoArgs, ImpactArgs, JobArgs, OutputArgs, RunArgs, ScanArgs, SweepArgs};
 use crate::results::{open_new, print_run, print_study};
+use crate::running::{code_of, command_line, serve_live, status_line, views};
 use crate::{exit, usage};
-use storlab_metrics::status::StatusLine;
 
 /// The job `storlab demo` runs: a short qualification of one directory.
 const DEMO_JOB: &str = r#"
@@ -37,50 +36,11 @@ phase = [
 ]
 "#;
 
-/// The command line as typed, stored with every run, a database password in it masked.
-pub(crate) fn command_line() -> String {
-    storlab_store::mask_command_line(&std::env::args().collect::<Vec<_>>()).join(" ")
-}
-
-/// The status line, when a person watches (a terminal, stdout not one document, no --quiet);
-/// `study` names the study for its own line.
-pub(crate) fn status_line(out: &OutputArgs, quiet: bool, study: Option<String>) -> Option<Arc<StatusLine>> {
-    storlab_metrics::status::wanted(out.json || out.csv, quiet).then(|| StatusLine::start(study))
-}
-
-/// The live views of a command: `--metrics` and the status line, either or both.
-fn views(
-    live: Option<&storlab_metrics::live::Live>,
-    status: &Option<Arc<StatusLine>>,
-) -> Option<Arc<dyn LiveRun + Send + Sync>> {
-    LiveViews::of(vec![
-        live.map(|l| l.shared()),
-        status.clone().map(|s| s as Arc<dyn LiveRun + Send + Sync>),
-    ])
-}
-
-/// The exit code of a run's status.
-pub(crate) fn code_of(status: RunStatus) -> u8 {
-    match status {
-        RunStatus::Aborted => exit::ABORTED,
-        RunStatus::Corrupt => exit::CORRUPT,
-        RunStatus::Failed => 1,
-        _ => 0,
-    }
-}
-
-/// `--metrics ADDR`: the live figures served while the command runs (bound now, before anything
-/// is stored, so that a taken address is refused with nothing done).
-fn serve_live(a: &JobArgs, study: &str) -> Result<Option<storlab_metrics::live::Live>> {
-    let live = storlab_metrics::live::serve(a.metrics.as_deref(), study).map_err(|e| usage(e.to_string()))?;
-    if let Some(l) = &live {
-        eprintln!("storlab: live figures at http://{}/metrics", l.endpoint.addr());
-    }
-    Ok(live)
-}
-
 /// Runs one job through the one run path and prints the stored run.
 fn execute(job: &Job, kind: RunKind, a: &JobArgs, out: &OutputArgs) -> Result<u8> {
+    if let Some(launch) = storlab_dist::launched().filter(|l| l.size > 1) {
+        return crate::ranks::execute(job, kind, a, out, &launch);
+    }
     // Refusals come before the database is opened: a refused job leaves nothing behind.
     let prepared = storlab_session::prepare(job, &a.allow_devices)?;
     let live = serve_live(a, "run")?;

@@ -10,8 +10,10 @@ mod commands;
 mod db;
 mod meta;
 mod monitor;
+mod ranks;
 mod report;
 mod results;
+mod running;
 mod sched;
 
 use std::process::ExitCode;

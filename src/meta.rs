@@ -103,8 +103,8 @@ pub fn meta(a: MetaArgs) -> Result<u8> {
     // Refusals come before anything is made or stored.
     let mut layout = Layout::prepare(&job).map_err(|e| usage(e.to_string()))?;
     let mut store = open_new(&a.record.output.db)?;
-    let command = crate::commands::command_line();
-    let status = crate::commands::status_line(&a.record.output, a.record.quiet, None);
+    let command = crate::running::command_line();
+    let status = crate::running::status_line(&a.record.output, a.record.quiet, None);
     layout.make()?;
     let ran = storlab_meta::record::run_job(&mut store, &mut layout, record(&command, &a.record.tags, &status));
     drop(status);
@@ -116,7 +116,7 @@ pub fn meta(a: MetaArgs) -> Result<u8> {
     let e = ran?;
     print_run(&store, e.run_id, false, &a.record.output)?;
     eprintln!("storlab: stored as run {} in {}", e.run_id, store.target());
-    Ok(crate::commands::code_of(e.status))
+    Ok(crate::running::code_of(e.status))
 }
 
 /// `storlab meta walk DIR`.
@@ -137,8 +137,8 @@ fn walk(a: WalkArgs) -> Result<u8> {
         None => std::thread::available_parallelism().map(|n| n.get() * 2).unwrap_or(4),
     };
     let mut store = open_new(&a.record.output.db)?;
-    let command = crate::commands::command_line();
-    let status = crate::commands::status_line(&a.record.output, a.record.quiet, None);
+    let command = crate::running::command_line();
+    let status = crate::running::status_line(&a.record.output, a.record.quiet, None);
     let request = WalkRequest {
         dir: a.dir.clone(),
         threads,
@@ -150,7 +150,7 @@ fn walk(a: WalkArgs) -> Result<u8> {
     let e = e?;
     print_run(&store, e.run_id, false, &a.record.output)?;
     eprintln!("storlab: stored as run {} in {}", e.run_id, store.target());
-    Ok(crate::commands::code_of(e.status))
+    Ok(crate::running::code_of(e.status))
 }
 
 /// `--concurrency 1,2,4`: the copies extracted at once at each point.
@@ -224,8 +224,8 @@ fn untar_points(
     let most = *levels.iter().max().unwrap_or(&1) as u64;
     storlab_meta::job::check_inodes(&a.target, archive.entries() * most).map_err(|e| usage(e.to_string()))?;
     let mut store = open_new(&a.record.output.db)?;
-    let command = crate::commands::command_line();
-    let status = crate::commands::status_line(
+    let command = crate::running::command_line();
+    let status = crate::running::status_line(
         &a.record.output,
         a.record.quiet,
         Some(format!(

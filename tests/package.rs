@@ -55,7 +55,7 @@ impl Drop for Installed {
 }
 
 /// What each package must hold.
-const FILES: [&str; 14] = [
+const FILES: [&str; 15] = [
     "/usr/bin/storlab",
     "/usr/share/man/man1/storlab.1.gz",
     "/usr/share/man/man1/storlab-monitor-run.1.gz",
@@ -66,6 +66,7 @@ const FILES: [&str; 14] = [
     "/usr/share/doc/storlab/examples/schedule.toml",
     "/usr/share/doc/storlab/sched.md",
     "/usr/share/doc/storlab/meta.md",
+    "/usr/share/doc/storlab/mpi.md",
     "/usr/share/doc/storlab/examples/mdt-4k.toml",
     "/usr/share/man/man1/storlab-meta-untar.1.gz",
     "/etc/storlab/monitor.toml",

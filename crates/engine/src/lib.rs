@@ -10,6 +10,7 @@ pub mod access;
 pub mod backend;
 pub mod clock;
 pub mod data;
+pub mod ranks;
 mod run;
 
 /// The latency histogram's type, as [`IntervalObserver`] receives it.

@@ -478,6 +478,7 @@ fn merge(plan: &PhasePlan, outs: Vec<WorkerOutcome>, samples: Vec<Sample>, layou
         latency_read: latency_of(&hist[0]),
         latency_write: latency_of(&hist[1]),
         histogram: encoded,
+        histograms_rw: [encode_histogram(&hist[0]), encode_histogram(&hist[1])],
         samples,
         rate,
         verify: plan.verifies().then_some(verify),

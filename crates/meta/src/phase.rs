@@ -149,6 +149,11 @@ pub(crate) fn combine(
         latency_read,
         latency_write,
         histogram: encode_histogram(&all),
+        histograms_rw: if reads {
+            [encode_histogram(&all), Vec::new()]
+        } else {
+            [Vec::new(), encode_histogram(&all)]
+        },
         samples: Vec::new(),
         rate: None,
         verify: None,

@@ -333,6 +333,10 @@ pub struct PhaseResult {
     /// The histogram of all I/Os' latency, HdrHistogram V2 deflate encoding.
     #[serde(skip)]
     pub histogram: Vec<u8>,
+    /// The histograms of reads' and of writes' latency, the same encoding (empty when the
+    /// phase did not keep them apart): what ranks send to rank 0 to merge (not stored).
+    #[serde(skip)]
+    pub histograms_rw: [Vec<u8>; 2],
     /// Interval samples (the store keeps them in tables of their own, not in the result's
     /// document).
     #[serde(skip_serializing_if = "Vec::is_empty")]

@@ -354,6 +354,12 @@ pub struct RunDetail {
     pub phases: Vec<Phase>,
     /// What happened, in order.
     pub events: Vec<RunEvent>,
+    /// The MPI ranks, for a run many processes ran together (empty otherwise).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub ranks: Vec<RankRow>,
+    /// Each rank's part of each phase, by phase then rank (empty for a run of one process).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub rank_phases: Vec<RankPhaseRow>,
 }
 
 /// A run as it starts.
@@ -420,4 +426,36 @@ mod tests {
         assert!(parse_tag("=x").is_err());
         assert!(parse_tag("fs").is_err());
     }
+}
+
+/// One MPI rank of a run that many processes ran together (`mpirun storlab run`): where it ran
+/// and how its clock stood against rank 0's.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RankRow {
+    /// The rank, from 0.
+    pub rank: u32,
+    /// Its host.
+    pub host: String,
+    /// Its clock minus rank 0's, seconds (measured at start by a ping-pong over MPI).
+    pub clock_offset_seconds: f64,
+    /// Its machine.
+    pub environment: Environment,
+}
+
+/// One rank's part of one phase of a run many processes ran together.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct RankPhaseRow {
+    /// The phase's order in the run, from 0.
+    pub seq: u32,
+    /// The rank.
+    pub rank: u32,
+    /// Its host.
+    pub host: String,
+    /// When its measured interval began and ended, seconds from the phase's common start (the
+    /// earliest rank's start), on rank 0's clock.
+    pub start_seconds: f64,
+    /// See `start_seconds`.
+    pub end_seconds: f64,
+    /// What it measured on its own.
+    pub result: PhaseResult,
 }

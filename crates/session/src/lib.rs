@@ -23,6 +23,8 @@ use storlab_model::study::{Member, NewStudy, Role, StudyParams};
 use storlab_store::{Store, StoreError};
 use storlab_workload::{cache_may_flatter, resolve, Job, ResolveOptions, WorkloadError};
 
+pub mod team;
+
 /// Why a run could not be run or stored.
 #[derive(Debug, thiserror::Error)]
 #[non_exhaustive]
@@ -33,6 +35,10 @@ pub enum SessionError {
     /// The database failed.
     #[error("{0}")]
     Store(#[source] StoreError),
+    /// A rank of a run many processes ran together failed (its rank, host and reason); the
+    /// run is stored as failed with the phases before it.
+    #[error("{0}")]
+    Rank(String),
     /// A phase failed; the run is stored as failed with the phases before it.
     #[error("run {run_id}, phase {seq} ({kind}): {source}")]
     Phase {
@@ -282,6 +288,47 @@ pub fn run(store: &mut Store, job: &Job, o: &RunOptions) -> Result<Executed, Ses
 /// Runs a prepared job (see [`run`]).
 pub fn run_prepared(store: &mut Store, prepared: Prepared, o: &RunOptions) -> Result<Executed, SessionError> {
     let Prepared { job, plan } = prepared;
+    let (targets, env, new_run) = run_setup(job, &plan, o);
+    // The files go when this returns, whether the run finished, failed or was interrupted.
+    let _cleanup = Cleanup {
+        files: plan.created_files.clone(),
+        keep: o.keep,
+    };
+    let fresh = PhaseControl::new();
+    let mut phases = PlanPhases {
+        plan: &plan,
+        control: o.control.unwrap_or(&fresh),
+        memory_bytes: env.memory_bytes,
+    };
+    run_phases(store, &new_run, &env, &targets, &mut phases, o)
+}
+
+/// [`run_prepared`] on one rank of a run many processes run together: every rank calls it with
+/// its own job (its own targets); rank 0 passes the store and gets the run back (see
+/// [`team::run_team_phases`]).
+pub fn run_prepared_team(
+    team: &dyn team::Team,
+    store: Option<&mut Store>,
+    prepared: Prepared,
+    o: &RunOptions,
+) -> Result<Option<Executed>, SessionError> {
+    let Prepared { job, plan } = prepared;
+    let (_, env, new_run) = run_setup(job, &plan, o);
+    let _cleanup = Cleanup {
+        files: plan.created_files.clone(),
+        keep: o.keep,
+    };
+    let fresh = PhaseControl::new();
+    let mut phases = PlanPhases {
+        plan: &plan,
+        control: o.control.unwrap_or(&fresh),
+        memory_bytes: env.memory_bytes,
+    };
+    team::run_team_phases(team, store, &new_run, &env, &mut phases, o)
+}
+
+/// A run's targets, environment and record as it starts.
+fn run_setup(job: &Job, plan: &storlab_workload::Plan, o: &RunOptions) -> (Vec<PathBuf>, Environment, NewRun) {
     let targets: Vec<PathBuf> = plan.targets.iter().map(|(p, _)| p.clone()).collect();
     storlab_engine::clock::init();
     let env = Environment {
@@ -296,18 +343,7 @@ pub fn run_prepared(store: &mut Store, prepared: Prepared, o: &RunOptions) -> Re
         command: o.command.to_string(),
         tags: o.tags.to_vec(),
     };
-    // The files go when this returns, whether the run finished, failed or was interrupted.
-    let _cleanup = Cleanup {
-        files: plan.created_files.clone(),
-        keep: o.keep,
-    };
-    let fresh = PhaseControl::new();
-    let mut phases = PlanPhases {
-        plan: &plan,
-        control: o.control.unwrap_or(&fresh),
-        memory_bytes: env.memory_bytes,
-    };
-    run_phases(store, &new_run, &env, &targets, &mut phases, o)
+    (targets, env, new_run)
 }
 
 /// A run's phases, for [`run_phases`] to run and store whoever does the work: the engine's

@@ -3,7 +3,9 @@
 
 use storlab_model::env::Environment;
 use storlab_model::result::{PhaseResult, Sample, TargetSample};
-use storlab_model::run::{Phase, PhaseName, PhaseParams, Run, RunDetail, RunEvent, RunKind, RunStatus, Tag};
+use storlab_model::run::{
+    Phase, PhaseName, PhaseParams, RankPhaseRow, RankRow, Run, RunDetail, RunEvent, RunKind, RunStatus, Tag,
+};
 
 use crate::db::{one, vals, Row, Val};
 
@@ -293,7 +295,41 @@ impl Store {
                 })
             })
             .collect::<Result<_>>()?;
+        let ranks = self
+            .query(
+                "SELECT rank, host, clock_offset_seconds, environment FROM run_ranks WHERE run_id = ?1 ORDER BY rank",
+                vals![id],
+            )?
+            .iter()
+            .map(|r| {
+                Ok(RankRow {
+                    rank: r.u32(0)?,
+                    host: r.text(1)?,
+                    clock_offset_seconds: r.f64(2)?,
+                    environment: serde_json::from_str(&r.text(3)?)?,
+                })
+            })
+            .collect::<Result<_>>()?;
+        let rank_phases = self
+            .query(
+                "SELECT seq, rank, host, start_seconds, end_seconds, result FROM phase_ranks WHERE run_id = ?1 ORDER BY seq, rank",
+                vals![id],
+            )?
+            .iter()
+            .map(|r| {
+                Ok(RankPhaseRow {
+                    seq: r.u32(0)?,
+                    rank: r.u32(1)?,
+                    host: r.text(2)?,
+                    start_seconds: r.f64(3)?,
+                    end_seconds: r.f64(4)?,
+                    result: serde_json::from_str(&r.text(5)?)?,
+                })
+            })
+            .collect::<Result<_>>()?;
         Ok(Some(RunDetail {
+            ranks,
+            rank_phases,
             run,
             command,
             job: job

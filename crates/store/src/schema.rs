@@ -755,6 +755,51 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         sqlite: "SELECT 1;",
         postgres: "SELECT 1;",
     },
+    // 12: runs that many processes ran together (`mpirun storlab run`): each rank's host, clock
+    // offset and environment, and each rank's part of each phase (the phase row is the merged
+    // aggregate). Removed with their run.
+    Migration::Sql {
+        sqlite: r#"
+    CREATE TABLE run_ranks (
+        run_id               INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+        rank                 INTEGER NOT NULL,
+        host                 TEXT NOT NULL,
+        clock_offset_seconds REAL NOT NULL,
+        environment          TEXT NOT NULL,
+        PRIMARY KEY (run_id, rank)
+    );
+    CREATE TABLE phase_ranks (
+        run_id        INTEGER NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+        seq           INTEGER NOT NULL,
+        rank          INTEGER NOT NULL,
+        host          TEXT NOT NULL,
+        start_seconds REAL NOT NULL,
+        end_seconds   REAL NOT NULL,
+        result        TEXT NOT NULL,
+        PRIMARY KEY (run_id, seq, rank)
+    );
+    "#,
+        postgres: r#"
+    CREATE TABLE run_ranks (
+        run_id               BIGINT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+        rank                 BIGINT NOT NULL,
+        host                 TEXT NOT NULL,
+        clock_offset_seconds DOUBLE PRECISION NOT NULL,
+        environment          JSONB NOT NULL,
+        PRIMARY KEY (run_id, rank)
+    );
+    CREATE TABLE phase_ranks (
+        run_id        BIGINT NOT NULL REFERENCES runs(id) ON DELETE CASCADE,
+        seq           BIGINT NOT NULL,
+        rank          BIGINT NOT NULL,
+        host          TEXT NOT NULL,
+        start_seconds DOUBLE PRECISION NOT NULL,
+        end_seconds   DOUBLE PRECISION NOT NULL,
+        result        JSONB NOT NULL,
+        PRIMARY KEY (run_id, seq, rank)
+    );
+    "#,
+    },
 ];
 
 /// Migration 6: `uuid` columns on runs and studies, filled for the rows already there, unique.

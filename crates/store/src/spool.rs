@@ -16,6 +16,7 @@ use std::time::{Duration, Instant};
 
 use storlab_model::env::Environment;
 use storlab_model::run::{ImportedRun, NewRun, Phase, RunEventKind, RunStatus};
+use storlab_model::run::{RankPhaseRow, RankRow};
 use storlab_model::scan::Report;
 use storlab_model::study::NewStudy;
 
@@ -180,6 +181,24 @@ impl Store {
         self.write(Write::Environment {
             run_id,
             env: env.clone(),
+        })
+        .map(|_| ())
+    }
+
+    /// Stores the MPI ranks of a run many processes ran together.
+    pub fn save_ranks(&mut self, run_id: i64, ranks: &[RankRow]) -> Result<()> {
+        self.write(Write::Ranks {
+            run_id,
+            ranks: ranks.to_vec(),
+        })
+        .map(|_| ())
+    }
+
+    /// Stores each rank's part of one phase of such a run.
+    pub fn save_rank_phases(&mut self, run_id: i64, rows: &[RankPhaseRow]) -> Result<()> {
+        self.write(Write::RankPhases {
+            run_id,
+            rows: rows.to_vec(),
         })
         .map(|_| ())
     }

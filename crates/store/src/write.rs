@@ -6,6 +6,7 @@
 use storlab_model::env::Environment;
 use storlab_model::result::{PhaseResult, Sample};
 use storlab_model::run::{ImportedRun, NewRun, Phase, RunEventKind, RunKind, RunStatus, Tag};
+use storlab_model::run::{RankPhaseRow, RankRow};
 use storlab_model::scan::Report;
 use storlab_model::study::NewStudy;
 
@@ -358,6 +359,10 @@ pub(crate) enum Write {
     },
     /// A run's machine.
     Environment { run_id: i64, env: Environment },
+    /// The MPI ranks of a run many processes ran together.
+    Ranks { run_id: i64, ranks: Vec<RankRow> },
+    /// Each rank's part of one phase of such a run.
+    RankPhases { run_id: i64, rows: Vec<RankPhaseRow> },
     /// A finished phase with its samples.
     Phase { run_id: i64, phase: Box<Phase> },
     /// Something that happened in a run.
@@ -427,6 +432,40 @@ impl Write {
                 Ok(vec![id])
             }
             Write::Environment { run_id, env } => insert_environment(c, *run_id, env).map(|_| vec![]),
+            Write::Ranks { run_id, ranks } => {
+                for r in ranks {
+                    c.exec(
+                        "INSERT INTO run_ranks (run_id, rank, host, clock_offset_seconds, environment)
+                         VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT (run_id, rank) DO NOTHING",
+                        vals![
+                            *run_id,
+                            r.rank as i64,
+                            &r.host,
+                            r.clock_offset_seconds,
+                            serde_json::to_string(&r.environment)?
+                        ],
+                    )?;
+                }
+                Ok(vec![])
+            }
+            Write::RankPhases { run_id, rows } => {
+                for r in rows {
+                    c.exec(
+                        "INSERT INTO phase_ranks (run_id, seq, rank, host, start_seconds, end_seconds, result)
+                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT (run_id, seq, rank) DO NOTHING",
+                        vals![
+                            *run_id,
+                            r.seq as i64,
+                            r.rank as i64,
+                            &r.host,
+                            r.start_seconds,
+                            r.end_seconds,
+                            serde_json::to_string(&r.result)?
+                        ],
+                    )?;
+                }
+                Ok(vec![])
+            }
             Write::Phase { run_id, phase } => insert_phase(c, *run_id, phase).map(|id| vec![id]),
             Write::Event {
                 run_id,
@@ -530,6 +569,8 @@ impl Write {
             }
             // Setting the same values again changes nothing.
             Write::Environment { .. } | Write::Finish { .. } => None,
+            // Rows already there are left as they are (ON CONFLICT DO NOTHING).
+            Write::Ranks { .. } | Write::RankPhases { .. } => None,
         })
     }
 

@@ -1,0 +1,364 @@
+//! One run by many processes at once (MPI ranks under `mpirun` or `srun`): every rank runs the
+//! same phases on its own targets, all ranks start each phase together, and rank 0 stores one
+//! run: the phases merged over the common interval ([`storlab_engine::ranks::merge_ranks`]),
+//! each rank's host, clock offset and environment, and each rank's part of each phase.
+//!
+//! The ranks talk only through a [`Team`]; crates/dist implements it over MPI. Nothing here
+//! knows MPI, so the one run path stays the same for one process and for many.
+
+use std::sync::atomic::Ordering;
+
+use serde::{Deserialize, Serialize};
+use storlab_engine::ranks::{merge_ranks, RankPart};
+use storlab_model::env::Environment;
+use storlab_model::result::PhaseResult;
+use storlab_model::run::{NewRun, Phase, PhaseName, PhaseParams, RankPhaseRow, RankRow, RunEventKind, RunStatus};
+use storlab_store::Store;
+
+use crate::{stop_flag, Executed, Phases, RunOptions, SessionError};
+
+/// The processes running one run together.
+pub trait Team {
+    /// This process's rank, from 0.
+    fn rank(&self) -> u32;
+    /// How many ranks.
+    fn size(&self) -> u32;
+    /// This rank's host name.
+    fn host(&self) -> &str;
+    /// This rank's clock minus rank 0's, seconds (0 on rank 0), measured when the team formed.
+    fn clock_offset(&self) -> f64;
+    /// Every rank's bytes, by rank, on rank 0; None on the others. Every rank must call it.
+    fn gather(&self, mine: &[u8]) -> Option<Vec<Vec<u8>>>;
+    /// Every rank's bytes, by rank, on every rank. Every rank must call it.
+    fn all_gather(&self, mine: &[u8]) -> Vec<Vec<u8>>;
+}
+
+/// How one rank stands at a point where all ranks meet.
+#[derive(Debug, Clone, Serialize, Deserialize, PartialEq)]
+enum Standing {
+    Ok,
+    Interrupted,
+    Failed(String),
+}
+
+/// Every rank says how it stands; all learn the same: the first rank (lowest) that failed, with
+/// its host and words, else whether any was interrupted.
+fn meet(team: &dyn Team, mine: &Standing) -> (Standing, Option<(u32, String)>) {
+    let words = serde_json::to_vec(&(team.host(), mine)).unwrap_or_default();
+    let all = team.all_gather(&words);
+    let mut interrupted = false;
+    for (rank, w) in all.iter().enumerate() {
+        let (host, s): (String, Standing) = serde_json::from_slice(w)
+            .unwrap_or_else(|_| (String::new(), Standing::Failed("an unreadable answer".into())));
+        match s {
+            Standing::Failed(why) => return (Standing::Failed(why), Some((rank as u32, host))),
+            Standing::Interrupted => interrupted = true,
+            Standing::Ok => {}
+        }
+    }
+    (
+        if interrupted {
+            Standing::Interrupted
+        } else {
+            Standing::Ok
+        },
+        None,
+    )
+}
+
+/// Every rank says whether it can go on; all learn the same answer: Ok, or the first rank
+/// (lowest) that cannot, as "rank R on HOST: why". A barrier that no rank can leave with a
+/// different view of the others.
+pub fn agree(team: &dyn Team, mine: Result<(), String>) -> Result<(), String> {
+    let standing = match mine {
+        Ok(()) => Standing::Ok,
+        Err(why) => Standing::Failed(why),
+    };
+    match meet(team, &standing) {
+        (Standing::Failed(why), who) => {
+            let (rank, host) = who.unwrap_or_default();
+            Err(rank_failed(rank, &host, &why))
+        }
+        _ => Ok(()),
+    }
+}
+
+/// One rank's part of a phase as sent to rank 0.
+#[derive(Serialize, Deserialize)]
+struct Part {
+    /// The measured interval on rank 0's clock, seconds since the epoch.
+    start: f64,
+    end: f64,
+    params: PhaseParams,
+    cache_flattered: bool,
+    result: PhaseResult,
+    /// The histograms the result does not serialize.
+    histogram: Vec<u8>,
+    histograms_rw: [Vec<u8>; 2],
+}
+
+/// Seconds since the epoch on this host's clock.
+fn wall() -> f64 {
+    std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map(|d| d.as_secs_f64())
+        .unwrap_or(0.0)
+}
+
+/// The message of a rank's failure, as stored and returned.
+fn rank_failed(rank: u32, host: &str, why: &str) -> String {
+    format!("rank {rank} on {host}: {why}")
+}
+
+/// [`crate::run_phases`] for a team: every rank calls it with its own phases and environment;
+/// rank 0 passes the store and gets the run back, the others pass None and get None. Before
+/// each phase all ranks meet (a barrier that also carries each rank's standing), so a rank
+/// that failed ends the run on every rank with its rank, host and reason, and no rank waits for
+/// it; the phases finished before are stored.
+pub fn run_team_phases(
+    team: &dyn Team,
+    mut store: Option<&mut Store>,
+    new_run: &NewRun,
+    env: &Environment,
+    phases: &mut dyn Phases,
+    o: &RunOptions,
+) -> Result<Option<Executed>, SessionError> {
+    let stop = stop_flag();
+    // Rank 0 begins the run; the others learn whether it could.
+    let begun = match store.as_deref_mut() {
+        Some(s) => s
+            .begin_run(new_run)
+            .and_then(|id| s.save_environment(id, env).map(|_| id)),
+        None => Ok(0),
+    };
+    let (standing, who) = meet(
+        team,
+        &match &begun {
+            Ok(_) => Standing::Ok,
+            Err(e) => Standing::Failed(format!("cannot store the run: {e}")),
+        },
+    );
+    if let Standing::Failed(why) = standing {
+        let (rank, host) = who.unwrap_or_default();
+        return match begun {
+            Err(e) => Err(e.into()),
+            Ok(_) => Err(SessionError::Rank(rank_failed(rank, &host, &why))),
+        };
+    }
+    let run_id = begun.unwrap_or(0);
+    let mine = serde_json::to_vec(&RankRow {
+        rank: team.rank(),
+        host: team.host().to_string(),
+        clock_offset_seconds: team.clock_offset(),
+        environment: env.clone(),
+    })
+    .unwrap_or_default();
+    // What went wrong in rank 0's storing: told to every rank at the next meeting instead of
+    // returned at once, which would leave the others waiting for rank 0 there.
+    let mut trouble: Option<String> = None;
+    // Rank 0 keeps each rank's host, to name the ranks' parts of each phase.
+    let mut hosts: Vec<String> = Vec::new();
+    if let (Some(all), Some(s)) = (team.gather(&mine), store.as_deref_mut()) {
+        let rows: Vec<RankRow> = all.iter().filter_map(|b| serde_json::from_slice(b).ok()).collect();
+        hosts = rows.iter().map(|r| r.host.clone()).collect();
+        if let Err(e) = s.save_ranks(run_id, &rows) {
+            trouble = Some(format!("cannot store the ranks: {e}"));
+        }
+    }
+    if let (Some(l), true) = (o.live, team.rank() == 0) {
+        l.run_started(run_id, new_run.kind);
+    }
+    let mut results = Vec::new();
+    let mut status = RunStatus::Ok;
+    let mut detail = None;
+    let mut failure = None;
+    for seq in 0..phases.count() {
+        let here = match (&trouble, stop.load(Ordering::Relaxed)) {
+            (Some(t), _) => Standing::Failed(t.clone()),
+            (None, true) => Standing::Interrupted,
+            (None, false) => Standing::Ok,
+        };
+        match meet(team, &here) {
+            (Standing::Ok, _) => {}
+            (Standing::Interrupted, _) => {
+                status = RunStatus::Aborted;
+                break;
+            }
+            (Standing::Failed(why), who) => {
+                let (rank, host) = who.unwrap_or_default();
+                failure = Some(rank_failed(rank, &host, &why));
+                break;
+            }
+        }
+        let (name, ..) = phases.describe(seq);
+        let name = name.as_str().to_string();
+        if let Some(s) = store.as_deref_mut() {
+            if let Err(e) = s.add_event(run_id, RunEventKind::PhaseStart, &format!("{} ({name})", seq + 1)) {
+                trouble = Some(format!("cannot store the run: {e}"));
+            }
+        }
+        let observer = o
+            .live
+            .filter(|_| team.rank() == 0)
+            .map(|l| l as &dyn crate::IntervalObserver);
+        let ran = phases.run(seq, stop, observer);
+        let end = wall() - team.clock_offset();
+        let (part, standing) = match ran {
+            Ok(p) => {
+                let standing = if p.result.interrupted {
+                    Standing::Interrupted
+                } else {
+                    Standing::Ok
+                };
+                let part = Part {
+                    start: end - p.result.all_done.seconds,
+                    end,
+                    params: p.params,
+                    cache_flattered: p.cache_flattered,
+                    histogram: p.result.histogram.clone(),
+                    histograms_rw: p.result.histograms_rw.clone(),
+                    result: p.result,
+                };
+                (Some(part), standing)
+            }
+            Err(e) => (
+                None,
+                Standing::Failed(format!("phase {} ({name}) failed: {e}", seq + 1)),
+            ),
+        };
+        let sent = serde_json::to_vec(&part).unwrap_or_default();
+        let gathered = team.gather(&sent);
+        let (verdict, who) = meet(team, &standing);
+        match verdict {
+            Standing::Failed(why) => {
+                let (rank, host) = who.unwrap_or_default();
+                failure = Some(rank_failed(rank, &host, &why));
+                break;
+            }
+            Standing::Interrupted => {
+                let msg = format!(
+                    "interrupted during phase {} ({name}); that phase is not stored",
+                    seq + 1
+                );
+                if let Some(s) = store.as_deref_mut() {
+                    s.add_event(run_id, RunEventKind::Interrupted, &msg)?;
+                }
+                status = RunStatus::Aborted;
+                detail = Some(msg);
+                break;
+            }
+            Standing::Ok => {}
+        }
+        let (Some(all), Some(s)) = (gathered, store.as_deref_mut()) else {
+            continue;
+        };
+        let rows: Vec<(u32, String, Part)> = all
+            .iter()
+            .enumerate()
+            .filter_map(|(rank, b)| {
+                let p: Option<Part> = serde_json::from_slice(b).ok()?;
+                Some((rank as u32, hosts.get(rank).cloned().unwrap_or_default(), p?))
+            })
+            .collect();
+        if rows.len() != all.len() {
+            trouble = Some(format!(
+                "phase {} ({name}): rank 0 could read the parts of only {} of {} ranks",
+                seq + 1,
+                rows.len(),
+                all.len()
+            ));
+            continue;
+        }
+        let Some(phase) = merged_phase(seq, PhaseName::from_name(&name), &rows) else {
+            continue;
+        };
+        let origin = rows.iter().map(|(_, _, p)| p.start).fold(f64::INFINITY, f64::min);
+        let parts: Vec<RankPhaseRow> = rows
+            .iter()
+            .map(|(rank, host, p)| RankPhaseRow {
+                seq: seq as u32,
+                rank: *rank,
+                host: host.clone(),
+                start_seconds: p.start - origin,
+                end_seconds: p.end - origin,
+                result: p.result.clone(),
+            })
+            .collect();
+        match s
+            .save_phase(run_id, &phase)
+            .and_then(|_| s.save_rank_phases(run_id, &parts))
+        {
+            Ok(()) => results.push(phase.result),
+            Err(e) => trouble = Some(format!("cannot store phase {} ({name}): {e}", seq + 1)),
+        }
+    }
+    // The last meeting: a failure of rank 0's after the last phase reaches every rank, and no
+    // rank leaves while another still waits.
+    let last = match &trouble {
+        Some(t) if failure.is_none() => Standing::Failed(t.clone()),
+        _ => Standing::Ok,
+    };
+    if let (Standing::Failed(why), who) = meet(team, &last) {
+        let (rank, host) = who.unwrap_or_default();
+        failure = failure.or(Some(rank_failed(rank, &host, &why)));
+    }
+    let Some(s) = store else {
+        return match failure {
+            Some(f) => Err(SessionError::Rank(f)),
+            None => Ok(None),
+        };
+    };
+    if let Some(f) = failure {
+        s.add_event(run_id, RunEventKind::PhaseFailed, &f)?;
+        s.finish_run(run_id, RunStatus::Failed, Some(&f))?;
+        return Err(SessionError::Rank(f));
+    }
+    s.finish_run(run_id, status, detail.as_deref())?;
+    Ok(Some(Executed {
+        run_id,
+        status,
+        results,
+    }))
+}
+
+/// The phase rank 0 stores: the ranks' parts merged; a metadata phase's entries and errors
+/// summed.
+fn merged_phase(seq: usize, kind: PhaseName, rows: &[(u32, String, Part)]) -> Option<Phase> {
+    let parts: Vec<RankPart> = rows
+        .iter()
+        .map(|(rank, host, p)| RankPart {
+            rank: *rank,
+            host: host.clone(),
+            start: p.start,
+            end: p.end,
+            result: PhaseResult {
+                histogram: p.histogram.clone(),
+                histograms_rw: p.histograms_rw.clone(),
+                ..p.result.clone()
+            },
+        })
+        .collect();
+    let mut params = rows.first()?.2.params.clone();
+    if let PhaseParams::Meta(m) = &mut params {
+        let metas = rows.iter().filter_map(|(_, _, p)| match &p.params {
+            PhaseParams::Meta(m) => Some(m),
+            _ => None,
+        });
+        let (mut entries, mut errors, mut first) = (0, 0, Vec::new());
+        for x in metas {
+            entries += x.entries;
+            errors += x.errors;
+            first.extend(x.first_errors.iter().cloned());
+        }
+        first.truncate(storlab_model::meta::NAMED_ERRORS);
+        m.workers *= rows.len() as u32;
+        (m.entries, m.errors, m.first_errors) = (entries, errors, first);
+    }
+    Some(Phase {
+        seq: seq as u32,
+        kind,
+        params,
+        result: merge_ranks(&parts),
+        cache_flattered: rows.iter().any(|(_, _, p)| p.cache_flattered),
+    })
+}

@@ -1,0 +1,165 @@
+//! `mpirun storlab run`: real OpenMPI (Debian's `mpirun`) starting several ranks of the real
+//! binary on this machine, on tmpfs and on a loop-mounted ext4. Built with the `mpi` feature
+//! (scripts/test runs this file again with `--features mpi`): one run stored, not one per rank,
+//! its bytes what the ranks wrote (checked from the files), per-rank rows, and a rank whose
+//! target is missing ending the run cleanly. Without the feature, storlab under mpirun refuses.
+
+mod common;
+
+use std::process::{Command, Output};
+
+use common::*;
+
+/// `mpirun -n RANKS storlab ARGS` with `s`'s database, ended after 120 s if it hangs (a rank
+/// waiting for another in a barrier is a failure of its own).
+fn mpirun(s: &Scratch, ranks: u32, args: &[&str]) -> Output {
+    Command::new("timeout")
+        .args(["120", "mpirun", "--allow-run-as-root", "--oversubscribe", "-n"])
+        .arg(ranks.to_string())
+        .args(["-x", "STORLAB_DB", "-x", "TMPDIR"])
+        .arg(bin())
+        .args(args)
+        .env("STORLAB_DB", s.db())
+        .env("TMPDIR", s.path())
+        .output()
+        .expect("mpirun (openmpi-bin)")
+}
+
+#[cfg(feature = "mpi")]
+mod with_mpi {
+    use super::*;
+    use std::path::Path;
+    use std::time::Instant;
+
+    /// Bytes in the regular files below `dir`.
+    fn bytes_below(dir: &Path) -> u64 {
+        std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap())
+            .map(|e| {
+                let m = e.metadata().unwrap();
+                if m.is_dir() {
+                    bytes_below(&e.path())
+                } else {
+                    m.len()
+                }
+            })
+            .sum()
+    }
+
+    /// Four ranks, each writing then reading its own directory under `data` (made here), the
+    /// files kept: one run, its bytes the files' and the sum of the ranks' parts.
+    fn four_ranks_one_run(s: &Scratch, data: &Path) {
+        for r in 0..4 {
+            std::fs::create_dir_all(data.join(r.to_string())).unwrap();
+        }
+        let target = format!("{}/%r", data.display());
+        let out = mpirun(
+            s,
+            4,
+            &[
+                "run", "--target", &target, "--phase", "write", "--phase", "read", "--size", "16m", "--bs", "1m",
+                "--keep", "--json",
+            ],
+        );
+        assert!(out.status.success(), "mpirun: {}{}", stdout(&out), stderr(&out));
+        // One JSON document on stdout (rank 0's), one run in the database.
+        let run: serde_json::Value = serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("stdout is not one run ({e}): {}", stdout(&out)));
+        assert_eq!(s.run_count(), Some(1), "one run stored, not one per rank");
+        assert_eq!(run["status"], "ok");
+        let ranks = run["ranks"].as_array().unwrap();
+        assert_eq!(ranks.len(), 4);
+        for (i, r) in ranks.iter().enumerate() {
+            assert_eq!(r["rank"], i as u64);
+            assert!(r["environment"]["targets"][0]["path"]
+                .as_str()
+                .unwrap()
+                .ends_with(&format!("/{i}")));
+        }
+        // What each rank wrote is in its directory; the run's bytes are all of it.
+        let on_disk: Vec<u64> = (0..4).map(|r| bytes_below(&data.join(r.to_string()))).collect();
+        assert!(on_disk.iter().all(|&b| b == 16 << 20), "{on_disk:?}");
+        let written = run["phases"][0]["result"]["bytes_written"].as_u64().unwrap();
+        assert_eq!(written, on_disk.iter().sum::<u64>());
+        assert_eq!(run["phases"][1]["result"]["bytes_read"].as_u64().unwrap(), written);
+        let parts = run["rank_phases"].as_array().unwrap();
+        assert_eq!(parts.len(), 8, "each rank's part of each phase");
+        let part_sum: u64 = parts
+            .iter()
+            .filter(|p| p["seq"] == 0)
+            .map(|p| p["result"]["bytes_written"].as_u64().unwrap())
+            .sum();
+        assert_eq!(part_sum, written);
+        // The aggregate is over the common interval: every rank's interval lies within it,
+        // and the merged latency histogram counts every rank's I/Os.
+        let all_done = run["phases"][0]["result"]["all_done"]["seconds"].as_f64().unwrap();
+        for p in parts.iter().filter(|p| p["seq"] == 0) {
+            let (a, b) = (p["start_seconds"].as_f64().unwrap(), p["end_seconds"].as_f64().unwrap());
+            assert!(a >= 0.0 && b <= all_done + 1e-6 && a < b, "{p}");
+        }
+        assert_eq!(run["phases"][0]["result"]["latency"]["count"], 4 * 16);
+        assert_eq!(run["phases"][0]["result"]["workers"].as_array().unwrap().len(), 4);
+    }
+
+    #[test]
+    fn four_ranks_on_tmpfs_store_one_run_of_all_their_bytes() {
+        let s = Scratch::new();
+        four_ranks_one_run(&s, &s.data());
+    }
+
+    #[test]
+    fn four_ranks_on_a_loop_mounted_ext4_store_one_run_of_all_their_bytes() {
+        let s = Scratch::new();
+        let point = s.path().join("mnt");
+        std::fs::create_dir(&point).unwrap();
+        let _fs = loop_filesystem("mkfs.ext4", 512 << 20, &point);
+        four_ranks_one_run(&s, &point.join("d"));
+    }
+
+    #[test]
+    fn a_rank_whose_target_is_missing_fails_the_run_naming_it_and_no_rank_hangs() {
+        let s = Scratch::new();
+        let data = s.data();
+        // Rank 2's directory is not there (a missing parent: a missing last component would
+        // be a file target storlab makes).
+        for r in [0, 1, 3] {
+            std::fs::create_dir_all(data.join(r.to_string()).join("d")).unwrap();
+        }
+        let target = format!("{}/%r/d", data.display());
+        let t0 = Instant::now();
+        let out = mpirun(&s, 4, &["run", "--target", &target, "--phase", "write", "--size", "4m"]);
+        assert!(!out.status.success());
+        assert!(t0.elapsed().as_secs() < 60, "took {:?}", t0.elapsed());
+        let err = stderr(&out);
+        assert!(err.contains("rank 2 on "), "{err}");
+        assert!(err.contains(&format!("{}/2/d", data.display())), "{err}");
+        assert!(s.nothing_stored());
+    }
+}
+
+#[cfg(not(feature = "mpi"))]
+#[test]
+fn without_mpi_storlab_under_mpirun_refuses_instead_of_storing_a_run_per_rank() {
+    let s = Scratch::new();
+    let data = s.data();
+    let out = mpirun(
+        &s,
+        2,
+        &[
+            "run",
+            "--target",
+            data.to_str().unwrap(),
+            "--phase",
+            "write",
+            "--size",
+            "4m",
+        ],
+    );
+    assert!(!out.status.success());
+    let err = stderr(&out);
+    assert!(err.contains("built without MPI"), "{err}");
+    assert!(err.contains("rank 0 of 2") || err.contains("rank 1 of 2"), "{err}");
+    assert!(s.nothing_stored());
+    assert!(entries(&data).is_empty());
+}
