@@ -190,6 +190,10 @@ try:
         import metabench
         separate("meta-results.md", "storlab meta against mdtest",
                  lambda: metabench.run(storlab_bin, os.path.abspath(args.metaloop), say, args.repeat))
+    if want("mpi"):
+        import mpibench
+        separate("mpi-results.md", "storlab under mpirun against IOR and mdtest",
+                 lambda: mpibench.run(say, args.repeat))
     if want("report"):
         import reportbench
         separate("report-results.md", "storlab report benchmark", lambda: reportbench.run(storlab_bin, say, args.repeat))

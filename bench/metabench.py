@@ -80,16 +80,19 @@ def mdtest_rates(mdtest, target, workers, items, shared):
 
 
 class Ext4OnLoop:
-    """ext4 on a loop device over an image on tmpfs, mounted in a temporary directory."""
+    """ext4 on a loop device over an image (on tmpfs unless `image_dir` says where), mounted in a
+    temporary directory; `direct_io` turns the loop's direct I/O on (its I/O bypasses the
+    image's page cache, so that O_DIRECT reaches the disk)."""
 
-    def __init__(self, size_mib):
-        self.image = tempfile.mktemp(prefix="metabench-ext4-", suffix=".img", dir="/dev/shm")
+    def __init__(self, size_mib, image_dir="/dev/shm", direct_io=False):
+        self.image = tempfile.mktemp(prefix="metabench-ext4-", suffix=".img", dir=image_dir)
         self.mnt = tempfile.mkdtemp(prefix="metabench-ext4-")
         self.dev = None
         with open(self.image, "wb") as f:
             f.truncate(size_mib << 20)
         try:
-            self.dev = subprocess.run(["losetup", "--find", "--show", self.image], check=True,
+            self.dev = subprocess.run(["losetup", "--find", "--show"] + (["--direct-io=on"] if direct_io else [])
+                                      + [self.image], check=True,
                                       capture_output=True, text=True).stdout.strip()
             # Inodes enough for a million files and their journal in memory's reach.
             subprocess.run(["mkfs.ext4", "-q", "-F", "-i", "4096", self.dev], check=True)

@@ -348,6 +348,7 @@ pub struct JobArgs {
     #[arg(long = "job", value_name = "JOB.toml", conflicts_with = "job")]
     pub job_file: Option<PathBuf>,
     /// A target directory, file or (with --allow-device) block device; repeat for several.
+    /// Under mpirun (docs/mpi.md) %r in it is the rank and %h the host.
     #[arg(long = "target", value_name = "PATH")]
     pub targets: Vec<PathBuf>,
     /// A phase to run; repeat to run several, in order (write, rewrite, read, reread, randread,
@@ -371,6 +372,10 @@ pub struct JobArgs {
     /// --json or --csv anyway).
     #[arg(long, short = 'q')]
     pub quiet: bool,
+    /// Under mpirun: end every rank's phase when the first rank's is done (each rank's work
+    /// until then is what is stored; see docs/mpi.md).
+    #[arg(long)]
+    pub stonewall: bool,
     #[command(flatten)]
     pub settings: SettingsArgs,
 }

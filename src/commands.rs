@@ -41,6 +41,11 @@ fn execute(job: &Job, kind: RunKind, a: &JobArgs, out: &OutputArgs) -> Result<u8
     if let Some(launch) = storlab_dist::launched().filter(|l| l.size > 1) {
         return crate::ranks::execute(job, kind, a, out, &launch);
     }
+    if a.stonewall {
+        return Err(usage(
+            "--stonewall ends every MPI rank's phase when the first rank's is done: it applies under mpirun or srun (docs/mpi.md)",
+        ));
+    }
     // Refusals come before the database is opened: a refused job leaves nothing behind.
     let prepared = storlab_session::prepare(job, &a.allow_devices)?;
     let live = serve_live(a, "run")?;
@@ -94,6 +99,7 @@ pub fn demo(args: DemoArgs) -> Result<u8> {
         keep: false,
         metrics: None,
         quiet: args.quiet,
+        stonewall: false,
         settings: Default::default(),
     };
     let code = execute(&job, RunKind::Demo, &job_args, &args.output)?;

@@ -100,6 +100,9 @@ pub fn meta(a: MetaArgs) -> Result<u8> {
         None => {}
     }
     let job = job(&a)?;
+    if let Some(launch) = storlab_dist::launched().filter(|l| l.size > 1) {
+        return crate::ranks::meta(job, &a, &launch);
+    }
     // Refusals come before anything is made or stored.
     let mut layout = Layout::prepare(&job).map_err(|e| usage(e.to_string()))?;
     let mut store = open_new(&a.record.output.db)?;

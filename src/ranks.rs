@@ -7,17 +7,31 @@ use storlab_dist::Launch;
 use storlab_model::run::RunKind;
 use storlab_workload::Job;
 
-use crate::cli::{JobArgs, OutputArgs};
+use storlab_meta::job::MetaJob;
+
+use crate::cli::{JobArgs, MetaArgs, OutputArgs};
 
 /// Runs `job` as one rank of `launch`.
 #[cfg(not(feature = "mpi"))]
 pub fn execute(_job: &Job, _kind: RunKind, _a: &JobArgs, _out: &OutputArgs, launch: &Launch) -> Result<u8> {
-    Err(crate::usage(format!(
+    Err(refusal(launch))
+}
+
+/// Runs a metadata job as one rank of `launch`.
+#[cfg(not(feature = "mpi"))]
+pub fn meta(_job: MetaJob, _a: &MetaArgs, launch: &Launch) -> Result<u8> {
+    Err(refusal(launch))
+}
+
+/// Why a storlab without MPI does not run under mpirun.
+#[cfg(not(feature = "mpi"))]
+fn refusal(launch: &Launch) -> anyhow::Error {
+    crate::usage(format!(
         "this storlab was built without MPI, and {} says this process is rank {} of {}: each copy would \
          run the job and store a run of its own. Run storlab-mpi (storlab built with --features mpi) \
          under mpirun or srun, or run storlab without mpirun",
         launch.by, launch.rank, launch.size
-    )))
+    ))
 }
 
 /// `%r` in a target becomes the rank, `%h` the host: each rank its own directory.
@@ -39,7 +53,7 @@ pub fn execute(job: &Job, kind: RunKind, a: &JobArgs, out: &OutputArgs, _launch:
     use storlab_session::team::{agree, Team};
     use storlab_session::{LiveRun, RunOptions};
 
-    let team = storlab_dist::mpi_team::MpiTeam::join().map_err(anyhow::Error::msg)?;
+    let team = storlab_dist::mpi_team::MpiTeam::join_for(a.stonewall).map_err(anyhow::Error::msg)?;
     let rank0 = team.rank() == 0;
     let mut job = job.clone();
     job.targets = job
@@ -49,6 +63,18 @@ pub fn execute(job: &Job, kind: RunKind, a: &JobArgs, out: &OutputArgs, _launch:
         .collect();
     let prepared = storlab_session::prepare(&job, &a.allow_devices);
     let mut ready = prepared.as_ref().map(|_| ()).map_err(|e| e.to_string());
+    // The ranks meet before each phase and, with --stonewall, watch for each other in it: a
+    // rank with another number of phases, or another --stonewall, would wait for ever.
+    let shape = format!(
+        "{} phase(s){}",
+        prepared.as_ref().map_or(0, |p| p.phase_count()),
+        if a.stonewall { " with --stonewall" } else { "" }
+    );
+    let shapes = team.all_gather(shape.as_bytes());
+    let first = String::from_utf8_lossy(&shapes[0]).into_owned();
+    if ready.is_ok() && shape != first {
+        ready = Err(format!("its job has {shape} where rank 0's has {first}"));
+    }
     // Only rank 0 opens the database, serves --metrics and shows a status line.
     let mut store = None;
     let mut live = None;
@@ -82,12 +108,81 @@ pub fn execute(job: &Job, kind: RunKind, a: &JobArgs, out: &OutputArgs, _launch:
             control: None,
             live: views.as_deref().map(|v| v as &dyn LiveRun),
         },
+        a.stonewall,
     )?;
     drop((views, status));
     let (Some(e), Some(store)) = (executed, store) else {
         return Ok(0);
     };
     crate::results::print_run(&store, e.run_id, false, out)?;
+    eprintln!(
+        "storlab: stored as run {} in {} ({} ranks)",
+        e.run_id,
+        store.target(),
+        team.size()
+    );
+    Ok(crate::running::code_of(e.status))
+}
+
+/// Runs a metadata job as one rank of `launch`: every rank lays out its own tree in its own
+/// target (`%r`, `%h` filled in; storlab's directory in it is named by the rank's process, so
+/// ranks sharing a target still have a tree each), all agree that each could, the phases run
+/// together, rank 0 stores one run (entries, errors and workers of all ranks), and every rank
+/// removes its tree unless --keep.
+#[cfg(feature = "mpi")]
+pub fn meta(mut job: MetaJob, a: &MetaArgs, _launch: &Launch) -> Result<u8> {
+    use storlab_meta::layout::Layout;
+    use storlab_session::team::{agree, Team};
+    use storlab_session::LiveRun;
+
+    let team = storlab_dist::mpi_team::MpiTeam::join_for(false).map_err(anyhow::Error::msg)?;
+    let rank0 = team.rank() == 0;
+    job.target = expand(&job.target, team.rank(), team.host());
+    let layout = Layout::prepare(&job);
+    let mut ready = layout.as_ref().map(|_| ()).map_err(|e| e.to_string());
+    let shape = format!("phases {:?}", job.phases);
+    let shapes = team.all_gather(shape.as_bytes());
+    let first = String::from_utf8_lossy(&shapes[0]).into_owned();
+    if ready.is_ok() && shape != first {
+        ready = Err(format!("its job has {shape} where rank 0's has {first}"));
+    }
+    let mut store = None;
+    if rank0 && ready.is_ok() {
+        match crate::results::open_new(&a.record.output.db) {
+            Ok(s) => store = Some(s),
+            Err(e) => ready = Err(e.to_string()),
+        }
+    }
+    agree(&team, ready).map_err(crate::usage)?;
+    let mut layout = layout.map_err(|e| crate::usage(e.to_string()))?;
+    let made = layout.make().map_err(|e| e.to_string());
+    agree(&team, made).map_err(anyhow::Error::msg)?;
+    let command = crate::running::command_line();
+    let status = if rank0 {
+        crate::running::status_line(&a.record.output, a.record.quiet, None)
+    } else {
+        None
+    };
+    let rec = storlab_meta::record::Record {
+        command: &command,
+        tags: &a.record.tags,
+        live: status.as_deref().map(|s| s as &dyn LiveRun),
+    };
+    let ran = storlab_meta::record::run_job_team(&team, store.as_mut(), &mut layout, rec);
+    drop(status);
+    if job.keep {
+        eprintln!(
+            "storlab: rank {} kept its tree in {}",
+            team.rank(),
+            layout.root.display()
+        );
+    } else {
+        layout.remove()?;
+    }
+    let (Some(e), Some(store)) = (ran?, store) else {
+        return Ok(0);
+    };
+    crate::results::print_run(&store, e.run_id, false, &a.record.output)?;
     eprintln!(
         "storlab: stored as run {} in {} ({} ranks)",
         e.run_id,

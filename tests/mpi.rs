@@ -118,6 +118,131 @@ mod with_mpi {
     }
 
     #[test]
+    fn stonewall_ends_the_slow_ranks_phase_when_the_first_rank_is_done() {
+        // MPMD: three ranks write 512 MiB each, the fourth 4 MiB. Without --stonewall the
+        // three would write all of theirs; with it, each stops when the fourth is done.
+        let s = Scratch::new();
+        let data = s.data();
+        for r in 0..4 {
+            std::fs::create_dir_all(data.join(r.to_string())).unwrap();
+        }
+        let target = format!("{}/%r", data.display());
+        let rank = |size: &str| -> Vec<String> {
+            [
+                bin(),
+                "run",
+                "--target",
+                &target,
+                "--phase",
+                "write",
+                "--size",
+                size,
+                "--bs",
+                "1m",
+                "--stonewall",
+                "--keep",
+                "--json",
+            ]
+            .iter()
+            .map(|a| a.to_string())
+            .collect()
+        };
+        let out = Command::new("timeout")
+            .args([
+                "120",
+                "mpirun",
+                "--allow-run-as-root",
+                "--oversubscribe",
+                "-x",
+                "STORLAB_DB",
+                "-x",
+                "TMPDIR",
+            ])
+            .arg("-n")
+            .arg("3")
+            .args(rank("512m"))
+            .arg(":")
+            .arg("-n")
+            .arg("1")
+            .args(rank("4m"))
+            .env("STORLAB_DB", s.db())
+            .env("TMPDIR", s.path())
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "mpirun: {}{}", stdout(&out), stderr(&out));
+        let run: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(run["status"], "ok");
+        let written: Vec<u64> = run["rank_phases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p["result"]["bytes_written"].as_u64().unwrap())
+            .collect();
+        assert_eq!(written.len(), 4);
+        assert_eq!(written[3], 4 << 20, "{written:?}");
+        for w in &written[..3] {
+            assert!(*w < 512 << 20, "a slow rank wrote all its 512 MiB: {written:?}");
+        }
+        // The files hold what the ranks say they wrote, and the run all of it.
+        let on_disk: u64 = (0..4).map(|r| bytes_below(&data.join(r.to_string()))).sum();
+        assert!(
+            on_disk >= written.iter().sum::<u64>(),
+            "{on_disk} on disk, {written:?} written"
+        );
+        assert_eq!(
+            run["phases"][0]["result"]["bytes_written"].as_u64().unwrap(),
+            written.iter().sum::<u64>()
+        );
+    }
+
+    #[test]
+    fn four_ranks_of_storlab_meta_make_exactly_ranks_times_workers_times_files() {
+        let s = Scratch::new();
+        let data = s.data();
+        for r in 0..4 {
+            std::fs::create_dir_all(data.join(r.to_string())).unwrap();
+        }
+        let target = format!("{}/%r", data.display());
+        let out = mpirun(
+            &s,
+            4,
+            &[
+                "meta",
+                "--target",
+                &target,
+                "--threads",
+                "2",
+                "--files-per-thread",
+                "300",
+                "--phase",
+                "create,stat",
+                "--unique-dir",
+                "--keep",
+                "--json",
+            ],
+        );
+        assert!(out.status.success(), "mpirun: {}{}", stdout(&out), stderr(&out));
+        let run: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(s.run_count(), Some(1));
+        for (seq, kind) in [(0, "create"), (1, "stat")] {
+            let p = &run["phases"][seq];
+            assert_eq!(p["kind"], kind);
+            assert_eq!(p["params"]["meta"]["entries"], 4 * 2 * 300, "{p}");
+            assert_eq!(p["params"]["meta"]["workers"], 8);
+            assert_eq!(p["params"]["meta"]["errors"], 0);
+        }
+        // What find counts: each rank's own tree in its own directory, 600 files each.
+        for r in 0..4 {
+            let found = Command::new("find")
+                .arg(data.join(r.to_string()))
+                .args(["-type", "f"])
+                .output()
+                .unwrap();
+            assert_eq!(String::from_utf8_lossy(&found.stdout).lines().count(), 600, "rank {r}");
+        }
+    }
+
+    #[test]
     fn a_rank_whose_target_is_missing_fails_the_run_naming_it_and_no_rank_hangs() {
         let s = Scratch::new();
         let data = s.data();
@@ -162,4 +287,23 @@ fn without_mpi_storlab_under_mpirun_refuses_instead_of_storing_a_run_per_rank() 
     assert!(err.contains("rank 0 of 2") || err.contains("rank 1 of 2"), "{err}");
     assert!(s.nothing_stored());
     assert!(entries(&data).is_empty());
+}
+
+#[test]
+fn stonewall_without_mpirun_is_refused() {
+    let s = Scratch::new();
+    let data = s.data();
+    let out = s.storlab(&[
+        "run",
+        "--target",
+        data.to_str().unwrap(),
+        "--phase",
+        "write",
+        "--size",
+        "1m",
+        "--stonewall",
+    ]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("--stonewall"), "{}", stderr(&out));
+    assert!(s.nothing_stored());
 }

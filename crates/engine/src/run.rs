@@ -151,6 +151,13 @@ impl PhaseControl {
         self.finish.store(true, Ordering::Relaxed);
     }
 
+    /// Makes the control new again for the next phase: a stonewalled run ends each phase with
+    /// [`finish`](Self::finish) and runs the next with the same control.
+    pub fn rearm(&self) {
+        self.finish.store(false, Ordering::Relaxed);
+        self.started_ns.store(0, Ordering::Release);
+    }
+
     /// When the phase's clock (t = 0 of its samples) started, on [`crate::clock::now_ns`]'s
     /// scale; None until the workers have started.
     pub fn started_ns(&self) -> Option<u64> {

@@ -6,9 +6,11 @@
 use std::path::{Path, PathBuf};
 use std::sync::atomic::AtomicBool;
 
+use storlab_model::env::Environment;
 use storlab_model::meta::MetaOp;
 use storlab_model::run::{NewRun, Phase, PhaseName, PhaseParams, RunKind, RunStatus, Tag};
 use storlab_model::study::{Member, NewStudy, Role, StudyParams, SweepParams};
+use storlab_session::team::{run_team_phases, Team};
 use storlab_session::{Executed, IntervalObserver, LiveRun, Phases, RunOptions, SessionError};
 use storlab_store::Store;
 
@@ -26,15 +28,13 @@ pub struct Record<'a> {
     pub live: Option<&'a dyn LiveRun>,
 }
 
-/// Stores a meta run of `phases` on `target` through the session's one run path.
-fn store_run(
-    store: &mut Store,
+/// A meta run's record as it starts, with its environment, and its options.
+fn begin<'a>(
     target: &Path,
     job_name: String,
     job: serde_json::Value,
-    phases: &mut dyn Phases,
-    rec: Record,
-) -> Result<Executed, SessionError> {
+    rec: Record<'a>,
+) -> (Environment, NewRun, RunOptions<'a>) {
     let env = storlab_env::capture(std::slice::from_ref(&target.to_path_buf()));
     let new_run = NewRun {
         kind: RunKind::Meta,
@@ -44,21 +44,35 @@ fn store_run(
         command: rec.command.to_string(),
         tags: rec.tags.to_vec(),
     };
+    let options = RunOptions {
+        kind: RunKind::Meta,
+        tags: rec.tags,
+        allow_devices: &[],
+        keep: true,
+        command: rec.command,
+        control: None,
+        live: rec.live,
+    };
+    (env, new_run, options)
+}
+
+/// Stores a meta run of `phases` on `target` through the session's one run path.
+fn store_run(
+    store: &mut Store,
+    target: &Path,
+    job_name: String,
+    job: serde_json::Value,
+    phases: &mut dyn Phases,
+    rec: Record,
+) -> Result<Executed, SessionError> {
+    let (env, new_run, options) = begin(target, job_name, job, rec);
     storlab_session::run_phases(
         store,
         &new_run,
         &env,
         std::slice::from_ref(&target.to_path_buf()),
         phases,
-        &RunOptions {
-            kind: RunKind::Meta,
-            tags: rec.tags,
-            allow_devices: &[],
-            keep: true,
-            command: rec.command,
-            control: None,
-            live: rec.live,
-        },
+        &options,
     )
 }
 
@@ -99,6 +113,26 @@ impl Phases for MetaPhases<'_> {
 
 /// Runs the prepared and made `layout`'s phases as one stored run.
 pub fn run_job(store: &mut Store, layout: &mut Layout, rec: Record) -> Result<Executed, SessionError> {
+    let (target, name, doc) = job_record(layout);
+    store_run(store, &target, name, doc, &mut MetaPhases { layout }, rec)
+}
+
+/// [`run_job`] on one rank of a run many processes run together (`mpirun storlab meta`):
+/// every rank runs its own layout's phases, rank 0 passes the store and gets the one run back
+/// (`storlab_session::team`).
+pub fn run_job_team(
+    team: &dyn Team,
+    store: Option<&mut Store>,
+    layout: &mut Layout,
+    rec: Record,
+) -> Result<Option<Executed>, SessionError> {
+    let (target, name, doc) = job_record(layout);
+    let (env, new_run, options) = begin(&target, name, doc, rec);
+    run_team_phases(team, store, &new_run, &env, &mut MetaPhases { layout }, &options, None)
+}
+
+/// A meta job's target, name and record.
+fn job_record(layout: &Layout) -> (PathBuf, String, serde_json::Value) {
     let job = layout.job.clone();
     let name = format!(
         "meta {}",
@@ -110,7 +144,7 @@ pub fn run_job(store: &mut Store, layout: &mut Layout, rec: Record) -> Result<Ex
         "tree": job.tree, "shared_dir": job.shared_dir, "file_size": job.file_size, "sync": job.sync,
         "root": layout.root,
     }});
-    store_run(store, &job.target, name, doc, &mut MetaPhases { layout }, rec)
+    (job.target, name, doc)
 }
 
 /// `storlab meta walk`'s request.

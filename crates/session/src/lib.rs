@@ -269,6 +269,13 @@ pub struct Prepared<'a> {
     plan: storlab_workload::Plan,
 }
 
+impl Prepared<'_> {
+    /// How many phases the job runs.
+    pub fn phase_count(&self) -> usize {
+        self.plan.phases.len()
+    }
+}
+
 /// Checks and resolves a job: every refusal comes here, before a database is opened or a byte
 /// is written.
 pub fn prepare<'a>(job: &'a Job, allow_devices: &[PathBuf]) -> Result<Prepared<'a>, SessionError> {
@@ -311,6 +318,7 @@ pub fn run_prepared_team(
     store: Option<&mut Store>,
     prepared: Prepared,
     o: &RunOptions,
+    stonewall: bool,
 ) -> Result<Option<Executed>, SessionError> {
     let Prepared { job, plan } = prepared;
     let (_, env, new_run) = run_setup(job, &plan, o);
@@ -319,12 +327,21 @@ pub fn run_prepared_team(
         keep: o.keep,
     };
     let fresh = PhaseControl::new();
+    let control = o.control.unwrap_or(&fresh);
     let mut phases = PlanPhases {
         plan: &plan,
-        control: o.control.unwrap_or(&fresh),
+        control,
         memory_bytes: env.memory_bytes,
     };
-    team::run_team_phases(team, store, &new_run, &env, &mut phases, o)
+    team::run_team_phases(
+        team,
+        store,
+        &new_run,
+        &env,
+        &mut phases,
+        o,
+        stonewall.then_some(control),
+    )
 }
 
 /// A run's targets, environment and record as it starts.

@@ -10,6 +10,7 @@ use std::sync::atomic::Ordering;
 
 use serde::{Deserialize, Serialize};
 use storlab_engine::ranks::{merge_ranks, RankPart};
+use storlab_engine::PhaseControl;
 use storlab_model::env::Environment;
 use storlab_model::result::PhaseResult;
 use storlab_model::run::{NewRun, Phase, PhaseName, PhaseParams, RankPhaseRow, RankRow, RunEventKind, RunStatus};
@@ -31,6 +32,14 @@ pub trait Team {
     fn gather(&self, mine: &[u8]) -> Option<Vec<Vec<u8>>>;
     /// Every rank's bytes, by rank, on every rank. Every rank must call it.
     fn all_gather(&self, mine: &[u8]) -> Vec<Vec<u8>>;
+    /// Runs `phase` while watching for another rank to finish its part first (stonewalling):
+    /// `finish` is called, from another thread, when one did. When `phase` returns, the others
+    /// are told this rank finished, and this returns once every rank has. Every rank must call
+    /// it for the same phase.
+    fn stonewalled(&self, finish: &(dyn Fn() + Sync), phase: &mut dyn FnMut()) {
+        let _ = finish;
+        phase();
+    }
 }
 
 /// How one rank stands at a point where all ranks meet.
@@ -115,6 +124,9 @@ fn rank_failed(rank: u32, host: &str, why: &str) -> String {
 /// each phase all ranks meet (a barrier that also carries each rank's standing), so a rank
 /// that failed ends the run on every rank with its rank, host and reason, and no rank waits for
 /// it; the phases finished before are stored.
+///
+/// With `stonewall` (the control the phases end early by), every rank's phase ends when the
+/// first rank's part is done ([`Team::stonewalled`]).
 pub fn run_team_phases(
     team: &dyn Team,
     mut store: Option<&mut Store>,
@@ -122,6 +134,7 @@ pub fn run_team_phases(
     env: &Environment,
     phases: &mut dyn Phases,
     o: &RunOptions,
+    stonewall: Option<&PhaseControl>,
 ) -> Result<Option<Executed>, SessionError> {
     let stop = stop_flag();
     // Rank 0 begins the run; the others learn whether it could.
@@ -201,7 +214,17 @@ pub fn run_team_phases(
             .live
             .filter(|_| team.rank() == 0)
             .map(|l| l as &dyn crate::IntervalObserver);
-        let ran = phases.run(seq, stop, observer);
+        let mut ran = None;
+        match stonewall {
+            Some(control) => {
+                control.rearm();
+                team.stonewalled(&|| control.finish(), &mut || {
+                    ran = Some(phases.run(seq, stop, observer))
+                });
+            }
+            None => ran = Some(phases.run(seq, stop, observer)),
+        }
+        let ran = ran.unwrap_or_else(|| Err("the team never ran the phase".into()));
         let end = wall() - team.clock_offset();
         let (part, standing) = match ran {
             Ok(p) => {
@@ -344,14 +367,15 @@ fn merged_phase(seq: usize, kind: PhaseName, rows: &[(u32, String, Part)]) -> Op
             PhaseParams::Meta(m) => Some(m),
             _ => None,
         });
-        let (mut entries, mut errors, mut first) = (0, 0, Vec::new());
+        let (mut entries, mut errors, mut workers, mut first) = (0, 0, 0, Vec::new());
         for x in metas {
             entries += x.entries;
             errors += x.errors;
+            workers += x.workers;
             first.extend(x.first_errors.iter().cloned());
         }
         first.truncate(storlab_model::meta::NAMED_ERRORS);
-        m.workers *= rows.len() as u32;
+        m.workers = workers;
         (m.entries, m.errors, m.first_errors) = (entries, errors, first);
     }
     Some(Phase {
