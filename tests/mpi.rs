@@ -196,6 +196,76 @@ mod with_mpi {
     }
 
     #[test]
+    fn the_ranks_start_a_phase_together_after_one_rank_lays_out_a_large_file() {
+        // MPMD: a read phase whose files storlab lays out first; rank 3's is 768 MiB, the
+        // others' 4 MiB. The ranks meet after the layout, so rank 3's long layout does not
+        // delay its measured start against the others'.
+        let s = Scratch::new();
+        let data = s.data();
+        for r in 0..4 {
+            std::fs::create_dir_all(data.join(r.to_string())).unwrap();
+        }
+        let target = format!("{}/%r", data.display());
+        let rank = |size: &str| -> Vec<String> {
+            [
+                bin(),
+                "run",
+                "--target",
+                &target,
+                "--phase",
+                "read",
+                "--size",
+                size,
+                "--bs",
+                "1m",
+                "--json",
+            ]
+            .iter()
+            .map(|a| a.to_string())
+            .collect()
+        };
+        let out = Command::new("timeout")
+            .args([
+                "120",
+                "mpirun",
+                "--allow-run-as-root",
+                "--oversubscribe",
+                "-x",
+                "STORLAB_DB",
+                "-x",
+                "TMPDIR",
+            ])
+            .arg("-n")
+            .arg("3")
+            .args(rank("4m"))
+            .arg(":")
+            .arg("-n")
+            .arg("1")
+            .args(rank("768m"))
+            .env("STORLAB_DB", s.db())
+            .env("TMPDIR", s.path())
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "mpirun: {}{}", stdout(&out), stderr(&out));
+        let run: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let parts = run["rank_phases"].as_array().unwrap();
+        assert_eq!(parts.len(), 4);
+        let field = |p: &serde_json::Value, k: &str| p[k].as_f64().unwrap();
+        let layout = parts[3]["result"]["layout_seconds"].as_f64().unwrap();
+        assert!(
+            layout > 0.1,
+            "laying out 768 MiB took only {layout} s: nothing to measure"
+        );
+        let starts: Vec<f64> = parts.iter().map(|p| field(p, "start_seconds")).collect();
+        let spread = starts.iter().cloned().fold(f64::MIN, f64::max) - starts.iter().cloned().fold(f64::MAX, f64::min);
+        assert!(
+            spread < layout / 4.0,
+            "the ranks started {spread} s apart after a layout of {layout} s: {starts:?}"
+        );
+        assert_eq!(parts[3]["result"]["bytes_read"].as_u64(), Some(768 << 20));
+    }
+
+    #[test]
     fn four_ranks_of_storlab_meta_make_exactly_ranks_times_workers_times_files() {
         let s = Scratch::new();
         let data = s.data();

@@ -197,11 +197,7 @@ pub fn run_phase_observed(
     observer: Option<&dyn IntervalObserver>,
 ) -> Result<PhaseResult, EngineError> {
     crate::clock::init();
-    let layout_seconds = if plan.settings.engine != BackendKind::Null && plan.kind != PhaseKind::Write {
-        lay_out(plan, stop)?
-    } else {
-        0.0
-    };
+    let layout_seconds = lay_out_phase(plan, stop)?;
     if stop.load(Ordering::Relaxed) {
         // Stopped while laying out: nothing was measured.
         let mut r = merge(plan, Vec::new(), Vec::new(), layout_seconds);
@@ -584,6 +580,18 @@ fn open_worker_file(plan: &PhasePlan, path: &Path, owned: bool, needed: u64) -> 
 /// Writes the files a phase reads (or rewrites) when they are missing or short, outside the
 /// phase's timing, as fio does; then flushes them and drops them from the page cache so that
 /// the phase reads from the device. Returns the seconds it took.
+/// Lays out the files phase `plan` reads or overwrites (written whole, synced, dropped from the
+/// page cache), unless they are there already: what [`run_phase`] does first, outside the
+/// phase's timing. Ranks of an MPI run call it before their barrier, so that the phase starts
+/// together on all of them. Returns the seconds spent (0 when nothing was laid out).
+pub fn lay_out_phase(plan: &PhasePlan, stop: &AtomicBool) -> Result<f64, EngineError> {
+    if plan.settings.engine != BackendKind::Null && plan.kind != PhaseKind::Write {
+        lay_out(plan, stop)
+    } else {
+        Ok(0.0)
+    }
+}
+
 fn lay_out(plan: &PhasePlan, stop: &AtomicBool) -> Result<f64, EngineError> {
     let t = std::time::Instant::now();
     let mut need: BTreeMap<&Path, (u64, bool)> = BTreeMap::new();

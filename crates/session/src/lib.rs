@@ -306,6 +306,7 @@ pub fn run_prepared(store: &mut Store, prepared: Prepared, o: &RunOptions) -> Re
         plan: &plan,
         control: o.control.unwrap_or(&fresh),
         memory_bytes: env.memory_bytes,
+        laid_out: None,
     };
     run_phases(store, &new_run, &env, &targets, &mut phases, o)
 }
@@ -332,6 +333,7 @@ pub fn run_prepared_team(
         plan: &plan,
         control,
         memory_bytes: env.memory_bytes,
+        laid_out: None,
     };
     team::run_team_phases(
         team,
@@ -371,6 +373,13 @@ pub trait Phases {
     /// Phase `seq`'s (from 0) name, and for live views its length: seconds for a time-based
     /// phase, else bytes when known; and whether it reports interval samples.
     fn describe(&self, seq: usize) -> (PhaseName, Option<f64>, Option<u64>, bool);
+    /// Readies phase `seq` outside its timing (lays out the files it reads): called by a team
+    /// before the ranks meet, so that they start the phase itself together. A phase that needs
+    /// nothing readied keeps the default.
+    fn prepare(&mut self, seq: usize, stop: &AtomicBool) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+        let _ = (seq, stop);
+        Ok(())
+    }
     /// Runs phase `seq`; the phase to store (its result says when Ctrl-C ended it), or why it
     /// failed.
     fn run(
@@ -386,6 +395,8 @@ struct PlanPhases<'a> {
     plan: &'a storlab_workload::Plan,
     control: &'a PhaseControl,
     memory_bytes: u64,
+    /// The phase `prepare` laid out, and the seconds it took.
+    laid_out: Option<(usize, f64)>,
 }
 
 impl Phases for PlanPhases<'_> {
@@ -404,6 +415,12 @@ impl Phases for PlanPhases<'_> {
         )
     }
 
+    fn prepare(&mut self, seq: usize, stop: &AtomicBool) -> Result<(), Box<dyn std::error::Error + Send + Sync>> {
+        let secs = storlab_engine::lay_out_phase(&self.plan.phases[seq], stop)?;
+        self.laid_out = Some((seq, secs));
+        Ok(())
+    }
+
     fn run(
         &mut self,
         seq: usize,
@@ -411,7 +428,13 @@ impl Phases for PlanPhases<'_> {
         observer: Option<&dyn IntervalObserver>,
     ) -> Result<Phase, Box<dyn std::error::Error + Send + Sync>> {
         let phase = &self.plan.phases[seq];
-        let result = run_phase_observed(phase, stop, self.control, observer)?;
+        let mut result = run_phase_observed(phase, stop, self.control, observer)?;
+        // Laid out by `prepare`, the engine found the files there: the layout's time is that.
+        if let Some((laid, secs)) = self.laid_out.take() {
+            if laid == seq {
+                result.layout_seconds += secs;
+            }
+        }
         Ok(Phase {
             seq: seq as u32,
             kind: PhaseName::Kind(phase.kind),

@@ -186,10 +186,19 @@ pub fn run_team_phases(
     let mut detail = None;
     let mut failure = None;
     for seq in 0..phases.count() {
-        let here = match (&trouble, stop.load(Ordering::Relaxed)) {
-            (Some(t), _) => Standing::Failed(t.clone()),
-            (None, true) => Standing::Interrupted,
-            (None, false) => Standing::Ok,
+        // Each rank readies the phase (lays out its files) before the ranks meet: the meeting
+        // is the barrier, and the phase's timed part starts right after it on every rank.
+        let readied = match (&trouble, stop.load(Ordering::Relaxed)) {
+            (None, false) => phases
+                .prepare(seq, stop)
+                .map_err(|e| format!("phase {} could not be readied: {e}", seq + 1)),
+            _ => Ok(()),
+        };
+        let here = match (&trouble, readied, stop.load(Ordering::Relaxed)) {
+            (Some(t), _, _) => Standing::Failed(t.clone()),
+            (None, Err(why), _) => Standing::Failed(why),
+            (None, Ok(()), true) => Standing::Interrupted,
+            (None, Ok(()), false) => Standing::Ok,
         };
         match meet(team, &here) {
             (Standing::Ok, _) => {}
