@@ -233,34 +233,18 @@ pub fn iozone(args: Vec<String>) -> Result<u8> {
     }
     // Every cell is checked before anything is written.
     let jobs = a.jobs()?;
+    if let Some(launch) = storlab_dist::launched().filter(|l| l.size > 1) {
+        return crate::ranks::iozone(&a, jobs, &launch);
+    }
     let opts = storlab_session::resolve_options(&[]);
     for (_, j) in &jobs {
         resolve(j, &opts)?;
     }
     let cells: Vec<IozoneCell> = jobs.iter().map(|(c, _)| *c).collect();
-    let out = OutputArgs {
-        db: DbArgs { db: a.db.clone() },
-        json: a.json,
-        csv: false,
-    };
+    let out = iozone_output(&a);
     let mut store = open_new(&out.db)?;
-    let params = IozoneParams {
-        command: a.command_line.clone(),
-        note: a.cache_rule(&cells, storlab_env::memory_bytes()),
-    };
-    let points: Vec<(Role, Job)> = jobs
-        .into_iter()
-        .map(|(c, j)| {
-            (
-                Role::Cell {
-                    workers: c.workers,
-                    file_bytes: c.file,
-                    record_bytes: c.record,
-                },
-                j,
-            )
-        })
-        .collect();
+    let params = iozone_params(&a, &cells);
+    let points: Vec<(Role, Job)> = jobs.into_iter().map(|(c, j)| (iozone_role(c), j)).collect();
     let n = points.len();
     let status = status_line(&out, a.quiet, (n > 1).then(|| format!("IOzone, {n} cells")));
     let opts = RunOptions {
@@ -279,25 +263,60 @@ pub fn iozone(args: Vec<String>) -> Result<u8> {
     };
     // One cell is one run; several are a study (IOzone's matrix, or a range of workers).
     let (study, done) = if points.len() > 1 {
-        let kind = if a.auto {
-            StudyParams::IozoneAuto(params.clone())
-        } else {
-            StudyParams::IozoneWorkers(params.clone())
-        };
-        let (id, done) = run_study(&mut store, kind, &points, &opts, announce)?;
+        let (id, done) = run_study(&mut store, iozone_study(&a, &params), &points, &opts, announce)?;
         (Some(id), done)
     } else {
         (None, storlab_session::run_points(&mut store, &points, &opts, announce)?)
     };
     drop(status);
     crate::results::print_iozone(&store, &a, study, &done, params.note.as_deref())?;
-    Ok(if done.aborted {
+    Ok(iozone_exit(&done))
+}
+
+/// Where `storlab iozone` stores and how it prints.
+pub(crate) fn iozone_output(a: &IozoneArgs) -> OutputArgs {
+    OutputArgs {
+        db: DbArgs { db: a.db.clone() },
+        json: a.json,
+        csv: false,
+    }
+}
+
+/// The IOzone command line and its cache note, kept with the study.
+pub(crate) fn iozone_params(a: &IozoneArgs, cells: &[IozoneCell]) -> IozoneParams {
+    IozoneParams {
+        command: a.command_line.clone(),
+        note: a.cache_rule(cells, storlab_env::memory_bytes()),
+    }
+}
+
+/// A cell's part in the study.
+pub(crate) fn iozone_role(c: IozoneCell) -> Role {
+    Role::Cell {
+        workers: c.workers,
+        file_bytes: c.file,
+        record_bytes: c.record,
+    }
+}
+
+/// The study several cells make: IOzone's matrix (-a) or a range of workers (-l/-u).
+pub(crate) fn iozone_study(a: &IozoneArgs, params: &IozoneParams) -> StudyParams {
+    if a.auto {
+        StudyParams::IozoneAuto(params.clone())
+    } else {
+        StudyParams::IozoneWorkers(params.clone())
+    }
+}
+
+/// The exit code of the cells that ran.
+pub(crate) fn iozone_exit(done: &storlab_session::Points) -> u8 {
+    if done.aborted {
         exit::ABORTED
     } else if done.not_ok {
         1
     } else {
         0
-    })
+    }
 }
 
 fn duration(flag: &str, v: &str) -> Result<Duration> {

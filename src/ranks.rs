@@ -5,6 +5,7 @@
 use anyhow::Result;
 use storlab_dist::Launch;
 use storlab_model::run::RunKind;
+use storlab_workload::iozone::{IozoneArgs, IozoneCell};
 use storlab_workload::Job;
 
 use storlab_meta::job::MetaJob;
@@ -20,6 +21,12 @@ pub fn execute(_job: &Job, _kind: RunKind, _a: &JobArgs, _out: &OutputArgs, laun
 /// Runs a metadata job as one rank of `launch`.
 #[cfg(not(feature = "mpi"))]
 pub fn meta(_job: MetaJob, _a: &MetaArgs, launch: &Launch) -> Result<u8> {
+    Err(refusal(launch))
+}
+
+/// Runs IOzone's cells as one rank of `launch`.
+#[cfg(not(feature = "mpi"))]
+pub fn iozone(_a: &IozoneArgs, _jobs: Vec<(IozoneCell, Job)>, launch: &Launch) -> Result<u8> {
     Err(refusal(launch))
 }
 
@@ -190,4 +197,102 @@ pub fn meta(mut job: MetaJob, a: &MetaArgs, _launch: &Launch) -> Result<u8> {
         team.size()
     );
     Ok(crate::running::code_of(e.status))
+}
+
+/// Runs IOzone's cells as one rank of `launch` (`mpirun storlab iozone -t 4 -F /mnt/%r/f1 …`):
+/// every rank prepares every cell on its own files (`%r`, `%h` filled in), all agree that each
+/// could and on the number of cells and phases, and each cell is one run of all ranks (the
+/// throughput IOzone's children report, here of all ranks' workers over the common interval);
+/// several cells are a study, stored by rank 0, which prints IOzone's report.
+#[cfg(feature = "mpi")]
+pub fn iozone(a: &IozoneArgs, jobs: Vec<(IozoneCell, Job)>, _launch: &Launch) -> Result<u8> {
+    use storlab_session::team::{agree, Team};
+    use storlab_session::{LiveRun, RunOptions};
+
+    let team = storlab_dist::mpi_team::MpiTeam::join_for(false).map_err(anyhow::Error::msg)?;
+    let rank0 = team.rank() == 0;
+    let cells: Vec<IozoneCell> = jobs.iter().map(|(c, _)| *c).collect();
+    let jobs: Vec<(IozoneCell, Job)> = jobs
+        .into_iter()
+        .map(|(c, mut job)| {
+            job.targets = job
+                .targets
+                .iter()
+                .map(|t| expand(t, team.rank(), team.host()))
+                .collect();
+            (c, job)
+        })
+        .collect();
+    let prepared: Result<Vec<_>, String> = jobs
+        .iter()
+        .map(|(c, job)| {
+            storlab_session::prepare(job, &[])
+                // A cell's workers are every rank's: its figures are theirs together.
+                .map(|p| {
+                    let all = IozoneCell {
+                        workers: c.workers * team.size(),
+                        ..*c
+                    };
+                    (crate::commands::iozone_role(all), p)
+                })
+                .map_err(|e| e.to_string())
+        })
+        .collect();
+    let mut ready = prepared.as_ref().map(|_| ()).map_err(String::clone);
+    let shape = match &prepared {
+        Ok(points) => {
+            let phases: Vec<usize> = points.iter().map(|(_, p)| p.phase_count()).collect();
+            format!("{} cell(s) of {phases:?} phases", points.len())
+        }
+        Err(_) => String::new(),
+    };
+    let shapes = team.all_gather(shape.as_bytes());
+    let first = String::from_utf8_lossy(&shapes[0]).into_owned();
+    if ready.is_ok() && shape != first {
+        ready = Err(format!("its IOzone run has {shape} where rank 0's has {first}"));
+    }
+    let out = crate::commands::iozone_output(a);
+    let mut store = None;
+    if rank0 && ready.is_ok() {
+        match crate::results::open_new(&out.db) {
+            Ok(s) => store = Some(s),
+            Err(e) => ready = Err(e.to_string()),
+        }
+    }
+    agree(&team, ready).map_err(crate::usage)?;
+    let points = prepared.map_err(anyhow::Error::msg)?;
+    let n = points.len();
+    let status = if rank0 {
+        crate::running::status_line(&out, a.quiet, (n > 1).then(|| format!("IOzone, {n} cells")))
+    } else {
+        None
+    };
+    let opts = RunOptions {
+        kind: RunKind::Iozone,
+        tags: &a.tags,
+        allow_devices: &[],
+        keep: a.keep,
+        command: &a.command_line,
+        control: None,
+        live: status.as_deref().map(|s| s as &dyn LiveRun),
+    };
+    let announce = |i: usize, role: &storlab_model::study::Role| {
+        if let (Some(s), true) = (&status, n > 1) {
+            s.study_progress(i, n, &role.to_string());
+        }
+    };
+    let params = crate::commands::iozone_params(a, &cells);
+    let ran = if n > 1 {
+        let kind = crate::commands::iozone_study(a, &params);
+        storlab_session::run_study_team(&team, store.as_mut(), kind, points, &opts, announce)?
+            .map(|(id, done)| (Some(id), done))
+    } else {
+        storlab_session::run_points_team(&team, store.as_mut(), points, &opts, announce)?.map(|done| (None, done))
+    };
+    drop(status);
+    let (Some((study, done)), Some(store)) = (ran, store) else {
+        return Ok(0);
+    };
+    crate::results::print_iozone(&store, a, study, &done, params.note.as_deref())?;
+    Ok(crate::commands::iozone_exit(&done))
 }

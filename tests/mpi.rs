@@ -100,6 +100,55 @@ mod with_mpi {
         }
         assert_eq!(run["phases"][0]["result"]["latency"]["count"], 4 * 16);
         assert_eq!(run["phases"][0]["result"]["workers"].as_array().unwrap().len(), 4);
+        shown_with_its_ranks(s, &run);
+    }
+
+    /// `results show` lists each rank's part of each phase, the slowest and fastest marked, and
+    /// the host; the HTML report (loaded in Chromium) draws each phase's throughput per host.
+    fn shown_with_its_ranks(s: &Scratch, run: &serde_json::Value) {
+        let id = run["id"].as_i64().unwrap().to_string();
+        let host = run["ranks"][0]["host"].as_str().unwrap().to_string();
+        let out = s.storlab(&["results", "show", &id]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let text = stdout(&out);
+        let rank_lines: Vec<&str> = text
+            .lines()
+            .filter(|l| (l.starts_with("1 write") || l.starts_with("2 read")) && l.contains(&host))
+            .collect();
+        assert_eq!(rank_lines.len(), 8, "a line per rank and phase:\n{text}");
+        for phase in ["1 write", "2 read"] {
+            let marks = |m: &str| {
+                rank_lines
+                    .iter()
+                    .filter(|l| l.starts_with(phase) && l.trim_end().ends_with(m))
+                    .count()
+            };
+            assert_eq!((marks("slowest"), marks("fastest")), (1, 1), "{phase}:\n{text}");
+        }
+        assert!(text.contains("clock offset to rank 0"), "no hosts table:\n{text}");
+        // The exports carry a table of ranks: every rank's part, its bytes those of the run.
+        let export = s.storlab(&["results", "export", &id, "--format", "json"]);
+        let export: serde_json::Value = serde_json::from_slice(&export.stdout).unwrap();
+        let rows = export["ranks"].as_array().unwrap();
+        assert_eq!(rows.len(), 8);
+        let written: u64 = rows.iter().map(|r| r["bytes written"].as_u64().unwrap()).sum();
+        assert_eq!(written, run["phases"][0]["result"]["bytes_written"].as_u64().unwrap());
+        let page = s.path().join("ranks.html");
+        let out = s.storlab(&["report", &id, "-o", page.to_str().unwrap()]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let loaded = chromium(&page, &s.path().join("chromium"), None);
+        assert!(loaded.console.is_empty(), "console: {:?}", loaded.console);
+        let charts = charts(&loaded.dom);
+        for key in ["write MiB/s per host", "read MiB/s per host", "write IOPS per host"] {
+            let ymax = charts.iter().find(|(k, _)| k == key).map(|c| c.1);
+            assert!(ymax.is_some_and(|y| y > 0.0), "no chart {key} in {charts:?}");
+        }
+        // One host here: its line is all ranks' (on several hosts "all ranks" is drawn too).
+        assert!(loaded.dom.contains(&format!(">{host}<")), "no line for {host}");
+        assert!(
+            text.contains("4 MPI ranks on 1 host, rank 0's job: 1 worker(s)"),
+            "{text}"
+        );
     }
 
     #[test]
@@ -266,6 +315,86 @@ mod with_mpi {
     }
 
     #[test]
+    fn storlab_iozone_throughput_mode_on_four_ranks_is_one_run_of_all_their_workers() {
+        // IOzone's -t 2 on each of 4 ranks: 8 workers of one run, each rank's two files its own.
+        let s = Scratch::new();
+        let data = s.data();
+        for r in 0..4 {
+            std::fs::create_dir_all(data.join(r.to_string())).unwrap();
+        }
+        let file = |n: &str| format!("{}/%r/{n}", data.display());
+        let (a, b) = (file("a"), file("b"));
+        let out = mpirun(
+            &s,
+            4,
+            &[
+                "iozone", "-i", "0", "-i", "1", "-s", "4m", "-r", "1m", "-t", "2", "-F", &a, &b, "--json",
+            ],
+        );
+        assert!(out.status.success(), "mpirun: {}{}", stdout(&out), stderr(&out));
+        assert_eq!(s.run_count(), Some(1), "one run stored, not one per rank");
+        let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        let cell = &doc["cells"][0];
+        assert_eq!(cell["workers"], 8, "{cell}");
+        let id = cell["run_id"].as_i64().unwrap().to_string();
+        let run = s.json(&["results", "show", &id]);
+        // IOzone's write and rewrite, read and reread: each phase is every rank's.
+        for p in run["phases"].as_array().unwrap() {
+            assert_eq!(p["result"]["workers"].as_array().unwrap().len(), 8, "{}", p["kind"]);
+            let moved = p["result"]["bytes_read"].as_u64().unwrap() + p["result"]["bytes_written"].as_u64().unwrap();
+            assert_eq!(moved, 8 * (4 << 20), "{}", p["kind"]);
+        }
+        let parts = run["rank_phases"].as_array().unwrap();
+        assert_eq!(parts.len(), 4 * run["phases"].as_array().unwrap().len());
+        // IOzone removes its files at the end (no -w), on every rank.
+        for r in 0..4 {
+            assert!(entries(&data.join(r.to_string())).is_empty(), "rank {r} left files");
+        }
+        // The text report counts every rank's processes.
+        let out = mpirun(
+            &s,
+            4,
+            &["iozone", "-i", "0", "-s", "4m", "-r", "1m", "-t", "2", "-F", &a, &b],
+        );
+        assert!(out.status.success(), "mpirun: {}{}", stdout(&out), stderr(&out));
+        assert!(
+            stdout(&out).contains("Throughput test with 8 processes"),
+            "{}",
+            stdout(&out)
+        );
+    }
+
+    #[test]
+    fn storlab_iozone_auto_mode_on_four_ranks_is_a_study_of_one_run_per_cell() {
+        let s = Scratch::new();
+        let data = s.data();
+        for r in 0..4 {
+            std::fs::create_dir_all(data.join(r.to_string())).unwrap();
+        }
+        let f = format!("{}/%r/f", data.display());
+        let out = mpirun(
+            &s,
+            4,
+            &[
+                "iozone", "-a", "-i", "0", "-n", "4m", "-g", "4m", "-y", "1m", "-q", "2m", "-f", &f, "--json",
+            ],
+        );
+        assert!(out.status.success(), "mpirun: {}{}", stdout(&out), stderr(&out));
+        let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert!(doc["study"].as_i64().is_some(), "{doc}");
+        let cells = doc["cells"].as_array().unwrap();
+        let records: Vec<u64> = cells.iter().map(|c| c["record_bytes"].as_u64().unwrap()).collect();
+        assert_eq!(records, [1 << 20, 2 << 20]);
+        assert_eq!(s.run_count(), Some(2), "one run per cell, not per rank");
+        for c in cells {
+            assert_eq!(c["workers"], 4);
+            let run = s.json(&["results", "show", &c["run_id"].as_i64().unwrap().to_string()]);
+            assert_eq!(run["ranks"].as_array().unwrap().len(), 4);
+            assert_eq!(run["phases"][0]["result"]["bytes_written"], 4 * (4 << 20));
+        }
+    }
+
+    #[test]
     fn four_ranks_of_storlab_meta_make_exactly_ranks_times_workers_times_files() {
         let s = Scratch::new();
         let data = s.data();
@@ -357,6 +486,18 @@ fn without_mpi_storlab_under_mpirun_refuses_instead_of_storing_a_run_per_rank() 
     assert!(err.contains("rank 0 of 2") || err.contains("rank 1 of 2"), "{err}");
     assert!(s.nothing_stored());
     assert!(entries(&data).is_empty());
+    // storlab meta and storlab iozone alike.
+    let f = data.join("f");
+    for args in [
+        vec!["meta", "--target", data.to_str().unwrap(), "--files-per-thread", "10"],
+        vec!["iozone", "-i", "0", "-s", "1m", "-f", f.to_str().unwrap()],
+    ] {
+        let out = mpirun(&s, 2, &args);
+        assert!(!out.status.success(), "{args:?}");
+        assert!(stderr(&out).contains("built without MPI"), "{args:?}: {}", stderr(&out));
+        assert!(s.nothing_stored());
+        assert!(entries(&data).is_empty());
+    }
 }
 
 #[test]

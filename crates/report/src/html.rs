@@ -131,6 +131,12 @@ impl Scales {
                     let e = shared.entry(format!("{} {metric}", p.kind)).or_insert(0.0);
                     *e = e.max(v);
                 }
+                for h in crate::ranks::per_host_over_time(&sec.run.rank_phases, p.seq) {
+                    for (metric, v) in [("MiB/s", max_y(&h.mibs)), ("IOPS", max_y(&h.iops))] {
+                        let e = shared.entry(format!("{} {metric} per host", p.kind)).or_insert(0.0);
+                        *e = e.max(v);
+                    }
+                }
             }
         }
         Scales { shared, free }
@@ -358,6 +364,49 @@ fn phase_charts(r: &RunDetail, p: &Phase, s: &PhaseSeries, scales: &Scales) -> (
     (html, thinned)
 }
 
+/// A phase many MPI ranks ran: its throughput and IOPS over time, all ranks together and a line
+/// per host, on the phase's common clock (rank 0's); and whether a series had to be thinned.
+fn host_charts(p: &Phase, hosts: &[crate::ranks::HostSeries], scales: &Scales) -> (String, bool) {
+    let lines = |pick: &dyn Fn(&crate::ranks::HostSeries) -> Points| -> Vec<Series> {
+        hosts
+            .iter()
+            .enumerate()
+            .map(|(i, h)| Series {
+                name: h.host.clone(),
+                color: COLORS[i % COLORS.len()],
+                points: pick(h),
+            })
+            .collect()
+    };
+    let own =
+        |pick: &dyn Fn(&crate::ranks::HostSeries) -> &Points| hosts.iter().map(|h| max_y(pick(h))).fold(0.0, f64::max);
+    let charts = [
+        line_chart(
+            &format!("{} — throughput per host", p.kind),
+            &format!("{} MiB/s per host", p.kind),
+            "MiB/s",
+            "seconds (rank 0's clock)",
+            &lines(&|h| h.mibs.clone()),
+            scales.top(&format!("{} MiB/s per host", p.kind), own(&|h| &h.mibs)),
+        ),
+        line_chart(
+            &format!("{} — IOPS per host", p.kind),
+            &format!("{} IOPS per host", p.kind),
+            "IOPS",
+            "seconds (rank 0's clock)",
+            &lines(&|h| h.iops.clone()),
+            scales.top(&format!("{} IOPS per host", p.kind), own(&|h| &h.iops)),
+        ),
+    ];
+    let thinned = charts.iter().any(|c| c.1);
+    let mut html = format!(
+        "<div class=\"charts\">{}</div>",
+        charts.iter().map(|c| c.0.as_str()).collect::<String>()
+    );
+    html += "<p class=\"meta\">each rank's interval samples placed on rank 0's clock (its clock offset measured at start) and summed per host over common intervals; the phase's figures above are all ranks' bytes over the common interval.</p>";
+    (html, thinned)
+}
+
 /// A run's section: heading, environment, summary, extra tables, each phase's plots; and
 /// whether a series was thinned.
 fn run_section(sec: &RunSection, series: &[PhaseSeries], scales: &Scales) -> (String, bool) {
@@ -367,13 +416,25 @@ fn run_section(sec: &RunSection, series: &[PhaseSeries], scales: &Scales) -> (St
     if !r.phases.is_empty() {
         body += &crate::runs::summary(r).to_html();
     }
-    for t in &sec.extra {
+    let rank_tables = [crate::ranks::ranks_table(r), crate::ranks::hosts_table(r)];
+    for t in sec.extra.iter().chain(rank_tables.iter().flatten()) {
         let _ = write!(body, "<h3>{}</h3>", esc(&t.name));
         body += &t.to_html();
     }
     let mut thinned = false;
     for (p, s) in r.phases.iter().zip(series) {
         let _ = write!(body, "<h3>phase {} · {}</h3>", p.seq + 1, esc(p.kind.as_str()));
+        let mut hosts = crate::ranks::per_host_over_time(&r.rank_phases, p.seq);
+        if hosts.len() == 2 {
+            // One host: its line is all ranks' line.
+            hosts.remove(0);
+        }
+        if !hosts.is_empty() {
+            let (charts, t) = host_charts(p, &hosts, scales);
+            body += &charts;
+            thinned |= t;
+            continue;
+        }
         if p.result.samples.is_empty() {
             body += "<p class=\"meta\">no interval samples stored for this phase (imported results carry none)</p>";
             continue;

@@ -1,6 +1,6 @@
 //! The tables of stored runs, built once: the summary a person reads (the terminal after `storlab
 //! run` and `storlab results show`, and the HTML report), the targets the run ran on, and the
-//! data tables every export holds (phases, interval samples, environment).
+//! data tables every export holds (phases, interval samples, environment; an MPI run's ranks).
 
 use storlab_model::run::{Phase, PhaseParams, Run, RunDetail, RunEventKind};
 use storlab_units::{latency, thousands, Size};
@@ -132,6 +132,21 @@ pub fn targets(run: &RunDetail) -> Table {
     t
 }
 
+/// "4 MPI ranks on 2 hosts, rank 0's job: " before the job's line of a run many ranks ran (rank
+/// 0's targets and workers are what the run's own rows show; each rank's are in its part).
+fn ranks_prefix(run: &RunDetail) -> String {
+    if run.ranks.is_empty() {
+        return String::new();
+    }
+    let hosts: std::collections::BTreeSet<&str> = run.ranks.iter().map(|r| r.host.as_str()).collect();
+    format!(
+        "{} MPI ranks on {} host{}, rank 0's job: ",
+        run.ranks.len(),
+        hosts.len(),
+        if hosts.len() == 1 { "" } else { "s" }
+    )
+}
+
 /// A run for the terminal: a heading, the targets, the workload in a line, the summary, and
 /// what went wrong (cache flattery, bad blocks named, an interruption, a failure).
 pub fn render(run: &RunDetail) -> String {
@@ -158,7 +173,8 @@ pub fn render(run: &RunDetail) -> String {
         );
     } else if let Some(plan) = run.phases.first().and_then(Phase::plan) {
         s += &format!(
-            "{} worker(s) · file set {} · engine {} · iodepth {} · {}{}\n",
+            "{}{} worker(s) · file set {} · engine {} · iodepth {} · {}{}\n",
+            ranks_prefix(run),
             plan.workers.len(),
             Size(plan.workers.iter().map(|w| w.len).sum()).human(),
             plan.settings.engine.name(),
@@ -182,7 +198,8 @@ pub fn render(run: &RunDetail) -> String {
         );
     } else if let Some(PhaseParams::Meta(m)) = run.phases.first().map(|p| &p.params) {
         s += &format!(
-            "{} worker(s) · {} items each · tree {},{} ({} directories{}) · files of {}{}\n",
+            "{}{} worker(s) · {} items each · tree {},{} ({} directories{}) · files of {}{}\n",
+            ranks_prefix(run),
             m.workers,
             thousands(m.items_per_worker),
             m.tree.depth,
@@ -195,6 +212,14 @@ pub fn render(run: &RunDetail) -> String {
     }
     s += "\n";
     s += &summary(run).to_text();
+    // A run of many MPI ranks: each rank's part, and the hosts they ran on.
+    for t in [crate::ranks::ranks_table(run), crate::ranks::hosts_table(run)]
+        .into_iter()
+        .flatten()
+    {
+        s += "\n";
+        s += &t.to_text();
+    }
     for p in &run.phases {
         if let PhaseParams::Meta(m) = &p.params {
             if m.errors > 0 {
@@ -465,6 +490,7 @@ pub fn data_tables(runs: &[RunDetail]) -> Vec<Table> {
         out.push(samples);
     }
     out.push(env);
+    out.extend(crate::ranks::ranks_data(runs));
     out
 }
 

@@ -617,6 +617,73 @@ pub fn run_study(
     Ok((id, done))
 }
 
+/// [`run_points`] on one rank of runs many processes run together (`mpirun storlab iozone`):
+/// every rank passes its own prepared points (as many, in the same order; the caller has had
+/// the ranks agree on that); each point is one run of all ranks ([`run_prepared_team`]). Rank 0
+/// passes the store and gets the points back, the other ranks None. After each point rank 0
+/// tells every rank whether another follows, so that all stop together when Ctrl-C ended one.
+pub fn run_points_team(
+    team: &dyn team::Team,
+    mut store: Option<&mut Store>,
+    points: Vec<(Role, Prepared)>,
+    o: &RunOptions,
+    mut announce: impl FnMut(usize, &Role),
+) -> Result<Option<Points>, SessionError> {
+    let rank0 = store.is_some();
+    let mut out = Points::default();
+    for (i, (role, prepared)) in points.into_iter().enumerate() {
+        announce(i, &role);
+        let executed = run_prepared_team(team, store.as_deref_mut(), prepared, o, false)?;
+        let mut go_on = true;
+        if let Some(e) = executed {
+            match e.status {
+                RunStatus::Aborted => {
+                    out.aborted = true;
+                    go_on = false;
+                }
+                RunStatus::Ok => {}
+                _ => out.not_ok = true,
+            }
+            out.done.push((
+                Member {
+                    run_id: e.run_id,
+                    role: role.clone(),
+                },
+                e.results,
+            ));
+        }
+        // Rank 0's word decides for all: every rank learns it from the same gather.
+        let word = team.all_gather(&[u8::from(go_on)]);
+        if word.first().map(Vec::as_slice) != Some(&[1]) {
+            break;
+        }
+    }
+    Ok(rank0.then_some(out))
+}
+
+/// [`run_study`] on one rank of runs many processes run together: [`run_points_team`], then
+/// rank 0 stores the study of the points that ran and returns its id with them.
+pub fn run_study_team(
+    team: &dyn team::Team,
+    mut store: Option<&mut Store>,
+    params: StudyParams,
+    points: Vec<(Role, Prepared)>,
+    o: &RunOptions,
+    announce: impl FnMut(usize, &Role),
+) -> Result<Option<(i64, Points)>, SessionError> {
+    let done = run_points_team(team, store.as_deref_mut(), points, o, announce)?;
+    let (Some(done), Some(store)) = (done, store) else {
+        return Ok(None);
+    };
+    let id = store.save_study(&NewStudy {
+        params,
+        members: done.done.iter().map(|(m, _)| m.clone()).collect(),
+        events: Vec::new(),
+        task_samples: Vec::new(),
+    })?;
+    Ok(Some((id, done)))
+}
+
 /// Runs each job as one point of a study, in order, until all ran or Ctrl-C; `announce` is
 /// called before each (for progress on a terminal).
 pub fn run_points(
