@@ -2,7 +2,8 @@
 //! binary on this machine, on tmpfs and on a loop-mounted ext4. Built with the `mpi` feature
 //! (scripts/test runs this file again with `--features mpi`): one run stored, not one per rank,
 //! its bytes what the ranks wrote (checked from the files), per-rank rows, and a rank whose
-//! target is missing ending the run cleanly. Without the feature, storlab under mpirun refuses.
+//! target is missing ending the run cleanly; storlab meta and storlab iozone the same way; the
+//! storlab-mpi package installed and run. Without the feature, storlab under mpirun refuses.
 
 mod common;
 
@@ -155,6 +156,18 @@ mod with_mpi {
     fn four_ranks_on_tmpfs_store_one_run_of_all_their_bytes() {
         let s = Scratch::new();
         four_ranks_one_run(&s, &s.data());
+        // storlab db copy takes the ranks with the run (into a SQLite file of its own).
+        let copy = s.path().join("copy.db");
+        let out = s.storlab(&["db", "copy", "--from", &s.db(), "--to", copy.to_str().unwrap()]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let shown = Command::new(bin())
+            .args(["results", "show", "1", "--json", "--db", copy.to_str().unwrap()])
+            .output()
+            .unwrap();
+        assert!(shown.status.success(), "{}", stderr(&shown));
+        let run: serde_json::Value = serde_json::from_slice(&shown.stdout).unwrap();
+        assert_eq!(run["ranks"].as_array().map(Vec::len), Some(4), "{run}");
+        assert_eq!(run["rank_phases"].as_array().map(Vec::len), Some(8));
     }
 
     #[test]
@@ -392,6 +405,119 @@ mod with_mpi {
             assert_eq!(run["ranks"].as_array().unwrap().len(), 4);
             assert_eq!(run["phases"][0]["result"]["bytes_written"], 4 * (4 << 20));
         }
+    }
+
+    /// Purges storlab-mpi and storlab when dropped, even when the test fails.
+    struct Installed;
+
+    impl Drop for Installed {
+        fn drop(&mut self) {
+            let _ = Command::new("dpkg")
+                .args(["--purge", "storlab-mpi", "storlab"])
+                .output();
+        }
+    }
+
+    #[test]
+    fn the_storlab_mpi_package_installs_beside_storlab_and_runs_under_mpirun() {
+        let installed = |p: &str| Command::new("dpkg").args(["-s", p]).output().unwrap().status.success();
+        assert!(
+            !installed("storlab") && !installed("storlab-mpi"),
+            "storlab is installed on this machine already; this test installs and purges its own"
+        );
+        let repo = Path::new(env!("CARGO_MANIFEST_DIR"));
+        // This build's binary (with MPI) as both packages: no cargo build while cargo test runs.
+        for var in ["STORLAB_BIN", "STORLAB_MPI_BIN"] {
+            let out = Command::new(repo.join("scripts/package"))
+                .env(var, bin())
+                .env("STORLAB_PACKAGE_FAST", "1")
+                .output()
+                .unwrap();
+            assert!(
+                out.status.success(),
+                "scripts/package: {}{}",
+                stdout(&out),
+                stderr(&out)
+            );
+        }
+        let deb = |prefix: &str| {
+            std::fs::read_dir(repo.join("target/debian"))
+                .unwrap()
+                .flatten()
+                .map(|e| e.path())
+                .find(|p| p.file_name().unwrap().to_string_lossy().starts_with(prefix))
+                .unwrap()
+        };
+        let mpi_deb = deb("storlab-mpi_");
+        let depends = Command::new("dpkg-deb")
+            .arg("-f")
+            .arg(&mpi_deb)
+            .arg("Depends")
+            .output()
+            .unwrap();
+        let depends = stdout(&depends);
+        assert!(
+            depends.contains("libopenmpi") && depends.contains("storlab"),
+            "{depends}"
+        );
+        let rpm = std::fs::read_dir(repo.join("target/generate-rpm"))
+            .unwrap()
+            .flatten()
+            .map(|e| e.path())
+            .find(|p| p.file_name().unwrap().to_string_lossy().starts_with("storlab-mpi-"))
+            .unwrap();
+        let listed = stdout(&Command::new("rpm").arg("-qlp").arg(&rpm).output().unwrap());
+        assert_eq!(listed.trim(), "/usr/bin/storlab-mpi");
+        let _installed = Installed;
+        let out = Command::new("dpkg")
+            .arg("-i")
+            .arg(deb("storlab_"))
+            .arg(&mpi_deb)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "dpkg -i: {}{}", stdout(&out), stderr(&out));
+        let files = stdout(&Command::new("dpkg").args(["-L", "storlab-mpi"]).output().unwrap());
+        assert!(files.lines().any(|l| l == "/usr/bin/storlab-mpi"), "{files}");
+        // The installed storlab-mpi under mpirun: one run of both ranks.
+        let s = Scratch::new();
+        let data = s.data();
+        for r in 0..2 {
+            std::fs::create_dir_all(data.join(r.to_string())).unwrap();
+        }
+        let target = format!("{}/%r", data.display());
+        let out = Command::new("timeout")
+            .args([
+                "120",
+                "mpirun",
+                "--allow-run-as-root",
+                "--oversubscribe",
+                "-x",
+                "STORLAB_DB",
+                "-x",
+                "TMPDIR",
+            ])
+            .args(["-n", "2", "/usr/bin/storlab-mpi", "run", "--target", &target])
+            .args(["--phase", "write", "--size", "4m", "--json"])
+            .env("STORLAB_DB", s.db())
+            .env("TMPDIR", s.path())
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "mpirun storlab-mpi: {}{}",
+            stdout(&out),
+            stderr(&out)
+        );
+        let run: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(run["ranks"].as_array().unwrap().len(), 2);
+        assert_eq!(run["phases"][0]["result"]["bytes_written"], 2 * (4 << 20));
+        assert_eq!(s.run_count(), Some(1));
+        let purge = Command::new("dpkg")
+            .args(["--purge", "storlab-mpi", "storlab"])
+            .output()
+            .unwrap();
+        assert!(purge.status.success(), "{}", stderr(&purge));
+        assert!(!Path::new("/usr/bin/storlab-mpi").exists());
     }
 
     #[test]

@@ -34,15 +34,21 @@ fn build_packages() -> (PathBuf, PathBuf) {
         stdout(&out),
         stderr(&out)
     );
-    let find = |dir: &str, ext: &str| {
+    // storlab's own, not storlab-mpi's (tests/mpi.rs builds that one).
+    let find = |dir: &str, prefix: &str, ext: &str| {
         std::fs::read_dir(repo().join("target").join(dir))
             .unwrap()
             .flatten()
             .map(|e| e.path())
-            .find(|p| p.extension().is_some_and(|e| e == ext))
-            .unwrap_or_else(|| panic!("no .{ext} in target/{dir}"))
+            .find(|p| {
+                p.extension().is_some_and(|e| e == ext) && p.file_name().unwrap().to_string_lossy().starts_with(prefix)
+            })
+            .unwrap_or_else(|| panic!("no {prefix}*.{ext} in target/{dir}"))
     };
-    (find("debian", "deb"), find("generate-rpm", "rpm"))
+    (
+        find("debian", "storlab_", "deb"),
+        find("generate-rpm", "storlab-0", "rpm"),
+    )
 }
 
 /// Purges the installed package when dropped (the test machine is left as it was).

@@ -1,4 +1,5 @@
-//! `storlab db copy`: every run (with its environment, phases, samples, events, tags and scan)
+//! `storlab db copy`: every run (with its environment, phases, samples, events, tags, scan and
+//! MPI ranks)
 //! and every study of one database into another, SQLite or PostgreSQL either way. A run's
 //! identity is its UUID: one the destination has already is skipped, so copying twice adds
 //! nothing — unless the destination holds it unfinished (`running` or `aborted`, as a server
@@ -14,7 +15,8 @@ use storlab_model::study::NewStudy;
 use crate::db::{one, vals};
 use crate::runs::named;
 use crate::write::{
-    insert_environment, insert_event, insert_phase, insert_run, insert_scan, insert_study, insert_tags, RunRow,
+    insert_environment, insert_event, insert_phase, insert_rank_phases, insert_ranks, insert_run, insert_scan,
+    insert_study, insert_tags, RunRow,
 };
 use crate::{Result, Store, StoreError};
 
@@ -117,6 +119,8 @@ impl Store {
                 if let Some(s) = &scan {
                     insert_scan(c, new_id, s)?;
                 }
+                insert_ranks(c, new_id, &detail.ranks)?;
+                insert_rank_phases(c, new_id, &detail.rank_phases)?;
                 Ok(new_id)
             })?;
             ids.insert(id, new_id);

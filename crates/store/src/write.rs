@@ -234,6 +234,44 @@ pub(crate) fn returned_id(rows: Vec<Row>) -> Result<i64> {
         .i64(0)
 }
 
+/// A run's MPI ranks (an existing row is kept: a retried write adds nothing).
+pub(crate) fn insert_ranks(c: &mut dyn Conn, run_id: i64, ranks: &[RankRow]) -> Result<()> {
+    for r in ranks {
+        c.exec(
+            "INSERT INTO run_ranks (run_id, rank, host, clock_offset_seconds, environment)
+             VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT (run_id, rank) DO NOTHING",
+            vals![
+                run_id,
+                r.rank as i64,
+                &r.host,
+                r.clock_offset_seconds,
+                serde_json::to_string(&r.environment)?
+            ],
+        )?;
+    }
+    Ok(())
+}
+
+/// Each rank's part of a run's phases (an existing row is kept).
+pub(crate) fn insert_rank_phases(c: &mut dyn Conn, run_id: i64, rows: &[RankPhaseRow]) -> Result<()> {
+    for r in rows {
+        c.exec(
+            "INSERT INTO phase_ranks (run_id, seq, rank, host, start_seconds, end_seconds, result)
+             VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT (run_id, seq, rank) DO NOTHING",
+            vals![
+                run_id,
+                r.seq as i64,
+                r.rank as i64,
+                &r.host,
+                r.start_seconds,
+                r.end_seconds,
+                serde_json::to_string(&r.result)?
+            ],
+        )?;
+    }
+    Ok(())
+}
+
 /// Records an event of a run.
 pub(crate) fn insert_event(c: &mut dyn Conn, run_id: i64, at: &str, kind: RunEventKind, detail: &str) -> Result<()> {
     c.exec(
@@ -432,40 +470,8 @@ impl Write {
                 Ok(vec![id])
             }
             Write::Environment { run_id, env } => insert_environment(c, *run_id, env).map(|_| vec![]),
-            Write::Ranks { run_id, ranks } => {
-                for r in ranks {
-                    c.exec(
-                        "INSERT INTO run_ranks (run_id, rank, host, clock_offset_seconds, environment)
-                         VALUES (?1, ?2, ?3, ?4, ?5) ON CONFLICT (run_id, rank) DO NOTHING",
-                        vals![
-                            *run_id,
-                            r.rank as i64,
-                            &r.host,
-                            r.clock_offset_seconds,
-                            serde_json::to_string(&r.environment)?
-                        ],
-                    )?;
-                }
-                Ok(vec![])
-            }
-            Write::RankPhases { run_id, rows } => {
-                for r in rows {
-                    c.exec(
-                        "INSERT INTO phase_ranks (run_id, seq, rank, host, start_seconds, end_seconds, result)
-                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7) ON CONFLICT (run_id, seq, rank) DO NOTHING",
-                        vals![
-                            *run_id,
-                            r.seq as i64,
-                            r.rank as i64,
-                            &r.host,
-                            r.start_seconds,
-                            r.end_seconds,
-                            serde_json::to_string(&r.result)?
-                        ],
-                    )?;
-                }
-                Ok(vec![])
-            }
+            Write::Ranks { run_id, ranks } => insert_ranks(c, *run_id, ranks).map(|_| vec![]),
+            Write::RankPhases { run_id, rows } => insert_rank_phases(c, *run_id, rows).map(|_| vec![]),
             Write::Phase { run_id, phase } => insert_phase(c, *run_id, phase).map(|id| vec![id]),
             Write::Event {
                 run_id,
