@@ -38,7 +38,7 @@ phase = [
 
 /// Runs one job through the one run path and prints the stored run.
 fn execute(job: &Job, kind: RunKind, a: &JobArgs, out: &OutputArgs) -> Result<u8> {
-    if let Some(launch) = storlab_dist::launched().filter(|l| l.size > 1) {
+    if let Some(launch) = crate::ranks::launched() {
         return crate::ranks::execute(job, kind, a, out, &launch);
     }
     if a.stonewall {
@@ -233,7 +233,7 @@ pub fn iozone(args: Vec<String>) -> Result<u8> {
     }
     // Every cell is checked before anything is written.
     let jobs = a.jobs()?;
-    if let Some(launch) = storlab_dist::launched().filter(|l| l.size > 1) {
+    if let Some(launch) = crate::ranks::launched() {
         return crate::ranks::iozone(&a, jobs, &launch);
     }
     let opts = storlab_session::resolve_options(&[]);

@@ -100,7 +100,7 @@ pub fn meta(a: MetaArgs) -> Result<u8> {
         None => {}
     }
     let job = job(&a)?;
-    if let Some(launch) = storlab_dist::launched().filter(|l| l.size > 1) {
+    if let Some(launch) = crate::ranks::launched() {
         return crate::ranks::meta(job, &a, &launch);
     }
     // Refusals come before anything is made or stored.

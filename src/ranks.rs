@@ -12,6 +12,13 @@ use storlab_meta::job::MetaJob;
 
 use crate::cli::{JobArgs, MetaArgs, OutputArgs};
 
+/// This process's place among the ranks a launcher started, when it runs as one of them: any
+/// launch for a storlab built with MPI (one rank too, so that `%r` and `%h` are filled in and
+/// the run has its rank row), a launch of several for one without (which refuses).
+pub fn launched() -> Option<Launch> {
+    storlab_dist::launched().filter(|l| l.size > 1 || cfg!(feature = "mpi"))
+}
+
 /// Runs `job` as one rank of `launch`.
 #[cfg(not(feature = "mpi"))]
 pub fn execute(_job: &Job, _kind: RunKind, _a: &JobArgs, _out: &OutputArgs, launch: &Launch) -> Result<u8> {
@@ -123,19 +130,20 @@ pub fn execute(job: &Job, kind: RunKind, a: &JobArgs, out: &OutputArgs, _launch:
     };
     crate::results::print_run(&store, e.run_id, false, out)?;
     eprintln!(
-        "storlab: stored as run {} in {} ({} ranks)",
+        "storlab: stored as run {} in {} ({} rank{})",
         e.run_id,
         store.target(),
-        team.size()
+        team.size(),
+        if team.size() == 1 { "" } else { "s" }
     );
     Ok(crate::running::code_of(e.status))
 }
 
-/// Runs a metadata job as one rank of `launch`: every rank lays out its own tree in its own
-/// target (`%r`, `%h` filled in; storlab's directory in it is named by the rank's process, so
-/// ranks sharing a target still have a tree each), all agree that each could, the phases run
-/// together, rank 0 stores one run (entries, errors and workers of all ranks), and every rank
-/// removes its tree unless --keep.
+/// Runs a metadata job as one rank of `launch`: every rank lays out its tree in its target
+/// (`%r`, `%h` filled in) — one tree for all ranks when their targets are one directory and
+/// their workers share (mdtest without -u; rank 0 makes and removes it), else a tree each —
+/// all agree that each could, the phases run together, rank 0 stores one run (entries, errors
+/// and workers of all ranks), and the trees go at the end unless --keep.
 #[cfg(feature = "mpi")]
 pub fn meta(mut job: MetaJob, a: &MetaArgs, _launch: &Launch) -> Result<u8> {
     use storlab_meta::layout::Layout;
@@ -147,12 +155,26 @@ pub fn meta(mut job: MetaJob, a: &MetaArgs, _launch: &Launch) -> Result<u8> {
     job.target = expand(&job.target, team.rank(), team.host());
     let layout = Layout::prepare(&job);
     let mut ready = layout.as_ref().map(|_| ()).map_err(|e| e.to_string());
-    let shape = format!("phases {:?}", job.phases);
+    // Ranks whose workers share a tree (no --unique-dir) and whose targets are one directory
+    // share one tree, as mdtest's ranks do without -u: rank 0's, its workers numbered apart.
+    let targets = team.all_gather(job.target.as_os_str().as_encoded_bytes());
+    let shared = job.shared_dir && targets.iter().all(|t| *t == targets[0]);
+    let shape = format!("phases {:?}{}", job.phases, if shared { ", one tree" } else { "" });
     let shapes = team.all_gather(shape.as_bytes());
     let first = String::from_utf8_lossy(&shapes[0]).into_owned();
     if ready.is_ok() && shape != first {
         ready = Err(format!("its job has {shape} where rank 0's has {first}"));
     }
+    let workers = team.all_gather(&job.workers.to_le_bytes());
+    let worker_base: u32 = workers[..team.rank() as usize]
+        .iter()
+        .map(|b| u32::from_le_bytes(b.as_slice().try_into().unwrap_or_default()))
+        .sum();
+    let root = layout
+        .as_ref()
+        .map(|l| l.root.as_os_str().as_encoded_bytes().to_vec())
+        .unwrap_or_default();
+    let roots = team.all_gather(&root);
     let mut store = None;
     if rank0 && ready.is_ok() {
         match crate::results::open_new(&a.record.output.db) {
@@ -162,6 +184,11 @@ pub fn meta(mut job: MetaJob, a: &MetaArgs, _launch: &Launch) -> Result<u8> {
     }
     agree(&team, ready).map_err(crate::usage)?;
     let mut layout = layout.map_err(|e| crate::usage(e.to_string()))?;
+    if shared {
+        let root = std::path::PathBuf::from(String::from_utf8_lossy(&roots[0]).into_owned());
+        layout.share_among_ranks(root, worker_base, rank0);
+    }
+    // Rank 0 makes a shared tree; the meeting after is the others' wait for it.
     let made = layout.make().map_err(|e| e.to_string());
     agree(&team, made).map_err(anyhow::Error::msg)?;
     let command = crate::running::command_line();
@@ -178,11 +205,14 @@ pub fn meta(mut job: MetaJob, a: &MetaArgs, _launch: &Launch) -> Result<u8> {
     let ran = storlab_meta::record::run_job_team(&team, store.as_mut(), &mut layout, rec);
     drop(status);
     if job.keep {
-        eprintln!(
-            "storlab: rank {} kept its tree in {}",
-            team.rank(),
-            layout.root.display()
-        );
+        if layout.owns_tree() {
+            eprintln!(
+                "storlab: rank {} kept {}tree in {}",
+                team.rank(),
+                if shared { "the ranks' " } else { "its " },
+                layout.root.display()
+            );
+        }
     } else {
         layout.remove()?;
     }
@@ -191,10 +221,11 @@ pub fn meta(mut job: MetaJob, a: &MetaArgs, _launch: &Launch) -> Result<u8> {
     };
     crate::results::print_run(&store, e.run_id, false, &a.record.output)?;
     eprintln!(
-        "storlab: stored as run {} in {} ({} ranks)",
+        "storlab: stored as run {} in {} ({} rank{})",
         e.run_id,
         store.target(),
-        team.size()
+        team.size(),
+        if team.size() == 1 { "" } else { "s" }
     );
     Ok(crate::running::code_of(e.status))
 }

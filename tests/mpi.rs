@@ -568,6 +568,67 @@ mod with_mpi {
     }
 
     #[test]
+    fn four_ranks_of_storlab_meta_on_one_target_share_one_tree_as_mdtest_without_u() {
+        // One target for all: rank 0 makes one tree (2,3), the 4 ranks × 2 workers make their
+        // 300 files each in it, numbered apart; every file is read back as its own.
+        let s = Scratch::new();
+        let data = s.data();
+        let target = data.to_str().unwrap();
+        let args = [
+            "meta",
+            "--target",
+            target,
+            "--threads",
+            "2",
+            "--files-per-thread",
+            "300",
+            "--tree",
+            "2,3",
+            "--phase",
+            "create,stat,read",
+            "--file-size",
+            "64",
+            "--keep",
+            "--json",
+        ];
+        let out = mpirun(&s, 4, &args);
+        assert!(out.status.success(), "mpirun: {}{}", stdout(&out), stderr(&out));
+        let run: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+        for p in run["phases"].as_array().unwrap() {
+            assert_eq!(p["params"]["meta"]["entries"], 4 * 2 * 300, "{p}");
+            assert_eq!(p["params"]["meta"]["errors"], 0, "{p}");
+        }
+        let roots = entries(&data);
+        assert_eq!(roots.len(), 1, "one tree for all ranks: {roots:?}");
+        let files = Command::new("find").arg(&data).args(["-type", "f"]).output().unwrap();
+        let files = stdout(&files);
+        assert_eq!(files.lines().count(), 2400);
+        // Workers 0 to 7 across the ranks, 300 files each.
+        for w in 0..8 {
+            let mine = files
+                .lines()
+                .filter(|l| l.rsplit('/').next().unwrap().starts_with(&format!("file.storlab.{w}.")))
+                .count();
+            assert_eq!(mine, 300, "worker {w}");
+        }
+        let dirs = Command::new("find")
+            .arg(data.join(&roots[0]))
+            .args(["-type", "d"])
+            .output()
+            .unwrap();
+        assert_eq!(
+            stdout(&dirs).lines().count(),
+            1 + 1 + 3 + 9,
+            "storlab's directory, shared/, and the tree"
+        );
+        // Without --keep, the shared tree goes (removed by rank 0 once all are done).
+        std::fs::remove_dir_all(data.join(&roots[0])).unwrap();
+        let out = mpirun(&s, 4, &args[..args.len() - 2]);
+        assert!(out.status.success(), "mpirun: {}{}", stdout(&out), stderr(&out));
+        assert!(entries(&data).is_empty(), "{:?}", entries(&data));
+    }
+
+    #[test]
     fn a_rank_whose_target_is_missing_fails_the_run_naming_it_and_no_rank_hangs() {
         let s = Scratch::new();
         let data = s.data();
@@ -585,6 +646,100 @@ mod with_mpi {
         assert!(err.contains("rank 2 on "), "{err}");
         assert!(err.contains(&format!("{}/2/d", data.display())), "{err}");
         assert!(s.nothing_stored());
+    }
+
+    /// The pid of this test's rank `rank` (its environment names the rank and the test's
+    /// database), or None while it has not started.
+    fn rank_pid(s: &Scratch, rank: u32) -> Option<i32> {
+        let want_rank = format!("OMPI_COMM_WORLD_RANK={rank}");
+        let want_db = format!("STORLAB_DB={}", s.db());
+        std::fs::read_dir("/proc").ok()?.flatten().find_map(|e| {
+            let pid: i32 = e.file_name().to_str()?.parse().ok()?;
+            let env = std::fs::read(e.path().join("environ")).ok()?;
+            let vars: Vec<&[u8]> = env.split(|b| *b == 0).collect();
+            let has = |v: &str| vars.contains(&v.as_bytes());
+            let exe = std::fs::read_link(e.path().join("exe")).ok()?;
+            (has(&want_rank) && has(&want_db) && exe.ends_with("storlab")).then_some(pid)
+        })
+    }
+
+    #[test]
+    fn a_rank_killed_mid_phase_ends_the_run_naming_it_and_the_phases_before_stay_stored() {
+        // Phase 1 writes 4 MiB on each of 4 ranks; phase 2 reads for a minute. Once phase 1 is
+        // stored, rank 3 is killed (SIGKILL: nothing of storlab's runs in it).
+        let s = Scratch::new();
+        let data = s.data();
+        for r in 0..4 {
+            std::fs::create_dir_all(data.join(r.to_string())).unwrap();
+        }
+        let target = format!("{}/%r", data.display());
+        let job = s.path().join("job.toml");
+        std::fs::write(
+            &job,
+            "size = \"4m\"\nbs = \"1m\"\nphase = [\"write\", { kind = \"read\", runtime = \"60s\" }]\n",
+        )
+        .unwrap();
+        let child = Command::new("timeout")
+            .args([
+                "120",
+                "mpirun",
+                "--allow-run-as-root",
+                "--oversubscribe",
+                "-x",
+                "STORLAB_DB",
+                "-x",
+                "TMPDIR",
+            ])
+            .args([
+                "-n",
+                "4",
+                bin(),
+                "run",
+                job.to_str().unwrap(),
+                "--target",
+                &target,
+                "-q",
+            ])
+            .env("STORLAB_DB", s.db())
+            .env("TMPDIR", s.path())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        let t0 = Instant::now();
+        let phase_one_stored = || {
+            let store = s.try_store()?;
+            let run = store.run(1, false).ok()??;
+            (run.phases.len() == 1).then_some(())
+        };
+        while phase_one_stored().is_none() {
+            assert!(t0.elapsed().as_secs() < 60, "phase 1 was never stored");
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+        let pid = rank_pid(&s, 3).expect("rank 3 is running");
+        let killed = Instant::now();
+        // SAFETY: kill(2) on a pid this test's mpirun started; no memory is involved.
+        assert_eq!(unsafe { libc::kill(pid, libc::SIGKILL) }, 0);
+        let out = child.wait_with_output().unwrap();
+        assert!(!out.status.success());
+        assert!(
+            killed.elapsed().as_secs() < 30,
+            "the others took {:?} to end",
+            killed.elapsed()
+        );
+        // mpirun names the rank and its host.
+        let err = stderr(&out);
+        let host = std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap();
+        // (Debian's OpenMPI 4.1 prints "with PID 0" for a process it lost this way.)
+        assert!(err.contains("rank 3"), "{err}");
+        assert!(err.contains(host.trim()), "{err}");
+        // The write phase stays stored, all four ranks' bytes; the run is not "ok" (storlab
+        // itself marks it aborted the next time it opens the database and finds rank 0 gone).
+        let run = s.json(&["results", "show", "1"]);
+        assert_eq!(run["phases"][0]["result"]["bytes_written"], 4 * (4 << 20));
+        assert_eq!(run["rank_phases"].as_array().unwrap().len(), 4);
+        assert_ne!(run["status"], "ok", "{}", run["status"]);
+        assert!(rank_pid(&s, 0).is_none(), "rank 0 is still running");
     }
 }
 

@@ -24,6 +24,12 @@ pub struct Layout {
     pub renamed: bool,
     /// The files have hard links.
     pub linked: bool,
+    /// Added to a worker's number in its items' names and contents: MPI ranks sharing one tree
+    /// number their workers apart (rank r's first worker is the sum of the lower ranks' workers).
+    pub worker_base: u32,
+    /// This process makes and removes storlab's directory: always, unless ranks share a tree,
+    /// when only the lowest of them does.
+    owner: bool,
 }
 
 impl Layout {
@@ -60,7 +66,24 @@ impl Layout {
             made: (0..job.workers).map(|_| AtomicU64::new(job.items_per_worker)).collect(),
             renamed: false,
             linked: false,
+            worker_base: 0,
+            owner: true,
         }
+    }
+
+    /// Makes this layout one MPI rank's part of a tree that several ranks share (mdtest's
+    /// default without `-u`): storlab's directory is `root` (the owner's name for it), this
+    /// rank's workers are numbered from `worker_base`, and only the `owner` makes and removes
+    /// the tree (after the ranks have agreed that it made it, and after all are done).
+    pub fn share_among_ranks(&mut self, root: PathBuf, worker_base: u32, owner: bool) {
+        self.root = root;
+        self.worker_base = worker_base;
+        self.owner = owner;
+    }
+
+    /// This process made storlab's directory and removes it (see [`Layout::share_among_ranks`]).
+    pub fn owns_tree(&self) -> bool {
+        self.owner
     }
 
     /// The inodes the run needs at most: the trees, and an item per worker for files and for
@@ -104,9 +127,12 @@ impl Layout {
         self.made[w as usize].store(n, Ordering::Relaxed);
     }
 
-    /// Makes storlab's directory and the trees. A directory of that name already there is
-    /// refused (it is not storlab's to reuse).
+    /// Makes storlab's directory and the trees (nothing, on a rank that shares another's). A
+    /// directory of that name already there is refused (it is not storlab's to reuse).
     pub fn make(&self) -> Result<(), MetaError> {
+        if !self.owner {
+            return Ok(());
+        }
         let io = |p: &Path| {
             let path = p.display().to_string();
             move |source| MetaError::Io { path, source }
@@ -131,8 +157,11 @@ impl Layout {
     }
 
     /// Removes storlab's directory and everything in it (symbolic links are removed, never
-    /// followed).
+    /// followed); nothing, on a rank that shares another's tree.
     pub fn remove(&self) -> Result<(), MetaError> {
+        if !self.owner {
+            return Ok(());
+        }
         match std::fs::remove_dir_all(&self.root) {
             Err(e) if e.kind() != std::io::ErrorKind::NotFound => Err(MetaError::Io {
                 path: self.root.display().to_string(),

@@ -249,6 +249,8 @@ fn work(l: &Layout, op: MetaOp, w: u32, stop: &AtomicBool, shared: &Shared) -> W
     let mut hist = new_histogram();
     let mut out = WorkerOut::new(n);
     let file_prefix = if l.renamed { b'r' } else { b'f' };
+    // The worker's number in its items' names and contents: unique among ranks sharing a tree.
+    let named = w + l.worker_base;
     let cpu0 = thread_cpu();
     shared.start.wait();
     out.start_ns = now_ns();
@@ -283,15 +285,15 @@ fn work(l: &Layout, op: MetaOp, w: u32, stop: &AtomicBool, shared: &Shared) -> W
         let Some((_, d)) = &dir else { continue };
         let here = || top.join(&l.dirs[di]);
         if matches!(op, MetaOp::Create | MetaOp::Write) {
-            stamp(&mut data, w, i);
+            stamp(&mut data, named, i);
         }
         // The names this item's operation uses.
         let name = match op {
-            MetaOp::Mkdir | MetaOp::Rmdir => names.name(b'd', w, i),
-            _ => names.name(file_prefix, w, i),
+            MetaOp::Mkdir | MetaOp::Rmdir => names.name(b'd', named, i),
+            _ => names.name(file_prefix, named, i),
         };
         let t0 = now_ns();
-        let r = one(op, d, name, &mut other, w, i, &data, &mut back, j.sync, l.linked);
+        let r = one(op, d, name, &mut other, named, i, &data, &mut back, j.sync, l.linked);
         let t1 = now_ns();
         match r {
             Ok((ops, bytes, entries)) => {
