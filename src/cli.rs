@@ -653,10 +653,15 @@ pub enum ResultsCmd {
         #[command(flatten)]
         db: DbArgs,
     },
-    /// Import fio's JSON output (--output-format=json or json+; client/server mode too) or
-    /// IOzone's text output as stored runs. Nothing is stored unless the whole file reads.
+    /// Import what fio (JSON or json+ wherever it sits in the file, terse v3-v5, normal text),
+    /// IOzone (its table, -R, -t, -O, -+u; pasted indented; several runs in one file), IOR
+    /// (text, JSON) and mdtest (summary) printed, as stored runs. A file is stored whole or not
+    /// at all; a directory imports every file below it, one transaction per file, a line per
+    /// file, and exits 1 if any file was not imported. Figures the tool did not print are
+    /// stored as not measured ("—").
     Import {
-        /// The file.
+        /// The file, or a directory of files.
+        #[arg(value_name = "FILE|DIR")]
         file: PathBuf,
         /// The host the jobs ran on, when the file does not say (client/server output does).
         #[arg(long)]

@@ -360,38 +360,23 @@ pub fn export(ids: &[i64], format: &str, file: Option<&std::path::Path>, samples
 }
 
 pub fn import(file: &std::path::Path, host: Option<String>, tags: &[(String, String)], out: &OutputArgs) -> Result<u8> {
-    let text = std::fs::read_to_string(file).map_err(|e| usage(format!("cannot read {}: {e}", file.display())))?;
-    let name = file.display().to_string();
-    let is_iozone = storlab_report::iozone::looks_like_iozone(&text);
-    let runs = if is_iozone {
-        let host = host.unwrap_or_else(|| "unknown (IOzone import)".into());
-        storlab_report::iozone::parse(&name, &text, &host, tags).map_err(|e| usage(e.to_string()))?
-    } else {
-        let host = host.unwrap_or_else(|| "unknown (fio import)".into());
-        storlab_report::fio::parse(&name, &text, &host, tags).map_err(|e| usage(e.to_string()))?
-    };
-    let mut store = open_new(&out.db)?;
-    let ids = store.import_runs(&runs)?;
-    // The cells of an imported IOzone matrix belong together.
-    if is_iozone && ids.len() > 1 {
-        store.save_study(&NewStudy {
-            params: StudyParams::IozoneImport(storlab_model::study::ImportParams { imported_from: name }),
-            members: ids
-                .iter()
-                .zip(&runs)
-                .map(|(id, r)| Member {
-                    run_id: *id,
-                    role: Role::Imported {
-                        name: r.run.job_name.clone().unwrap_or_default(),
-                    },
-                })
-                .collect(),
-            events: Vec::new(),
-            task_samples: Vec::new(),
-        })?;
+    if file.is_dir() {
+        return import_dir(file, host, tags, out);
     }
+    let text = read_text(file).map_err(usage)?;
+    let origin = storlab_import::Origin {
+        path: file.display().to_string(),
+        host,
+        tags: tags.to_vec(),
+    };
+    let pieces = storlab_import::parse(&origin, &text).map_err(|e| usage(e.to_string()))?;
+    let mut store = open_new(&out.db)?;
+    let ids = store_pieces(&mut store, &origin.path, &pieces)?;
     if out.json {
-        println!("{}", serde_json::json!({ "imported": ids }));
+        println!(
+            "{}",
+            serde_json::json!({ "imported": ids, "formats": formats(&pieces) })
+        );
         return Ok(0);
     }
     let stored: Vec<_> = ids
@@ -400,12 +385,172 @@ pub fn import(file: &std::path::Path, host: Option<String>, tags: &[(String, Str
         .collect::<Result<_, _>>()?;
     print!("{}", storlab_report::runs::imported_table(&stored).to_text());
     eprintln!(
-        "storlab: imported {} run(s) from {} into {}",
+        "storlab: imported {} run(s) from {} ({}) into {}",
         ids.len(),
         file.display(),
+        formats(&pieces).join(", "),
         store.target()
     );
     Ok(0)
+}
+
+/// A file's text; a file that is not text (a binary, an archive) is refused by name.
+fn read_text(file: &std::path::Path) -> std::result::Result<String, String> {
+    let bytes = std::fs::read(file).map_err(|e| format!("cannot read {}: {e}", file.display()))?;
+    String::from_utf8(bytes).map_err(|e| {
+        format!(
+            "{} is not text (invalid UTF-8 at byte {}): not an output storlab reads",
+            file.display(),
+            e.utf8_error().valid_up_to()
+        )
+    })
+}
+
+/// The formats found, each once, in order.
+fn formats(pieces: &[storlab_import::Piece]) -> Vec<&'static str> {
+    let mut f: Vec<&'static str> = Vec::new();
+    for p in pieces {
+        if !f.contains(&p.format.name()) {
+            f.push(p.format.name());
+        }
+    }
+    f
+}
+
+/// Stores what one file held in one transaction; the cells of an IOzone matrix are then kept
+/// together as a study.
+fn store_pieces(store: &mut Store, path: &str, pieces: &[storlab_import::Piece]) -> Result<Vec<i64>> {
+    let runs: Vec<_> = pieces.iter().flat_map(|p| p.runs.iter().cloned()).collect();
+    let ids = store.import_runs(&runs)?;
+    let mut at = 0;
+    for p in pieces {
+        let mine = &ids[at..at + p.runs.len()];
+        at += p.runs.len();
+        if p.matrix && mine.len() > 1 {
+            store.save_study(&NewStudy {
+                params: StudyParams::IozoneImport(storlab_model::study::ImportParams {
+                    imported_from: path.to_string(),
+                }),
+                members: mine
+                    .iter()
+                    .zip(&p.runs)
+                    .map(|(id, r)| Member {
+                        run_id: *id,
+                        role: Role::Imported {
+                            name: r.run.job_name.clone().unwrap_or_default(),
+                        },
+                    })
+                    .collect(),
+                events: Vec::new(),
+                task_samples: Vec::new(),
+            })?;
+        }
+    }
+    Ok(ids)
+}
+
+/// `storlab results import DIR`: every file below DIR (in name order), one transaction per
+/// file, a line per file saying what became of it, and a summary. A file that does not read
+/// is named with the reason and does not stop the others; the exit status is 1 when any file
+/// was not imported.
+fn import_dir(dir: &std::path::Path, host: Option<String>, tags: &[(String, String)], out: &OutputArgs) -> Result<u8> {
+    let mut files = Vec::new();
+    let mut unreadable = Vec::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let entries = match std::fs::read_dir(&d) {
+            Ok(e) => e,
+            Err(e) => {
+                unreadable.push((d.display().to_string(), format!("cannot read the directory: {e}")));
+                continue;
+            }
+        };
+        for e in entries {
+            let e = e.map_err(|e| usage(format!("cannot read {}: {e}", d.display())))?;
+            let t = e.file_type()?;
+            if t.is_dir() {
+                stack.push(e.path());
+            } else if t.is_file() {
+                files.push(e.path());
+            }
+        }
+    }
+    files.sort();
+    let mut store = open_new(&out.db)?;
+    let mut lines = Vec::new();
+    let mut all_ids = Vec::new();
+    let mut failed = unreadable.len();
+    for (path, why) in &unreadable {
+        lines.push(serde_json::json!({ "file": path, "error": why }));
+    }
+    for f in &files {
+        let path = f.display().to_string();
+        let origin = storlab_import::Origin {
+            path: path.clone(),
+            host: host.clone(),
+            tags: tags.to_vec(),
+        };
+        let parsed = read_text(f).and_then(|text| storlab_import::parse(&origin, &text).map_err(|e| e.to_string()));
+        match parsed {
+            Ok(pieces) => {
+                let ids = store_pieces(&mut store, &path, &pieces)?;
+                if !out.json {
+                    println!(
+                        "{path}: imported {} run(s) from {} ({})",
+                        ids.len(),
+                        formats(&pieces).join(", "),
+                        id_list(&ids)
+                    );
+                }
+                lines.push(serde_json::json!({ "file": path, "formats": formats(&pieces), "imported": ids }));
+                all_ids.extend(ids);
+            }
+            Err(why) => {
+                failed += 1;
+                if !out.json {
+                    println!("{path}: not imported: {why}");
+                }
+                lines.push(serde_json::json!({ "file": path, "error": why }));
+            }
+        }
+    }
+    if out.json {
+        println!(
+            "{}",
+            serde_json::json!({ "files": lines, "imported": all_ids, "not_imported": failed })
+        );
+    } else {
+        for (path, why) in &unreadable {
+            println!("{path}: not imported: {why}");
+        }
+        eprintln!(
+            "storlab: imported {} run(s) from {} of {} file(s) in {} into {}{}",
+            all_ids.len(),
+            files.len() + unreadable.len() - failed,
+            files.len() + unreadable.len(),
+            dir.display(),
+            store.target(),
+            if failed > 0 {
+                format!("; {failed} file(s) not imported (named above)")
+            } else {
+                String::new()
+            }
+        );
+    }
+    Ok(if failed > 0 { 1 } else { 0 })
+}
+
+/// "runs 3–7" or "run 3" or "runs 3, 5".
+fn id_list(ids: &[i64]) -> String {
+    match ids {
+        [] => "no runs".into(),
+        [one] => format!("run {one}"),
+        [first, .., last] if ids.windows(2).all(|w| w[1] == w[0] + 1) => format!("runs {first}–{last}"),
+        _ => format!(
+            "runs {}",
+            ids.iter().map(|i| i.to_string()).collect::<Vec<_>>().join(", ")
+        ),
+    }
 }
 
 /// The groups named on the command line, with their runs.

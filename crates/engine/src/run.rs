@@ -487,6 +487,7 @@ fn merge(plan: &PhasePlan, outs: Vec<WorkerOutcome>, samples: Vec<Sample>, layou
         verify: plan.verifies().then_some(verify),
         layout_seconds,
         interrupted,
+        not_measured: Vec::new(),
     }
 }
 

@@ -159,6 +159,7 @@ pub(crate) fn combine(
         verify: None,
         layout_seconds: 0.0,
         interrupted,
+        not_measured: Vec::new(),
     };
     (result, entries, errors, first_errors)
 }

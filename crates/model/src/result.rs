@@ -349,12 +349,65 @@ pub struct PhaseResult {
     pub layout_seconds: f64,
     /// True when the phase was stopped before it finished (Ctrl-C).
     pub interrupted: bool,
+    /// The figures this result's source did not record (an import of a tool that prints no
+    /// latency, no CPU, no per-worker spread): their fields hold 0 and mean nothing; every
+    /// view shows them as "—" and no statistic counts them.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub not_measured: Vec<Figure>,
+}
+
+/// A figure of a phase's result that a source may not have recorded.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Figure {
+    /// Bytes moved and bytes per second (a metadata tool counts operations only).
+    Throughput,
+    /// I/Os (operations) and their rate.
+    Iops,
+    /// The seconds the phase took.
+    Seconds,
+    /// The first-done (stonewall) figures.
+    FirstDone,
+    /// The slowest and fastest worker's throughput.
+    WorkerSpread,
+    /// CPU time.
+    Cpu,
+    /// Latency of all I/Os (and of reads and writes apart).
+    Latency,
+}
+
+impl Figure {
+    /// The name a user reads.
+    pub fn name(self) -> &'static str {
+        match self {
+            Figure::Throughput => "throughput",
+            Figure::Iops => "IOPS",
+            Figure::Seconds => "seconds",
+            Figure::FirstDone => "first done",
+            Figure::WorkerSpread => "worker spread",
+            Figure::Cpu => "CPU",
+            Figure::Latency => "latency",
+        }
+    }
 }
 
 impl PhaseResult {
     /// Total bytes moved.
     pub fn bytes(&self) -> u64 {
         self.bytes_read + self.bytes_written
+    }
+
+    /// True unless the source did not record `figure` (latency also counts as not measured
+    /// when no I/O was timed: a walk, an import of a tool that prints none).
+    pub fn measured(&self, figure: Figure) -> bool {
+        !self.not_measured.contains(&figure) && (figure != Figure::Latency || self.latency.count > 0)
+    }
+
+    /// Marks `figures` as not recorded by the source (kept sorted, each once).
+    pub fn mark_not_measured(&mut self, figures: &[Figure]) {
+        self.not_measured.extend_from_slice(figures);
+        self.not_measured.sort();
+        self.not_measured.dedup();
     }
 }
 

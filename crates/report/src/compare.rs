@@ -6,6 +6,7 @@ use std::collections::BTreeMap;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use storlab_model::plan::{BlockSizes, RateLimit};
+use storlab_model::result::Figure;
 use storlab_model::run::{Phase, PhaseParams, RunDetail};
 use storlab_stats::{compare, Comparison, Summary, Verdict};
 use storlab_units::{Rate, Size};
@@ -21,9 +22,18 @@ pub const METRICS: &[(&str, &str)] = &[
     ("lat p99.9", "µs"),
 ];
 
-/// A metric's value for a phase.
+/// A metric's value for a phase; NaN when the phase's source did not measure it (an import
+/// of a tool that prints no latency), so that no statistic counts it.
 pub fn metric(p: &Phase, name: &str) -> f64 {
     let r = &p.result;
+    let figure = match name {
+        "MiB/s" => Figure::Throughput,
+        "IOPS" => Figure::Iops,
+        _ => Figure::Latency,
+    };
+    if !r.measured(figure) {
+        return f64::NAN;
+    }
     match name {
         "MiB/s" => r.all_done.bytes_per_sec / (1u64 << 20) as f64,
         "IOPS" => r.all_done.iops,
@@ -226,10 +236,33 @@ pub fn compare_groups(labels: &[String], members: &[Vec<RunDetail>]) -> CompareR
     }
     for seq in 0..n_phases {
         for (name, unit) in METRICS {
-            let values = |g: &Vec<RunDetail>| g.iter().map(|r| metric(&r.phases[seq], name)).collect::<Vec<f64>>();
+            // Runs whose source did not measure the metric are left out of it, and said so.
+            let values = |g: &Vec<RunDetail>| {
+                g.iter()
+                    .map(|r| metric(&r.phases[seq], name))
+                    .filter(|v| !v.is_nan())
+                    .collect::<Vec<f64>>()
+            };
             let base = values(&members[0]);
+            for (gi, g) in members.iter().enumerate() {
+                let have = values(g).len();
+                if have < g.len() {
+                    warnings.push(format!(
+                        "{}: {name} of phase {} not measured in {} of its {} run(s) (imported from a tool that does not report it): {}",
+                        labels[gi],
+                        seq + 1,
+                        g.len() - have,
+                        g.len(),
+                        if have == 0 { "not compared".to_string() } else { "compared over the others".to_string() }
+                    ));
+                }
+            }
             for (gi, g) in members.iter().enumerate().skip(1) {
-                let Some(c) = compare(&base, &values(g)) else { continue };
+                let vals = values(g);
+                if base.is_empty() || vals.is_empty() {
+                    continue;
+                }
+                let Some(c) = compare(&base, &vals) else { continue };
                 let reading = match (c.verdict, higher_is_better(name)) {
                     (Verdict::Higher, true) | (Verdict::Lower, false) => "better",
                     (Verdict::Higher, false) | (Verdict::Lower, true) => "worse",

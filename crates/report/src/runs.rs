@@ -2,6 +2,7 @@
 //! run` and `storlab results show`, and the HTML report), the targets the run ran on, and the
 //! data tables every export holds (phases, interval samples, environment; an MPI run's ranks).
 
+use storlab_model::result::Figure;
 use storlab_model::run::{Phase, PhaseParams, Run, RunDetail, RunEventKind};
 use storlab_units::{latency, thousands, Size};
 
@@ -72,32 +73,37 @@ pub fn summary(run: &RunDetail) -> Table {
     );
     for p in &run.phases {
         let r = &p.result;
-        // A latency the phase did not measure (an import of a tool that reports none, a
-        // walk) is "—", never 0.
+        // A figure the phase did not measure (an import of a tool that reports none, a walk)
+        // is "—", never 0.
+        let dash = || -> Cell { "—".into() };
         let lat = |ns: u64| -> Cell {
-            if r.latency.count == 0 {
-                "—".into()
-            } else {
+            if r.measured(Figure::Latency) {
                 latency(ns as f64).into()
+            } else {
+                dash()
             }
         };
+        let when = |f: Figure, c: Cell| if r.measured(f) { c } else { dash() };
         t.push(vec![
             format!("{} {}", p.seq + 1, p.kind).into(),
             block_sizes(p).into(),
-            Cell::fixed(r.all_done.bytes_per_sec / MIB, 2),
-            Cell::fixed(r.all_done.iops, 0),
-            Cell::fixed(r.first_done.bytes_per_sec / MIB, 2),
-            format!(
-                "{:.2}–{:.2}",
-                r.worker_min_bytes_per_sec / MIB,
-                r.worker_max_bytes_per_sec / MIB
-            )
-            .into(),
+            when(Figure::Throughput, Cell::fixed(r.all_done.bytes_per_sec / MIB, 2)),
+            when(Figure::Iops, Cell::fixed(r.all_done.iops, 0)),
+            when(Figure::FirstDone, Cell::fixed(r.first_done.bytes_per_sec / MIB, 2)),
+            when(
+                Figure::WorkerSpread,
+                format!(
+                    "{:.2}–{:.2}",
+                    r.worker_min_bytes_per_sec / MIB,
+                    r.worker_max_bytes_per_sec / MIB
+                )
+                .into(),
+            ),
             lat(r.latency.p50_ns),
             lat(r.latency.p99_ns),
             lat(r.latency.p99_9_ns),
             lat(r.latency.max_ns),
-            format!("{:.2}/{:.2} s", r.cpu_user, r.cpu_sys).into(),
+            when(Figure::Cpu, format!("{:.2}/{:.2} s", r.cpu_user, r.cpu_sys).into()),
             notes(p).into(),
         ]);
     }
@@ -389,6 +395,8 @@ pub fn data_tables(runs: &[RunDetail]) -> Vec<Table> {
                 Some(mix) => bs_text(&mix).into(),
                 None => Cell::Empty,
             };
+            // A figure the source did not record is an empty cell (null in JSON), never 0.
+            let m = |f: Figure, c: Cell| if x.measured(f) { c } else { Cell::Empty };
             phases.push(vec![
                 r.run.id.into(),
                 r.run.host.as_str().into(),
@@ -404,24 +412,24 @@ pub fn data_tables(runs: &[RunDetail]) -> Vec<Table> {
                 p.workers().into(),
                 plan.map(|p| p.settings.iodepth).into(),
                 plan.map(|p| p.settings.direct).into(),
-                x.bytes_read.into(),
-                x.bytes_written.into(),
-                x.all_done.seconds.into(),
-                (x.all_done.bytes_per_sec / MIB).into(),
-                x.all_done.iops.into(),
-                (x.first_done.bytes_per_sec / MIB).into(),
-                (x.worker_min_bytes_per_sec / MIB).into(),
-                (x.worker_max_bytes_per_sec / MIB).into(),
-                us(x.latency.min_ns as f64),
-                us(x.latency.mean_ns),
-                us(x.latency.p50_ns as f64),
-                us(x.latency.p90_ns as f64),
-                us(x.latency.p99_ns as f64),
-                us(x.latency.p99_9_ns as f64),
-                us(x.latency.p99_99_ns as f64),
-                us(x.latency.max_ns as f64),
-                x.cpu_user.into(),
-                x.cpu_sys.into(),
+                m(Figure::Throughput, x.bytes_read.into()),
+                m(Figure::Throughput, x.bytes_written.into()),
+                m(Figure::Seconds, x.all_done.seconds.into()),
+                m(Figure::Throughput, (x.all_done.bytes_per_sec / MIB).into()),
+                m(Figure::Iops, x.all_done.iops.into()),
+                m(Figure::FirstDone, (x.first_done.bytes_per_sec / MIB).into()),
+                m(Figure::WorkerSpread, (x.worker_min_bytes_per_sec / MIB).into()),
+                m(Figure::WorkerSpread, (x.worker_max_bytes_per_sec / MIB).into()),
+                m(Figure::Latency, us(x.latency.min_ns as f64)),
+                m(Figure::Latency, us(x.latency.mean_ns)),
+                m(Figure::Latency, us(x.latency.p50_ns as f64)),
+                m(Figure::Latency, us(x.latency.p90_ns as f64)),
+                m(Figure::Latency, us(x.latency.p99_ns as f64)),
+                m(Figure::Latency, us(x.latency.p99_9_ns as f64)),
+                m(Figure::Latency, us(x.latency.p99_99_ns as f64)),
+                m(Figure::Latency, us(x.latency.max_ns as f64)),
+                m(Figure::Cpu, x.cpu_user.into()),
+                m(Figure::Cpu, x.cpu_sys.into()),
                 p.cache_flattered.into(),
                 x.interrupted.into(),
                 p.bad_blocks().into(),
@@ -531,12 +539,20 @@ pub fn imported_table(runs: &[RunDetail]) -> Table {
             r.run.host.as_str().into(),
             r.run.job_name.clone().unwrap_or_default().into(),
             p.kind.to_string().into(),
-            Cell::fixed(x.all_done.bytes_per_sec / MIB, 2),
-            Cell::fixed(x.all_done.iops, 0),
-            if x.latency.p99_ns == 0 {
-                "-".into()
+            if x.measured(Figure::Throughput) {
+                Cell::fixed(x.all_done.bytes_per_sec / MIB, 2)
             } else {
+                "—".into()
+            },
+            if x.measured(Figure::Iops) {
+                Cell::fixed(x.all_done.iops, 0)
+            } else {
+                "—".into()
+            },
+            if x.measured(Figure::Latency) {
                 format!("{:.1} µs", x.latency.p99_ns as f64 / 1e3).into()
+            } else {
+                "—".into()
             },
         ]);
     }

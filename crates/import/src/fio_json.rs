@@ -1,4 +1,5 @@
-//! fio's JSON output (`--output-format=json` or `json+`) as storlab runs.
+//! fio's JSON output (`--output-format=json` or `json+`, alone or inside fio's other text) as
+//! storlab runs.
 //!
 //! The layout is fio's (stat.c `show_thread_status_json`, client.c for client/server mode):
 //! a document with `jobs` (one object per job, or per group with group_reporting), or in
@@ -12,50 +13,61 @@
 //! Every run keeps the whole original file's text in its job record.
 
 use serde_json::{json, Map, Value};
-use storlab_model::env::Environment;
-use storlab_model::result::{Latency, PhaseResult, Throughput};
-use storlab_model::run::{ImportedParams, ImportedRun, NewRun, Phase, PhaseName, PhaseParams, RunKind};
+use storlab_model::result::{Figure, Latency, PhaseResult, Throughput};
+use storlab_model::run::{ImportedParams, ImportedRun, Phase, PhaseName, PhaseParams};
 
-/// Why a file is not fio JSON, or not one storlab can read.
-#[derive(Debug, thiserror::Error)]
-pub enum FioError {
-    /// Not JSON at all, or cut short.
-    #[error("{path} is not JSON (is it fio's --output-format=json output, complete?): {source}")]
-    NotJson {
-        /// The file.
-        path: String,
-        /// The parser's complaint (line and column).
-        source: serde_json::Error,
-    },
-    /// JSON, but not fio's.
-    #[error("{path} is JSON but not fio's output: {what}")]
-    NotFio {
-        /// The file.
-        path: String,
-        /// What is missing or wrong.
-        what: String,
-    },
-}
+use crate::{line_of, ImportError, Origin};
 
-/// fio's output may start with text lines (warnings, "note: ..."): skip to the first '{'.
-fn json_start(text: &str) -> &str {
-    match text.find('{') {
-        Some(i) => &text[i..],
-        None => text,
+/// Every fio JSON document in `text` with the byte offset where it starts: fio's own text may
+/// stand before a document (the job banner, warnings, "note:" lines) and after it
+/// (`--output-format=json,normal`), and several runs' documents may follow one another. A
+/// document starts at a line whose first character is `{`; one that is cut short or is not
+/// fio's is an error naming its line.
+pub fn documents(origin: &Origin, text: &str) -> Result<Vec<(Value, usize)>, ImportError> {
+    let mut docs = Vec::new();
+    let mut at = 0;
+    while at < text.len() {
+        let line_end = text[at..].find('\n').map_or(text.len(), |i| at + i + 1);
+        if !text[at..line_end].trim_start().starts_with('{') {
+            at = line_end;
+            continue;
+        }
+        let start = at + text[at..].find('{').unwrap_or(0);
+        let mut stream = serde_json::Deserializer::from_str(&text[start..]).into_iter::<Value>();
+        match stream.next() {
+            Some(Ok(doc)) => {
+                if doc.get("fio version").is_none() {
+                    return Err(origin.error(format!(
+                        "the JSON document at line {} is not fio's output (it has no \"fio version\")",
+                        line_of(text, start)
+                    )));
+                }
+                at = start + stream.byte_offset();
+                docs.push((doc, start));
+            }
+            Some(Err(e)) if e.is_eof() => {
+                return Err(origin.error(format!(
+                    "the JSON document at line {} is cut short at its line {} (is the file complete?)",
+                    line_of(text, start),
+                    e.line()
+                )))
+            }
+            Some(Err(e)) => {
+                return Err(origin.error(format!(
+                    "the JSON document at line {} does not read: {e}",
+                    line_of(text, start)
+                )))
+            }
+            None => break,
+        }
     }
+    Ok(docs)
 }
 
-/// Parses fio's JSON output into runs ready to store. `host` names the machine when the file
-/// does not (a local fio run does not record its host).
-pub fn parse(path: &str, text: &str, host: &str, tags: &[(String, String)]) -> Result<Vec<ImportedRun>, FioError> {
-    let doc: Value = serde_json::from_str(json_start(text)).map_err(|e| FioError::NotJson {
-        path: path.into(),
-        source: e,
-    })?;
-    let not_fio = |what: String| FioError::NotFio {
-        path: path.into(),
-        what,
-    };
+/// Reads one fio JSON document (at byte `at` of the file's `text`) into runs ready to store.
+pub fn parse_doc(origin: &Origin, text: &str, doc: &Value, at: usize) -> Result<Vec<ImportedRun>, ImportError> {
+    let line = line_of(text, at);
+    let not_fio = |what: String| origin.error(format!("the fio JSON document at line {line}: {what}"));
     let version = doc
         .get("fio version")
         .and_then(Value::as_str)
@@ -72,7 +84,8 @@ pub fn parse(path: &str, text: &str, host: &str, tags: &[(String, String)]) -> R
         .map(|t| {
             humantime::format_rfc3339_seconds(std::time::UNIX_EPOCH + std::time::Duration::from_secs(t)).to_string()
         })
-        .unwrap_or_else(|| humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string());
+        .unwrap_or_else(crate::now);
+    let host = origin.host_or("fio");
     let mut runs = Vec::new();
     for (i, job) in jobs.iter().enumerate() {
         let name = job
@@ -82,7 +95,7 @@ pub fn parse(path: &str, text: &str, host: &str, tags: &[(String, String)]) -> R
         if name == "All clients" {
             continue;
         }
-        let job_host = job.get("hostname").and_then(Value::as_str).unwrap_or(host);
+        let job_host = job.get("hostname").and_then(Value::as_str).unwrap_or(&host);
         let opts = job.get("job options").cloned().unwrap_or(Value::Object(Map::new()));
         let global = match doc.get("global options") {
             Some(Value::Array(a)) => a.first().cloned().unwrap_or(Value::Null),
@@ -102,28 +115,21 @@ pub fn parse(path: &str, text: &str, host: &str, tags: &[(String, String)]) -> R
         if !global.is_null() {
             options.insert("fio global options".into(), global.clone());
         }
-        runs.push(ImportedRun {
-            run: NewRun {
-                kind: RunKind::Import,
-                host: job_host.to_string(),
-                job_name: Some(format!("fio {name}")),
-                job: json!({
-                    "imported_from": path,
-                    "format": "fio json",
-                    "fio_version": version,
-                    "job_index": i,
-                    "text": text,
-                }),
-                command: format!("fio ({version}) job '{name}', imported from {path}"),
-                tags: tags.to_vec(),
-            },
-            started_at: started.clone(),
-            environment: Environment {
-                host: job_host.to_string(),
-                source: Some(format!("imported from fio {version}: fio does not record the machine")),
-                ..Environment::default()
-            },
-            phases: vec![Phase {
+        runs.push(origin.run(
+            job_host,
+            format!("fio {name}"),
+            format!("fio ({version}) job '{name}', imported from {}", origin.path),
+            json!({
+                "imported_from": origin.path,
+                "format": "fio json",
+                "fio_version": version,
+                "document_line": line,
+                "job_index": i,
+                "text": text,
+            }),
+            started.clone(),
+            format!("imported from fio {version}: fio does not record the machine"),
+            vec![Phase {
                 seq: 0,
                 kind: PhaseName::from_name(&rw),
                 params: PhaseParams::Imported(ImportedParams {
@@ -138,7 +144,7 @@ pub fn parse(path: &str, text: &str, host: &str, tags: &[(String, String)]) -> R
                 result,
                 cache_flattered: false,
             }],
-        });
+        ));
     }
     if runs.is_empty() {
         return Err(not_fio("it holds no jobs".into()));
@@ -231,7 +237,8 @@ fn result_of(job: &Value) -> Result<(PhaseResult, Vec<String>), String> {
     };
     let usr = num(job, "usr_cpu") / 100.0 * num(job, "job_runtime") / 1e3;
     let sys = num(job, "sys_cpu") / 100.0 * num(job, "job_runtime") / 1e3;
-    let mut notes = vec!["fio reports one figure per job: first done and all done are the same".to_string()];
+    let mut notes =
+        vec!["fio reports one figure per job (or group): no first done, no spread between its workers".to_string()];
     if active.len() > 1 && merged_percentile(&active, 0.5).is_none() {
         notes.push("percentiles are the larger of the directions' (the file has no json+ bins to merge)".into());
     }
@@ -251,10 +258,7 @@ fn result_of(job: &Value) -> Result<(PhaseResult, Vec<String>), String> {
             bytes_written: bytes_written as u64,
             ops_read: ops_read as u64,
             ops_written: ops_written as u64,
-            first_done: all.clone(),
             all_done: all,
-            worker_min_bytes_per_sec: bw,
-            worker_max_bytes_per_sec: bw,
             cpu_user: usr,
             cpu_sys: sys,
             latency: Latency {
@@ -268,6 +272,7 @@ fn result_of(job: &Value) -> Result<(PhaseResult, Vec<String>), String> {
                 p99_9_ns: pick("99.900000", 0.999) as u64,
                 p99_99_ns: pick("99.990000", 0.9999) as u64,
             },
+            not_measured: vec![Figure::FirstDone, Figure::WorkerSpread],
             ..PhaseResult::default()
         },
         notes,

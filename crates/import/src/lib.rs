@@ -1,0 +1,285 @@
+//! What other tools printed, as storlab runs: fio (JSON and json+ wherever they sit in a file,
+//! terse versions 3 to 5, the normal text), IOzone (the automatic-mode table, `-R` reports,
+//! throughput mode, `-O`, `-+u`, pasted indented, several runs in one file), IOR (its text and
+//! its JSON summary) and mdtest (its summary table).
+//!
+//! [`parse`] finds every tool's output in a file and reads each piece; nothing is taken from a
+//! file in which one piece does not read (the caller stores a file whole or not at all). A
+//! figure the tool did not print is marked not measured ([`PhaseResult::not_measured`]), never
+//! stored as a measured 0.
+//!
+//! [`PhaseResult::not_measured`]: storlab_model::result::PhaseResult::not_measured
+
+use serde_json::Value;
+use storlab_model::env::Environment;
+use storlab_model::run::{ImportedRun, NewRun, Phase, RunKind};
+
+pub mod fio_json;
+pub mod fio_normal;
+pub mod fio_terse;
+pub mod ior;
+pub mod iozone;
+pub mod mdtest;
+
+/// The formats storlab reads.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Format {
+    /// fio `--output-format=json` or `json+`.
+    FioJson,
+    /// fio `--minimal` / `--output-format=terse`.
+    FioTerse,
+    /// fio `--output-format=normal`.
+    FioNormal,
+    /// IOzone's text (any of its reports).
+    Iozone,
+    /// IOR's text output.
+    IorText,
+    /// IOR's `-O summaryFormat=JSON`.
+    IorJson,
+    /// mdtest's summary.
+    Mdtest,
+}
+
+impl Format {
+    /// The name a user reads.
+    pub fn name(self) -> &'static str {
+        match self {
+            Format::FioJson => "fio JSON",
+            Format::FioTerse => "fio terse",
+            Format::FioNormal => "fio normal text",
+            Format::Iozone => "IOzone text",
+            Format::IorText => "IOR text",
+            Format::IorJson => "IOR JSON",
+            Format::Mdtest => "mdtest summary",
+        }
+    }
+}
+
+/// One tool's output found in a file, read as runs.
+#[derive(Debug)]
+pub struct Piece {
+    /// What it was.
+    pub format: Format,
+    /// Its runs.
+    pub runs: Vec<ImportedRun>,
+    /// True when the runs are cells of one matrix (an IOzone automatic-mode run): the caller
+    /// keeps them together as a study.
+    pub matrix: bool,
+}
+
+/// Why a file, or a piece of it, does not read.
+#[derive(Debug, thiserror::Error)]
+#[error("{path}: {what}")]
+pub struct ImportError {
+    /// The file.
+    pub path: String,
+    /// What was wrong and where.
+    pub what: String,
+}
+
+/// What the caller says about the runs: the host they ran on when the file does not say, and
+/// tags for every run.
+#[derive(Debug, Clone, Default)]
+pub struct Origin {
+    /// The file's name as the user gave it.
+    pub path: String,
+    /// `--host`, when given.
+    pub host: Option<String>,
+    /// `--tag KEY=VALUE`.
+    pub tags: Vec<(String, String)>,
+}
+
+impl Origin {
+    /// The host, or a placeholder saying which tool did not record it.
+    pub fn host_or(&self, tool: &str) -> String {
+        self.host.clone().unwrap_or_else(|| format!("unknown ({tool} import)"))
+    }
+
+    /// An error about this file.
+    pub fn error(&self, what: impl Into<String>) -> ImportError {
+        ImportError {
+            path: self.path.clone(),
+            what: what.into(),
+        }
+    }
+
+    /// A run imported from this file: kind `import`, the caller's tags, `job` the record of
+    /// where it came from (its `text` is the piece the run was read from).
+    #[allow(clippy::too_many_arguments)]
+    pub fn run(
+        &self,
+        host: &str,
+        name: String,
+        command: String,
+        job: Value,
+        started_at: String,
+        source: String,
+        phases: Vec<Phase>,
+    ) -> ImportedRun {
+        ImportedRun {
+            run: NewRun {
+                kind: RunKind::Import,
+                host: host.to_string(),
+                job_name: Some(name),
+                job,
+                command,
+                tags: self.tags.clone(),
+            },
+            started_at,
+            environment: Environment {
+                host: host.to_string(),
+                source: Some(source),
+                ..Environment::default()
+            },
+            phases,
+        }
+    }
+}
+
+/// Now, RFC 3339: the time of a run whose file does not say when it ran.
+pub(crate) fn now() -> String {
+    humantime::format_rfc3339_seconds(std::time::SystemTime::now()).to_string()
+}
+
+/// "Sun Nov 22 00:28:24 2026" (C's ctime, as IOzone, IOR and fio print it) →
+/// "2026-11-22T00:28:24Z": the tools print local time without a zone; it is taken as UTC and
+/// said so in the run.
+pub(crate) fn ctime_rfc3339(ctime: &str) -> Option<String> {
+    let f: Vec<&str> = ctime.split_whitespace().collect();
+    if f.len() != 5 {
+        return None;
+    }
+    let month = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ]
+    .iter()
+    .position(|m| *m == f[1])?
+        + 1;
+    let day: u32 = f[2].parse().ok()?;
+    let year: u32 = f[4].parse().ok()?;
+    let hms: Vec<u32> = f[3].split(':').map(|x| x.parse().ok()).collect::<Option<_>>()?;
+    if hms.len() != 3 || hms[0] > 23 || hms[1] > 59 || hms[2] > 60 || !(1..=31).contains(&day) {
+        return None;
+    }
+    Some(format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
+        hms[0], hms[1], hms[2]
+    ))
+}
+
+/// The 1-based line of byte offset `at` in `text`.
+pub(crate) fn line_of(text: &str, at: usize) -> usize {
+    text[..at.min(text.len())].matches('\n').count() + 1
+}
+
+/// Every tool's output in `text`, read. A file may hold several (IOzone runs one after
+/// another, fio JSON documents in a row, fio's JSON followed by its normal text); each is read
+/// by its own reader, and a file in which nothing is recognised is refused naming what storlab
+/// reads.
+pub fn parse(origin: &Origin, text: &str) -> Result<Vec<Piece>, ImportError> {
+    let mut pieces = Vec::new();
+    if iozone::looks_like_iozone(text) {
+        for part in iozone::split_runs(text) {
+            let first_line = line_of(text, part.as_ptr() as usize - text.as_ptr() as usize);
+            let (runs, matrix) = iozone::parse_at(origin, part, first_line)?;
+            pieces.push(Piece {
+                format: Format::Iozone,
+                runs,
+                matrix,
+            });
+        }
+        return Ok(pieces);
+    }
+    if ior::looks_like_ior_json(text) {
+        return Ok(vec![Piece {
+            format: Format::IorJson,
+            runs: ior::parse_json(origin, text)?,
+            matrix: false,
+        }]);
+    }
+    if ior::looks_like_ior_text(text) {
+        return Ok(vec![Piece {
+            format: Format::IorText,
+            runs: ior::parse_text(origin, text)?,
+            matrix: false,
+        }]);
+    }
+    if mdtest::looks_like_mdtest(text) {
+        return Ok(mdtest::parse(origin, text)?
+            .into_iter()
+            .map(|r| Piece {
+                format: Format::Mdtest,
+                runs: vec![r],
+                matrix: false,
+            })
+            .collect());
+    }
+    // fio: JSON documents first (the normal text printed beside them says the same again),
+    // then terse lines, then the normal text alone.
+    let docs = fio_json::documents(origin, text)?;
+    if !docs.is_empty() {
+        for (doc, at) in docs {
+            pieces.push(Piece {
+                format: Format::FioJson,
+                runs: fio_json::parse_doc(origin, text, &doc, at)?,
+                matrix: false,
+            });
+        }
+        return Ok(pieces);
+    }
+    if fio_terse::looks_like_terse(text) {
+        return Ok(vec![Piece {
+            format: Format::FioTerse,
+            runs: fio_terse::parse(origin, text)?,
+            matrix: false,
+        }]);
+    }
+    if fio_normal::looks_like_normal(text) {
+        return Ok(vec![Piece {
+            format: Format::FioNormal,
+            runs: fio_normal::parse(origin, text)?,
+            matrix: false,
+        }]);
+    }
+    Err(origin.error(
+        "no output storlab reads: fio (JSON, json+, terse, normal), IOzone (text, -R), IOR (text, JSON) or mdtest (summary)",
+    ))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn ctime_becomes_rfc3339() {
+        assert_eq!(
+            ctime_rfc3339("Sun Nov 22 00:28:24 2026").as_deref(),
+            Some("2026-11-22T00:28:24Z")
+        );
+        assert_eq!(
+            ctime_rfc3339("Mon Jan  5 9:00:00 2009").as_deref(),
+            Some("2009-01-05T09:00:00Z")
+        );
+        assert!(ctime_rfc3339("yesterday").is_none());
+    }
+
+    #[test]
+    fn text_that_no_tool_printed_is_refused_by_name() {
+        let origin = Origin {
+            path: "notes.txt".into(),
+            ..Origin::default()
+        };
+        let e = parse(&origin, "Monday: the array was slow again\n").unwrap_err();
+        assert!(e.to_string().starts_with("notes.txt: no output storlab reads"), "{e}");
+    }
+
+    #[test]
+    fn a_json_document_that_is_not_fios_is_named_by_its_line() {
+        let origin = Origin {
+            path: "x.json".into(),
+            ..Origin::default()
+        };
+        let e = parse(&origin, "note: hello\n\n{\"jobs\": []}\n").unwrap_err();
+        assert!(e.to_string().contains("line 3 is not fio's output"), "{e}");
+    }
+}
