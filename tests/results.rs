@@ -264,7 +264,11 @@ fn fio_json_imports_as_runs() {
     std::fs::write(&other, r#"{"hello": "world"}"#).unwrap();
     let notjson = s.path().join("notjson.txt");
     std::fs::write(&notjson, "read: IOPS=1000\n").unwrap();
-    for (f, needle) in [(&cut, "not JSON"), (&other, "not fio's output"), (&notjson, "not JSON")] {
+    for (f, needle) in [
+        (&cut, "cut short"),
+        (&other, "not fio's output"),
+        (&notjson, "no output storlab reads"),
+    ] {
         let out = s.storlab(&["results", "import", f.to_str().unwrap()]);
         assert_eq!(out.status.code(), Some(2), "{}", f.display());
         assert!(stderr(&out).contains(needle), "{}: {}", f.display(), stderr(&out));

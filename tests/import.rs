@@ -1,0 +1,552 @@
+//! `storlab results import`: what the real fio, IOzone, IOR and mdtest printed on this machine
+//! (tests/fixtures/import, their command lines in ORIGIN.md), in every format the issue names,
+//! read into stored runs; the figures expected are read out of the same files here, not
+//! written down. Damaged copies are refused by line, storing nothing; a directory imports
+//! file by file.
+
+use serde_json::Value;
+
+mod common;
+use common::*;
+
+fn fixture(name: &str) -> String {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/import")
+        .join(name)
+        .display()
+        .to_string()
+}
+
+fn text(name: &str) -> String {
+    std::fs::read_to_string(fixture(name)).unwrap()
+}
+
+/// Imports a fixture, returning the stored runs (as `results show --json` prints them).
+fn import(s: &Scratch, name: &str) -> Vec<Value> {
+    let v = s.json(&["results", "import", &fixture(name)]);
+    v["imported"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|id| s.json(&["results", "show", &id.to_string()]))
+        .collect()
+}
+
+fn f(v: &Value) -> f64 {
+    v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))
+}
+
+fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() <= 1e-6 * b.abs().max(1.0)
+}
+
+fn not_measured(phase: &Value) -> Vec<String> {
+    phase["result"]["not_measured"]
+        .as_array()
+        .map(|a| a.iter().map(|x| x.as_str().unwrap().to_string()).collect())
+        .unwrap_or_default()
+}
+
+/// The JSON documents in a fixture, as fio wrote them (each starts at a line "{").
+fn fio_documents(name: &str) -> Vec<Value> {
+    let t = text(name);
+    let mut docs = Vec::new();
+    let mut at = 0;
+    let next = |at: usize| {
+        if at == 0 && t.starts_with('{') {
+            Some(0)
+        } else {
+            t[at..].find("\n{").map(|i| at + i + 1)
+        }
+    };
+    while let Some(i) = next(at) {
+        let mut it = serde_json::Deserializer::from_str(&t[i..]).into_iter::<Value>();
+        docs.push(it.next().unwrap().unwrap());
+        at = i + it.byte_offset();
+    }
+    docs
+}
+
+#[test]
+fn fio_json_is_found_among_fios_other_text_and_several_documents_are_several_runs() {
+    let s = Scratch::new();
+    // json,normal with the banner and "note:" lines before: the JSON's two jobs.
+    let runs = import(&s, "fio-json-normal.txt");
+    let doc = &fio_documents("fio-json-normal.txt")[0];
+    assert_eq!(runs.len(), 2);
+    for (run, job) in runs.iter().zip(doc["jobs"].as_array().unwrap()) {
+        assert_eq!(run["job_name"], format!("fio {}", job["jobname"].as_str().unwrap()));
+        let want = f(&job["read"]["bw_bytes"]) + f(&job["write"]["bw_bytes"]);
+        assert!(close(f(&run["phases"][0]["result"]["all_done"]["bytes_per_sec"]), want));
+        assert_eq!(run["phases"][0]["result"]["bytes_read"], job["read"]["io_bytes"]);
+        assert!(not_measured(&run["phases"][0]).contains(&"first_done".to_string()));
+        assert!(!not_measured(&run["phases"][0]).contains(&"latency".to_string()));
+    }
+    assert_eq!(runs[0]["phases"][0]["kind"], "randrw");
+
+    // Two documents one after the other: a run each, in order.
+    let runs = import(&s, "fio-two-json.json");
+    let docs = fio_documents("fio-two-json.json");
+    assert_eq!(docs.len(), 2);
+    assert_eq!(runs.len(), 2);
+    for (run, doc) in runs.iter().zip(&docs) {
+        let job = &doc["jobs"][0];
+        assert_eq!(run["job_name"], format!("fio {}", job["jobname"].as_str().unwrap()));
+        let dir = if run["phases"][0]["kind"] == "randread" {
+            "read"
+        } else {
+            "write"
+        };
+        assert!(close(
+            f(&run["phases"][0]["result"]["all_done"]["iops"]),
+            f(&job[dir]["iops"])
+        ));
+    }
+
+    // json+: its bins are read; the latency is there.
+    let runs = import(&s, "fio-jsonplus.json");
+    let job = &fio_documents("fio-jsonplus.json")[0]["jobs"][0];
+    assert_eq!(
+        runs[0]["phases"][0]["result"]["bytes_written"],
+        job["write"]["io_bytes"]
+    );
+    assert!(f(&runs[0]["phases"][0]["result"]["latency"]["p99_ns"]) > 0.0);
+
+    // Cut short: refused with the document's line, nothing stored by it.
+    let before = s.run_count().unwrap();
+    let out = s.storlab(&["results", "import", &fixture("damaged-fio-truncated.json")]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("the JSON document at line 1 is cut short"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(s.run_count().unwrap(), before);
+}
+
+#[test]
+fn fio_terse_versions_3_and_5_import_with_every_figure_they_carry() {
+    let s = Scratch::new();
+    for (name, version, per_dir) in [("fio-terse-v3.txt", 3, 41), ("fio-terse-v5.txt", 5, 47)] {
+        let runs = import(&s, name);
+        let lines: Vec<Vec<String>> = text(name)
+            .lines()
+            .filter(|l| l.starts_with(&format!("{version};fio-")))
+            .map(|l| l.split(';').map(str::to_string).collect())
+            .collect();
+        assert_eq!(runs.len(), lines.len());
+        assert_eq!(runs.len(), 2);
+        for (run, fld) in runs.iter().zip(&lines) {
+            let x = |i: usize| fld[i].trim_end_matches('%').parse::<f64>().unwrap();
+            let r = &run["phases"][0]["result"];
+            assert_eq!(run["job_name"], format!("fio {}", fld[2]));
+            // Read: fields 6 (KiB), 7 (KiB/s), 8 (IOPS); write starts a direction later.
+            let w = 5 + per_dir;
+            assert_eq!(f(&r["bytes_read"]), x(5) * 1024.0, "{name}");
+            assert_eq!(f(&r["bytes_written"]), x(w) * 1024.0, "{name}");
+            assert!(close(f(&r["all_done"]["bytes_per_sec"]), (x(6) + x(w + 1)) * 1024.0));
+            assert!(close(f(&r["all_done"]["iops"]), x(7) + x(w + 2)));
+            // The read's 99th percentile of completion latency, µs (field 12 + 12 of the
+            // direction is "1.000000%=..."; 99% is the 13th).
+            let p99_read: f64 = fld[5 + 12 + 12].split("%=").nth(1).unwrap().parse().unwrap();
+            assert!(fld[5 + 12 + 12].starts_with("99.000000%="));
+            assert!(f(&r["latency"]["p99_ns"]) >= p99_read * 1000.0);
+            let kinds = if x(w) > 0.0 { "reads and writes" } else { "reads" };
+            assert_eq!(run["phases"][0]["kind"], kinds);
+            assert!(not_measured(&run["phases"][0]).contains(&"worker_spread".to_string()));
+            assert_eq!(run["job"]["format"], format!("fio terse version {version}"));
+        }
+    }
+    let before = s.run_count().unwrap();
+    let out = s.storlab(&["results", "import", &fixture("damaged-fio-terse.txt")]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("line 4: fio terse version 3 has 121 fields per job, this line 40"),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(s.run_count().unwrap(), before);
+}
+
+#[test]
+fn fio_normal_text_gives_bandwidth_iops_and_percentiles_per_direction() {
+    let s = Scratch::new();
+    let runs = import(&s, "fio-normal.txt");
+    assert_eq!(runs.len(), 2);
+    let t = text("fio-normal.txt");
+    let randrw = &runs[0]["phases"][0];
+    assert_eq!(randrw["kind"], "randrw");
+    assert_eq!(randrw["params"]["imported"]["bs"], 4096);
+    assert_eq!(randrw["params"]["imported"]["workers"], 2);
+    // "read: IOPS=515k, BW=2010MiB/s" and "write: IOPS=230k, BW=899MiB/s" as printed.
+    let figure = |line: &str, key: &str| -> f64 {
+        let l = t.lines().find(|l| l.trim_start().starts_with(line)).unwrap();
+        let v = l.split(key).nth(1).unwrap().split([',', ' ', '(']).next().unwrap();
+        let (n, m) = match v.strip_suffix("MiB/s") {
+            Some(n) => (n, 1048576.0),
+            None => match v.strip_suffix('k') {
+                Some(n) => (n, 1e3),
+                None => (v, 1.0),
+            },
+        };
+        n.parse::<f64>().unwrap() * m
+    };
+    let r = &randrw["result"];
+    assert!(close(
+        f(&r["all_done"]["bytes_per_sec"]),
+        figure("read:", "BW=") + figure("write:", "BW=")
+    ));
+    assert!(close(
+        f(&r["all_done"]["iops"]),
+        figure("read:", "IOPS=") + figure("write:", "IOPS=")
+    ));
+    // The 99th percentile: the larger of the read's and the write's (both printed in nsec).
+    let p99s: Vec<f64> = t
+        .lines()
+        .filter_map(|l| l.split("99.00th=[").nth(1))
+        .map(|v| v.split(']').next().unwrap().trim().parse::<f64>().unwrap())
+        .collect();
+    assert_eq!(f(&r["latency"]["p99_ns"]), p99s[0].max(p99s[1]));
+    assert_eq!(runs[0]["started_at"], "2026-11-24T08:31:33Z");
+    // The sequential read: printed in usec.
+    let seq = &runs[1]["phases"][0];
+    assert_eq!(seq["kind"], "read");
+    assert_eq!(f(&seq["result"]["latency"]["p99_ns"]), p99s[2] * 1000.0);
+}
+
+#[test]
+fn iozone_table_ops_cpu_indented_and_concatenated_import() {
+    let s = Scratch::new();
+    // The automatic-mode table without -R: a run per cell, one study.
+    let runs = import(&s, "iozone-auto.txt");
+    assert_eq!(runs.len(), 9);
+    let t = text("iozone-auto.txt");
+    let row: Vec<f64> = t
+        .lines()
+        .find(|l| l.split_whitespace().take(2).collect::<Vec<_>>() == ["1024", "256"])
+        .unwrap()
+        .split_whitespace()
+        .map(|x| x.parse().unwrap())
+        .collect();
+    let last = &runs[8];
+    assert_eq!(last["job_name"], "iozone 1024 kB × 256 kB (imported)");
+    let kinds: Vec<&str> = last["phases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["write", "rewrite", "read", "reread"]);
+    for (k, p) in last["phases"].as_array().unwrap().iter().enumerate() {
+        assert!(close(f(&p["result"]["all_done"]["bytes_per_sec"]), row[2 + k] * 1024.0));
+        let nm = not_measured(p);
+        for fig in ["latency", "cpu", "first_done", "worker_spread"] {
+            assert!(nm.contains(&fig.to_string()), "{fig} in {nm:?}");
+        }
+    }
+    let study = s.json(&["results", "study", "1"]);
+    assert_eq!(study["kind"], "iozone-import");
+    assert!(study["params"]["imported_from"]
+        .as_str()
+        .unwrap()
+        .ends_with("iozone-auto.txt"));
+    let members: Vec<&Value> = study["members"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| &m["run_id"])
+        .collect();
+    assert_eq!(members, runs.iter().map(|r| &r["id"]).collect::<Vec<_>>());
+
+    // Pasted into notes with every line indented: the same figures.
+    let indented = import(&s, "iozone-indented.txt");
+    assert_eq!(indented.len(), 9);
+    for (a, b) in runs.iter().zip(&indented) {
+        for (pa, pb) in a["phases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .zip(b["phases"].as_array().unwrap())
+        {
+            assert_eq!(pa["result"]["all_done"], pb["result"]["all_done"]);
+        }
+    }
+
+    // Blank columns between the tests run: each figure under its own test.
+    let runs = import(&s, "iozone-auto-gaps.txt");
+    let first = &runs[0];
+    let kinds: Vec<&str> = first["phases"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["kind"].as_str().unwrap())
+        .collect();
+    assert_eq!(kinds, ["write", "rewrite", "randread", "randwrite", "write", "rewrite"]);
+    let t = text("iozone-auto-gaps.txt");
+    let row: Vec<f64> = t
+        .lines()
+        .find(|l| l.split_whitespace().take(2).collect::<Vec<_>>() == ["256", "64"])
+        .unwrap()
+        .split_whitespace()
+        .map(|x| x.parse().unwrap())
+        .collect();
+    assert_eq!(first["phases"][2]["params"]["imported"]["test"], "Random read");
+    assert!(close(
+        f(&first["phases"][2]["result"]["all_done"]["bytes_per_sec"]),
+        row[4] * 1024.0
+    ));
+    assert_eq!(first["phases"][4]["params"]["imported"]["test"], "Fwrite");
+
+    // -O: operations per second; bytes/s are ops/s × the record size.
+    let runs = import(&s, "iozone-auto-ops.txt");
+    let p = &runs[0]["phases"][0];
+    let t = text("iozone-auto-ops.txt");
+    let ops: f64 = t
+        .lines()
+        .find(|l| l.split_whitespace().take(2).collect::<Vec<_>>() == ["256", "64"])
+        .unwrap()
+        .split_whitespace()
+        .nth(2)
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!(close(f(&p["result"]["all_done"]["iops"]), ops));
+    assert!(close(f(&p["result"]["all_done"]["bytes_per_sec"]), ops * 64.0 * 1024.0));
+
+    // -+u with -R: the CPU utilisation reports give each phase's CPU time.
+    let runs = import(&s, "iozone-auto-cpu-R.txt");
+    let p = &runs[0]["phases"][0];
+    assert!(!not_measured(p).contains(&"cpu".to_string()));
+    let t = text("iozone-auto-cpu-R.txt");
+    let cpu_report = &t[t.find("\"Writer CPU utilization report").unwrap()..];
+    let pct: f64 = cpu_report
+        .lines()
+        .nth(2)
+        .unwrap()
+        .split_whitespace()
+        .nth(1)
+        .unwrap()
+        .parse()
+        .unwrap();
+    let seconds = f(&p["result"]["all_done"]["seconds"]);
+    assert!(close(f(&p["result"]["cpu_user"]), pct / 100.0 * seconds));
+
+    // -+u in throughput mode: IOzone's CPU time of each test.
+    let runs = import(&s, "iozone-throughput-cpu.txt");
+    let t = text("iozone-throughput-cpu.txt");
+    let cpu: f64 = t
+        .lines()
+        .find(|l| l.contains("CPU time"))
+        .unwrap()
+        .split("CPU time")
+        .nth(1)
+        .unwrap()
+        .split_whitespace()
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert_eq!(f(&runs[0]["phases"][0]["result"]["cpu_user"]), cpu);
+    assert!(!not_measured(&runs[0]["phases"][0]).contains(&"worker_spread".to_string()));
+
+    // Two runs in one file: the matrix's nine cells and the throughput run.
+    let runs = import(&s, "iozone-concatenated.txt");
+    assert_eq!(runs.len(), 10);
+    assert_eq!(runs[9]["job_name"], "iozone -t 2 (imported)");
+    assert_eq!(
+        runs[9]["job"]["first_line"],
+        text("iozone-auto.txt").lines().count() + 1
+    );
+    assert_eq!(runs[9]["phases"][0]["result"]["all_done"]["iops"], {
+        let t = text("iozone-throughput-ops.txt");
+        let l = t
+            .lines()
+            .find(|l| l.contains("Parent sees throughput for  2 initial writers"))
+            .unwrap();
+        Value::from(
+            l.split('=')
+                .nth(1)
+                .unwrap()
+                .split_whitespace()
+                .next()
+                .unwrap()
+                .parse::<f64>()
+                .unwrap(),
+        )
+    });
+
+    // A figure that is not a number: refused with its line and column.
+    let before = s.run_count().unwrap();
+    let out = s.storlab(&["results", "import", &fixture("damaged-iozone-table.txt")]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("line 31: \"21#5500\" under \"write\""),
+        "{}",
+        stderr(&out)
+    );
+    assert_eq!(s.run_count().unwrap(), before);
+}
+
+#[test]
+fn ior_text_and_json_and_mdtest_summaries_import() {
+    let s = Scratch::new();
+    let runs = import(&s, "ior-text.txt");
+    assert_eq!(runs.len(), 3, "one run per iteration");
+    let t = text("ior-text.txt");
+    for (k, run) in runs.iter().enumerate() {
+        assert_eq!(run["host"], "vm", "IOR's Machine line");
+        assert_eq!(run["job_name"], format!("ior iteration {k} (imported)"));
+        for p in run["phases"].as_array().unwrap() {
+            let row: Vec<&str> = t
+                .lines()
+                .find(|l| {
+                    let w: Vec<&str> = l.split_whitespace().collect();
+                    w.len() == 11 && w[0] == p["kind"].as_str().unwrap() && w[10] == k.to_string()
+                })
+                .unwrap()
+                .split_whitespace()
+                .collect();
+            let mib: f64 = row[1].parse().unwrap();
+            assert!(close(f(&p["result"]["all_done"]["bytes_per_sec"]), mib * 1048576.0));
+            assert!(close(f(&p["result"]["all_done"]["iops"]), row[2].parse().unwrap()));
+            assert!(close(f(&p["result"]["all_done"]["seconds"]), row[9].parse().unwrap()));
+            // 2 tasks × 16 MiB.
+            assert_eq!(f(&p["result"]["all_done"]["bytes"]), 32.0 * 1048576.0);
+            assert!(not_measured(p).contains(&"latency".to_string()));
+        }
+    }
+    let shown = stdout(&s.storlab(&["results", "show", &runs[0]["id"].to_string()]));
+    assert!(
+        shown.lines().any(|l| l.starts_with("1 write") && l.contains('—')),
+        "{shown}"
+    );
+
+    // IOR's JSON (with the trailing comma IOR leaves in it): two iterations.
+    let runs = import(&s, "ior-json.json");
+    assert_eq!(runs.len(), 2);
+    let t = text("ior-json.json");
+    let bws: Vec<f64> = t
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix("\"bwMiB\": "))
+        .map(|v| v.trim_end_matches([',', ' ']).parse().unwrap())
+        .collect();
+    assert_eq!(bws.len(), 4);
+    assert!(close(
+        f(&runs[0]["phases"][0]["result"]["all_done"]["bytes_per_sec"]),
+        bws[0] * 1048576.0
+    ));
+    assert!(close(
+        f(&runs[1]["phases"][1]["result"]["all_done"]["bytes_per_sec"]),
+        bws[3] * 1048576.0
+    ));
+
+    // mdtest: a phase per operation, the mean rate, nothing else measured.
+    let runs = import(&s, "mdtest.txt");
+    assert_eq!(runs.len(), 1);
+    let t = text("mdtest.txt");
+    let phases = runs[0]["phases"].as_array().unwrap();
+    let kinds: Vec<&str> = phases.iter().map(|p| p["kind"].as_str().unwrap()).collect();
+    assert_eq!(
+        kinds,
+        ["create", "stat", "read", "remove", "tree creation", "tree removal"]
+    );
+    let mean: f64 = t
+        .lines()
+        .find(|l| l.trim_start().starts_with("File stat"))
+        .unwrap()
+        .split_whitespace()
+        .nth(4)
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert_eq!(f(&phases[1]["result"]["all_done"]["iops"]), mean);
+    assert_eq!(phases[1]["params"]["imported"]["workers"], 2);
+    for fig in ["throughput", "seconds", "latency", "cpu"] {
+        assert!(not_measured(&phases[1]).contains(&fig.to_string()));
+    }
+    assert_eq!(runs[0]["started_at"], "2026-11-24T08:31:44Z");
+    let shown = stdout(&s.storlab(&["results", "show", &runs[0]["id"].to_string()]));
+    let stat = shown.lines().find(|l| l.starts_with("2 stat")).unwrap();
+    assert!(!stat.contains("0.00") && stat.contains('—'), "{stat}");
+
+    // The export leaves what was not measured empty, never 0.
+    let csv = stdout(&s.storlab(&["results", "export", &runs[0]["id"].to_string(), "--format", "csv"]));
+    let header: Vec<&str> = csv
+        .lines()
+        .find(|l| l.contains("MiB/s") || l.contains("mib_per_sec") || l.contains("lat"))
+        .unwrap()
+        .split(',')
+        .collect();
+    let row = csv.lines().find(|l| l.contains(",stat,")).unwrap();
+    let cells: Vec<&str> = row.split(',').collect();
+    let p50 = header.iter().position(|h| h.contains("p50")).unwrap();
+    assert_eq!(cells[p50], "", "{header:?}\n{row}");
+}
+
+#[test]
+fn a_directory_imports_file_by_file_and_names_what_it_could_not() {
+    let s = Scratch::new();
+    let dir = s.path().join("results-2019");
+    std::fs::create_dir_all(dir.join("old")).unwrap();
+    for name in ["fio-two-json.json", "iozone-auto.txt", "damaged-fio-terse.txt"] {
+        std::fs::copy(fixture(name), dir.join(name)).unwrap();
+    }
+    std::fs::copy(fixture("mdtest.txt"), dir.join("old/mdtest.txt")).unwrap();
+    std::fs::write(dir.join("old/photo.jpg"), [0xff, 0xd8, 0xff, 0xe0, 0x00, 0x10]).unwrap();
+    let out = s.storlab(&["results", "import", dir.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1), "a file not imported: {}", stderr(&out));
+    let o = stdout(&out);
+    let line = |name: &str| {
+        o.lines()
+            .find(|l| l.starts_with(&dir.join(name).display().to_string()))
+            .unwrap_or_else(|| panic!("no line for {name}: {o}"))
+    };
+    assert!(line("fio-two-json.json").contains("imported 2 run(s) from fio JSON"));
+    assert!(line("iozone-auto.txt").contains("imported 9 run(s) from IOzone text"));
+    assert!(line("old/mdtest.txt").contains("imported 1 run(s) from mdtest summary"));
+    assert!(
+        line("damaged-fio-terse.txt").contains("not imported: ") && line("damaged-fio-terse.txt").contains("line 4")
+    );
+    assert!(line("old/photo.jpg").contains("not imported: ") && line("old/photo.jpg").contains("not text"));
+    assert!(
+        stderr(&out).contains("imported 12 run(s) from 3 of 5 file(s)"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(stderr(&out).contains("2 file(s) not imported"), "{}", stderr(&out));
+    assert_eq!(s.run_count().unwrap(), 12);
+
+    // --json: a record per file.
+    let out = s.storlab(&["results", "import", dir.join("old").to_str().unwrap(), "--json"]);
+    assert_eq!(out.status.code(), Some(1));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["not_imported"], 1);
+    assert_eq!(v["imported"].as_array().unwrap().len(), 1);
+    assert_eq!(v["files"].as_array().unwrap().len(), 2);
+}
+
+#[test]
+fn unmeasured_figures_are_left_out_of_comparisons() {
+    let s = Scratch::new();
+    // IOR's three iterations against its two JSON iterations: bandwidth compares, latency is
+    // not measured in either and is said so.
+    let a = import(&s, "ior-text.txt");
+    let b = import(&s, "ior-json.json");
+    let ids = |r: &[Value]| r.iter().map(|x| x["id"].to_string()).collect::<Vec<_>>().join(",");
+    let out = s.storlab(&["results", "compare", &ids(&a), &ids(&b), "--allow-different", "--json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let metrics: Vec<&str> = v["metrics"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| m["metric"].as_str().unwrap())
+        .collect();
+    assert!(metrics.contains(&"MiB/s"), "{metrics:?}");
+    assert!(!metrics.iter().any(|m| m.starts_with("lat")), "{metrics:?}");
+    let warnings = v["warnings"].to_string();
+    assert!(
+        warnings.contains("lat p99 of phase 1 not measured in 3 of its 3 run(s)"),
+        "{warnings}"
+    );
+}
