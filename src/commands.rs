@@ -8,13 +8,13 @@ use std::time::Duration;
 use anyhow::{Context, Result};
 use storlab_model::run::RunKind;
 use storlab_model::scan::{GroupBy, ScanOptions, TimeBasis};
-use storlab_model::study::{IozoneParams, Role, StudyParams, SweepParams};
+use storlab_model::study::{Role, StudyParams, SweepParams};
 use storlab_session::{run_study, LiveRun, RunOptions};
 use storlab_store::Store;
 use storlab_workload::iozone::{IozoneArgs, IozoneCell};
 use storlab_workload::{resolve, Job};
 
-use crate::cli::{DbArgs, DemoArgs, ImpactArgs, JobArgs, OutputArgs, RunArgs, ScanArgs, SweepArgs};
+use crate::cli::{DemoArgs, ImpactArgs, JobArgs, OutputArgs, RunArgs, ScanArgs, SweepArgs};
 use crate::results::{open_new, print_run, print_study};
 use crate::running::{code_of, command_line, serve_live, status_line, views};
 use crate::{exit, usage};
@@ -241,10 +241,10 @@ pub fn iozone(args: Vec<String>) -> Result<u8> {
         resolve(j, &opts)?;
     }
     let cells: Vec<IozoneCell> = jobs.iter().map(|(c, _)| *c).collect();
-    let out = iozone_output(&a);
+    let out = crate::iozone::output(&a);
     let mut store = open_new(&out.db)?;
-    let params = iozone_params(&a, &cells);
-    let points: Vec<(Role, Job)> = jobs.into_iter().map(|(c, j)| (iozone_role(c), j)).collect();
+    let params = crate::iozone::params(&a, &cells);
+    let points: Vec<(Role, Job)> = jobs.into_iter().map(|(c, j)| (crate::iozone::role(c), j)).collect();
     let n = points.len();
     let status = status_line(&out, a.quiet, (n > 1).then(|| format!("IOzone, {n} cells")));
     let opts = RunOptions {
@@ -263,60 +263,14 @@ pub fn iozone(args: Vec<String>) -> Result<u8> {
     };
     // One cell is one run; several are a study (IOzone's matrix, or a range of workers).
     let (study, done) = if points.len() > 1 {
-        let (id, done) = run_study(&mut store, iozone_study(&a, &params), &points, &opts, announce)?;
+        let (id, done) = run_study(&mut store, crate::iozone::study(&a, &params), &points, &opts, announce)?;
         (Some(id), done)
     } else {
         (None, storlab_session::run_points(&mut store, &points, &opts, announce)?)
     };
     drop(status);
     crate::results::print_iozone(&store, &a, study, &done, params.note.as_deref())?;
-    Ok(iozone_exit(&done))
-}
-
-/// Where `storlab iozone` stores and how it prints.
-pub(crate) fn iozone_output(a: &IozoneArgs) -> OutputArgs {
-    OutputArgs {
-        db: DbArgs { db: a.db.clone() },
-        json: a.json,
-        csv: false,
-    }
-}
-
-/// The IOzone command line and its cache note, kept with the study.
-pub(crate) fn iozone_params(a: &IozoneArgs, cells: &[IozoneCell]) -> IozoneParams {
-    IozoneParams {
-        command: a.command_line.clone(),
-        note: a.cache_rule(cells, storlab_env::memory_bytes()),
-    }
-}
-
-/// A cell's part in the study.
-pub(crate) fn iozone_role(c: IozoneCell) -> Role {
-    Role::Cell {
-        workers: c.workers,
-        file_bytes: c.file,
-        record_bytes: c.record,
-    }
-}
-
-/// The study several cells make: IOzone's matrix (-a) or a range of workers (-l/-u).
-pub(crate) fn iozone_study(a: &IozoneArgs, params: &IozoneParams) -> StudyParams {
-    if a.auto {
-        StudyParams::IozoneAuto(params.clone())
-    } else {
-        StudyParams::IozoneWorkers(params.clone())
-    }
-}
-
-/// The exit code of the cells that ran.
-pub(crate) fn iozone_exit(done: &storlab_session::Points) -> u8 {
-    if done.aborted {
-        exit::ABORTED
-    } else if done.not_ok {
-        1
-    } else {
-        0
-    }
+    Ok(crate::iozone::exit_code(&done))
 }
 
 fn duration(flag: &str, v: &str) -> Result<Duration> {

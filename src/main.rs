@@ -8,6 +8,7 @@ mod challenge;
 mod cli;
 mod commands;
 mod db;
+mod iozone;
 mod meta;
 mod monitor;
 mod ranks;

@@ -264,7 +264,7 @@ pub fn iozone(a: &IozoneArgs, jobs: Vec<(IozoneCell, Job)>, _launch: &Launch) ->
                         workers: c.workers * team.size(),
                         ..*c
                     };
-                    (crate::commands::iozone_role(all), p)
+                    (crate::iozone::role(all), p)
                 })
                 .map_err(|e| e.to_string())
         })
@@ -282,7 +282,7 @@ pub fn iozone(a: &IozoneArgs, jobs: Vec<(IozoneCell, Job)>, _launch: &Launch) ->
     if ready.is_ok() && shape != first {
         ready = Err(format!("its IOzone run has {shape} where rank 0's has {first}"));
     }
-    let out = crate::commands::iozone_output(a);
+    let out = crate::iozone::output(a);
     let mut store = None;
     if rank0 && ready.is_ok() {
         match crate::results::open_new(&out.db) {
@@ -312,9 +312,9 @@ pub fn iozone(a: &IozoneArgs, jobs: Vec<(IozoneCell, Job)>, _launch: &Launch) ->
             s.study_progress(i, n, &role.to_string());
         }
     };
-    let params = crate::commands::iozone_params(a, &cells);
+    let params = crate::iozone::params(a, &cells);
     let ran = if n > 1 {
-        let kind = crate::commands::iozone_study(a, &params);
+        let kind = crate::iozone::study(a, &params);
         storlab_session::run_study_team(&team, store.as_mut(), kind, points, &opts, announce)?
             .map(|(id, done)| (Some(id), done))
     } else {
@@ -325,5 +325,5 @@ pub fn iozone(a: &IozoneArgs, jobs: Vec<(IozoneCell, Job)>, _launch: &Launch) ->
         return Ok(0);
     };
     crate::results::print_iozone(&store, a, study, &done, params.note.as_deref())?;
-    Ok(crate::commands::iozone_exit(&done))
+    Ok(crate::iozone::exit_code(&done))
 }

@@ -363,7 +363,7 @@ pub fn import(file: &std::path::Path, host: Option<String>, tags: &[(String, Str
     if file.is_dir() {
         return import_dir(file, host, tags, out);
     }
-    let text = read_text(file).map_err(usage)?;
+    let text = read_text(file).map_err(|why| usage(format!("{}: {why}", file.display())))?;
     let origin = storlab_import::Origin {
         path: file.display().to_string(),
         host,
@@ -394,13 +394,13 @@ pub fn import(file: &std::path::Path, host: Option<String>, tags: &[(String, Str
     Ok(0)
 }
 
-/// A file's text; a file that is not text (a binary, an archive) is refused by name.
+/// A file's text; a file that is not text (a binary, an archive) is refused. The reason
+/// does not name the file: the caller does.
 fn read_text(file: &std::path::Path) -> std::result::Result<String, String> {
-    let bytes = std::fs::read(file).map_err(|e| format!("cannot read {}: {e}", file.display()))?;
+    let bytes = std::fs::read(file).map_err(|e| format!("cannot read it: {e}"))?;
     String::from_utf8(bytes).map_err(|e| {
         format!(
-            "{} is not text (invalid UTF-8 at byte {}): not an output storlab reads",
-            file.display(),
+            "not text (invalid UTF-8 at byte {}): not an output storlab reads",
             e.utf8_error().valid_up_to()
         )
     })
@@ -490,7 +490,7 @@ fn import_dir(dir: &std::path::Path, host: Option<String>, tags: &[(String, Stri
             host: host.clone(),
             tags: tags.to_vec(),
         };
-        let parsed = read_text(f).and_then(|text| storlab_import::parse(&origin, &text).map_err(|e| e.to_string()));
+        let parsed = read_text(f).and_then(|text| storlab_import::parse(&origin, &text).map_err(|e| e.what));
         match parsed {
             Ok(pieces) => {
                 let ids = store_pieces(&mut store, &path, &pieces)?;

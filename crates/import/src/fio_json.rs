@@ -71,8 +71,9 @@ pub fn parse_doc(origin: &Origin, text: &str, doc: &Value, at: usize) -> Result<
     let version = doc
         .get("fio version")
         .and_then(Value::as_str)
-        .ok_or_else(|| not_fio("no \"fio version\" field".into()))?
-        .to_string();
+        .ok_or_else(|| not_fio("no \"fio version\" field".into()))?;
+    // "fio-3.33" → "3.33", as the other formats name it.
+    let version = version.strip_prefix("fio-").unwrap_or(version).to_string();
     let jobs = doc
         .get("jobs")
         .or_else(|| doc.get("client_stats"))

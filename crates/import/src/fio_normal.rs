@@ -10,7 +10,7 @@
 use std::collections::BTreeMap;
 
 use serde_json::json;
-use storlab_model::result::{Figure, Latency, PhaseResult, Throughput};
+use storlab_model::result::{Figure, Latency, PhaseResult};
 use storlab_model::run::{ImportedParams, ImportedRun, Phase, PhaseName, PhaseParams};
 
 use crate::{ImportError, Origin};
@@ -303,17 +303,6 @@ pub fn parse(origin: &Origin, text: &str) -> Result<Vec<ImportedRun>, ImportErro
             notes.push(format!("fio reported error {} for this job", job.error));
         }
         let mut result = PhaseResult {
-            bytes_read: bytes_read as u64,
-            bytes_written: bytes_written as u64,
-            ops_read: ops_read as u64,
-            ops_written: ops_written as u64,
-            all_done: Throughput {
-                seconds,
-                bytes: (bytes_read + bytes_written) as u64,
-                ops: (ops_read + ops_written) as u64,
-                bytes_per_sec: job.dirs.iter().map(|d| d.bytes_per_sec).sum(),
-                iops: job.dirs.iter().map(|d| d.iops).sum(),
-            },
             cpu_user: job.usr_pct.unwrap_or(0.0) / 100.0 * seconds,
             cpu_sys: job.sys_pct.unwrap_or(0.0) / 100.0 * seconds,
             latency: if have_lat && have_pct {
@@ -344,7 +333,13 @@ pub fn parse(origin: &Origin, text: &str) -> Result<Vec<ImportedRun>, ImportErro
             } else {
                 Latency::default()
             },
-            ..PhaseResult::default()
+            ..crate::moved(
+                (bytes_read, ops_read),
+                (bytes_written, ops_written),
+                seconds,
+                job.dirs.iter().map(|d| d.bytes_per_sec).sum(),
+                job.dirs.iter().map(|d| d.iops).sum(),
+            )
         };
         let mut missing = vec![Figure::FirstDone, Figure::WorkerSpread];
         if !(have_lat && have_pct) {

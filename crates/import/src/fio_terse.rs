@@ -14,7 +14,7 @@
 //! the phase is named after the directions that moved data, and those figures are absent.
 
 use serde_json::json;
-use storlab_model::result::{Figure, Latency, PhaseResult, Throughput};
+use storlab_model::result::{Figure, Latency, PhaseResult};
 use storlab_model::run::{ImportedParams, ImportedRun, Phase, PhaseName, PhaseParams};
 
 use crate::{ImportError, Origin};
@@ -173,17 +173,6 @@ pub fn parse(origin: &Origin, text: &str) -> Result<Vec<ImportedRun>, ImportErro
             notes.push(format!("fio reported error {error} for this job"));
         }
         let mut result = PhaseResult {
-            bytes_read: bytes_read as u64,
-            bytes_written: bytes_written as u64,
-            ops_read: ops_read as u64,
-            ops_written: ops_written as u64,
-            all_done: Throughput {
-                seconds,
-                bytes: (bytes_read + bytes_written) as u64,
-                ops: (ops_read + ops_written) as u64,
-                bytes_per_sec: active.iter().map(|d| d.bytes_per_sec).sum(),
-                iops: active.iter().map(|d| d.iops).sum(),
-            },
             cpu_user: usr_pct / 100.0 * seconds,
             cpu_sys: sys_pct / 100.0 * seconds,
             latency: Latency {
@@ -197,7 +186,13 @@ pub fn parse(origin: &Origin, text: &str) -> Result<Vec<ImportedRun>, ImportErro
                 p99_9_ns: pct(99.9),
                 p99_99_ns: pct(99.99),
             },
-            ..PhaseResult::default()
+            ..crate::moved(
+                (bytes_read, ops_read),
+                (bytes_written, ops_written),
+                seconds,
+                active.iter().map(|d| d.bytes_per_sec).sum(),
+                active.iter().map(|d| d.iops).sum(),
+            )
         };
         let mut missing = vec![Figure::FirstDone, Figure::WorkerSpread];
         if active.is_empty() {

@@ -12,6 +12,7 @@
 
 use serde_json::Value;
 use storlab_model::env::Environment;
+use storlab_model::result::{PhaseResult, Throughput};
 use storlab_model::run::{ImportedRun, NewRun, Phase, RunKind};
 
 pub mod fio_json;
@@ -133,6 +134,25 @@ impl Origin {
             },
             phases,
         }
+    }
+}
+
+/// A phase result of what a job moved: bytes and I/Os each way, over `seconds`, at the rates
+/// the tool printed (the rest left for the caller).
+pub(crate) fn moved(read: (f64, f64), written: (f64, f64), seconds: f64, bytes_per_sec: f64, iops: f64) -> PhaseResult {
+    PhaseResult {
+        bytes_read: read.0 as u64,
+        bytes_written: written.0 as u64,
+        ops_read: read.1 as u64,
+        ops_written: written.1 as u64,
+        all_done: Throughput {
+            seconds,
+            bytes: (read.0 + written.0) as u64,
+            ops: (read.1 + written.1) as u64,
+            bytes_per_sec,
+            iops,
+        },
+        ..PhaseResult::default()
     }
 }
 
