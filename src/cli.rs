@@ -182,9 +182,19 @@ pub struct ScanArgs {
     /// Age thresholds, comma-separated (e.g. 60d,160d; units s m h d w).
     #[arg(long, value_name = "AGES", default_value = "60d,160d")]
     pub age: String,
-    /// Rows: path (one per PATH), top (one per directory just below each PATH), or depth:N.
+    /// Rows: path (one per PATH), top (one per directory just below each PATH), depth:N, user
+    /// (one per owning user under each PATH, names from the system) or group.
     #[arg(long = "group-by", value_name = "HOW", default_value = "path")]
     pub group_by: String,
+    /// Leave out entries matching GLOB (not counted, not descended into; counted as excluded):
+    /// a GLOB without / matches a name at any depth (.snapshot, *.tmp), one with / a whole path
+    /// (/data/*/scratch); repeatable.
+    #[arg(long = "exclude", value_name = "GLOB")]
+    pub exclude: Vec<String>,
+    /// Show, per row, the change in data, files and cold data since an earlier scan of the
+    /// same PATHs: its run id, or `last` for the newest such scan in the database.
+    #[arg(long = "against", value_name = "ID|last")]
+    pub against: Option<String>,
     /// Which time gives a file's age: atime (last access), mtime (last change), or max.
     #[arg(long, value_name = "BASIS", default_value = "atime")]
     pub time: String,

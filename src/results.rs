@@ -60,7 +60,7 @@ pub fn print_run(store: &Store, id: i64, samples: bool, out: &OutputArgs) -> Res
         ))
     })?;
     if let Some(report) = store.scan(id)? {
-        return print_scan(&report, id, out);
+        return print_scan(&report, id, None, out);
     }
     if out.json {
         print_json(&run)
@@ -88,7 +88,12 @@ pub fn print_run(store: &Store, id: i64, samples: bool, out: &OutputArgs) -> Res
 }
 
 /// Prints a scan's report: text, JSON (streamed: a scan can have thousands of rows) or CSV.
-pub fn print_scan(report: &Report, run_id: i64, out: &OutputArgs) -> Result<()> {
+pub fn print_scan(
+    report: &Report,
+    run_id: i64,
+    growth: Option<&storlab_model::scan::Growth>,
+    out: &OutputArgs,
+) -> Result<()> {
     if out.json {
         #[derive(serde::Serialize)]
         struct WithRun<'a> {
@@ -96,16 +101,22 @@ pub fn print_scan(report: &Report, run_id: i64, out: &OutputArgs) -> Result<()> 
             partial: bool,
             #[serde(flatten)]
             report: &'a Report,
+            #[serde(skip_serializing_if = "Option::is_none")]
+            growth: Option<&'a storlab_model::scan::Growth>,
         }
         print_json(&WithRun {
             run_id,
             partial: report.partial(),
             report,
+            growth,
         })
     } else if out.csv {
         print_csv(&storlab_report::scan::data_table(report, "scan"))
     } else {
         print!("{}", storlab_report::scan::render(report, run_id));
+        if let Some(g) = growth {
+            print!("{}", storlab_report::scan::render_growth(g));
+        }
         Ok(())
     }
 }

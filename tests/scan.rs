@@ -465,3 +465,293 @@ fn many_problems_are_counted_and_the_first_named() {
     );
     assert!(stdout(&out).contains("... and 2 more"), "{}", stdout(&out));
 }
+
+/// Per owner as `find` (run as root) sees it: files (each inode once), their apparent and
+/// allocated bytes, directories (the tree's own included), symbolic links, other entries,
+/// and the files' data not accessed for more than `cold_days`.
+fn owners_by_find(tree: &Path, field: &str, cold_days: i64) -> BTreeMap<u32, [u64; 7]> {
+    let spec = format!("%y %s %b %A@ %i %{field} %P\\0");
+    let out = Command::new("find")
+        .arg(tree)
+        .args(["-xdev", "-printf", &spec])
+        .output()
+        .expect("find");
+    assert!(out.status.success());
+    let cut = (now() - cold_days * DAY) as f64;
+    let mut seen = HashSet::new();
+    let mut rows: BTreeMap<u32, [u64; 7]> = BTreeMap::new();
+    for l in String::from_utf8(out.stdout)
+        .unwrap()
+        .split('\0')
+        .filter(|l| !l.is_empty())
+    {
+        let f: Vec<&str> = l.splitn(7, ' ').collect();
+        let owner: u32 = f[5].parse().unwrap();
+        let r = rows.entry(owner).or_default();
+        match f[0] {
+            "f" => {
+                if !seen.insert(f[4].to_string()) {
+                    continue;
+                }
+                let size: u64 = f[1].parse().unwrap();
+                r[0] += 1;
+                r[1] += size;
+                r[2] += f[2].parse::<u64>().unwrap() * 512;
+                if f[3].parse::<f64>().unwrap() < cut {
+                    r[6] += size;
+                }
+            }
+            "d" => r[3] += 1,
+            "l" => r[4] += 1,
+            _ => r[5] += 1,
+        }
+    }
+    rows
+}
+
+/// The system's name for a uid or gid, as getent says it (None: no name).
+fn getent(db: &str, id: u32) -> Option<String> {
+    let out = Command::new("getent").args([db, &id.to_string()]).output().unwrap();
+    out.status.success().then(|| {
+        String::from_utf8_lossy(&out.stdout)
+            .split(':')
+            .next()
+            .unwrap()
+            .to_string()
+    })
+}
+
+#[test]
+fn per_owner_rows_match_find_with_names_from_the_system() {
+    let s = Scratch::new();
+    let (_lo, m, _img) = ext4(&s);
+    let tree = m.point.join("tree");
+    build(&tree);
+    // Owners: alpha is uid/gid 1000's, beta/old.dat nobody's, gamma 4242:4343's (no names:
+    // the ids of deleted accounts), the rest root's. The hard-linked inode stays root's.
+    let chown = |spec: &str, p: &str, recursive: bool| {
+        let mut c = Command::new("chown");
+        if recursive {
+            c.arg("-R");
+        }
+        assert!(c.arg("-h").arg(spec).arg(tree.join(p)).status().unwrap().success());
+    };
+    chown("1000:1000", "alpha", true);
+    chown("65534:65534", "beta/old.dat", false);
+    chown("4242:4343", "gamma", true);
+    let t = tree.to_str().unwrap();
+    for (by, field, db) in [("user", "U", "passwd"), ("group", "G", "group")] {
+        let want = owners_by_find(&tree, field, 60);
+        let v = s.json(&["scan", t, "--group-by", by, "--age", "60d,160d"]);
+        let rows = v["rows"].as_array().unwrap();
+        assert_eq!(rows.len(), want.len(), "{by}: one row per owner: {v}");
+        for r in rows {
+            let o = &r["owner"];
+            assert_eq!(o["by"], by);
+            let id = o["id"].as_u64().unwrap() as u32;
+            let w = want[&id];
+            let st = &r["stats"];
+            let got = [
+                st["data"]["files"].as_u64().unwrap(),
+                st["data"]["apparent"].as_u64().unwrap(),
+                st["data"]["allocated"].as_u64().unwrap(),
+                st["dirs"].as_u64().unwrap(),
+                st["symlinks"].as_u64().unwrap(),
+                st["others"].as_u64().unwrap(),
+                st["cold"][0]["apparent"].as_u64().unwrap(),
+            ];
+            assert_eq!(
+                got, w,
+                "{by} {id}: files, apparent, allocated, dirs, symlinks, others, >60d data"
+            );
+            assert_eq!(
+                o["name"].as_str().map(str::to_string),
+                getent(db, id),
+                "{by} {id}'s name"
+            );
+        }
+        // The largest owner first; the total is every row's sum, the hard link counted once.
+        let data: Vec<u64> = rows
+            .iter()
+            .map(|r| r["stats"]["data"]["apparent"].as_u64().unwrap())
+            .collect();
+        assert!(data.windows(2).all(|w| w[0] >= w[1]), "{data:?}");
+        assert_eq!(v["total"]["data"]["apparent"], data.iter().sum::<u64>());
+        // 13 files, one inode with three names, the sparse file (root reads gamma/secret).
+        assert_eq!(v["total"]["data"]["files"], 15);
+    }
+    let text = stdout(&s.storlab(&["scan", t, "--group-by", "user"]));
+    assert!(
+        text.contains("user 4242 (no name)") && text.contains("user nobody (65534)"),
+        "{text}"
+    );
+    let csv = stdout(&s.storlab(&["scan", t, "--group-by", "group", "--csv"]));
+    assert!(
+        csv.lines().next().unwrap().ends_with("owner_kind,owner_id,owner_name"),
+        "{csv}"
+    );
+    assert!(csv.lines().any(|l| l.contains(",group,4343,")), "{csv}");
+}
+
+#[test]
+fn excluded_entries_are_neither_counted_nor_descended_into() {
+    let s = Scratch::new();
+    let (_lo, m, _img) = ext4(&s);
+    let tree = m.point.join("tree");
+    build(&tree);
+    // Snapshot directories at two depths, and a path glob.
+    file(&tree.join(".snapshot/hourly.0/alpha/copy.dat"), 300_000, 1, 1);
+    file(&tree.join("beta/.snapshot/nightly/old.dat"), 200_000, 1, 1);
+    let t = tree.to_str().unwrap();
+    let all = s.json(&["scan", t]);
+    let v = s.json(&[
+        "scan",
+        t,
+        "--exclude",
+        ".snapshot",
+        "--exclude",
+        &format!("{t}/alpha/deep"),
+    ]);
+    // What find counts without those: every file outside them, each inode once.
+    let out = Command::new("find")
+        .arg(&tree)
+        .args([
+            "-xdev",
+            "(",
+            "-name",
+            ".snapshot",
+            "-o",
+            "-path",
+            &format!("{t}/alpha/deep"),
+            ")",
+            "-prune",
+            "-o",
+            "-type",
+            "f",
+            "-printf",
+            "%i %s\\n",
+        ])
+        .output()
+        .unwrap();
+    let mut seen = HashSet::new();
+    let (mut files, mut bytes) = (0u64, 0u64);
+    for l in String::from_utf8(out.stdout).unwrap().lines() {
+        let (ino, size) = l.split_once(' ').unwrap();
+        if seen.insert(ino.to_string()) {
+            files += 1;
+            bytes += size.parse::<u64>().unwrap();
+        }
+    }
+    assert_eq!(v["total"]["data"]["files"], files);
+    assert_eq!(v["total"]["data"]["apparent"], bytes);
+    assert!(all["total"]["data"]["files"].as_u64().unwrap() > files);
+    assert_eq!(v["excluded_count"], 3, "two .snapshot directories and alpha/deep: {v}");
+    let named: Vec<&str> = v["excluded"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p.as_str().unwrap())
+        .collect();
+    assert!(named.iter().any(|p| p.ends_with("beta/.snapshot")), "{named:?}");
+    let text = stdout(&s.storlab(&["scan", t, "--exclude", ".snapshot"]));
+    assert!(text.contains("left out by --exclude (.snapshot): 2 entries"), "{text}");
+    let out = s.storlab(&["scan", t, "--exclude", "a["]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("--exclude 'a[' is not a glob"),
+        "{}",
+        stderr(&out)
+    );
+}
+
+#[test]
+fn against_an_earlier_scan_shows_each_rows_growth() {
+    let s = Scratch::new();
+    let d = s.data();
+    file(&d.join("alpha/a.dat"), 1 << 20, 1, 1);
+    file(&d.join("beta/b.dat"), 2 << 20, 100, 100);
+    file(&d.join("gamma/old.dat"), 500_000, 1, 1);
+    let t = d.to_str().unwrap();
+    let first = s.json(&["scan", t, "--group-by", "top", "--age", "60d"]);
+    // Since then: alpha grows by 3 MiB and 2 files, beta is gone, epsilon is new, gamma's
+    // file has not been read for 90 days.
+    file(&d.join("alpha/more/c.dat"), 3 << 20, 1, 1);
+    file(&d.join("alpha/d.dat"), 0, 1, 1);
+    std::fs::remove_dir_all(d.join("beta")).unwrap();
+    file(&d.join("epsilon/e.dat"), 4096, 1, 1);
+    set_times(&d.join("gamma/old.dat"), 90, 90);
+    let v = s.json(&["scan", t, "--group-by", "top", "--age", "60d", "--against", "last"]);
+    let g = &v["growth"];
+    assert_eq!(g["since_run"], first["run_id"]);
+    assert_eq!(g["cold_threshold"], 60 * DAY);
+    let row = |name: &str| {
+        g["rows"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|r| r["label"].as_str().unwrap().ends_with(name))
+            .unwrap_or_else(|| panic!("no {name} row: {g}"))
+            .clone()
+    };
+    let n = |v: &Value| v.as_u64().unwrap() as i64;
+    let alpha = row("/alpha");
+    assert_eq!(
+        n(&alpha["after"]["data"]["apparent"]) - n(&alpha["before"]["data"]["apparent"]),
+        3 << 20
+    );
+    assert_eq!(
+        n(&alpha["after"]["data"]["files"]) - n(&alpha["before"]["data"]["files"]),
+        2
+    );
+    let beta = row("/beta");
+    assert!(beta["after"].is_null());
+    assert_eq!(n(&beta["before"]["data"]["apparent"]), 2 << 20);
+    assert_eq!(n(&beta["before"]["cold"]["apparent"]), 2 << 20);
+    let epsilon = row("/epsilon");
+    assert!(epsilon["before"].is_null());
+    let gamma = row("/gamma");
+    assert_eq!(n(&gamma["before"]["cold"]["apparent"]), 0);
+    assert_eq!(n(&gamma["after"]["cold"]["apparent"]), 500_000);
+    let total = row("total");
+    assert_eq!(
+        n(&total["after"]["data"]["apparent"]) - n(&total["before"]["data"]["apparent"]),
+        (3 << 20) + 4096 - (2 << 20)
+    );
+    // The table: signed changes, new and gone rows.
+    let text = stdout(&s.storlab(&[
+        "scan",
+        t,
+        "--group-by",
+        "top",
+        "--age",
+        "60d",
+        "--against",
+        &first["run_id"].to_string(),
+    ]));
+    assert!(text.contains(&format!("since run {}", first["run_id"])), "{text}");
+    assert!(
+        text.lines()
+            .any(|l| l.contains("/beta (gone)") && l.contains("−2.00 MiB")),
+        "{text}"
+    );
+    assert!(text.lines().any(|l| l.contains("/epsilon (new)")), "{text}");
+    // Refused before the walk, nothing stored: another grouping, a run that is not a scan, none.
+    let before = s.run_count().unwrap();
+    for (args, needle) in [
+        (
+            vec!["scan", t, "--against", &first["run_id"].to_string()],
+            "grouped the same way",
+        ),
+        (
+            vec!["scan", t, "--group-by", "user", "--against", "last"],
+            "no earlier scan",
+        ),
+        (vec!["scan", t, "--against", "999"], "no run 999"),
+        (vec!["scan", t, "--against", "yesterday"], "expected a run id or last"),
+    ] {
+        let out = s.storlab(&args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        assert!(stderr(&out).contains(needle), "{args:?}: {}", stderr(&out));
+    }
+    assert_eq!(s.run_count().unwrap(), before);
+}

@@ -27,6 +27,7 @@ pub fn walk(dir: &Path, threads: usize) -> Result<Outcome, MetaError> {
         threads,
         top: 0,
         now_ns: 0,
+        exclude: Vec::new(),
     };
     let cpu0 = process_cpu();
     let started = Instant::now();

@@ -56,21 +56,74 @@ pub enum GroupBy {
     /// One row per directory N levels below each PATH (`top` is depth 1). Files that lie
     /// above that depth get a row of their own per directory holding them.
     Depth(u32),
+    /// One row per owning user under each PATH: its files, their data, its directories,
+    /// symbolic links and other entries.
+    User,
+    /// One row per owning group under each PATH.
+    Group,
+}
+
+/// Who owns a row's entries (`--group-by user|group`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Owner {
+    /// A user or a group.
+    pub by: OwnerKind,
+    /// The numeric id (uid or gid).
+    pub id: u32,
+    /// The name the system gives it (passwd, group, NSS), None when it has none.
+    pub name: Option<String>,
+}
+
+impl Owner {
+    /// "user alice (1000)", "group 4242 (no name)".
+    pub fn label(&self) -> String {
+        let by = match self.by {
+            OwnerKind::User => "user",
+            OwnerKind::Group => "group",
+        };
+        match &self.name {
+            Some(n) => format!("{by} {n} ({})", self.id),
+            None => format!("{by} {} (no name)", self.id),
+        }
+    }
+}
+
+/// A user or a group.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum OwnerKind {
+    /// By uid.
+    User,
+    /// By gid.
+    Group,
 }
 
 impl GroupBy {
-    /// Parses `path`, `top` or `depth:N` (N ≥ 1).
+    /// The name `--group-by` takes.
+    pub fn name(self) -> String {
+        match self {
+            GroupBy::Path => "path".into(),
+            GroupBy::Depth(1) => "top".into(),
+            GroupBy::Depth(n) => format!("depth:{n}"),
+            GroupBy::User => "user".into(),
+            GroupBy::Group => "group".into(),
+        }
+    }
+
+    /// Parses `path`, `top`, `depth:N` (N ≥ 1), `user` or `group`.
     pub fn parse(s: &str) -> Result<GroupBy, String> {
         match s {
             "path" => Ok(GroupBy::Path),
             "top" => Ok(GroupBy::Depth(1)),
+            "user" => Ok(GroupBy::User),
+            "group" => Ok(GroupBy::Group),
             _ => {
                 let n = s
                     .strip_prefix("depth:")
                     .and_then(|n| n.parse::<u32>().ok())
                     .filter(|n| *n >= 1)
                     .ok_or_else(|| {
-                        format!("'{s}' is not a grouping: expected path, top, or depth:N with N at least 1")
+                        format!("'{s}' is not a grouping: expected path, top, depth:N with N at least 1, user or group")
                     })?;
                 Ok(GroupBy::Depth(n))
             }
@@ -97,6 +150,10 @@ pub struct ScanOptions {
     pub top: usize,
     /// "Now", in nanoseconds since the Unix epoch (ages are measured from it).
     pub now_ns: i128,
+    /// Entries not to count or descend into (`--exclude GLOB`): a glob without `/` matches an
+    /// entry's name at any depth, one with `/` its whole path.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub exclude: Vec<String>,
 }
 
 /// Files and their data.
@@ -240,6 +297,21 @@ pub struct Row {
     pub own_files_only: bool,
     /// What was counted.
     pub stats: Stats,
+    /// Who owns what the row counts, when rows are per owner (`--group-by user|group`).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub owner: Option<Owner>,
+}
+
+impl Row {
+    /// What says which row this is in another scan of the same PATHs (for growth).
+    pub fn key(&self) -> (PathBuf, PathBuf, bool, Option<(OwnerKind, u32)>) {
+        (
+            self.root.clone(),
+            self.path.clone(),
+            self.own_files_only,
+            self.owner.as_ref().map(|o| (o.by, o.id)),
+        )
+    }
 }
 
 /// A directory with much old data in its tree.
@@ -298,6 +370,12 @@ pub struct Report {
     pub skipped_mount_count: u64,
     /// The first of them.
     pub skipped_mounts: Vec<PathBuf>,
+    /// Entries left out by `--exclude` (not counted, not descended into): how many.
+    #[serde(default)]
+    pub excluded_count: u64,
+    /// The first of them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub excluded: Vec<PathBuf>,
     /// What the mount options mean for the age basis, per PATH.
     pub notes: Vec<String>,
     /// Directory entries looked at.
@@ -310,6 +388,99 @@ impl Report {
     /// True when some entries could not be counted: the figures are a lower bound.
     pub fn partial(&self) -> bool {
         self.problem_count > 0
+    }
+}
+
+/// A row's figures that growth compares.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Held {
+    /// Files and their data.
+    pub data: Amount,
+    /// Data older than the first threshold both scans have, when they have one.
+    pub cold: Option<Amount>,
+}
+
+/// One row's change between an earlier scan of the same PATHs and this one.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct GrowthRow {
+    /// What the row is ("total" for the whole).
+    pub label: String,
+    /// The earlier scan's figures (None: the row is new).
+    pub before: Option<Held>,
+    /// This scan's figures (None: the row is gone).
+    pub after: Option<Held>,
+}
+
+/// The change since an earlier scan (`storlab scan --against ID|last`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Growth {
+    /// The earlier scan's run.
+    pub since_run: i64,
+    /// When it ran.
+    pub since: String,
+    /// The threshold cold data is compared at, seconds (the first one both scans have).
+    pub cold_threshold: Option<u64>,
+    /// Per row (this scan's order, then rows that are gone), and the total last.
+    pub rows: Vec<GrowthRow>,
+}
+
+/// What changed from `before` (run `since_run`, started `since`) to `after`: rows are matched
+/// by their PATH, directory and owner; cold data is compared at the first age threshold both
+/// scans used.
+pub fn growth(before: &Report, after: &Report, since_run: i64, since: &str) -> Growth {
+    let threshold = after
+        .options
+        .ages
+        .iter()
+        .copied()
+        .find(|a| before.options.ages.contains(a));
+    let held = |r: &Report, st: &Stats| Held {
+        data: st.data,
+        cold: threshold.and_then(|a| {
+            let i = r.options.ages.iter().position(|x| *x == a)?;
+            st.cold.get(i).copied()
+        }),
+    };
+    let label = |row: &Row| -> String {
+        let base = match &row.owner {
+            Some(o) => o.label(),
+            None if row.own_files_only => format!("{} (files directly in it)", row.path.display()),
+            None => row.path.display().to_string(),
+        };
+        if row.owner.is_some() && after.options.roots.len() > 1 {
+            format!("{}: {base}", row.root.display())
+        } else {
+            base
+        }
+    };
+    let mut rows = Vec::new();
+    for a in &after.rows {
+        let b = before.rows.iter().find(|b| b.key() == a.key());
+        rows.push(GrowthRow {
+            label: label(a),
+            before: b.map(|b| held(before, &b.stats)),
+            after: Some(held(after, &a.stats)),
+        });
+    }
+    for b in &before.rows {
+        if !after.rows.iter().any(|a| a.key() == b.key()) {
+            rows.push(GrowthRow {
+                label: label(b),
+                before: Some(held(before, &b.stats)),
+                after: None,
+            });
+        }
+    }
+    rows.push(GrowthRow {
+        label: "total".into(),
+        before: Some(held(before, &before.total)),
+        after: Some(held(after, &after.total)),
+    });
+    Growth {
+        since_run,
+        since: since.to_string(),
+        cold_threshold: threshold,
+        rows,
     }
 }
 

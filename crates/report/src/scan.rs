@@ -4,7 +4,9 @@
 
 use std::path::PathBuf;
 
-use storlab_model::scan::{age_label, Report, Row, Stats, AGE_LABELS, SIZE_LABELS};
+use storlab_model::scan::{
+    age_label, GroupBy, Growth, Held, Owner, OwnerKind, Report, Row, Stats, AGE_LABELS, SIZE_LABELS,
+};
 use storlab_units::{thousands, Size};
 
 use crate::table::{Cell, Table};
@@ -17,7 +19,14 @@ fn bytes(b: u64) -> String {
     Size(b).human()
 }
 
-fn row_label(r: &Row) -> String {
+fn row_label(report: &Report, r: &Row) -> String {
+    if let Some(o) = &r.owner {
+        return if report.options.roots.len() > 1 {
+            format!("{}: {}", r.root.display(), o.label())
+        } else {
+            o.label()
+        };
+    }
     if r.own_files_only {
         format!("{} (files directly in it)", r.path.display())
     } else {
@@ -37,8 +46,10 @@ pub fn render(report: &Report, run_id: i64) -> String {
         report.seconds,
         report.entries as f64 / report.seconds.max(1e-9),
     );
+    let by_owner = matches!(o.group_by, GroupBy::User | GroupBy::Group);
+    let first = if by_owner { "owner" } else { "path" };
     let mut head = vec![
-        "path".to_string(),
+        first.to_string(),
         "data".into(),
         "allocated".into(),
         "files".into(),
@@ -69,13 +80,13 @@ pub fn render(report: &Report, run_id: i64) -> String {
     };
     let mut rows = vec![head];
     for r in &report.rows {
-        rows.push(line(row_label(r), &r.stats));
+        rows.push(line(row_label(report, r), &r.stats));
     }
     rows.push(line("total".into(), &report.total));
     s += &Table::from_text("scan", rows).to_text();
 
     let hist = |title: &str, labels: &[&str], pick: &dyn Fn(&Stats) -> Vec<storlab_model::scan::Amount>| {
-        let mut rows = vec![std::iter::once("path".to_string())
+        let mut rows = vec![std::iter::once(first.to_string())
             .chain(labels.iter().map(|l| l.to_string()))
             .collect::<Vec<_>>()];
         let mut add = |label: String, st: &Stats| {
@@ -86,7 +97,7 @@ pub fn render(report: &Report, run_id: i64) -> String {
             rows.push(std::iter::once(label).chain(cells).collect());
         };
         for r in &report.rows {
-            add(row_label(r), &r.stats);
+            add(row_label(report, r), &r.stats);
         }
         add("total".into(), &report.total);
         format!("\n{title}\n{}", Table::from_text(title, rows).to_text())
@@ -133,6 +144,20 @@ pub fn render(report: &Report, run_id: i64) -> String {
             report.skipped_mount_count,
             list_paths(&report.skipped_mounts),
             if report.skipped_mount_count as usize > report.skipped_mounts.len() {
+                ", ..."
+            } else {
+                ""
+            }
+        );
+    }
+    if report.excluded_count > 0 {
+        s += &format!(
+            "left out by --exclude ({}): {} entr{}, not counted nor descended into: {}{}\n",
+            o.exclude.join(", "),
+            thousands(report.excluded_count),
+            if report.excluded_count == 1 { "y" } else { "ies" },
+            list_paths(&report.excluded),
+            if report.excluded_count as usize > report.excluded.len() {
                 ", ..."
             } else {
                 ""
@@ -193,7 +218,10 @@ pub fn data_table(report: &Report, name: &str) -> Table {
         head.push(format!("size_bucket_{i}_files"));
         head.push(format!("size_bucket_{i}_bytes"));
     }
-    let line = |root: String, path: String, own: bool, st: &Stats| {
+    for k in ["owner_kind", "owner_id", "owner_name"] {
+        head.push(k.into());
+    }
+    let line = |root: String, path: String, own: bool, st: &Stats, owner: Option<&Owner>| {
         let mut v: Vec<Cell> = vec![
             root.into(),
             path.into(),
@@ -215,6 +243,14 @@ pub fn data_table(report: &Report, name: &str) -> Table {
             v.push(a.files.into());
             v.push(a.apparent.into());
         }
+        match owner {
+            Some(o) => {
+                v.push(if o.by == OwnerKind::User { "user" } else { "group" }.into());
+                v.push(o.id.into());
+                v.push(o.name.clone().map_or(Cell::Empty, Cell::from));
+            }
+            None => v.extend([Cell::Empty, Cell::Empty, Cell::Empty]),
+        }
         v
     };
     let mut t = Table::with_headers(name, head);
@@ -224,10 +260,69 @@ pub fn data_table(report: &Report, name: &str) -> Table {
             r.path.display().to_string(),
             r.own_files_only,
             &r.stats,
+            r.owner.as_ref(),
         ));
     }
-    t.push(line("total".into(), String::new(), false, &report.total));
+    t.push(line("total".into(), String::new(), false, &report.total, None));
     t
+}
+
+/// The change since an earlier scan: per row, data, files and cold data now and the change
+/// ("new" and "gone" for rows only one scan has), and the total.
+pub fn render_growth(g: &Growth) -> String {
+    let cold = g.cold_threshold.map(age_label);
+    let mut head = vec![
+        "row".to_string(),
+        "data".into(),
+        "Δ data".into(),
+        "files".into(),
+        "Δ files".into(),
+    ];
+    if let Some(c) = &cold {
+        head.push(format!(">{c} data"));
+        head.push(format!("Δ >{c} data"));
+    }
+    let signed = |now: u64, then: u64, human: bool| -> String {
+        let (sign, d) = if now >= then {
+            ("+", now - then)
+        } else {
+            ("−", then - now)
+        };
+        if human {
+            format!("{sign}{}", bytes(d))
+        } else {
+            format!("{sign}{}", thousands(d))
+        }
+    };
+    let mut rows = vec![head];
+    for r in &g.rows {
+        let zero = Held::default();
+        let (b, a) = (r.before.unwrap_or(zero), r.after.unwrap_or(zero));
+        let tag = match (r.before.is_some(), r.after.is_some()) {
+            (false, _) => " (new)",
+            (_, false) => " (gone)",
+            _ => "",
+        };
+        let mut v = vec![
+            format!("{}{tag}", r.label),
+            bytes(a.data.apparent),
+            signed(a.data.apparent, b.data.apparent, true),
+            thousands(a.data.files),
+            signed(a.data.files, b.data.files, false),
+        ];
+        if cold.is_some() {
+            let (ca, cb) = (a.cold.unwrap_or_default(), b.cold.unwrap_or_default());
+            v.push(bytes(ca.apparent));
+            v.push(signed(ca.apparent, cb.apparent, true));
+        }
+        rows.push(v);
+    }
+    format!(
+        "\nsince run {} ({}):\n{}",
+        g.since_run,
+        g.since,
+        Table::from_text("growth", rows).to_text()
+    )
 }
 
 #[cfg(test)]

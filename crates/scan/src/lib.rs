@@ -16,6 +16,7 @@
 #![deny(missing_docs)]
 
 pub mod mounts;
+pub mod owners;
 mod walk;
 
 pub use walk::scan;

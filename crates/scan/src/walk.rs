@@ -9,7 +9,7 @@
 //! jwalk sorts. The walk is the whole cost of a scan and per-entry allocations are most of a
 //! walker's user time, so this one is written for it (about 150 lines).
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::ffi::OsStr;
 use std::mem::MaybeUninit;
 use std::os::unix::ffi::OsStrExt;
@@ -45,6 +45,45 @@ struct GroupInfo {
     root: u16,
     path: PathBuf,
     own_files_only: bool,
+    /// The owner whose entries the row counts (`--group-by user|group`).
+    owner: Option<u32>,
+}
+
+/// `--exclude`'s globs: those without `/` match an entry's name, those with `/` its path.
+struct Excludes {
+    names: globset::GlobSet,
+    paths: globset::GlobSet,
+}
+
+impl Excludes {
+    fn new(globs: &[String]) -> Result<Option<Excludes>, ScanError> {
+        if globs.is_empty() {
+            return Ok(None);
+        }
+        let mut names = globset::GlobSetBuilder::new();
+        let mut paths = globset::GlobSetBuilder::new();
+        for g in globs {
+            let glob = globset::GlobBuilder::new(g)
+                .literal_separator(true)
+                .build()
+                .map_err(|e| ScanError::Options(format!("--exclude '{g}' is not a glob: {}", e.kind())))?;
+            if g.contains('/') {
+                paths.add(glob);
+            } else {
+                names.add(glob);
+            }
+        }
+        let built = |b: globset::GlobSetBuilder| b.build().map_err(|e| ScanError::Options(format!("--exclude: {e}")));
+        Ok(Some(Excludes {
+            names: built(names)?,
+            paths: built(paths)?,
+        }))
+    }
+
+    fn excludes(&self, dir: &Path, name: &[u8]) -> bool {
+        self.names.is_match(OsStr::from_bytes(name))
+            || (!self.paths.is_empty() && self.paths.is_match(dir.join(OsStr::from_bytes(name))))
+    }
 }
 
 /// A directory's place in the tree, for --top.
@@ -68,6 +107,21 @@ struct Shared<'a> {
     problems: Mutex<(u64, Vec<Problem>)>,
     skipped: Mutex<(u64, Vec<PathBuf>)>,
     thresholds_ns: Vec<i128>,
+    excludes: Option<Excludes>,
+    excluded: Mutex<(u64, Vec<PathBuf>)>,
+    /// Per (root, owner id), its row (`--group-by user|group`).
+    owners: Mutex<HashMap<(u16, u32), u32>>,
+}
+
+impl Shared<'_> {
+    /// The owner a row is kept for, when rows are per owner: the uid or the gid.
+    fn owner_of(&self, st: &Statx) -> Option<u32> {
+        match self.opts.group_by {
+            GroupBy::User => Some(st.stx_uid),
+            GroupBy::Group => Some(st.stx_gid),
+            _ => None,
+        }
+    }
 }
 
 /// What one thread counted.
@@ -80,9 +134,30 @@ struct Local {
     entries: u64,
     /// The getdents64 buffer, reused for every directory.
     buf: Vec<MaybeUninit<u8>>,
+    /// (root, owner id) → row, as far as this thread has met them.
+    owners: HashMap<(u16, u32), u32>,
 }
 
 impl Local {
+    /// The row of an owner's entries under a root, made when the first is met.
+    fn owner_row(&mut self, sh: &Shared, root: u16, owner: u32) -> u32 {
+        if let Some(g) = self.owners.get(&(root, owner)) {
+            return *g;
+        }
+        let g = *sh.owners.lock().unwrap().entry((root, owner)).or_insert_with(|| {
+            let mut g = sh.groups.lock().unwrap();
+            g.push(GroupInfo {
+                root,
+                path: sh.opts.roots[root as usize].clone(),
+                own_files_only: false,
+                owner: Some(owner),
+            });
+            g.len() as u32 - 1
+        });
+        self.owners.insert((root, owner), g);
+        g
+    }
+
     fn stats(&mut self, group: u32, thresholds: usize) -> &mut Stats {
         let g = group as usize;
         if self.groups.len() <= g {
@@ -105,6 +180,8 @@ pub fn scan(opts: &ScanOptions) -> Result<Report, ScanError> {
         )));
     }
     let t = opts.ages.len();
+    let excludes = Excludes::new(&opts.exclude)?;
+    let by_owner = matches!(opts.group_by, GroupBy::User | GroupBy::Group);
     let mut root_mounts = Vec::new();
     let mut notes = Vec::new();
     let mut note_mounts = Vec::new();
@@ -145,14 +222,15 @@ pub fn scan(opts: &ScanOptions) -> Result<Report, ScanError> {
                     root: i as u16,
                     path: root.clone(),
                     own_files_only: false,
+                    owner: None,
                 });
                 Some(groups.len() as u32 - 1)
             }
-            GroupBy::Depth(_) => None,
+            // Per owner, each directory counts in its owner's row when it is listed.
+            GroupBy::Depth(_) | GroupBy::User | GroupBy::Group => None,
         };
-        match group {
-            Some(_) => {}
-            None => upper.dirs += 1,
+        if group.is_none() && !by_owner {
+            upper.dirs += 1;
         }
         let rec = if opts.top > 0 {
             recs.push(DirRec {
@@ -197,6 +275,9 @@ pub fn scan(opts: &ScanOptions) -> Result<Report, ScanError> {
         problems: Mutex::new((0, Vec::new())),
         skipped: Mutex::new((0, Vec::new())),
         thresholds_ns: opts.ages.iter().map(|s| *s as i128 * 1_000_000_000).collect(),
+        excludes,
+        excluded: Mutex::new((0, Vec::new())),
+        owners: Mutex::new(HashMap::new()),
     };
     let threads = opts.threads.max(1);
     let locals: Vec<Local> = std::thread::scope(|s| {
@@ -246,20 +327,29 @@ pub fn scan(opts: &ScanOptions) -> Result<Report, ScanError> {
             path: g.path,
             own_files_only: g.own_files_only,
             stats,
+            owner: g.owner.map(|id| crate::owners::owner(opts.group_by, id)),
         })
         .collect();
     let root_index = |p: &Path| opts.roots.iter().position(|r| r == p).unwrap_or(usize::MAX);
+    // Per owner, the largest first (who uses the space), then by id; else by path.
     rows.sort_by(|a, b| {
-        (root_index(&a.root), a.path.as_os_str().as_bytes(), a.own_files_only).cmp(&(
-            root_index(&b.root),
-            b.path.as_os_str().as_bytes(),
-            b.own_files_only,
-        ))
+        let within = if by_owner {
+            let id = |r: &Row| r.owner.as_ref().map(|o| o.id);
+            b.stats
+                .data
+                .apparent
+                .cmp(&a.stats.data.apparent)
+                .then_with(|| id(a).cmp(&id(b)))
+        } else {
+            (a.path.as_os_str().as_bytes(), a.own_files_only).cmp(&(b.path.as_os_str().as_bytes(), b.own_files_only))
+        };
+        root_index(&a.root).cmp(&root_index(&b.root)).then(within)
     });
 
     let top = top_cold(&recs, own, opts.top);
     let (problem_count, problems) = shared.problems.into_inner().unwrap();
     let (skipped_mount_count, skipped_mounts) = shared.skipped.into_inner().unwrap();
+    let (excluded_count, excluded) = shared.excluded.into_inner().unwrap();
     Ok(Report {
         options: opts.clone(),
         rows,
@@ -269,6 +359,8 @@ pub fn scan(opts: &ScanOptions) -> Result<Report, ScanError> {
         problems,
         skipped_mount_count,
         skipped_mounts,
+        excluded_count,
+        excluded,
         notes,
         entries,
         seconds: started.elapsed().as_secs_f64(),
@@ -322,6 +414,7 @@ fn worker(sh: &Shared) -> Local {
         own: Vec::new(),
         entries: 0,
         buf: vec![MaybeUninit::uninit(); 64 << 10],
+        owners: HashMap::new(),
     };
     let mut children = Vec::new();
     loop {
@@ -392,7 +485,12 @@ fn list(sh: &Shared, job: &Job, local: &mut Local, children: &mut Vec<Job>) {
         Err(e) => return problem(sh, job.path.clone(), e),
     };
     // Stay on the PATH's mount unless asked to cross (and then never enter a directory twice).
-    match statx(&fd, "", AtFlags::EMPTY_PATH, StatxFlags::MNT_ID | StatxFlags::INO) {
+    match statx(
+        &fd,
+        "",
+        AtFlags::EMPTY_PATH,
+        StatxFlags::MNT_ID | StatxFlags::INO | StatxFlags::UID | StatxFlags::GID,
+    ) {
         Ok(st) => {
             if sh.opts.cross_mounts {
                 let key = (dev_of(&st), st.stx_ino);
@@ -406,6 +504,11 @@ fn list(sh: &Shared, job: &Job, local: &mut Local, children: &mut Vec<Job>) {
                     s.1.push(job.path.clone());
                 }
                 return;
+            }
+            // Per owner, a directory counts in its owner's row, once, when it is listed.
+            if let Some(owner) = sh.owner_of(&st) {
+                let g = local.owner_row(sh, job.root, owner);
+                local.stats(g, t).dirs += 1;
             }
         }
         Err(e) => return problem(sh, job.path.clone(), e),
@@ -428,9 +531,22 @@ fn list(sh: &Shared, job: &Job, local: &mut Local, children: &mut Vec<Job>) {
             continue;
         }
         local.entries += 1;
+        if let Some(ex) = &sh.excludes {
+            if ex.excludes(&job.path, name) {
+                let mut x = sh.excluded.lock().unwrap();
+                x.0 += 1;
+                if x.1.len() < PROBLEMS_NAMED {
+                    x.1.push(job.path.join(OsStr::from_bytes(name)));
+                }
+                continue;
+            }
+        }
+        let by_owner = matches!(sh.opts.group_by, GroupBy::User | GroupBy::Group);
         let mut kind = entry.file_type();
         let mut st: Option<Statx> = None;
-        if kind == FileType::Unknown || kind == FileType::RegularFile {
+        // Per owner, every entry but a directory (counted when listed) is looked at for its
+        // owner; else only files, whose size and times are counted.
+        if kind == FileType::Unknown || kind == FileType::RegularFile || (by_owner && kind != FileType::Directory) {
             match stat_entry(&fd, entry.file_name()) {
                 Ok(s) => {
                     kind = FileType::from_raw_mode(s.stx_mode as u32);
@@ -450,10 +566,12 @@ fn list(sh: &Shared, job: &Job, local: &mut Local, children: &mut Vec<Job>) {
                     GroupBy::Depth(n) if child_depth == n => Some(new_group(sh, job.root, path.clone(), false)),
                     GroupBy::Depth(n) if child_depth < n => None,
                     GroupBy::Depth(_) => job.group,
+                    GroupBy::User | GroupBy::Group => None,
                 };
                 match group {
                     Some(g) => local.stats(g, t).dirs += 1,
-                    None => local.upper.dirs += 1,
+                    None if !by_owner => local.upper.dirs += 1,
+                    None => {}
                 }
                 let rec = if sh.opts.top > 0 {
                     let mut r = sh.recs.lock().unwrap();
@@ -482,7 +600,10 @@ fn list(sh: &Shared, job: &Job, local: &mut Local, children: &mut Vec<Job>) {
                         continue;
                     }
                 }
-                let g = *own_group.get_or_insert_with(|| new_group(sh, job.root, job.path.clone(), true));
+                let g = match sh.owner_of(&st) {
+                    Some(owner) => local.owner_row(sh, job.root, owner),
+                    None => *own_group.get_or_insert_with(|| new_group(sh, job.root, job.path.clone(), true)),
+                };
                 let size = st.stx_size;
                 let alloc = st.stx_blocks * 512;
                 let ts = |t: rustix::fs::StatxTimestamp| t.tv_sec as i128 * 1_000_000_000 + t.tv_nsec as i128;
@@ -509,11 +630,17 @@ fn list(sh: &Shared, job: &Job, local: &mut Local, children: &mut Vec<Job>) {
                 }
             }
             FileType::Symlink => {
-                let g = *own_group.get_or_insert_with(|| new_group(sh, job.root, job.path.clone(), true));
+                let g = match st.as_ref().and_then(|st| sh.owner_of(st)) {
+                    Some(owner) => local.owner_row(sh, job.root, owner),
+                    None => *own_group.get_or_insert_with(|| new_group(sh, job.root, job.path.clone(), true)),
+                };
                 local.stats(g, t).symlinks += 1;
             }
             _ => {
-                let g = *own_group.get_or_insert_with(|| new_group(sh, job.root, job.path.clone(), true));
+                let g = match st.as_ref().and_then(|st| sh.owner_of(st)) {
+                    Some(owner) => local.owner_row(sh, job.root, owner),
+                    None => *own_group.get_or_insert_with(|| new_group(sh, job.root, job.path.clone(), true)),
+                };
                 local.stats(g, t).others += 1;
             }
         }
@@ -535,7 +662,9 @@ fn stat_entry(dir: &OwnedFd, name: &std::ffi::CStr) -> Result<Statx, Errno> {
             | StatxFlags::ATIME
             | StatxFlags::MTIME
             | StatxFlags::NLINK
-            | StatxFlags::INO,
+            | StatxFlags::INO
+            | StatxFlags::UID
+            | StatxFlags::GID,
     )
 }
 
@@ -549,6 +678,7 @@ fn new_group(sh: &Shared, root: u16, path: PathBuf, own_files_only: bool) -> u32
         root,
         path,
         own_files_only,
+        owner: None,
     });
     g.len() as u32 - 1
 }
