@@ -73,6 +73,11 @@ def run(storlab, say, repeat):
         agedu_index = os.path.join(work, "agedu.dat")
         tools = [
             ("storlab scan", [storlab, "scan", tree, "--age", "60d,160d", "--db", db, "--json"]),
+            # The questions of issue 14 on the same walk: per owner, and a glob on every name.
+            ("storlab scan --group-by user", [storlab, "scan", tree, "--age", "60d,160d", "--group-by", "user",
+                                              "--db", db, "--json"]),
+            ("storlab scan --exclude '*.snap'", [storlab, "scan", tree, "--age", "60d,160d", "--exclude", "*.snap",
+                                                 "--db", db, "--json"]),
             ("du -s", ["du", "-s", tree]),
             ("pdu", ["pdu", "--max-depth=1", tree]),
             ("dust", ["dust", "-d", "1", tree]),

@@ -731,7 +731,7 @@ fn against_an_earlier_scan_shows_each_rows_growth() {
     assert!(text.contains(&format!("since run {}", first["run_id"])), "{text}");
     assert!(
         text.lines()
-            .any(|l| l.contains("/beta (gone)") && l.contains("−2.00 MiB")),
+            .any(|l| l.contains("/beta (gone)") && l.contains("-2.00 MiB")),
         "{text}"
     );
     assert!(text.lines().any(|l| l.contains("/epsilon (new)")), "{text}");

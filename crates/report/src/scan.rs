@@ -286,7 +286,7 @@ pub fn render_growth(g: &Growth) -> String {
         let (sign, d) = if now >= then {
             ("+", now - then)
         } else {
-            ("−", then - now)
+            ("-", then - now)
         };
         if human {
             format!("{sign}{}", bytes(d))
