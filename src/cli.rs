@@ -393,14 +393,19 @@ pub struct JobArgs {
 impl JobArgs {
     /// The job: the file's (or an empty one), with the flags laid over it.
     pub fn to_job(&self) -> Result<Job, WorkloadError> {
-        let flags = self.settings.to_settings()?;
-        let mut job = match self.job.as_ref().or(self.job_file.as_ref()) {
+        let job = match self.job.as_ref().or(self.job_file.as_ref()) {
             Some(p) => Job::load(p)?,
             None => Job {
                 origin: "command line".into(),
                 ..Default::default()
             },
         };
+        self.over(job)
+    }
+
+    /// `job` (from a file of another kind: a fio job file) with the flags laid over it.
+    pub fn over(&self, mut job: Job) -> Result<Job, WorkloadError> {
+        let flags = self.settings.to_settings()?;
         job.override_with(&self.targets, &self.phases, &flags)?;
         Ok(job)
     }
@@ -410,6 +415,17 @@ impl JobArgs {
 pub struct RunArgs {
     #[command(flatten)]
     pub job: JobArgs,
+    /// Run a fio job file instead (docs/run.md, "fio job files"): every option storlab cannot
+    /// honour is refused by name and line. The flags still override it.
+    #[arg(long, value_name = "JOB.fio", conflicts_with_all = ["job", "job_file"])]
+    pub fio: Option<PathBuf>,
+    /// With --fio: go on without the options storlab cannot honour, and list them.
+    #[arg(long = "ignore-unknown", requires = "fio")]
+    pub ignore_unknown: bool,
+    /// With --fio: print the job as storlab reads it (a storlab job file, TOML; with --json the
+    /// job as data) and run nothing.
+    #[arg(long = "parse-only", requires = "fio")]
+    pub parse_only: bool,
     /// Verify data an earlier run wrote (kept with --keep): its seed from the database, and
     /// --verify on. Blocks it wrote then are checked as this run's own.
     #[arg(long, value_name = "RUN")]

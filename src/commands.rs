@@ -108,7 +108,37 @@ pub fn demo(args: DemoArgs) -> Result<u8> {
 }
 
 pub fn run(args: RunArgs) -> Result<u8> {
-    let mut job = args.job.to_job()?;
+    let mut job = match &args.fio {
+        Some(path) => {
+            let fio = storlab_workload::fio::load(path, args.ignore_unknown)?;
+            let job = args.job.over(fio.job.clone())?;
+            if args.parse_only {
+                if args.output.json {
+                    crate::results::print_json(&serde_json::json!({
+                        "job": job,
+                        "toml": fio.toml,
+                        "notes": fio.notes,
+                        "ignored": fio.ignored,
+                    }))?;
+                } else {
+                    print!("{}", fio.toml);
+                }
+                return Ok(0);
+            }
+            for n in &fio.notes {
+                eprintln!("storlab: {}: {n}", path.display());
+            }
+            if !fio.ignored.is_empty() {
+                eprintln!(
+                    "storlab: {}: ignored (--ignore-unknown): {}",
+                    path.display(),
+                    fio.ignored.join(", ")
+                );
+            }
+            job
+        }
+        None => args.job.to_job()?,
+    };
     if let Some(id) = args.verify_against {
         let seed = writer_seed(&args.output.db, id)?;
         match job.settings.seed {

@@ -714,6 +714,7 @@ impl IozoneArgs {
             settings: s,
             phases,
             origin: "the IOzone command line".into(),
+            notes: Vec::new(),
             tasks: Default::default(),
         }
     }

@@ -6,6 +6,7 @@
 //! keys, command-line flags (flags override the file, as `storlab run` documents).
 #![deny(missing_docs)]
 
+pub mod fio;
 pub mod iozone;
 mod settings;
 pub mod sweep;
@@ -81,6 +82,10 @@ pub struct Job {
     pub phases: Vec<(PhaseKind, Settings)>,
     /// Where the job came from (a file name, or "command line").
     pub origin: String,
+    /// How the job was read, when it came from another tool's job file (a fio option taken
+    /// differently, options ignored): kept with the run.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
     /// Background tasks given as commands (`[task.NAME]` tables), for `storlab impact --task
     /// cmd:NAME`.
     #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]

@@ -1,0 +1,369 @@
+//! `storlab run --fio JOB.fio`: job files from fio's own examples directory
+//! (tests/fixtures/fio-examples, origin in ORIGIN.md) and a site's nightly job with an include
+//! and an environment variable. Each is either read with the parameters fio itself reports for
+//! it (`fio --showcmd`, Debian's fio) and run, or refused naming the option and its line.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+use std::process::{Command, Output};
+
+use serde_json::Value;
+
+mod common;
+use common::*;
+
+fn example(name: &str) -> PathBuf {
+    std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/fixtures/fio-examples")
+        .join(name)
+}
+
+/// storlab with an environment of the test's choosing (NIGHTLY_DIR set or not).
+fn storlab_env(s: &Scratch, args: &[&str], env: &[(&str, &str)]) -> Output {
+    let mut c = Command::new(bin());
+    c.args(args)
+        .env("STORLAB_DB", s.db())
+        .env("TMPDIR", s.path())
+        .env_remove("NIGHTLY_DIR");
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    c.output().expect("run storlab")
+}
+
+/// Each job of a file as fio reads it: `fio --showcmd` prints the file's options as one
+/// command line; the options before a job's `--name` are [global]'s and apply to it.
+fn fio_jobs(file: &std::path::Path, env: &[(&str, &str)]) -> Vec<(String, BTreeMap<String, String>)> {
+    let mut c = Command::new("fio");
+    c.arg("--showcmd").arg(file);
+    for (k, v) in env {
+        c.env(k, v);
+    }
+    let out = c.output().expect("fio --showcmd");
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let sections: Vec<String> = std::fs::read_to_string(file)
+        .unwrap()
+        .lines()
+        .filter_map(|l| l.trim().strip_prefix('[')?.strip_suffix(']').map(str::to_string))
+        .filter(|s| s != "global")
+        .collect();
+    let mut global = BTreeMap::new();
+    let mut jobs: Vec<(String, BTreeMap<String, String>)> = Vec::new();
+    for tok in String::from_utf8(out.stdout).unwrap().split_whitespace().skip(1) {
+        let t = tok.trim_start_matches("--");
+        let (k, v) = t.split_once('=').unwrap_or((t, "1"));
+        if k == "name" && sections.iter().any(|s| s == v) {
+            jobs.push((v.to_string(), global.clone()));
+            continue;
+        }
+        match jobs.last_mut() {
+            Some((_, o)) => o.insert(k.to_string(), v.to_string()),
+            None => global.insert(k.to_string(), v.to_string()),
+        };
+    }
+    jobs
+}
+
+fn bytes(v: &str) -> u64 {
+    let split = v.find(|c: char| !c.is_ascii_digit()).unwrap_or(v.len());
+    let n: u64 = v[..split].parse().unwrap();
+    n * match v[split..].to_ascii_lowercase().as_str() {
+        "" => 1,
+        "k" => 1 << 10,
+        "m" => 1 << 20,
+        "g" => 1 << 30,
+        other => panic!("unit {other}"),
+    }
+}
+
+/// Seconds of a duration as storlab prints it ("900s", "15m", "1h").
+fn seconds(v: &str) -> u64 {
+    let (n, unit) = v.split_at(v.len() - 1);
+    n.parse::<u64>().unwrap()
+        * match unit {
+            "s" => 1,
+            "m" => 60,
+            "h" => 3600,
+            other => panic!("unit {other} in {v}"),
+        }
+}
+
+/// storlab's reading of a file (`--parse-only --json`).
+fn storlab_reading(s: &Scratch, file: &std::path::Path, env: &[(&str, &str)]) -> Value {
+    let out = storlab_env(
+        s,
+        &["run", "--fio", file.to_str().unwrap(), "--parse-only", "--json"],
+        env,
+    );
+    assert!(out.status.success(), "{}: {}", file.display(), stderr(&out));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// What storlab must have made of a job fio describes by `o`.
+fn check_phase(file: &str, job: &str, o: &BTreeMap<String, String>, phase: &Value) {
+    let (kind, set) = (&phase[0], &phase[1]);
+    let want_kind = match o.get("rw").map(String::as_str).unwrap_or("read") {
+        "read:-8k" => "backread",
+        other => other,
+    };
+    assert_eq!(kind, want_kind, "{file} [{job}]: rw");
+    let numjobs: u64 = o.get("numjobs").map_or(1, |n| n.parse().unwrap());
+    assert_eq!(set["threads"], numjobs, "{file} [{job}]: numjobs");
+    if let Some(bs) = o.get("bs") {
+        assert_eq!(set["bs"]["fixed"], bytes(bs), "{file} [{job}]: bs");
+    }
+    if let Some(size) = o.get("size") {
+        assert_eq!(set["size"], bytes(size), "{file} [{job}]: size");
+    }
+    let engine = o.get("ioengine").map(String::as_str).unwrap_or("psync");
+    let want_engine = if engine == "libaio" { "io_uring" } else { engine };
+    assert_eq!(set["engine"], want_engine, "{file} [{job}]: ioengine");
+    match (o.get("iodepth"), want_engine) {
+        (Some(d), "io_uring") => assert_eq!(set["iodepth"].to_string(), *d, "{file} [{job}]: iodepth"),
+        _ => assert!(
+            set["iodepth"].is_null(),
+            "{file} [{job}]: a synchronous engine's depth is 1"
+        ),
+    }
+    let direct = o.get("direct").map(String::as_str) == Some("1") || o.get("buffered").map(String::as_str) == Some("0");
+    assert_eq!(
+        set["direct"].as_bool().unwrap_or(false),
+        direct,
+        "{file} [{job}]: direct"
+    );
+    match o.get("runtime") {
+        Some(r) if o.contains_key("time_based") => {
+            assert_eq!(
+                seconds(set["runtime"].as_str().unwrap()),
+                r.parse::<u64>().unwrap(),
+                "{file} [{job}]: runtime"
+            )
+        }
+        _ => assert!(set["runtime"].is_null(), "{file} [{job}]: one pass"),
+    }
+    let verify = o.get("verify").is_some_and(|v| v != "0");
+    assert_eq!(
+        set["verify"].as_bool().unwrap_or(false),
+        verify,
+        "{file} [{job}]: verify"
+    );
+}
+
+#[test]
+fn fios_examples_are_read_as_fio_reads_them_or_refused_by_name() {
+    let s = Scratch::new();
+    // Read with fio's parameters.
+    for name in [
+        "fio-seq-read.fio",
+        "fio-seq-write.fio",
+        "fio-rand-read.fio",
+        "fio-rand-write.fio",
+        "fio-rand-RW.fio",
+        "backwards-read.fio",
+        "basic-verify.fio",
+    ] {
+        let file = example(name);
+        let fio = fio_jobs(&file, &[]);
+        let v = storlab_reading(&s, &file, &[]);
+        let phases = v["job"]["phases"].as_array().unwrap();
+        let mut at = 0;
+        for (job, o) in &fio {
+            check_phase(name, job, o, &phases[at]);
+            at += 1;
+            // A verified write is read back, verifying, as fio does after writing.
+            if o.get("verify").is_some_and(|v| v != "0") && o["rw"].contains("write") {
+                assert_eq!(phases[at][0], "read", "{name}: the verifying read");
+                assert_eq!(phases[at][1]["verify"], true);
+                at += 1;
+            }
+        }
+        assert_eq!(at, phases.len(), "{name}: one phase per job");
+        // Where fio would write: its filename (in its directory).
+        let fname = fio[0].1.get("filename").cloned().unwrap();
+        assert_eq!(v["job"]["targets"][0], fname, "{name}: the target");
+        // The TOML is a storlab job file that reads back.
+        assert!(v["toml"].as_str().unwrap().contains("[[phase]]"));
+    }
+    assert!(s.nothing_stored(), "--parse-only runs nothing");
+
+    // Refused, naming the option and its line.
+    for (name, needle) in [
+        ("fio-seq-RW.fio", "fio-seq-RW.fio:6: rw=rw: a sequential mix"),
+        ("null.fio", "null.fio:3: fio option 'gtod_reduce'"),
+        ("ssd-test.fio", "runtime=60 without time_based"),
+        (
+            "aio-read.fio",
+            "aio-read.fio:13: job 'file2' runs at the same time as job 'file1'",
+        ),
+    ] {
+        let out = s.storlab(&[
+            "run",
+            "--fio",
+            example(name).to_str().unwrap(),
+            "--target",
+            s.data().to_str().unwrap(),
+        ]);
+        assert_eq!(out.status.code(), Some(2), "{name}: {}", stderr(&out));
+        assert!(stderr(&out).contains(needle), "{name}: {}", stderr(&out));
+    }
+    assert!(s.nothing_stored());
+    assert!(entries(&s.data()).is_empty(), "nothing written");
+}
+
+#[test]
+fn fios_examples_run_on_storlabs_engine() {
+    let s = Scratch::new();
+    let d = s.data();
+    let dir = d.to_str().unwrap();
+    for (name, kinds, threads) in [
+        ("fio-rand-RW.fio", vec!["randrw"], 4),
+        ("fio-seq-read.fio", vec!["read"], 1),
+        ("backwards-read.fio", vec!["backread"], 1),
+        ("basic-verify.fio", vec!["randwrite", "read"], 1),
+    ] {
+        // Smaller and shorter than the examples (the flags override the file), in the scratch.
+        let out = s.storlab(&[
+            "run",
+            "--fio",
+            example(name).to_str().unwrap(),
+            "--target",
+            dir,
+            "--size",
+            "4m",
+            "--runtime",
+            "1s",
+            "--json",
+            "-q",
+        ]);
+        assert!(out.status.success(), "{name}: {}", stderr(&out));
+        let run: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(run["status"], "ok", "{name}");
+        let got: Vec<&str> = run["phases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p["kind"].as_str().unwrap())
+            .collect();
+        assert_eq!(got, kinds, "{name}");
+        for p in run["phases"].as_array().unwrap() {
+            assert_eq!(
+                p["params"]["plan"]["workers"].as_array().unwrap().len(),
+                threads,
+                "{name}"
+            );
+        }
+        assert_eq!(
+            run["job"]["job"]["origin"],
+            format!("fio job file {}", example(name).display())
+        );
+        if name == "fio-rand-RW.fio" {
+            assert!(
+                stderr(&out).contains("ioengine=libaio runs as io_uring"),
+                "{}",
+                stderr(&out)
+            );
+            assert!(run["job"]["job"]["notes"].to_string().contains("libaio"));
+        }
+        if name == "basic-verify.fio" {
+            assert_eq!(
+                run["phases"][1]["result"]["verify"]["bad_blocks"], 0,
+                "{}",
+                run["phases"][1]["result"]["verify"]
+            );
+        }
+    }
+    assert!(entries(&d).is_empty(), "the files are removed");
+
+    // --ignore-unknown: null.fio's two options storlab cannot honour, listed and kept.
+    let out = s.storlab(&[
+        "run",
+        "--fio",
+        example("null.fio").to_str().unwrap(),
+        "--ignore-unknown",
+        "--target",
+        dir,
+        "--size",
+        "64m",
+        "--json",
+        "-q",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let err = stderr(&out);
+    assert!(
+        err.contains("ignored (--ignore-unknown): gtod_reduce") && err.contains("norandommap"),
+        "{err}"
+    );
+    let run: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(run["phases"][0]["kind"], "randread");
+    assert_eq!(run["phases"][0]["params"]["plan"]["settings"]["engine"], "null");
+    assert!(run["job"]["job"]["notes"].to_string().contains("gtod_reduce"));
+}
+
+#[test]
+fn a_sites_job_with_include_and_environment_runs_as_fio_reads_it() {
+    let s = Scratch::new();
+    let d = s.data();
+    let env = [("NIGHTLY_DIR", d.to_str().unwrap())];
+    let file = example("site-nightly.fio");
+    let fio = fio_jobs(&file, &env);
+    assert_eq!(fio.len(), 2);
+    assert_eq!(
+        fio[0].1["directory"],
+        d.to_str().unwrap(),
+        "fio expands ${{NIGHTLY_DIR}} from the include"
+    );
+    let v = storlab_reading(&s, &file, &env);
+    let phases = v["job"]["phases"].as_array().unwrap();
+    let kinds: Vec<&str> = phases.iter().map(|p| p[0].as_str().unwrap()).collect();
+    assert_eq!(kinds, ["write", "read", "randrw"]);
+    assert_eq!(v["job"]["targets"][0], d.to_str().unwrap());
+    let mixed = &phases[2][1];
+    // bssplit=4k/60:64k/30:1m/ : the blank share is what is left, 10 %.
+    assert_eq!(
+        mixed["bs"]["mix"],
+        serde_json::json!([[4096, 60], [65536, 30], [1048576, 10]]),
+        "{mixed}"
+    );
+    assert_eq!(mixed["rwmix"], 100 - fio[1].1["rwmixwrite"].parse::<u64>().unwrap());
+    assert_eq!(mixed["threads"], 2);
+    assert_eq!(mixed["fsync"]["every"], 32);
+    assert_eq!(mixed["rate_per"], "worker");
+    assert_eq!(phases[0][1]["fsync"], "end");
+
+    // Run it as it is: 2 × 16 MiB written and verified, then 2 s of the paced mix.
+    let out = storlab_env(&s, &["run", "--fio", file.to_str().unwrap(), "--json", "-q"], &env);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let run: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(run["status"], "ok");
+    assert_eq!(run["phases"][0]["result"]["bytes_written"], 32 << 20);
+    assert_eq!(run["phases"][1]["result"]["verify"]["bad_blocks"], 0);
+    let iops = run["phases"][2]["result"]["all_done"]["iops"].as_f64().unwrap();
+    // rate_iops=500 per job, two jobs: 1000 IOPS kept.
+    assert!((iops - 1000.0).abs() < 100.0, "{iops} IOPS for a target of 2 × 500");
+    assert!(entries(&d).is_empty());
+
+    // Different numjobs in phases after one another: refused by name (storlab's phases share
+    // their files, one per worker).
+    let odd = s.path().join("odd.fio");
+    std::fs::write(
+        &odd,
+        "[global]\ndirectory=/nonexistent\nsize=1m\n[w]\nrw=write\n[r]\nstonewall\nrw=read\nnumjobs=3\n",
+    )
+    .unwrap();
+    let out = s.storlab(&["run", "--fio", odd.to_str().unwrap(), "--parse-only"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("odd.fio:9: job 'r' runs 3 job(s) (numjobs)"),
+        "{}",
+        stderr(&out)
+    );
+
+    // Without the variable: refused, naming it and the included file's line.
+    let out = storlab_env(&s, &["run", "--fio", file.to_str().unwrap()], &[]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("common.inc:2: ${NIGHTLY_DIR} is not set"),
+        "{}",
+        stderr(&out)
+    );
+}
