@@ -421,6 +421,29 @@ fn ior_text_and_json_and_mdtest_summaries_import() {
         "{shown}"
     );
 
+    // Only IOR's summary kept: one run, the means over the three iterations.
+    let runs = import(&s, "ior-summary-only.txt");
+    assert_eq!(runs.len(), 1);
+    let t = text("ior-summary-only.txt");
+    let row: Vec<&str> = t
+        .lines()
+        .find(|l| l.starts_with("read "))
+        .unwrap()
+        .split_whitespace()
+        .collect();
+    let read = &runs[0]["phases"][1];
+    assert_eq!(read["kind"], "read");
+    assert!(close(
+        f(&read["result"]["all_done"]["bytes_per_sec"]),
+        row[3].parse::<f64>().unwrap() * 1048576.0
+    ));
+    assert!(close(f(&read["result"]["all_done"]["iops"]), row[7].parse().unwrap()));
+    assert_eq!(read["params"]["imported"]["workers"], 2);
+    assert!(read["params"]["imported"]["notes"][0]
+        .as_str()
+        .unwrap()
+        .contains("over 3 iteration(s)"));
+
     // IOR's JSON (with the trailing comma IOR leaves in it): two iterations.
     let runs = import(&s, "ior-json.json");
     assert_eq!(runs.len(), 2);

@@ -188,7 +188,7 @@ pub fn parse_text(origin: &Origin, text: &str) -> Result<Vec<ImportedRun>, Impor
         .iter()
         .position(|l| l.starts_with("access") && l.contains("bw(MiB/s)"))
     else {
-        return Err(origin.error("IOR's text without its \"Results:\" table (access bw(MiB/s) IOPS ...)"));
+        return summary_only(origin, &info, text);
     };
     let heads: Vec<&str> = lines[h].split_whitespace().collect();
     let col = |name: &str| heads.iter().position(|x| *x == name);
@@ -243,6 +243,122 @@ pub fn parse_text(origin: &Origin, text: &str) -> Result<Vec<ImportedRun>, Impor
         }
     }
     runs_of(origin, "ior text", &info, iterations, text)
+}
+
+/// IOR's text with its "Summary of all tests" table but no per-iteration results (what is
+/// kept when only the end of the output was saved): one run, each access's mean over the
+/// iterations, its max, min and standard deviation in the notes.
+fn summary_only(origin: &Origin, info: &TestInfo, text: &str) -> Result<Vec<ImportedRun>, ImportError> {
+    let lines: Vec<&str> = text.lines().collect();
+    let Some(h) = lines
+        .iter()
+        .position(|l| l.starts_with("Operation") && l.contains("Mean(MiB)"))
+    else {
+        return Err(origin.error(
+            "IOR's text without its \"Results:\" table (access bw(MiB/s) IOPS ...) or its \"Summary of all tests\"",
+        ));
+    };
+    let heads: Vec<&str> = lines[h].split_whitespace().collect();
+    let col = |name: &str| {
+        heads
+            .iter()
+            .position(|x| *x == name)
+            .ok_or_else(|| origin.error(format!("line {}: IOR's summary has no \"{name}\" column", h + 1)))
+    };
+    let (max, min, mean, sd, ops, secs, tasks, xsize, aggs, reps) = (
+        col("Max(MiB)")?,
+        col("Min(MiB)")?,
+        col("Mean(MiB)")?,
+        col("StdDev")?,
+        col("Mean(OPs)")?,
+        col("Mean(s)")?,
+        col("#Tasks")?,
+        col("xsize")?,
+        col("aggs(MiB)")?,
+        col("reps")?,
+    );
+    let mut phases = Vec::new();
+    for (k, l) in lines.iter().enumerate().skip(h + 1) {
+        let w: Vec<&str> = l.split_whitespace().collect();
+        let kind = match w.first() {
+            Some(&"write") => PhaseKind::Write,
+            Some(&"read") => PhaseKind::Read,
+            _ => break,
+        };
+        let num = |c: usize| -> Result<f64, ImportError> {
+            w.get(c).and_then(|v| v.parse().ok()).ok_or_else(|| {
+                origin.error(format!(
+                    "line {}: IOR's summary \"{}\" figure \"{}\" does not read",
+                    k + 1,
+                    heads[c],
+                    w.get(c).unwrap_or(&"")
+                ))
+            })
+        };
+        let bps = num(mean)? * MIB;
+        let bytes = num(aggs)? * MIB;
+        let bs = num(xsize)?;
+        let n_ops = if bs > 0.0 { bytes / bs } else { 0.0 };
+        let mut result = PhaseResult {
+            bytes_read: if kind.writes() { 0 } else { bytes as u64 },
+            bytes_written: if kind.writes() { bytes as u64 } else { 0 },
+            ops_read: if kind.writes() { 0 } else { n_ops as u64 },
+            ops_written: if kind.writes() { n_ops as u64 } else { 0 },
+            all_done: Throughput {
+                seconds: num(secs)?,
+                bytes: bytes as u64,
+                ops: n_ops as u64,
+                bytes_per_sec: bps,
+                iops: num(ops)?,
+            },
+            ..PhaseResult::default()
+        };
+        result.mark_not_measured(&[Figure::FirstDone, Figure::WorkerSpread, Figure::Cpu, Figure::Latency]);
+        phases.push(Phase {
+            seq: phases.len() as u32,
+            kind: PhaseName::Kind(kind),
+            params: PhaseParams::Imported(ImportedParams {
+                tool: format!("IOR {}", info.version),
+                test: Some(format!("{} (summary)", w[0])),
+                bs: Some(bs as u64),
+                workers: Some(num(tasks)? as u32),
+                notes: vec![
+                    format!(
+                        "IOR's summary over {} iteration(s): mean {} MiB/s, max {}, min {}, standard deviation {}",
+                        w[reps], w[mean], w[max], w[min], w[sd]
+                    ),
+                    "IOR prints no latency distribution, no per-task spread and no CPU".into(),
+                ],
+                ..ImportedParams::default()
+            }),
+            result,
+            cache_flattered: false,
+        });
+    }
+    if phases.is_empty() {
+        return Err(origin.error(format!("line {}: IOR's summary has no write or read row", h + 1)));
+    }
+    let host = origin
+        .host
+        .clone()
+        .or_else(|| info.machine.clone())
+        .unwrap_or_else(|| origin.host_or("IOR"));
+    Ok(vec![origin.run(
+        &host,
+        "ior summary (imported)".into(),
+        format!("{} (imported from {})", info.command, origin.path),
+        json!({
+            "imported_from": origin.path,
+            "format": "ior summary",
+            "ior_version": info.version,
+            "command": info.command,
+            "text": text,
+            "time": if info.began.is_some() { "IOR's \"Began\", taken as UTC" } else { "not in the file: the time of the import" },
+        }),
+        info.began.clone().unwrap_or_else(crate::now),
+        format!("imported from IOR {}: IOR records rank 0's machine only", info.version),
+        phases,
+    )])
 }
 
 /// IOR's JSON is not always JSON: some versions leave a comma before a closing brace
