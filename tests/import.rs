@@ -257,6 +257,13 @@ fn iozone_table_ops_cpu_indented_and_concatenated_import() {
         .map(|m| &m["run_id"])
         .collect();
     assert_eq!(members, runs.iter().map(|r| &r["id"]).collect::<Vec<_>>());
+    // Its table: IOzone measured no latency, so the p99 column is "—", not 0.0.
+    let shown = stdout(&s.storlab(&["results", "study", "1"]));
+    let cell = shown
+        .lines()
+        .find(|l| l.contains("1024") && l.contains("256"))
+        .unwrap_or_else(|| panic!("{shown}"));
+    assert!(cell.contains('—') && !cell.contains(" 0.0 "), "{cell}");
 
     // Pasted into notes with every line indented: the same figures.
     let indented = import(&s, "iozone-indented.txt");

@@ -6,7 +6,7 @@
 use std::fmt::Write;
 
 use serde::Serialize;
-use storlab_model::result::RateUnit;
+use storlab_model::result::{Figure, RateUnit};
 use storlab_model::run::RunDetail;
 use storlab_model::study::{Projection, Role, StretchSummary, Study, StudyParams};
 use storlab_stats::impact::{analyse_held, impacts, progress_rate, HeldAnalysis, Impact, Repetition, METRICS};
@@ -551,9 +551,12 @@ pub fn members_table(v: &StudyView) -> Table {
         };
         row.push(run.run.id.into());
         for p in &run.phases {
-            row.push(Cell::fixed(p.result.all_done.bytes_per_sec / MIB, 2));
-            row.push(Cell::fixed(p.result.all_done.iops, 0));
-            row.push(Cell::fixed(p.result.latency.p99_ns as f64 / 1e3, 1));
+            // A figure an imported cell's tool did not print is "—", never 0.
+            let r = &p.result;
+            let when = |f: Figure, c: Cell| if r.measured(f) { c } else { Cell::from("—") };
+            row.push(when(Figure::Throughput, Cell::fixed(r.all_done.bytes_per_sec / MIB, 2)));
+            row.push(when(Figure::Iops, Cell::fixed(r.all_done.iops, 0)));
+            row.push(when(Figure::Latency, Cell::fixed(r.latency.p99_ns as f64 / 1e3, 1)));
         }
         t.push(row);
     }
