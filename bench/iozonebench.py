@@ -1,4 +1,9 @@
-"""storlab iozone against the real IOzone (built by bench/build-iozone), same flags, same files.
+"""storlab iozone against the real IOzone, same flags, same files.
+
+IOzone is not in Debian and its code is never committed here (nor a recipe that builds it):
+give the path of an iozone you built from its public source in $IOZONE, or have `iozone` on
+PATH; without it bench/compare.py skips this comparison and says so. The figures in
+bench/iozone-results.md came from IOzone 3.489 (linux-AMD64 target, gcc with -fcommon).
 
 For each test IOzone reports "Children see throughput" (with stonewalling: what the workers
 moved until the first finished) and "Parent sees throughput" (everything over the wall time).

@@ -257,7 +257,7 @@ fn figure(text: &str, prefix: &str) -> f64 {
         .unwrap()
 }
 
-/// These files are what a real IOzone (3.489, built from its public source by bench/run)
+/// These files are what a real IOzone (3.489, built by hand from its public source)
 /// printed on this machine; the figures expected are read from the same text here.
 #[test]
 fn real_iozone_output_imports_as_runs() {
