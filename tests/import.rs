@@ -325,16 +325,7 @@ fn iozone_table_ops_cpu_indented_and_concatenated_import() {
     let p = &runs[0]["phases"][0];
     assert!(!not_measured(p).contains(&"cpu".to_string()));
     let t = text("iozone-auto-cpu-R.txt");
-    let cpu_report = &t[t.find("\"Writer CPU utilization report").unwrap()..];
-    let pct: f64 = cpu_report
-        .lines()
-        .nth(2)
-        .unwrap()
-        .split_whitespace()
-        .nth(1)
-        .unwrap()
-        .parse()
-        .unwrap();
+    let pct = iozone_report_first_figure(&t, "\"Writer CPU utilization report");
     let seconds = f(&p["result"]["all_done"]["seconds"]);
     assert!(close(f(&p["result"]["cpu_user"]), pct / 100.0 * seconds));
 

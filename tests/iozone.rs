@@ -423,16 +423,7 @@ fn real_iozone_test_sets_import() {
         ]
     );
     let text = std::fs::read_to_string(&a).unwrap();
-    let block = &text[text.find("\"Record rewrite report\"").unwrap()..];
-    let want: f64 = block
-        .lines()
-        .nth(2)
-        .unwrap()
-        .split_whitespace()
-        .nth(1)
-        .unwrap()
-        .parse()
-        .unwrap();
+    let want = iozone_report_first_figure(&text, "\"Record rewrite report\"");
     let run = s.json(&["results", "show", &v["imported"][0].to_string()]);
     assert!(
         (run["phases"][7]["result"]["all_done"]["bytes_per_sec"]

@@ -303,3 +303,19 @@ pub fn svg_scales(page: &str, value: &str) -> Vec<(String, f64)> {
 pub fn charts(page: &str) -> Vec<(String, f64)> {
     svg_scales(page, "data-ymax")
 }
+
+/// The first figure of the IOzone -R report titled `title` (`"Writer report"` and the like)
+/// in `text`: the second word of the report's third line, its first file size at its first
+/// record size.
+pub fn iozone_report_first_figure(text: &str, title: &str) -> f64 {
+    let at = text.find(title).unwrap_or_else(|| panic!("no {title} in the text"));
+    text[at..]
+        .lines()
+        .nth(2)
+        .unwrap()
+        .split_whitespace()
+        .nth(1)
+        .unwrap()
+        .parse()
+        .unwrap()
+}

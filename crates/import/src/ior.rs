@@ -49,6 +49,64 @@ struct TestInfo {
     aggregate_bytes: Option<f64>,
 }
 
+/// One write or read as IOR printed it: a row of its results (an iteration) or of its
+/// summary (the mean over the iterations).
+struct Row {
+    kind: PhaseKind,
+    test: String,
+    bytes: f64,
+    /// IOR's transfer size: the bytes over it are the row's operations.
+    bs: f64,
+    seconds: f64,
+    bytes_per_sec: f64,
+    iops: f64,
+    workers: Option<u32>,
+    notes: Vec<String>,
+}
+
+impl Row {
+    /// The row as phase `seq`: IOR's bandwidth, IOPS and time; first done, the per-task spread,
+    /// CPU and a latency distribution are what IOR does not print, marked not measured.
+    fn phase(self, seq: u32, version: &str) -> Phase {
+        let ops = if self.bs > 0.0 { self.bytes / self.bs } else { 0.0 };
+        let mut result = PhaseResult {
+            all_done: Throughput {
+                seconds: self.seconds,
+                bytes: self.bytes as u64,
+                ops: ops as u64,
+                bytes_per_sec: self.bytes_per_sec,
+                iops: self.iops,
+            },
+            ..PhaseResult::one_direction(self.kind.writes(), self.bytes as u64, ops as u64)
+        };
+        result.mark_not_measured(&[Figure::FirstDone, Figure::WorkerSpread, Figure::Cpu, Figure::Latency]);
+        Phase {
+            seq,
+            kind: PhaseName::Kind(self.kind),
+            params: PhaseParams::Imported(ImportedParams {
+                tool: format!("IOR {version}"),
+                test: Some(self.test),
+                bs: Some(self.bs as u64),
+                workers: self.workers,
+                notes: self.notes,
+                ..ImportedParams::default()
+            }),
+            result,
+            cache_flattered: false,
+        }
+    }
+}
+
+/// The host a run of IOR's is stored under: the one the user named, else IOR's "Machine",
+/// else the import's stand-in.
+fn host_of(origin: &Origin, info: &TestInfo) -> String {
+    origin
+        .host
+        .clone()
+        .or_else(|| info.machine.clone())
+        .unwrap_or_else(|| origin.host_or("IOR"))
+}
+
 fn runs_of(
     origin: &Origin,
     format: &str,
@@ -56,11 +114,7 @@ fn runs_of(
     iterations: Vec<(u32, Vec<Access>)>,
     text: &str,
 ) -> Result<Vec<ImportedRun>, ImportError> {
-    let host = origin
-        .host
-        .clone()
-        .or_else(|| info.machine.clone())
-        .unwrap_or_else(|| origin.host_or("IOR"));
+    let host = host_of(origin, info);
     let mut runs = Vec::new();
     for (iter, accesses) in iterations {
         let mut phases = Vec::new();
@@ -77,7 +131,6 @@ fn runs_of(
             let bps = a.mib_per_sec * MIB;
             let bytes = info.aggregate_bytes.unwrap_or(bps * a.total_s);
             let bs = a.xfer_kib * 1024.0;
-            let ops = if bs > 0.0 { bytes / bs } else { 0.0 };
             let mut notes = vec![
                 format!("IOR's mean latency per transfer: {:.6} s", a.latency_s),
                 "IOR prints no latency distribution, no per-task spread and no CPU".into(),
@@ -87,35 +140,20 @@ fn runs_of(
                     "bytes are IOR's bandwidth × its total time (the file does not give the aggregate size)".into(),
                 );
             }
-            let mut result = PhaseResult {
-                bytes_read: if kind.writes() { 0 } else { bytes as u64 },
-                bytes_written: if kind.writes() { bytes as u64 } else { 0 },
-                ops_read: if kind.writes() { 0 } else { ops as u64 },
-                ops_written: if kind.writes() { ops as u64 } else { 0 },
-                all_done: Throughput {
+            phases.push(
+                Row {
+                    kind,
+                    test: format!("{} (iteration {iter})", a.access),
+                    bytes,
+                    bs,
                     seconds: a.total_s,
-                    bytes: bytes as u64,
-                    ops: ops as u64,
                     bytes_per_sec: bps,
                     iops: a.iops,
-                },
-                ..PhaseResult::default()
-            };
-            result.mark_not_measured(&[Figure::FirstDone, Figure::WorkerSpread, Figure::Cpu, Figure::Latency]);
-            phases.push(Phase {
-                seq: phases.len() as u32,
-                kind: PhaseName::Kind(kind),
-                params: PhaseParams::Imported(ImportedParams {
-                    tool: format!("IOR {}", info.version),
-                    test: Some(format!("{} (iteration {iter})", a.access)),
-                    bs: Some(bs as u64),
                     workers: info.tasks,
                     notes,
-                    ..ImportedParams::default()
-                }),
-                result,
-                cache_flattered: false,
-            });
+                }
+                .phase(phases.len() as u32, &info.version),
+            );
         }
         runs.push(origin.run(
             &host,
@@ -295,32 +333,15 @@ fn summary_only(origin: &Origin, info: &TestInfo, text: &str) -> Result<Vec<Impo
                 ))
             })
         };
-        let bps = num(mean)? * MIB;
-        let bytes = num(aggs)? * MIB;
-        let bs = num(xsize)?;
-        let n_ops = if bs > 0.0 { bytes / bs } else { 0.0 };
-        let mut result = PhaseResult {
-            bytes_read: if kind.writes() { 0 } else { bytes as u64 },
-            bytes_written: if kind.writes() { bytes as u64 } else { 0 },
-            ops_read: if kind.writes() { 0 } else { n_ops as u64 },
-            ops_written: if kind.writes() { n_ops as u64 } else { 0 },
-            all_done: Throughput {
+        phases.push(
+            Row {
+                kind,
+                test: format!("{} (summary)", w[0]),
+                bytes: num(aggs)? * MIB,
+                bs: num(xsize)?,
                 seconds: num(secs)?,
-                bytes: bytes as u64,
-                ops: n_ops as u64,
-                bytes_per_sec: bps,
+                bytes_per_sec: num(mean)? * MIB,
                 iops: num(ops)?,
-            },
-            ..PhaseResult::default()
-        };
-        result.mark_not_measured(&[Figure::FirstDone, Figure::WorkerSpread, Figure::Cpu, Figure::Latency]);
-        phases.push(Phase {
-            seq: phases.len() as u32,
-            kind: PhaseName::Kind(kind),
-            params: PhaseParams::Imported(ImportedParams {
-                tool: format!("IOR {}", info.version),
-                test: Some(format!("{} (summary)", w[0])),
-                bs: Some(bs as u64),
                 workers: Some(num(tasks)? as u32),
                 notes: vec![
                     format!(
@@ -329,20 +350,14 @@ fn summary_only(origin: &Origin, info: &TestInfo, text: &str) -> Result<Vec<Impo
                     ),
                     "IOR prints no latency distribution, no per-task spread and no CPU".into(),
                 ],
-                ..ImportedParams::default()
-            }),
-            result,
-            cache_flattered: false,
-        });
+            }
+            .phase(phases.len() as u32, &info.version),
+        );
     }
     if phases.is_empty() {
         return Err(origin.error(format!("line {}: IOR's summary has no write or read row", h + 1)));
     }
-    let host = origin
-        .host
-        .clone()
-        .or_else(|| info.machine.clone())
-        .unwrap_or_else(|| origin.host_or("IOR"));
+    let host = host_of(origin, info);
     Ok(vec![origin.run(
         &host,
         "ior summary (imported)".into(),

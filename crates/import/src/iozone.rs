@@ -114,10 +114,6 @@ fn phase(seq: u32, kind: PhaseKind, f: Printed, params: ImportedParams, first_do
     }
     let (min, max) = f.spread.unwrap_or((0.0, 0.0));
     let mut result = PhaseResult {
-        bytes_read: if writes { 0 } else { bytes },
-        bytes_written: if writes { bytes } else { 0 },
-        ops_read: if writes { 0 } else { ops },
-        ops_written: if writes { ops } else { 0 },
         all_done: Throughput {
             seconds,
             bytes,
@@ -139,7 +135,7 @@ fn phase(seq: u32, kind: PhaseKind, f: Printed, params: ImportedParams, first_do
         worker_min_bytes_per_sec: min,
         worker_max_bytes_per_sec: max,
         cpu_user: f.cpu.unwrap_or(0.0),
-        ..PhaseResult::default()
+        ..PhaseResult::one_direction(writes, bytes, ops)
     };
     result.mark_not_measured(&not_measured);
     Phase {

@@ -68,6 +68,17 @@ pub struct Piece {
     pub matrix: bool,
 }
 
+impl Piece {
+    /// Runs that stand each on its own (every format but an IOzone matrix).
+    fn runs(format: Format, runs: Vec<ImportedRun>) -> Piece {
+        Piece {
+            format,
+            runs,
+            matrix: false,
+        }
+    }
+}
+
 /// Why a file, or a piece of it, does not read.
 #[derive(Debug, thiserror::Error)]
 #[error("{path}: {what}")]
@@ -211,27 +222,15 @@ pub fn parse(origin: &Origin, text: &str) -> Result<Vec<Piece>, ImportError> {
         return Ok(pieces);
     }
     if ior::looks_like_ior_json(text) {
-        return Ok(vec![Piece {
-            format: Format::IorJson,
-            runs: ior::parse_json(origin, text)?,
-            matrix: false,
-        }]);
+        return Ok(vec![Piece::runs(Format::IorJson, ior::parse_json(origin, text)?)]);
     }
     if ior::looks_like_ior_text(text) {
-        return Ok(vec![Piece {
-            format: Format::IorText,
-            runs: ior::parse_text(origin, text)?,
-            matrix: false,
-        }]);
+        return Ok(vec![Piece::runs(Format::IorText, ior::parse_text(origin, text)?)]);
     }
     if mdtest::looks_like_mdtest(text) {
         return Ok(mdtest::parse(origin, text)?
             .into_iter()
-            .map(|r| Piece {
-                format: Format::Mdtest,
-                runs: vec![r],
-                matrix: false,
-            })
+            .map(|r| Piece::runs(Format::Mdtest, vec![r]))
             .collect());
     }
     // fio: JSON documents first (the normal text printed beside them says the same again),
@@ -239,27 +238,18 @@ pub fn parse(origin: &Origin, text: &str) -> Result<Vec<Piece>, ImportError> {
     let docs = fio_json::documents(origin, text)?;
     if !docs.is_empty() {
         for (doc, at) in docs {
-            pieces.push(Piece {
-                format: Format::FioJson,
-                runs: fio_json::parse_doc(origin, text, &doc, at)?,
-                matrix: false,
-            });
+            pieces.push(Piece::runs(
+                Format::FioJson,
+                fio_json::parse_doc(origin, text, &doc, at)?,
+            ));
         }
         return Ok(pieces);
     }
     if fio_terse::looks_like_terse(text) {
-        return Ok(vec![Piece {
-            format: Format::FioTerse,
-            runs: fio_terse::parse(origin, text)?,
-            matrix: false,
-        }]);
+        return Ok(vec![Piece::runs(Format::FioTerse, fio_terse::parse(origin, text)?)]);
     }
     if fio_normal::looks_like_normal(text) {
-        return Ok(vec![Piece {
-            format: Format::FioNormal,
-            runs: fio_normal::parse(origin, text)?,
-            matrix: false,
-        }]);
+        return Ok(vec![Piece::runs(Format::FioNormal, fio_normal::parse(origin, text)?)]);
     }
     Err(origin.error(
         "no output storlab reads: fio (JSON, json+, terse, normal), IOzone (text, -R), IOR (text, JSON) or mdtest (summary)",

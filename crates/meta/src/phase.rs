@@ -134,10 +134,6 @@ pub(crate) fn combine(
     };
     let spread = worker_spread(&workers);
     let result = PhaseResult {
-        bytes_read: if reads { bytes } else { 0 },
-        bytes_written: if reads { 0 } else { bytes },
-        ops_read: if reads { ops } else { 0 },
-        ops_written: if reads { 0 } else { ops },
         all_done: Throughput::new(all_secs, bytes, ops),
         first_done: Throughput::new(first_secs, first_bytes, first_ops),
         worker_min_bytes_per_sec: spread.0,
@@ -160,6 +156,7 @@ pub(crate) fn combine(
         layout_seconds: 0.0,
         interrupted,
         not_measured: Vec::new(),
+        ..PhaseResult::one_direction(!reads, bytes, ops)
     };
     (result, entries, errors, first_errors)
 }

@@ -392,6 +392,19 @@ impl Figure {
 }
 
 impl PhaseResult {
+    /// A result whose bytes and operations all went one way (an imported tool's write or read
+    /// row, a metadata operation): counted as written when `writes`, else as read; every other
+    /// figure left to the caller.
+    pub fn one_direction(writes: bool, bytes: u64, ops: u64) -> PhaseResult {
+        PhaseResult {
+            bytes_read: if writes { 0 } else { bytes },
+            bytes_written: if writes { bytes } else { 0 },
+            ops_read: if writes { 0 } else { ops },
+            ops_written: if writes { ops } else { 0 },
+            ..PhaseResult::default()
+        }
+    }
+
     /// Total bytes moved.
     pub fn bytes(&self) -> u64 {
         self.bytes_read + self.bytes_written
