@@ -2,12 +2,11 @@
 //! crates/session's one run path) and `scan`. Each reads its flags, hands the work to its crate
 //! and prints what was stored.
 
-use std::path::PathBuf;
 use std::time::Duration;
 
 use anyhow::{Context, Result};
 use storlab_model::run::RunKind;
-use storlab_model::scan::{GroupBy, ScanOptions, TimeBasis};
+use storlab_model::scan::{list_paths, GroupBy, ScanOptions, TimeBasis};
 use storlab_model::study::{Role, StudyParams, SweepParams};
 use storlab_session::{run_study, LiveRun, RunOptions};
 use storlab_store::Store;
@@ -445,64 +444,6 @@ fn scan_options(args: &ScanArgs) -> Result<ScanOptions> {
     })
 }
 
-/// The earlier scan `--against` names (checked before the walk): its run id, when it ran, and
-/// its report. It must be a scan of the same PATHs grouped the same way, so that rows match.
-fn scan_against(
-    store: &Store,
-    against: &str,
-    opts: &ScanOptions,
-) -> Result<(i64, String, storlab_model::scan::Report)> {
-    let same = |r: &storlab_model::scan::Report| r.options.roots == opts.roots && r.options.group_by == opts.group_by;
-    let candidates: Vec<i64> = if against == "last" {
-        store
-            .find_runs(&storlab_store::RunFilter {
-                kind: Some(RunKind::Scan),
-                ..storlab_store::RunFilter::default()
-            })?
-            .iter()
-            .map(|r| r.id)
-            .collect()
-    } else {
-        vec![against
-            .parse()
-            .map_err(|_| usage(format!("--against {against}: expected a run id or last")))?]
-    };
-    for id in candidates {
-        let Some(run) = store.run(id, false)? else {
-            return Err(usage(format!("--against {id}: no run {id} in {}", store.target())));
-        };
-        let Some(report) = store.scan(id)? else {
-            return Err(usage(format!(
-                "--against {id}: run {id} is a {} run, not a scan",
-                run.run.kind
-            )));
-        };
-        if same(&report) {
-            return Ok((id, run.run.started_at.clone(), report));
-        }
-        if against != "last" {
-            return Err(usage(format!(
-                "--against {id}: run {id} scanned {} grouped by {}; this scan is of {} grouped by {}: growth compares scans of the same PATHs grouped the same way",
-                list_paths(&report.options.roots),
-                report.options.group_by.name(),
-                list_paths(&opts.roots),
-                opts.group_by.name()
-            )));
-        }
-    }
-    Err(usage(format!(
-        "--against last: no earlier scan of {} grouped by {} in {}",
-        list_paths(&opts.roots),
-        opts.group_by.name(),
-        store.target()
-    )))
-}
-
-fn list_paths(p: &[PathBuf]) -> String {
-    p.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
-}
-
-/// `storlab scan`: the walk, stored as a run of kind scan, printed.
 pub fn scan(args: ScanArgs) -> Result<u8> {
     let opts = scan_options(&args)?;
     if storlab_metrics::status::wanted(args.output.json || args.output.csv, false) {
@@ -511,7 +452,7 @@ pub fn scan(args: ScanArgs) -> Result<u8> {
     let mut store: Store = open_new(&args.output.db)?;
     // The earlier scan is found before the walk, so that a wrong --against costs nothing.
     let earlier = match &args.against {
-        Some(a) => Some(scan_against(&store, a, &opts)?),
+        Some(a) => Some(store.earlier_scan(a, &opts)?),
         None => None,
     };
     let report = storlab_scan::scan(&opts).map_err(|e| usage(e.to_string()))?;

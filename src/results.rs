@@ -6,7 +6,7 @@ use std::io::{BufRead, IsTerminal, Write};
 
 use anyhow::Result;
 use storlab_model::scan::Report;
-use storlab_model::study::{Member, NewStudy, Role, StudyParams};
+use storlab_model::study::Role;
 use storlab_report::export::{exporter, write_whole, Csv, Exporter, Xlsx, FORMATS};
 use storlab_report::iozone::{figures, CellResult};
 use storlab_report::studies::StudyView;
@@ -371,6 +371,7 @@ pub fn export(ids: &[i64], format: &str, file: Option<&std::path::Path>, samples
 }
 
 pub fn import(file: &std::path::Path, host: Option<String>, tags: &[(String, String)], out: &OutputArgs) -> Result<u8> {
+    use storlab_import::record::{formats, read_text, store_pieces};
     if file.is_dir() {
         return import_dir(file, host, tags, out);
     }
@@ -405,118 +406,42 @@ pub fn import(file: &std::path::Path, host: Option<String>, tags: &[(String, Str
     Ok(0)
 }
 
-/// A file's text; a file that is not text (a binary, an archive) is refused. The reason
-/// does not name the file: the caller does.
-fn read_text(file: &std::path::Path) -> std::result::Result<String, String> {
-    let bytes = std::fs::read(file).map_err(|e| format!("cannot read it: {e}"))?;
-    String::from_utf8(bytes).map_err(|e| {
-        format!(
-            "not text (invalid UTF-8 at byte {}): not an output storlab reads",
-            e.utf8_error().valid_up_to()
-        )
-    })
-}
-
-/// The formats found, each once, in order.
-fn formats(pieces: &[storlab_import::Piece]) -> Vec<&'static str> {
-    let mut f: Vec<&'static str> = Vec::new();
-    for p in pieces {
-        if !f.contains(&p.format.name()) {
-            f.push(p.format.name());
-        }
-    }
-    f
-}
-
-/// Stores what one file held in one transaction; the cells of an IOzone matrix are then kept
-/// together as a study.
-fn store_pieces(store: &mut Store, path: &str, pieces: &[storlab_import::Piece]) -> Result<Vec<i64>> {
-    let runs: Vec<_> = pieces.iter().flat_map(|p| p.runs.iter().cloned()).collect();
-    let ids = store.import_runs(&runs)?;
-    let mut at = 0;
-    for p in pieces {
-        let mine = &ids[at..at + p.runs.len()];
-        at += p.runs.len();
-        if p.matrix && mine.len() > 1 {
-            store.save_study(&NewStudy {
-                params: StudyParams::IozoneImport(storlab_model::study::ImportParams {
-                    imported_from: path.to_string(),
-                }),
-                members: mine
-                    .iter()
-                    .zip(&p.runs)
-                    .map(|(id, r)| Member {
-                        run_id: *id,
-                        role: Role::Imported {
-                            name: r.run.job_name.clone().unwrap_or_default(),
-                        },
-                    })
-                    .collect(),
-                events: Vec::new(),
-                task_samples: Vec::new(),
-            })?;
-        }
-    }
-    Ok(ids)
-}
-
 /// `storlab results import DIR`: every file below DIR (in name order), one transaction per
 /// file, a line per file saying what became of it, and a summary. A file that does not read
 /// is named with the reason and does not stop the others; the exit status is 1 when any file
 /// was not imported.
 fn import_dir(dir: &std::path::Path, host: Option<String>, tags: &[(String, String)], out: &OutputArgs) -> Result<u8> {
-    let mut files = Vec::new();
-    let mut unreadable = Vec::new();
-    let mut stack = vec![dir.to_path_buf()];
-    while let Some(d) = stack.pop() {
-        let entries = match std::fs::read_dir(&d) {
-            Ok(e) => e,
-            Err(e) => {
-                unreadable.push((d.display().to_string(), format!("cannot read the directory: {e}")));
-                continue;
-            }
-        };
-        for e in entries {
-            let e = e.map_err(|e| usage(format!("cannot read {}: {e}", d.display())))?;
-            let t = e.file_type()?;
-            if t.is_dir() {
-                stack.push(e.path());
-            } else if t.is_file() {
-                files.push(e.path());
-            }
-        }
-    }
-    files.sort();
+    use storlab_import::record::{files_below, import_file, Outcome};
+    let listing = files_below(dir).map_err(usage)?;
+    let (files, unreadable) = (&listing.files, &listing.unreadable);
     let mut store = open_new(&out.db)?;
     let mut lines = Vec::new();
     let mut all_ids = Vec::new();
     let mut failed = unreadable.len();
-    for (path, why) in &unreadable {
+    for (path, why) in unreadable {
         lines.push(serde_json::json!({ "file": path, "error": why }));
     }
-    for f in &files {
+    for f in files {
         let path = f.display().to_string();
         let origin = storlab_import::Origin {
             path: path.clone(),
             host: host.clone(),
             tags: tags.to_vec(),
         };
-        let parsed = read_text(f).and_then(|text| storlab_import::parse(&origin, &text).map_err(|e| e.what));
-        match parsed {
-            Ok(pieces) => {
-                let ids = store_pieces(&mut store, &path, &pieces)?;
+        match import_file(&mut store, f, &origin)? {
+            Outcome::Imported { formats, ids } => {
                 if !out.json {
                     println!(
                         "{path}: imported {} run(s) from {} ({})",
                         ids.len(),
-                        formats(&pieces).join(", "),
-                        id_list(&ids)
+                        formats.join(", "),
+                        storlab_report::runs::id_list(&ids)
                     );
                 }
-                lines.push(serde_json::json!({ "file": path, "formats": formats(&pieces), "imported": ids }));
+                lines.push(serde_json::json!({ "file": path, "formats": formats, "imported": ids }));
                 all_ids.extend(ids);
             }
-            Err(why) => {
+            Outcome::NotImported(why) => {
                 failed += 1;
                 if !out.json {
                     println!("{path}: not imported: {why}");
@@ -531,7 +456,7 @@ fn import_dir(dir: &std::path::Path, host: Option<String>, tags: &[(String, Stri
             serde_json::json!({ "files": lines, "imported": all_ids, "not_imported": failed })
         );
     } else {
-        for (path, why) in &unreadable {
+        for (path, why) in unreadable {
             println!("{path}: not imported: {why}");
         }
         eprintln!(
@@ -549,19 +474,6 @@ fn import_dir(dir: &std::path::Path, host: Option<String>, tags: &[(String, Stri
         );
     }
     Ok(if failed > 0 { 1 } else { 0 })
-}
-
-/// "runs 3–7" or "run 3" or "runs 3, 5".
-fn id_list(ids: &[i64]) -> String {
-    match ids {
-        [] => "no runs".into(),
-        [one] => format!("run {one}"),
-        [first, .., last] if ids.windows(2).all(|w| w[1] == w[0] + 1) => format!("runs {first}–{last}"),
-        _ => format!(
-            "runs {}",
-            ids.iter().map(|i| i.to_string()).collect::<Vec<_>>().join(", ")
-        ),
-    }
 }
 
 /// The groups named on the command line, with their runs.

@@ -32,6 +32,15 @@ fn import(s: &Scratch, name: &str) -> Vec<Value> {
         .collect()
 }
 
+/// Imports a damaged fixture: refused with exit 2, the reason containing `why`, nothing stored.
+fn refused_whole(s: &Scratch, name: &str, why: &str) {
+    let before = s.run_count().unwrap();
+    let out = s.storlab(&["results", "import", &fixture(name)]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(stderr(&out).contains(why), "{}", stderr(&out));
+    assert_eq!(s.run_count().unwrap(), before);
+}
+
 fn f(v: &Value) -> f64 {
     v.as_f64().unwrap_or_else(|| panic!("not a number: {v}"))
 }
@@ -113,15 +122,11 @@ fn fio_json_is_found_among_fios_other_text_and_several_documents_are_several_run
     assert!(f(&runs[0]["phases"][0]["result"]["latency"]["p99_ns"]) > 0.0);
 
     // Cut short: refused with the document's line, nothing stored by it.
-    let before = s.run_count().unwrap();
-    let out = s.storlab(&["results", "import", &fixture("damaged-fio-truncated.json")]);
-    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
-    assert!(
-        stderr(&out).contains("the JSON document at line 1 is cut short"),
-        "{}",
-        stderr(&out)
+    refused_whole(
+        &s,
+        "damaged-fio-truncated.json",
+        "the JSON document at line 1 is cut short",
     );
-    assert_eq!(s.run_count().unwrap(), before);
 }
 
 #[test]
@@ -157,15 +162,11 @@ fn fio_terse_versions_3_and_5_import_with_every_figure_they_carry() {
             assert_eq!(run["job"]["format"], format!("fio terse version {version}"));
         }
     }
-    let before = s.run_count().unwrap();
-    let out = s.storlab(&["results", "import", &fixture("damaged-fio-terse.txt")]);
-    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
-    assert!(
-        stderr(&out).contains("line 4: fio terse version 3 has 121 fields per job, this line 40"),
-        "{}",
-        stderr(&out)
+    refused_whole(
+        &s,
+        "damaged-fio-terse.txt",
+        "line 4: fio terse version 3 has 121 fields per job, this line 40",
     );
-    assert_eq!(s.run_count().unwrap(), before);
 }
 
 #[test]
@@ -374,15 +375,7 @@ fn iozone_table_ops_cpu_indented_and_concatenated_import() {
     });
 
     // A figure that is not a number: refused with its line and column.
-    let before = s.run_count().unwrap();
-    let out = s.storlab(&["results", "import", &fixture("damaged-iozone-table.txt")]);
-    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
-    assert!(
-        stderr(&out).contains("line 31: \"21#5500\" under \"write\""),
-        "{}",
-        stderr(&out)
-    );
-    assert_eq!(s.run_count().unwrap(), before);
+    refused_whole(&s, "damaged-iozone-table.txt", "line 31: \"21#5500\" under \"write\"");
 }
 
 #[test]

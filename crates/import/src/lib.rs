@@ -21,6 +21,7 @@ pub mod fio_terse;
 pub mod ior;
 pub mod iozone;
 pub mod mdtest;
+pub mod record;
 
 /// The formats storlab reads.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

@@ -528,6 +528,19 @@ pub fn list_table(runs: &[Run]) -> Table {
     t
 }
 
+/// Run ids as a reader takes them: "run 3", "runs 3–7" (a range without gaps) or "runs 3, 5".
+pub fn id_list(ids: &[i64]) -> String {
+    match ids {
+        [] => "no runs".into(),
+        [one] => format!("run {one}"),
+        [first, .., last] if ids.windows(2).all(|w| w[1] == w[0] + 1) => format!("runs {first}–{last}"),
+        _ => format!(
+            "runs {}",
+            ids.iter().map(|i| i.to_string()).collect::<Vec<_>>().join(", ")
+        ),
+    }
+}
+
 /// Imported runs, one row each with its first phase's figures (what `results import` prints).
 pub fn imported_table(runs: &[RunDetail]) -> Table {
     let mut t = Table::new("imported", &["run", "host", "job", "rw", "MiB/s", "IOPS", "lat p99"]);

@@ -2,18 +2,12 @@
 //! and share older than it; the age and size histograms; the cold directories; the notes) and
 //! as data for CSV and the exports.
 
-use std::path::PathBuf;
-
 use storlab_model::scan::{
-    age_label, GroupBy, Growth, Held, Owner, OwnerKind, Report, Row, Stats, AGE_LABELS, SIZE_LABELS,
+    age_label, list_paths, GroupBy, Growth, Held, Owner, OwnerKind, Report, Row, Stats, AGE_LABELS, SIZE_LABELS,
 };
 use storlab_units::{thousands, Size};
 
 use crate::table::{Cell, Table};
-
-fn list_paths(p: &[PathBuf]) -> String {
-    p.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
-}
 
 fn bytes(b: u64) -> String {
     Size(b).human()

@@ -1,10 +1,11 @@
 //! Scans: one row per report row (the key figures as columns, for queries that compare two
 //! scans of the same place, and the whole row as a document) and the rest of the report.
 
-use storlab_model::scan::{Report, Row};
+use storlab_model::run::RunKind;
+use storlab_model::scan::{list_paths, Report, Row, ScanOptions};
 
 use crate::db::{one, vals};
-use crate::{Result, Store};
+use crate::{Result, RunFilter, Store, StoreError};
 
 impl Store {
     /// A stored scan's report, or None when the run is not a scan.
@@ -22,5 +23,56 @@ impl Store {
             .map(|r| Ok(serde_json::from_str::<Row>(&r.text(0)?)?))
             .collect::<Result<_>>()?;
         Ok(Some(report))
+    }
+
+    /// The earlier scan `storlab scan --against` names (`against`: a run id, or `last`), to be
+    /// found before the walk: its run id, when it ran, and its report. It must be a scan of the
+    /// same PATHs grouped the same way as `opts`, so that rows match; `last` is the newest such
+    /// scan. Anything else is refused as [`StoreError::Request`], saying why.
+    pub fn earlier_scan(&self, against: &str, opts: &ScanOptions) -> Result<(i64, String, Report)> {
+        let refused = |why: String| StoreError::Request(why);
+        let same = |r: &Report| r.options.roots == opts.roots && r.options.group_by == opts.group_by;
+        let candidates: Vec<i64> = if against == "last" {
+            self.find_runs(&RunFilter {
+                kind: Some(RunKind::Scan),
+                ..RunFilter::default()
+            })?
+            .iter()
+            .map(|r| r.id)
+            .collect()
+        } else {
+            vec![against
+                .parse()
+                .map_err(|_| refused(format!("--against {against}: expected a run id or last")))?]
+        };
+        for id in candidates {
+            let Some(run) = self.run(id, false)? else {
+                return Err(refused(format!("--against {id}: no run {id} in {}", self.target())));
+            };
+            let Some(report) = self.scan(id)? else {
+                return Err(refused(format!(
+                    "--against {id}: run {id} is a {} run, not a scan",
+                    run.run.kind
+                )));
+            };
+            if same(&report) {
+                return Ok((id, run.run.started_at.clone(), report));
+            }
+            if against != "last" {
+                return Err(refused(format!(
+                    "--against {id}: run {id} scanned {} grouped by {}; this scan is of {} grouped by {}: growth compares scans of the same PATHs grouped the same way",
+                    list_paths(&report.options.roots),
+                    report.options.group_by.name(),
+                    list_paths(&opts.roots),
+                    opts.group_by.name()
+                )));
+            }
+        }
+        Err(refused(format!(
+            "--against last: no earlier scan of {} grouped by {} in {}",
+            list_paths(&opts.roots),
+            opts.group_by.name(),
+            self.target()
+        )))
     }
 }

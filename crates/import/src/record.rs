@@ -1,0 +1,132 @@
+//! Imported runs stored: what one file held, in one go, and every file below a directory, each
+//! on its own so that a file that does not read does not stop the others.
+
+use std::path::{Path, PathBuf};
+
+use storlab_model::study::{ImportParams, Member, NewStudy, Role, StudyParams};
+use storlab_store::{Store, StoreError};
+
+use crate::{parse, Origin, Piece};
+
+/// A file's text; a file that is not text (a binary, an archive) is refused. The reason does
+/// not name the file: the caller does.
+pub fn read_text(file: &Path) -> Result<String, String> {
+    let bytes = std::fs::read(file).map_err(|e| format!("cannot read it: {e}"))?;
+    String::from_utf8(bytes).map_err(|e| {
+        format!(
+            "not text (invalid UTF-8 at byte {}): not an output storlab reads",
+            e.utf8_error().valid_up_to()
+        )
+    })
+}
+
+/// The formats found, each once, in order.
+pub fn formats(pieces: &[Piece]) -> Vec<&'static str> {
+    let mut f: Vec<&'static str> = Vec::new();
+    for p in pieces {
+        if !f.contains(&p.format.name()) {
+            f.push(p.format.name());
+        }
+    }
+    f
+}
+
+/// Stores what one file (`path`) held: its runs in one transaction, then the cells of each
+/// IOzone matrix kept together as a study. Returns the runs' ids in the pieces' order.
+pub fn store_pieces(store: &mut Store, path: &str, pieces: &[Piece]) -> Result<Vec<i64>, StoreError> {
+    let runs: Vec<_> = pieces.iter().flat_map(|p| p.runs.iter().cloned()).collect();
+    let ids = store.import_runs(&runs)?;
+    let mut at = 0;
+    for p in pieces {
+        let mine = &ids[at..at + p.runs.len()];
+        at += p.runs.len();
+        if p.matrix && mine.len() > 1 {
+            store.save_study(&NewStudy {
+                params: StudyParams::IozoneImport(ImportParams {
+                    imported_from: path.to_string(),
+                }),
+                members: mine
+                    .iter()
+                    .zip(&p.runs)
+                    .map(|(id, r)| Member {
+                        run_id: *id,
+                        role: Role::Imported {
+                            name: r.run.job_name.clone().unwrap_or_default(),
+                        },
+                    })
+                    .collect(),
+                events: Vec::new(),
+                task_samples: Vec::new(),
+            })?;
+        }
+    }
+    Ok(ids)
+}
+
+/// The files below a directory, as `storlab results import DIR` takes them.
+#[derive(Debug, Default)]
+pub struct Listing {
+    /// Every regular file below it, in name order.
+    pub files: Vec<PathBuf>,
+    /// The directories that could not be listed, each with why.
+    pub unreadable: Vec<(String, String)>,
+}
+
+/// Lists every regular file below `dir` (symbolic links are not followed). A directory that
+/// cannot be opened is kept in [`Listing::unreadable`] and the others are listed; an entry that
+/// cannot be read while listing one is an error that names the directory.
+pub fn files_below(dir: &Path) -> Result<Listing, String> {
+    let mut listing = Listing::default();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        let entries = match std::fs::read_dir(&d) {
+            Ok(e) => e,
+            Err(e) => {
+                listing
+                    .unreadable
+                    .push((d.display().to_string(), format!("cannot read the directory: {e}")));
+                continue;
+            }
+        };
+        for e in entries {
+            let cannot = |e: std::io::Error| format!("cannot read {}: {e}", d.display());
+            let e = e.map_err(cannot)?;
+            let t = e.file_type().map_err(cannot)?;
+            if t.is_dir() {
+                stack.push(e.path());
+            } else if t.is_file() {
+                listing.files.push(e.path());
+            }
+        }
+    }
+    listing.files.sort();
+    Ok(listing)
+}
+
+/// What became of one file.
+#[derive(Debug)]
+pub enum Outcome {
+    /// Stored: the formats found and the runs' ids.
+    Imported {
+        /// The formats, each once, in order.
+        formats: Vec<&'static str>,
+        /// The runs stored.
+        ids: Vec<i64>,
+    },
+    /// Not stored, and why (not readable, not text, damaged, nobody's output).
+    NotImported(String),
+}
+
+/// Reads, parses and stores `file` (named in the runs as `origin` says), in one go. A file that
+/// does not read is [`Outcome::NotImported`] with the reason and nothing stored; only the
+/// database's failure is an error.
+pub fn import_file(store: &mut Store, file: &Path, origin: &Origin) -> Result<Outcome, StoreError> {
+    let parsed = read_text(file).and_then(|text| parse(origin, &text).map_err(|e| e.what));
+    Ok(match parsed {
+        Ok(pieces) => Outcome::Imported {
+            ids: store_pieces(store, &origin.path, &pieces)?,
+            formats: formats(&pieces),
+        },
+        Err(why) => Outcome::NotImported(why),
+    })
+}
