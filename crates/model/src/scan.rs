@@ -11,7 +11,8 @@
 //!   directory's own times are ignored. A file is older than a threshold when its age is
 //!   strictly greater.
 
-use std::path::PathBuf;
+use std::collections::{HashMap, HashSet};
+use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
 
@@ -89,7 +90,7 @@ impl Owner {
 }
 
 /// A user or a group.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum OwnerKind {
     /// By uid.
@@ -108,6 +109,11 @@ impl GroupBy {
             GroupBy::User => "user".into(),
             GroupBy::Group => "group".into(),
         }
+    }
+
+    /// True when rows are per owner (`user`, `group`) rather than per place.
+    pub fn per_owner(self) -> bool {
+        matches!(self, GroupBy::User | GroupBy::Group)
     }
 
     /// Parses `path`, `top`, `depth:N` (N ≥ 1), `user` or `group`.
@@ -309,10 +315,10 @@ pub struct Row {
 
 impl Row {
     /// What says which row this is in another scan of the same PATHs (for growth).
-    pub fn key(&self) -> (PathBuf, PathBuf, bool, Option<(OwnerKind, u32)>) {
+    pub fn key(&self) -> (&Path, &Path, bool, Option<(OwnerKind, u32)>) {
         (
-            self.root.clone(),
-            self.path.clone(),
+            &self.root,
+            &self.path,
             self.own_files_only,
             self.owner.as_ref().map(|o| (o.by, o.id)),
         )
@@ -458,9 +464,12 @@ pub fn growth(before: &Report, after: &Report, since_run: i64, since: &str) -> G
             base
         }
     };
+    // Rows matched by key through maps, not by searching: a depth:N scan has thousands.
+    let before_by_key: HashMap<_, &Row> = before.rows.iter().map(|b| (b.key(), b)).collect();
+    let after_keys: HashSet<_> = after.rows.iter().map(Row::key).collect();
     let mut rows = Vec::new();
     for a in &after.rows {
-        let b = before.rows.iter().find(|b| b.key() == a.key());
+        let b = before_by_key.get(&a.key());
         rows.push(GrowthRow {
             label: label(a),
             before: b.map(|b| held(before, &b.stats)),
@@ -468,7 +477,7 @@ pub fn growth(before: &Report, after: &Report, since_run: i64, since: &str) -> G
         });
     }
     for b in &before.rows {
-        if !after.rows.iter().any(|a| a.key() == b.key()) {
+        if !after_keys.contains(&b.key()) {
             rows.push(GrowthRow {
                 label: label(b),
                 before: Some(held(before, &b.stats)),

@@ -3,7 +3,7 @@
 //! as data for CSV and the exports.
 
 use storlab_model::scan::{
-    age_label, list_paths, GroupBy, Growth, Held, Owner, OwnerKind, Report, Row, Stats, AGE_LABELS, SIZE_LABELS,
+    age_label, list_paths, Growth, Held, Owner, OwnerKind, Report, Row, Stats, AGE_LABELS, SIZE_LABELS,
 };
 use storlab_units::{thousands, Size};
 
@@ -40,7 +40,7 @@ pub fn render(report: &Report, run_id: i64) -> String {
         report.seconds,
         report.entries as f64 / report.seconds.max(1e-9),
     );
-    let by_owner = matches!(o.group_by, GroupBy::User | GroupBy::Group);
+    let by_owner = o.group_by.per_owner();
     let first = if by_owner { "owner" } else { "path" };
     let mut head = vec![
         first.to_string(),

@@ -181,7 +181,7 @@ pub fn scan(opts: &ScanOptions) -> Result<Report, ScanError> {
     }
     let t = opts.ages.len();
     let excludes = Excludes::new(&opts.exclude)?;
-    let by_owner = matches!(opts.group_by, GroupBy::User | GroupBy::Group);
+    let by_owner = opts.group_by.per_owner();
     let mut root_mounts = Vec::new();
     let mut notes = Vec::new();
     let mut note_mounts = Vec::new();
@@ -515,6 +515,7 @@ fn list(sh: &Shared, job: &Job, local: &mut Local, children: &mut Vec<Job>) {
     }
     let mut own = (Amount::default(), vec![Amount::default(); t]);
     let mut own_group: Option<u32> = job.group;
+    let by_owner = sh.opts.group_by.per_owner();
     let child_depth = job.depth + 1;
     let mut buf = std::mem::take(&mut local.buf);
     let mut dir = RawDir::new(fd.as_fd(), &mut buf);
@@ -541,7 +542,6 @@ fn list(sh: &Shared, job: &Job, local: &mut Local, children: &mut Vec<Job>) {
                 continue;
             }
         }
-        let by_owner = matches!(sh.opts.group_by, GroupBy::User | GroupBy::Group);
         let mut kind = entry.file_type();
         let mut st: Option<Statx> = None;
         // Per owner, every entry but a directory (counted when listed) is looked at for its
@@ -600,10 +600,7 @@ fn list(sh: &Shared, job: &Job, local: &mut Local, children: &mut Vec<Job>) {
                         continue;
                     }
                 }
-                let g = match sh.owner_of(&st) {
-                    Some(owner) => local.owner_row(sh, job.root, owner),
-                    None => *own_group.get_or_insert_with(|| new_group(sh, job.root, job.path.clone(), true)),
-                };
+                let g = entry_row(sh, job, local, &mut own_group, Some(&st));
                 let size = st.stx_size;
                 let alloc = st.stx_blocks * 512;
                 let ts = |t: rustix::fs::StatxTimestamp| t.tv_sec as i128 * 1_000_000_000 + t.tv_nsec as i128;
@@ -630,17 +627,11 @@ fn list(sh: &Shared, job: &Job, local: &mut Local, children: &mut Vec<Job>) {
                 }
             }
             FileType::Symlink => {
-                let g = match st.as_ref().and_then(|st| sh.owner_of(st)) {
-                    Some(owner) => local.owner_row(sh, job.root, owner),
-                    None => *own_group.get_or_insert_with(|| new_group(sh, job.root, job.path.clone(), true)),
-                };
+                let g = entry_row(sh, job, local, &mut own_group, st.as_ref());
                 local.stats(g, t).symlinks += 1;
             }
             _ => {
-                let g = match st.as_ref().and_then(|st| sh.owner_of(st)) {
-                    Some(owner) => local.owner_row(sh, job.root, owner),
-                    None => *own_group.get_or_insert_with(|| new_group(sh, job.root, job.path.clone(), true)),
-                };
+                let g = entry_row(sh, job, local, &mut own_group, st.as_ref());
                 local.stats(g, t).others += 1;
             }
         }
@@ -670,6 +661,16 @@ fn stat_entry(dir: &OwnedFd, name: &std::ffi::CStr) -> Result<Statx, Errno> {
 
 fn dev_of(st: &Statx) -> u64 {
     ((st.stx_dev_major as u64) << 32) | st.stx_dev_minor as u64
+}
+
+/// The row an entry of `job`'s directory counts in (`st`: the entry's statx, when it was
+/// looked at): its owner's when rows are per owner, else the directory's own-files row, made
+/// when the first such entry is met.
+fn entry_row(sh: &Shared, job: &Job, local: &mut Local, own_group: &mut Option<u32>, st: Option<&Statx>) -> u32 {
+    match st.and_then(|st| sh.owner_of(st)) {
+        Some(owner) => local.owner_row(sh, job.root, owner),
+        None => *own_group.get_or_insert_with(|| new_group(sh, job.root, job.path.clone(), true)),
+    }
 }
 
 fn new_group(sh: &Shared, root: u16, path: PathBuf, own_files_only: bool) -> u32 {
