@@ -237,15 +237,17 @@ pub fn compare_groups(labels: &[String], members: &[Vec<RunDetail>]) -> CompareR
     for seq in 0..n_phases {
         for (name, unit) in METRICS {
             // Runs whose source did not measure the metric are left out of it, and said so.
-            let values = |g: &Vec<RunDetail>| {
-                g.iter()
-                    .map(|r| metric(&r.phases[seq], name))
-                    .filter(|v| !v.is_nan())
-                    .collect::<Vec<f64>>()
-            };
-            let base = values(&members[0]);
+            let values: Vec<Vec<f64>> = members
+                .iter()
+                .map(|g| {
+                    g.iter()
+                        .map(|r| metric(&r.phases[seq], name))
+                        .filter(|v| !v.is_nan())
+                        .collect()
+                })
+                .collect();
             for (gi, g) in members.iter().enumerate() {
-                let have = values(g).len();
+                let have = values[gi].len();
                 if have < g.len() {
                     warnings.push(format!(
                         "{}: {name} of phase {} not measured in {} of its {} run(s) (imported from a tool that does not report it): {}",
@@ -257,12 +259,12 @@ pub fn compare_groups(labels: &[String], members: &[Vec<RunDetail>]) -> CompareR
                     ));
                 }
             }
-            for (gi, g) in members.iter().enumerate().skip(1) {
-                let vals = values(g);
+            let base = &values[0];
+            for (gi, vals) in values.iter().enumerate().skip(1) {
                 if base.is_empty() || vals.is_empty() {
                     continue;
                 }
-                let Some(c) = compare(&base, &vals) else { continue };
+                let Some(c) = compare(base, vals) else { continue };
                 let reading = match (c.verdict, higher_is_better(name)) {
                     (Verdict::Higher, true) | (Verdict::Lower, false) => "better",
                     (Verdict::Higher, false) | (Verdict::Lower, true) => "worse",

@@ -2,7 +2,7 @@
 //! run` and `storlab results show`, and the HTML report), the targets the run ran on, and the
 //! data tables every export holds (phases, interval samples, environment; an MPI run's ranks).
 
-use storlab_model::result::Figure;
+use storlab_model::result::{Figure, PhaseResult};
 use storlab_model::run::{Phase, PhaseParams, Run, RunDetail, RunEventKind};
 use storlab_units::{latency, thousands, Size};
 
@@ -73,17 +73,8 @@ pub fn summary(run: &RunDetail) -> Table {
     );
     for p in &run.phases {
         let r = &p.result;
-        // A figure the phase did not measure (an import of a tool that reports none, a walk)
-        // is "—", never 0.
-        let dash = || -> Cell { "—".into() };
-        let lat = |ns: u64| -> Cell {
-            if r.measured(Figure::Latency) {
-                latency(ns as f64).into()
-            } else {
-                dash()
-            }
-        };
-        let when = |f: Figure, c: Cell| if r.measured(f) { c } else { dash() };
+        let when = |f: Figure, c: Cell| if_measured(r, f, c);
+        let lat = |ns: u64| when(Figure::Latency, latency(ns as f64).into());
         t.push(vec![
             format!("{} {}", p.seq + 1, p.kind).into(),
             block_sizes(p).into(),
@@ -528,6 +519,16 @@ pub fn list_table(runs: &[Run]) -> Table {
     t
 }
 
+/// `cell`, or "—" when the phase's source did not measure `figure` (an import of a tool that
+/// reports none, a walk): never a 0 that was not measured.
+pub(crate) fn if_measured(r: &PhaseResult, figure: Figure, cell: Cell) -> Cell {
+    if r.measured(figure) {
+        cell
+    } else {
+        "—".into()
+    }
+}
+
 /// Run ids as a reader takes them: "run 3", "runs 3–7" (a range without gaps) or "runs 3, 5".
 pub fn id_list(ids: &[i64]) -> String {
     match ids {
@@ -552,21 +553,13 @@ pub fn imported_table(runs: &[RunDetail]) -> Table {
             r.run.host.as_str().into(),
             r.run.job_name.clone().unwrap_or_default().into(),
             p.kind.to_string().into(),
-            if x.measured(Figure::Throughput) {
-                Cell::fixed(x.all_done.bytes_per_sec / MIB, 2)
-            } else {
-                "—".into()
-            },
-            if x.measured(Figure::Iops) {
-                Cell::fixed(x.all_done.iops, 0)
-            } else {
-                "—".into()
-            },
-            if x.measured(Figure::Latency) {
-                format!("{:.1} µs", x.latency.p99_ns as f64 / 1e3).into()
-            } else {
-                "—".into()
-            },
+            if_measured(x, Figure::Throughput, Cell::fixed(x.all_done.bytes_per_sec / MIB, 2)),
+            if_measured(x, Figure::Iops, Cell::fixed(x.all_done.iops, 0)),
+            if_measured(
+                x,
+                Figure::Latency,
+                format!("{:.1} µs", x.latency.p99_ns as f64 / 1e3).into(),
+            ),
         ]);
     }
     t

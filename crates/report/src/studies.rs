@@ -12,6 +12,7 @@ use storlab_model::study::{Projection, Role, StretchSummary, Study, StudyParams}
 use storlab_stats::impact::{analyse_held, impacts, progress_rate, HeldAnalysis, Impact, Repetition, METRICS};
 use storlab_stats::{Comparison, Verdict};
 
+use crate::runs::if_measured;
 use crate::svg::{esc, line_chart_marked, nice_ceiling, Series, COLORS};
 use crate::table::{Cell, Table};
 
@@ -553,10 +554,17 @@ pub fn members_table(v: &StudyView) -> Table {
         for p in &run.phases {
             // A figure an imported cell's tool did not print is "—", never 0.
             let r = &p.result;
-            let when = |f: Figure, c: Cell| if r.measured(f) { c } else { Cell::from("—") };
-            row.push(when(Figure::Throughput, Cell::fixed(r.all_done.bytes_per_sec / MIB, 2)));
-            row.push(when(Figure::Iops, Cell::fixed(r.all_done.iops, 0)));
-            row.push(when(Figure::Latency, Cell::fixed(r.latency.p99_ns as f64 / 1e3, 1)));
+            row.push(if_measured(
+                r,
+                Figure::Throughput,
+                Cell::fixed(r.all_done.bytes_per_sec / MIB, 2),
+            ));
+            row.push(if_measured(r, Figure::Iops, Cell::fixed(r.all_done.iops, 0)));
+            row.push(if_measured(
+                r,
+                Figure::Latency,
+                Cell::fixed(r.latency.p99_ns as f64 / 1e3, 1),
+            ));
         }
         t.push(row);
     }
