@@ -5,8 +5,9 @@
 use std::time::Duration;
 
 use anyhow::{Context, Result};
+use storlab_model::list_paths;
 use storlab_model::run::RunKind;
-use storlab_model::scan::{list_paths, GroupBy, ScanOptions, TimeBasis};
+use storlab_model::scan::{GroupBy, ScanOptions, TimeBasis};
 use storlab_model::study::{Role, StudyParams, SweepParams};
 use storlab_session::{run_study, LiveRun, RunOptions};
 use storlab_store::Store;

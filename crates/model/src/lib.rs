@@ -21,3 +21,8 @@ pub mod sched;
 pub mod settings;
 pub mod study;
 pub mod values;
+
+/// Paths as a message names them: "/a, /b".
+pub fn list_paths(p: &[std::path::PathBuf]) -> String {
+    p.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
+}

@@ -137,11 +137,6 @@ impl GroupBy {
     }
 }
 
-/// Paths as a message names them: "/a, /b".
-pub fn list_paths(p: &[PathBuf]) -> String {
-    p.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
-}
-
 /// What to scan and how to count it.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ScanOptions {

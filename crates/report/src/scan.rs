@@ -2,9 +2,8 @@
 //! and share older than it; the age and size histograms; the cold directories; the notes) and
 //! as data for CSV and the exports.
 
-use storlab_model::scan::{
-    age_label, list_paths, Growth, Held, Owner, OwnerKind, Report, Row, Stats, AGE_LABELS, SIZE_LABELS,
-};
+use storlab_model::list_paths;
+use storlab_model::scan::{age_label, Growth, Held, Owner, OwnerKind, Report, Row, Stats, AGE_LABELS, SIZE_LABELS};
 use storlab_units::{thousands, Size};
 
 use crate::table::{Cell, Table};

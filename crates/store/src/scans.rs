@@ -1,8 +1,9 @@
 //! Scans: one row per report row (the key figures as columns, for queries that compare two
 //! scans of the same place, and the whole row as a document) and the rest of the report.
 
+use storlab_model::list_paths;
 use storlab_model::run::RunKind;
-use storlab_model::scan::{list_paths, Report, Row, ScanOptions};
+use storlab_model::scan::{Report, Row, ScanOptions};
 
 use crate::db::{one, vals};
 use crate::{Result, RunFilter, Store, StoreError};

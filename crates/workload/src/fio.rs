@@ -34,6 +34,7 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
+use storlab_model::list_paths;
 use storlab_model::plan::PhaseKind;
 
 use crate::{apply_str, Job, Settings, WorkloadError};
@@ -166,7 +167,6 @@ fn canonical(key: &str) -> &str {
         "blocksize" => "bs",
         "timeout" => "runtime",
         "wait_for_previous" => "stonewall",
-        "ioscheduler" => "ioscheduler",
         other => other,
     }
 }
@@ -404,22 +404,22 @@ fn convert(j: &Resolved, notes: &mut Vec<String>) -> Result<Converted, WorkloadE
         s.push(("rwmix".into(), (100u32.saturating_sub(w)).to_string()));
     }
     // Size.
-    match (j.val("size"), j.val("filesize")) {
+    let size = match (j.val("size"), j.val("filesize")) {
         (Some(a), Some(b)) if fio_size(a, &at("size"), "size")? != fio_size(b, &at("filesize"), "filesize")? => {
             return Err(bad(
                 &at("filesize"),
                 format!("filesize={b} with size={a}: several files per job (nrfiles): storlab has one file per worker"),
             ))
         }
-        (Some(v), _) => s.push((
+        (Some(v), _) => Some(("size", v)),
+        (None, Some(v)) => Some(("filesize", v)),
+        (None, None) => None,
+    };
+    if let Some((key, v)) = size {
+        s.push((
             "size".into(),
-            storlab_units::Size(fio_size(v, &at("size"), "size")?).to_string(),
-        )),
-        (None, Some(v)) => s.push((
-            "size".into(),
-            storlab_units::Size(fio_size(v, &at("filesize"), "filesize")?).to_string(),
-        )),
-        (None, None) => {}
+            storlab_units::Size(fio_size(v, &at(key), key)?).to_string(),
+        ));
     }
     let threads: u64 = match j.val("numjobs") {
         Some(n) => n
@@ -496,28 +496,22 @@ fn convert(j: &Resolved, notes: &mut Vec<String>) -> Result<Converted, WorkloadE
                 "rate and rate_iops together: storlab keeps one target rate",
             ))
         }
-        (Some(r), None) => {
-            if r.contains(',') {
-                return Err(bad(
-                    &at("rate"),
-                    format!("rate={r}: separate read and write rates: storlab keeps one target rate per phase"),
-                ));
-            }
-            Some(format!("{}/s", fio_size(r, &at("rate"), "rate")?))
-        }
-        (None, Some(r)) => {
-            if r.contains(',') {
-                return Err(bad(
-                    &at("rate_iops"),
-                    format!("rate_iops={r}: separate read and write rates: storlab keeps one target rate per phase"),
-                ));
-            }
-            Some(format!("{r}iops"))
-        }
+        (Some(r), None) => Some(("rate", r)),
+        (None, Some(r)) => Some(("rate_iops", r)),
         (None, None) => None,
     };
-    if let Some(r) = rate {
-        s.push(("rate".into(), r));
+    if let Some((key, r)) = rate {
+        if r.contains(',') {
+            return Err(bad(
+                &at(key),
+                format!("{key}={r}: separate read and write rates: storlab keeps one target rate per phase"),
+            ));
+        }
+        let rate = match key {
+            "rate" => format!("{}/s", fio_size(r, &at(key), key)?),
+            _ => format!("{r}iops"),
+        };
+        s.push(("rate".into(), rate));
         s.push(("rate_per".into(), "worker".into()));
     }
     match (j.val("fsync"), j.on("end_fsync")?) {
@@ -669,6 +663,7 @@ pub fn parse(text: &str, path: &Path, ignore_unknown: bool) -> Result<FioJob, Wo
     }
     let mut phases: Vec<ReadPhase> = Vec::new();
     let mut targets: Option<Vec<PathBuf>> = None;
+    let mut workers: Option<u64> = None;
     for group in &groups {
         let (first, fc) = &group[0];
         let mut group_targets = Vec::new();
@@ -696,20 +691,17 @@ pub fn parse(text: &str, path: &Path, ignore_unknown: bool) -> Result<FioJob, Wo
             threads += c.threads;
         }
         // storlab's phases of a job work on the same files, one per worker.
-        if let Some((_, _, kv)) = phases.first() {
-            let before = kv
-                .iter()
-                .find(|(k, _)| k == "threads")
-                .map(|(_, v)| v.clone())
-                .unwrap_or_default();
-            if before != threads.to_string() {
+        match workers {
+            None => workers = Some(threads),
+            Some(before) if before == threads => {}
+            Some(before) => {
                 return Err(bad(
                     &first.get("numjobs").map(|o| o.at.clone()).unwrap_or_else(|| first.at.clone()),
                     format!(
                         "job '{}' runs {threads} job(s) (numjobs) where the jobs before it ran {before}: storlab's phases of one job share their files, one per worker, so every phase has as many workers (run a job file per numjobs)",
                         first.name
                     ),
-                ));
+                ))
             }
         }
         // One target for all workers is said once.
@@ -725,8 +717,8 @@ pub fn parse(text: &str, path: &Path, ignore_unknown: bool) -> Result<FioJob, Wo
                     format!(
                         "job '{}' runs on {} where the jobs before it ran on {}: storlab runs every phase of a job on the same targets (run a job file per place)",
                         first.name,
-                        list(&group_targets),
-                        list(t)
+                        list_paths(&group_targets),
+                        list_paths(t)
                     ),
                 ))
             }
@@ -774,10 +766,6 @@ pub fn parse(text: &str, path: &Path, ignore_unknown: bool) -> Result<FioJob, Wo
 /// A phase as read: its kind, its settings, and the same settings as storlab text (for TOML).
 type ReadPhase = (PhaseKind, Settings, Vec<(String, String)>);
 
-fn list(t: &[PathBuf]) -> String {
-    t.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(", ")
-}
-
 /// The job as a storlab job file.
 fn to_toml(
     name: &str,
@@ -808,8 +796,7 @@ fn to_toml(
         out += &format!("\n[[phase]]\nkind = {}\n", q(kind.name()));
         for (k, v) in kv {
             let value = match k.as_str() {
-                "threads" | "iodepth" | "rwmix" => v.clone(),
-                "direct" | "verify" => v.clone(),
+                "threads" | "iodepth" | "rwmix" | "direct" | "verify" => v.clone(),
                 "fsync" if v != "end" => v.clone(),
                 _ => q(v),
             };
