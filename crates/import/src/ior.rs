@@ -9,7 +9,7 @@
 
 use serde_json::{json, Value};
 use storlab_model::plan::PhaseKind;
-use storlab_model::result::{Figure, PhaseResult, Throughput};
+use storlab_model::result::Figure;
 use storlab_model::run::{ImportedParams, ImportedRun, Phase, PhaseName, PhaseParams};
 
 use crate::{ImportError, Origin};
@@ -69,16 +69,11 @@ impl Row {
     /// CPU and a latency distribution are what IOR does not print, marked not measured.
     fn phase(self, seq: u32, version: &str) -> Phase {
         let ops = if self.bs > 0.0 { self.bytes / self.bs } else { 0.0 };
-        let mut result = PhaseResult {
-            all_done: Throughput {
-                seconds: self.seconds,
-                bytes: self.bytes as u64,
-                ops: ops as u64,
-                bytes_per_sec: self.bytes_per_sec,
-                iops: self.iops,
-            },
-            ..PhaseResult::one_direction(self.kind.writes(), self.bytes as u64, ops as u64)
+        let (read, written) = match self.kind.writes() {
+            true => ((0.0, 0.0), (self.bytes, ops)),
+            false => ((self.bytes, ops), (0.0, 0.0)),
         };
+        let mut result = crate::moved(read, written, self.seconds, self.bytes_per_sec, self.iops);
         result.mark_not_measured(&[Figure::FirstDone, Figure::WorkerSpread, Figure::Cpu, Figure::Latency]);
         Phase {
             seq,
