@@ -78,10 +78,7 @@ pub struct Owner {
 impl Owner {
     /// "user alice (1000)", "group 4242 (no name)".
     pub fn label(&self) -> String {
-        let by = match self.by {
-            OwnerKind::User => "user",
-            OwnerKind::Group => "group",
-        };
+        let by = self.by.name();
         match &self.name {
             Some(n) => format!("{by} {n} ({})", self.id),
             None => format!("{by} {} (no name)", self.id),
@@ -97,6 +94,16 @@ pub enum OwnerKind {
     User,
     /// By gid.
     Group,
+}
+
+impl OwnerKind {
+    /// "user" or "group".
+    pub fn name(self) -> &'static str {
+        match self {
+            OwnerKind::User => "user",
+            OwnerKind::Group => "group",
+        }
+    }
 }
 
 impl GroupBy {
@@ -391,6 +398,17 @@ pub struct Report {
 }
 
 impl Report {
+    /// A row as a reader knows it: its owner (after its PATH when the scan has several), else
+    /// its directory, "(files directly in it)" for the files a directory holds itself.
+    pub fn row_label(&self, r: &Row) -> String {
+        match &r.owner {
+            Some(o) if self.options.roots.len() > 1 => format!("{}: {}", r.root.display(), o.label()),
+            Some(o) => o.label(),
+            None if r.own_files_only => format!("{} (files directly in it)", r.path.display()),
+            None => r.path.display().to_string(),
+        }
+    }
+
     /// True when some entries could not be counted: the figures are a lower bound.
     pub fn partial(&self) -> bool {
         self.problem_count > 0
@@ -447,18 +465,8 @@ pub fn growth(before: &Report, after: &Report, since_run: i64, since: &str) -> G
             st.cold.get(i).copied()
         }),
     };
-    let label = |row: &Row| -> String {
-        let base = match &row.owner {
-            Some(o) => o.label(),
-            None if row.own_files_only => format!("{} (files directly in it)", row.path.display()),
-            None => row.path.display().to_string(),
-        };
-        if row.owner.is_some() && after.options.roots.len() > 1 {
-            format!("{}: {base}", row.root.display())
-        } else {
-            base
-        }
-    };
+    // Both scans are of the same PATHs: a row gone since is named as this scan would name it.
+    let label = |row: &Row| after.row_label(row);
     // Rows matched by key through maps, not by searching: a depth:N scan has thousands.
     let before_by_key: HashMap<_, &Row> = before.rows.iter().map(|b| (b.key(), b)).collect();
     let after_keys: HashSet<_> = after.rows.iter().map(Row::key).collect();

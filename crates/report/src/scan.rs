@@ -3,28 +3,13 @@
 //! as data for CSV and the exports.
 
 use storlab_model::list_paths;
-use storlab_model::scan::{age_label, Growth, Held, Owner, OwnerKind, Report, Row, Stats, AGE_LABELS, SIZE_LABELS};
+use storlab_model::scan::{age_label, Growth, Held, Owner, Report, Stats, AGE_LABELS, SIZE_LABELS};
 use storlab_units::{thousands, Size};
 
 use crate::table::{Cell, Table};
 
 fn bytes(b: u64) -> String {
     Size(b).human()
-}
-
-fn row_label(report: &Report, r: &Row) -> String {
-    if let Some(o) = &r.owner {
-        return if report.options.roots.len() > 1 {
-            format!("{}: {}", r.root.display(), o.label())
-        } else {
-            o.label()
-        };
-    }
-    if r.own_files_only {
-        format!("{} (files directly in it)", r.path.display())
-    } else {
-        r.path.display().to_string()
-    }
 }
 
 /// The human report: the seed's table (data, and per threshold the data, files and share
@@ -73,7 +58,7 @@ pub fn render(report: &Report, run_id: i64) -> String {
     };
     let mut rows = vec![head];
     for r in &report.rows {
-        rows.push(line(row_label(report, r), &r.stats));
+        rows.push(line(report.row_label(r), &r.stats));
     }
     rows.push(line("total".into(), &report.total));
     s += &Table::from_text("scan", rows).to_text();
@@ -90,7 +75,7 @@ pub fn render(report: &Report, run_id: i64) -> String {
             rows.push(std::iter::once(label).chain(cells).collect());
         };
         for r in &report.rows {
-            add(row_label(report, r), &r.stats);
+            add(report.row_label(r), &r.stats);
         }
         add("total".into(), &report.total);
         format!("\n{title}\n{}", Table::from_text(title, rows).to_text())
@@ -238,7 +223,7 @@ pub fn data_table(report: &Report, name: &str) -> Table {
         }
         match owner {
             Some(o) => {
-                v.push(if o.by == OwnerKind::User { "user" } else { "group" }.into());
+                v.push(o.by.name().into());
                 v.push(o.id.into());
                 v.push(o.name.clone().map_or(Cell::Empty, Cell::from));
             }
