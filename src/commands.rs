@@ -273,8 +273,8 @@ pub fn iozone(args: Vec<String>) -> Result<u8> {
     let cells: Vec<IozoneCell> = jobs.iter().map(|(c, _)| *c).collect();
     let out = crate::iozone::output(&a);
     let mut store = open_new(&out.db)?;
-    let params = crate::iozone::params(&a, &cells);
-    let points: Vec<(Role, Job)> = jobs.into_iter().map(|(c, j)| (crate::iozone::role(c), j)).collect();
+    let params = a.study_params(&cells);
+    let points: Vec<(Role, Job)> = jobs.into_iter().map(|(c, j)| (c.role(), j)).collect();
     let n = points.len();
     let status = status_line(&out, a.quiet, (n > 1).then(|| format!("IOzone, {n} cells")));
     let opts = RunOptions {
@@ -293,7 +293,7 @@ pub fn iozone(args: Vec<String>) -> Result<u8> {
     };
     // One cell is one run; several are a study (IOzone's matrix, or a range of workers).
     let (study, done) = if points.len() > 1 {
-        let (id, done) = run_study(&mut store, crate::iozone::study(&a, &params), &points, &opts, announce)?;
+        let (id, done) = run_study(&mut store, a.study(&params), &points, &opts, announce)?;
         (Some(id), done)
     } else {
         (None, storlab_session::run_points(&mut store, &points, &opts, announce)?)

@@ -1,8 +1,9 @@
-//! What `storlab iozone` stores and how it ends, shared by the one-process path
-//! (commands.rs) and the MPI ranks' path (ranks.rs), so that neither imports the other.
+//! How `storlab iozone` prints and ends, shared by the one-process path (commands.rs) and the
+//! MPI ranks' path (ranks.rs), so that neither imports the other. (What it stores, the study's
+//! parameters and each cell's role, is the workload crate's: `IozoneArgs::study_params`,
+//! `IozoneArgs::study`, `IozoneCell::role`.)
 
-use storlab_model::study::{IozoneParams, Role, StudyParams};
-use storlab_workload::iozone::{IozoneArgs, IozoneCell};
+use storlab_workload::iozone::IozoneArgs;
 
 use crate::cli::{DbArgs, OutputArgs};
 use crate::exit;
@@ -13,32 +14,6 @@ pub(crate) fn output(a: &IozoneArgs) -> OutputArgs {
         db: DbArgs { db: a.db.clone() },
         json: a.json,
         csv: false,
-    }
-}
-
-/// The IOzone command line and its cache note, kept with the study.
-pub(crate) fn params(a: &IozoneArgs, cells: &[IozoneCell]) -> IozoneParams {
-    IozoneParams {
-        command: a.command_line.clone(),
-        note: a.cache_rule(cells, storlab_env::memory_bytes()),
-    }
-}
-
-/// A cell's part in the study.
-pub(crate) fn role(c: IozoneCell) -> Role {
-    Role::Cell {
-        workers: c.workers,
-        file_bytes: c.file,
-        record_bytes: c.record,
-    }
-}
-
-/// The study several cells make: IOzone's matrix (-a) or a range of workers (-l/-u).
-pub(crate) fn study(a: &IozoneArgs, params: &IozoneParams) -> StudyParams {
-    if a.auto {
-        StudyParams::IozoneAuto(params.clone())
-    } else {
-        StudyParams::IozoneWorkers(params.clone())
     }
 }
 

@@ -264,7 +264,7 @@ pub fn iozone(a: &IozoneArgs, jobs: Vec<(IozoneCell, Job)>, _launch: &Launch) ->
                         workers: c.workers * team.size(),
                         ..*c
                     };
-                    (crate::iozone::role(all), p)
+                    (all.role(), p)
                 })
                 .map_err(|e| e.to_string())
         })
@@ -312,9 +312,9 @@ pub fn iozone(a: &IozoneArgs, jobs: Vec<(IozoneCell, Job)>, _launch: &Launch) ->
             s.study_progress(i, n, &role.to_string());
         }
     };
-    let params = crate::iozone::params(a, &cells);
+    let params = a.study_params(&cells);
     let ran = if n > 1 {
-        let kind = crate::iozone::study(a, &params);
+        let kind = a.study(&params);
         storlab_session::run_study_team(&team, store.as_mut(), kind, points, &opts, announce)?
             .map(|(id, done)| (Some(id), done))
     } else {

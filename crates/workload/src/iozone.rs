@@ -8,6 +8,7 @@
 use std::path::PathBuf;
 
 use storlab_model::plan::{BackendKind, BlockSizes, FsyncPolicy, PhaseKind};
+use storlab_model::study::{IozoneParams, Role, StudyParams};
 
 use crate::settings::Settings;
 use crate::{Job, WorkloadError};
@@ -740,6 +741,17 @@ pub struct IozoneCell {
     pub record: u64,
 }
 
+impl IozoneCell {
+    /// The cell's part in its study.
+    pub fn role(self) -> Role {
+        Role::Cell {
+            workers: self.workers,
+            file_bytes: self.file,
+            record_bytes: self.record,
+        }
+    }
+}
+
 fn doubling(lo: u64, hi: u64) -> Vec<u64> {
     let mut v = Vec::new();
     let mut x = lo;
@@ -831,6 +843,24 @@ impl IozoneArgs {
     /// True in throughput mode (-t, or -l/-u): IOzone's "Children see" report.
     pub fn throughput_mode(&self) -> bool {
         self.workers.is_some() || self.lower.is_some()
+    }
+
+    /// The IOzone command line and its cache note (this machine's memory against the largest
+    /// data set of `cells`), kept with the run or study.
+    pub fn study_params(&self, cells: &[IozoneCell]) -> IozoneParams {
+        IozoneParams {
+            command: self.command_line.clone(),
+            note: self.cache_rule(cells, storlab_env::memory_bytes()),
+        }
+    }
+
+    /// The study several cells make: IOzone's matrix (-a) or a range of workers (-l/-u).
+    pub fn study(&self, params: &IozoneParams) -> StudyParams {
+        if self.auto {
+            StudyParams::IozoneAuto(params.clone())
+        } else {
+            StudyParams::IozoneWorkers(params.clone())
+        }
     }
 
     /// IOzone's rule for disk (not cache) figures: a data set of at least three times the
