@@ -3,8 +3,8 @@
 
 use std::path::{Path, PathBuf};
 
-use storlab_model::study::{ImportParams, Member, NewStudy, Role, StudyParams};
-use storlab_store::{Store, StoreError};
+use storlab_model::study::{ImportParams, Role, StudyParams};
+use storlab_store::{ImportStudy, Store, StoreError};
 
 use crate::{parse, Origin, Piece};
 
@@ -31,36 +31,35 @@ pub fn formats(pieces: &[Piece]) -> Vec<&'static str> {
     f
 }
 
-/// Stores what one file (`path`) held: its runs in one transaction, then the cells of each
-/// IOzone matrix kept together as a study. Returns the runs' ids in the pieces' order.
+/// Stores what one file (`path`) held, its runs and each IOzone matrix's cells kept together
+/// as a study, in one transaction: all of it or nothing. Returns the runs' ids in the pieces'
+/// order.
 pub fn store_pieces(store: &mut Store, path: &str, pieces: &[Piece]) -> Result<Vec<i64>, StoreError> {
     let runs: Vec<_> = pieces.iter().flat_map(|p| p.runs.iter().cloned()).collect();
-    let ids = store.import_runs(&runs)?;
+    let mut studies = Vec::new();
     let mut at = 0;
     for p in pieces {
-        let mine = &ids[at..at + p.runs.len()];
-        at += p.runs.len();
-        if p.matrix && mine.len() > 1 {
-            store.save_study(&NewStudy {
+        if p.matrix && p.runs.len() > 1 {
+            studies.push(ImportStudy {
                 params: StudyParams::IozoneImport(ImportParams {
                     imported_from: path.to_string(),
                 }),
-                members: mine
+                members: p
+                    .runs
                     .iter()
-                    .zip(&p.runs)
-                    .map(|(id, r)| Member {
-                        run_id: *id,
-                        role: Role::Imported {
+                    .enumerate()
+                    .map(|(i, r)| {
+                        let role = Role::Imported {
                             name: r.run.job_name.clone().unwrap_or_default(),
-                        },
+                        };
+                        (at + i, role)
                     })
                     .collect(),
-                events: Vec::new(),
-                task_samples: Vec::new(),
-            })?;
+            });
         }
+        at += p.runs.len();
     }
-    Ok(ids)
+    store.import_runs(&runs, &studies)
 }
 
 /// The files below a directory, as `storlab results import DIR` takes them.

@@ -41,7 +41,7 @@ pub use groups::GroupSpec;
 pub use monitors::{MonitorWindow, StoredMonitor, Sweep};
 pub use runs::{normalize_time, RunFilter};
 pub use sched::{Grant, SchedEvent, SchedRunning, SchedServer};
-pub use spool::spool_files;
+pub use spool::{spool_files, ImportStudy};
 pub use target::{mask_command_line, DbTarget, PgTarget, SslMode};
 
 /// What went wrong with the database.

@@ -20,6 +20,8 @@ use storlab_model::run::{RankPhaseRow, RankRow};
 use storlab_model::scan::Report;
 use storlab_model::study::NewStudy;
 
+use storlab_model::study::{Role, StudyParams};
+
 use crate::db::Dialect;
 use crate::write::Write;
 use crate::{new_uuid, now_rfc3339, DbTarget, Result, Store, StoreError};
@@ -212,13 +214,26 @@ impl Store {
         Ok(made[0])
     }
 
-    /// Stores runs imported from another tool, each with its environment and phases, all in one
-    /// transaction: either every run is stored or none is. Returns their ids.
-    pub fn import_runs(&mut self, runs: &[ImportedRun]) -> Result<Vec<i64>> {
+    /// Stores runs imported from another tool, each with its environment and phases, and the
+    /// studies they make (an IOzone matrix's cells), all in one transaction: either every run
+    /// and study is stored or none is. Returns the runs' ids.
+    pub fn import_runs(&mut self, runs: &[ImportedRun], studies: &[ImportStudy]) -> Result<Vec<i64>> {
+        for s in studies {
+            if let Some((i, _)) = s.members.iter().find(|(i, _)| *i >= runs.len()) {
+                return Err(StoreError::Request(format!(
+                    "an imported study names run {i} of an import of {} run(s)",
+                    runs.len()
+                )));
+            }
+        }
         self.write(Write::Import {
             ids: Vec::new(),
             uuids: runs.iter().map(|_| new_uuid()).collect(),
             runs: runs.to_vec(),
+            studies: studies
+                .iter()
+                .map(|s| (new_uuid(), now_rfc3339(), s.clone()))
+                .collect(),
         })
     }
 
@@ -264,4 +279,15 @@ impl Store {
         })?;
         Ok(made[0])
     }
+}
+
+/// A study of runs being imported (the cells of an IOzone matrix), stored with them in one
+/// transaction; its members are named by their place in the import's runs, since the runs
+/// have no ids yet.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ImportStudy {
+    /// What the study is.
+    pub params: StudyParams,
+    /// Each member: its index in the imported runs, and its role.
+    pub members: Vec<(usize, Role)>,
 }

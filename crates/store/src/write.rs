@@ -8,10 +8,10 @@ use storlab_model::result::{PhaseResult, Sample};
 use storlab_model::run::{ImportedRun, NewRun, Phase, RunEventKind, RunKind, RunStatus, Tag};
 use storlab_model::run::{RankPhaseRow, RankRow};
 use storlab_model::scan::Report;
-use storlab_model::study::NewStudy;
+use storlab_model::study::{Member, NewStudy};
 
 use crate::db::{one, vals, Conn, Row, Val};
-use crate::{Result, StoreError};
+use crate::{ImportStudy, Result, StoreError};
 
 /// A run's own row, every column given: a run starting, one imported, copied or spooled.
 pub(crate) struct RunRow<'a> {
@@ -417,12 +417,14 @@ pub(crate) enum Write {
         detail: Option<String>,
         at: String,
     },
-    /// Runs imported from another tool, all or none.
+    /// Runs imported from another tool, and the studies they make, all or none.
     Import {
         /// Set once the database has given them.
         ids: Vec<i64>,
         uuids: Vec<String>,
         runs: Vec<ImportedRun>,
+        /// Each study with its UUID and time of creation.
+        studies: Vec<(String, String, ImportStudy)>,
     },
     /// A scan's report.
     Scan { run_id: i64, report: Box<Report> },
@@ -491,7 +493,12 @@ impl Write {
                 )?;
                 Ok(vec![])
             }
-            Write::Import { ids, uuids, runs } => {
+            Write::Import {
+                ids,
+                uuids,
+                runs,
+                studies,
+            } => {
                 let mut made = Vec::with_capacity(runs.len());
                 for (i, (r, uuid)) in runs.iter().zip(uuids).enumerate() {
                     let id = insert_run(
@@ -519,6 +526,22 @@ impl Write {
                         insert_phase(c, id, p)?;
                     }
                     made.push(id);
+                }
+                for (uuid, created_at, s) in studies {
+                    let study = NewStudy {
+                        params: s.params.clone(),
+                        members: s
+                            .members
+                            .iter()
+                            .map(|(i, role)| Member {
+                                run_id: made[*i],
+                                role: role.clone(),
+                            })
+                            .collect(),
+                        events: Vec::new(),
+                        task_samples: Vec::new(),
+                    };
+                    insert_study(c, None, uuid, created_at, &study)?;
                 }
                 Ok(made)
             }
