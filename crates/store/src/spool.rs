@@ -230,10 +230,7 @@ impl Store {
             ids: Vec::new(),
             uuids: runs.iter().map(|_| new_uuid()).collect(),
             runs: runs.to_vec(),
-            studies: studies
-                .iter()
-                .map(|s| (new_uuid(), now_rfc3339(), s.clone()))
-                .collect(),
+            studies: studies.iter().map(|s| (new_uuid(), now_rfc3339(), s.clone())).collect(),
         })
     }
 

@@ -602,3 +602,48 @@ fn sched_slots_are_leases_with_fencing_tokens_and_turns() {
         assert!(ev.windows(2).all(|w| w[0].t <= w[1].t));
     });
 }
+
+/// An import's runs and the study they make (an IOzone matrix) are written in one go, the
+/// study's members named by their place in the import; a study that names a run the import
+/// does not have is refused before anything is written.
+#[test]
+fn an_import_and_its_study_are_stored_together_or_not_at_all() {
+    on_both(|target| {
+        let mut s = Store::connect(target, "h").unwrap();
+        let imported = |name: &str| storlab_model::run::ImportedRun {
+            run: NewRun {
+                kind: RunKind::Import,
+                job_name: Some(name.into()),
+                ..new_run()
+            },
+            started_at: "2026-11-24T00:00:00Z".into(),
+            environment: Environment::default(),
+            phases: vec![phase(0)],
+        };
+        let runs = vec![imported("a"), imported("b"), imported("c")];
+        let params = StudyParams::IozoneImport(storlab_model::study::ImportParams {
+            imported_from: "iozone.txt".into(),
+        });
+        let role = |n: &str| Role::Imported { name: n.into() };
+
+        let bad = ImportStudy {
+            params: params.clone(),
+            members: vec![(0, role("a")), (3, role("d"))],
+        };
+        let e = s.import_runs(&runs, &[bad]).unwrap_err();
+        assert!(e.to_string().contains("names run 3 of an import of 3 run(s)"), "{e}");
+        assert!(s.find_runs(&RunFilter::default()).unwrap().is_empty());
+
+        let study = ImportStudy {
+            params,
+            members: vec![(1, role("b")), (2, role("c"))],
+        };
+        let ids = s.import_runs(&runs, &[study]).unwrap();
+        assert_eq!(ids.len(), 3);
+        let stored = s.studies_of_kind(StudyKind::IozoneImport).unwrap();
+        assert_eq!(stored.len(), 1);
+        let st = s.study(stored[0]).unwrap().unwrap();
+        let members: Vec<(i64, Role)> = st.members.iter().map(|m| (m.run_id, m.role.clone())).collect();
+        assert_eq!(members, vec![(ids[1], role("b")), (ids[2], role("c"))]);
+    });
+}
