@@ -52,10 +52,17 @@ fn is_usage(e: &anyhow::Error) -> bool {
             || c.is::<storlab_workload::WorkloadError>()
             || c.is::<storlab_impact::study::StudyError>()
             || matches!(
+                c.downcast_ref::<storlab_session::SessionError>(),
+                Some(storlab_session::SessionError::Disagreed(_))
+            )
+            || matches!(
                 c.downcast_ref::<storlab_challenge::ChallengeError>(),
                 Some(storlab_challenge::ChallengeError::Input(_))
             )
-            || c.is::<storlab_sched::SchedError>()
+            || matches!(
+                c.downcast_ref::<storlab_sched::SchedError>(),
+                Some(storlab_sched::SchedError::Input(_))
+            )
             || matches!(
                 c.downcast_ref::<storlab_monitor::MonitorError>(),
                 Some(storlab_monitor::MonitorError::Input(_))
@@ -97,24 +104,9 @@ fn dispatch(cli: Cli) -> anyhow::Result<u8> {
             ResultsCmd::Tag { id, tags, output } => results::tag(id, &tags, &output),
             ResultsCmd::Untag { id, keys, output } => results::untag(id, &keys, &output),
             ResultsCmd::Rm { ids, yes, output } => results::rm(&ids, yes, &output),
-            ResultsCmd::Export {
-                ids,
-                format,
-                file,
-                no_samples,
-                db,
-            } => results::export(&ids, &format, file.as_deref(), !no_samples, &db),
-            ResultsCmd::Import {
-                file,
-                host,
-                tags,
-                output,
-            } => results::import(&file, host, &tags, &output),
-            ResultsCmd::Compare {
-                groups,
-                allow_different,
-                output,
-            } => results::compare(&groups, allow_different, &output),
+            ResultsCmd::Export(a) => results::export(&a),
+            ResultsCmd::Import(a) => results::import(&a),
+            ResultsCmd::Compare(a) => results::compare(&a),
             ResultsCmd::Study { id, output } => results::study(id, &output),
             ResultsCmd::Show { id, samples, output } => results::show(id, samples, &output),
         },

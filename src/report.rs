@@ -31,37 +31,12 @@ pub fn report(args: ReportArgs) -> Result<u8> {
         0 => None,
         _ => Some(comparison(&store, &args.compare, args.allow_different)?),
     };
-    let mut order: Vec<i64> = args.ids.clone();
-    order.extend(
-        comparison
-            .iter()
-            .flat_map(|c| c.groups.iter().flat_map(|g| g.1.clone())),
-    );
-    let mut seen = std::collections::HashSet::new();
-    order.retain(|id| seen.insert(*id));
-    let mut sections = Vec::new();
-    for id in order {
-        let run = store
-            .run(id, true)?
-            .ok_or_else(|| usage(format!("no run {id} in {}: no report was written", store.target())))?;
-        let extra = store
-            .scan(id)?
-            .map(|r| storlab_report::scan::data_table(&r, "scan"))
-            .into_iter()
-            .collect();
-        sections.push(RunSection { run, extra });
-    }
-    let mut studies = Vec::new();
-    for sid in &args.studies {
-        studies.push(
-            StudyView::load(&store, *sid)?
-                .ok_or_else(|| usage(format!("no study {sid} in {}: no report was written", store.target())))?,
-        );
-    }
+    let sections = RunSection::of_runs(&store, &args.ids, comparison.as_ref())?;
+    let studies = StudyView::load_all(&store, &args.studies)?;
     let challenges = args
         .challenges
         .iter()
-        .map(|id| crate::challenge::view(&store, *id))
+        .map(|id| crate::challenge::view(&store, *id, ": no report was written"))
         .collect::<Result<Vec<_>>>()?;
     let monitors = match &args.monitor {
         Some(w) => vec![crate::monitor::view(&store, w, args.monitor_host.as_deref())?],

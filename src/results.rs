@@ -6,16 +6,15 @@ use std::io::{BufRead, IsTerminal, Write};
 
 use anyhow::Result;
 use storlab_model::scan::Report;
-use storlab_model::study::Role;
 use storlab_report::export::{exporter, write_whole, Csv, Exporter, Xlsx, FORMATS};
-use storlab_report::iozone::{figures, CellResult};
+use storlab_report::iozone::CellResult;
 use storlab_report::studies::StudyView;
 use storlab_report::table::Table;
 use storlab_session::Points;
 use storlab_store::{GroupSpec, RunFilter, Store};
 use storlab_workload::iozone::IozoneArgs;
 
-use crate::cli::{DbArgs, ListFilter, OutputArgs};
+use crate::cli::{CompareArgs, DbArgs, ExportArgs, ImportArgs, ListFilter, OutputArgs};
 use crate::usage;
 
 /// Opens (creating it if need be) the database that a command stores into.
@@ -26,16 +25,15 @@ pub fn open_new(db: &DbArgs) -> Result<Store> {
 /// Opens the database a command reads: a SQLite file must exist (reading never creates one);
 /// a PostgreSQL database is made current by its migrations, like any open.
 pub fn open_existing(db: &DbArgs) -> Result<Store> {
-    let target = db.target()?;
-    if let Some(path) = target.file() {
-        if !path.exists() {
-            return Err(usage(format!(
-                "no results database at {}: run `storlab demo` or `storlab run` first, or give --db FILE|URL",
-                path.display()
-            )));
-        }
+    Ok(Store::open_existing(&db.target()?, &storlab_env::hostname())?)
+}
+
+/// [`open_existing`] for a crate that opens the database only when it needs it.
+pub fn opener(db: &DbArgs) -> impl Fn() -> Result<Store, storlab_store::StoreError> + '_ {
+    move || match db.target() {
+        Ok(t) => Store::open_existing(&t, &storlab_env::hostname()),
+        Err(e) => Err(storlab_store::StoreError::Request(e.to_string())),
     }
-    Ok(Store::connect(&target, &storlab_env::hostname())?)
 }
 
 pub fn print_json<T: serde::Serialize>(v: &T) -> Result<()> {
@@ -45,7 +43,8 @@ pub fn print_json<T: serde::Serialize>(v: &T) -> Result<()> {
     Ok(w.flush()?)
 }
 
-fn print_csv(t: &Table) -> Result<()> {
+/// Prints one table as CSV.
+pub fn print_csv(t: &Table) -> Result<()> {
     let mut w = std::io::BufWriter::new(std::io::stdout().lock());
     Csv::table(t, &mut w)?;
     Ok(w.flush()?)
@@ -65,22 +64,7 @@ pub fn print_run(store: &Store, id: i64, samples: bool, out: &OutputArgs) -> Res
     if out.json {
         print_json(&run)
     } else if out.csv {
-        let tables = storlab_report::runs::data_tables(std::slice::from_ref(&run));
-        print_csv(&tables[0])
-    } else if run.run.kind == storlab_model::run::RunKind::Challenge {
-        // A challenge's figures are the challenge's, not a phase's: say where they are.
-        let cid = run
-            .run
-            .job_name
-            .as_deref()
-            .and_then(|j| j.strip_prefix("challenge-"))
-            .unwrap_or("ID");
-        println!(
-            "run {id} · challenge · this host's share of challenge {cid} · status {} · host {} · started {}",
-            run.run.status, run.run.host, run.run.started_at
-        );
-        println!("its files and figures: storlab challenge show {cid} · storlab challenge stats {cid}");
-        Ok(())
+        print_csv(&storlab_report::runs::data_tables(std::slice::from_ref(&run))[0])
     } else {
         print!("{}", storlab_report::runs::render(&run));
         Ok(())
@@ -95,16 +79,7 @@ pub fn print_scan(
     out: &OutputArgs,
 ) -> Result<()> {
     if out.json {
-        #[derive(serde::Serialize)]
-        struct WithRun<'a> {
-            run_id: i64,
-            partial: bool,
-            #[serde(flatten)]
-            report: &'a Report,
-            #[serde(skip_serializing_if = "Option::is_none")]
-            growth: Option<&'a storlab_model::scan::Growth>,
-        }
-        print_json(&WithRun {
+        print_json(&storlab_report::scan::Document {
             run_id,
             partial: report.partial(),
             report,
@@ -140,40 +115,9 @@ pub fn print_iozone(
     done: &Points,
     note: Option<&str>,
 ) -> Result<()> {
-    let results: Vec<CellResult> = done
-        .done
-        .iter()
-        .filter_map(|(m, results)| match m.role {
-            Role::Cell {
-                workers,
-                file_bytes,
-                record_bytes,
-            } => Some(CellResult {
-                cell: storlab_workload::iozone::IozoneCell {
-                    workers,
-                    file: file_bytes,
-                    record: record_bytes,
-                },
-                run_id: m.run_id,
-                phases: a.phases().into_iter().zip(results.iter().cloned()).collect(),
-            }),
-            _ => None,
-        })
-        .collect();
+    let results = CellResult::of_points(a, &done.done);
     if a.json {
-        let cells: Vec<serde_json::Value> = results
-            .iter()
-            .map(|r| {
-                serde_json::json!({
-                    "run_id": r.run_id, "workers": r.cell.workers,
-                    "file_bytes": r.cell.file, "record_bytes": r.cell.record,
-                    "phases": r.phases.iter().map(|(p, res)| serde_json::json!({
-                        "test": p.label, "figures": figures(res, a), "result": res,
-                    })).collect::<Vec<_>>(),
-                })
-            })
-            .collect();
-        print_json(&serde_json::json!({ "command": a.command_line, "study": study, "cells": cells, "note": note }))?;
+        print_json(&storlab_report::iozone::document(a, study, &results, note))?;
     } else {
         print!("{}", storlab_report::iozone::render(a, &results));
         if let Some(n) = note {
@@ -327,7 +271,8 @@ pub fn rm(ids: &[i64], yes: bool, out: &OutputArgs) -> Result<u8> {
     Ok(0)
 }
 
-pub fn export(ids: &[i64], format: &str, file: Option<&std::path::Path>, samples: bool, db: &DbArgs) -> Result<u8> {
+pub fn export(a: &ExportArgs) -> Result<u8> {
+    let (format, file) = (&a.format, a.file.as_deref());
     let ex = exporter(format).ok_or_else(|| {
         usage(format!(
             "unknown export format '{format}': expected one of {}",
@@ -339,23 +284,7 @@ pub fn export(ids: &[i64], format: &str, file: Option<&std::path::Path>, samples
             "an XLSX workbook is binary: give -o FILE.xlsx (or redirect standard output)",
         ));
     }
-    let store = open_existing(db)?;
-    let mut runs = Vec::new();
-    let mut scans: Vec<Table> = Vec::new();
-    for id in ids {
-        let run = store
-            .run(*id, samples)?
-            .ok_or_else(|| usage(format!("no run {id} in {}: nothing was exported", store.target())))?;
-        if let Some(report) = store.scan(*id)? {
-            scans.push(storlab_report::scan::data_table(&report, &format!("scan {id}")));
-        }
-        runs.push(run);
-    }
-    let mut all = storlab_report::runs::data_tables(&runs);
-    if !scans.is_empty() {
-        all.retain(|t| t.name != "phases" || !t.rows.is_empty());
-        all.extend(scans);
-    }
+    let all = storlab_report::runs::export_tables(&open_existing(&a.db)?, &a.ids, !a.no_samples)?;
     match file {
         Some(path) => {
             write_whole(path, |f| ex.export(&all, f))?;
@@ -370,16 +299,17 @@ pub fn export(ids: &[i64], format: &str, file: Option<&std::path::Path>, samples
     Ok(0)
 }
 
-pub fn import(file: &std::path::Path, host: Option<String>, tags: &[(String, String)], out: &OutputArgs) -> Result<u8> {
+pub fn import(a: &ImportArgs) -> Result<u8> {
     use storlab_import::record::{formats, read_text, store_pieces};
+    let (file, out) = (&a.file, &a.output);
     if file.is_dir() {
-        return import_dir(file, host, tags, out);
+        return import_dir(a);
     }
     let text = read_text(file).map_err(|why| usage(format!("{}: {why}", file.display())))?;
     let origin = storlab_import::Origin {
         path: file.display().to_string(),
-        host,
-        tags: tags.to_vec(),
+        host: a.host.clone(),
+        tags: a.tags.clone(),
     };
     let pieces = storlab_import::parse(&origin, &text).map_err(|e| usage(e.to_string()))?;
     let mut store = open_new(&out.db)?;
@@ -410,69 +340,58 @@ pub fn import(file: &std::path::Path, host: Option<String>, tags: &[(String, Str
 /// file, a line per file saying what became of it, and a summary. A file that does not read
 /// is named with the reason and does not stop the others; the exit status is 1 when any file
 /// was not imported.
-fn import_dir(dir: &std::path::Path, host: Option<String>, tags: &[(String, String)], out: &OutputArgs) -> Result<u8> {
-    use storlab_import::record::{files_below, import_file, Outcome};
+fn import_dir(a: &ImportArgs) -> Result<u8> {
+    use storlab_import::record::{files_below, import_listing, Outcome};
+    let (dir, out) = (&a.file, &a.output);
     let listing = files_below(dir).map_err(usage)?;
-    let (files, unreadable) = (&listing.files, &listing.unreadable);
     let mut store = open_new(&out.db)?;
-    let mut lines = Vec::new();
-    let mut all_ids = Vec::new();
-    let mut failed = unreadable.len();
-    for (path, why) in unreadable {
-        lines.push(serde_json::json!({ "file": path, "error": why }));
-    }
-    for f in files {
-        let path = f.display().to_string();
-        let origin = storlab_import::Origin {
-            path: path.clone(),
-            host: host.clone(),
-            tags: tags.to_vec(),
-        };
-        match import_file(&mut store, f, &origin)? {
-            Outcome::Imported { formats, ids } => {
-                if !out.json {
-                    println!(
-                        "{path}: imported {} run(s) from {} ({})",
-                        ids.len(),
-                        formats.join(", "),
-                        storlab_report::runs::id_list(&ids)
-                    );
-                }
-                lines.push(serde_json::json!({ "file": path, "formats": formats, "imported": ids }));
-                all_ids.extend(ids);
-            }
-            Outcome::NotImported(why) => {
-                failed += 1;
-                if !out.json {
-                    println!("{path}: not imported: {why}");
-                }
-                lines.push(serde_json::json!({ "file": path, "error": why }));
-            }
+    let line = |path: &str, o: &Outcome| match o {
+        Outcome::Imported { formats, ids } => format!(
+            "{path}: imported {} run(s) from {} ({})",
+            ids.len(),
+            formats.join(", "),
+            storlab_report::runs::id_list(ids)
+        ),
+        Outcome::NotImported(why) => format!("{path}: not imported: {why}"),
+    };
+    let done = import_listing(&mut store, &listing, a.host.clone(), &a.tags, |path, o| {
+        if !out.json {
+            println!("{}", line(path, o));
         }
-    }
+    })?;
+    let (ids, failed, all) = (done.ids(), done.failed(), done.files.len());
     if out.json {
+        let files: Vec<serde_json::Value> = done
+            .files
+            .iter()
+            .map(|(path, o)| match o {
+                Outcome::Imported { formats, ids } => {
+                    serde_json::json!({ "file": path, "formats": formats, "imported": ids })
+                }
+                Outcome::NotImported(why) => serde_json::json!({ "file": path, "error": why }),
+            })
+            .collect();
         println!(
             "{}",
-            serde_json::json!({ "files": lines, "imported": all_ids, "not_imported": failed })
+            serde_json::json!({ "files": files, "imported": ids, "not_imported": failed })
         );
-    } else {
-        for (path, why) in unreadable {
-            println!("{path}: not imported: {why}");
-        }
-        eprintln!(
-            "storlab: imported {} run(s) from {} of {} file(s) in {} into {}{}",
-            all_ids.len(),
-            files.len() + unreadable.len() - failed,
-            files.len() + unreadable.len(),
-            dir.display(),
-            store.target(),
-            if failed > 0 {
-                format!("; {failed} file(s) not imported (named above)")
-            } else {
-                String::new()
-            }
-        );
+        return Ok(if failed > 0 { 1 } else { 0 });
     }
+    for (path, why) in &listing.unreadable {
+        println!("{path}: not imported: {why}");
+    }
+    let not = if failed > 0 {
+        format!("; {failed} file(s) not imported (named above)")
+    } else {
+        String::new()
+    };
+    eprintln!(
+        "storlab: imported {} run(s) from {} of {all} file(s) in {} into {}{not}",
+        ids.len(),
+        all - failed,
+        dir.display(),
+        store.target()
+    );
     Ok(if failed > 0 { 1 } else { 0 })
 }
 
@@ -505,11 +424,12 @@ pub(crate) fn comparison(
     Ok(report)
 }
 
-pub fn compare(specs: &[String], allow_different: bool, out: &OutputArgs) -> Result<u8> {
+pub fn compare(a: &CompareArgs) -> Result<u8> {
+    let (specs, out) = (&a.groups, &a.output);
     if specs.len() < 2 {
         return Err(usage("compare needs at least two groups, e.g. `storlab results compare fs=ext2 fs=ext3` or `storlab results compare 3,4,5 6,7,8`"));
     }
-    let report = comparison(&open_existing(&out.db)?, specs, allow_different)?;
+    let report = comparison(&open_existing(&out.db)?, specs, a.allow_different)?;
     if out.json {
         print_json(&report)?;
     } else {

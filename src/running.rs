@@ -5,8 +5,8 @@ use std::sync::Arc;
 
 use anyhow::Result;
 use storlab_metrics::status::StatusLine;
-use storlab_model::run::RunStatus;
-use storlab_session::{LiveRun, LiveViews};
+use storlab_model::run::{RunKind, RunStatus};
+use storlab_session::{LiveRun, LiveViews, RunOptions};
 
 use crate::cli::{JobArgs, OutputArgs};
 use crate::{exit, usage};
@@ -51,4 +51,23 @@ pub(crate) fn serve_live(a: &JobArgs, study: &str) -> Result<Option<storlab_metr
         eprintln!("storlab: live figures at http://{}/metrics", l.endpoint.addr());
     }
     Ok(live)
+}
+
+/// How a job of `storlab run`, `demo` or `sweep` runs: as `kind`, with the job's flags and
+/// `live` watching.
+pub(crate) fn options<'a>(
+    kind: RunKind,
+    a: &'a JobArgs,
+    command: &'a str,
+    live: Option<&'a (dyn LiveRun + Send + Sync)>,
+) -> RunOptions<'a> {
+    RunOptions {
+        kind,
+        tags: &a.tags,
+        allow_devices: &a.allow_devices,
+        keep: a.keep,
+        command,
+        control: None,
+        live: live.map(|v| v as &dyn LiveRun),
+    }
 }

@@ -6,6 +6,8 @@
 //! - files.rs: one file's write (stamped) and read (verified);
 //! - run.rs: this host's writers, readers, sampler and fault plan;
 //! - host.rs: the host's checks around its share (its pools, its dead processes, the end);
+//! - share.rs: this host's share from its stored beginning to its end: joining, the run it is
+//!   stored under, the work, the account and the run's status;
 //! - stats.rs: the statistics in the seed's shape.
 //!
 //! storlab writes only inside each pool's directory, in a subdirectory named after the
@@ -15,6 +17,7 @@ pub mod faults;
 pub mod files;
 pub mod host;
 pub mod run;
+pub mod share;
 pub mod spec;
 pub mod stats;
 

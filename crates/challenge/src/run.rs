@@ -95,25 +95,7 @@ pub struct RunConfig<'a> {
     pub host_faults: Vec<Fault>,
 }
 
-/// What this host did.
-#[derive(Debug, Clone, Default, serde::Serialize)]
-pub struct HostOutcome {
-    /// Seconds it ran.
-    pub seconds: f64,
-    /// Bytes written and read here.
-    pub bytes_written: u64,
-    /// Bytes read here.
-    pub bytes_read: u64,
-    /// Seconds writers spent waiting (backlog full, no pool to take a file), summed over writers.
-    pub writer_idle: f64,
-    /// Seconds readers spent waiting for a file, summed over readers.
-    pub reader_idle: f64,
-    /// True when stopped by Ctrl-C.
-    pub interrupted: bool,
-    /// What the check at the end found wrong (files on disk the catalogue does not account
-    /// for, files it says are waiting that are missing or short).
-    pub problems: Vec<String>,
-}
+pub use storlab_model::challenge::HostOutcome;
 
 struct Shared<'a> {
     store: Mutex<Store>,

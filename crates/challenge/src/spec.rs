@@ -12,42 +12,63 @@ use storlab_units::{Duration, Size};
 use crate::ChallengeError;
 
 /// What the user gave, as text (flags, or a job file's `[challenge]` table); every field
-/// optional so that flags override the file.
-#[derive(Debug, Clone, Default, Deserialize)]
+/// optional so that flags override the file. The flags are declared here once (the binary
+/// flattens them into its command line); `direct` is the binary's switch.
+#[derive(Debug, Clone, Default, Deserialize, clap::Args)]
 #[serde(deny_unknown_fields)]
 pub struct SpecInput {
-    /// `NAME=DIR`, one per pool.
+    /// A pool: NAME=DIR; repeatable (pools may share a filesystem, not a directory).
+    #[arg(long = "pool", value_name = "NAME=DIR")]
     #[serde(default)]
     pub pool: Vec<String>,
-    /// Writer threads.
+    /// Writer threads per host (default 1).
+    #[arg(long)]
     pub writers: Option<u32>,
-    /// Reader threads.
+    /// Reader threads per host (default 1).
+    #[arg(long)]
     pub readers: Option<u32>,
-    /// Each file's size (2g).
+    /// Each file's size (default 2g).
+    #[arg(long = "file-size", value_name = "SIZE")]
     pub file_size: Option<String>,
-    /// The request size (1m).
+    /// The request size (default 1m).
+    #[arg(long, value_name = "SIZE")]
     pub bs: Option<String>,
-    /// How long (5d).
+    /// How long the challenge runs (5d, 12h, 90s).
+    #[arg(long, value_name = "TIME")]
     pub duration: Option<String>,
-    /// How many files in all.
+    /// How many files are written in all.
+    #[arg(long, value_name = "N")]
     pub files: Option<u64>,
-    /// equal or least-loaded.
+    /// How writers choose a pool: equal (in turn) or least-loaded (lowest write rate over the
+    /// last long-term window).
+    #[arg(long, value_name = "HOW")]
     pub spread: Option<String>,
-    /// Finished, unread files per pool at most.
+    /// At most this many finished, unread files per pool; writers wait beyond it (default 16).
+    #[arg(long, value_name = "N")]
     pub backlog: Option<u64>,
-    /// Between samples (10s).
+    /// Between samples (default 10s).
+    #[arg(long, value_name = "TIME")]
     pub interval: Option<String>,
-    /// The long-term window (100s).
+    /// The window of the long-term averages (default 100s).
+    #[arg(long, value_name = "TIME")]
     pub lt: Option<String>,
-    /// The data's seed.
+    /// The seed of the files' data.
+    #[arg(long)]
     pub seed: Option<u64>,
-    /// `AT:ACTION:TARGET[:FOR]`, one per fault; a job file may also give each as a table
-    /// (`[[challenge.fault]]` with at, action, target and for).
+    /// A planned fault, AT:ACTION:TARGET[:FOR]; repeatable. Actions: unmount, read-only,
+    /// detach (TARGET a pool), drain (a pool), stop-writers, stop-readers (all or a number),
+    /// command (the rest is a command run on this host), task (an impact task).
+    // A job file may also give each as a table: `[[challenge.fault]]` with at, action, target
+    // and for.
+    #[arg(long = "fault", value_name = "AT:ACTION:TARGET[:FOR]")]
     #[serde(default, deserialize_with = "faults_text")]
     pub fault: Vec<String>,
-    /// How long a host's claim on a file in flight lasts unrenewed (60s).
+    /// How long a host's claim on a file in flight lasts unrenewed; after it, another agent
+    /// takes the file over (default 60s).
+    #[arg(long, value_name = "TIME")]
     pub lease: Option<String>,
-    /// O_DIRECT.
+    /// O_DIRECT (the flag is the binary's `--direct` switch).
+    #[arg(skip)]
     pub direct: Option<bool>,
 }
 

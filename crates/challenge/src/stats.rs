@@ -5,8 +5,8 @@
 //! moment add up (a sample belongs to the interval its end falls in).
 
 use storlab_model::challenge::merge_samples;
+pub use storlab_model::challenge::{bytes_per_agent, bytes_per_pool, StatRow, Stats};
 use storlab_model::challenge::{ChallengeSample, ChallengeSpec};
-pub use storlab_model::challenge::{StatRow, Stats};
 
 /// Which samples to take.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
@@ -18,6 +18,79 @@ pub enum Window {
     Hours(f64, f64),
     /// Samples number A to B (inclusive, from 0).
     Samples(u64, u64),
+}
+
+/// What `storlab challenge stats` asks, as given: its flags, declared here once (the binary
+/// flattens them).
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct Ask {
+    /// From this many hours after the start.
+    #[arg(long, value_name = "HOURS", conflicts_with = "samples")]
+    pub from: Option<f64>,
+    /// To this many hours after the start.
+    #[arg(long, value_name = "HOURS", conflicts_with = "samples")]
+    pub to: Option<f64>,
+    /// Samples A to B (numbered from 0): --samples 0..47344
+    #[arg(long, value_name = "A..B")]
+    pub samples: Option<String>,
+    /// Only these pools (the Tot rows are their sums); repeatable.
+    #[arg(long = "pool", value_name = "NAME")]
+    pub pools: Vec<String>,
+    /// Only what these hosts moved (a host name, or one agent as HOST/PID); repeatable.
+    #[arg(long = "host", value_name = "HOST")]
+    pub hosts: Vec<String>,
+}
+
+impl Window {
+    /// The window `--samples A..B`, or `--from`/`--to` in hours from the start, asks for.
+    pub fn asked(ask: &Ask) -> Result<Window, String> {
+        match (ask.samples.as_deref(), ask.from, ask.to) {
+            (Some(text), _, _) => {
+                let bad = || format!("--samples {text}: expected A..B, two sample numbers (0..47344)");
+                let (a, b) = text.split_once("..").ok_or_else(bad)?;
+                let (a, b) = (
+                    a.trim().parse::<u64>().map_err(|_| bad())?,
+                    b.trim().parse::<u64>().map_err(|_| bad())?,
+                );
+                if a > b {
+                    return Err(format!("--samples {text}: the first is after the last"));
+                }
+                Ok(Window::Samples(a, b))
+            }
+            (None, None, None) => Ok(Window::All),
+            (None, f, t) => {
+                let (f, t) = (f.unwrap_or(0.0), t.unwrap_or(f64::INFINITY));
+                if !(f >= 0.0 && t > f) {
+                    return Err(format!("--from {f} --to {t}: hours from the start, --to after --from"));
+                }
+                Ok(Window::Hours(f, t))
+            }
+        }
+    }
+}
+
+/// The statistics `ask` asks of challenge `c` from the stored samples: its pools must be the
+/// challenge's, its hosts must have samples; refusals are the user's to fix.
+pub fn of_challenge(
+    store: &storlab_store::Store,
+    c: &storlab_store::StoredChallenge,
+    ask: &Ask,
+) -> Result<Stats, crate::ChallengeError> {
+    let input = crate::ChallengeError::Input;
+    for p in &ask.pools {
+        if !c.spec.pools.iter().any(|q| &q.name == p) {
+            let names: Vec<&str> = c.spec.pools.iter().map(|q| q.name.as_str()).collect();
+            return Err(input(format!(
+                "--pool {p}: challenge {} has no such pool (its pools: {})",
+                c.id,
+                names.join(", ")
+            )));
+        }
+    }
+    let window = Window::asked(ask).map_err(input)?;
+    let all = store.challenge_samples(c.id, c.spec.pools.len())?;
+    let all = of_hosts(all, &ask.hosts).map_err(|e| input(format!("{e} in challenge {}", c.id)))?;
+    Ok(compute(&all, &c.spec, window, &ask.pools))
 }
 
 /// The samples of `hosts` (empty: all); an agent is `HOST/PID`, so a host's name takes all its
@@ -42,28 +115,6 @@ pub fn of_hosts(samples: Vec<ChallengeSample>, hosts: &[String]) -> Result<Vec<C
         .into_iter()
         .filter(|s| hosts.iter().any(|h| of(&s.host, h)))
         .collect())
-}
-
-/// Bytes (written, read) per pool, summed over every host's samples.
-pub fn bytes_per_pool(samples: &[ChallengeSample], pools: usize) -> Vec<(u64, u64)> {
-    (0..pools)
-        .map(|i| {
-            let w = samples.iter().map(|s| s.written.get(i).copied().unwrap_or(0)).sum();
-            let r = samples.iter().map(|s| s.read.get(i).copied().unwrap_or(0)).sum();
-            (w, r)
-        })
-        .collect()
-}
-
-/// Bytes (agent, written, read) per agent, over every pool, agents in name order.
-pub fn bytes_per_agent(samples: &[ChallengeSample]) -> Vec<(String, u64, u64)> {
-    let mut per: std::collections::BTreeMap<&str, (u64, u64)> = std::collections::BTreeMap::new();
-    for s in samples {
-        let e = per.entry(s.host.as_str()).or_default();
-        e.0 += s.written.iter().sum::<u64>();
-        e.1 += s.read.iter().sum::<u64>();
-    }
-    per.into_iter().map(|(h, (w, r))| (h.to_string(), w, r)).collect()
 }
 
 /// Each point's mean over the last `k` points (fewer at the start).
@@ -134,6 +185,33 @@ pub fn compute(samples: &[ChallengeSample], spec: &ChallengeSpec, window: Window
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn the_window_asked_is_read_and_checked() {
+        let ask = |samples: Option<&'static str>, from: Option<f64>, to: Option<f64>| Ask {
+            samples: samples.map(String::from),
+            from,
+            to,
+            ..Ask::default()
+        };
+        assert_eq!(Window::asked(&ask(None, None, None)), Ok(Window::All));
+        assert_eq!(Window::asked(&ask(Some("3..7"), None, None)), Ok(Window::Samples(3, 7)));
+        assert_eq!(
+            Window::asked(&ask(None, Some(1.0), None)),
+            Ok(Window::Hours(1.0, f64::INFINITY))
+        );
+        assert_eq!(
+            Window::asked(&ask(Some("7..3"), None, None)),
+            Err("--samples 7..3: the first is after the last".into())
+        );
+        assert!(Window::asked(&ask(Some("x"), None, None))
+            .unwrap_err()
+            .starts_with("--samples x: expected A..B"));
+        assert_eq!(
+            Window::asked(&ask(None, Some(2.0), Some(1.0))),
+            Err("--from 2 --to 1: hours from the start, --to after --from".into())
+        );
+    }
     use super::*;
     use storlab_model::challenge::{Pool, Spread};
 

@@ -68,6 +68,139 @@ pub struct Request {
     pub live: Option<std::sync::Arc<dyn storlab_session::LiveRun + Send + Sync>>,
 }
 
+/// What `storlab impact` was given, as written: its flags, declared here once (the binary
+/// flattens them into its command line, beside the job's).
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct Flags {
+    /// The background task, KIND:ARGS. With --held, repeat it for tasks in sequence (a second
+    /// failure while the first rebuild runs).
+    #[arg(long, value_name = "KIND:ARGS", required = true)]
+    pub task: Vec<String>,
+    /// Repetitions of each side (idle and with the task).
+    #[arg(long, value_name = "N", default_value_t = 3)]
+    pub repeat: u32,
+    /// When the task ends before a repetition with it does: discard that repetition, or
+    /// restart the task and run the repetition again (once).
+    #[arg(long = "on-early-finish", value_name = "discard|restart", default_value = "restart")]
+    pub on_early_finish: String,
+    /// The cost to the task instead (RAL's loopy.sh): the task's duration with the machine idle
+    /// and with the job running in a loop until the task finishes.
+    #[arg(long, conflicts_with = "held")]
+    pub reverse: bool,
+    /// Hold the job at its rate (--rate) through the task(s) (IBM's rebuild runs): per interval
+    /// the achieved rate, latency and the deficit, and when the deficit was repaid.
+    #[arg(long)]
+    pub held: bool,
+    /// With --held: how long the job runs before the first task starts.
+    #[arg(long, value_name = "DURATION", default_value = "30s")]
+    pub before: String,
+    /// With --held: how long the job runs on after the last task ended.
+    #[arg(long, value_name = "DURATION", default_value = "60s")]
+    pub after: String,
+    /// With --held and several tasks: start each one this long after the one before it
+    /// started (default: when the one before it ended).
+    #[arg(long, value_name = "DURATION")]
+    pub stagger: Option<String>,
+    /// How long a task may run before storlab gives up on it (e.g. 2h).
+    #[arg(long = "task-timeout", value_name = "DURATION", default_value = "24h")]
+    pub task_timeout: String,
+    /// Servers in the pool: project the pool-wide impact of k servers running the task at once.
+    #[arg(long = "pool-servers", value_name = "S")]
+    pub pool_servers: Option<u32>,
+    /// The pool-wide loss allowed, in percent (e.g. 5%), for the projection.
+    #[arg(long, value_name = "PERCENT", requires = "pool_servers")]
+    pub budget: Option<String>,
+    /// With --reverse and --pool-servers: the cost-to-the-users study whose impact sets k
+    /// (default: the newest of the same task in the database).
+    #[arg(long = "impact-study", value_name = "ID")]
+    pub impact_study: Option<i64>,
+}
+
+fn duration(flag: &str, v: &str) -> anyhow::Result<Duration> {
+    let d: storlab_units::Duration = v.parse().map_err(|e| usage(format!("{flag} {v}: {e}")))?;
+    Ok(d.std())
+}
+
+fn percent(flag: &str, v: &str) -> anyhow::Result<f64> {
+    v.trim()
+        .trim_end_matches('%')
+        .trim()
+        .parse::<f64>()
+        .ok()
+        .filter(|p| p.is_finite() && *p >= 0.0)
+        .ok_or_else(|| usage(format!("{flag} {v}: expected a percentage such as 5%")))
+}
+
+impl Request {
+    /// The request the flags make, with the runs' command line, tags, allowed devices and
+    /// whether their files are kept; no live view yet.
+    pub fn from_flags(
+        f: &Flags,
+        command: String,
+        tags: Vec<Tag>,
+        allow_devices: Vec<std::path::PathBuf>,
+        keep: bool,
+    ) -> anyhow::Result<Request> {
+        let task_timeout = duration("--task-timeout", &f.task_timeout)?;
+        let budget = f.budget.as_deref().map(|b| percent("--budget", b)).transpose()?;
+        let pool = match (f.pool_servers, budget) {
+            (Some(_), None) => {
+                return Err(usage(
+                    "--pool-servers needs --budget PERCENT (the pool-wide loss allowed)",
+                ))
+            }
+            (Some(n), Some(b)) => Some((n, b)),
+            _ => None,
+        };
+        let mode = if f.held {
+            Mode::Held(HeldOptions {
+                before: duration("--before", &f.before)?,
+                after: duration("--after", &f.after)?,
+                stagger: f.stagger.as_deref().map(|s| duration("--stagger", s)).transpose()?,
+                limit: task_timeout,
+            })
+        } else if f.reverse {
+            Mode::Reverse {
+                impact_study: f.impact_study,
+            }
+        } else {
+            let early = match f.on_early_finish.as_str() {
+                "discard" => EarlyFinish::Discard,
+                "restart" => EarlyFinish::Restart,
+                other => return Err(usage(format!("--on-early-finish {other}: expected discard or restart"))),
+            };
+            Mode::Users {
+                repeat: f.repeat,
+                early,
+            }
+        };
+        Ok(Request {
+            tasks: f.task.clone(),
+            mode,
+            task_timeout,
+            pool,
+            command,
+            tags,
+            allow_devices,
+            keep,
+            live: None,
+        })
+    }
+
+    /// What the study is, in words (its status line's).
+    pub fn describe(&self) -> String {
+        let tasks = self.tasks.join(", ");
+        match &self.mode {
+            Mode::Held(_) => format!("held-rate study of {tasks}"),
+            Mode::Reverse { .. } => format!("cost to the task of {tasks}"),
+            Mode::Users { repeat: n, .. } => format!(
+                "cost to the users of {tasks} ({n} repetition{})",
+                if *n == 1 { "" } else { "s" }
+            ),
+        }
+    }
+}
+
 /// What a study left.
 #[derive(Debug, Clone, Copy)]
 pub struct Outcome {
@@ -381,4 +514,97 @@ fn held(
         return Err(usage("the job produced no rate-limited phase to analyse"));
     }
     Ok(outcome)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn flags() -> Flags {
+        Flags {
+            task: vec!["cmd:true|true|true".into()],
+            repeat: 3,
+            on_early_finish: "restart".into(),
+            before: "30s".into(),
+            after: "60s".into(),
+            task_timeout: "24h".into(),
+            ..Default::default()
+        }
+    }
+
+    fn request(f: Flags) -> anyhow::Result<Request> {
+        Request::from_flags(&f, String::new(), Vec::new(), Vec::new(), false)
+    }
+
+    #[test]
+    fn the_flags_choose_the_study_and_its_words() {
+        let r = request(flags()).unwrap();
+        assert!(matches!(
+            r.mode,
+            Mode::Users {
+                repeat: 3,
+                early: EarlyFinish::Restart
+            }
+        ));
+        assert_eq!(r.describe(), "cost to the users of cmd:true|true|true (3 repetitions)");
+        let r = request(Flags {
+            held: true,
+            stagger: Some("5s".into()),
+            ..flags()
+        })
+        .unwrap();
+        let Mode::Held(h) = &r.mode else {
+            panic!("--held is the held-rate study")
+        };
+        assert_eq!(
+            (h.before, h.stagger, h.limit),
+            (
+                Duration::from_secs(30),
+                Some(Duration::from_secs(5)),
+                Duration::from_secs(86400)
+            )
+        );
+        assert_eq!(r.describe(), "held-rate study of cmd:true|true|true");
+        let r = request(Flags {
+            reverse: true,
+            pool_servers: Some(20),
+            budget: Some("5%".into()),
+            ..flags()
+        })
+        .unwrap();
+        assert_eq!(r.pool, Some((20, 5.0)));
+        assert!(r.describe().starts_with("cost to the task of"));
+    }
+
+    #[test]
+    fn refusals_name_the_flag() {
+        let err = |f: Flags| request(f).err().map(|e| e.to_string()).unwrap_or_default();
+        assert_eq!(
+            err(Flags {
+                pool_servers: Some(3),
+                ..flags()
+            }),
+            "--pool-servers needs --budget PERCENT (the pool-wide loss allowed)"
+        );
+        assert_eq!(
+            err(Flags {
+                pool_servers: Some(3),
+                budget: Some("lots".into()),
+                ..flags()
+            }),
+            "--budget lots: expected a percentage such as 5%"
+        );
+        assert_eq!(
+            err(Flags {
+                on_early_finish: "ignore".into(),
+                ..flags()
+            }),
+            "--on-early-finish ignore: expected discard or restart"
+        );
+        assert!(err(Flags {
+            task_timeout: "forever".into(),
+            ..flags()
+        })
+        .starts_with("--task-timeout forever: "));
+    }
 }

@@ -129,3 +129,61 @@ pub fn import_file(store: &mut Store, file: &Path, origin: &Origin) -> Result<Ou
         Err(why) => Outcome::NotImported(why),
     })
 }
+
+/// What became of every file below a directory: the ones that could not be read first (a
+/// directory that would not list), then each file in name order.
+#[derive(Debug, Default)]
+pub struct DirImport {
+    /// Each path and what became of it.
+    pub files: Vec<(String, Outcome)>,
+}
+
+impl DirImport {
+    /// Every run stored, in order.
+    pub fn ids(&self) -> Vec<i64> {
+        self.files
+            .iter()
+            .flat_map(|(_, o)| match o {
+                Outcome::Imported { ids, .. } => ids.clone(),
+                Outcome::NotImported(_) => Vec::new(),
+            })
+            .collect()
+    }
+
+    /// How many files were not imported.
+    pub fn failed(&self) -> usize {
+        self.files
+            .iter()
+            .filter(|(_, o)| matches!(o, Outcome::NotImported(_)))
+            .count()
+    }
+}
+
+/// Imports every file of `listing` (see [`files_below`]), each in its own transaction and named
+/// in its runs as its own path, with `host` and `tags`; `each` is told each file's outcome as
+/// it is stored (the unreadable ones are only in the result). Only the database's failure is
+/// an error.
+pub fn import_listing(
+    store: &mut Store,
+    listing: &Listing,
+    host: Option<String>,
+    tags: &[(String, String)],
+    mut each: impl FnMut(&str, &Outcome),
+) -> Result<DirImport, StoreError> {
+    let mut out = DirImport::default();
+    for (path, why) in &listing.unreadable {
+        out.files.push((path.clone(), Outcome::NotImported(why.clone())));
+    }
+    for f in &listing.files {
+        let path = f.display().to_string();
+        let origin = Origin {
+            path: path.clone(),
+            host: host.clone(),
+            tags: tags.to_vec(),
+        };
+        let o = import_file(store, f, &origin)?;
+        each(&path, &o);
+        out.files.push((path, o));
+    }
+    Ok(out)
+}

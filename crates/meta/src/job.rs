@@ -37,6 +37,117 @@ pub struct MetaJob {
     pub keep: bool,
 }
 
+/// What `storlab meta` was given, as written: its flags, declared here once (the binary
+/// flattens them into its command line, beside its subcommands').
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct MetaFlags {
+    /// The directory to work in: storlab makes its own directory in it (storlab-meta-PID) and
+    /// removes it at the end, also after Ctrl-C.
+    #[arg(long, value_name = "DIR", required = true)]
+    pub target: Option<PathBuf>,
+    /// Workers (threads), started together for each phase.
+    #[arg(long, value_name = "N", default_value_t = 1)]
+    pub threads: u32,
+    /// Items (files, and directories for mkdir/rmdir) each worker makes.
+    #[arg(long = "files-per-thread", value_name = "N", default_value_t = 1000)]
+    pub files_per_thread: u64,
+    /// End the making phases (mkdir, create) after this long (mdtest's stonewall timer); the
+    /// later phases work on what was made.
+    #[arg(long, value_name = "DURATION")]
+    pub runtime: Option<String>,
+    /// Phases in order, comma-separated or repeated: mkdir, create, stat, read, write, rename,
+    /// link, remove, rmdir (default mkdir,create,stat,remove,rmdir).
+    #[arg(long = "phase", value_name = "NAMES")]
+    pub phases: Vec<String>,
+    /// The tree the items are spread over: DEPTH,BRANCH (mdtest's -z and -b; 0,1 is one
+    /// directory).
+    #[arg(long, value_name = "DEPTH,BRANCH", default_value = "0,1")]
+    pub tree: String,
+    /// A tree for each worker (mdtest's -u) instead of one shared by all.
+    #[arg(long = "unique-dir", conflicts_with = "shared_dir")]
+    pub unique_dir: bool,
+    /// One tree shared by all workers (the default).
+    #[arg(long = "shared-dir")]
+    pub shared_dir: bool,
+    /// Bytes written to each file by create and write, read back and checked by read.
+    #[arg(long = "file-size", value_name = "SIZE", default_value = "0")]
+    pub file_size: String,
+    /// fsync each file before closing it, and its directory after each change.
+    #[arg(long)]
+    pub sync: bool,
+    /// Leave the tree in place at the end.
+    #[arg(long)]
+    pub keep: bool,
+}
+
+/// The phases when none is given: mdtest's directory and file phases.
+pub const DEFAULT_PHASES: [MetaOp; 5] = [
+    MetaOp::Mkdir,
+    MetaOp::Create,
+    MetaOp::Stat,
+    MetaOp::Remove,
+    MetaOp::Rmdir,
+];
+
+impl MetaJob {
+    /// The request the flags make; a refusal names the flag (the request as a whole is
+    /// checked by [`crate::layout::Layout::prepare`]).
+    pub fn from_flags(f: &MetaFlags) -> Result<MetaJob, MetaError> {
+        let mut phases = Vec::new();
+        for p in f
+            .phases
+            .iter()
+            .flat_map(|p| p.split(','))
+            .map(str::trim)
+            .filter(|p| !p.is_empty())
+        {
+            phases.push(MetaOp::from_name(p).ok_or_else(|| {
+                invalid(format!(
+                    "--phase {p}: not a metadata phase; expected {}",
+                    MetaOp::names()
+                ))
+            })?);
+        }
+        if phases.is_empty() {
+            phases = DEFAULT_PHASES.to_vec();
+        }
+        let bad_tree = || invalid(format!("--tree {}: expected DEPTH,BRANCH such as 2,10", f.tree));
+        let (depth, branch) = f.tree.split_once(',').ok_or_else(bad_tree)?;
+        let tree = match (depth.trim().parse(), branch.trim().parse()) {
+            (Ok(depth), Ok(branch)) => TreeShape { depth, branch },
+            _ => return Err(bad_tree()),
+        };
+        let file_size: storlab_units::Size = f
+            .file_size
+            .parse()
+            .map_err(|e| invalid(format!("--file-size {}: {e}", f.file_size)))?;
+        let runtime = f
+            .runtime
+            .as_deref()
+            .map(|r| {
+                r.parse::<storlab_units::Duration>()
+                    .map(|d| d.std())
+                    .map_err(|e| invalid(format!("--runtime {r}: {e}")))
+            })
+            .transpose()?;
+        Ok(MetaJob {
+            target: f
+                .target
+                .clone()
+                .ok_or_else(|| invalid("--target DIR: the directory to work in"))?,
+            workers: f.threads,
+            items_per_worker: f.files_per_thread,
+            runtime,
+            phases,
+            tree,
+            shared_dir: !f.unique_dir,
+            file_size: file_size.0,
+            sync: f.sync,
+            keep: f.keep,
+        })
+    }
+}
+
 fn invalid(msg: impl Into<String>) -> MetaError {
     MetaError::Invalid(msg.into())
 }
@@ -152,6 +263,48 @@ pub fn check_inodes(target: &Path, needed: u64) -> Result<(), MetaError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_flags_make_the_request_and_a_refusal_names_its_flag() {
+        let flags = MetaFlags {
+            target: Some("/mnt/fs".into()),
+            threads: 4,
+            files_per_thread: 100,
+            phases: vec!["mkdir,create".into(), "stat".into()],
+            tree: "2, 10".into(),
+            file_size: "4k".into(),
+            runtime: Some("30s".into()),
+            ..Default::default()
+        };
+        let j = MetaJob::from_flags(&flags).unwrap();
+        assert_eq!(j.phases, vec![MetaOp::Mkdir, MetaOp::Create, MetaOp::Stat]);
+        assert_eq!((j.tree.depth, j.tree.branch, j.file_size), (2, 10, 4096));
+        assert_eq!(j.runtime, Some(Duration::from_secs(30)));
+        assert!(j.shared_dir);
+        let j = MetaJob::from_flags(&MetaFlags {
+            phases: Vec::new(),
+            ..flags.clone()
+        })
+        .unwrap();
+        assert_eq!(j.phases, DEFAULT_PHASES.to_vec());
+        let err = |f: MetaFlags| MetaJob::from_flags(&f).unwrap_err().to_string();
+        assert_eq!(
+            err(MetaFlags {
+                tree: "2".into(),
+                ..flags.clone()
+            }),
+            "--tree 2: expected DEPTH,BRANCH such as 2,10"
+        );
+        assert!(err(MetaFlags {
+            phases: vec!["fly".into()],
+            ..flags.clone()
+        })
+        .starts_with("--phase fly: not a metadata phase"));
+        assert_eq!(
+            err(MetaFlags { target: None, ..flags }),
+            "--target DIR: the directory to work in"
+        );
+    }
 
     fn job(dir: &Path) -> MetaJob {
         MetaJob {

@@ -11,13 +11,15 @@
 //! Everything is made under one directory of storlab's own in the target, removed at the end
 //! (unless kept) and on Ctrl-C. [`walk`] times a whole namespace walk (storlab scan's walker)
 //! and, beside it, `du -s`; [`untar`] extracts copies of an archive at once; [`record`] runs
-//! each of them as stored runs through the session's one run path.
+//! each of them as stored runs through the session's one run path, and [`together`] runs a
+//! workload on every rank of an MPI team as one run.
 #![deny(missing_docs)]
 
 pub mod job;
 pub mod layout;
 pub mod phase;
 pub mod record;
+pub mod together;
 pub mod untar;
 pub mod walk;
 
@@ -36,4 +38,13 @@ pub enum MetaError {
         /// What the system said.
         source: std::io::Error,
     },
+    /// Storing the run, or the ranks of a run many processes run together.
+    #[error("{0}")]
+    Session(#[source] storlab_session::SessionError),
+}
+
+impl From<storlab_session::SessionError> for MetaError {
+    fn from(e: storlab_session::SessionError) -> Self {
+        MetaError::Session(e)
+    }
 }

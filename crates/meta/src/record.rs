@@ -160,6 +160,52 @@ pub struct WalkRequest {
     pub cold: bool,
 }
 
+/// `storlab meta walk`'s flags, declared here once (the binary flattens them).
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct WalkFlags {
+    /// The directory to walk.
+    #[arg(value_name = "DIR")]
+    pub dir: PathBuf,
+    /// Walker threads (default: twice the CPUs, as storlab scan).
+    #[arg(long, value_name = "N")]
+    pub threads: Option<usize>,
+    /// Also time `du -s DIR`, as a second phase of the run.
+    #[arg(long = "compare-du")]
+    pub compare_du: bool,
+    /// Drop the kernel's page, dentry and inode caches before each walk (needs root), so that
+    /// the walk reads the device rather than memory.
+    #[arg(long)]
+    pub cold: bool,
+}
+
+impl WalkRequest {
+    /// The walk `storlab meta walk DIR` asks for: DIR must be a directory, `--cold` needs root
+    /// (it drops the kernel's caches), `--threads` defaults to twice the CPUs, as storlab scan.
+    pub fn new(f: &WalkFlags) -> Result<WalkRequest, crate::MetaError> {
+        let (dir, threads, compare_du, cold) = (f.dir.clone(), f.threads, f.compare_du, f.cold);
+        let invalid = crate::MetaError::Invalid;
+        match std::fs::metadata(&dir).map(|m| m.is_dir()) {
+            Ok(true) => {}
+            Ok(false) => return Err(invalid(format!("{}: not a directory", dir.display()))),
+            Err(e) => return Err(invalid(format!("{}: {e}", dir.display()))),
+        }
+        if cold && !rustix::process::geteuid().is_root() {
+            return Err(invalid("--cold drops the kernel's caches, which needs root".into()));
+        }
+        let threads = match threads {
+            Some(0) => return Err(invalid("--threads 0: at least 1".into())),
+            Some(n) => n,
+            None => std::thread::available_parallelism().map(|n| n.get() * 2).unwrap_or(4),
+        };
+        Ok(WalkRequest {
+            dir,
+            threads,
+            compare_du,
+            cold,
+        })
+    }
+}
+
 /// The walk and, with --compare-du, du: the phases of a `storlab meta walk` run.
 struct WalkPhases<'a> {
     a: &'a WalkRequest,

@@ -89,6 +89,158 @@ fn reader(path: &Path, c: Compression) -> Result<Box<dyn Read>, MetaError> {
     })
 }
 
+/// `storlab meta untar`'s flags, declared here once (the binary flattens them).
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct UntarFlags {
+    /// The directory to extract in: storlab makes its own directory in it (storlab-untar-PID)
+    /// and removes it at the end.
+    #[arg(long, value_name = "DIR")]
+    pub target: PathBuf,
+    /// The archive: .tar, .tar.gz or .tgz, .tar.xz or .txz.
+    #[arg(long, value_name = "FILE", conflicts_with = "generate")]
+    pub archive: Option<PathBuf>,
+    /// Make the archive instead, in storlab's directory: kernel-like (a kernel source tree's
+    /// shape, docs/meta.md).
+    #[arg(long, value_name = "SHAPE")]
+    pub generate: Option<String>,
+    /// Files in the generated archive (the seed's kernel archive had about 30,000).
+    #[arg(long, value_name = "N", default_value_t = 30_000)]
+    pub files: u64,
+    /// Copies extracted at once, a point of the study each.
+    #[arg(long, value_name = "N,N,...", default_value = "1,2,4,8,16")]
+    pub concurrency: String,
+    /// fsync each file once it is extracted.
+    #[arg(long)]
+    pub fsync: bool,
+    /// Leave storlab's directory with the archive it made and the last point's copies.
+    #[arg(long)]
+    pub keep: bool,
+}
+
+/// An untar study ready to run: the concurrencies, storlab's own directory made in the target,
+/// and the archive read or generated there, with the inodes of its largest point checked.
+pub struct UntarPlan {
+    /// What was asked.
+    pub flags: UntarFlags,
+    /// Copies at once, one point each.
+    pub levels: Vec<u32>,
+    /// storlab's directory in the target (`storlab-untar-PID`).
+    pub root: PathBuf,
+    /// The archive.
+    pub archive: Archive,
+}
+
+impl UntarPlan {
+    /// Checks the flags, makes storlab's directory and reads (or generates) the archive; on a
+    /// refusal after the directory was made, it is removed again.
+    pub fn prepare(flags: &UntarFlags) -> Result<UntarPlan, MetaError> {
+        let levels = concurrency(&flags.concurrency)?;
+        let given = choose(
+            &flags.target,
+            flags.archive.as_deref(),
+            flags.generate.as_deref(),
+            flags.files,
+        )?;
+        let root = flags.target.join(format!("storlab-untar-{}", std::process::id()));
+        std::fs::create_dir(&root).map_err(|e| MetaError::Invalid(format!("{}: {e}", root.display())))?;
+        let archive = given.map_or_else(|| generate(&root.join("kernel-like.tar.gz"), flags.files), Ok);
+        let most = *levels.iter().max().unwrap_or(&1) as u64;
+        let checked = archive.and_then(|a| crate::job::check_inodes(&flags.target, a.entries() * most).map(|_| a));
+        match checked {
+            Ok(archive) => Ok(UntarPlan {
+                flags: flags.clone(),
+                levels,
+                root,
+                archive,
+            }),
+            Err(e) => {
+                let _ = std::fs::remove_dir_all(&root);
+                Err(e)
+            }
+        }
+    }
+
+    /// The request the session's runs take.
+    pub fn request(&self) -> crate::record::UntarRequest<'_> {
+        crate::record::UntarRequest {
+            root: &self.root,
+            target: &self.flags.target,
+            archive: &self.archive,
+            levels: &self.levels,
+            fsync: self.flags.fsync,
+            keep_last: self.flags.keep,
+            generated: self.flags.generate.as_deref(),
+        }
+    }
+
+    /// The study in words (its status line's).
+    pub fn describe(&self) -> String {
+        format!(
+            "untar of {} at {} concurrencies",
+            self.archive.path.display(),
+            self.levels.len()
+        )
+    }
+
+    /// Removes storlab's directory unless `--keep`: Ok(Some(dir)) when kept, Err when it could
+    /// not be removed.
+    pub fn finish(self) -> Result<Option<PathBuf>, (PathBuf, std::io::Error)> {
+        if self.flags.keep {
+            return Ok(Some(self.root));
+        }
+        std::fs::remove_dir_all(&self.root).map_err(|e| (self.root, e))?;
+        Ok(None)
+    }
+}
+
+/// `--concurrency 1,2,4`: the copies extracted at once at each point, each 1 to 256.
+pub fn concurrency(list: &str) -> Result<Vec<u32>, MetaError> {
+    let mut out = Vec::new();
+    for part in list.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        match part.parse::<u32>() {
+            Ok(n) if (1..=256).contains(&n) => out.push(n),
+            _ => {
+                return Err(MetaError::Invalid(format!(
+                    "--concurrency {part}: a whole number of copies from 1 to 256"
+                )))
+            }
+        }
+    }
+    if out.is_empty() {
+        return Err(MetaError::Invalid(
+            "--concurrency: give the copies to extract at once, e.g. 1,2,4,8,16".into(),
+        ));
+    }
+    Ok(out)
+}
+
+/// Which archive `storlab meta untar` extracts: a given one, read now (None: the generated one,
+/// made later in storlab's directory); `--target` must be a directory.
+pub fn choose(
+    target: &Path,
+    archive: Option<&Path>,
+    generate: Option<&str>,
+    files: u64,
+) -> Result<Option<Archive>, MetaError> {
+    let invalid = MetaError::Invalid;
+    match std::fs::metadata(target) {
+        Ok(m) if m.is_dir() => {}
+        Ok(_) => return Err(invalid(format!("--target {}: not a directory", target.display()))),
+        Err(e) => return Err(invalid(format!("--target {}: {e}", target.display()))),
+    }
+    match (archive, generate) {
+        (Some(p), None) => Ok(Some(inspect(p)?)),
+        (None, Some("kernel-like")) if files > 0 => Ok(None),
+        (None, Some("kernel-like")) => Err(invalid("--files 0: the generated archive needs files".into())),
+        (None, Some(other)) => Err(invalid(format!(
+            "--generate {other}: the shape storlab makes is kernel-like"
+        ))),
+        _ => Err(invalid(
+            "give --archive FILE (.tar, .tar.gz, .tar.xz) or --generate kernel-like".into(),
+        )),
+    }
+}
+
 /// Reads the archive through once (untimed): counts what a copy makes, and refuses one whose
 /// entries would land outside the directory it is extracted in, or of a kind storlab does not
 /// extract (devices, fifos).
@@ -455,4 +607,45 @@ pub fn generate(path: &Path, files: u64) -> Result<Archive, MetaError> {
     w.flush().map_err(err)?;
     drop(w);
     inspect(path)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn concurrency_levels_are_1_to_256() {
+        assert_eq!(concurrency("1, 2,4,,16").unwrap(), vec![1, 2, 4, 16]);
+        for bad in ["0", "257", "two"] {
+            let e = concurrency(bad).unwrap_err().to_string();
+            assert_eq!(
+                e,
+                format!("--concurrency {bad}: a whole number of copies from 1 to 256")
+            );
+        }
+        assert!(concurrency(" , ")
+            .unwrap_err()
+            .to_string()
+            .starts_with("--concurrency: give"));
+    }
+
+    #[test]
+    fn an_archive_is_given_or_generated_into_a_directory() {
+        let d = tempfile::tempdir().unwrap();
+        assert!(choose(d.path(), None, Some("kernel-like"), 10).unwrap().is_none());
+        let err = |a: Option<&Path>, g: Option<&str>, n: u64| choose(d.path(), a, g, n).unwrap_err().to_string();
+        assert_eq!(
+            err(None, Some("kernel-like"), 0),
+            "--files 0: the generated archive needs files"
+        );
+        assert_eq!(
+            err(None, Some("tiny"), 10),
+            "--generate tiny: the shape storlab makes is kernel-like"
+        );
+        assert!(err(None, None, 10).starts_with("give --archive FILE"));
+        let f = d.path().join("f");
+        std::fs::write(&f, b"").unwrap();
+        let e = choose(&f, None, Some("kernel-like"), 10).unwrap_err().to_string();
+        assert_eq!(e, format!("--target {}: not a directory", f.display()));
+    }
 }

@@ -302,3 +302,45 @@ pub fn merge_samples(
     }
     (ends, read, write)
 }
+
+/// What one host did in its share of a challenge.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct HostOutcome {
+    /// Seconds it ran.
+    pub seconds: f64,
+    /// Bytes written and read here.
+    pub bytes_written: u64,
+    /// Bytes read here.
+    pub bytes_read: u64,
+    /// Seconds writers spent waiting (backlog full, no pool to take a file), summed over writers.
+    pub writer_idle: f64,
+    /// Seconds readers spent waiting for a file, summed over readers.
+    pub reader_idle: f64,
+    /// True when stopped by Ctrl-C.
+    pub interrupted: bool,
+    /// What the check at the end found wrong (files on disk the catalogue does not account
+    /// for, files it says are waiting that are missing or short).
+    pub problems: Vec<String>,
+}
+
+/// Bytes (written, read) per pool, summed over every host's samples.
+pub fn bytes_per_pool(samples: &[ChallengeSample], pools: usize) -> Vec<(u64, u64)> {
+    (0..pools)
+        .map(|i| {
+            let w = samples.iter().map(|s| s.written.get(i).copied().unwrap_or(0)).sum();
+            let r = samples.iter().map(|s| s.read.get(i).copied().unwrap_or(0)).sum();
+            (w, r)
+        })
+        .collect()
+}
+
+/// Bytes (agent, written, read) per agent, over every pool, agents in name order.
+pub fn bytes_per_agent(samples: &[ChallengeSample]) -> Vec<(String, u64, u64)> {
+    let mut per: std::collections::BTreeMap<&str, (u64, u64)> = std::collections::BTreeMap::new();
+    for s in samples {
+        let e = per.entry(s.host.as_str()).or_default();
+        e.0 += s.written.iter().sum::<u64>();
+        e.1 += s.read.iter().sum::<u64>();
+    }
+    per.into_iter().map(|(h, (w, r))| (h.to_string(), w, r)).collect()
+}

@@ -7,6 +7,7 @@
 //!   to the devices under it: md, device-mapper, btrfs), checked whole before anything starts;
 //! - sampler.rs: one sweep over every series → samples and events;
 //! - metrics.rs: the Prometheus exposition (prometheus-client) and its HTTP endpoint;
+//! - request.rs: `storlab monitor run`'s flags over its configuration file, checked whole;
 //! - run.rs: the loop — sweep, store, publish, keep the retention — until stopped;
 //! - stats.rs: a window's per-pool statistics in seed 002's shape.
 //!
@@ -17,6 +18,7 @@ pub mod counters;
 pub mod metrics;
 pub mod pools;
 pub mod procfs;
+pub mod request;
 pub mod run;
 pub mod sampler;
 pub mod stats;

@@ -8,6 +8,10 @@
 use storlab_model::challenge::Stats;
 use storlab_model::monitor::{pool_points, DiskSample, PoolFigures, PoolPoint, Series};
 use storlab_stats::stat_row as row;
+use storlab_store::{MonitorWindow, Store};
+use storlab_units::utc;
+
+use crate::MonitorError;
 
 /// A moment given on the command line, as seconds since the epoch: `now`, a span back from
 /// `now` (`2h`, `30m`, `7d`), or a date or time in UTC (`2026-11-23`, `2026-11-23T08:00:00`,
@@ -25,6 +29,83 @@ pub fn moment(given: &str, now: f64) -> Result<f64, String> {
     Ok(st
         .duration_since(std::time::UNIX_EPOCH)
         .map_or(0.0, |d| d.as_secs_f64()))
+}
+
+/// The window `--from FROM --to TO` as seconds since the epoch (default: the last day up to
+/// now).
+pub fn window(from: Option<&str>, to: Option<&str>, now: f64) -> Result<(f64, f64), MonitorError> {
+    let input = MonitorError::Input;
+    let from_t = from
+        .map(|f| moment(f, now).map_err(|e| input(format!("--from {f}: {e}"))))
+        .transpose()?;
+    let to_t = to
+        .map(|t| moment(t, now).map_err(|e| input(format!("--to {t}: {e}"))))
+        .transpose()?
+        .unwrap_or(now);
+    let from_t = from_t.unwrap_or(to_t - 86400.0);
+    if from_t >= to_t {
+        return Err(input(format!(
+            "--from {} is not before --to {}",
+            utc(from_t),
+            utc(to_t)
+        )));
+    }
+    Ok((from_t, to_t))
+}
+
+/// A window of the monitors' record, read for its statistics.
+pub struct Reading {
+    /// Its start and end, seconds since the epoch.
+    pub from: f64,
+    /// See `from`.
+    pub to: f64,
+    /// What the monitors stored in it.
+    pub window: MonitorWindow,
+    /// The long-term window of the monitors that stored it, seconds.
+    pub lt: f64,
+}
+
+impl Reading {
+    /// The statistics of `pools` (empty: all): seed 002's table and each pool's figures.
+    pub fn stats(&self, pools: &[String]) -> (Stats, Vec<PoolFigures>) {
+        compute(&self.window.series, &self.window.disks, self.lt, pools)
+    }
+}
+
+/// Reads the window FROM..TO of `host`'s monitors (None: every host's); refused when no
+/// monitor has samples there, or when `pools` names one the window does not have.
+pub fn read(
+    store: &Store,
+    host: Option<&str>,
+    (from, to): (f64, f64),
+    pools: &[String],
+) -> Result<Reading, MonitorError> {
+    let window = store.monitor_window(host, from, to)?;
+    if window.series.is_empty() {
+        return Err(MonitorError::Input(format!(
+            "no monitor{} has samples between {} and {}",
+            host.map(|h| format!(" of {h}")).unwrap_or_default(),
+            utc(from),
+            utc(to)
+        )));
+    }
+    for p in pools {
+        if !window.series.iter().any(|s| &s.pool == p) {
+            let mut known: Vec<&str> = window.series.iter().map(|s| s.pool.as_str()).collect();
+            known.sort();
+            known.dedup();
+            return Err(MonitorError::Input(format!(
+                "--pool {p}: no such pool in this window (its pools: {})",
+                known.join(", ")
+            )));
+        }
+    }
+    let lt = store
+        .monitors()?
+        .into_iter()
+        .find(|m| host.is_none_or(|h| m.host == h))
+        .map_or(100.0, |m| m.spec.lt);
+    Ok(Reading { from, to, window, lt })
 }
 
 /// Each point's mean over the points ending within `lt` seconds of it (its own included),

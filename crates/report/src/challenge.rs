@@ -1,7 +1,9 @@
 //! A data challenge's tables: the statistics in seed 002's shape (NAME, MAX, MIN, AVG with SD
 //! and SD/AVG %), the catalogue's account, the files that did not end well, and the events.
 
-use storlab_model::challenge::{merge_samples, Account, ChallengeEvent, Stats};
+use storlab_model::challenge::{
+    bytes_per_agent, bytes_per_pool, merge_samples, Account, ChallengeEvent, HostOutcome, Stats,
+};
 
 use crate::table::{Cell, Table};
 
@@ -147,6 +149,64 @@ pub fn events_table(events: &[ChallengeEvent]) -> Table {
     t
 }
 
+/// The account as text: the counts and the invariant, then the files that did not end well.
+pub fn account_text(acc: &Account) -> String {
+    let mut out = account_table(acc).to_text();
+    out += &format!(
+        "written {} = read {} + lost after written {} + left over {}: {}\n",
+        acc.written,
+        acc.read,
+        acc.lost_written,
+        acc.left_over(),
+        if acc.holds() { "holds" } else { "DOES NOT HOLD" }
+    );
+    if !acc.corrupted.is_empty() || !acc.lost.is_empty() {
+        out.push('\n');
+        out += &bad_files_table(acc).to_text();
+    }
+    out
+}
+
+/// The statistics under the seed's heading.
+pub fn stats_text(s: &Stats, unit: ChallengeUnit) -> String {
+    format!(
+        " *** Statistics - Sample Begin: {}, Sample End: {} ({:.2} Hours) ***\n{}",
+        s.first,
+        s.last,
+        s.hours,
+        stats_table(s, unit).to_text()
+    )
+}
+
+/// What one host's share of challenge `id` came to, for the terminal: what it moved and how
+/// long it waited, the account, the statistics so far and the challenge's events.
+pub fn outcome_text(
+    id: i64,
+    agent: &str,
+    o: &HostOutcome,
+    acc: &Account,
+    stats: &Stats,
+    events: &[ChallengeEvent],
+    unit: ChallengeUnit,
+) -> String {
+    let mut out = format!(
+        "challenge {id} on {agent}: {:.1} s here; {:.1} MB written, {:.1} MB read; writers idle {:.1} s, readers idle {:.1} s (summed over threads)\n\n",
+        o.seconds,
+        o.bytes_written as f64 / 1e6,
+        o.bytes_read as f64 / 1e6,
+        o.writer_idle,
+        o.reader_idle
+    );
+    out += &account_text(acc);
+    out.push('\n');
+    out += &stats_text(stats, unit);
+    if !events.is_empty() {
+        out.push('\n');
+        out += &events_table(events).to_text();
+    }
+    out
+}
+
 /// A challenge as the HTML report draws it.
 #[derive(Debug, Clone)]
 pub struct ChallengeView {
@@ -160,6 +220,68 @@ pub struct ChallengeView {
     pub account: Account,
     /// The statistics over the whole challenge.
     pub stats: Stats,
+    /// The hosts' runs (run id, host).
+    pub runs: Vec<(i64, String)>,
+}
+
+impl ChallengeView {
+    /// `storlab challenge show --json`: the definition, the agents' and pools' bytes, the runs,
+    /// the account, the events, and every sample when asked.
+    pub fn document(&self, with_samples: bool) -> serde_json::Value {
+        let c = &self.challenge;
+        let pools: Vec<serde_json::Value> = c
+            .spec
+            .pools
+            .iter()
+            .zip(bytes_per_pool(&self.samples, c.spec.pools.len()))
+            .map(|(p, (w, r))| serde_json::json!({ "name": p.name, "path": p.path, "bytes_written": w, "bytes_read": r }))
+            .collect();
+        let agents: Vec<serde_json::Value> = bytes_per_agent(&self.samples)
+            .into_iter()
+            .map(|(h, w, r)| serde_json::json!({ "agent": h, "bytes_written": w, "bytes_read": r }))
+            .collect();
+        let runs: Vec<serde_json::Value> = self
+            .runs
+            .iter()
+            .map(|(r, h)| serde_json::json!({"run": r, "host": h}))
+            .collect();
+        serde_json::json!({
+            "challenge": c.id,
+            "uuid": c.uuid,
+            "created_at": c.created_at,
+            "agents": agents,
+            "status": c.status,
+            "spec": c.spec,
+            "runs": runs,
+            "account": self.account,
+            "holds": self.account.holds(),
+            "events": self.events,
+            "pools": pools,
+            "samples": if with_samples { serde_json::to_value(&self.samples).unwrap_or_default() } else { serde_json::Value::Null },
+        })
+    }
+
+    /// `storlab challenge show`: the definition, its pools and runs, the account and events.
+    pub fn text(&self) -> String {
+        let c = &self.challenge;
+        let mut out = format!(
+            "challenge {} ({}), {}, defined {}\n",
+            c.id, c.uuid, c.status, c.created_at
+        );
+        for p in &c.spec.pools {
+            out += &format!("  pool {} {}\n", p.name, p.path.display());
+        }
+        for (r, h) in &self.runs {
+            out += &format!("  run {r} on {h}\n");
+        }
+        out.push('\n');
+        out += &account_text(&self.account);
+        if !self.events.is_empty() {
+            out.push('\n');
+            out += &events_table(&self.events).to_text();
+        }
+        out
+    }
 }
 
 /// Event kinds marked on the plots (a file lost or corrupted is in the tables, not a mark).

@@ -28,6 +28,39 @@ pub struct RunSection {
     pub extra: Vec<Table>,
 }
 
+impl RunSection {
+    /// The sections of runs `ids` and then of the comparison's runs, each run once, in that
+    /// order; a scan's run carries its rows. A run that is not there is refused, nothing
+    /// written.
+    pub fn of_runs(
+        store: &storlab_store::Store,
+        ids: &[i64],
+        comparison: Option<&crate::compare::CompareReport>,
+    ) -> Result<Vec<RunSection>, storlab_store::StoreError> {
+        let mut order: Vec<i64> = ids.to_vec();
+        order.extend(
+            comparison
+                .iter()
+                .flat_map(|c| c.groups.iter().flat_map(|g| g.1.clone())),
+        );
+        let mut seen = std::collections::HashSet::new();
+        order.retain(|id| seen.insert(*id));
+        let mut sections = Vec::new();
+        for id in order {
+            let run = store.run(id, true)?.ok_or_else(|| {
+                storlab_store::StoreError::Request(format!("no run {id} in {}: no report was written", store.target()))
+            })?;
+            let extra = store
+                .scan(id)?
+                .map(|r| crate::scan::data_table(&r, "scan"))
+                .into_iter()
+                .collect();
+            sections.push(RunSection { run, extra });
+        }
+        Ok(sections)
+    }
+}
+
 const MIB: f64 = 1024.0 * 1024.0;
 
 /// (x, y) points of a series.

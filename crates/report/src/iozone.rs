@@ -3,6 +3,7 @@
 
 use serde::Serialize;
 use storlab_model::result::PhaseResult;
+use storlab_model::study::{Member, Role};
 use storlab_workload::iozone::{IozoneArgs, IozoneCell, IozonePhase};
 
 use crate::table::{Cell, Table};
@@ -20,6 +21,52 @@ pub struct CellResult {
     pub run_id: i64,
     /// Each phase, in order.
     pub phases: Vec<(&'static IozonePhase, PhaseResult)>,
+}
+
+impl CellResult {
+    /// The cells of the points an IOzone run stored (each a member with its role and its
+    /// phases' results), with IOzone's names for its phases.
+    pub fn of_points(a: &IozoneArgs, done: &[(Member, Vec<PhaseResult>)]) -> Vec<CellResult> {
+        done.iter()
+            .filter_map(|(m, results)| match m.role {
+                Role::Cell {
+                    workers,
+                    file_bytes,
+                    record_bytes,
+                } => Some(CellResult {
+                    cell: IozoneCell {
+                        workers,
+                        file: file_bytes,
+                        record: record_bytes,
+                    },
+                    run_id: m.run_id,
+                    phases: a.phases().into_iter().zip(results.iter().cloned()).collect(),
+                }),
+                _ => None,
+            })
+            .collect()
+    }
+}
+
+/// `storlab iozone --json`: the command, the study, each cell with IOzone's figures of each
+/// phase beside its whole result, and the note on cache figures.
+pub fn document(a: &IozoneArgs, study: Option<i64>, cells: &[CellResult], note: Option<&str>) -> serde_json::Value {
+    let cells: Vec<serde_json::Value> = cells
+        .iter()
+        .map(|r| {
+            let phases: Vec<serde_json::Value> = r
+                .phases
+                .iter()
+                .map(|(p, res)| serde_json::json!({ "test": p.label, "figures": figures(res, a), "result": res }))
+                .collect();
+            serde_json::json!({
+                "run_id": r.run_id, "workers": r.cell.workers,
+                "file_bytes": r.cell.file, "record_bytes": r.cell.record,
+                "phases": phases,
+            })
+        })
+        .collect();
+    serde_json::json!({ "command": a.command_line, "study": study, "cells": cells, "note": note })
 }
 
 const KB: f64 = 1024.0;

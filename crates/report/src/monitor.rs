@@ -5,11 +5,7 @@ use storlab_model::monitor::{MonitorEvent, PoolFigures};
 
 use crate::table::{Cell, Table};
 
-/// A time (seconds since the epoch) as RFC 3339 UTC, to the second.
-pub fn utc(t: f64) -> String {
-    let st = std::time::UNIX_EPOCH + std::time::Duration::from_secs_f64(t.max(0.0));
-    humantime::format_rfc3339_seconds(st).to_string()
-}
+pub use storlab_units::utc;
 
 /// Per pool: bytes moved, operations per second, latency and utilisation over the window.
 pub fn figures_table(figures: &[PoolFigures]) -> Table {

@@ -8,15 +8,40 @@ use storlab_model::risk::{RiskReport, RiskRow};
 use crate::svg::{esc, line_chart, nice_ceiling, Series, COLORS};
 use crate::table::{Cell, Table};
 
-/// Hours in words a person reads at a glance: "36.0 h", "2.50 h", "12.0 s".
-pub fn human_hours(h: f64) -> String {
-    if h >= 10.0 {
-        format!("{h:.1} h")
-    } else if h >= 0.1 {
-        format!("{h:.2} h")
-    } else {
-        format!("{:.1} s", h * 3600.0)
+pub use storlab_units::human_hours;
+
+/// `storlab risk`'s answer for the terminal: the inputs, the figures as asked, against the
+/// verify interval and against the scheduler's k, and the simulation's check when it ran.
+pub fn render_text(report: &RiskReport) -> String {
+    let mut out = String::new();
+    for (k, v) in inputs(report) {
+        let _ = writeln!(out, "{k:<22}{v}");
     }
+    out.push('\n');
+    out += &rows_table("risk", &report.summary, report.years).to_text();
+    let _ = writeln!(
+        out,
+        "\nagainst the verify interval (rebuild {}):",
+        human_hours(report.by_interval[0].rebuild_hours)
+    );
+    out += &rows_table("interval", &report.by_interval, report.years).to_text();
+    if !report.by_k.is_empty() {
+        out += "\nagainst the scheduler's k:\n";
+        out += &rows_table("k", &report.by_k, report.years).to_text();
+    }
+    if let Some(c) = &report.check {
+        let _ = writeln!(
+            out,
+            "\nsimulated, {} paths: MTTDL {:.4e} years (95 % interval {:.4e} to {:.4e}); solved {:.4e} years: {}",
+            c.runs,
+            c.mttdl_years[0],
+            c.mttdl_years[1],
+            c.mttdl_years[2],
+            c.solved_years,
+            if c.agrees { "within" } else { "outside" }
+        );
+    }
+    out
 }
 
 /// Three significant digits, for values over many orders of magnitude.

@@ -144,9 +144,28 @@ fn ranks_prefix(run: &RunDetail) -> String {
     )
 }
 
+/// A challenge's run for the terminal: the figures are the challenge's, not a phase's, so this
+/// says where they are.
+fn render_challenge_run(run: &RunDetail) -> String {
+    let r = &run.run;
+    let cid = r
+        .job_name
+        .as_deref()
+        .and_then(|j| j.strip_prefix("challenge-"))
+        .unwrap_or("ID");
+    format!(
+        "run {} · challenge · this host's share of challenge {cid} · status {} · host {} · started {}\n\
+         its files and figures: storlab challenge show {cid} · storlab challenge stats {cid}\n",
+        r.id, r.status, r.host, r.started_at
+    )
+}
+
 /// A run for the terminal: a heading, the targets, the workload in a line, the summary, and
 /// what went wrong (cache flattery, bad blocks named, an interruption, a failure).
 pub fn render(run: &RunDetail) -> String {
+    if run.run.kind == storlab_model::run::RunKind::Challenge {
+        return render_challenge_run(run);
+    }
     let r = &run.run;
     let mut s = format!(
         "run {} · {} · job {} · status {} · host {} · started {}\n",
@@ -292,6 +311,33 @@ pub fn render(run: &RunDetail) -> String {
         s += &format!("\n{}: {}\n", e.kind, e.detail);
     }
     s
+}
+
+/// The tables `results export` writes of runs `ids`: the runs' tables and, for scans, each
+/// scan's rows (the phases' table left out when no run has a phase). A run that is not there is
+/// refused, nothing exported.
+pub fn export_tables(
+    store: &storlab_store::Store,
+    ids: &[i64],
+    samples: bool,
+) -> Result<Vec<Table>, storlab_store::StoreError> {
+    let mut runs = Vec::new();
+    let mut scans: Vec<Table> = Vec::new();
+    for id in ids {
+        let run = store.run(*id, samples)?.ok_or_else(|| {
+            storlab_store::StoreError::Request(format!("no run {id} in {}: nothing was exported", store.target()))
+        })?;
+        if let Some(report) = store.scan(*id)? {
+            scans.push(crate::scan::data_table(&report, &format!("scan {id}")));
+        }
+        runs.push(run);
+    }
+    let mut all = data_tables(&runs);
+    if !scans.is_empty() {
+        all.retain(|t| t.name != "phases" || !t.rows.is_empty());
+        all.extend(scans);
+    }
+    Ok(all)
 }
 
 /// The data tables of stored runs: phases (one row per phase), samples (one row per interval,

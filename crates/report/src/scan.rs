@@ -12,6 +12,22 @@ fn bytes(b: u64) -> String {
     Size(b).human()
 }
 
+/// A scan as one JSON document: its run, whether it is partial, the report, and its growth
+/// since an earlier scan when asked.
+#[derive(serde::Serialize)]
+pub struct Document<'a> {
+    /// The scan's run.
+    pub run_id: i64,
+    /// Some entries could not be counted.
+    pub partial: bool,
+    /// The report.
+    #[serde(flatten)]
+    pub report: &'a Report,
+    /// The change since an earlier scan.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub growth: Option<&'a Growth>,
+}
+
 /// The human report: the seed's table (data, and per threshold the data, files and share
 /// older than it), then the age and size histograms, the cold directories, and the notes.
 pub fn render(report: &Report, run_id: i64) -> String {

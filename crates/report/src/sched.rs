@@ -93,3 +93,23 @@ pub fn status_table(pools: &[PoolStatus], now: f64) -> Table {
     }
     t
 }
+
+/// The scheduler's event log for the terminal: a line per event, its time in UTC, pool,
+/// server, kind, token, words and agent.
+pub fn events_text(events: &[storlab_store::SchedEvent]) -> String {
+    events
+        .iter()
+        .map(|e| {
+            format!(
+                "{}  {:<8} {:<12} {:<10} {:>5}  {}  ({})\n",
+                crate::monitor::utc(e.t),
+                e.pool,
+                e.server,
+                e.kind,
+                e.token.map(|t| t.to_string()).unwrap_or_default(),
+                e.detail,
+                e.agent
+            )
+        })
+        .collect()
+}

@@ -44,6 +44,20 @@ impl StudyView {
         Ok(Some(StudyView { study, runs }))
     }
 
+    /// Studies `ids` for the HTML report; one that is not there is refused, nothing written.
+    pub fn load_all(store: &storlab_store::Store, ids: &[i64]) -> Result<Vec<StudyView>, storlab_store::StoreError> {
+        ids.iter()
+            .map(|id| {
+                StudyView::load(store, *id)?.ok_or_else(|| {
+                    storlab_store::StoreError::Request(format!(
+                        "no study {id} in {}: no report was written",
+                        store.target()
+                    ))
+                })
+            })
+            .collect()
+    }
+
     /// Each member's role and run.
     pub fn members(&self) -> Vec<(&Role, &RunDetail)> {
         self.study

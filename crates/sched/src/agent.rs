@@ -41,6 +41,58 @@ pub struct AgentOptions {
     pub quiet: bool,
 }
 
+/// `storlab sched agent`'s flags, declared here once (the binary flattens them).
+#[derive(Debug, Clone, clap::Args)]
+pub struct AgentFlags {
+    /// This server's name in the schedule.
+    #[arg(long)]
+    pub server: String,
+    /// The schedule file: root's, writable by no one else.
+    #[arg(long, value_name = "FILE", default_value = "/etc/storlab/schedule.toml")]
+    pub schedule: std::path::PathBuf,
+    /// End after this many complete verifies (default: run until stopped).
+    #[arg(long, value_name = "N")]
+    pub rounds: Option<u32>,
+    /// How often to ask for a slot, look at the task and ask whether the pool is busy.
+    #[arg(long, value_name = "DURATION", default_value = "5s")]
+    pub poll: String,
+    /// Say nothing on stderr.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+impl AgentOptions {
+    /// The agent `flags` ask for, checked before anything starts: the schedule is root's and
+    /// names this server, the figures it takes from stored studies are read (`open`), the poll
+    /// is a duration above 0. `host` is this host's name; `guard` starts this program's `sched guard`; `stop` is set by
+    /// SIGTERM and Ctrl-C.
+    pub fn new(
+        flags: &AgentFlags,
+        db: DbTarget,
+        host: String,
+        open: &dyn Fn() -> Result<storlab_store::Store, storlab_store::StoreError>,
+        guard: Vec<String>,
+        stop: Arc<AtomicBool>,
+    ) -> Result<AgentOptions, crate::SchedError> {
+        let schedule = Schedule::read_trusted(&flags.schedule)?;
+        // Named before anything starts: an agent for a server the schedule does not name.
+        schedule.server(&flags.server)?;
+        let schedule = schedule.with_studies(open)?;
+        let poll = crate::question::duration("--poll", &flags.poll)?;
+        Ok(AgentOptions {
+            schedule,
+            server: flags.server.clone(),
+            db,
+            host,
+            rounds: flags.rounds,
+            poll,
+            guard,
+            stop,
+            quiet: flags.quiet,
+        })
+    }
+}
+
 /// How one grant ended.
 #[derive(Debug, Clone, PartialEq)]
 enum Ended {

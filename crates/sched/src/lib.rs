@@ -11,6 +11,8 @@
 //!   or outside its windows;
 //! - guard.rs: the process that holds the task and stops it when the lease runs out or the
 //!   agent dies;
+//! - question.rs: `storlab risk`'s question from the user's flags, a stored rebuild study and
+//!   a schedule's pool; risk.rs: the Markov model that answers it;
 //! - status.rs: the schedule joined with the database's record;
 //! - metrics.rs: the status as Prometheus metrics.
 
@@ -19,6 +21,7 @@ pub mod busy;
 pub mod guard;
 pub mod metrics;
 pub mod plan;
+pub mod question;
 pub mod risk;
 pub mod schedule;
 pub mod status;
@@ -30,4 +33,13 @@ pub enum SchedError {
     /// The user's input: a schedule file, a flag. Nothing was started.
     #[error("{0}")]
     Input(String),
+    /// The results database a stored study was to be read from.
+    #[error("{0}")]
+    Store(#[source] storlab_store::StoreError),
+}
+
+impl From<storlab_store::StoreError> for SchedError {
+    fn from(e: storlab_store::StoreError) -> Self {
+        SchedError::Store(e)
+    }
 }

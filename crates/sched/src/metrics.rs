@@ -98,3 +98,24 @@ impl SchedMetrics {
         }
     }
 }
+/// Keeps `m` current until `stop` is set: every `interval` the status is read again by `look`;
+/// a read that fails keeps the last values and is told to `failed`.
+pub fn keep_current<E: std::fmt::Display>(
+    m: &SchedMetrics,
+    interval: std::time::Duration,
+    stop: &std::sync::atomic::AtomicBool,
+    look: impl Fn() -> Result<(Vec<PoolStatus>, f64), E>,
+    failed: impl Fn(&E),
+) {
+    let mut next = std::time::Instant::now() + interval;
+    while !stop.load(std::sync::atomic::Ordering::Relaxed) {
+        std::thread::sleep(std::time::Duration::from_millis(100));
+        if std::time::Instant::now() >= next {
+            next += interval;
+            match look() {
+                Ok((pools, now)) => m.set(&pools, now),
+                Err(e) => failed(&e),
+            }
+        }
+    }
+}

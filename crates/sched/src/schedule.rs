@@ -468,6 +468,18 @@ impl Schedule {
         self.pools.iter().any(|p| p.studies != PoolStudies::default())
     }
 
+    /// The schedule with the figures it takes from stored studies read; `open` is called only
+    /// when it names a study.
+    pub fn with_studies(
+        mut self,
+        open: &dyn Fn() -> Result<storlab_store::Store, storlab_store::StoreError>,
+    ) -> Result<Schedule, SchedError> {
+        if self.needs_studies() {
+            self.resolve(&open()?)?;
+        }
+        Ok(self)
+    }
+
     /// Reads the figures the file takes from stored studies: a cost from a cost-to-the-users
     /// study (`storlab impact --task …`), durations from a cost-to-the-task study (`storlab
     /// impact --reverse --task …`); then checks them as the file's own would be.

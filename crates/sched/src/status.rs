@@ -41,6 +41,15 @@ pub fn errors_found(words: &str) -> Option<u64> {
     })
 }
 
+/// The status now, as the database has it: every pool's and the database's clock.
+pub fn look(
+    schedule: &Schedule,
+    store: &storlab_store::Store,
+) -> Result<(Vec<PoolStatus>, f64), storlab_store::StoreError> {
+    let now = store.sched_now()?;
+    Ok((status(schedule, &store.sched_servers()?, now), now))
+}
+
 /// Joins the schedule with the database's view of its servers, `now` on the database's clock.
 pub fn status(schedule: &Schedule, known: &[SchedServer], now: f64) -> Vec<PoolStatus> {
     schedule

@@ -24,6 +24,7 @@ use storlab_store::{Store, StoreError};
 use storlab_workload::{cache_may_flatter, resolve, Job, ResolveOptions, WorkloadError};
 
 pub mod team;
+pub mod together;
 
 /// Why a run could not be run or stored.
 #[derive(Debug, thiserror::Error)]
@@ -39,6 +40,11 @@ pub enum SessionError {
     /// run is stored as failed with the phases before it.
     #[error("{0}")]
     Rank(String),
+    /// The ranks of a run many processes run together did not start: one could not prepare
+    /// its part, or its part differs from rank 0's (its rank, host and reason). Nothing was
+    /// stored; the user's to fix.
+    #[error("{0}")]
+    Disagreed(String),
     /// A phase failed; the run is stored as failed with the phases before it.
     #[error("run {run_id}, phase {seq} ({kind}): {source}")]
     Phase {
@@ -608,12 +614,7 @@ pub fn run_study(
     announce: impl FnMut(usize, &Role),
 ) -> Result<(i64, Points), SessionError> {
     let done = run_points(store, points, o, announce)?;
-    let id = store.save_study(&NewStudy {
-        params,
-        members: done.done.iter().map(|(m, _)| m.clone()).collect(),
-        events: Vec::new(),
-        task_samples: Vec::new(),
-    })?;
+    let id = save_points_study(store, params, &done)?;
     Ok((id, done))
 }
 
@@ -661,27 +662,39 @@ pub fn run_points_team(
     Ok(rank0.then_some(out))
 }
 
-/// [`run_study`] on one rank of runs many processes run together: [`run_points_team`], then
-/// rank 0 stores the study of the points that ran and returns its id with them.
-pub fn run_study_team(
-    team: &dyn team::Team,
-    mut store: Option<&mut Store>,
-    params: StudyParams,
-    points: Vec<(Role, Prepared)>,
-    o: &RunOptions,
-    announce: impl FnMut(usize, &Role),
-) -> Result<Option<(i64, Points)>, SessionError> {
-    let done = run_points_team(team, store.as_deref_mut(), points, o, announce)?;
-    let (Some(done), Some(store)) = (done, store) else {
-        return Ok(None);
-    };
-    let id = store.save_study(&NewStudy {
+/// Stores the points that ran as a study with `params`: its id.
+pub fn save_points_study(store: &mut Store, params: StudyParams, done: &Points) -> Result<i64, SessionError> {
+    Ok(store.save_study(&NewStudy {
         params,
         members: done.done.iter().map(|(m, _)| m.clone()).collect(),
         events: Vec::new(),
         task_samples: Vec::new(),
-    })?;
-    Ok(Some((id, done)))
+    })?)
+}
+
+/// Runs IOzone's cells in this process (`storlab iozone`; the caller has resolved each before
+/// opening the database): one cell as one run, several as a study with `study` (IOzone's
+/// matrix, or a range of workers), each cell announced to the live view when there are
+/// several. Returns the study's id and the cells that ran.
+pub fn run_cells(
+    store: &mut Store,
+    cells: Vec<(storlab_workload::iozone::IozoneCell, Job)>,
+    study: StudyParams,
+    o: &RunOptions,
+) -> Result<(Option<i64>, Points), SessionError> {
+    let points: Vec<(Role, Job)> = cells.into_iter().map(|(c, j)| (c.role(), j)).collect();
+    let n = points.len();
+    let announce = |i: usize, role: &Role| {
+        if let (Some(l), true) = (o.live, n > 1) {
+            l.study_progress(i, n, &role.to_string());
+        }
+    };
+    if n > 1 {
+        let (id, done) = run_study(store, study, &points, o, announce)?;
+        Ok((Some(id), done))
+    } else {
+        Ok((None, run_points(store, &points, o, announce)?))
+    }
 }
 
 /// Runs each job as one point of a study, in order, until all ran or Ctrl-C; `announce` is

@@ -136,6 +136,19 @@ pub fn default_path(data_dir: Option<PathBuf>) -> PathBuf {
         .join("results.db")
 }
 
+impl DbTarget {
+    /// The database a command names: `--db` when given, else $STORLAB_DB when set and not
+    /// empty, else the default file under `data_dir`. A refusal names where the text came from.
+    pub fn named(flag: Option<&str>, data_dir: Option<PathBuf>) -> std::result::Result<DbTarget, String> {
+        let (given, from) = match (flag, std::env::var("STORLAB_DB")) {
+            (Some(d), _) => (d.to_string(), "--db"),
+            (None, Ok(d)) if !d.is_empty() => (d, "STORLAB_DB"),
+            _ => return Ok(DbTarget::Sqlite(default_path(data_dir))),
+        };
+        DbTarget::parse(&given).map_err(|e| format!("{from}: {e}"))
+    }
+}
+
 /// The results database.
 pub struct Store {
     // A cell, so that reads take `&self` as they did with one SQLite connection; every method
@@ -191,6 +204,21 @@ impl Store {
             other => other?,
         }
         Ok(store)
+    }
+
+    /// Opens a database to read from: a SQLite file must exist (reading never creates one),
+    /// refused as a request otherwise; a PostgreSQL database is made current by its
+    /// migrations, like any open.
+    pub fn open_existing(target: &DbTarget, host: &str) -> Result<Store> {
+        if let Some(path) = target.file() {
+            if !path.exists() {
+                return Err(StoreError::Request(format!(
+                    "no results database at {}: run `storlab demo` or `storlab run` first, or give --db FILE|URL",
+                    path.display()
+                )));
+            }
+        }
+        Store::connect(target, host)
     }
 
     /// Which database this is (the spool file once results went there); shown, a PostgreSQL

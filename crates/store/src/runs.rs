@@ -242,6 +242,26 @@ impl Store {
             .transpose()
     }
 
+    /// The seed stored run `id` wrote its data with (its first phase that wrote with
+    /// verification on), for `storlab run --verify-against`. A run that is not there, or that
+    /// wrote nothing with verification, is refused as [`StoreError::Request`], saying why.
+    pub fn writer_seed(&self, id: i64) -> Result<u64> {
+        let run = self
+            .run(id, false)?
+            .ok_or_else(|| StoreError::Request(format!("--verify-against {id}: no run {id} in {}", self.target())))?;
+        run.phases
+            .iter()
+            .find_map(|p| match &p.params {
+                storlab_model::run::PhaseParams::Plan(plan) if plan.kind.writes() && plan.settings.verify => Some(plan.seed),
+                _ => None,
+            })
+            .ok_or_else(|| {
+                StoreError::Request(format!(
+                    "--verify-against {id}: run {id} wrote nothing with --verify (its blocks carry no header to check); verify a run that wrote with --verify --keep"
+                ))
+            })
+    }
+
     /// Everything stored for run `id`, or None when there is no such run. Samples are included
     /// when `with_samples`.
     pub fn run(&self, id: i64, with_samples: bool) -> Result<Option<RunDetail>> {

@@ -467,6 +467,23 @@ pub fn latency(ns: f64) -> String {
     }
 }
 
+/// Hours in words a person reads at a glance: "36.0 h", "2.50 h", "12.0 s".
+pub fn human_hours(h: f64) -> String {
+    if h >= 10.0 {
+        format!("{h:.1} h")
+    } else if h >= 0.1 {
+        format!("{h:.2} h")
+    } else {
+        format!("{:.1} s", h * 3600.0)
+    }
+}
+
+/// A moment (seconds since the epoch) as RFC 3339 UTC, to the second.
+pub fn utc(t: f64) -> String {
+    let st = std::time::UNIX_EPOCH + std::time::Duration::from_secs_f64(t.max(0.0));
+    humantime::format_rfc3339_seconds(st).to_string()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -7,7 +7,9 @@
 #![deny(missing_docs)]
 
 pub mod fio;
+pub mod flags;
 pub mod iozone;
+pub mod presets;
 mod settings;
 pub mod sweep;
 mod validate;
@@ -262,6 +264,22 @@ impl Job {
             source: e,
         })?;
         Job::parse(&text, &path.display().to_string())
+    }
+
+    /// Verifies data an earlier run wrote with `seed` (`--verify-against RUN`): its seed, and
+    /// verification on. A different seed given is refused: the blocks would not match.
+    pub fn verify_against(&mut self, run: i64, seed: u64) -> Result<(), WorkloadError> {
+        match self.settings.seed {
+            Some(given) if given != seed => {
+                return Err(WorkloadError::invalid(
+                    format!("--seed {given} and --verify-against {run}"),
+                    format!("run {run} wrote with seed 0x{seed:016x}; give one or the other"),
+                ))
+            }
+            _ => self.settings.seed = Some(seed),
+        }
+        self.settings.verify = Some(true);
+        Ok(())
     }
 
     /// Applies command-line phases (replacing the file's list) and targets (replacing the file's).

@@ -1,7 +1,7 @@
 //! `storlab sweep`'s points: `--vary KEY=VALUES` read as a list or a range, every combination
 //! of several varied settings, each point a job, all checked before the first runs.
 
-use storlab_model::study::Role;
+use storlab_model::study::{Role, StudyParams, SweepParams};
 
 use crate::{Job, Settings, WorkloadError};
 
@@ -190,6 +190,36 @@ pub fn check(
     }))
 }
 
+/// A sweep ready to run: its points, and the study they are stored as (its varied keys and
+/// points, the points left out, the command, and IOzone's note on cache figures). A file size ×
+/// block size sweep is IOzone's matrix, which the report draws as heat maps.
+pub fn study(
+    base: &Job,
+    vary: &[String],
+    opts: &crate::ResolveOptions,
+    memory: u64,
+    command: String,
+) -> Result<(Vec<(Role, Job)>, StudyParams), WorkloadError> {
+    let (points, skipped) = expand(base, vary)?;
+    let note = check(&points, opts, memory)?;
+    let axes: Vec<(String, Vec<String>)> = vary.iter().filter_map(|v| self::points(v).ok()).collect();
+    let keys: Vec<String> = axes.iter().map(|(k, _)| k.clone()).collect();
+    let matrix = keys.len() == 2 && keys.iter().any(|k| k == "size") && keys.iter().any(|k| k == "bs");
+    let params = SweepParams {
+        points: axes,
+        vary: keys,
+        command,
+        skipped,
+        note,
+    };
+    let params = if matrix {
+        StudyParams::SweepMatrix(params)
+    } else {
+        StudyParams::Sweep(params)
+    };
+    Ok((points, params))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -216,5 +246,25 @@ mod tests {
         ] {
             assert!(points(s).unwrap_err().to_string().contains(needle), "{s}");
         }
+    }
+
+    #[test]
+    fn a_size_by_block_size_sweep_is_a_matrix_study_with_its_points_left_out_counted() {
+        let base = Job::parse("threads = 1\nphase = [\"write\"]\ntarget = [\"/tmp\"]\n", "test").unwrap();
+        let opts = crate::ResolveOptions::default();
+        let vary = ["size=64k,1m".to_string(), "bs=4k,256k".to_string()];
+        let (points, params) = study(&base, &vary, &opts, 0, "storlab sweep …".into()).unwrap();
+        // 64 KiB files in 256 KiB blocks are left out, as IOzone's matrix leaves them.
+        assert_eq!(points.len(), 3);
+        let StudyParams::SweepMatrix(p) = params else {
+            panic!("a size × bs sweep is a matrix: {params:?}")
+        };
+        assert_eq!(
+            (p.skipped, p.vary.clone()),
+            (1, vec!["size".to_string(), "bs".to_string()])
+        );
+        assert_eq!(p.command, "storlab sweep …");
+        let (_, params) = study(&base, &["threads=1..2".to_string()], &opts, 0, String::new()).unwrap();
+        assert!(matches!(params, StudyParams::Sweep(_)));
     }
 }
