@@ -10,14 +10,16 @@ use storlab_challenge::run::SampleObserver;
 use storlab_challenge::share::{self, Share, Taken};
 use storlab_challenge::spec::{build, SpecInput};
 use storlab_challenge::stats::{compute, Ask, Window};
-use storlab_model::challenge::{Fault, Pool};
-use storlab_model::run::RunStatus;
-use storlab_report::challenge::{account_table, outcome_text, stats_data, stats_text, ChallengeUnit, ChallengeView};
+use storlab_model::challenge::Pool;
+use storlab_report::challenge::{
+    account_table, outcome_document, outcome_text, stats_data, stats_text, ChallengeUnit, ChallengeView,
+};
 use storlab_store::{Store, StoredChallenge};
 
 use crate::cli::{AgentArgs, ChallengeCmd, ChallengeSpecArgs, OutputArgs};
-use crate::results::{open_existing, open_new, print_csv, print_json};
-use crate::{exit, usage};
+use crate::results::{emit, open_existing, open_new, print_csv, print_json};
+use crate::running::serve_live;
+use crate::usage;
 
 pub fn dispatch(c: ChallengeCmd) -> Result<u8> {
     match c {
@@ -27,14 +29,6 @@ pub fn dispatch(c: ChallengeCmd) -> Result<u8> {
         ChallengeCmd::Resume(a) => agent(&a, true),
         ChallengeCmd::Stats { id, ask, mib, output } => stats(id, &ask, mib, &output),
         ChallengeCmd::Show { id, samples, output } => show(id, samples, &output),
-    }
-}
-
-fn unit(mib: bool) -> ChallengeUnit {
-    if mib {
-        ChallengeUnit::MiB
-    } else {
-        ChallengeUnit::MB
     }
 }
 
@@ -89,63 +83,62 @@ fn pool_flags(pools: &[Pool]) -> String {
 fn run(a: &ChallengeSpecArgs, mib: bool, out: &OutputArgs) -> Result<u8> {
     // Checked whole before the database is opened: a refused challenge leaves nothing behind.
     let spec = build(&spec_input(a)?)?;
-    let live = serve_live(a.metrics.as_deref())?;
+    let live = serve_live(a.metrics.as_deref(), "challenge")?;
     let store = open_new(&out.db)?;
     let id = store.create_challenge(&spec)?;
     let c = stored(&store, id)?;
-    let part = Part {
-        writers: spec.writers,
-        readers: spec.readers,
-        shared: false,
-        take_over: Vec::new(),
+    let share = Share {
         host_faults: share::host_faults(&spec),
+        ..here(spec.writers, spec.readers, out)
     };
-    take_part(store, &c, part, live.as_ref(), mib, out)
-}
-
-/// `--metrics ADDR`, bound before anything is stored.
-fn serve_live(addr: Option<&str>) -> Result<Option<storlab_metrics::live::Live>> {
-    let live = storlab_metrics::live::serve(addr, "challenge").map_err(|e| usage(e.to_string()))?;
-    if let Some(l) = &live {
-        eprintln!("storlab: live figures at http://{}/metrics", l.endpoint.addr());
-    }
-    Ok(live)
+    take_part(store, &c, share, live.as_ref(), mib, out)
 }
 
 /// `storlab challenge agent ID` and `storlab challenge resume ID`.
 fn agent(args: &AgentArgs, resume: bool) -> Result<u8> {
     let (id, a, mib, out) = (args.id, &args.pools, args.mib, &args.output);
     let (mine, host_faults) = share::host_plan(a)?;
-    let live = serve_live(a.metrics.as_deref())?;
+    let live = serve_live(a.metrics.as_deref(), "challenge")?;
     let store = open_existing(&out.db)?;
     let (c, take_over) = share::join(&store, id, &mine, &host_faults, resume)?;
-    let part = Part {
-        writers: a.writers.unwrap_or(c.spec.writers),
-        readers: a.readers.unwrap_or(c.spec.readers),
+    let share = Share {
         shared: true,
         take_over,
         host_faults,
+        ..here(
+            a.writers.unwrap_or(c.spec.writers),
+            a.readers.unwrap_or(c.spec.readers),
+            out,
+        )
     };
-    if part.writers == 0 && part.readers == 0 {
+    if share.writers == 0 && share.readers == 0 {
         return Err(usage("--writers 0 and --readers 0: this agent would do nothing"));
     }
-    take_part(store, &c, part, live.as_ref(), mib, out)
+    take_part(store, &c, share, live.as_ref(), mib, out)
 }
 
-/// How this host takes part, from its flags.
-struct Part {
-    writers: u32,
-    readers: u32,
-    shared: bool,
-    take_over: Vec<String>,
-    host_faults: Vec<Fault>,
+/// This process's share with `writers` and `readers`, alone (the caller says otherwise): its
+/// name, its command line, a live line when a person watches, stopped by Ctrl-C.
+fn here(writers: u32, readers: u32, out: &OutputArgs) -> Share<'static> {
+    Share {
+        agent: agent_name(),
+        command: crate::running::command_line(),
+        writers,
+        readers,
+        shared: false,
+        take_over: Vec::new(),
+        host_faults: Vec::new(),
+        live: std::io::stderr().is_terminal() && !out.json && !out.csv,
+        observer: None,
+        interrupt: storlab_session::stop_flag(),
+    }
 }
 
 /// Runs this host's share (crates/challenge's `share`), and prints what happened.
 fn take_part(
     mut store: Store,
     c: &StoredChallenge,
-    p: Part,
+    share: Share,
     live: Option<&storlab_metrics::live::Live>,
     mib: bool,
     out: &OutputArgs,
@@ -159,16 +152,8 @@ fn take_part(
         }
     };
     let share = Share {
-        agent: agent_name(),
-        command: crate::running::command_line(),
-        writers: p.writers,
-        readers: p.readers,
-        shared: p.shared,
-        take_over: p.take_over,
-        host_faults: p.host_faults,
-        live: std::io::stderr().is_terminal() && !out.json && !out.csv,
         observer: live.is_some().then_some(&observe as SampleObserver),
-        interrupt: storlab_session::stop_flag(),
+        ..share
     };
     let run_id = share::begin(&mut store, c, &share)?;
     if !out.json && !out.csv {
@@ -185,30 +170,14 @@ fn take_part(
     let (store, taken) = share::take_part(store, c, run_id, &share, || {
         open_new(&out.db).map_err(|e| storlab_store::StoreError::Request(e.to_string()))
     })?;
-    print_outcome(&store, c, &taken, unit(mib), out)?;
-    Ok(match taken.status {
-        RunStatus::Aborted => exit::ABORTED,
-        RunStatus::Failed => 1,
-        RunStatus::Corrupt => exit::CORRUPT,
-        _ => 0,
-    })
+    print_outcome(&store, c, &taken, ChallengeUnit::of(mib), out)?;
+    Ok(crate::running::code_of(taken.status))
 }
 
 fn print_outcome(store: &Store, c: &StoredChallenge, t: &Taken, unit: ChallengeUnit, out: &OutputArgs) -> Result<()> {
     let (o, acc, stats) = (&t.outcome, &t.account, &t.stats);
     if out.json {
-        return print_json(&serde_json::json!({
-            "challenge": c.id,
-            "uuid": c.uuid,
-            "run": t.run_id,
-            "host": agent_name(),
-            "here": o,
-            "account": acc,
-            "holds": acc.holds(),
-            "problems": t.problems,
-            "ended": t.ended,
-            "statistics": stats,
-        }));
+        return print_json(&outcome_document(c, &agent_name(), t));
     }
     if out.csv {
         return print_csv(&stats_data(stats, unit));
@@ -243,27 +212,21 @@ fn stored(store: &Store, id: i64) -> Result<StoredChallenge> {
 fn stats(id: i64, ask: &Ask, mib: bool, out: &OutputArgs) -> Result<u8> {
     let store = open_existing(&out.db)?;
     let s = storlab_challenge::stats::of_challenge(&store, &stored(&store, id)?, ask)?;
-    let u = unit(mib);
-    if out.json {
-        print_json(&serde_json::json!({ "challenge": id, "unit": u.name(), "statistics": s }))?;
-    } else if out.csv {
-        print_csv(&stats_data(&s, u))?;
-    } else {
-        print!("{}", stats_text(&s, u));
-    }
+    let u = ChallengeUnit::of(mib);
+    let doc = || serde_json::json!({ "challenge": id, "unit": u.name(), "statistics": s });
+    emit(out, doc, || stats_data(&s, u), || stats_text(&s, u))?;
     Ok(0)
 }
 
 /// `storlab challenge show ID`.
 fn show(id: i64, with_samples: bool, out: &OutputArgs) -> Result<u8> {
     let v = view(&open_existing(&out.db)?, id, "")?;
-    if out.json {
-        print_json(&v.document(with_samples))?;
-    } else if out.csv {
-        print_csv(&account_table(&v.account))?;
-    } else {
-        print!("{}", v.text());
-    }
+    emit(
+        out,
+        || v.document(with_samples),
+        || account_table(&v.account),
+        || v.text(),
+    )?;
     Ok(0)
 }
 

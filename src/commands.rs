@@ -6,14 +6,14 @@ use anyhow::{Context, Result};
 use storlab_model::list_paths;
 use storlab_model::run::RunKind;
 use storlab_model::study::{Role, StudyParams};
-use storlab_session::{run_study, LiveRun};
+use storlab_session::{run_study, LiveRun, RunOptions};
 use storlab_store::Store;
 use storlab_workload::iozone::{IozoneArgs, IozoneCell};
 use storlab_workload::Job;
 
 use crate::cli::{DemoArgs, ImpactArgs, JobArgs, OutputArgs, RunArgs, ScanArgs, SweepArgs};
-use crate::results::{open_new, print_run, print_study};
-use crate::running::{code_of, command_line, options, serve_live, status_line, views};
+use crate::results::{json_or_text, open_new, print_run, print_study};
+use crate::running::{code_of, command_line, Measuring};
 use crate::{exit, usage};
 
 /// Runs one job through the one run path and prints the stored run.
@@ -21,20 +21,16 @@ fn execute(job: &Job, kind: RunKind, a: &JobArgs, out: &OutputArgs) -> Result<u8
     if let Some(launch) = crate::ranks::launched() {
         return crate::ranks::execute(job, kind, a, out, &launch);
     }
-    if a.stonewall {
-        return Err(usage(
-            "--stonewall ends every MPI rank's phase when the first rank's is done: it applies under mpirun or srun (docs/mpi.md)",
-        ));
-    }
+    a.alone()?;
     // Refusals come before the database is opened: a refused job leaves nothing behind.
     let prepared = storlab_session::prepare(job, &a.allow_devices)?;
-    let live = serve_live(a, "run")?;
-    let mut store = open_new(&out.db)?;
-    let command = command_line();
-    let status = status_line(out, a.quiet, None);
-    let views = views(live.as_ref(), &status);
-    let e = storlab_session::run_prepared(&mut store, prepared, &options(kind, a, &command, views.as_deref()))?;
-    drop((views, status));
+    let mut m = Measuring::start(a.metrics.as_deref(), "run", out, a.quiet, None)?;
+    let e = storlab_session::run_prepared(
+        &mut m.store,
+        prepared,
+        &RunOptions::of_job(kind, a, &m.command, m.live.as_deref()),
+    )?;
+    let store = m.end();
     print_run(&store, e.run_id, false, out)?;
     eprintln!("storlab: stored as run {} in {}", e.run_id, store.target());
     Ok(code_of(e.status))
@@ -71,27 +67,11 @@ pub fn run(args: RunArgs) -> Result<u8> {
             let fio = storlab_workload::fio::load(path, args.ignore_unknown)?;
             let job = args.job.over(fio.job.clone())?;
             if args.parse_only {
-                if args.output.json {
-                    crate::results::print_json(&serde_json::json!({
-                        "job": job,
-                        "toml": fio.toml,
-                        "notes": fio.notes,
-                        "ignored": fio.ignored,
-                    }))?;
-                } else {
-                    print!("{}", fio.toml);
-                }
+                json_or_text(args.output.json, || fio.document(&job), || fio.toml.clone())?;
                 return Ok(0);
             }
-            for n in &fio.notes {
-                eprintln!("storlab: {}: {n}", path.display());
-            }
-            if !fio.ignored.is_empty() {
-                eprintln!(
-                    "storlab: {}: ignored (--ignore-unknown): {}",
-                    path.display(),
-                    fio.ignored.join(", ")
-                );
+            for line in fio.remarks(path) {
+                eprintln!("storlab: {line}");
             }
             job
         }
@@ -124,24 +104,24 @@ fn run_points(
     a: &JobArgs,
     out: &OutputArgs,
 ) -> Result<u8> {
-    let live = serve_live(a, "sweep")?;
-    let mut store = open_new(&out.db)?;
-    let command = command_line();
     let n = points.len();
-    let status = status_line(out, a.quiet, Some(format!("sweep of {n} points")));
-    let views = views(live.as_ref(), &status);
-    let (id, done) = run_study(
-        &mut store,
-        params,
-        &points,
-        &options(kind, a, &command, views.as_deref()),
-        |i, role| {
-            if let Some(v) = &views {
-                v.study_progress(i, n, &role.to_string());
-            }
-        },
+    let mut m = Measuring::start(
+        a.metrics.as_deref(),
+        "sweep",
+        out,
+        a.quiet,
+        Some(format!("sweep of {n} points")),
     )?;
-    drop((views, status));
+    let live = m.live.clone();
+    let announce = |i: usize, role: &Role| {
+        if let Some(v) = &live {
+            v.study_progress(i, n, &role.to_string());
+        }
+    };
+    let opts = RunOptions::of_job(kind, a, &m.command, m.live.as_deref());
+    let (id, done) = run_study(&mut m.store, params, &points, &opts, announce)?;
+    drop((opts, live));
+    let store = m.end();
     print_study(&store, id, out.json)?;
     eprintln!(
         "storlab: stored {} runs as study {id} in {}",
@@ -174,12 +154,17 @@ pub fn iozone(args: Vec<String>) -> Result<u8> {
     let cells: Vec<IozoneCell> = jobs.iter().map(|(c, _)| *c).collect();
     let params = a.study_params(&cells);
     let out = crate::iozone::output(&a);
-    let mut store = open_new(&out.db)?;
     let n = jobs.len();
-    let status = status_line(&out, a.quiet, (n > 1).then(|| format!("IOzone, {n} cells")));
-    let opts = crate::iozone::options(&a, status.as_deref().map(|s| s as &dyn LiveRun));
-    let (study, done) = storlab_session::run_cells(&mut store, jobs, a.study(&params), &opts)?;
-    drop(status);
+    let mut m = Measuring::start(
+        None,
+        "iozone",
+        &out,
+        a.quiet,
+        (n > 1).then(|| format!("IOzone, {n} cells")),
+    )?;
+    let opts = crate::iozone::options(&a, m.live.as_deref().map(|s| s as &dyn LiveRun));
+    let (study, done) = storlab_session::run_cells(&mut m.store, jobs, a.study(&params), &opts)?;
+    let store = m.end();
     crate::results::print_iozone(&store, &a, study, &done, params.note.as_deref())?;
     Ok(crate::iozone::exit_code(&done))
 }
@@ -198,15 +183,20 @@ pub fn impact(args: ImpactArgs) -> Result<u8> {
     )?;
     // Refusals come before the database is opened: a refused study leaves nothing behind.
     let job = prepare(&req, a.to_job()?)?;
-    let live = serve_live(a, "impact")?;
-    let status = status_line(&args.output, a.quiet, Some(req.describe()));
+    let mut m = Measuring::start(
+        a.metrics.as_deref(),
+        "impact",
+        &args.output,
+        a.quiet,
+        Some(req.describe()),
+    )?;
     let req = Request {
-        live: views(live.as_ref(), &status),
+        live: m.live.clone(),
         ..req
     };
-    let mut store = open_new(&args.output.db)?;
-    let o = storlab_impact::request::run(&mut store, job, &req, storlab_session::stop_flag());
-    drop((req, status));
+    let o = storlab_impact::request::run(&mut m.store, job, &req, storlab_session::stop_flag());
+    drop(req);
+    let store = m.end();
     let o = o?;
     if o.aborted {
         eprintln!("storlab: stopped; stored what was done as study {}", o.study_id);
@@ -233,12 +223,8 @@ pub fn scan(args: ScanArgs) -> Result<u8> {
     let growth = earlier.map(|(id, when, before)| storlab_model::scan::growth(&before, &report, id, &when));
     crate::results::print_scan(&report, run_id, growth.as_ref(), &args.output)?;
     eprintln!("storlab: stored as run {run_id} in {}", store.target());
-    if report.partial() {
-        eprintln!(
-            "storlab: partial result: {} entr{} could not be counted (named above); the figures are a lower bound",
-            report.problem_count,
-            if report.problem_count == 1 { "y" } else { "ies" }
-        );
+    if let Some(note) = storlab_report::scan::partial_note(&report) {
+        eprintln!("{note}");
         return Ok(exit::PARTIAL);
     }
     Ok(0)

@@ -6,24 +6,21 @@ use anyhow::Result;
 use storlab_store::{spool_files, DbTarget, Store};
 
 use crate::cli::DbArgs;
-use crate::results::{open_existing, open_new, print_json};
+use crate::results::{json_or_text, open_existing, open_new};
 use crate::usage;
 
 /// `storlab db migrate`: opening migrates; this says what it did.
 pub fn migrate(db: &DbArgs, json: bool) -> Result<u8> {
     let store = open_new(db)?;
     let (found, now) = (store.found_version(), Store::known_version());
-    if json {
-        print_json(&serde_json::json!({
-            "database": store.target().to_string(),
-            "found_version": found,
-            "schema_version": now,
-        }))?;
-    } else if found == now {
-        println!("{}: schema version {now}, current", store.target());
+    let doc =
+        || serde_json::json!({ "database": store.target().to_string(), "found_version": found, "schema_version": now });
+    let change = if found == now {
+        format!("{now}, current")
     } else {
-        println!("{}: schema version {found} → {now}", store.target());
-    }
+        format!("{found} → {now}")
+    };
+    json_or_text(json, doc, || format!("{}: schema version {change}\n", store.target()))?;
     Ok(0)
 }
 
@@ -32,27 +29,20 @@ pub fn info(db: &DbArgs, json: bool) -> Result<u8> {
     let store = open_existing(db)?;
     let (runs, studies) = store.counts()?;
     let spooled: Vec<String> = spool_files().iter().map(|p| p.display().to_string()).collect();
-    if json {
-        print_json(&serde_json::json!({
-            "database": store.target().to_string(),
-            "schema_version": Store::known_version(),
-            "runs": runs,
-            "studies": studies,
-            "spool_files": spooled,
-        }))?;
-        return Ok(0);
-    }
-    let kind = match store.target() {
-        DbTarget::Sqlite(_) => "SQLite",
-        DbTarget::Postgres(_) => "PostgreSQL",
+    let (target, version) = (store.target(), Store::known_version());
+    let doc = || serde_json::json!({ "database": target.to_string(), "schema_version": version, "runs": runs, "studies": studies, "spool_files": spooled });
+    let text = || {
+        let kind = match target {
+            DbTarget::Sqlite(_) => "SQLite",
+            DbTarget::Postgres(_) => "PostgreSQL",
+        };
+        let mut t = format!("database        {target} ({kind})\nschema version  {version}\nruns            {runs}\nstudies         {studies}\n");
+        for f in &spooled {
+            t += &format!("spool file      {f} (copy it in: storlab db copy --from {f} --to DATABASE)\n");
+        }
+        t
     };
-    println!("database        {} ({kind})", store.target());
-    println!("schema version  {}", Store::known_version());
-    println!("runs            {runs}");
-    println!("studies         {studies}");
-    for f in &spooled {
-        println!("spool file      {f} (copy it in: storlab db copy --from {f} --to DATABASE)");
-    }
+    json_or_text(json, doc, text)?;
     Ok(0)
 }
 
@@ -74,20 +64,7 @@ pub fn copy(from: &str, to: &str, json: bool) -> Result<u8> {
     if watching {
         eprintln!();
     }
-    if json {
-        print_json(&report)?;
-    } else {
-        println!(
-            "{} → {}: {} run(s) copied, {} unfinished run(s) replaced by their finished copy, {} already there; \
-             {} study(ies) copied, {} already there",
-            from_store.target(),
-            to_store.target(),
-            report.runs_copied,
-            report.runs_replaced,
-            report.runs_skipped,
-            report.studies_copied,
-            report.studies_skipped
-        );
-    }
+    let text = || format!("{}\n", report.summary(&from_store.target(), &to_store.target()));
+    json_or_text(json, || &report, text)?;
     Ok(0)
 }

@@ -47,33 +47,30 @@ pub fn usage(msg: impl Into<String>) -> anyhow::Error {
 
 /// True when the error is the user's to fix: a refused job, option or request.
 fn is_usage(e: &anyhow::Error) -> bool {
+    /// The error is of type `$t` and its variant is `$t::$v`.
+    macro_rules! input {
+        ($c:expr, $($t:ident :: $v:ident),*) => {
+            false $(|| matches!($c.downcast_ref::<$t>(), Some($t::$v(_))))*
+        };
+    }
+    use storlab_challenge::ChallengeError;
+    use storlab_monitor::MonitorError;
+    use storlab_report::export::WriteError;
+    use storlab_sched::SchedError;
+    use storlab_session::SessionError;
+    use storlab_store::StoreError;
     e.chain().any(|c| {
         c.is::<Usage>()
             || c.is::<storlab_workload::WorkloadError>()
             || c.is::<storlab_impact::study::StudyError>()
-            || matches!(
-                c.downcast_ref::<storlab_session::SessionError>(),
-                Some(storlab_session::SessionError::Disagreed(_))
-            )
-            || matches!(
-                c.downcast_ref::<storlab_challenge::ChallengeError>(),
-                Some(storlab_challenge::ChallengeError::Input(_))
-            )
-            || matches!(
-                c.downcast_ref::<storlab_sched::SchedError>(),
-                Some(storlab_sched::SchedError::Input(_))
-            )
-            || matches!(
-                c.downcast_ref::<storlab_monitor::MonitorError>(),
-                Some(storlab_monitor::MonitorError::Input(_))
-            )
-            || matches!(
-                c.downcast_ref::<storlab_store::StoreError>(),
-                Some(storlab_store::StoreError::Request(_))
-            )
-            || matches!(
-                c.downcast_ref::<storlab_report::export::WriteError>(),
-                Some(storlab_report::export::WriteError::Place(_))
+            || input!(
+                c,
+                SessionError::Disagreed,
+                ChallengeError::Input,
+                SchedError::Input,
+                MonitorError::Input,
+                StoreError::Request,
+                WriteError::Place
             )
     })
 }

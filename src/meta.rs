@@ -13,16 +13,16 @@ use storlab_model::run::Tag;
 use storlab_session::LiveRun;
 
 use crate::cli::{MetaArgs, MetaCmd, UntarArgs, WalkArgs};
-use crate::results::{open_new, print_run};
+use crate::results::print_run;
+use crate::running::Measuring;
 use crate::usage;
-use storlab_metrics::status::StatusLine;
 
 /// The record every meta run is stored with: the command line, the tags, the status line.
-fn record<'a>(command: &'a str, tags: &'a [Tag], status: &'a Option<Arc<StatusLine>>) -> Record<'a> {
+fn record<'a>(command: &'a str, live: &'a Option<Arc<dyn LiveRun + Send + Sync>>, tags: &'a [Tag]) -> Record<'a> {
     Record {
         command,
         tags,
-        live: status.as_deref().map(|s| s as &dyn LiveRun),
+        live: live.as_deref().map(|s| s as &dyn LiveRun),
     }
 }
 
@@ -39,12 +39,10 @@ pub fn meta(a: MetaArgs) -> Result<u8> {
     }
     // Refusals come before anything is made or stored.
     let mut layout = Layout::prepare(&job).map_err(|e| usage(e.to_string()))?;
-    let mut store = open_new(&a.record.output.db)?;
-    let command = crate::running::command_line();
-    let status = crate::running::status_line(&a.record.output, a.record.quiet, None);
+    let mut m = Measuring::start(None, "meta", &a.record.output, a.record.quiet, None)?;
     layout.make()?;
-    let ran = storlab_meta::record::run_job(&mut store, &mut layout, record(&command, &a.record.tags, &status));
-    drop(status);
+    let ran = storlab_meta::record::run_job(&mut m.store, &mut layout, record(&m.command, &m.live, &a.record.tags));
+    let store = m.end();
     if job.keep {
         eprintln!("storlab: kept the tree in {}", layout.root.display());
     } else {
@@ -59,11 +57,9 @@ pub fn meta(a: MetaArgs) -> Result<u8> {
 /// `storlab meta walk DIR`.
 fn walk(a: WalkArgs) -> Result<u8> {
     let request = WalkRequest::new(&a.walk).map_err(|e| usage(e.to_string()))?;
-    let mut store = open_new(&a.record.output.db)?;
-    let command = crate::running::command_line();
-    let status = crate::running::status_line(&a.record.output, a.record.quiet, None);
-    let e = storlab_meta::record::run_walk(&mut store, &request, record(&command, &a.record.tags, &status));
-    drop(status);
+    let mut m = Measuring::start(None, "meta", &a.record.output, a.record.quiet, None)?;
+    let e = storlab_meta::record::run_walk(&mut m.store, &request, record(&m.command, &m.live, &a.record.tags));
+    let store = m.end();
     let e = e?;
     print_run(&store, e.run_id, false, &a.record.output)?;
     eprintln!("storlab: stored as run {} in {}", e.run_id, store.target());
@@ -85,11 +81,13 @@ fn untar(a: UntarArgs) -> Result<u8> {
 
 /// The points of an untar study, stored as one study and printed.
 fn untar_study(a: &UntarArgs, plan: &UntarPlan) -> Result<u8> {
-    let mut store = open_new(&a.record.output.db)?;
-    let command = crate::running::command_line();
-    let status = crate::running::status_line(&a.record.output, a.record.quiet, Some(plan.describe()));
-    let done = storlab_meta::record::run_untar(&mut store, &plan.request(), record(&command, &a.record.tags, &status));
-    drop(status);
+    let mut m = Measuring::start(None, "meta", &a.record.output, a.record.quiet, Some(plan.describe()))?;
+    let done = storlab_meta::record::run_untar(
+        &mut m.store,
+        &plan.request(),
+        record(&m.command, &m.live, &a.record.tags),
+    );
+    let store = m.end();
     let UntarStudy {
         study_id: id,
         aborted,

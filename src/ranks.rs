@@ -66,12 +66,13 @@ mod mpi_ranks {
     use storlab_model::run::RunKind;
     use storlab_session::team::Team;
     use storlab_session::together::{self, Rank0};
+    use storlab_session::RunOptions;
     use storlab_workload::iozone::{IozoneArgs, IozoneCell};
     use storlab_workload::Job;
 
     use crate::cli::{JobArgs, MetaArgs, OutputArgs};
     use crate::results::{open_new, print_run};
-    use crate::running::{code_of, command_line, options, serve_live, status_line, views};
+    use crate::running::{code_of, command_line, serve_live, status_line, views};
 
     /// Rank 0's database and status line, opened when every rank is ready.
     fn rank0(out: &OutputArgs, quiet: bool, study: Option<String>) -> Result<Rank0, String> {
@@ -97,11 +98,11 @@ mod mpi_ranks {
     pub fn execute(job: &Job, kind: RunKind, a: &JobArgs, out: &OutputArgs, _launch: &Launch) -> Result<u8> {
         let team = MpiTeam::join_for(a.stonewall).map_err(anyhow::Error::msg)?;
         let command = command_line();
-        let opts = options(kind, a, &command, None);
+        let opts = RunOptions::of_job(kind, a, &command, None);
         // Only rank 0 serves --metrics and shows a status line; it holds the endpoint here.
         let mut live = None;
         let stored = together::run_job(&team, job, &opts, a.stonewall, || {
-            live = serve_live(a, "run").map_err(|e| e.to_string())?;
+            live = serve_live(a.metrics.as_deref(), "run").map_err(|e| e.to_string())?;
             let status = status_line(out, a.quiet, None);
             let store = open_new(&out.db).map_err(|e| e.to_string())?;
             Ok(Rank0 {

@@ -6,16 +6,18 @@ use std::io::{BufRead, IsTerminal, Write};
 
 use anyhow::Result;
 use storlab_model::scan::Report;
-use storlab_report::export::{exporter, write_whole, Csv, Exporter, Xlsx, FORMATS};
+use storlab_report::compare::compare_stored;
+use storlab_report::export::{write_whole, Csv};
 use storlab_report::iozone::CellResult;
 use storlab_report::studies::StudyView;
 use storlab_report::table::Table;
 use storlab_session::Points;
-use storlab_store::{GroupSpec, RunFilter, Store};
+use storlab_store::Store;
 use storlab_workload::iozone::IozoneArgs;
 
-use crate::cli::{CompareArgs, DbArgs, ExportArgs, ImportArgs, ListFilter, OutputArgs};
+use crate::cli::{CompareArgs, DbArgs, ExportArgs, ImportArgs, OutputArgs};
 use crate::usage;
+use storlab_report::runs::ListFilter;
 
 /// Opens (creating it if need be) the database that a command stores into.
 pub fn open_new(db: &DbArgs) -> Result<Store> {
@@ -50,6 +52,38 @@ pub fn print_csv(t: &Table) -> Result<()> {
     Ok(w.flush()?)
 }
 
+/// Prints what a command found as `out` asks: one JSON document, one CSV table, or text; only
+/// the form asked for is made.
+pub fn emit<J: serde::Serialize>(
+    out: &OutputArgs,
+    json: impl FnOnce() -> J,
+    csv: impl FnOnce() -> Table,
+    text: impl FnOnce() -> String,
+) -> Result<()> {
+    if out.json {
+        print_json(&json())
+    } else if out.csv {
+        print_csv(&csv())
+    } else {
+        print!("{}", text());
+        Ok(())
+    }
+}
+
+/// One JSON document when `json`, else text; only the form asked for is made.
+pub fn json_or_text<J: serde::Serialize>(
+    json: bool,
+    doc: impl FnOnce() -> J,
+    text: impl FnOnce() -> String,
+) -> Result<()> {
+    if json {
+        print_json(&doc())
+    } else {
+        print!("{}", text());
+        Ok(())
+    }
+}
+
 /// Prints a stored run (a scan in its own terms): text, JSON or CSV.
 pub fn print_run(store: &Store, id: i64, samples: bool, out: &OutputArgs) -> Result<()> {
     let run = store.run(id, samples || out.json)?.ok_or_else(|| {
@@ -61,14 +95,12 @@ pub fn print_run(store: &Store, id: i64, samples: bool, out: &OutputArgs) -> Res
     if let Some(report) = store.scan(id)? {
         return print_scan(&report, id, None, out);
     }
-    if out.json {
-        print_json(&run)
-    } else if out.csv {
-        print_csv(&storlab_report::runs::data_tables(std::slice::from_ref(&run))[0])
-    } else {
-        print!("{}", storlab_report::runs::render(&run));
-        Ok(())
-    }
+    emit(
+        out,
+        || &run,
+        || storlab_report::runs::data_tables(std::slice::from_ref(&run)).remove(0),
+        || storlab_report::runs::render(&run),
+    )
 }
 
 /// Prints a scan's report: text, JSON (streamed: a scan can have thousands of rows) or CSV.
@@ -78,33 +110,31 @@ pub fn print_scan(
     growth: Option<&storlab_model::scan::Growth>,
     out: &OutputArgs,
 ) -> Result<()> {
-    if out.json {
-        print_json(&storlab_report::scan::Document {
+    let partial = report.partial();
+    emit(
+        out,
+        || storlab_report::scan::Document {
             run_id,
-            partial: report.partial(),
+            partial,
             report,
             growth,
-        })
-    } else if out.csv {
-        print_csv(&storlab_report::scan::data_table(report, "scan"))
-    } else {
-        print!("{}", storlab_report::scan::render(report, run_id));
-        if let Some(g) = growth {
-            print!("{}", storlab_report::scan::render_growth(g));
-        }
-        Ok(())
-    }
+        },
+        || storlab_report::scan::data_table(report, "scan"),
+        || {
+            storlab_report::scan::render(report, run_id)
+                + &growth.map(storlab_report::scan::render_growth).unwrap_or_default()
+        },
+    )
 }
 
 /// Prints a stored study in its own terms, or as one JSON document.
 pub fn print_study(store: &Store, id: i64, json: bool) -> Result<()> {
     let v = StudyView::load(store, id)?.ok_or_else(|| usage(format!("no study {id} in {}", store.target())))?;
-    if json {
-        print_json(&storlab_report::studies::document(&v))
-    } else {
-        print!("{}", storlab_report::studies::render_text(&v));
-        Ok(())
-    }
+    json_or_text(
+        json,
+        || storlab_report::studies::document(&v),
+        || storlab_report::studies::render_text(&v),
+    )
 }
 
 /// Prints an IOzone run in IOzone's layout (or as JSON), and writes its -b workbook.
@@ -116,62 +146,33 @@ pub fn print_iozone(
     note: Option<&str>,
 ) -> Result<()> {
     let results = CellResult::of_points(a, &done.done);
-    if a.json {
-        print_json(&storlab_report::iozone::document(a, study, &results, note))?;
-    } else {
-        print!("{}", storlab_report::iozone::render(a, &results));
-        if let Some(n) = note {
-            println!("\n\t{n}");
-        }
-    }
+    json_or_text(
+        a.json,
+        || storlab_report::iozone::document(a, study, &results, note),
+        || storlab_report::iozone::render(a, &results) + &note.map(|n| format!("\n\t{n}\n")).unwrap_or_default(),
+    )?;
     if let Some(path) = &a.workbook {
-        let tables = storlab_report::iozone::workbook(a, &results);
-        write_whole(path, |f| Xlsx.export(&tables, f))?;
+        storlab_report::iozone::write_workbook(path, a, &results)?;
         eprintln!("storlab: wrote the workbook {}", path.display());
         if path.extension().is_some_and(|e| e.eq_ignore_ascii_case("xls")) {
             // IOzone wrote the old binary format; the seeds' command lines say -b FILE.xls.
-            eprintln!(
-                "storlab: note: {} holds an XLSX workbook (IOzone's .xls was the older format); spreadsheets open it, some after asking — name it .xlsx to avoid the question",
-                path.display()
-            );
+            eprintln!("storlab: note: {} holds an XLSX workbook (IOzone's .xls was the older format); spreadsheets open it, some after asking — name it .xlsx to avoid the question", path.display());
         }
     }
-    match study {
-        Some(s) => eprintln!(
-            "storlab: stored {} runs as study {s} in {}",
-            results.len(),
-            store.target()
-        ),
-        None => eprintln!(
-            "storlab: stored as run {} in {}",
-            results.first().map(|r| r.run_id).unwrap_or(0),
-            store.target()
-        ),
-    }
+    let first = results.first().map_or(0, |r| r.run_id);
+    let what = study.map_or(format!("as run {first}"), |s| {
+        format!("{} runs as study {s}", results.len())
+    });
+    eprintln!("storlab: stored {what} in {}", store.target());
     Ok(())
 }
 
 pub fn list(limit: usize, f: ListFilter, out: &OutputArgs) -> Result<u8> {
     let store = open_existing(&out.db)?;
-    let runs = store.find_runs(&RunFilter {
-        ids: Vec::new(),
-        host: f.host,
-        kind: f.kind,
-        job: f.job,
-        since: f.since,
-        until: f.until,
-        tags: f.tags,
-        limit: Some(limit),
-    })?;
-    if out.json {
-        print_json(&runs)?;
-        return Ok(0);
-    }
-    let t = storlab_report::runs::list_table(&runs);
-    if out.csv {
-        print_csv(&t)?;
-    } else {
-        print!("{}", t.to_text());
+    let runs = store.find_runs(&f.runs(limit))?;
+    let t = || storlab_report::runs::list_table(&runs);
+    emit(out, || &runs, t, || t().to_text())?;
+    if !out.json && !out.csv {
         eprintln!("{} run(s) in {}", runs.len(), store.target());
     }
     Ok(0)
@@ -233,19 +234,12 @@ fn confirm(question: &str) -> Result<bool> {
 
 pub fn rm(ids: &[i64], yes: bool, out: &OutputArgs) -> Result<u8> {
     let mut store = open_existing(&out.db)?;
-    let found = store.find_runs(&RunFilter {
-        ids: ids.to_vec(),
-        ..RunFilter::default()
-    })?;
-    let missing: Vec<String> = ids
-        .iter()
-        .filter(|i| !found.iter().any(|r| r.id == **i))
-        .map(|i| i.to_string())
-        .collect();
+    let missing = store.runs_missing(ids)?;
     if !missing.is_empty() {
+        let list: Vec<String> = missing.iter().map(|i| i.to_string()).collect();
         return Err(usage(format!(
             "no run {} in {}: nothing was removed",
-            missing.join(", "),
+            list.join(", "),
             store.target()
         )));
     }
@@ -272,19 +266,11 @@ pub fn rm(ids: &[i64], yes: bool, out: &OutputArgs) -> Result<u8> {
 }
 
 pub fn export(a: &ExportArgs) -> Result<u8> {
-    let (format, file) = (&a.format, a.file.as_deref());
-    let ex = exporter(format).ok_or_else(|| {
-        usage(format!(
-            "unknown export format '{format}': expected one of {}",
-            FORMATS.join(", ")
-        ))
-    })?;
-    if file.is_none() && ex.name() == "xlsx" && std::io::stdout().is_terminal() {
-        return Err(usage(
-            "an XLSX workbook is binary: give -o FILE.xlsx (or redirect standard output)",
-        ));
-    }
-    let all = storlab_report::runs::export_tables(&open_existing(&a.db)?, &a.ids, !a.no_samples)?;
+    let (file, ex) = (
+        a.what.file.as_deref(),
+        a.what.exporter(std::io::stdout().is_terminal()).map_err(usage)?,
+    );
+    let all = storlab_report::runs::export_tables(&open_existing(&a.db)?, &a.what.ids, !a.what.no_samples)?;
     match file {
         Some(path) => {
             write_whole(path, |f| ex.export(&all, f))?;
@@ -301,15 +287,15 @@ pub fn export(a: &ExportArgs) -> Result<u8> {
 
 pub fn import(a: &ImportArgs) -> Result<u8> {
     use storlab_import::record::{formats, read_text, store_pieces};
-    let (file, out) = (&a.file, &a.output);
+    let (file, out) = (&a.what.file, &a.output);
     if file.is_dir() {
         return import_dir(a);
     }
     let text = read_text(file).map_err(|why| usage(format!("{}: {why}", file.display())))?;
     let origin = storlab_import::Origin {
         path: file.display().to_string(),
-        host: a.host.clone(),
-        tags: a.tags.clone(),
+        host: a.what.host.clone(),
+        tags: a.what.tags.clone(),
     };
     let pieces = storlab_import::parse(&origin, &text).map_err(|e| usage(e.to_string()))?;
     let mut store = open_new(&out.db)?;
@@ -341,99 +327,32 @@ pub fn import(a: &ImportArgs) -> Result<u8> {
 /// is named with the reason and does not stop the others; the exit status is 1 when any file
 /// was not imported.
 fn import_dir(a: &ImportArgs) -> Result<u8> {
-    use storlab_import::record::{files_below, import_listing, Outcome};
-    let (dir, out) = (&a.file, &a.output);
+    use storlab_import::record::{files_below, import_listing};
+    let (dir, out) = (&a.what.file, &a.output);
     let listing = files_below(dir).map_err(usage)?;
     let mut store = open_new(&out.db)?;
-    let line = |path: &str, o: &Outcome| match o {
-        Outcome::Imported { formats, ids } => format!(
-            "{path}: imported {} run(s) from {} ({})",
-            ids.len(),
-            formats.join(", "),
-            storlab_report::runs::id_list(ids)
-        ),
-        Outcome::NotImported(why) => format!("{path}: not imported: {why}"),
-    };
-    let done = import_listing(&mut store, &listing, a.host.clone(), &a.tags, |path, o| {
+    let done = import_listing(&mut store, &listing, a.what.host.clone(), &a.what.tags, |path, o| {
         if !out.json {
-            println!("{}", line(path, o));
+            println!("{}", o.line(path));
         }
     })?;
-    let (ids, failed, all) = (done.ids(), done.failed(), done.files.len());
     if out.json {
-        let files: Vec<serde_json::Value> = done
-            .files
-            .iter()
-            .map(|(path, o)| match o {
-                Outcome::Imported { formats, ids } => {
-                    serde_json::json!({ "file": path, "formats": formats, "imported": ids })
-                }
-                Outcome::NotImported(why) => serde_json::json!({ "file": path, "error": why }),
-            })
-            .collect();
-        println!(
-            "{}",
-            serde_json::json!({ "files": files, "imported": ids, "not_imported": failed })
-        );
-        return Ok(if failed > 0 { 1 } else { 0 });
-    }
-    for (path, why) in &listing.unreadable {
-        println!("{path}: not imported: {why}");
-    }
-    let not = if failed > 0 {
-        format!("; {failed} file(s) not imported (named above)")
+        println!("{}", done.document());
     } else {
-        String::new()
-    };
-    eprintln!(
-        "storlab: imported {} run(s) from {} of {all} file(s) in {} into {}{not}",
-        ids.len(),
-        all - failed,
-        dir.display(),
-        store.target()
-    );
-    Ok(if failed > 0 { 1 } else { 0 })
-}
-
-/// The groups named on the command line, with their runs.
-fn groups(store: &Store, specs: &[String]) -> Result<(Vec<String>, Vec<Vec<storlab_model::run::RunDetail>>)> {
-    let mut labels = Vec::new();
-    let mut members = Vec::new();
-    for g in specs {
-        let spec = GroupSpec::parse(g).map_err(usage)?;
-        members.push(store.group(&spec)?);
-        labels.push(spec.label());
+        for (path, why) in &listing.unreadable {
+            println!("{path}: not imported: {why}");
+        }
+        eprintln!("{}", done.summary(dir, &store.target().to_string()));
     }
-    Ok((labels, members))
-}
-
-/// Compares groups of runs; refuses runs whose workloads differ unless allowed.
-pub(crate) fn comparison(
-    store: &Store,
-    specs: &[String],
-    allow_different: bool,
-) -> Result<storlab_report::compare::CompareReport> {
-    let (labels, members) = groups(store, specs)?;
-    let report = storlab_report::compare::compare_groups(&labels, &members);
-    if !report.differences.is_empty() && !allow_different {
-        return Err(usage(format!(
-            "these runs did not run the same workload, so their figures do not compare:\n  {}\n(give --allow-different to compare them anyway; the differences are then printed with the result)",
-            report.differences.join("\n  ")
-        )));
-    }
-    Ok(report)
+    Ok(if done.failed() > 0 { 1 } else { 0 })
 }
 
 pub fn compare(a: &CompareArgs) -> Result<u8> {
-    let (specs, out) = (&a.groups, &a.output);
+    let (specs, out) = (&a.groups.groups, &a.output);
     if specs.len() < 2 {
         return Err(usage("compare needs at least two groups, e.g. `storlab results compare fs=ext2 fs=ext3` or `storlab results compare 3,4,5 6,7,8`"));
     }
-    let report = comparison(&open_existing(&out.db)?, specs, a.allow_different)?;
-    if out.json {
-        print_json(&report)?;
-    } else {
-        print!("{}", storlab_report::compare::render_text(&report));
-    }
+    let report = compare_stored(&open_existing(&out.db)?, specs, a.groups.allow_different)?;
+    json_or_text(out.json, || &report, || storlab_report::compare::render_text(&report))?;
     Ok(0)
 }

@@ -5,11 +5,12 @@ use std::sync::Arc;
 
 use anyhow::Result;
 use storlab_metrics::status::StatusLine;
-use storlab_model::run::{RunKind, RunStatus};
-use storlab_session::{LiveRun, LiveViews, RunOptions};
+use storlab_model::run::RunStatus;
+use storlab_session::{LiveRun, LiveViews};
 
-use crate::cli::{JobArgs, OutputArgs};
+use crate::cli::OutputArgs;
 use crate::{exit, usage};
+use storlab_store::Store;
 
 /// The command line as typed, stored with every run, a database password in it masked.
 pub(crate) fn command_line() -> String {
@@ -45,29 +46,49 @@ pub(crate) fn code_of(status: RunStatus) -> u8 {
 
 /// `--metrics ADDR`: the live figures served while the command runs (bound now, before anything
 /// is stored, so that a taken address is refused with nothing done).
-pub(crate) fn serve_live(a: &JobArgs, study: &str) -> Result<Option<storlab_metrics::live::Live>> {
-    let live = storlab_metrics::live::serve(a.metrics.as_deref(), study).map_err(|e| usage(e.to_string()))?;
+pub(crate) fn serve_live(addr: Option<&str>, study: &str) -> Result<Option<storlab_metrics::live::Live>> {
+    let live = storlab_metrics::live::serve(addr, study).map_err(|e| usage(e.to_string()))?;
     if let Some(l) = &live {
         eprintln!("storlab: live figures at http://{}/metrics", l.endpoint.addr());
     }
     Ok(live)
 }
 
-/// How a job of `storlab run`, `demo` or `sweep` runs: as `kind`, with the job's flags and
-/// `live` watching.
-pub(crate) fn options<'a>(
-    kind: RunKind,
-    a: &'a JobArgs,
-    command: &'a str,
-    live: Option<&'a (dyn LiveRun + Send + Sync)>,
-) -> RunOptions<'a> {
-    RunOptions {
-        kind,
-        tags: &a.tags,
-        allow_devices: &a.allow_devices,
-        keep: a.keep,
-        command,
-        control: None,
-        live: live.map(|v| v as &dyn LiveRun),
+/// What a measuring command holds while it works: the database, the command line its runs are
+/// stored with, and the live views (`--metrics`, the status line), which [`Measuring::end`]
+/// ends before anything is printed.
+pub(crate) struct Measuring {
+    pub store: Store,
+    pub command: String,
+    pub live: Option<Arc<dyn LiveRun + Send + Sync>>,
+    /// The metrics endpoint, served until the end.
+    endpoint: Option<storlab_metrics::live::Live>,
+}
+
+impl Measuring {
+    /// Serves `--metrics` at `metrics` (bound before anything is stored), opens the database,
+    /// and starts the status line when a person watches (`study` names a study's own line).
+    pub fn start(
+        metrics: Option<&str>,
+        what: &str,
+        out: &OutputArgs,
+        quiet: bool,
+        study: Option<String>,
+    ) -> Result<Measuring> {
+        let endpoint = serve_live(metrics, what)?;
+        let store = crate::results::open_new(&out.db)?;
+        let status = status_line(out, quiet, study);
+        Ok(Measuring {
+            store,
+            command: command_line(),
+            live: views(endpoint.as_ref(), &status),
+            endpoint,
+        })
+    }
+
+    /// Ends the live views (the status line is gone, the endpoint closed); the database stays.
+    pub fn end(self) -> Store {
+        drop((self.live, self.endpoint));
+        self.store
     }
 }

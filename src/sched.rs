@@ -8,15 +8,15 @@ use std::time::Duration;
 use anyhow::Result;
 use storlab_sched::schedule::Schedule;
 
-use crate::cli::{DbArgs, SchedCmd};
-use crate::results::{open_new, opener, print_json};
+use crate::cli::{DbArgs, GuardArgs, SchedCmd, SchedStatusArgs};
+use crate::results::{json_or_text, open_new, opener, print_json};
 use crate::usage;
 use storlab_sched::agent::AgentOptions;
 
 /// Runs a `storlab sched` command.
 pub fn dispatch(c: SchedCmd) -> Result<u8> {
     match c {
-        SchedCmd::Plan { file, json, db } => sched_plan(&file, json, &db),
+        SchedCmd::Plan(a) => sched_plan(&a.file, a.json, &a.db),
         SchedCmd::Agent { flags, db } => {
             // The agent writes its next line to the guard while the guard may have just ended
             // (its task done, its last line not yet read): under the default SIGPIPE that write
@@ -26,27 +26,15 @@ pub fn dispatch(c: SchedCmd) -> Result<u8> {
             unsafe { libc::signal(libc::SIGPIPE, libc::SIG_IGN) };
             agent(&flags, &db)
         }
-        SchedCmd::Status {
-            schedule,
-            metrics,
-            interval,
-            json,
-            db,
-        } => status(&schedule, metrics.as_deref(), &interval, json, &db),
-        SchedCmd::Events { pool, json, db } => events(pool.as_deref(), json, &db),
-        SchedCmd::Guard { task, deadline, poll } => {
+        SchedCmd::Status(a) => status(&a),
+        SchedCmd::Events(a) => events(a.pool.as_deref(), a.json, &a.db),
+        SchedCmd::Guard(GuardArgs { task, deadline, poll }) => {
             // The guard must outlive its agent: main() set SIGPIPE back to its default, under
             // which the guard's next line to a killed agent would kill the guard too, before it
             // could stop the task. Writes to the closed pipe now fail, and are ignored.
             // SAFETY: setting a signal's disposition to SIG_IGN installs no handler.
             unsafe { libc::signal(libc::SIGPIPE, libc::SIG_IGN) };
-            let task = storlab_impact::kinds::parse(&task).map_err(|e| usage(format!("--task: {e}")))?;
-            let stop = Arc::new(AtomicBool::new(false));
-            let s = stop.clone();
-            let _ = ctrlc::set_handler(move || s.store(true, Ordering::Relaxed));
-            let poll = Duration::from_secs_f64(poll.max(0.01));
-            let code = storlab_sched::guard::guard(task, deadline, poll, &stop);
-            Ok(code as u8)
+            Ok(storlab_sched::guard::run(&task, deadline, poll)?)
         }
     }
 }
@@ -69,28 +57,9 @@ fn duration(flag: &str, v: &str) -> Result<Duration> {
 pub fn sched_plan(file: &std::path::Path, json: bool, db: &DbArgs) -> Result<u8> {
     let schedule = with_studies(Schedule::read(file)?, db)?;
     let plans = storlab_sched::plan::plan(&schedule);
-    if json {
-        crate::results::print_json(&serde_json::json!({
-            "schedule": file.display().to_string(),
-            "lease_seconds": schedule.lease,
-            "pools": plans,
-        }))?;
-    } else {
-        print!("{}", storlab_report::sched::plan_table(&plans).to_text());
-        for (p, plan) in schedule.pools.iter().zip(&plans) {
-            println!(
-                "{}: {} at once; windows: {}; order: {} (never verified first, then the oldest verify)",
-                p.name,
-                plan.k,
-                if p.windows_text.is_empty() {
-                    "always".to_string()
-                } else {
-                    p.windows_text.join(", ")
-                },
-                plan.order.join(", ")
-            );
-        }
-    }
+    let windows: Vec<Vec<String>> = schedule.pools.iter().map(|p| p.windows_text.clone()).collect();
+    let doc = || serde_json::json!({ "schedule": file.display().to_string(), "lease_seconds": schedule.lease, "pools": plans });
+    json_or_text(json, doc, || storlab_report::sched::plan_text(&plans, &windows))?;
     Ok(0)
 }
 
@@ -111,19 +80,17 @@ fn agent(flags: &storlab_sched::agent::AgentFlags, db: &DbArgs) -> Result<u8> {
     storlab_sched::agent::run(&o).map_err(|e| anyhow::anyhow!(e))
 }
 
-fn status(file: &std::path::Path, metrics: Option<&str>, interval: &str, json: bool, db: &DbArgs) -> Result<u8> {
+fn status(a: &SchedStatusArgs) -> Result<u8> {
     use storlab_sched::{metrics, status::look};
+    let (file, json, db) = (&a.schedule, a.json, &a.db);
     let schedule = with_studies(Schedule::read(file)?, db)?;
-    let interval = duration("--interval", interval)?;
-    let listener = metrics.map(storlab_metrics::endpoint::bind).transpose()?;
+    let interval = duration("--interval", &a.interval)?;
+    let listener = a.metrics.as_deref().map(storlab_metrics::endpoint::bind).transpose()?;
     let store = open_new(db)?;
     let (pools, now) = look(&schedule, &store)?;
     let Some(listener) = listener else {
-        if json {
-            print_json(&serde_json::json!({ "schedule": file.display().to_string(), "now": now, "pools": pools }))?;
-        } else {
-            print!("{}", storlab_report::sched::status_table(&pools, now).to_text());
-        }
+        let doc = || serde_json::json!({ "schedule": file.display().to_string(), "now": now, "pools": pools });
+        json_or_text(json, doc, || storlab_report::sched::status_table(&pools, now).to_text())?;
         return Ok(0);
     };
     let mut registry = prometheus_client::registry::Registry::default();
@@ -147,20 +114,8 @@ fn status(file: &std::path::Path, metrics: Option<&str>, interval: &str, json: b
 fn events(pool: Option<&str>, json: bool, db: &DbArgs) -> Result<u8> {
     let store = crate::results::open_existing(db)?;
     let events = store.sched_events(pool)?;
-    if json {
-        let list: Vec<serde_json::Value> = events
-            .iter()
-            .map(|e| {
-                serde_json::json!({
-                    "t": e.t, "pool": e.pool, "server": e.server, "agent": e.agent,
-                    "token": e.token, "kind": e.kind, "detail": e.detail,
-                })
-            })
-            .collect();
-        print_json(&serde_json::json!({ "events": list }))?;
-    } else {
-        print!("{}", storlab_report::sched::events_text(&events));
-    }
+    let doc = || storlab_report::sched::events_document(&events);
+    json_or_text(json, doc, || storlab_report::sched::events_text(&events))?;
     Ok(0)
 }
 

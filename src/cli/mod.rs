@@ -4,7 +4,6 @@
 //! one file per group of commands.
 
 use clap::{Args, Parser, Subcommand};
-pub use storlab_workload::flags::SettingsArgs;
 
 mod challenge;
 mod meta;

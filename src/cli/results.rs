@@ -1,71 +1,16 @@
 //! The flags of the commands that read the database: `results …`, `db …` and `report`.
 
-use std::path::PathBuf;
-
 use clap::{Args, Subcommand};
-use storlab_model::run::{parse_tag, RunKind, Tag};
+use storlab_model::run::{parse_tag, Tag};
 
 use super::{DbArgs, OutputArgs};
 
 #[derive(Args, Debug)]
 pub struct ReportArgs {
-    /// Runs to report.
-    #[arg(value_name = "ID")]
-    pub ids: Vec<i64>,
-    /// A group to compare (run ids such as 3,4,5 or tags such as fs=ext2); give two or more.
-    #[arg(long = "compare", value_name = "GROUP")]
-    pub compare: Vec<String>,
-    /// Compare runs whose workloads differ.
-    #[arg(long = "allow-different")]
-    pub allow_different: bool,
-    /// A study to report (an IOzone automatic mode, a sweep, an impact study); repeatable.
-    #[arg(long = "study", value_name = "ID")]
-    pub studies: Vec<i64>,
-    /// A data challenge to report (its throughput over time, total and per pool, its events
-    /// marked, its account and statistics); repeatable.
-    #[arg(long = "challenge", value_name = "ID")]
-    pub challenges: Vec<i64>,
-    /// The monitor's record of a window, FROM..TO (each a date or time in UTC, or a span back
-    /// from now: --monitor 2d..now): per pool throughput, latency and utilisation over time on
-    /// shared scales, with the events marked (the monitor's, runs, studies' tasks, challenges'
-    /// faults).
-    #[arg(long = "monitor", value_name = "FROM..TO")]
-    pub monitor: Option<String>,
-    /// With --monitor: this host's monitors (default: this host; `all` for every host).
-    #[arg(long = "monitor-host", value_name = "HOST", requires = "monitor")]
-    pub monitor_host: Option<String>,
-    /// Give every plot its own scale.
-    #[arg(long = "free-scales")]
-    pub free_scales: bool,
-    /// The HTML file to write.
-    #[arg(short = 'o', long = "output", value_name = "FILE", default_value = "report.html")]
-    pub file: PathBuf,
+    #[command(flatten)]
+    pub what: storlab_report::html::ReportFlags,
     #[command(flatten)]
     pub db: DbArgs,
-}
-
-/// Which runs `results list` shows.
-#[derive(Args, Debug, Default)]
-pub struct ListFilter {
-    /// Only runs on this host.
-    #[arg(long)]
-    pub host: Option<String>,
-    /// Only runs whose job name contains this.
-    #[arg(long)]
-    pub job: Option<String>,
-    /// Only runs with this tag (repeatable: all must match).
-    #[arg(long = "tag", value_name = "KEY=VALUE", value_parser = parse_tag)]
-    pub tags: Vec<Tag>,
-    /// Only runs of this kind: run, demo, iozone, sweep, scan, import, impact-idle, ...
-    #[arg(long, value_parser = |s: &str| s.parse::<RunKind>())]
-    pub kind: Option<RunKind>,
-    /// Only runs started on or after this: a date (2026-11-21, its midnight UTC) or a time in
-    /// UTC (2026-11-21T08:00:00, a Z allowed).
-    #[arg(long, value_name = "DATE", value_parser = |s: &str| storlab_store::normalize_time(s))]
-    pub since: Option<String>,
-    /// Only runs started before this (a date or a UTC time, as --since).
-    #[arg(long, value_name = "DATE", value_parser = |s: &str| storlab_store::normalize_time(s))]
-    pub until: Option<String>,
 }
 
 #[derive(Subcommand, Debug)]
@@ -112,7 +57,7 @@ pub enum ResultsCmd {
         #[arg(long, default_value_t = 50)]
         limit: usize,
         #[command(flatten)]
-        filter: ListFilter,
+        filter: storlab_report::runs::ListFilter,
         #[command(flatten)]
         output: OutputArgs,
     },
@@ -185,18 +130,8 @@ pub enum ResultsCmd {
 /// `storlab results export`.
 #[derive(Args, Debug)]
 pub struct ExportArgs {
-    /// The runs' ids.
-    #[arg(required = true)]
-    pub ids: Vec<i64>,
-    /// csv, json, markdown or xlsx.
-    #[arg(long, value_name = "FORMAT")]
-    pub format: String,
-    /// Write to this file instead of standard output.
-    #[arg(short = 'o', long = "output", value_name = "FILE")]
-    pub file: Option<PathBuf>,
-    /// Leave out the interval samples.
-    #[arg(long = "no-samples")]
-    pub no_samples: bool,
+    #[command(flatten)]
+    pub what: storlab_report::export::ExportFlags,
     #[command(flatten)]
     pub db: DbArgs,
 }
@@ -204,15 +139,8 @@ pub struct ExportArgs {
 /// `storlab results import`.
 #[derive(Args, Debug)]
 pub struct ImportArgs {
-    /// The file, or a directory of files.
-    #[arg(value_name = "FILE|DIR")]
-    pub file: PathBuf,
-    /// The host the jobs ran on, when the file does not say (client/server output does).
-    #[arg(long)]
-    pub host: Option<String>,
-    /// A tag stored with every imported run; repeatable.
-    #[arg(long = "tag", value_name = "KEY=VALUE", value_parser = parse_tag)]
-    pub tags: Vec<Tag>,
+    #[command(flatten)]
+    pub what: storlab_import::record::ImportFlags,
     #[command(flatten)]
     pub output: OutputArgs,
 }
@@ -220,12 +148,8 @@ pub struct ImportArgs {
 /// `storlab results compare`.
 #[derive(Args, Debug)]
 pub struct CompareArgs {
-    /// The groups.
-    #[arg(value_name = "GROUP", required = true)]
-    pub groups: Vec<String>,
-    /// Compare runs whose workloads differ (the differences are printed with the result).
-    #[arg(long = "allow-different")]
-    pub allow_different: bool,
+    #[command(flatten)]
+    pub groups: storlab_report::compare::CompareFlags,
     #[command(flatten)]
     pub output: OutputArgs,
 }

@@ -5,7 +5,7 @@
 
 use std::sync::atomic::AtomicBool;
 
-use storlab_model::challenge::{Account, ChallengeSpec, Fault, Pool, Stats};
+use storlab_model::challenge::{Account, ChallengeSpec, Fault, Pool};
 use storlab_model::run::{NewRun, RunKind, RunStatus};
 use storlab_store::{Store, StoreError, StoredChallenge};
 
@@ -39,24 +39,7 @@ pub struct Share<'a> {
     pub interrupt: &'a AtomicBool,
 }
 
-/// What this host's share came to.
-#[derive(Debug)]
-pub struct Taken {
-    /// The run it is stored under.
-    pub run_id: i64,
-    /// What this host did.
-    pub outcome: HostOutcome,
-    /// The catalogue's account after it.
-    pub account: Account,
-    /// What the end's check found wrong.
-    pub problems: Vec<String>,
-    /// The challenge's statistics so far.
-    pub stats: Stats,
-    /// This host ended the challenge.
-    pub ended: bool,
-    /// The run's status.
-    pub status: RunStatus,
-}
+pub use storlab_model::challenge::Taken;
 
 /// The pools a host lets an agent touch, named on its command line or in a job file, and its
 /// own share: its flags, declared here once (the binary flattens them).

@@ -102,6 +102,20 @@ pub fn files_below(dir: &Path) -> Result<Listing, String> {
     Ok(listing)
 }
 
+/// `storlab results import`'s flags, declared here once (the binary flattens them).
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct ImportFlags {
+    /// The file, or a directory of files.
+    #[arg(value_name = "FILE|DIR")]
+    pub file: std::path::PathBuf,
+    /// The host the jobs ran on, when the file does not say (client/server output does).
+    #[arg(long)]
+    pub host: Option<String>,
+    /// A tag stored with every imported run; repeatable.
+    #[arg(long = "tag", value_name = "KEY=VALUE", value_parser = storlab_model::run::parse_tag)]
+    pub tags: Vec<storlab_model::run::Tag>,
+}
+
 /// What became of one file.
 #[derive(Debug)]
 pub enum Outcome {
@@ -130,6 +144,44 @@ pub fn import_file(store: &mut Store, file: &Path, origin: &Origin) -> Result<Ou
     })
 }
 
+/// Run ids as a reader takes them: "run 3", "runs 3–7" (a range without gaps) or "runs 3, 5".
+pub fn id_list(ids: &[i64]) -> String {
+    match ids {
+        [] => "no runs".into(),
+        [one] => format!("run {one}"),
+        [first, .., last] if ids.windows(2).all(|w| w[1] == w[0] + 1) => format!("runs {first}–{last}"),
+        _ => format!(
+            "runs {}",
+            ids.iter().map(|i| i.to_string()).collect::<Vec<_>>().join(", ")
+        ),
+    }
+}
+
+impl Outcome {
+    /// The line `results import DIR` prints for the file at `path`.
+    pub fn line(&self, path: &str) -> String {
+        match self {
+            Outcome::Imported { formats, ids } => format!(
+                "{path}: imported {} run(s) from {} ({})",
+                ids.len(),
+                formats.join(", "),
+                id_list(ids)
+            ),
+            Outcome::NotImported(why) => format!("{path}: not imported: {why}"),
+        }
+    }
+
+    /// The file at `path` in `results import DIR --json`'s document.
+    pub fn document(&self, path: &str) -> serde_json::Value {
+        match self {
+            Outcome::Imported { formats, ids } => {
+                serde_json::json!({ "file": path, "formats": formats, "imported": ids })
+            }
+            Outcome::NotImported(why) => serde_json::json!({ "file": path, "error": why }),
+        }
+    }
+}
+
 /// What became of every file below a directory: the ones that could not be read first (a
 /// directory that would not list), then each file in name order.
 #[derive(Debug, Default)]
@@ -148,6 +200,29 @@ impl DirImport {
                 Outcome::NotImported(_) => Vec::new(),
             })
             .collect()
+    }
+
+    /// `results import DIR --json`: each file, every run stored, how many files were not.
+    pub fn document(&self) -> serde_json::Value {
+        let files: Vec<serde_json::Value> = self.files.iter().map(|(p, o)| o.document(p)).collect();
+        serde_json::json!({ "files": files, "imported": self.ids(), "not_imported": self.failed() })
+    }
+
+    /// The line that ends `results import DIR`: the runs stored from how many files of all, into
+    /// which database, and how many files were not imported.
+    pub fn summary(&self, dir: &Path, target: &str) -> String {
+        let (failed, all) = (self.failed(), self.files.len());
+        let not = if failed > 0 {
+            format!("; {failed} file(s) not imported (named above)")
+        } else {
+            String::new()
+        };
+        format!(
+            "storlab: imported {} run(s) from {} of {all} file(s) in {} into {target}{not}",
+            self.ids().len(),
+            all - failed,
+            dir.display()
+        )
     }
 
     /// How many files were not imported.

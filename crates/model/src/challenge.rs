@@ -344,3 +344,22 @@ pub fn bytes_per_agent(samples: &[ChallengeSample]) -> Vec<(String, u64, u64)> {
     }
     per.into_iter().map(|(h, (w, r))| (h.to_string(), w, r)).collect()
 }
+
+/// What one host's share of a challenge came to.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Taken {
+    /// The run it is stored under.
+    pub run_id: i64,
+    /// What this host did.
+    pub outcome: HostOutcome,
+    /// The catalogue's account after it.
+    pub account: Account,
+    /// What the end's check found wrong.
+    pub problems: Vec<String>,
+    /// The challenge's statistics so far.
+    pub stats: Stats,
+    /// This host ended the challenge.
+    pub ended: bool,
+    /// The run's status.
+    pub status: crate::run::RunStatus,
+}

@@ -31,6 +31,22 @@ pub fn moment(given: &str, now: f64) -> Result<f64, String> {
         .map_or(0.0, |d| d.as_secs_f64()))
 }
 
+/// The report's `--monitor FROM..TO` and `--monitor-host` (None: this host; `all`: every host)
+/// as a window and the host to read, as of `now`.
+pub fn report_window(arg: &str, host: Option<&str>, now: f64) -> Result<((f64, f64), Option<String>), MonitorError> {
+    let (from, to) = arg.split_once("..").ok_or_else(|| {
+        MonitorError::Input(format!(
+            "--monitor {arg}: expected FROM..TO, e.g. 2026-11-20..2026-11-23 or 2d..now"
+        ))
+    })?;
+    let host = match host {
+        Some("all") => None,
+        Some(h) => Some(h.to_string()),
+        None => Some(storlab_env::hostname()),
+    };
+    Ok((window(Some(from), Some(to), now)?, host))
+}
+
 /// The window `--from FROM --to TO` as seconds since the epoch (default: the last day up to
 /// now).
 pub fn window(from: Option<&str>, to: Option<&str>, now: f64) -> Result<(f64, f64), MonitorError> {
@@ -51,6 +67,75 @@ pub fn window(from: Option<&str>, to: Option<&str>, now: f64) -> Result<(f64, f6
         )));
     }
     Ok((from_t, to_t))
+}
+
+/// `storlab monitor stats`'s window, hosts and pools: its flags, declared here once (the
+/// binary flattens them).
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct StatsFlags {
+    /// From (a date or time, UTC: 2026-11-23T08:00:00; or a span back from now: 2h).
+    #[arg(long, value_name = "TIME|AGO")]
+    pub from: Option<String>,
+    /// To (as --from; default now).
+    #[arg(long, value_name = "TIME|AGO")]
+    pub to: Option<String>,
+    /// Only these pools (the Tot rows are their sums); repeatable.
+    #[arg(long = "pool", value_name = "NAME")]
+    pub pools: Vec<String>,
+    /// Only this host's monitors (default: this host).
+    #[arg(long, value_name = "HOST")]
+    pub host: Option<String>,
+    /// Every host's monitors.
+    #[arg(long, conflicts_with = "host")]
+    pub all_hosts: bool,
+}
+
+/// `storlab monitor events`'s window and hosts: its flags, declared here once.
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct EventsFlags {
+    /// From (as in `stats`).
+    #[arg(long, value_name = "TIME|AGO")]
+    pub from: Option<String>,
+    /// To.
+    #[arg(long, value_name = "TIME|AGO")]
+    pub to: Option<String>,
+    /// Only this host's monitors (default: this host).
+    #[arg(long, value_name = "HOST")]
+    pub host: Option<String>,
+    /// Every host's monitors.
+    #[arg(long, conflicts_with = "host")]
+    pub all_hosts: bool,
+}
+
+/// The host whose monitors a reading takes: the one named, this one, or (None) every host.
+fn host_filter(host: &Option<String>, all: bool) -> Option<String> {
+    if all {
+        None
+    } else {
+        Some(host.clone().unwrap_or_else(storlab_env::hostname))
+    }
+}
+
+impl StatsFlags {
+    /// The window asked for, read (see [`read`]) as of `now`.
+    pub fn read(&self, store: &Store, now: f64) -> Result<Reading, MonitorError> {
+        let span = window(self.from.as_deref(), self.to.as_deref(), now)?;
+        read(
+            store,
+            host_filter(&self.host, self.all_hosts).as_deref(),
+            span,
+            &self.pools,
+        )
+    }
+}
+
+impl EventsFlags {
+    /// The events of the window asked for, as of `now`.
+    pub fn read(&self, store: &Store, now: f64) -> Result<Vec<storlab_model::monitor::MonitorEvent>, MonitorError> {
+        let (from, to) = window(self.from.as_deref(), self.to.as_deref(), now)?;
+        let host = host_filter(&self.host, self.all_hosts);
+        Ok(store.monitor_window(host.as_deref(), from, to)?.events)
+    }
 }
 
 /// A window of the monitors' record, read for its statistics.

@@ -2,7 +2,7 @@
 //! and SD/AVG %), the catalogue's account, the files that did not end well, and the events.
 
 use storlab_model::challenge::{
-    bytes_per_agent, bytes_per_pool, merge_samples, Account, ChallengeEvent, HostOutcome, Stats,
+    bytes_per_agent, bytes_per_pool, merge_samples, Account, ChallengeEvent, HostOutcome, Stats, Taken,
 };
 
 use crate::table::{Cell, Table};
@@ -17,6 +17,15 @@ pub enum ChallengeUnit {
 }
 
 impl ChallengeUnit {
+    /// MiB/s when `mib` (the `--mib` flag), else MB/s.
+    pub fn of(mib: bool) -> ChallengeUnit {
+        if mib {
+            ChallengeUnit::MiB
+        } else {
+            ChallengeUnit::MB
+        }
+    }
+
     /// Bytes per unit.
     pub fn bytes(self) -> f64 {
         match self {
@@ -176,6 +185,22 @@ pub fn stats_text(s: &Stats, unit: ChallengeUnit) -> String {
         s.hours,
         stats_table(s, unit).to_text()
     )
+}
+
+/// What one host's share (`agent`, its process) of challenge `c` came to, as one JSON document.
+pub fn outcome_document(c: &storlab_store::StoredChallenge, agent: &str, t: &Taken) -> serde_json::Value {
+    serde_json::json!({
+        "challenge": c.id,
+        "uuid": c.uuid,
+        "run": t.run_id,
+        "host": agent,
+        "here": t.outcome,
+        "account": t.account,
+        "holds": t.account.holds(),
+        "problems": t.problems,
+        "ended": t.ended,
+        "statistics": t.stats,
+    })
 }
 
 /// What one host's share of challenge `id` came to, for the terminal: what it moved and how

@@ -155,6 +155,43 @@ pub struct CompareReport {
     pub warnings: Vec<String>,
 }
 
+/// `storlab results compare`'s groups, declared here once (the binary flattens them).
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct CompareFlags {
+    /// The groups.
+    #[arg(value_name = "GROUP", required = true)]
+    pub groups: Vec<String>,
+    /// Compare runs whose workloads differ (the differences are printed with the result).
+    #[arg(long = "allow-different")]
+    pub allow_different: bool,
+}
+
+/// Compares the groups `specs` names (run ids such as `3,4,5`, or tags) as stored; refuses
+/// runs whose workloads differ unless `allow_different` (the differences are then in the
+/// report), and a group that does not read, as requests.
+pub fn compare_stored(
+    store: &storlab_store::Store,
+    specs: &[String],
+    allow_different: bool,
+) -> Result<CompareReport, storlab_store::StoreError> {
+    use storlab_store::{GroupSpec, StoreError};
+    let mut labels = Vec::new();
+    let mut members = Vec::new();
+    for g in specs {
+        let spec = GroupSpec::parse(g).map_err(StoreError::Request)?;
+        members.push(store.group(&spec)?);
+        labels.push(spec.label());
+    }
+    let report = compare_groups(&labels, &members);
+    if !report.differences.is_empty() && !allow_different {
+        return Err(StoreError::Request(format!(
+            "these runs did not run the same workload, so their figures do not compare:\n  {}\n(give --allow-different to compare them anyway; the differences are then printed with the result)",
+            report.differences.join("\n  ")
+        )));
+    }
+    Ok(report)
+}
+
 /// Compares groups of runs (each a label and its runs, the first the baseline). Differences
 /// between the runs' workloads are listed, not refused: the caller decides.
 pub fn compare_groups(labels: &[String], members: &[Vec<RunDetail>]) -> CompareReport {

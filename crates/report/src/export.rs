@@ -267,6 +267,40 @@ impl Exporter for Xlsx {
     }
 }
 
+/// `storlab results export`'s flags, declared here once (the binary flattens them).
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct ExportFlags {
+    /// The runs' ids.
+    #[arg(required = true)]
+    pub ids: Vec<i64>,
+    /// csv, json, markdown or xlsx.
+    #[arg(long, value_name = "FORMAT")]
+    pub format: String,
+    /// Write to this file instead of standard output.
+    #[arg(short = 'o', long = "output", value_name = "FILE")]
+    pub file: Option<std::path::PathBuf>,
+    /// Leave out the interval samples.
+    #[arg(long = "no-samples")]
+    pub no_samples: bool,
+}
+
+impl ExportFlags {
+    /// The exporter the format names; an XLSX workbook is refused on a terminal (`tty`).
+    pub fn exporter(&self, tty: bool) -> Result<Box<dyn Exporter>, String> {
+        let ex = exporter(&self.format).ok_or_else(|| {
+            format!(
+                "unknown export format '{}': expected one of {}",
+                self.format,
+                FORMATS.join(", ")
+            )
+        })?;
+        if self.file.is_none() && ex.name() == "xlsx" && tty {
+            return Err("an XLSX workbook is binary: give -o FILE.xlsx (or redirect standard output)".into());
+        }
+        Ok(ex)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -19,6 +19,77 @@ pub struct HtmlOptions {
     pub free_scales: bool,
 }
 
+/// `storlab report`'s flags, declared here once (the binary flattens them beside `--db`).
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct ReportFlags {
+    /// Runs to report.
+    #[arg(value_name = "ID")]
+    pub ids: Vec<i64>,
+    /// A group to compare (run ids such as 3,4,5 or tags such as fs=ext2); give two or more.
+    #[arg(long = "compare", value_name = "GROUP")]
+    pub compare: Vec<String>,
+    /// Compare runs whose workloads differ.
+    #[arg(long = "allow-different")]
+    pub allow_different: bool,
+    /// A study to report (an IOzone automatic mode, a sweep, an impact study); repeatable.
+    #[arg(long = "study", value_name = "ID")]
+    pub studies: Vec<i64>,
+    /// A data challenge to report (its throughput over time, total and per pool, its events
+    /// marked, its account and statistics); repeatable.
+    #[arg(long = "challenge", value_name = "ID")]
+    pub challenges: Vec<i64>,
+    /// The monitor's record of a window, FROM..TO (each a date or time in UTC, or a span back
+    /// from now: --monitor 2d..now): per pool throughput, latency and utilisation over time on
+    /// shared scales, with the events marked (the monitor's, runs, studies' tasks, challenges'
+    /// faults).
+    #[arg(long = "monitor", value_name = "FROM..TO")]
+    pub monitor: Option<String>,
+    /// With --monitor: this host's monitors (default: this host; `all` for every host).
+    #[arg(long = "monitor-host", value_name = "HOST", requires = "monitor")]
+    pub monitor_host: Option<String>,
+    /// Give every plot its own scale.
+    #[arg(long = "free-scales")]
+    pub free_scales: bool,
+    /// The HTML file to write.
+    #[arg(short = 'o', long = "output", value_name = "FILE", default_value = "report.html")]
+    pub file: std::path::PathBuf,
+}
+
+impl ReportFlags {
+    /// Refuses a report of nothing, and a comparison of one group.
+    pub fn check(&self) -> Result<(), String> {
+        if self.ids.is_empty()
+            && self.compare.is_empty()
+            && self.studies.is_empty()
+            && self.challenges.is_empty()
+            && self.monitor.is_none()
+        {
+            return Err("nothing to report: give run ids, --compare GROUP --compare GROUP, --study ID, --challenge ID or --monitor FROM..TO".into());
+        }
+        if self.compare.len() == 1 {
+            return Err("--compare needs at least two groups (the first is the baseline)".into());
+        }
+        Ok(())
+    }
+}
+
+/// What a report held, in words for the line that says it was written: its size, its runs,
+/// and what else it shows.
+pub fn written(html: &str, runs: usize, comparison: bool, studies: bool, challenges: bool, monitor: bool) -> String {
+    let with = if comparison {
+        ", with the comparison"
+    } else if studies {
+        ", with the studies"
+    } else if challenges {
+        ", with the challenges"
+    } else if monitor {
+        ", with the monitor's window"
+    } else {
+        ""
+    };
+    format!("{:.1} KiB, {runs} run(s){with}", html.len() as f64 / 1024.0)
+}
+
 /// One run and any extra tables to show with it (a scan's rows, say).
 #[derive(Debug, Clone)]
 pub struct RunSection {

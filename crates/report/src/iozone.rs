@@ -322,6 +322,17 @@ fn storlab_line(p: &PhaseResult) -> String {
     )
 }
 
+/// Writes IOzone's `-b` workbook of `results` to `path`, whole or not at all.
+pub fn write_workbook(
+    path: &std::path::Path,
+    a: &IozoneArgs,
+    results: &[CellResult],
+) -> Result<(), crate::export::WriteError> {
+    use crate::export::Exporter;
+    let tables = workbook(a, results);
+    crate::export::write_whole(path, |f| crate::export::Xlsx.export(&tables, f))
+}
+
 /// The -b workbook's tables: a summary sheet (every cell and test), then one sheet per test:
 /// file sizes down and record sizes across (or worker counts down in a worker sweep).
 pub fn workbook(a: &IozoneArgs, results: &[CellResult]) -> Vec<Table> {

@@ -7,6 +7,27 @@ use crate::table::{Cell, Table};
 
 pub use storlab_units::utc;
 
+/// `storlab monitor stats`: seed 002's table under its heading (the window, its hours and the
+/// long-term window), then each pool's other figures.
+pub fn stats_text(
+    from: f64,
+    to: f64,
+    lt: f64,
+    s: &storlab_model::challenge::Stats,
+    figures: &[PoolFigures],
+    unit: crate::challenge::ChallengeUnit,
+) -> String {
+    format!(
+        " *** Statistics - {} to {} ({:.2} Hours, long-term window {}) ***\n{}\n{}",
+        utc(from),
+        utc(to),
+        s.hours,
+        storlab_units::Duration((lt * 1e9) as u64),
+        crate::challenge::stats_table(s, unit).to_text(),
+        figures_table(figures).to_text()
+    )
+}
+
 /// Per pool: bytes moved, operations per second, latency and utilisation over the window.
 pub fn figures_table(figures: &[PoolFigures]) -> Table {
     let mut t = Table::new(

@@ -3,7 +3,7 @@
 //! data tables every export holds (phases, interval samples, environment; an MPI run's ranks).
 
 use storlab_model::result::{Figure, PhaseResult};
-use storlab_model::run::{Phase, PhaseParams, Run, RunDetail, RunEventKind};
+use storlab_model::run::{parse_tag, Phase, PhaseParams, Run, RunDetail, RunEventKind, RunKind, Tag};
 use storlab_units::{latency, thousands, Size};
 
 use crate::compare::bs_text;
@@ -142,6 +142,46 @@ fn ranks_prefix(run: &RunDetail) -> String {
         hosts.len(),
         if hosts.len() == 1 { "" } else { "s" }
     )
+}
+
+/// Which runs `results list` shows: its flags, declared here once (the binary flattens them).
+#[derive(clap::Args, Debug, Default)]
+pub struct ListFilter {
+    /// Only runs on this host.
+    #[arg(long)]
+    pub host: Option<String>,
+    /// Only runs whose job name contains this.
+    #[arg(long)]
+    pub job: Option<String>,
+    /// Only runs with this tag (repeatable: all must match).
+    #[arg(long = "tag", value_name = "KEY=VALUE", value_parser = parse_tag)]
+    pub tags: Vec<Tag>,
+    /// Only runs of this kind: run, demo, iozone, sweep, scan, import, impact-idle, ...
+    #[arg(long, value_parser = |s: &str| s.parse::<RunKind>())]
+    pub kind: Option<RunKind>,
+    /// Only runs started on or after this: a date (2026-11-21, its midnight UTC) or a time in
+    /// UTC (2026-11-21T08:00:00, a Z allowed).
+    #[arg(long, value_name = "DATE", value_parser = |s: &str| storlab_store::normalize_time(s))]
+    pub since: Option<String>,
+    /// Only runs started before this (a date or a UTC time, as --since).
+    #[arg(long, value_name = "DATE", value_parser = |s: &str| storlab_store::normalize_time(s))]
+    pub until: Option<String>,
+}
+
+impl ListFilter {
+    /// The store's filter of these flags, at most `limit` runs.
+    pub fn runs(self, limit: usize) -> storlab_store::RunFilter {
+        storlab_store::RunFilter {
+            ids: Vec::new(),
+            host: self.host,
+            kind: self.kind,
+            job: self.job,
+            since: self.since,
+            until: self.until,
+            tags: self.tags,
+            limit: Some(limit),
+        }
+    }
 }
 
 /// A challenge's run for the terminal: the figures are the challenge's, not a phase's, so this
@@ -572,19 +612,6 @@ pub(crate) fn if_measured(r: &PhaseResult, figure: Figure, cell: Cell) -> Cell {
         cell
     } else {
         "—".into()
-    }
-}
-
-/// Run ids as a reader takes them: "run 3", "runs 3–7" (a range without gaps) or "runs 3, 5".
-pub fn id_list(ids: &[i64]) -> String {
-    match ids {
-        [] => "no runs".into(),
-        [one] => format!("run {one}"),
-        [first, .., last] if ids.windows(2).all(|w| w[1] == w[0] + 1) => format!("runs {first}–{last}"),
-        _ => format!(
-            "runs {}",
-            ids.iter().map(|i| i.to_string()).collect::<Vec<_>>().join(", ")
-        ),
     }
 }
 

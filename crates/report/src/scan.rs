@@ -12,6 +12,18 @@ fn bytes(b: u64) -> String {
     Size(b).human()
 }
 
+/// What a partial scan says after its table: how many entries could not be counted (None when
+/// every one was).
+pub fn partial_note(report: &Report) -> Option<String> {
+    let n = report.problem_count;
+    report.partial().then(|| {
+        format!(
+            "storlab: partial result: {n} entr{} could not be counted (named above); the figures are a lower bound",
+            if n == 1 { "y" } else { "ies" }
+        )
+    })
+}
+
 /// A scan as one JSON document: its run, whether it is partial, the report, and its growth
 /// since an earlier scan when asked.
 #[derive(serde::Serialize)]

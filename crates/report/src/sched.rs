@@ -113,3 +113,37 @@ pub fn events_text(events: &[storlab_store::SchedEvent]) -> String {
         })
         .collect()
 }
+
+/// `storlab sched plan`'s table, then a line per pool: k, its windows (`windows`, one list per
+/// plan; empty: always open) and the order its servers verify in.
+pub fn plan_text(plans: &[PoolPlan], windows: &[Vec<String>]) -> String {
+    let mut out = plan_table(plans).to_text();
+    for (plan, w) in plans.iter().zip(windows) {
+        let w = if w.is_empty() {
+            "always".to_string()
+        } else {
+            w.join(", ")
+        };
+        out += &format!(
+            "{}: {} at once; windows: {w}; order: {} (never verified first, then the oldest verify)\n",
+            plan.pool,
+            plan.k,
+            plan.order.join(", ")
+        );
+    }
+    out
+}
+
+/// `storlab sched events --json`: the event log as one document.
+pub fn events_document(events: &[storlab_store::SchedEvent]) -> serde_json::Value {
+    let list: Vec<serde_json::Value> = events
+        .iter()
+        .map(|e| {
+            serde_json::json!({
+                "t": e.t, "pool": e.pool, "server": e.server, "agent": e.agent,
+                "token": e.token, "kind": e.kind, "detail": e.detail,
+            })
+        })
+        .collect();
+    serde_json::json!({ "events": list })
+}

@@ -89,6 +89,16 @@ fn stop(task: &mut dyn Task, why: &str) -> i32 {
     }
 }
 
+/// `storlab sched guard`: the task `task` (KIND:ARGS) held until `deadline` seconds, looked at
+/// every `poll` seconds (at least 10 ms), stopped by Ctrl-C or SIGTERM too; the exit code.
+pub fn run(task: &str, deadline: f64, poll: f64) -> Result<u8, crate::SchedError> {
+    let task = storlab_impact::kinds::parse(task).map_err(|e| crate::SchedError::Input(format!("--task: {e}")))?;
+    let stop = std::sync::Arc::new(AtomicBool::new(false));
+    let s = stop.clone();
+    let _ = ctrlc::set_handler(move || s.store(true, std::sync::atomic::Ordering::Relaxed));
+    Ok(guard(task, deadline, Duration::from_secs_f64(poll.max(0.01)), &stop) as u8)
+}
+
 /// Runs `task` under a guard whose lease deadline is `deadline` seconds from now, looking at it
 /// every `poll`. Reads the agent's lines from stdin and answers on stdout. `told_to_stop` is
 /// set by SIGTERM (systemd stopping what is left of the agent's unit): the guard stops the task

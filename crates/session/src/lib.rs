@@ -108,6 +108,27 @@ pub struct RunOptions<'a> {
     pub live: Option<&'a dyn LiveRun>,
 }
 
+impl<'a> RunOptions<'a> {
+    /// How a job given by its flags (`run`, `demo`, `sweep`) runs: as `kind`, with the flags'
+    /// tags, devices and `--keep`, `live` watching.
+    pub fn of_job(
+        kind: RunKind,
+        a: &'a storlab_workload::flags::JobArgs,
+        command: &'a str,
+        live: Option<&'a (dyn LiveRun + Send + Sync)>,
+    ) -> RunOptions<'a> {
+        RunOptions {
+            kind,
+            tags: &a.tags,
+            allow_devices: &a.allow_devices,
+            keep: a.keep,
+            command,
+            control: None,
+            live: live.map(|v| v as &dyn LiveRun),
+        }
+    }
+}
+
 /// A live view of runs as they go (the Prometheus metrics of `--metrics`, the status line on a
 /// terminal): told which phase of which run starts and ends, and, as the engine's
 /// [`IntervalObserver`], each worker's interval and each merged sample.

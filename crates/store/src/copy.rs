@@ -35,6 +35,17 @@ pub struct CopyReport {
     pub studies_skipped: usize,
 }
 
+impl CopyReport {
+    /// What the copy from `from` to `to` did, in a line.
+    pub fn summary(&self, from: &crate::DbTarget, to: &crate::DbTarget) -> String {
+        format!(
+            "{from} → {to}: {} run(s) copied, {} unfinished run(s) replaced by their finished copy, {} already there; \
+             {} study(ies) copied, {} already there",
+            self.runs_copied, self.runs_replaced, self.runs_skipped, self.studies_copied, self.studies_skipped
+        )
+    }
+}
+
 fn unfinished(s: RunStatus) -> bool {
     matches!(s, RunStatus::Running | RunStatus::Aborted)
 }

@@ -242,6 +242,19 @@ impl Store {
             .transpose()
     }
 
+    /// Of the runs `ids`, those the database does not hold, in the order given.
+    pub fn runs_missing(&self, ids: &[i64]) -> Result<Vec<i64>> {
+        let found = self.find_runs(&crate::RunFilter {
+            ids: ids.to_vec(),
+            ..crate::RunFilter::default()
+        })?;
+        Ok(ids
+            .iter()
+            .filter(|i| !found.iter().any(|r| r.id == **i))
+            .copied()
+            .collect())
+    }
+
     /// The seed stored run `id` wrote its data with (its first phase that wrote with
     /// verification on), for `storlab run --verify-against`. A run that is not there, or that
     /// wrote nothing with verification, is refused as [`StoreError::Request`], saying why.

@@ -52,6 +52,28 @@ pub struct FioJob {
     pub ignored: Vec<String>,
 }
 
+impl FioJob {
+    /// `--parse-only --json`: the job as storlab runs it (`job`: with the flags laid over),
+    /// the job file, the notes and what was ignored.
+    pub fn document(&self, job: &Job) -> serde_json::Value {
+        serde_json::json!({ "job": job, "toml": self.toml, "notes": self.notes, "ignored": self.ignored })
+    }
+
+    /// What a run of the file at `path` says first: each note, and what `--ignore-unknown`
+    /// left out.
+    pub fn remarks(&self, path: &Path) -> Vec<String> {
+        let mut out: Vec<String> = self.notes.iter().map(|n| format!("{}: {n}", path.display())).collect();
+        if !self.ignored.is_empty() {
+            out.push(format!(
+                "{}: ignored (--ignore-unknown): {}",
+                path.display(),
+                self.ignored.join(", ")
+            ));
+        }
+        out
+    }
+}
+
 /// Where a line came from.
 #[derive(Debug, Clone)]
 struct At {

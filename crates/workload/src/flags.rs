@@ -1,10 +1,91 @@
-//! The job settings as command-line flags, made from their one declaration
-//! (`storlab_model::settings::SETTINGS`) so that a flag and its job-file key always mean the
-//! same: the binary flattens [`SettingsArgs`] into every command that takes a job.
+//! A job's command-line flags: the job file, targets, phases, tags and what to do with the
+//! files ([`JobArgs`]), and the job settings as flags made from their one declaration
+//! (`storlab_model::settings::SETTINGS`, [`SettingsArgs`]) so that a flag and its job-file key
+//! always mean the same. The binary flattens them into every command that takes a job.
 
 use clap::{Arg, ArgAction, ArgMatches, Args, Command, FromArgMatches};
 
-use crate::{Setting, Settings, WorkloadError, SETTINGS};
+use std::path::PathBuf;
+
+use storlab_model::run::{parse_tag, Tag};
+
+use crate::{Job, Setting, Settings, WorkloadError, SETTINGS};
+
+/// A job: a job file and/or flags, the targets, and what to do with the files; the flags of
+/// `run`, `sweep` and `impact`, declared here once (the binary flattens them).
+#[derive(clap::Args, Debug, Default)]
+pub struct JobArgs {
+    /// The job file (TOML). Without one, the job comes from the flags.
+    #[arg(value_name = "JOB.toml")]
+    pub job: Option<PathBuf>,
+    /// The job file, as a flag (the same as giving JOB.toml).
+    #[arg(long = "job", value_name = "JOB.toml", conflicts_with = "job")]
+    pub job_file: Option<PathBuf>,
+    /// A target directory, file or (with --allow-device) block device; repeat for several.
+    /// Under mpirun (docs/mpi.md) %r in it is the rank and %h the host.
+    #[arg(long = "target", value_name = "PATH")]
+    pub targets: Vec<PathBuf>,
+    /// A phase to run; repeat to run several, in order (write, rewrite, read, reread, randread,
+    /// randwrite, randrw, backread, strideread, recrewrite).
+    #[arg(long = "phase", value_name = "NAME")]
+    pub phases: Vec<String>,
+    /// A tag stored with the run, e.g. fs=ext4; repeatable.
+    #[arg(long = "tag", value_name = "KEY=VALUE", value_parser = parse_tag)]
+    pub tags: Vec<Tag>,
+    /// Allow this block device as a target (its contents will be overwritten by write phases).
+    #[arg(long = "allow-device", value_name = "DEVICE")]
+    pub allow_devices: Vec<PathBuf>,
+    /// Keep the files storlab created instead of removing them at the end.
+    #[arg(long)]
+    pub keep: bool,
+    /// Serve live figures for Prometheus at http://ADDR/metrics while this runs (per phase and
+    /// target: bytes, operations, a latency histogram; a study's task and progress).
+    #[arg(long, value_name = "ADDR:PORT")]
+    pub metrics: Option<String>,
+    /// No status line on stderr (it is drawn only when stderr is a terminal and stdout is not
+    /// --json or --csv anyway).
+    #[arg(long, short = 'q')]
+    pub quiet: bool,
+    /// Under mpirun: end every rank's phase when the first rank's is done (each rank's work
+    /// until then is what is stored; see docs/mpi.md).
+    #[arg(long)]
+    pub stonewall: bool,
+    /// The job settings given as flags.
+    #[command(flatten)]
+    pub settings: SettingsArgs,
+}
+
+impl JobArgs {
+    /// The job: the file's (or an empty one), with the flags laid over it.
+    pub fn to_job(&self) -> Result<Job, WorkloadError> {
+        let job = match self.job.as_ref().or(self.job_file.as_ref()) {
+            Some(p) => Job::load(p)?,
+            None => Job {
+                origin: "command line".into(),
+                ..Default::default()
+            },
+        };
+        self.over(job)
+    }
+
+    /// Refuses `--stonewall` outside mpirun (a process alone has no other rank to wait for).
+    pub fn alone(&self) -> Result<(), WorkloadError> {
+        if self.stonewall {
+            return Err(WorkloadError::invalid(
+                "--stonewall ends every MPI rank's phase when the first rank's is done",
+                "it applies under mpirun or srun (docs/mpi.md)",
+            ));
+        }
+        Ok(())
+    }
+
+    /// `job` (from a file of another kind: a fio job file) with the flags laid over it.
+    pub fn over(&self, mut job: Job) -> Result<Job, WorkloadError> {
+        let flags = self.settings.to_settings()?;
+        job.override_with(&self.targets, &self.phases, &flags)?;
+        Ok(job)
+    }
+}
 
 /// The job settings as flags, one per setting of the one declaration
 /// (storlab_model::settings::SETTINGS): the flag is the key with '-' for '_', its help the
