@@ -59,15 +59,23 @@ pub fn busy(b: &Busy, store: Option<&Store>, now: f64) -> Result<Option<String>,
 
 /// Prometheus' instant query (GET /api/v1/query): busy while the result holds any series.
 fn prometheus(url: &str, query: &str) -> Result<Option<String>, String> {
-    let agent = ureq::AgentBuilder::new().timeout(Duration::from_secs(10)).build();
-    let resp = agent
+    // A query Prometheus refuses comes back as 400 with its reason in the JSON body: read the
+    // body whatever the status, so that the reason is what the agent says.
+    let agent: ureq::Agent = ureq::Agent::config_builder()
+        .timeout_global(Some(Duration::from_secs(10)))
+        .http_status_as_error(false)
+        .build()
+        .into();
+    let mut resp = agent
         .get(&format!("{url}/api/v1/query"))
         .query("query", query)
         .call()
         .map_err(|e| format!("Prometheus at {url}: {e}"))?;
+    let status = resp.status();
     let body: serde_json::Value = resp
-        .into_json()
-        .map_err(|e| format!("Prometheus at {url}: not JSON: {e}"))?;
+        .body_mut()
+        .read_json()
+        .map_err(|e| format!("Prometheus at {url}: HTTP {status}, not JSON: {e}"))?;
     if body["status"] != "success" {
         return Err(format!("Prometheus at {url}: {}", body["error"]));
     }
