@@ -1,4 +1,4 @@
-//! `storlab challenge run | create | agent | resume | stats | show`: the data challenge, its
+//! `storlab challenge run | create | agent | resume | stats | show | list`: the data challenge, its
 //! work done by crates/challenge, its catalogue kept by crates/store, its tables drawn by
 //! crates/report.
 
@@ -12,7 +12,8 @@ use storlab_challenge::spec::{build, SpecInput};
 use storlab_challenge::stats::{compute, Ask, Window};
 use storlab_model::challenge::Pool;
 use storlab_report::challenge::{
-    account_table, outcome_document, outcome_text, stats_data, stats_text, ChallengeUnit, ChallengeView,
+    account_table, list_document, list_table, outcome_document, outcome_text, stats_data, stats_text, ChallengeUnit,
+    ChallengeView,
 };
 use storlab_store::{Store, StoredChallenge};
 
@@ -29,6 +30,7 @@ pub fn dispatch(c: ChallengeCmd) -> Result<u8> {
         ChallengeCmd::Resume(a) => agent(&a, true),
         ChallengeCmd::Stats { id, ask, mib, output } => stats(id, &ask, mib, &output),
         ChallengeCmd::Show { id, samples, output } => show(id, samples, &output),
+        ChallengeCmd::List { output } => list(&output),
     }
 }
 
@@ -227,6 +229,18 @@ fn show(id: i64, with_samples: bool, out: &OutputArgs) -> Result<u8> {
         || account_table(&v.account),
         || v.text(),
     )?;
+    Ok(0)
+}
+
+/// `storlab challenge list`.
+fn list(out: &OutputArgs) -> Result<u8> {
+    let store = open_existing(&out.db)?;
+    let listed = store.challenges()?;
+    let t = || list_table(&listed);
+    emit(out, || list_document(&listed), t, || t().to_text())?;
+    if !out.json && !out.csv {
+        eprintln!("{} challenge(s) in {}", listed.len(), store.target());
+    }
     Ok(0)
 }
 

@@ -84,7 +84,7 @@ fn untar_study(a: &UntarArgs, plan: &UntarPlan) -> Result<u8> {
     let mut m = Measuring::start(None, "meta", &a.record.output, a.record.quiet, Some(plan.describe()))?;
     let done = storlab_meta::record::run_untar(
         &mut m.store,
-        &plan.request(),
+        &storlab_meta::record::UntarRequest::of(plan),
         record(&m.command, &m.live, &a.record.tags),
     );
     let store = m.end();

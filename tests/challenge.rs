@@ -360,6 +360,104 @@ fn one_reader_reads_2500_files_past_999() {
 }
 
 #[test]
+fn challenges_are_listed_newest_first_with_their_state_and_runs() {
+    let s = Scratch::new();
+    let pool = s.data();
+    let p1 = format!("P1={}", pool.display());
+    let other = s.path().join("other");
+    std::fs::create_dir(&other).unwrap();
+    let p2 = format!("P2={}", other.display());
+    let done = s.storlab(&[
+        "challenge",
+        "run",
+        "--pool",
+        &p1,
+        "--writers",
+        "1",
+        "--readers",
+        "1",
+        "--files",
+        "6",
+        "--file-size",
+        "8k",
+        "--bs",
+        "4k",
+        "--interval",
+        "1s",
+        "--lt",
+        "2s",
+        "--json",
+    ]);
+    assert_eq!(done.status.code(), Some(0), "{}", stderr(&done));
+    let defined = s.storlab(&[
+        "challenge",
+        "create",
+        "--pool",
+        &p1,
+        "--pool",
+        &p2,
+        "--writers",
+        "3",
+        "--readers",
+        "2",
+        "--duration",
+        "90m",
+        "--file-size",
+        "2m",
+    ]);
+    assert_eq!(defined.status.code(), Some(0), "{}", stderr(&defined));
+    assert_eq!(stdout(&defined).trim(), "2");
+
+    let listed = s.json(&["challenge", "list"]);
+    let listed = listed.as_array().expect("a JSON array");
+    let ids: Vec<i64> = listed.iter().map(|c| c["challenge"].as_i64().unwrap()).collect();
+    assert_eq!(ids, [2, 1], "newest first");
+    // Each entry agrees with what `challenge show` reads by its own queries.
+    for c in listed {
+        let id = c["challenge"].as_u64().unwrap();
+        let shown = show(&s, id, false);
+        assert_eq!(c["status"], shown["status"], "challenge {id}");
+        assert_eq!(c["uuid"], shown["uuid"], "challenge {id}");
+        assert_eq!(c["spec"], shown["spec"], "challenge {id}");
+        assert_eq!(
+            c["runs"].as_u64().unwrap() as usize,
+            shown["runs"].as_array().unwrap().len()
+        );
+    }
+    assert_eq!(listed[0]["status"], "defined");
+    assert_eq!(listed[0]["runs"], 0);
+    assert!(listed[0]["t0"].is_null(), "a defined challenge has not started");
+    assert_eq!(listed[1]["status"], "done");
+    assert_eq!(listed[1]["runs"], 1);
+    assert!(listed[1]["t0"].as_f64().unwrap() > 1.7e9);
+
+    let text = s.storlab(&["challenge", "list"]);
+    assert_eq!(text.status.code(), Some(0), "{}", stderr(&text));
+    let lines: Vec<Vec<String>> = stdout(&text)
+        .lines()
+        .map(|l| l.split_whitespace().map(String::from).collect())
+        .collect();
+    assert_eq!(lines[0][..3], ["id", "status", "defined"]);
+    let row2 = &lines[1];
+    assert_eq!(row2[0], "2");
+    assert_eq!(row2[1], "defined");
+    assert!(row2.contains(&"P1,P2".to_string()), "{row2:?}");
+    assert!(row2.contains(&"2MiB".to_string()), "{row2:?}");
+    assert!(row2.contains(&"1h30m".to_string()), "{row2:?}");
+    let row1 = &lines[2];
+    assert_eq!(row1[0], "1");
+    assert!(
+        row1.contains(&"6".to_string()) && row1.contains(&"files".to_string()),
+        "{row1:?}"
+    );
+    assert!(stderr(&text).contains("2 challenge(s) in"), "{}", stderr(&text));
+    let csv = stdout(&s.storlab(&["challenge", "list", "--csv"]));
+    assert!(csv.starts_with("id,status,defined,started,pools,"), "{csv}");
+    assert_eq!(csv.lines().count(), 3, "{csv}");
+    nothing_left(&pool);
+}
+
+#[test]
 fn killed_with_sigkill_and_resumed_every_file_is_accounted_for() {
     let s = Scratch::new();
     let pool = s.data();

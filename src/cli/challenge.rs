@@ -64,6 +64,11 @@ pub enum ChallengeCmd {
         #[command(flatten)]
         output: OutputArgs,
     },
+    /// The challenges in the database, newest first: state, pools, shape, runs that took part.
+    List {
+        #[command(flatten)]
+        output: OutputArgs,
+    },
     /// A challenge's state: its definition, the catalogue's account, the files that did not
     /// end well, the hosts and the events.
     Show {

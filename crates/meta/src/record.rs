@@ -15,7 +15,7 @@ use storlab_session::{Executed, IntervalObserver, LiveRun, Phases, RunOptions, S
 use storlab_store::Store;
 
 use crate::layout::Layout;
-use crate::untar::Archive;
+use crate::untar::{Archive, UntarPlan};
 
 /// What every meta run is stored with, and who watches it.
 #[derive(Clone, Copy)]
@@ -338,6 +338,21 @@ pub struct UntarRequest<'a> {
     pub keep_last: bool,
     /// The shape generated, when the archive was (stored with each run).
     pub generated: Option<&'a str>,
+}
+
+impl<'a> UntarRequest<'a> {
+    /// The request a prepared untar study's runs take.
+    pub fn of(plan: &'a UntarPlan) -> UntarRequest<'a> {
+        UntarRequest {
+            root: &plan.root,
+            target: &plan.flags.target,
+            archive: &plan.archive,
+            levels: &plan.levels,
+            fsync: plan.flags.fsync,
+            keep_last: plan.flags.keep,
+            generated: plan.flags.generate.as_deref(),
+        }
+    }
 }
 
 /// What an untar study left.

@@ -160,19 +160,6 @@ impl UntarPlan {
         }
     }
 
-    /// The request the session's runs take.
-    pub fn request(&self) -> crate::record::UntarRequest<'_> {
-        crate::record::UntarRequest {
-            root: &self.root,
-            target: &self.flags.target,
-            archive: &self.archive,
-            levels: &self.levels,
-            fsync: self.flags.fsync,
-            keep_last: self.flags.keep,
-            generated: self.flags.generate.as_deref(),
-        }
-    }
-
     /// The study in words (its status line's).
     pub fn describe(&self) -> String {
         format!(

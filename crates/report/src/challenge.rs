@@ -105,6 +105,70 @@ pub fn stats_data(stats: &Stats, unit: ChallengeUnit) -> Table {
     t
 }
 
+/// The challenges a database holds, newest first (`storlab challenge list`): each one's state,
+/// shape and how many runs (agent processes) took part; `listed` is the store's
+/// `Store::challenges`.
+pub fn list_table(listed: &[(storlab_store::StoredChallenge, u64)]) -> Table {
+    use storlab_units::{utc, Duration, Size};
+    let mut t = Table::new(
+        "challenges",
+        &[
+            "id",
+            "status",
+            "defined",
+            "started",
+            "pools",
+            "writers",
+            "readers",
+            "file size",
+            "length",
+            "runs",
+        ],
+    );
+    for (c, runs) in listed {
+        let s = &c.spec;
+        let length = match (s.duration, s.files) {
+            (Some(d), _) => Duration((d * 1e9).round() as u64).to_string(),
+            (None, Some(n)) => format!("{n} files"),
+            (None, None) => "-".into(),
+        };
+        let pools: Vec<&str> = s.pools.iter().map(|p| p.name.as_str()).collect();
+        t.push(vec![
+            Cell::Int(c.id),
+            Cell::Text(c.status.clone()),
+            Cell::Text(c.created_at.clone()),
+            Cell::Text(c.t0.map(utc).unwrap_or_else(|| "-".into())),
+            Cell::Text(pools.join(",")),
+            Cell::Int(s.writers.into()),
+            Cell::Int(s.readers.into()),
+            Cell::Text(Size(s.file_size).to_string()),
+            Cell::Text(length),
+            Cell::Int(*runs as i64),
+        ]);
+    }
+    t
+}
+
+/// The challenges as JSON (`storlab challenge list --json`): each one's id (`challenge`, as
+/// `show` and `create` name it), uuid, times,
+/// status, definition and runs.
+pub fn list_document(listed: &[(storlab_store::StoredChallenge, u64)]) -> serde_json::Value {
+    listed
+        .iter()
+        .map(|(c, runs)| {
+            serde_json::json!({
+                "challenge": c.id,
+                "uuid": c.uuid,
+                "created_at": c.created_at,
+                "status": c.status,
+                "t0": c.t0,
+                "runs": runs,
+                "spec": c.spec,
+            })
+        })
+        .collect()
+}
+
 /// The catalogue's account: how many files are where, and whether every written file is
 /// accounted for.
 pub fn account_table(a: &Account) -> Table {

@@ -51,6 +51,18 @@ fn ticket(r: &Row) -> Result<FileTicket> {
     })
 }
 
+/// A challenge from a row of `id, uuid, created_at, spec, status, t0`.
+fn stored_challenge(r: &Row) -> Result<StoredChallenge> {
+    Ok(StoredChallenge {
+        id: r.i64(0)?,
+        uuid: r.text(1)?,
+        created_at: r.text(2)?,
+        spec: serde_json::from_str(&r.text(3)?)?,
+        status: r.text(4)?,
+        t0: r.opt_f64(5)?,
+    })
+}
+
 fn seed_val(seed: u64) -> i64 {
     seed as i64
 }
@@ -67,20 +79,26 @@ impl Store {
 
     /// A challenge, or None.
     pub fn challenge(&self, id: i64) -> Result<Option<StoredChallenge>> {
-        let Some(r) = one(self.query(
+        one(self.query(
             "SELECT id, uuid, created_at, spec, status, t0 FROM challenges WHERE id = ?1",
             vals![id],
-        )?) else {
-            return Ok(None);
-        };
-        Ok(Some(StoredChallenge {
-            id: r.i64(0)?,
-            uuid: r.text(1)?,
-            created_at: r.text(2)?,
-            spec: serde_json::from_str(&r.text(3)?)?,
-            status: r.text(4)?,
-            t0: r.opt_f64(5)?,
-        }))
+        )?)
+        .map(|r| stored_challenge(&r))
+        .transpose()
+    }
+
+    /// Every challenge, newest first, each with how many runs took part in it (one per agent
+    /// process that began its share; a resumed host counts again).
+    pub fn challenges(&self) -> Result<Vec<(StoredChallenge, u64)>> {
+        self.query(
+            "SELECT id, uuid, created_at, spec, status, t0, \
+             (SELECT COUNT(*) FROM challenge_runs r WHERE r.challenge_id = c.id) \
+             FROM challenges c ORDER BY id DESC",
+            &[],
+        )?
+        .iter()
+        .map(|r| Ok((stored_challenge(r)?, r.u64(6)?)))
+        .collect()
     }
 
     /// Marks the challenge started at `now` (seconds since the epoch) unless a host started it
