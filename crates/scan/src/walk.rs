@@ -49,41 +49,111 @@ struct GroupInfo {
     owner: Option<u32>,
 }
 
-/// `--exclude`'s globs: those without `/` match an entry's name, those with `/` its path.
+/// `--exclude`'s globs: those without `/` match an entry's name, those with `/` its path (`*`
+/// and `?` do not cross a `/`, `**` does); `{a,b}` is expanded into one glob per alternative.
 struct Excludes {
-    names: globset::GlobSet,
-    paths: globset::GlobSet,
+    names: Vec<glob::Pattern>,
+    paths: Vec<glob::Pattern>,
 }
+
+/// `*` and `?` stop at `/`, as in the shell.
+const WITHIN_NAMES: glob::MatchOptions = glob::MatchOptions {
+    case_sensitive: true,
+    require_literal_separator: true,
+    require_literal_leading_dot: false,
+};
 
 impl Excludes {
     fn new(globs: &[String]) -> Result<Option<Excludes>, ScanError> {
         if globs.is_empty() {
             return Ok(None);
         }
-        let mut names = globset::GlobSetBuilder::new();
-        let mut paths = globset::GlobSetBuilder::new();
+        let (mut names, mut paths) = (Vec::new(), Vec::new());
         for g in globs {
-            let glob = globset::GlobBuilder::new(g)
-                .literal_separator(true)
-                .build()
-                .map_err(|e| ScanError::Options(format!("--exclude '{g}' is not a glob: {}", e.kind())))?;
-            if g.contains('/') {
-                paths.add(glob);
-            } else {
-                names.add(glob);
+            for one in expand_braces(g) {
+                let pattern = glob::Pattern::new(&one)
+                    .map_err(|e| ScanError::Options(format!("--exclude '{g}' is not a glob: {}", e.msg)))?;
+                if g.contains('/') {
+                    paths.push(pattern);
+                } else {
+                    names.push(pattern);
+                }
             }
         }
-        let built = |b: globset::GlobSetBuilder| b.build().map_err(|e| ScanError::Options(format!("--exclude: {e}")));
-        Ok(Some(Excludes {
-            names: built(names)?,
-            paths: built(paths)?,
-        }))
+        Ok(Some(Excludes { names, paths }))
     }
 
     fn excludes(&self, dir: &Path, name: &[u8]) -> bool {
-        self.names.is_match(OsStr::from_bytes(name))
-            || (!self.paths.is_empty() && self.paths.is_match(dir.join(OsStr::from_bytes(name))))
+        // A name that is not UTF-8 is matched with its undecodable bytes as U+FFFD: `*.tmp`
+        // still finds it by its ending.
+        let name_text = String::from_utf8_lossy(name);
+        if self.names.iter().any(|p| p.matches_with(&name_text, WITHIN_NAMES)) {
+            return true;
+        }
+        if self.paths.is_empty() {
+            return false;
+        }
+        let path = dir.join(OsStr::from_bytes(name));
+        let path_text = path.to_string_lossy();
+        self.paths.iter().any(|p| p.matches_with(&path_text, WITHIN_NAMES))
     }
+}
+
+/// The globs `g` stands for with its first `{a,b,…}` (outside `[...]`) expanded, recursively:
+/// `*.{tmp,bak}` is `*.tmp` and `*.bak`. Braces without a comma are left as they are.
+/// (Written here because the glob crate has no braces, and a regex-based glob crate costs a
+/// tenth of a cold build for this one feature.)
+fn expand_braces(g: &str) -> Vec<String> {
+    let b = g.as_bytes();
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'[' => {
+                // Skip a character class: a `]` right after `[` or `[!` is part of it.
+                let mut j = i + 1;
+                if j < b.len() && b[j] == b'!' {
+                    j += 1;
+                }
+                if j < b.len() && b[j] == b']' {
+                    j += 1;
+                }
+                while j < b.len() && b[j] != b']' {
+                    j += 1;
+                }
+                i = j + 1;
+            }
+            b'{' => {
+                let (mut depth, mut commas, mut j) = (0usize, Vec::new(), i);
+                while j < b.len() {
+                    match b[j] {
+                        b'{' => depth += 1,
+                        b'}' => {
+                            depth -= 1;
+                            if depth == 0 {
+                                break;
+                            }
+                        }
+                        b',' if depth == 1 => commas.push(j),
+                        _ => {}
+                    }
+                    j += 1;
+                }
+                if j < b.len() && !commas.is_empty() {
+                    let (head, tail) = (&g[..i], &g[j + 1..]);
+                    let mut cuts = vec![i];
+                    cuts.extend(&commas);
+                    cuts.push(j);
+                    return cuts
+                        .windows(2)
+                        .flat_map(|w| expand_braces(&format!("{head}{}{tail}", &g[w[0] + 1..w[1]])))
+                        .collect();
+                }
+                i += 1;
+            }
+            _ => i += 1,
+        }
+    }
+    vec![g.to_string()]
 }
 
 /// A directory's place in the tree, for --top.
@@ -682,4 +752,39 @@ fn new_group(sh: &Shared, root: u16, path: PathBuf, own_files_only: bool) -> u32
         owner: None,
     });
     g.len() as u32 - 1
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn braces_expand_outside_classes_and_nest() {
+        assert_eq!(expand_braces("*.{tmp,bak}"), ["*.tmp", "*.bak"]);
+        assert_eq!(expand_braces("a{b,c{d,e}}f"), ["abf", "acdf", "acef"]);
+        assert_eq!(expand_braces("[{,}]x"), ["[{,}]x"]);
+        assert_eq!(expand_braces("{solo}"), ["{solo}"]);
+        assert_eq!(expand_braces("{a,b}{1,2}"), ["a1", "a2", "b1", "b2"]);
+    }
+
+    #[test]
+    fn names_and_paths_are_matched_as_the_docs_say() {
+        let ex = Excludes::new(&[".snapshot".into(), "*.{tmp,bak}".into(), "/data/*/scratch".into()])
+            .unwrap()
+            .unwrap();
+        assert!(ex.excludes(Path::new("/data/x/y"), b".snapshot"));
+        assert!(ex.excludes(Path::new("/d"), b"a.tmp"));
+        assert!(ex.excludes(Path::new("/d"), b"a.bak"));
+        assert!(!ex.excludes(Path::new("/d"), b"a.tmpx"));
+        assert!(ex.excludes(Path::new("/d"), b"\xff.tmp"), "a name that is not UTF-8");
+        assert!(ex.excludes(Path::new("/data/u1"), b"scratch"));
+        assert!(
+            !ex.excludes(Path::new("/data/u1/deep"), b"scratch"),
+            "* does not cross /"
+        );
+        let deep = Excludes::new(&["/data/**/scratch".into()]).unwrap().unwrap();
+        assert!(deep.excludes(Path::new("/data/u1/deep"), b"scratch"), "** crosses /");
+        let err = Excludes::new(&["a[".into()]).err().unwrap().to_string();
+        assert!(err.contains("--exclude 'a[' is not a glob"), "{err}");
+    }
 }
