@@ -937,3 +937,174 @@ fn a_detached_pool_loses_its_waiting_files_by_name() {
     assert!(v["pools"][1]["bytes_read"].as_u64().unwrap() > 0);
     nothing_left(&p2);
 }
+
+/// Seed 002's table recomputed from a challenge's raw samples (`challenge show --samples`),
+/// written apart from storlab's code and by another route: each host's bytes per channel as a
+/// cumulative curve through its samples (linear within a sample, flat between them), an
+/// interval's bytes the curve's rise across it; the long-term average of an interval the
+/// length-weighted mean over the last `lt / interval` intervals; MAX and MIN of those, AVG and
+/// SD weighted by each interval's length in intervals (frequency weights). Only for hosts whose
+/// samples leave no interval unmeasured (a gap's rule is tested in crates/stats). Returns the
+/// rows by name: [max, min, avg, sd] in bytes/s.
+fn recompute_table(show: &Value) -> std::collections::BTreeMap<String, [f64; 4]> {
+    let spec = &show["spec"];
+    let (width, lt) = (spec["interval"].as_f64().unwrap(), spec["lt"].as_f64().unwrap());
+    let pools: Vec<String> = spec["pools"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| p["name"].as_str().unwrap().to_string())
+        .collect();
+    let np = pools.len();
+    // Per host: (start, end, bytes per channel: reads then writes), by start.
+    let mut hosts: std::collections::BTreeMap<String, Vec<(f64, f64, Vec<f64>)>> = Default::default();
+    for s in show["samples"].as_array().unwrap() {
+        let (t, secs) = (s["t"].as_f64().unwrap(), s["seconds"].as_f64().unwrap());
+        let ch: Vec<f64> = ["read", "written"]
+            .iter()
+            .flat_map(|k| s[*k].as_array().unwrap().iter().map(|x| x.as_f64().unwrap()))
+            .collect();
+        assert_eq!(ch.len(), 2 * np);
+        hosts
+            .entry(s["host"].as_str().unwrap().into())
+            .or_default()
+            .push((t - secs, t, ch));
+    }
+    let end = hosts.values().flatten().map(|s| s.1).fold(0.0, f64::max);
+    let n = (end / width - 1e-9).ceil() as usize;
+    let edges: Vec<f64> = (0..=n).map(|k| (k as f64 * width).min(end)).collect();
+    // The cumulative bytes of one host's channel at time x.
+    let curve = |samples: &[(f64, f64, Vec<f64>)], c: usize, x: f64| -> f64 {
+        samples
+            .iter()
+            .map(|(a, b, v)| v[c] * ((x.min(*b) - a) / (b - a)).clamp(0.0, 1.0))
+            .sum()
+    };
+    let mut rates = vec![vec![0.0; n]; 2 * np];
+    for samples in hosts.values() {
+        for (c, series) in rates.iter_mut().enumerate() {
+            for k in 0..n {
+                let len = edges[k + 1] - edges[k];
+                series[k] += (curve(samples, c, edges[k + 1]) - curve(samples, c, edges[k])) / len;
+            }
+        }
+    }
+    let lengths: Vec<f64> = (0..n).map(|k| edges[k + 1] - edges[k]).collect();
+    let k_lt = ((lt / width).round() as usize).max(1);
+    let row = |channels: Vec<usize>| -> [f64; 4] {
+        let series: Vec<f64> = (0..n).map(|k| channels.iter().map(|c| rates[*c][k]).sum()).collect();
+        let smooth: Vec<f64> = (0..n)
+            .map(|k| {
+                let from = (k + 1).saturating_sub(k_lt);
+                let bytes: f64 = (from..=k).map(|j| series[j] * lengths[j]).sum();
+                bytes / lengths[from..=k].iter().sum::<f64>()
+            })
+            .collect();
+        let w: Vec<f64> = lengths.iter().map(|l| l / width).collect();
+        let total: f64 = w.iter().sum();
+        let avg = smooth.iter().zip(&w).map(|(x, w)| x * w).sum::<f64>() / total;
+        let ss: f64 = smooth.iter().zip(&w).map(|(x, w)| w * (x - avg).powi(2)).sum();
+        let max = smooth.iter().cloned().fold(f64::MIN, f64::max);
+        let min = smooth.iter().cloned().fold(f64::MAX, f64::min);
+        [max, min, avg, (ss / (total - 1.0)).sqrt()]
+    };
+    let mut out = std::collections::BTreeMap::new();
+    out.insert("Tot-ReadAverage".into(), row((0..np).collect()));
+    out.insert("Tot-WriteAverage".into(), row((np..2 * np).collect()));
+    out.insert("Tot-ReadWriteAverage".into(), row((0..2 * np).collect()));
+    for (p, name) in pools.iter().enumerate() {
+        out.insert(format!("{name}-Read"), row(vec![p]));
+        out.insert(format!("{name}-Write"), row(vec![np + p]));
+        out.insert(format!("{name}-ReadWrite"), row(vec![p, np + p]));
+    }
+    out
+}
+
+#[test]
+fn the_table_equals_its_recomputation_from_the_raw_samples_at_a_short_interval() {
+    // 100 ms samples for 12 s: each host wakes a little late for every sample, so sample ends
+    // fall just past the intervals' edges again and again (and the last one is partial).
+    let s = Scratch::new();
+    let dirs: Vec<std::path::PathBuf> = (1..=3).map(|i| s.path().join(format!("pool{i}"))).collect();
+    let mut args: Vec<String> = [
+        "challenge",
+        "run",
+        "--writers",
+        "2",
+        "--readers",
+        "2",
+        "--file-size",
+        "1m",
+    ]
+    .iter()
+    .map(|a| a.to_string())
+    .collect();
+    for (i, d) in dirs.iter().enumerate() {
+        std::fs::create_dir(d).unwrap();
+        args.extend(["--pool".into(), format!("P{}={}", i + 1, d.display())]);
+    }
+    args.extend(
+        [
+            "--bs",
+            "256k",
+            "--duration",
+            "12s",
+            "--interval",
+            "100ms",
+            "--lt",
+            "1s",
+            "--json",
+        ]
+        .map(String::from),
+    );
+    let args: Vec<&str> = args.iter().map(|a| a.as_str()).collect();
+    let out = s.storlab(&args);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let id = run_json(&out)["challenge"].as_u64().unwrap();
+    let shown = show(&s, id, true);
+    let samples = shown["samples"].as_array().unwrap();
+    assert!(samples.len() >= 100, "{} samples", samples.len());
+    let late = samples
+        .iter()
+        .filter(|x| {
+            let t = x["t"].as_f64().unwrap();
+            (t / 0.1 - (t / 0.1).round()).abs() > 1e-6
+        })
+        .count();
+    assert!(late > samples.len() / 2, "sample ends off the edges: {late}");
+
+    let expected = recompute_table(&shown);
+    let stats = s.json(&["challenge", "stats", &id.to_string()]);
+    let rows = stats["statistics"]["rows"].as_array().unwrap();
+    assert_eq!(rows.len(), expected.len());
+    for r in rows {
+        let name = r["name"].as_str().unwrap();
+        let want = expected[name];
+        for (i, key) in ["max", "min", "avg", "sd"].iter().enumerate() {
+            let got = r[*key].as_f64().unwrap();
+            assert!(
+                (got - want[i]).abs() <= 1e-9 * want[i].abs().max(1.0),
+                "{name} {key}: storlab {got}, recomputed {}",
+                want[i]
+            );
+        }
+    }
+    // Data never stopped flowing: no long-term average of the total is 0.
+    let total = &expected["Tot-ReadWriteAverage"];
+    assert!(total[1] > 0.0, "MIN of the total {total:?}");
+    // The printed table holds the same figures (MB/s, three decimals).
+    let text = stdout(&s.storlab(&["challenge", "stats", &id.to_string()]));
+    for (name, want) in &expected {
+        let line = text
+            .lines()
+            .find(|l| l.split_whitespace().next() == Some(name))
+            .unwrap_or_else(|| panic!("no row {name}: {text}"));
+        let cells: Vec<&str> = line.split_whitespace().collect();
+        assert_eq!(cells[1], format!("{:.3}", want[0] / 1e6), "{name} MAX: {line}");
+        assert_eq!(cells[2], format!("{:.3}", want[1] / 1e6), "{name} MIN: {line}");
+        assert_eq!(cells[3], format!("{:.3}", want[2] / 1e6), "{name} AVG: {line}");
+    }
+    for d in &dirs {
+        nothing_left(d);
+    }
+}

@@ -103,8 +103,12 @@ struct Shared<'a> {
     spec: &'a ChallengeSpec,
     dirs: Vec<PathBuf>,
     host: String,
-    /// When the challenge started: the epoch seconds every host counts from.
-    t0_epoch: f64,
+    /// This host's time base: the moment it began (by the monotonic clock), and how many
+    /// seconds after the challenge's start that was. Every time it stores counts from here, so
+    /// a sample covers exactly the seconds it measured and a step of the wall clock (NTP, an
+    /// administrator's `date`) moves nothing.
+    began: Instant,
+    began_t: f64,
     deadline: Option<Instant>,
     pools: Vec<PoolLive>,
     /// Writers may not start new files (the end, or every file handed out).
@@ -148,7 +152,12 @@ impl Shared<'_> {
 
     /// Seconds since the challenge started (a host that joins later counts from the same start).
     fn t(&self) -> f64 {
-        epoch_now() - self.t0_epoch
+        self.t_at(Instant::now())
+    }
+
+    /// The moment `i` in seconds since the challenge started.
+    fn t_at(&self, i: Instant) -> f64 {
+        self.began_t + i.saturating_duration_since(self.began).as_secs_f64()
     }
 
     fn lease(&self) -> f64 {
@@ -645,7 +654,7 @@ fn sampler(
             let sample = ChallengeSample {
                 host: s.host.clone(),
                 idx,
-                t: s.t(),
+                t: s.t_at(now),
                 seconds,
                 read: read.clone(),
                 written: written.clone(),
@@ -672,7 +681,11 @@ fn sampler(
             idx += 1;
         }
         last = now;
-        next = now + interval;
+        // On the schedule from the start, not from this sample's (late) moment: the samples
+        // stay near the intervals' edges instead of drifting past them.
+        while next <= now {
+            next += interval;
+        }
         if done {
             if live {
                 eprintln!();
@@ -958,7 +971,8 @@ pub fn run(store: Store, challenge: &StoredChallenge, cfg: &RunConfig) -> Result
         spec,
         dirs,
         host: cfg.host.clone(),
-        t0_epoch: t0,
+        began: started,
+        began_t: already,
         deadline: spec
             .duration
             .map(|d| started + Duration::from_secs_f64((d - already).max(0.0))),

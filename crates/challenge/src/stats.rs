@@ -2,11 +2,11 @@
 //! direction (Read, Write, ReadWrite), the MAX, MIN, AVG and SD (and SD/AVG %) of the
 //! long-term averages — each sample's rate averaged over the last `lt` seconds of samples, as
 //! the seed's monitor smoothed its 10 s samples over 100 s. Several hosts' samples of the same
-//! moment add up (a sample belongs to the interval its end falls in).
+//! moment add up, each placed on the intervals by the time it covers (crates/stats' intervals).
 
-use storlab_model::challenge::merge_samples;
 pub use storlab_model::challenge::{bytes_per_agent, bytes_per_pool, StatRow, Stats};
 use storlab_model::challenge::{ChallengeSample, ChallengeSpec};
+use storlab_stats::intervals;
 
 /// Which samples to take.
 #[derive(Debug, Clone, Copy, PartialEq, Default)]
@@ -117,68 +117,62 @@ pub fn of_hosts(samples: Vec<ChallengeSample>, hosts: &[String]) -> Result<Vec<C
         .collect())
 }
 
-/// Each point's mean over the last `k` points (fewer at the start).
-fn long_term(series: &[f64], k: usize) -> Vec<f64> {
-    let mut out = Vec::with_capacity(series.len());
-    let mut sum = 0.0;
-    for (i, v) in series.iter().enumerate() {
-        sum += v;
-        if i >= k {
-            sum -= series[i - k];
-        }
-        // A running sum that subtracts can end a hair below zero (-0.000 in a table).
-        out.push((sum / (i + 1).min(k) as f64).max(0.0));
-    }
-    out
-}
-
-/// The statistics of `samples` in `window`, for `pools` (names; empty: all).
+/// The statistics of `samples` in `window`, for `pools` (names; empty: all): each host's
+/// samples placed on the challenge's intervals by the time they cover (crates/stats'
+/// `intervals`: no interval is empty because a clock drifted, an interval a running host did
+/// not measure is left out, not a zero), long-term averages over `lt`, each interval weighed by
+/// its length.
 pub fn compute(samples: &[ChallengeSample], spec: &ChallengeSpec, window: Window, pools: &[String]) -> Stats {
-    let (ends, read, write) = merge_samples(samples, spec.pools.len(), spec.interval);
+    let np = spec.pools.len();
+    let iv = intervals::place(&intervals::challenge_spans(samples, np), 2 * np, spec.interval);
     let k = ((spec.lt / spec.interval).round() as usize).max(1);
-    let n = ends.len();
+    let n = iv.len();
     let (a, b) = match window {
         Window::All => (0, n.saturating_sub(1)),
         Window::Samples(a, b) => (a as usize, (b as usize).min(n.saturating_sub(1))),
         Window::Hours(from, to) => {
-            let first = ends.iter().position(|e| *e > from * 3600.0).unwrap_or(n);
-            let last = ends.iter().rposition(|e| *e <= to * 3600.0).unwrap_or(0);
+            let first = iv.ends.iter().position(|e| *e > from * 3600.0).unwrap_or(n);
+            let last = iv.ends.iter().rposition(|e| *e <= to * 3600.0).unwrap_or(0);
             (first, last)
         }
     };
-    let pick = |series: &[f64]| -> Vec<f64> {
-        let lt = long_term(series, k);
-        if a > b || a >= lt.len() {
-            Vec::new()
+    let weights = iv.weights();
+    let row = |name: String, pool: Option<String>, direction: &str, series: &[Option<f64>]| {
+        let lt = iv.long_term(series, k);
+        let (values, w) = if a > b || a >= n {
+            (&[][..], &[][..])
         } else {
-            lt[a..=b.min(lt.len() - 1)].to_vec()
-        }
+            (&lt[a..=b], &weights[a..=b])
+        };
+        intervals::weighted_row(name, pool, direction, values, w)
     };
-    let row = |name: String, pool: Option<String>, direction: &str, series: &[f64]| {
-        storlab_stats::stat_row(name, pool, direction, &pick(series))
-    };
-    let chosen: Vec<usize> = (0..spec.pools.len())
+    let chosen: Vec<usize> = (0..np)
         .filter(|p| pools.is_empty() || pools.contains(&spec.pools[*p].name))
         .collect();
-    let sum = |which: &[Vec<f64>]| -> Vec<f64> { (0..n).map(|i| chosen.iter().map(|p| which[*p][i]).sum()).collect() };
-    let (tr, tw) = (sum(&read), sum(&write));
-    let trw: Vec<f64> = tr.iter().zip(&tw).map(|(r, w)| r + w).collect();
+    let reads: Vec<usize> = chosen.clone();
+    let writes: Vec<usize> = chosen.iter().map(|p| np + p).collect();
+    let both: Vec<usize> = reads.iter().chain(&writes).copied().collect();
     let mut rows = vec![
-        row("Tot-ReadAverage".into(), None, "Read", &tr),
-        row("Tot-WriteAverage".into(), None, "Write", &tw),
-        row("Tot-ReadWriteAverage".into(), None, "ReadWrite", &trw),
+        row("Tot-ReadAverage".into(), None, "Read", &iv.sum(&reads)),
+        row("Tot-WriteAverage".into(), None, "Write", &iv.sum(&writes)),
+        row("Tot-ReadWriteAverage".into(), None, "ReadWrite", &iv.sum(&both)),
     ];
     for p in &chosen {
         let name = &spec.pools[*p].name;
-        let rw: Vec<f64> = read[*p].iter().zip(&write[*p]).map(|(r, w)| r + w).collect();
-        rows.push(row(format!("{name}-Read"), Some(name.clone()), "Read", &read[*p]));
-        rows.push(row(format!("{name}-Write"), Some(name.clone()), "Write", &write[*p]));
-        rows.push(row(format!("{name}-ReadWrite"), Some(name.clone()), "ReadWrite", &rw));
+        let pool = Some(name.clone());
+        rows.push(row(format!("{name}-Read"), pool.clone(), "Read", &iv.rates[*p]));
+        rows.push(row(format!("{name}-Write"), pool.clone(), "Write", &iv.rates[np + p]));
+        rows.push(row(
+            format!("{name}-ReadWrite"),
+            pool,
+            "ReadWrite",
+            &iv.sum(&[*p, np + p]),
+        ));
     }
     Stats {
         first: a as u64,
         last: b as u64,
-        hours: ends.get(b).copied().unwrap_or(0.0) / 3600.0,
+        hours: iv.ends.get(b).copied().unwrap_or(0.0) / 3600.0,
         rows,
     }
 }

@@ -240,7 +240,8 @@ pub struct StatRow {
     pub min: f64,
     /// Their mean.
     pub avg: f64,
-    /// Their standard deviation (n − 1).
+    /// Their standard deviation (n − 1; weighted by interval length where the intervals are
+    /// not all whole: crates/stats' `intervals::weighted_row`).
     pub sd: f64,
 }
 
@@ -266,41 +267,6 @@ pub struct Stats {
     pub hours: f64,
     /// The rows: the three totals, then each pool's three.
     pub rows: Vec<StatRow>,
-}
-
-/// The merged series: per interval number, per pool, bytes/s read and written (summed over
-/// hosts: a sample belongs to the interval its end falls in), and each interval's end time.
-#[allow(clippy::type_complexity)]
-pub fn merge_samples(
-    samples: &[ChallengeSample],
-    n_pools: usize,
-    interval: f64,
-) -> (Vec<f64>, Vec<Vec<f64>>, Vec<Vec<f64>>) {
-    let bins = samples
-        .iter()
-        .map(|s| (s.t / interval).ceil().max(1.0) as usize)
-        .max()
-        .unwrap_or(0);
-    let mut ends = vec![0.0; bins];
-    let mut read = vec![vec![0.0; bins]; n_pools];
-    let mut write = vec![vec![0.0; bins]; n_pools];
-    for s in samples {
-        if s.seconds <= 0.0 {
-            continue;
-        }
-        let b = ((s.t / interval).ceil().max(1.0) as usize) - 1;
-        ends[b] = f64::max(ends[b], s.t);
-        for p in 0..n_pools {
-            read[p][b] += s.read.get(p).copied().unwrap_or(0) as f64 / s.seconds;
-            write[p][b] += s.written.get(p).copied().unwrap_or(0) as f64 / s.seconds;
-        }
-    }
-    for (b, e) in ends.iter_mut().enumerate() {
-        if *e == 0.0 {
-            *e = (b + 1) as f64 * interval;
-        }
-    }
-    (ends, read, write)
 }
 
 /// What one host did in its share of a challenge.

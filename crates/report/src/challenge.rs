@@ -1,9 +1,7 @@
 //! A data challenge's tables: the statistics in seed 002's shape (NAME, MAX, MIN, AVG with SD
 //! and SD/AVG %), the catalogue's account, the files that did not end well, and the events.
 
-use storlab_model::challenge::{
-    bytes_per_agent, bytes_per_pool, merge_samples, Account, ChallengeEvent, HostOutcome, Stats, Taken,
-};
+use storlab_model::challenge::{bytes_per_agent, bytes_per_pool, Account, ChallengeEvent, HostOutcome, Stats, Taken};
 
 use crate::table::{Cell, Table};
 
@@ -389,11 +387,21 @@ const MAX_MARKS: usize = 24;
 
 /// The highest rate (MB/s) a challenge's plots show: the total's, which bounds every pool's.
 pub fn plot_top(v: &ChallengeView) -> f64 {
-    let (_, read, write) = merge_samples(&v.samples, v.challenge.spec.pools.len(), v.challenge.spec.interval);
-    let n = read.first().map_or(0, |r| r.len());
-    (0..n)
-        .map(|i| read.iter().chain(&write).map(|s| s[i]).sum::<f64>() / 1e6)
-        .fold(0.0, f64::max)
+    let iv = placed(v);
+    let all: Vec<usize> = (0..iv.rates.len()).collect();
+    iv.sum(&all).into_iter().flatten().fold(0.0, f64::max) / 1e6
+}
+
+/// The challenge's samples on its intervals (crates/stats' rule, as `challenge stats` places
+/// them): channels 0..pools read, pools..2·pools written.
+fn placed(v: &ChallengeView) -> storlab_stats::intervals::Intervals {
+    use storlab_stats::intervals::{challenge_spans, place};
+    let spec = &v.challenge.spec;
+    place(
+        &challenge_spans(&v.samples, spec.pools.len()),
+        2 * spec.pools.len(),
+        spec.interval,
+    )
 }
 
 /// The challenge's section: what it was, the account, the statistics, the throughput over time
@@ -407,15 +415,15 @@ pub fn render_html(v: &ChallengeView, top: f64, free: bool) -> (String, bool) {
     let mut h = String::new();
     let _ = write!(
         h,
-        "<h2>Challenge {} <span class=\"meta\">{}</span></h2><p class=\"meta\">{} · {} pool(s) · {} writer(s), {} reader(s) per host · files of {} bytes in requests of {} · samples every {} s, long-term averages over {} s</p>",
+        "<h2>Challenge {} <span class=\"meta\">{}</span></h2><p class=\"meta\">{} · {} pool(s) · {} writer(s), {} reader(s) per host · {} files in {} requests · samples every {} s, long-term averages over {} s</p>",
         c.id,
         esc(&c.uuid),
         esc(&c.status),
         spec.pools.len(),
         spec.writers,
         spec.readers,
-        spec.file_size,
-        spec.bs,
+        storlab_units::Size(spec.file_size).words(),
+        storlab_units::Size(spec.bs).words(),
         spec.interval,
         spec.lt
     );
@@ -433,7 +441,8 @@ pub fn render_html(v: &ChallengeView, top: f64, free: bool) -> (String, bool) {
         h += &bad_files_table(&v.account).to_html();
     }
     h += &stats_table(&v.stats, ChallengeUnit::MB).to_html();
-    let (ends, read, write) = merge_samples(&v.samples, spec.pools.len(), spec.interval);
+    let iv = placed(v);
+    let np = spec.pools.len();
     let marks: Vec<(f64, String)> = v
         .events
         .iter()
@@ -446,27 +455,31 @@ pub fn render_html(v: &ChallengeView, top: f64, free: bool) -> (String, bool) {
             )
         })
         .collect();
-    let series = |name: &str, color: &'static str, f: &dyn Fn(usize) -> f64| Series {
+    // Each interval's rate at its end; an interval a running host did not measure is no point.
+    let series = |name: &str, color: &'static str, channels: &[usize]| Series {
         name: name.into(),
         color,
-        points: ends.iter().enumerate().map(|(i, t)| (*t, f(i) / 1e6)).collect(),
+        points: iv
+            .ends
+            .iter()
+            .zip(iv.sum(channels))
+            .filter_map(|(t, r)| r.map(|r| (*t, r / 1e6)))
+            .collect(),
     };
-    let sum = |which: &Vec<Vec<f64>>, i: usize| which.iter().map(|s| s[i]).sum::<f64>();
+    let reads: Vec<usize> = (0..np).collect();
+    let writes: Vec<usize> = (np..2 * np).collect();
     let mut charts: Vec<(String, Vec<Series>)> = vec![(
         "All pools".into(),
         vec![
-            series("read+write", COLORS[3], &|i| sum(&read, i) + sum(&write, i)),
-            series("read", COLORS[0], &|i| sum(&read, i)),
-            series("write", COLORS[1], &|i| sum(&write, i)),
+            series("read+write", COLORS[3], &(0..2 * np).collect::<Vec<_>>()),
+            series("read", COLORS[0], &reads),
+            series("write", COLORS[1], &writes),
         ],
     )];
     for (p, pool) in spec.pools.iter().enumerate() {
         charts.push((
             format!("Pool {}", pool.name),
-            vec![
-                series("read", COLORS[0], &|i| read[p][i]),
-                series("write", COLORS[1], &|i| write[p][i]),
-            ],
+            vec![series("read", COLORS[0], &[p]), series("write", COLORS[1], &[np + p])],
         ));
     }
     let mut thinned = false;

@@ -48,6 +48,19 @@ pub fn nice_ceiling(v: f64) -> f64 {
     10.0 * p
 }
 
+/// The x axis's ticks: round numbers from 0 to at most `max`, a step of 1, 2, 2.5 or 5 times a
+/// power of ten giving three to six of them (0, 10, 20, 30 s, never 7.52).
+pub fn round_ticks(max: f64) -> Vec<f64> {
+    if !(max > 0.0 && max.is_finite()) {
+        return vec![0.0];
+    }
+    let step = nice_ceiling(max / 5.0);
+    (0..)
+        .map(|i| i as f64 * step)
+        .take_while(|v| *v <= max * (1.0 + 1e-9))
+        .collect()
+}
+
 /// Thins a series to at most `MAX_POINTS` points by keeping, in each of MAX_POINTS / 2 equal
 /// slices, its lowest and highest point (in x order), so spikes survive. Returns the points
 /// and whether they were thinned.
@@ -132,9 +145,8 @@ fn frame(s: &mut String, title: &str, key: &str, y_unit: &str, x_unit: &str, y_m
         );
     }
     if x_max > 0.0 {
-        for i in 0..=4 {
-            let v = x_max * i as f64 / 4.0;
-            let x = LEFT + pw * i as f64 / 4.0;
+        for v in round_ticks(x_max) {
+            let x = LEFT + pw * v / x_max;
             let _ = write!(
                 s,
                 r##"<text x="{x:.1}" y="{}" class="xl">{}</text>"##,
@@ -367,6 +379,16 @@ pub fn heat_map(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn x_ticks_are_round() {
+        assert_eq!(round_ticks(30.06), vec![0.0, 10.0, 20.0, 30.0]);
+        assert_eq!(round_ticks(100.0), vec![0.0, 20.0, 40.0, 60.0, 80.0, 100.0]);
+        assert_eq!(round_ticks(7.0), vec![0.0, 2.0, 4.0, 6.0]);
+        let small = round_ticks(0.9);
+        assert_eq!(small.len(), 5);
+        assert!((small[4] - 0.8).abs() < 1e-12, "{small:?}");
+    }
 
     #[test]
     fn nice_ceilings() {

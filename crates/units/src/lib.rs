@@ -202,6 +202,15 @@ impl fmt::Display for Size {
     }
 }
 
+impl Size {
+    /// Exact as Display, with a space before the unit, for prose: "8 MiB", "4097 B".
+    pub fn words(self) -> String {
+        let exact = self.to_string();
+        let unit_at = exact.find(|c: char| !c.is_ascii_digit()).unwrap_or(exact.len());
+        format!("{} {}", &exact[..unit_at], &exact[unit_at..])
+    }
+}
+
 impl Serialize for Size {
     fn serialize<S: Serializer>(&self, s: S) -> Result<S::Ok, S::Error> {
         s.serialize_u64(self.0)
