@@ -398,8 +398,9 @@ fn reverse_study_times_the_scrub_idle_and_under_load() {
     let s = Scratch::new();
     // The images live in memory and the pool has no speed limit: the scrub is bound by the
     // two cores (reading and checksumming), and so is the job writing to the same pool, so
-    // the job slows the scrub down by about half (idle 1.01 s, loaded 2.0 to 2.3 s in three
-    // runs with 1000 MiB). On the virtual disk instead, with O_DIRECT loop devices, the idle
+    // the job slows the scrub down by about half (idle 0.28 to 0.36 s, loaded 0.50 to 0.59 s
+    // in three runs with 1000 MiB; the task is looked at every fiftieth of its time so far,
+    // so its duration is known to 2 % — at a fixed 250 ms both sides once read 0.50 s). On the virtual disk instead, with O_DIRECT loop devices, the idle
     // scrub took 1.0 to 2.8 s from run to run and in CI once longer than the loaded one: the
     // host's cache under that disk decides, not the load.
     let (pool, work) = BtrfsPool::with(

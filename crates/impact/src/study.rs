@@ -50,6 +50,14 @@ pub trait Foreground {
 /// How often a running task is looked at.
 pub const POLL_EVERY: Duration = Duration::from_millis(250);
 
+/// How long to wait before the next look at a task `elapsed` into its run when its duration is
+/// what is measured: a fiftieth of the time so far, between 10 ms and POLL_EVERY, so that the
+/// duration is known to 2 % however short the task is. At a fixed 250 ms a scrub that took
+/// 0.3 s idle and 0.45 s under load was timed 0.5 s on both sides (it happened in CI).
+fn duration_poll(elapsed: Duration) -> Duration {
+    (elapsed / 50).clamp(Duration::from_millis(10), POLL_EVERY)
+}
+
 /// Sleeps up to `d`, waking early when `quit` says so; false if it did.
 fn sleep_unless(d: Duration, quit: &dyn Fn() -> bool) -> bool {
     let end = Instant::now() + d;
@@ -339,7 +347,7 @@ fn watch_to_end(
                 limit.as_secs()
             )));
         }
-        sleep_unless(POLL_EVERY, &|| stop.load(Ordering::Relaxed));
+        sleep_unless(duration_poll(t0.elapsed()), &|| stop.load(Ordering::Relaxed));
     }
 }
 
