@@ -63,6 +63,7 @@ pub fn view(store: &Store, window_arg: &str, host: Option<&str>) -> Result<storl
         from: r.from,
         to: r.to,
         lt: r.lt,
+        interval: r.interval,
         timeline: storlab_report::monitor::timeline(store, r.from, r.to)?,
         window: r.window,
         stats,

@@ -990,34 +990,12 @@ fn recompute_table(show: &Value) -> std::collections::BTreeMap<String, [f64; 4]>
         }
     }
     let lengths: Vec<f64> = (0..n).map(|k| edges[k + 1] - edges[k]).collect();
-    let k_lt = ((lt / width).round() as usize).max(1);
-    let row = |channels: Vec<usize>| -> [f64; 4] {
-        let series: Vec<f64> = (0..n).map(|k| channels.iter().map(|c| rates[*c][k]).sum()).collect();
-        let smooth: Vec<f64> = (0..n)
-            .map(|k| {
-                let from = (k + 1).saturating_sub(k_lt);
-                let bytes: f64 = (from..=k).map(|j| series[j] * lengths[j]).sum();
-                bytes / lengths[from..=k].iter().sum::<f64>()
-            })
-            .collect();
-        let w: Vec<f64> = lengths.iter().map(|l| l / width).collect();
-        let total: f64 = w.iter().sum();
-        let avg = smooth.iter().zip(&w).map(|(x, w)| x * w).sum::<f64>() / total;
-        let ss: f64 = smooth.iter().zip(&w).map(|(x, w)| w * (x - avg).powi(2)).sum();
-        let max = smooth.iter().cloned().fold(f64::MIN, f64::max);
-        let min = smooth.iter().cloned().fold(f64::MAX, f64::min);
-        [max, min, avg, (ss / (total - 1.0)).sqrt()]
-    };
-    let mut out = std::collections::BTreeMap::new();
-    out.insert("Tot-ReadAverage".into(), row((0..np).collect()));
-    out.insert("Tot-WriteAverage".into(), row((np..2 * np).collect()));
-    out.insert("Tot-ReadWriteAverage".into(), row((0..2 * np).collect()));
-    for (p, name) in pools.iter().enumerate() {
-        out.insert(format!("{name}-Read"), row(vec![p]));
-        out.insert(format!("{name}-Write"), row(vec![np + p]));
-        out.insert(format!("{name}-ReadWrite"), row(vec![p, np + p]));
-    }
-    out
+    let channels: Vec<(String, usize, usize)> = pools
+        .iter()
+        .enumerate()
+        .map(|(p, name)| (name.clone(), p, np + p))
+        .collect();
+    common::seed_table(&rates, &lengths, width, lt, &channels)
 }
 
 #[test]
@@ -1075,20 +1053,7 @@ fn the_table_equals_its_recomputation_from_the_raw_samples_at_a_short_interval()
 
     let expected = recompute_table(&shown);
     let stats = s.json(&["challenge", "stats", &id.to_string()]);
-    let rows = stats["statistics"]["rows"].as_array().unwrap();
-    assert_eq!(rows.len(), expected.len());
-    for r in rows {
-        let name = r["name"].as_str().unwrap();
-        let want = expected[name];
-        for (i, key) in ["max", "min", "avg", "sd"].iter().enumerate() {
-            let got = r[*key].as_f64().unwrap();
-            assert!(
-                (got - want[i]).abs() <= 1e-9 * want[i].abs().max(1.0),
-                "{name} {key}: storlab {got}, recomputed {}",
-                want[i]
-            );
-        }
-    }
+    common::assert_same_table(&stats["statistics"]["rows"], &expected, 1e-9);
     // Data never stopped flowing: no long-term average of the total is 0.
     let total = &expected["Tot-ReadWriteAverage"];
     assert!(total[1] > 0.0, "MIN of the total {total:?}");

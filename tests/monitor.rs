@@ -415,6 +415,151 @@ fn counters_that_wrap_are_counted_on_with_an_event() {
     assert!(d.contains("sectors read") && d.contains("ms busy"), "{d}");
 }
 
+/// `monitor stats`' table equals what the test computes from the raw samples by another route,
+/// at 100 ms sweeps whose ends fall anywhere on the epoch's grid of intervals (each interval
+/// straddled by two sweeps), through a stillness longer than the long-term window (a true 0)
+/// and back. The traffic is written by the test into a diskstats file of its own, as known
+/// rates, with the names of two real loop devices so that the pools resolve as they would.
+#[test]
+fn the_monitor_table_equals_its_recomputation_from_the_raw_samples() {
+    let s = Scratch::new();
+    let images = tempfile::tempdir().unwrap();
+    let a = loop_device_with(&images.path().join("a.img"), 16 << 20, false);
+    let b = loop_device_with(&images.path().join("b.img"), 16 << 20, false);
+    let (na, nb) = (device_name(&a.dev).to_string(), device_name(&b.dev).to_string());
+    let stats = s.path().join("diskstats");
+    // Sectors per second read from A and written to B: 2.5 s of traffic, 2 s of none, then
+    // more; the counters are the integrals of those rates, written every 20 ms.
+    let rate = |t: f64| -> (f64, f64) {
+        if t < 2.5 {
+            (4000.0, 1000.0)
+        } else if t < 4.5 {
+            (0.0, 0.0)
+        } else {
+            (8000.0 + 2000.0 * (t * 3.0).sin(), 3000.0)
+        }
+    };
+    let write = |read: u64, written: u64| {
+        let tmp = s.path().join("diskstats.new");
+        std::fs::write(
+            &tmp,
+            format!(
+                "   7       1 {na} {} 0 {read} 10 0 0 0 0 0 10 20\n   7       2 {nb} 0 0 0 0 {} 0 {written} 10 0 10 20\n",
+                read / 8,
+                written / 8
+            ),
+        )
+        .unwrap();
+        std::fs::rename(&tmp, &stats).unwrap();
+    };
+    write(0, 0);
+    let mut m = Monitor::start(
+        &s,
+        &[
+            "--pool",
+            &format!("A={}", a.dev),
+            "--pool",
+            &format!("B={}", b.dev),
+            "--interval",
+            "100ms",
+            "--lt",
+            "300ms",
+            "--diskstats",
+            stats.to_str().unwrap(),
+        ],
+    );
+    wait_running(&s, &mut m);
+    let t0 = Instant::now();
+    let (mut read, mut written, mut last) = (0.0, 0.0, 0.0);
+    while t0.elapsed() < Duration::from_secs(7) {
+        std::thread::sleep(Duration::from_millis(20));
+        let t = t0.elapsed().as_secs_f64();
+        let (r, w) = rate((t + last) / 2.0);
+        read += r * (t - last);
+        written += w * (t - last);
+        last = t;
+        write(read as u64, written as u64);
+    }
+    let out = m.stop();
+    assert!(out.status.success(), "{}", stderr(&out));
+
+    // The raw samples: each sweep's bytes per pool (top devices), its start and end.
+    let raw = s.store().unwrap().monitor_window(None, 0.0, 1e12).unwrap();
+    let pools = ["A", "B"];
+    let mut sweeps: Vec<(f64, f64, [f64; 4])> = Vec::new();
+    for d in raw.disks.iter().filter(|d| d.seconds > 0.0) {
+        let series = raw.series.iter().find(|x| x.idx == d.series).unwrap();
+        if !series.top {
+            continue;
+        }
+        let p = pools.iter().position(|q| *q == series.pool).unwrap();
+        let i = match sweeps.iter().position(|x| (x.1 - d.t).abs() < 1e-3) {
+            Some(i) => i,
+            None => {
+                sweeps.push((d.t - d.seconds, d.t, [0.0; 4]));
+                sweeps.len() - 1
+            }
+        };
+        sweeps[i].2[2 * p] += d.delta.read_bytes as f64;
+        sweeps[i].2[2 * p + 1] += d.delta.write_bytes as f64;
+    }
+    sweeps.sort_by(|x, y| x.0.total_cmp(&y.0));
+    assert!(sweeps.len() >= 60, "{} sweeps", sweeps.len());
+    // Each sweep begins where the one before ended (the monitor's time base is monotonic),
+    // and their ends fall off the grid's edges.
+    for w in sweeps.windows(2) {
+        assert!((w[1].0 - w[0].1).abs() < 1e-6, "a gap between sweeps: {w:?}");
+    }
+    let off = sweeps
+        .iter()
+        .filter(|x| {
+            let f = x.1 / 0.1 - (x.1 / 0.1).round();
+            f.abs() > 1e-3
+        })
+        .count();
+    assert!(off > sweeps.len() / 2, "sweep ends off the edges: {off}");
+
+    // The intervals of the epoch's 100 ms grid, from the first sweep's start (a partial first
+    // interval) to the last one's end, in seconds from the grid point before the start (epoch
+    // seconds as they are carry only a quarter of a microsecond).
+    let width = 0.1;
+    let origin = (sweeps[0].0 / width).floor() * width;
+    let rel: Vec<(f64, f64, [f64; 4])> = sweeps.iter().map(|(a, b, v)| (a - origin, b - origin, *v)).collect();
+    let (first, end) = (rel[0].0, rel.last().unwrap().1);
+    let mut edges = vec![first];
+    let mut k = 1.0;
+    while k * width < end - 1e-9 {
+        edges.push(k * width);
+        k += 1.0;
+    }
+    edges.push(end);
+    let curve = |c: usize, x: f64| -> f64 {
+        rel.iter()
+            .map(|(a, b, v)| v[c] * ((x.min(*b) - a) / (b - a)).clamp(0.0, 1.0))
+            .sum()
+    };
+    let n = edges.len() - 1;
+    let lengths: Vec<f64> = (0..n).map(|k| edges[k + 1] - edges[k]).collect();
+    let rates: Vec<Vec<f64>> = (0..4)
+        .map(|c| {
+            (0..n)
+                .map(|k| (curve(c, edges[k + 1]) - curve(c, edges[k])) / lengths[k])
+                .collect()
+        })
+        .collect();
+    let channels: Vec<(String, usize, usize)> = pools
+        .iter()
+        .enumerate()
+        .map(|(p, n)| (n.to_string(), 2 * p, 2 * p + 1))
+        .collect();
+    let expected = common::seed_table(&rates, &lengths, width, 0.3, &channels);
+    let st = stats_json(&s);
+    common::assert_same_table(&st["statistics"]["rows"], &expected, 1e-6);
+    // The stillness was real and longer than the long-term window: a true 0, once.
+    assert_eq!(expected["Tot-ReadWriteAverage"][1], 0.0);
+    assert!(expected["A-Read"][0] > 4000.0 * 512.0, "{:?}", expected["A-Read"]);
+}
+
 /// Samples move from full resolution to long-term averages without losing a byte; beyond the
 /// retention they go.
 #[test]

@@ -319,3 +319,71 @@ pub fn iozone_report_first_figure(text: &str, title: &str) -> f64 {
         .parse()
         .unwrap()
 }
+
+/// Seed 002's table recomputed by the tests, independently of crates/stats: from each channel's
+/// rate per interval (`rates[channel][interval]`, bytes/s) and the intervals' `lengths`, the
+/// long-term average of an interval is the length-weighted mean over the last `lt / width`
+/// intervals, and MAX, MIN, AVG and SD are taken over those, AVG and SD weighted by each
+/// interval's length in intervals (frequency weights). `pools` names each pool with its read
+/// and write channel. Returns the rows by name: [max, min, avg, sd].
+pub fn seed_table(
+    rates: &[Vec<f64>],
+    lengths: &[f64],
+    width: f64,
+    lt: f64,
+    pools: &[(String, usize, usize)],
+) -> std::collections::BTreeMap<String, [f64; 4]> {
+    let n = lengths.len();
+    let k_lt = ((lt / width).round() as usize).max(1);
+    let row = |channels: Vec<usize>| -> [f64; 4] {
+        let series: Vec<f64> = (0..n).map(|k| channels.iter().map(|c| rates[*c][k]).sum()).collect();
+        let smooth: Vec<f64> = (0..n)
+            .map(|k| {
+                let from = (k + 1).saturating_sub(k_lt);
+                let bytes: f64 = (from..=k).map(|j| series[j] * lengths[j]).sum();
+                bytes / lengths[from..=k].iter().sum::<f64>()
+            })
+            .collect();
+        let w: Vec<f64> = lengths.iter().map(|l| l / width).collect();
+        let total: f64 = w.iter().sum();
+        let avg = smooth.iter().zip(&w).map(|(x, w)| x * w).sum::<f64>() / total;
+        let ss: f64 = smooth.iter().zip(&w).map(|(x, w)| w * (x - avg).powi(2)).sum();
+        let max = smooth.iter().cloned().fold(f64::MIN, f64::max);
+        let min = smooth.iter().cloned().fold(f64::MAX, f64::min);
+        [max, min, avg, (ss / (total - 1.0)).sqrt()]
+    };
+    let reads: Vec<usize> = pools.iter().map(|p| p.1).collect();
+    let writes: Vec<usize> = pools.iter().map(|p| p.2).collect();
+    let mut out = std::collections::BTreeMap::new();
+    out.insert("Tot-ReadAverage".into(), row(reads.clone()));
+    out.insert("Tot-WriteAverage".into(), row(writes.clone()));
+    out.insert(
+        "Tot-ReadWriteAverage".into(),
+        row(reads.iter().chain(&writes).copied().collect()),
+    );
+    for (name, r, w) in pools {
+        out.insert(format!("{name}-Read"), row(vec![*r]));
+        out.insert(format!("{name}-Write"), row(vec![*w]));
+        out.insert(format!("{name}-ReadWrite"), row(vec![*r, *w]));
+    }
+    out
+}
+
+/// Asserts that the table storlab printed as JSON (`rows`: name, max, min, avg, sd) equals the
+/// recomputed one, row by row and figure by figure, to `tolerance` (relative; absolute below 1).
+pub fn assert_same_table(rows: &Value, expected: &std::collections::BTreeMap<String, [f64; 4]>, tolerance: f64) {
+    let rows = rows.as_array().expect("rows");
+    assert_eq!(rows.len(), expected.len(), "{rows:?}");
+    for r in rows {
+        let name = r["name"].as_str().unwrap();
+        let want = expected.get(name).unwrap_or_else(|| panic!("no row {name} recomputed"));
+        for (i, key) in ["max", "min", "avg", "sd"].iter().enumerate() {
+            let got = r[*key].as_f64().unwrap();
+            assert!(
+                (got - want[i]).abs() <= tolerance * want[i].abs().max(1.0),
+                "{name} {key}: storlab {got}, recomputed {}",
+                want[i]
+            );
+        }
+    }
+}

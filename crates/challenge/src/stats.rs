@@ -136,39 +136,15 @@ pub fn compute(samples: &[ChallengeSample], spec: &ChallengeSpec, window: Window
             (first, last)
         }
     };
-    let weights = iv.weights();
-    let row = |name: String, pool: Option<String>, direction: &str, series: &[Option<f64>]| {
-        let lt = iv.long_term(series, k);
-        let (values, w) = if a > b || a >= n {
-            (&[][..], &[][..])
-        } else {
-            (&lt[a..=b], &weights[a..=b])
-        };
-        intervals::weighted_row(name, pool, direction, values, w)
-    };
-    let chosen: Vec<usize> = (0..np)
+    let chosen: Vec<intervals::PoolChannels> = (0..np)
         .filter(|p| pools.is_empty() || pools.contains(&spec.pools[*p].name))
+        .map(|p| intervals::PoolChannels {
+            name: &spec.pools[p].name,
+            read: p,
+            write: np + p,
+        })
         .collect();
-    let reads: Vec<usize> = chosen.clone();
-    let writes: Vec<usize> = chosen.iter().map(|p| np + p).collect();
-    let both: Vec<usize> = reads.iter().chain(&writes).copied().collect();
-    let mut rows = vec![
-        row("Tot-ReadAverage".into(), None, "Read", &iv.sum(&reads)),
-        row("Tot-WriteAverage".into(), None, "Write", &iv.sum(&writes)),
-        row("Tot-ReadWriteAverage".into(), None, "ReadWrite", &iv.sum(&both)),
-    ];
-    for p in &chosen {
-        let name = &spec.pools[*p].name;
-        let pool = Some(name.clone());
-        rows.push(row(format!("{name}-Read"), pool.clone(), "Read", &iv.rates[*p]));
-        rows.push(row(format!("{name}-Write"), pool.clone(), "Write", &iv.rates[np + p]));
-        rows.push(row(
-            format!("{name}-ReadWrite"),
-            pool,
-            "ReadWrite",
-            &iv.sum(&[*p, np + p]),
-        ));
-    }
+    let rows = intervals::seed_rows(&iv, k, &chosen, Some((a, b)));
     Stats {
         first: a as u64,
         last: b as u64,

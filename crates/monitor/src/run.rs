@@ -177,6 +177,72 @@ fn long_term(points: &VecDeque<PoolPoint>) -> PoolPoint {
     }
 }
 
+/// The live long-term rates of `/metrics`, by the rule `monitor stats` follows: this host's
+/// last sweeps placed on the epoch's grid of intervals by the time they cover, and the last
+/// interval's long-term average over `lt` (crates/stats' intervals). The sweeps kept reach back
+/// one interval further than the long-term window, so that every interval the average takes
+/// is whole, as it is in a window read from the store.
+struct LiveRates {
+    series: Vec<Series>,
+    hosts: Vec<String>,
+    pools: Vec<String>,
+    interval: f64,
+    k: usize,
+    spans: VecDeque<(f64, f64, Vec<f64>)>,
+}
+
+impl LiveRates {
+    fn new(spec: &MonitorSpec, series: &[Series], host: &str) -> LiveRates {
+        let mut pools: Vec<String> = Vec::new();
+        for s in series {
+            if !pools.contains(&s.pool) {
+                pools.push(s.pool.clone());
+            }
+        }
+        LiveRates {
+            series: series.to_vec(),
+            hosts: vec![host.to_string(); series.len()],
+            pools,
+            interval: spec.interval,
+            k: ((spec.lt / spec.interval).round() as usize).max(1),
+            spans: VecDeque::new(),
+        }
+    }
+
+    fn add(&mut self, sweep: &Sweep) {
+        for s in storlab_stats::intervals::monitor_spans(&self.series, &self.hosts, &sweep.disks, &self.pools) {
+            self.spans.push_back((s.start, s.end, s.amounts));
+        }
+        let reach = (self.k + 2) as f64 * self.interval;
+        while let (Some(first), Some(last)) = (self.spans.front(), self.spans.back()) {
+            if last.1 - first.1 <= reach {
+                break;
+            }
+            self.spans.pop_front();
+        }
+    }
+
+    /// Pool `pool`'s long-term read and write rates now (None before the first sweep).
+    fn long_term(&self, pool: &str) -> Option<(f64, f64)> {
+        let p = self.pools.iter().position(|q| q == pool)?;
+        let spans: Vec<storlab_stats::intervals::Span> = self
+            .spans
+            .iter()
+            .map(|(start, end, amounts)| storlab_stats::intervals::Span {
+                source: "",
+                start: *start,
+                end: *end,
+                amounts: amounts.clone(),
+            })
+            .collect();
+        let from = self.spans.front()?.0;
+        let all = |_: &str, _: usize| true;
+        let iv = storlab_stats::intervals::place_watched(&spans, 2 * self.pools.len(), self.interval, from, &all);
+        let last = |c: usize| iv.long_term(&iv.rates[c], self.k).last().copied().flatten();
+        Some((last(2 * p)?, last(2 * p + 1)?))
+    }
+}
+
 /// Moves samples up the levels and deletes what is older than the retention, for every
 /// monitor of this host (earlier runs of the service too).
 fn keep_retention(store: &Store, host: &str, spec: &MonitorSpec, t: f64) -> Result<(), MonitorError> {
@@ -237,7 +303,13 @@ pub fn run(
         .map(|l| Endpoint::start(l, registry.clone()))
         .transpose()
         .map_err(|e| MonitorError::Io(e.to_string()))?;
-    let mut baseline = sampler.sweep(t0, 0.0);
+    // The samples' times: the baseline's moment on the wall clock, and from there the host's
+    // monotonic clock, so that a step of the wall clock moves no sample and every sample begins
+    // where the one before it ended (crates/stats' intervals place them by those spans).
+    let base = Instant::now();
+    let tb = now();
+    let time_of = |i: Instant| tb + (i - base).as_secs_f64();
+    let mut baseline = sampler.sweep(tb, 0.0);
     baseline.events.insert(
         0,
         MonitorEvent {
@@ -276,7 +348,8 @@ pub fn run(
     started(id, endpoint.as_ref().map(|e| e.addr()));
     let k = ((spec.lt / spec.interval).round() as usize).max(1);
     let mut recent: Vec<(String, VecDeque<PoolPoint>)> = Vec::new();
-    let start = Instant::now();
+    let mut live = LiveRates::new(&spec, &series, &cfg.host);
+    let start = base;
     let mut last = start;
     let mut last_retention = t0;
     let mut n: u64 = 0;
@@ -290,7 +363,7 @@ pub fn run(
         }
         let stopping = cfg.stop.load(Ordering::Relaxed) || end.is_some_and(|e| Instant::now() >= e);
         let at = Instant::now();
-        let t = now();
+        let t = time_of(at);
         let sweep = sampler.sweep(t, (at - last).as_secs_f64());
         last = at;
         let took = at.elapsed().as_secs_f64();
@@ -311,6 +384,12 @@ pub fn run(
                 q.pop_front();
             }
             pools.push((pool, p, long_term(q)));
+        }
+        live.add(&sweep);
+        for (pool, _, lt) in &mut pools {
+            if let Some((r, w)) = live.long_term(pool) {
+                (lt.read_rate, lt.write_rate) = (r, w);
+            }
         }
         metrics.publish(&series, &sweep, &sampler.present(), &pools, took);
         for e in &sweep.events {
@@ -341,7 +420,7 @@ pub fn run(
             last_retention = t;
         }
         if stopping {
-            let t = now();
+            let t = time_of(Instant::now());
             let stored = store.add_monitor_sweep(
                 id,
                 t,

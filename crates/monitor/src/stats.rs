@@ -7,7 +7,7 @@
 
 use storlab_model::challenge::Stats;
 use storlab_model::monitor::{pool_points, DiskSample, PoolFigures, PoolPoint, Series};
-use storlab_stats::stat_row as row;
+use storlab_stats::intervals;
 use storlab_store::{MonitorWindow, Store};
 use storlab_units::utc;
 
@@ -148,12 +148,21 @@ pub struct Reading {
     pub window: MonitorWindow,
     /// The long-term window of the monitors that stored it, seconds.
     pub lt: f64,
+    /// Their sampling interval, seconds: the width of the intervals the statistics place
+    /// samples on.
+    pub interval: f64,
 }
 
 impl Reading {
     /// The statistics of `pools` (empty: all): seed 002's table and each pool's figures.
     pub fn stats(&self, pools: &[String]) -> (Stats, Vec<PoolFigures>) {
-        compute(&self.window.series, &self.window.disks, self.lt, pools)
+        compute(
+            &self.window.series,
+            &self.window.hosts,
+            &self.window.disks,
+            (self.interval, self.lt, self.from),
+            pools,
+        )
     }
 }
 
@@ -185,107 +194,91 @@ pub fn read(
             )));
         }
     }
-    let lt = store
+    let (interval, lt) = store
         .monitors()?
         .into_iter()
         .find(|m| host.is_none_or(|h| m.host == h))
-        .map_or(100.0, |m| m.spec.lt);
-    Ok(Reading { from, to, window, lt })
+        .map_or((10.0, 100.0), |m| (m.spec.interval, m.spec.lt));
+    Ok(Reading {
+        from,
+        to,
+        window,
+        lt,
+        interval,
+    })
 }
 
-/// Each point's mean over the points ending within `lt` seconds of it (its own included),
-/// weighted by the seconds they cover.
-fn smoothed(points: &[PoolPoint], lt: f64, f: fn(&PoolPoint) -> f64) -> Vec<f64> {
-    let mut out = Vec::with_capacity(points.len());
-    let mut first = 0;
-    for (i, p) in points.iter().enumerate() {
-        while points[first].t <= p.t - lt + 1e-6 {
-            first += 1;
-        }
-        let w = &points[first..=i];
-        let secs: f64 = w.iter().map(|q| q.seconds).sum();
-        out.push(if secs > 0.0 {
-            w.iter().map(|q| f(q) * q.seconds).sum::<f64>() / secs
-        } else {
-            0.0
-        });
-    }
-    out
-}
-
-/// The statistics of `disks` (the samples of a window) for `pools` (empty: all).
-pub fn compute(series: &[Series], disks: &[DiskSample], lt: f64, pools: &[String]) -> (Stats, Vec<PoolFigures>) {
+/// The statistics of `disks` (the samples of a window from `from`; `hosts` names each series'
+/// host) for `pools` (empty: all): each host's sweeps placed on the epoch's grid of `interval`
+/// seconds by the time they cover (crates/stats' intervals: an interval a host did not measure,
+/// or no monitor watched, is left out, not a zero), long-term averages over `lt`, each interval
+/// weighed by its length — the challenge's rule. Beside them each pool's figures over the
+/// window.
+pub fn compute(
+    series: &[Series],
+    hosts: &[String],
+    disks: &[DiskSample],
+    (interval, lt, from): (f64, f64, f64),
+    pools: &[String],
+) -> (Stats, Vec<PoolFigures>) {
     let per_pool: Vec<(String, Vec<PoolPoint>)> = pool_points(series, disks)
         .into_iter()
         .filter(|(p, _)| pools.is_empty() || pools.contains(p))
         .collect();
-    let mut rows = Vec::new();
-    let mut figures = Vec::new();
-    // The totals: the pools' smoothed series summed at each moment (a moment is a sweep: the
-    // pools of one monitor are swept together).
-    let mut moments: Vec<(f64, f64, f64)> = Vec::new();
-    for (pool, pts) in &per_pool {
-        let r = smoothed(pts, lt, |p| p.read_rate);
-        let w = smoothed(pts, lt, |p| p.write_rate);
-        for (i, p) in pts.iter().enumerate() {
-            match moments.iter_mut().find(|m| (m.0 - p.t).abs() < 1e-3) {
-                Some(m) => {
-                    m.1 += r[i];
-                    m.2 += w[i];
-                }
-                None => moments.push((p.t, r[i], w[i])),
-            }
-        }
-        let rw: Vec<f64> = r.iter().zip(&w).map(|(a, b)| a + b).collect();
-        rows.push(row(format!("{pool}-Read"), Some(pool.clone()), "Read", &r));
-        rows.push(row(format!("{pool}-Write"), Some(pool.clone()), "Write", &w));
-        rows.push(row(format!("{pool}-ReadWrite"), Some(pool.clone()), "ReadWrite", &rw));
-        let secs: f64 = pts.iter().map(|p| p.seconds).sum();
-        let ops: f64 = pts.iter().map(|p| p.iops * p.seconds).sum();
-        figures.push(PoolFigures {
-            pool: pool.clone(),
-            seconds: secs,
-            read_bytes: pts.iter().map(|p| p.read_bytes).sum(),
-            write_bytes: pts.iter().map(|p| p.write_bytes).sum(),
-            iops: if secs > 0.0 { ops / secs } else { 0.0 },
-            latency: if ops > 0.0 {
-                pts.iter().map(|p| p.latency * p.iops * p.seconds).sum::<f64>() / ops
-            } else {
-                0.0
-            },
-            utilisation: (
-                if secs > 0.0 {
-                    pts.iter().map(|p| p.utilisation * p.seconds).sum::<f64>() / secs
-                } else {
-                    0.0
-                },
-                pts.iter().map(|p| p.utilisation).fold(0.0, f64::max),
-            ),
-        });
-    }
-    moments.sort_by(|a, b| a.0.total_cmp(&b.0));
-    let tr: Vec<f64> = moments.iter().map(|m| m.1).collect();
-    let tw: Vec<f64> = moments.iter().map(|m| m.2).collect();
-    let trw: Vec<f64> = moments.iter().map(|m| m.1 + m.2).collect();
-    let mut all = vec![
-        row("Tot-ReadAverage".into(), None, "Read", &tr),
-        row("Tot-WriteAverage".into(), None, "Write", &tw),
-        row("Tot-ReadWriteAverage".into(), None, "ReadWrite", &trw),
-    ];
-    all.extend(rows);
-    let span = match (moments.first(), moments.last()) {
-        (Some(a), Some(b)) => (b.0 - a.0) / 3600.0,
+    let names: Vec<String> = per_pool.iter().map(|(p, _)| p.clone()).collect();
+    let iv = intervals::monitor_placed(series, hosts, disks, &names, interval, from);
+    let k = ((lt / interval).round() as usize).max(1);
+    let channels: Vec<intervals::PoolChannels> = names
+        .iter()
+        .enumerate()
+        .map(|(p, name)| intervals::PoolChannels {
+            name,
+            read: 2 * p,
+            write: 2 * p + 1,
+        })
+        .collect();
+    let rows = intervals::seed_rows(&iv, k, &channels, None);
+    let figures = per_pool.iter().map(|(pool, pts)| figures(pool, pts)).collect();
+    let hours = match (iv.ends.last(), iv.lengths.first()) {
+        (Some(end), Some(len)) => (end - (iv.ends[0] - len)) / 3600.0,
         _ => 0.0,
     };
     (
         Stats {
             first: 0,
-            last: moments.len().saturating_sub(1) as u64,
-            hours: span,
-            rows: all,
+            last: iv.len().saturating_sub(1) as u64,
+            hours,
+            rows,
         },
         figures,
     )
+}
+
+/// A pool's figures over its points: bytes, operations per second, latency per operation and
+/// utilisation (mean and peak), each over the seconds the points cover.
+fn figures(pool: &str, pts: &[PoolPoint]) -> PoolFigures {
+    let secs: f64 = pts.iter().map(|p| p.seconds).sum();
+    let ops: f64 = pts.iter().map(|p| p.iops * p.seconds).sum();
+    PoolFigures {
+        pool: pool.to_string(),
+        seconds: secs,
+        read_bytes: pts.iter().map(|p| p.read_bytes).sum(),
+        write_bytes: pts.iter().map(|p| p.write_bytes).sum(),
+        iops: if secs > 0.0 { ops / secs } else { 0.0 },
+        latency: if ops > 0.0 {
+            pts.iter().map(|p| p.latency * p.iops * p.seconds).sum::<f64>() / ops
+        } else {
+            0.0
+        },
+        utilisation: (
+            if secs > 0.0 {
+                pts.iter().map(|p| p.utilisation * p.seconds).sum::<f64>() / secs
+            } else {
+                0.0
+            },
+            pts.iter().map(|p| p.utilisation).fold(0.0, f64::max),
+        ),
+    }
 }
 
 #[cfg(test)]
@@ -336,7 +329,8 @@ mod tests {
             s(0, 30.0, 2000),
             s(1, 30.0, 100),
         ];
-        let (st, fig) = compute(&series, &disks, 20.0, &[]);
+        let hosts = vec!["h".to_string(); 2];
+        let (st, fig) = compute(&series, &hosts, &disks, (10.0, 20.0, 0.0), &[]);
         let get = |n: &str| st.rows.iter().find(|r| r.name == n).unwrap().clone();
         assert_eq!((get("A-Read").max, get("A-Read").min), (250.0, 100.0));
         assert!((get("A-Read").avg - 550.0 / 3.0).abs() < 1e-9);
@@ -346,8 +340,30 @@ mod tests {
         assert!((fig[0].iops - 0.1).abs() < 1e-12);
         assert!((fig[0].latency - 0.002).abs() < 1e-12);
         assert_eq!(fig[0].utilisation, (0.5, 0.5));
-        let (only_b, _) = compute(&series, &disks, 20.0, &["B".into()]);
+        let (only_b, _) = compute(&series, &hosts, &disks, (10.0, 20.0, 0.0), &["B".into()]);
         assert_eq!(only_b.rows.len(), 6);
         assert_eq!(only_b.rows[0].max, 10.0);
+
+        // B on another host, sampling 5 s later than A's host: its sweeps are not A's moments,
+        // and the total is still A's rate plus 10 in every interval (before, the two hosts'
+        // sweeps were totalled apart, each a total without the other).
+        let hosts = vec!["h".to_string(), "i".to_string()];
+        let late: Vec<DiskSample> = disks
+            .iter()
+            .map(|d| DiskSample {
+                t: if d.series == 1 { d.t + 5.0 } else { d.t },
+                ..d.clone()
+            })
+            .collect();
+        let (st, _) = compute(&series, &hosts, &late, (10.0, 10.0, 0.0), &[]);
+        let tot = st.rows.iter().find(|r| r.name == "Tot-ReadAverage").unwrap();
+        // Intervals [0,10] … [30,35]. B's host started 5 s in: its rate over what it saw
+        // stands for the first interval. A's host stopped at 30 s: the last interval's total
+        // is unknown, not B's 10 alone, and A's own row does not read 0 there.
+        assert_eq!(st.last, 3);
+        assert_eq!((tot.max, tot.min), (310.0, 110.0), "{tot:?}");
+        let row = |n: &str| st.rows.iter().find(|r| r.name == n).unwrap().clone();
+        assert_eq!((row("B-Read").min, row("B-Read").max), (10.0, 10.0));
+        assert_eq!((row("A-Read").min, row("A-Read").max), (100.0, 300.0));
     }
 }

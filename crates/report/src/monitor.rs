@@ -141,6 +141,8 @@ pub struct MonitorView {
     pub to: f64,
     /// The long-term window, seconds.
     pub lt: f64,
+    /// The sampling interval, seconds: the intervals' width.
+    pub interval: f64,
     /// The samples and the monitor's events.
     pub window: storlab_store::MonitorWindow,
     /// The statistics in the seed's shape.
@@ -216,10 +218,20 @@ pub fn render_html(v: &MonitorView, free: bool) -> (String, bool) {
         .map(|(t, m)| (x(t), m.chars().take(40).collect()))
         .collect();
     let pools = pool_points(&v.window.series, &v.window.disks);
+    let names: Vec<String> = pools.iter().map(|(p, _)| p.clone()).collect();
+    let placed = storlab_stats::intervals::monitor_placed(
+        &v.window.series,
+        &v.window.hosts,
+        &v.window.disks,
+        &names,
+        v.interval,
+        v.from,
+    );
     let top = |f: &dyn Fn(&storlab_model::monitor::PoolPoint) -> f64| {
         pools.iter().flat_map(|(_, p)| p.iter().map(f)).fold(0.0, f64::max)
     };
-    let shared_mb = nice_ceiling(top(&|p| (p.read_rate.max(p.write_rate)) / 1e6).max(0.001));
+    let top_rate = placed.rates.iter().flatten().flatten().fold(0.0, |a: f64, b| a.max(*b));
+    let shared_mb = nice_ceiling((top_rate / 1e6).max(0.001));
     let shared_ms = nice_ceiling(top(&|p| p.latency * 1000.0).max(0.001));
     let mut thinned = false;
     for (pool, pts) in &pools {
@@ -235,10 +247,20 @@ pub fn render_html(v: &MonitorView, free: bool) -> (String, bool) {
                     .fold(0.001, f64::max),
             )
         };
-        let tp = [
-            line("read", COLORS[0], &|p| p.read_rate / 1e6),
-            line("write", COLORS[1], &|p| p.write_rate / 1e6),
-        ];
+        // Throughput as `monitor stats` reads it: the samples on the intervals by the time
+        // they cover (an interval nobody measured left out, not drawn as 0).
+        let p = names.iter().position(|n| n == pool).unwrap_or(0);
+        let rate = |name: &str, color: &'static str, c: usize| Series {
+            name: name.into(),
+            color,
+            points: placed
+                .ends
+                .iter()
+                .zip(&placed.rates[c])
+                .filter_map(|(e, r)| r.map(|r| (x(*e), r / 1e6)))
+                .collect(),
+        };
+        let tp = [rate("read", COLORS[0], 2 * p), rate("write", COLORS[1], 2 * p + 1)];
         let lat = [line("latency", COLORS[4], &|p| p.latency * 1000.0)];
         let util = [line("busiest device", COLORS[3], &|p| p.utilisation * 100.0)];
         let _ = write!(h, "<h3>Pool {}</h3>", esc(pool));

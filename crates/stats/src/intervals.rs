@@ -8,9 +8,10 @@
 //! proportion to the time it covers in each (a uniform rate within a sample: the finest
 //! resolution the sample has), and each interval's rate is its amount over its length. So:
 //!
-//! - the intervals are `[k·width, (k+1)·width)` from 0 (the challenge's start, or the
-//!   monitor's window), the last one ending at the last sample's end: a partial last interval
-//!   has its own length, and its rate is over that length;
+//! - the intervals are `[k·width, (k+1)·width)`: from 0 for a challenge (its start); on the
+//!   epoch's grid for the monitors (so that every window and the live figures cut time alike),
+//!   the first beginning at the window's first sample; the last one ending at the last
+//!   sample's end: a partial interval has its own length, and its rate is over that length;
 //! - a source (a host, an agent) is running from its first sample's start to its last one's
 //!   end; an interval in which a running source measured nothing at all (no sample covers it:
 //!   a lost sample, a host suspended) has no rate (None): what it moved then is unknown, and
@@ -54,9 +55,12 @@ pub struct Intervals {
     pub rates: Vec<Vec<Option<f64>>>,
 }
 
-/// A span shorter than this share of an interval is taken as touching it, not covering it
-/// (the edges of floating-point times).
-const EDGE: f64 = 1e-9;
+/// A span shorter than this share of an interval (or than a microsecond) is taken as touching
+/// it, not covering it: the edges of floating-point times, which on epoch seconds are good to
+/// about a quarter of a microsecond.
+fn edge(width: f64) -> f64 {
+    (width * 1e-6).max(1e-6)
+}
 
 /// The overlap of `[a0, a1]` and `[b0, b1]`, in seconds (0 when apart).
 fn overlap(a0: f64, a1: f64, b0: f64, b1: f64) -> f64 {
@@ -64,41 +68,161 @@ fn overlap(a0: f64, a1: f64, b0: f64, b1: f64) -> f64 {
 }
 
 /// Places `spans` (each with `channels` amounts; missing ones are 0) on intervals of `width`
-/// seconds from 0. Spans that end before 0 or cover no time are left out; a span that begins
-/// before 0 counts from 0 (its share before is left out).
+/// seconds from 0: a challenge, whose sources (its agents) are what moves the data. Spans that
+/// end before 0 or cover no time are left out; a span that begins before 0 counts from 0 (its
+/// share before is left out). A source counts from its first span's start to its last span's
+/// end: in an interval it ran part of, its rate over what its samples covered stands for the
+/// part it ran (not for the whole interval: before it started it moved nothing); an interval
+/// it ran in without a sample is unknown; an interval in which no source ran has moved nothing.
 pub fn place(spans: &[Span], channels: usize, width: f64) -> Intervals {
-    let spans: Vec<&Span> = spans
-        .iter()
-        .filter(|s| s.end > s.start && s.end > 0.0 && width > 0.0)
-        .collect();
-    let last_end = spans.iter().map(|s| s.end).fold(0.0, f64::max);
-    let n = if spans.is_empty() {
-        0
-    } else {
-        ((last_end / width) * (1.0 - EDGE)).ceil().max(1.0) as usize
-    };
-    let start_of = |k: usize| k as f64 * width;
-    let end_of = |k: usize| ((k + 1) as f64 * width).min(last_end);
-    let lengths: Vec<f64> = (0..n).map(|k| end_of(k) - start_of(k)).collect();
-    let mut totals = vec![vec![0.0; n]; channels];
-    let mut unknown = vec![false; n];
-    let mut by_source: BTreeMap<&str, Vec<&Span>> = BTreeMap::new();
-    for s in spans {
-        by_source.entry(s.source).or_default().push(s);
+    let grid = Grid::new(spans, width, 0.0);
+    let n = grid.n;
+    let (mut totals, mut unknown) = (vec![vec![0.0; n]; channels], vec![false; n]);
+    for spans in grid.by_source(spans).values() {
+        let mine = grid.covered(spans, channels);
+        let running_from = spans.iter().map(|s| s.0.max(grid.from)).fold(f64::INFINITY, f64::min);
+        let running_to = spans.iter().map(|s| s.1).fold(0.0, f64::max);
+        for k in grid.index(running_from)..n {
+            let running = overlap(running_from, running_to, grid.start_of(k), grid.end_of(k));
+            if running <= grid.edge {
+                continue;
+            }
+            match mine.get(&k) {
+                Some((amounts, covered)) if *covered > grid.edge => {
+                    for (c, a) in amounts.iter().enumerate() {
+                        totals[c][k] += a * running / covered;
+                    }
+                }
+                _ => unknown[k] = true,
+            }
+        }
     }
-    for spans in by_source.values() {
-        // This source's amounts and covered seconds per interval it touches.
-        let mut mine: BTreeMap<usize, (Vec<f64>, f64)> = BTreeMap::new();
+    grid.intervals(totals, |_, k| unknown[k])
+}
+
+/// Places `spans` on the intervals `[k·width, (k+1)·width)` of one grid for every reader (the
+/// epoch's: any window, and the live figures, cut time the same way), from the interval holding
+/// `from` — which begins at `from`, a partial first interval with its own length as the last
+/// one has — to the last span's end: the monitors', whose sources only watch. What a span
+/// covered before `from` is left out. `measures(source, channel)` says which channels a source
+/// watches (a host, its pools). A channel's rate in an interval is known when every source
+/// watching it has a sample there, and is their sum, each source's rate over what its samples
+/// covered standing for the whole interval; where one of them has none (its monitor not
+/// running, a sample lost) it is unknown, never a zero.
+pub fn place_watched(
+    spans: &[Span],
+    channels: usize,
+    width: f64,
+    from: f64,
+    measures: &dyn Fn(&str, usize) -> bool,
+) -> Intervals {
+    let grid = Grid::new(spans, width, from);
+    let n = grid.n;
+    let (mut totals, mut unknown) = (vec![vec![0.0; n]; channels], vec![vec![false; n]; channels]);
+    for (source, spans) in grid.by_source(spans) {
+        let mine = grid.covered(&spans, channels);
+        for c in (0..channels).filter(|c| measures(source, *c)) {
+            for k in 0..n {
+                match mine.get(&k) {
+                    Some((amounts, covered)) if *covered > grid.edge => {
+                        totals[c][k] += amounts[c] * grid.length(k) / covered;
+                    }
+                    _ => unknown[c][k] = true,
+                }
+            }
+        }
+    }
+    grid.intervals(totals, |c, k| unknown[c][k])
+}
+
+/// A span's start and end relative to the grid's origin, and its amounts.
+type Rel<'a> = (f64, f64, &'a [f64]);
+
+/// The intervals' grid: `n` intervals from the one holding `from`, times relative to that
+/// interval's start (`origin`) so that epoch seconds keep their precision.
+struct Grid {
+    width: f64,
+    origin: f64,
+    from: f64,
+    last_end: f64,
+    n: usize,
+    edge: f64,
+}
+
+impl Grid {
+    fn new(spans: &[Span], width: f64, from: f64) -> Grid {
+        let edge = edge(width);
+        let (origin, from) = if width > 0.0 {
+            let origin = (from / width + 1e-6).floor() * width;
+            (origin, (from - origin).max(0.0))
+        } else {
+            (0.0, 0.0)
+        };
+        let last_end = spans
+            .iter()
+            .filter(|s| s.end > s.start && s.end - origin > from + edge)
+            .map(|s| s.end - origin)
+            .fold(f64::NEG_INFINITY, f64::max);
+        let n = if width > 0.0 && last_end.is_finite() {
+            (last_end / width - 1e-6).ceil().max(1.0) as usize
+        } else {
+            0
+        };
+        Grid {
+            width,
+            origin,
+            from,
+            last_end,
+            n,
+            edge,
+        }
+    }
+
+    fn start_of(&self, k: usize) -> f64 {
+        (k as f64 * self.width).max(self.from)
+    }
+
+    fn end_of(&self, k: usize) -> f64 {
+        ((k + 1) as f64 * self.width).min(self.last_end)
+    }
+
+    fn length(&self, k: usize) -> f64 {
+        self.end_of(k) - self.start_of(k)
+    }
+
+    /// The interval holding relative time `t`.
+    fn index(&self, t: f64) -> usize {
+        ((t / self.width).floor().max(0.0) as usize).min(self.n.saturating_sub(1))
+    }
+
+    /// The spans that end after `from`, relative, by source.
+    fn by_source<'a>(&self, spans: &'a [Span]) -> BTreeMap<&'a str, Vec<Rel<'a>>> {
+        let mut out: BTreeMap<&str, Vec<Rel>> = BTreeMap::new();
+        if self.n == 0 {
+            return out;
+        }
         for s in spans {
-            let (from, to) = (s.start.max(0.0), s.end);
-            let first = (from / width).floor() as usize;
-            let mut k = first.min(n - 1);
-            while k < n && start_of(k) < to {
-                let part = overlap(from, to, start_of(k), end_of(k));
-                if part > EDGE * width {
-                    let share = part / (s.end - s.start);
+            let (start, end) = (s.start - self.origin, s.end - self.origin);
+            if end > start && end > self.from + self.edge {
+                out.entry(s.source).or_default().push((start, end, &s.amounts[..]));
+            }
+        }
+        out
+    }
+
+    /// One source's amounts and covered seconds per interval it touches: each span's amounts
+    /// spread in proportion to the time it covers in each.
+    fn covered(&self, spans: &[Rel], channels: usize) -> BTreeMap<usize, (Vec<f64>, f64)> {
+        let mut mine: BTreeMap<usize, (Vec<f64>, f64)> = BTreeMap::new();
+        for (start, end, amounts) in spans {
+            let lo = start.max(self.from);
+            let mut k = self.index(lo);
+            while k < self.n && self.start_of(k) < *end {
+                let part = overlap(lo, *end, self.start_of(k), self.end_of(k));
+                if part > self.edge {
+                    let share = part / (end - start);
                     let e = mine.entry(k).or_insert_with(|| (vec![0.0; channels], 0.0));
-                    for (c, a) in s.amounts.iter().take(channels).enumerate() {
+                    for (c, a) in amounts.iter().take(channels).enumerate() {
                         e.0[c] += a * share;
                     }
                     e.1 += part;
@@ -106,39 +230,28 @@ pub fn place(spans: &[Span], channels: usize, width: f64) -> Intervals {
                 k += 1;
             }
         }
-        let running_from = spans.iter().map(|s| s.start.max(0.0)).fold(f64::INFINITY, f64::min);
-        let running_to = spans.iter().map(|s| s.end).fold(0.0, f64::max);
-        let first = ((running_from / width).floor() as usize).min(n - 1);
-        for k in first..n {
-            let running = overlap(running_from, running_to, start_of(k), end_of(k));
-            if running <= EDGE * width {
-                continue;
-            }
-            match mine.get(&k) {
-                Some((amounts, covered)) if *covered > EDGE * width => {
-                    let scale = running / covered;
-                    for (c, a) in amounts.iter().enumerate() {
-                        totals[c][k] += a * scale;
-                    }
-                }
-                _ => unknown[k] = true,
-            }
-        }
+        mine
     }
-    let rates = totals
-        .into_iter()
-        .map(|t| {
-            t.into_iter()
-                .enumerate()
-                .map(|(k, a)| (!unknown[k]).then(|| a / lengths[k]))
-                .collect()
-        })
-        .collect();
-    Intervals {
-        width,
-        ends: (0..n).map(end_of).collect(),
-        lengths,
-        rates,
+
+    /// The intervals with `totals` (amounts per channel and interval) as rates, None where
+    /// `unknown(channel, interval)`.
+    fn intervals(&self, totals: Vec<Vec<f64>>, unknown: impl Fn(usize, usize) -> bool) -> Intervals {
+        let rates = totals
+            .into_iter()
+            .enumerate()
+            .map(|(c, t)| {
+                t.into_iter()
+                    .enumerate()
+                    .map(|(k, a)| (!unknown(c, k)).then(|| a / self.length(k)))
+                    .collect()
+            })
+            .collect();
+        Intervals {
+            width: self.width,
+            ends: (0..self.n).map(|k| self.end_of(k) + self.origin).collect(),
+            lengths: (0..self.n).map(|k| self.length(k)).collect(),
+            rates,
+        }
     }
 }
 
@@ -226,6 +339,64 @@ pub fn weighted_row(
     }
 }
 
+/// A pool's channels on the intervals: its name, the channel of its reads and of its writes.
+pub struct PoolChannels<'a> {
+    /// The pool's name.
+    pub name: &'a str,
+    /// The channel of its bytes read.
+    pub read: usize,
+    /// The channel of its bytes written.
+    pub write: usize,
+}
+
+/// Seed 002's table over intervals `a..=b` (all when None): the totals of `pools` and then
+/// each pool, in each direction, of the long-term averages over the last `k` intervals, every
+/// interval weighed by its length.
+pub fn seed_rows(
+    iv: &Intervals,
+    k: usize,
+    pools: &[PoolChannels],
+    window: Option<(usize, usize)>,
+) -> Vec<storlab_model::challenge::StatRow> {
+    let n = iv.len();
+    let (a, b) = window.unwrap_or((0, n.saturating_sub(1)));
+    let weights = iv.weights();
+    let row = |name: String, pool: Option<String>, direction: &str, series: &[Option<f64>]| {
+        let lt = iv.long_term(series, k);
+        let (values, w) = if a > b || b >= n {
+            (&[][..], &[][..])
+        } else {
+            (&lt[a..=b], &weights[a..=b])
+        };
+        weighted_row(name, pool, direction, values, w)
+    };
+    let reads: Vec<usize> = pools.iter().map(|p| p.read).collect();
+    let writes: Vec<usize> = pools.iter().map(|p| p.write).collect();
+    let both: Vec<usize> = reads.iter().chain(&writes).copied().collect();
+    let mut rows = vec![
+        row("Tot-ReadAverage".into(), None, "Read", &iv.sum(&reads)),
+        row("Tot-WriteAverage".into(), None, "Write", &iv.sum(&writes)),
+        row("Tot-ReadWriteAverage".into(), None, "ReadWrite", &iv.sum(&both)),
+    ];
+    for p in pools {
+        let pool = Some(p.name.to_string());
+        rows.push(row(format!("{}-Read", p.name), pool.clone(), "Read", &iv.rates[p.read]));
+        rows.push(row(
+            format!("{}-Write", p.name),
+            pool.clone(),
+            "Write",
+            &iv.rates[p.write],
+        ));
+        rows.push(row(
+            format!("{}-ReadWrite", p.name),
+            pool,
+            "ReadWrite",
+            &iv.sum(&[p.read, p.write]),
+        ));
+    }
+    rows
+}
+
 /// A challenge's samples as spans: channels `0..pools` are the pools' bytes read, `pools..2·pools`
 /// their bytes written.
 pub fn challenge_spans(samples: &[storlab_model::challenge::ChallengeSample], pools: usize) -> Vec<Span<'_>> {
@@ -245,6 +416,75 @@ pub fn challenge_spans(samples: &[storlab_model::challenge::ChallengeSample], po
             }
         })
         .collect()
+}
+
+/// A monitor window's samples as spans on a common time base, one per host and sweep:
+/// channels `2·p` and `2·p + 1` are pool `pools[p]`'s bytes read and written (the pools' top
+/// disks summed; the same pool name on two hosts is one pool, the hosts' bytes added).
+pub fn monitor_spans<'a>(
+    series: &[storlab_model::monitor::Series],
+    hosts: &'a [String],
+    disks: &[storlab_model::monitor::DiskSample],
+    pools: &[String],
+) -> Vec<Span<'a>> {
+    let mut names: Vec<&String> = hosts.iter().collect();
+    names.sort();
+    names.dedup();
+    let mut out = Vec::new();
+    for host in names {
+        let of_host: Vec<storlab_model::monitor::Series> = series
+            .iter()
+            .filter(|s| hosts.get(s.idx as usize) == Some(host))
+            .cloned()
+            .collect();
+        let mut sweeps: Vec<(f64, f64, usize, u64, u64)> = Vec::new();
+        for (pool, pts) in storlab_model::monitor::pool_points(&of_host, disks) {
+            let Some(p) = pools.iter().position(|q| *q == pool) else {
+                continue;
+            };
+            sweeps.extend(pts.iter().map(|x| (x.t, x.seconds, p, x.read_bytes, x.write_bytes)));
+        }
+        sweeps.sort_by(|a, b| a.0.total_cmp(&b.0));
+        // A sweep's pools end within a millisecond of each other: one span.
+        let mut last_t = f64::NEG_INFINITY;
+        for (t, seconds, p, r, w) in sweeps {
+            if (t - last_t).abs() >= 1e-3 {
+                out.push(Span {
+                    source: host.as_str(),
+                    start: t - seconds,
+                    end: t,
+                    amounts: vec![0.0; 2 * pools.len()],
+                });
+                last_t = t;
+            }
+            let span = out.last_mut().expect("pushed");
+            span.amounts[2 * p] += r as f64;
+            span.amounts[2 * p + 1] += w as f64;
+        }
+    }
+    out
+}
+
+/// A monitor window's samples from `from` on the epoch's grid of `interval` seconds: each
+/// host's sweeps as spans (`monitor_spans`), a host watching the pools it has series of, from
+/// the later of `from` and the first sample's start (`place_watched`).
+pub fn monitor_placed(
+    series: &[storlab_model::monitor::Series],
+    hosts: &[String],
+    disks: &[storlab_model::monitor::DiskSample],
+    pools: &[String],
+    interval: f64,
+    from: f64,
+) -> Intervals {
+    let spans = monitor_spans(series, hosts, disks, pools);
+    let first = spans.iter().map(|s| s.start).fold(f64::INFINITY, f64::min).max(from);
+    // A host watches the pools it has series of (the same name on two hosts: both).
+    let measures = |host: &str, c: usize| {
+        series
+            .iter()
+            .any(|s| s.pool == pools[c / 2] && hosts.get(s.idx as usize).is_some_and(|h| h == host))
+    };
+    place_watched(&spans, 2 * pools.len(), interval, first, &measures)
 }
 
 #[cfg(test)]
@@ -314,5 +554,62 @@ mod tests {
         assert!((row.sd - (ss / 1.5).sqrt()).abs() < 1e-12);
         let empty = weighted_row("x".into(), None, "Read", &[None], &[1.0]);
         assert_eq!((empty.max, empty.avg, empty.sd), (0.0, 0.0, 0.0));
+    }
+
+    #[test]
+    fn a_window_on_the_epochs_grid_has_a_partial_first_interval() {
+        // 10 s intervals of the epoch's grid; samples every 10 s but 3 s off the grid, from
+        // 1.8e9 + 3 (a window starting there), a steady 50 bytes/s and 150 in the last 4 s.
+        let t0 = 1.8e9;
+        let mut spans: Vec<Span> = (0..3)
+            .map(|i| span("h", t0 + 3.0 + 10.0 * i as f64, t0 + 13.0 + 10.0 * i as f64, 500.0))
+            .collect();
+        spans.push(span("h", t0 + 33.0, t0 + 37.0, 600.0));
+        let all = |_: &str, _: usize| true;
+        let iv = place_watched(&spans, 1, 10.0, t0 + 3.0, &all);
+        assert_eq!(iv.len(), 4);
+        let lengths: Vec<f64> = iv.lengths.iter().map(|l| (l * 1e6).round() / 1e6).collect();
+        assert_eq!(lengths, vec![7.0, 10.0, 10.0, 7.0]);
+        assert_eq!(iv.ends.last().copied(), Some(t0 + 37.0));
+        let r: Vec<f64> = iv.rates[0].iter().map(|r| (r.unwrap() * 1e6).round() / 1e6).collect();
+        // The last interval: 3 s at 50 and 4 s at 150 over 7 s.
+        assert_eq!(&r[..3], &[50.0, 50.0, 50.0]);
+        assert!((r[3] - (150.0 + 600.0) / 7.0).abs() < 1e-6, "{r:?}");
+        // What came before the window is left out, and the grid does not move with it.
+        let later = place_watched(&spans, 1, 10.0, t0 + 15.0, &all);
+        assert_eq!(later.len(), 3);
+        assert!((later.lengths[0] - 5.0).abs() < 1e-6);
+        assert!((later.rates[0][0].unwrap() - 50.0).abs() < 1e-6);
+        // Two monitors of one host with a pause between them: unknown, not still; for the
+        // challenge's agents a time with none running is still.
+        let paused = vec![span("h", 0.0, 1.0, 10.0), span("i", 2.0, 3.0, 10.0)];
+        assert_eq!(place_watched(&paused, 1, 1.0, 0.0, &all).rates[0][1], None);
+        assert_eq!(place(&paused, 1, 1.0).rates[0][1], Some(0.0));
+    }
+
+    #[test]
+    fn a_watched_channel_is_known_where_every_source_watching_it_measured() {
+        // Host a watches channel 0 from 0 to 3 s; host b watches channel 1 from 0.5 to 4 s.
+        let spans = vec![
+            Span {
+                source: "a",
+                start: 0.0,
+                end: 3.0,
+                amounts: vec![300.0, 0.0],
+            },
+            Span {
+                source: "b",
+                start: 0.5,
+                end: 4.0,
+                amounts: vec![0.0, 70.0],
+            },
+        ];
+        let measures = |s: &str, c: usize| (s == "a") == (c == 0);
+        let iv = place_watched(&spans, 2, 1.0, 0.0, &measures);
+        // Channel 0: 100/s while a ran, unknown after it stopped (not b's zero).
+        assert_eq!(iv.rates[0], vec![Some(100.0), Some(100.0), Some(100.0), None]);
+        // Channel 1: b's 20/s over the half second it ran in the first interval stands for
+        // the whole of it (a monitor that started late did not see a stillness).
+        assert_eq!(iv.rates[1], vec![Some(20.0), Some(20.0), Some(20.0), Some(20.0)]);
     }
 }

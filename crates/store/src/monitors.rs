@@ -53,6 +53,8 @@ pub struct Sweep {
 pub struct MonitorWindow {
     /// The series.
     pub series: Vec<Series>,
+    /// Each series' host, by its index.
+    pub hosts: Vec<String>,
     /// Disk samples, by time.
     pub disks: Vec<DiskSample>,
     /// Filesystem samples, by time.
@@ -362,6 +364,7 @@ impl Store {
                 })?;
                 let idx = base + map.len() as u32;
                 map.insert(r.u32(0)?, idx);
+                w.hosts.push(m.host.clone());
                 w.series.push(Series {
                     idx,
                     pool: r.text(1)?,
