@@ -472,3 +472,202 @@ fn tls_as_sslmode_says() {
         stderr(&out)
     );
 }
+
+/// A child process killed when dropped (a failing test leaves none running).
+struct Child(Option<std::process::Child>);
+
+impl Child {
+    fn spawn(args: &[&str], env: &[(&str, &str)]) -> Child {
+        let mut c = Command::new(bin());
+        c.args(args).envs(env.iter().copied());
+        c.env_remove("STORLAB_DB");
+        c.stdin(Stdio::null()).stdout(Stdio::piped()).stderr(Stdio::piped());
+        Child(Some(c.spawn().expect("start storlab")))
+    }
+
+    fn pid(&self) -> i32 {
+        self.0.as_ref().unwrap().id() as i32
+    }
+
+    /// Waits up to `secs` for it to end by itself.
+    fn wait(&mut self, secs: u64) -> Output {
+        let mut c = self.0.take().unwrap();
+        let until = Instant::now() + Duration::from_secs(secs);
+        while c.try_wait().unwrap().is_none() {
+            if Instant::now() > until {
+                let _ = c.kill();
+                let out = c.wait_with_output().unwrap();
+                panic!("still running after {secs} s: {}", stderr(&out));
+            }
+            std::thread::sleep(Duration::from_millis(50));
+        }
+        c.wait_with_output().unwrap()
+    }
+
+    /// SIGTERM, as systemd stops a service, and its output.
+    fn terminate(&mut self, secs: u64) -> Output {
+        // SAFETY: kill(2) on our own child's pid.
+        unsafe { libc::kill(self.pid(), libc::SIGTERM) };
+        self.wait(secs)
+    }
+}
+
+impl Drop for Child {
+    fn drop(&mut self) {
+        if let Some(c) = &mut self.0 {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+/// Waits until `sql` (a count) on `db` reaches `n`.
+fn wait_count(db: &storlab_testkit::PgDatabase, sql: &str, n: i64, what: &str) {
+    let until = Instant::now() + Duration::from_secs(30);
+    loop {
+        let got: i64 = db.client().query_one(sql, &[]).map(|r| r.get(0)).unwrap_or(0);
+        if got >= n {
+            return;
+        }
+        assert!(Instant::now() < until, "{what}: {got} of {n} after 30 s");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+}
+
+/// `storlab monitor run` through a server restart: it keeps sweeping, says once that the
+/// database is away and once that it is back, stores every sweep of the outage afterwards, each
+/// once and without a gap, and SIGTERM ends it with 0. With an outage longer than its window it
+/// ends in order, says what was not stored and how to start again, and exits non-zero.
+#[test]
+fn the_monitor_rides_out_a_server_restart_and_ends_in_order_after_a_longer_one() {
+    let server = PgServer::start();
+    let db = server.database();
+    let url = db.url();
+    let images = tempfile::tempdir().unwrap();
+    let dev = common::loop_device_with(&images.path().join("r.img"), 16 << 20, false);
+    let pool = format!("R={}", dev.dev);
+    let args = [
+        "monitor",
+        "run",
+        "--db",
+        &url,
+        "--pool",
+        &pool,
+        "--interval",
+        "200ms",
+        "--lt",
+        "1s",
+    ];
+    let mut m = Child::spawn(&args, &[("STORLAB_DB_RETRY", "60")]);
+    wait_count(&db, "SELECT COUNT(*) FROM monitor_disk", 5, "sweeps before the outage");
+    server.stop();
+    std::thread::sleep(Duration::from_secs(4));
+    server.start_again();
+    // Sweeps after the outage: the ones kept meanwhile are stored first.
+    wait_count(
+        &db,
+        "SELECT COUNT(*) FROM monitor_disk",
+        40,
+        "sweeps through the outage",
+    );
+    let out = m.terminate(60);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(0), "{err}");
+    assert_eq!(err.matches("is away").count(), 1, "said once that it is away: {err}");
+    assert_eq!(
+        err.matches("is back after").count(),
+        1,
+        "said once that it is back: {err}"
+    );
+    let mut c = db.client();
+    let status: String = c.query_one("SELECT status FROM monitors", &[]).unwrap().get(0);
+    assert_eq!(status, "stopped");
+    let rows = c
+        .query("SELECT t, seconds FROM monitor_disk WHERE seconds > 0 ORDER BY t", &[])
+        .unwrap();
+    let sweeps: Vec<(f64, f64)> = rows.iter().map(|r| (r.get(0), r.get(1))).collect();
+    // Each sweep once, each beginning where the one before ended: no gap, no double.
+    for w in sweeps.windows(2) {
+        assert!(
+            (w[1].0 - w[1].1 - w[0].0).abs() < 1e-6,
+            "sweeps {w:?} leave a gap or overlap"
+        );
+    }
+    let covered = sweeps.last().unwrap().0 - (sweeps[0].0 - sweeps[0].1);
+    assert!(covered > 7.0, "{covered} s covered, the 4 s outage included");
+
+    // An outage longer than the window (2 s here): an orderly end.
+    let mut m = Child::spawn(&args, &[("STORLAB_DB_RETRY", "2")]);
+    wait_count(
+        &db,
+        "SELECT COUNT(*) FROM monitors WHERE status = 'running'",
+        1,
+        "the second monitor",
+    );
+    server.stop();
+    let out = m.wait(60);
+    let err = stderr(&out);
+    server.start_again();
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("longer than the outage window (2 s"), "{err}");
+    assert!(err.contains("start it again"), "{err}");
+    assert_eq!(err.matches("is away").count(), 1, "{err}");
+}
+
+/// A run whose server restarts within the window goes on and stores everything into the
+/// server, each phase once; no spool file; the outage said once each way.
+#[test]
+fn a_run_rides_out_a_server_restart_within_the_window() {
+    let server = PgServer::start();
+    let db = server.database();
+    let url = db.url();
+    let s = Scratch::new();
+    let data = s.data();
+    let spool = s.path().join("spool");
+    let job = s.path().join("job.toml");
+    std::fs::write(
+        &job,
+        "size = \"4m\"\ninterval = \"0.1s\"\nphase = [\"write\", { kind = \"randread\", runtime = \"2s\" }, { kind = \"randread\", runtime = \"2s\" }]\n",
+    )
+    .unwrap();
+    let spool_env = spool.display().to_string();
+    let mut run = Child::spawn(
+        &[
+            "run",
+            job.to_str().unwrap(),
+            "--target",
+            data.to_str().unwrap(),
+            "--db",
+            &url,
+            "--json",
+        ],
+        &[("STORLAB_DB_RETRY", "60"), ("STORLAB_SPOOL", &spool_env)],
+    );
+    wait_count(&db, "SELECT COUNT(*) FROM phases", 1, "the first phase");
+    server.stop();
+    std::thread::sleep(Duration::from_secs(3));
+    server.start_again();
+    let out = run.wait(60);
+    let err = stderr(&out);
+    assert!(out.status.success(), "{err}");
+    assert_eq!(err.matches("is away").count(), 1, "{err}");
+    assert_eq!(err.matches("is back after").count(), 1, "{err}");
+    assert!(
+        !spool.exists() || std::fs::read_dir(&spool).unwrap().next().is_none(),
+        "a spool file: {err}"
+    );
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let id = v["id"].to_string();
+    let stored = ok(&storlab(
+        &["results", "show", &id, "--samples", "--db", &url, "--json"],
+        &[],
+    ));
+    assert_eq!(stored["status"], "ok");
+    assert_eq!(stored["phases"], v["phases"]);
+    let phases: i64 = db
+        .client()
+        .query_one("SELECT COUNT(*) FROM phases", &[])
+        .unwrap()
+        .get(0);
+    assert_eq!(phases, 3, "each phase once");
+}

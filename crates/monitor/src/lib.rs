@@ -35,4 +35,7 @@ pub enum MonitorError {
     /// The database.
     #[error(transparent)]
     Store(#[from] storlab_store::StoreError),
+    /// The database stayed away longer than the outage window: the monitor ended in order.
+    #[error("{0}")]
+    Away(String),
 }

@@ -290,6 +290,9 @@ pub fn run(
     // The monitor appends and scans recent rows for retention: 512 KiB of SQLite page cache hold
     // what it reads, and its memory stays flat from the start (bench/monitor-results.md).
     store.limit_cache(512)?;
+    // A server that goes away is waited for here (the sweeps kept meanwhile), not spooled.
+    store.ride_out();
+    let window = store.outage_window();
     let t0 = now();
     // Another monitor of this host on this database is the user's to stop: refused as input.
     let id = store
@@ -344,7 +347,7 @@ pub fn run(
         event(e);
     }
     out.events += baseline.events.len() as u64;
-    pending.push_back((t0, baseline));
+    pending.push_back((tb, baseline));
     started(id, endpoint.as_ref().map(|e| e.addr()));
     let k = ((spec.lt / spec.interval).round() as usize).max(1);
     let mut recent: Vec<(String, VecDeque<PoolPoint>)> = Vec::new();
@@ -402,16 +405,20 @@ pub fn run(
             pending.pop_front();
             out.lost_sweeps += 1;
         }
-        while let Some((pt, s)) = pending.front() {
-            match store.add_monitor_sweep(id, *pt, s) {
-                Ok(()) => {
-                    pending.pop_front();
-                }
-                Err(e) => {
-                    eprintln!("storlab monitor: cannot store the sweep of {pt:.0} ({e}); keeping it ({} waiting) and trying again next interval", pending.len());
-                    break;
-                }
-            }
+        flush(store, id, &mut pending);
+        if let Some(away) = store.outage().filter(|d| *d > window) {
+            // Longer than the window: an orderly end. What was swept and not stored is said;
+            // the same command (or the service's restart) starts a new monitor.
+            drop(endpoint);
+            return Err(MonitorError::Away(format!(
+                "the results database has been away for {:.0} s, longer than the outage window ({:.0} s, STORLAB_DB_RETRY): \
+                 monitor {id} ends with {} sweep(s) of the last {:.0} s not stored; start it again (the same command, or \
+                 systemctl restart storlab-monitor) once the database is back",
+                away.as_secs_f64(),
+                window.as_secs_f64(),
+                pending.len(),
+                pending.back().zip(pending.front()).map_or(0.0, |(b, f)| b.0 - f.0)
+            )));
         }
         if t - last_retention >= spec.lt && pending.is_empty() {
             if let Err(e) = keep_retention(store, &cfg.host, &spec, t) {
@@ -421,10 +428,9 @@ pub fn run(
         }
         if stopping {
             let t = time_of(Instant::now());
-            let stored = store.add_monitor_sweep(
-                id,
+            pending.push_back((
                 t,
-                &Sweep {
+                Sweep {
                     events: vec![MonitorEvent {
                         t,
                         pool: String::new(),
@@ -434,12 +440,54 @@ pub fn run(
                     }],
                     ..Sweep::default()
                 },
-            );
-            store.stop_monitor(id, t)?;
-            stored?;
-            out.lost_sweeps += pending.len() as u64;
+            ));
+            // The last sweeps and the stop are stored before the monitor ends; a server still
+            // away is waited for a while (systemd allows 90 s for a stop).
+            let until = Instant::now() + window.min(STOP_WAIT);
+            loop {
+                flush(store, id, &mut pending);
+                if pending.is_empty() {
+                    if let Err(e) = store.stop_monitor(id, t) {
+                        if Instant::now() < until {
+                            std::thread::sleep(Duration::from_millis(250));
+                            continue;
+                        }
+                        return Err(e.into());
+                    }
+                    break;
+                }
+                if Instant::now() >= until {
+                    out.lost_sweeps += pending.len() as u64;
+                    break;
+                }
+                std::thread::sleep(Duration::from_millis(250));
+            }
             drop(endpoint);
             return Ok(out);
+        }
+    }
+}
+
+/// How long a stopping monitor waits for a server that is away to store its last sweeps.
+const STOP_WAIT: Duration = Duration::from_secs(30);
+
+/// Stores the pending sweeps in order, each once (a sweep whose commit was not confirmed is
+/// found by the heartbeat it set); stops at the first that cannot be stored (the server
+/// away: health.rs in crates/store said so once and connects again at a later try).
+fn flush(store: &Store, id: i64, pending: &mut VecDeque<(f64, Sweep)>) {
+    while let Some((pt, s)) = pending.front() {
+        match store.add_monitor_sweep(id, *pt, s) {
+            Ok(()) => {
+                pending.pop_front();
+            }
+            Err(storlab_store::StoreError::Lost { .. }) => break,
+            Err(e) => {
+                eprintln!(
+                    "storlab monitor: cannot store the sweep of {}: {e}; it is dropped",
+                    storlab_units::utc(*pt)
+                );
+                pending.pop_front();
+            }
         }
     }
 }

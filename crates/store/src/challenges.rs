@@ -602,6 +602,6 @@ impl Store {
 
     /// Runs one statement, committed on its own.
     fn exec_one(&self, sql: &str, params: &[crate::db::Val]) -> Result<()> {
-        self.conn.borrow_mut().exec(sql, params).map(|_| ())
+        self.on_conn(|c| c.exec(sql, params)).map(|_| ())
     }
 }

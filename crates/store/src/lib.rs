@@ -19,6 +19,7 @@ mod challenges;
 mod copy;
 mod db;
 mod groups;
+mod health;
 mod monitors;
 mod pg;
 mod runs;
@@ -41,7 +42,7 @@ pub use groups::GroupSpec;
 pub use monitors::{MonitorWindow, StoredMonitor, Sweep};
 pub use runs::{normalize_time, RunFilter};
 pub use sched::{Grant, SchedEvent, SchedRunning, SchedServer};
-pub use spool::{spool_files, ImportStudy};
+pub use spool::{spool_files, ImportStudy, AGENT_WINDOW, COMMAND_WINDOW};
 pub use target::{mask_command_line, DbTarget, PgTarget, SslMode};
 
 /// What went wrong with the database.
@@ -161,9 +162,11 @@ pub struct Store {
     /// The database the results were meant for, once they go to a spool file.
     spooled_from: RefCell<Option<String>>,
     /// How long a lost server is waited for, and where the spool goes then (spool.rs).
-    recovery: spool::Recovery,
+    recovery: RefCell<spool::Recovery>,
     /// The schema version the database had before this open migrated it.
     found_version: i64,
+    /// Whether the server went away, and when to connect again (health.rs).
+    health: RefCell<health::Health>,
 }
 
 fn pid_alive(pid: i64) -> bool {
@@ -193,8 +196,9 @@ impl Store {
             target: RefCell::new(target.clone()),
             journal: RefCell::new(Vec::new()),
             spooled_from: RefCell::new(None),
-            recovery: spool::Recovery::from_env(),
+            recovery: RefCell::new(spool::Recovery::from_env()),
             found_version: 0,
+            health: RefCell::new(health::Health::default()),
         };
         store.found_version = migrate_conn(store.conn.borrow_mut().as_mut(), &target.to_string())?;
         match store.reap_dead_runs(host) {
@@ -229,7 +233,7 @@ impl Store {
 
     /// The schema version (number of migrations applied).
     pub fn schema_version(&self) -> Result<i64> {
-        self.conn.borrow_mut().schema_version()
+        self.on_conn(|c| c.schema_version())
     }
 
     /// The schema version the database had when it was opened (before its migrations).
@@ -250,18 +254,18 @@ impl Store {
 
     /// Runs a query.
     fn query(&self, sql: &str, params: &[db::Val]) -> Result<Vec<db::Row>> {
-        self.conn.borrow_mut().query(sql, params)
+        self.on_conn(|c| c.query(sql, params))
     }
 
     /// Runs a statement (the tests' way to set up what they check).
     #[cfg(test)]
     fn exec(&self, sql: &str, params: &[db::Val]) -> Result<u64> {
-        self.conn.borrow_mut().exec(sql, params)
+        self.on_conn(|c| c.exec(sql, params))
     }
 
     /// Runs `f` in one transaction.
     fn tx<T>(&self, f: impl FnOnce(&mut dyn db::Conn) -> Result<T>) -> Result<T> {
-        db::transaction(self.conn.borrow_mut().as_mut(), f)
+        self.on_conn(|c| db::transaction(c, f))
     }
 
     /// Limits this connection's SQLite page cache to `kib` KiB (SQLite's default is 2 MiB; a

@@ -187,6 +187,14 @@ impl Store {
     /// Stores one sweep and the heartbeat, in one transaction.
     pub fn add_monitor_sweep(&self, id: i64, t: f64, sweep: &Sweep) -> Result<()> {
         self.tx(|c| {
+            // Stored already: the sweep's own transaction set the heartbeat to its time (a
+            // sweep written again after a connection lost at its commit is written once).
+            let beat = crate::db::one(c.query("SELECT heartbeat FROM monitors WHERE id = ?1", vals![id])?);
+            if let Some(b) = beat.map(|r| r.f64(0)).transpose()? {
+                if b >= t {
+                    return Ok(());
+                }
+            }
             for d in &sweep.disks {
                 insert_disk(c, id, d)?;
             }

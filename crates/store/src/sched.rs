@@ -110,7 +110,7 @@ fn log(
 impl Store {
     /// The database's clock.
     pub fn sched_now(&self) -> Result<f64> {
-        db_now(self.conn.borrow_mut().as_mut())
+        self.on_conn(db_now)
     }
 
     /// Asks for one of pool `pool`'s `k` slots for `server`, run by `agent`, for `lease`

@@ -26,23 +26,40 @@ use crate::db::Dialect;
 use crate::write::Write;
 use crate::{new_uuid, now_rfc3339, DbTarget, Result, Store, StoreError};
 
+/// How long a command that stores runs waits for a server that went away before its results go
+/// to a spool file, unless `STORLAB_DB_RETRY` says otherwise.
+pub const COMMAND_WINDOW: Duration = Duration::from_secs(60);
+
+/// How long a process that runs for days (`challenge run | agent | resume`, `monitor run`,
+/// `sched agent`) waits for a server that went away, unless `STORLAB_DB_RETRY` says otherwise:
+/// a minor-version restart or a failover takes a few minutes.
+pub const AGENT_WINDOW: Duration = Duration::from_secs(600);
+
+/// `STORLAB_DB_RETRY`, seconds, when set to a number ≥ 0.
+fn env_window() -> Option<Duration> {
+    std::env::var("STORLAB_DB_RETRY")
+        .ok()
+        .and_then(|s| s.trim().parse::<f64>().ok())
+        .filter(|s| s.is_finite() && *s >= 0.0)
+        .map(Duration::from_secs_f64)
+}
+
 /// How long a lost server is waited for before the process's results go to a spool file, and
 /// where that file goes.
 #[derive(Debug, Clone)]
 pub(crate) struct Recovery {
     pub window: Duration,
     pub spool_dir: PathBuf,
+    /// False for a process that rides outages out itself (an agent, the monitor): after the
+    /// window the write fails with `Lost` instead of going to a spool file.
+    pub spool: bool,
 }
 
 impl Recovery {
     /// `STORLAB_DB_RETRY` (seconds, default 60) and `STORLAB_SPOOL` (default
     /// `<data dir>/storlab/spool`).
     pub fn from_env() -> Recovery {
-        let secs = std::env::var("STORLAB_DB_RETRY")
-            .ok()
-            .and_then(|s| s.parse::<f64>().ok())
-            .filter(|s| s.is_finite() && *s >= 0.0)
-            .unwrap_or(60.0);
+        let window = env_window().unwrap_or(COMMAND_WINDOW);
         let spool_dir = std::env::var_os("STORLAB_SPOOL").map(PathBuf::from).unwrap_or_else(|| {
             dirs::data_dir()
                 .unwrap_or_else(|| PathBuf::from("."))
@@ -50,8 +67,9 @@ impl Recovery {
                 .join("spool")
         });
         Recovery {
-            window: Duration::from_secs_f64(secs),
+            window,
             spool_dir,
+            spool: true,
         }
     }
 }
@@ -92,47 +110,31 @@ impl Store {
     /// The server went away during `w`: reconnects until the retry window closes (applying `w`
     /// unless it had committed), else spools.
     fn recover(&self, w: &Write, target: String, reason: String) -> Result<Vec<i64>> {
-        let DbTarget::Postgres(pg) = self.target() else {
-            unreachable!("only a PostgreSQL store recovers");
-        };
-        let window = self.recovery.window;
-        eprintln!(
-            "storlab: lost the connection to the results database {target} ({reason}); trying again for {} s",
-            window.as_secs()
-        );
-        let deadline = Instant::now() + window;
-        let mut pause = Duration::from_millis(250);
+        // health.rs said that the server is away, and connects again at each use once it is
+        // time; this waits for that within the window.
+        let deadline = Instant::now() + self.recovery.borrow().window;
         let mut last = reason;
         while Instant::now() < deadline {
-            std::thread::sleep(pause.min(deadline.saturating_duration_since(Instant::now())));
-            pause = (pause * 2).min(Duration::from_secs(5));
-            let conn = match crate::pg::Postgres::connect(&pg) {
-                Ok(c) => c,
-                Err(e) => {
-                    last = e.to_string();
-                    continue;
-                }
-            };
-            *self.conn.borrow_mut() = Box::new(conn);
+            std::thread::sleep(Duration::from_millis(100).min(deadline.saturating_duration_since(Instant::now())));
             let attempt = self.tx(|c| match w.committed(c)? {
                 Some(made) => Ok(made),
                 None => w.apply(c),
             });
             match attempt {
-                Ok(made) => {
-                    eprintln!("storlab: the results database {target} is back; nothing was lost");
-                    return Ok(made);
-                }
+                Ok(made) => return Ok(made),
                 Err(StoreError::Lost { reason, .. }) => last = reason,
                 Err(e) => return Err(e),
             }
+        }
+        if !self.recovery.borrow().spool {
+            return Err(StoreError::Lost { target, reason: last });
         }
         self.spool(w, &target, &last)
     }
 
     /// Replays the journal and `w` into a new spool file and makes it this store's database.
     fn spool(&self, w: &Write, target: &str, reason: &str) -> Result<Vec<i64>> {
-        let dir = &self.recovery.spool_dir;
+        let dir = self.recovery.borrow().spool_dir.clone();
         let stamp = now_rfc3339().replace(':', "");
         let file = dir.join(format!("{stamp}-{}.db", std::process::id()));
         let mut spool = crate::sqlite::Sqlite::open(&file)?;
@@ -158,7 +160,28 @@ impl Store {
     /// Sets how long a lost server is waited for and where the spool file goes then (instead of
     /// `STORLAB_DB_RETRY` and `STORLAB_SPOOL`).
     pub fn set_recovery(&mut self, window: Duration, spool_dir: PathBuf) {
-        self.recovery = Recovery { window, spool_dir };
+        *self.recovery.borrow_mut() = Recovery {
+            window,
+            spool_dir,
+            spool: true,
+        };
+    }
+
+    /// For a process that runs for days and rides a server's outages out itself (an agent, the
+    /// monitor): its outage window is `STORLAB_DB_RETRY` seconds when set, else
+    /// [`AGENT_WINDOW`]; a write waits that long for the server (applied once, as above), then
+    /// fails with `Lost` — never to a spool file, which would hold the rest of a week apart
+    /// from the database the other hosts share.
+    pub fn ride_out(&self) {
+        let mut r = self.recovery.borrow_mut();
+        r.window = env_window().unwrap_or(AGENT_WINDOW);
+        r.spool = false;
+    }
+
+    /// How long this process waits for a server that went away before it gives up (a write,
+    /// or an agent's work).
+    pub fn outage_window(&self) -> Duration {
+        self.recovery.borrow().window
     }
 
     /// The database the results were meant for, when they went to a spool file instead.
