@@ -26,8 +26,7 @@ pub fn dispatch(c: ChallengeCmd) -> Result<u8> {
     match c {
         ChallengeCmd::Run { spec, mib, output } => run(&spec, mib, &output),
         ChallengeCmd::Create { spec, output } => create(&spec, &output),
-        ChallengeCmd::Agent(a) => agent(&a, false),
-        ChallengeCmd::Resume(a) => agent(&a, true),
+        ChallengeCmd::Agent(a) | ChallengeCmd::Resume(a) => agent(&a),
         ChallengeCmd::Stats { id, ask, mib, output } => stats(id, &ask, mib, &output),
         ChallengeCmd::Show { id, samples, output } => show(id, samples, &output),
         ChallengeCmd::List { output } => list(&output),
@@ -96,13 +95,15 @@ fn run(a: &ChallengeSpecArgs, mib: bool, out: &OutputArgs) -> Result<u8> {
     take_part(store, &c, share, live.as_ref(), mib, out)
 }
 
-/// `storlab challenge agent ID` and `storlab challenge resume ID`.
-fn agent(args: &AgentArgs, resume: bool) -> Result<u8> {
+/// `storlab challenge agent ID` and `storlab challenge resume ID`: the same, as a service
+/// started again on its host is a resume (the files in flight of this host's processes that
+/// are gone are taken over at once).
+fn agent(args: &AgentArgs) -> Result<u8> {
     let (id, a, mib, out) = (args.id, &args.pools, args.mib, &args.output);
     let (mine, host_faults) = share::host_plan(a)?;
     let live = serve_live(a.metrics.as_deref(), "challenge")?;
     let store = open_existing(&out.db)?;
-    let (c, take_over) = share::join(&store, id, &mine, &host_faults, resume)?;
+    let (c, take_over) = share::join(&store, id, &mine, &host_faults, true)?;
     let share = Share {
         shared: true,
         take_over,
@@ -169,14 +170,55 @@ fn take_part(
             store.target()
         );
     }
-    let (store, taken) = share::take_part(store, c, run_id, &share, || {
+    let shared = share.shared;
+    let (writers, readers) = (share.writers, share.readers);
+    let taken = share::take_part(store, c, run_id, &share, || {
         open_new(&out.db).map_err(|e| storlab_store::StoreError::Request(e.to_string()))
-    })?;
-    print_outcome(&store, c, &taken, ChallengeUnit::of(mib), out)?;
+    });
+    let (store, taken) = match taken {
+        Err(storlab_challenge::ChallengeError::Away(why)) => {
+            anyhow::bail!(
+                "{why}: this host's share of challenge {} ended in order (partial files removed; the files it held are \
+                 taken over by the next agent of this host). Once the database is back, go on with:\n  {}",
+                c.id,
+                go_on(c, out, writers, readers)
+            );
+        }
+        other => other?,
+    };
+    print_outcome(&store, c, &taken, (ChallengeUnit::of(mib), (writers, readers)), out)?;
+    // An agent is a service: stopped (SIGTERM, Ctrl-C) it has done what it was told.
+    if shared && taken.outcome.interrupted {
+        return Ok(0);
+    }
     Ok(crate::running::code_of(taken.status))
 }
 
-fn print_outcome(store: &Store, c: &StoredChallenge, t: &Taken, unit: ChallengeUnit, out: &OutputArgs) -> Result<()> {
+/// The command that goes on with challenge `c` on this host.
+fn go_on(c: &StoredChallenge, out: &OutputArgs, writers: u32, readers: u32) -> String {
+    let db = out
+        .db
+        .db
+        .as_deref()
+        .map(|d| match storlab_store::DbTarget::parse(d) {
+            Ok(t) => format!(" --db '{t}'"),
+            Err(_) => String::new(),
+        })
+        .unwrap_or_default();
+    format!(
+        "storlab challenge resume {}{db} {} --writers {writers} --readers {readers}",
+        c.id,
+        pool_flags(&c.spec.pools)
+    )
+}
+
+fn print_outcome(
+    store: &Store,
+    c: &StoredChallenge,
+    t: &Taken,
+    (unit, workers): (ChallengeUnit, (u32, u32)),
+    out: &OutputArgs,
+) -> Result<()> {
     let (o, acc, stats) = (&t.outcome, &t.account, &t.stats);
     if out.json {
         return print_json(&outcome_document(c, &agent_name(), t));
@@ -190,10 +232,9 @@ fn print_outcome(store: &Store, c: &StoredChallenge, t: &Taken, unit: ChallengeU
         eprintln!("storlab: {p}");
     }
     if o.interrupted {
-        let pools = pool_flags(&c.spec.pools);
         eprintln!(
-            "storlab: interrupted; go on with: storlab challenge resume {} {pools}",
-            c.id
+            "storlab: interrupted; go on with: {}",
+            go_on(c, out, workers.0, workers.1)
         );
     } else if !t.ended {
         eprintln!(

@@ -5,6 +5,8 @@
 //! - spec.rs: the definition from flags or a job file, checked whole before anything is written;
 //! - files.rs: one file's write (stamped) and read (verified);
 //! - run.rs: this host's writers, readers, sampler and fault plan;
+//! - catalogue.rs: the store as this host's threads reach it, ridden through the database's
+//!   outages, and the host's times on the database server's clock;
 //! - host.rs: the host's checks around its share (its pools, its dead processes, the end);
 //! - share.rs: this host's share from its stored beginning to its end: joining, the run it is
 //!   stored under, the work, the account and the run's status;
@@ -13,6 +15,7 @@
 //! storlab writes only inside each pool's directory, in a subdirectory named after the
 //! challenge (`storlab-challenge-<uuid>`), files named `f<number>`; it removes nothing else.
 
+mod catalogue;
 pub mod faults;
 pub mod files;
 pub mod host;
@@ -37,6 +40,9 @@ pub enum ChallengeError {
     /// The database.
     #[error(transparent)]
     Store(#[from] storlab_store::StoreError),
+    /// The database was away for longer than this process waits: its work ended in order.
+    #[error("{0}")]
+    Away(String),
 }
 
 /// The directory of a challenge's files in a pool.

@@ -4,13 +4,15 @@
 
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, AtomicU64, AtomicU8, Ordering};
-use std::sync::{Mutex, MutexGuard};
-use std::time::{Duration, Instant, SystemTime, UNIX_EPOCH};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
 use storlab_model::challenge::{
     Account, ChallengeEvent, ChallengeSample, ChallengeSpec, FaultAction, FileTicket, Spread,
 };
 use storlab_store::{ReadOutcome, Store, StoredChallenge};
+
+use crate::catalogue::Catalogue;
 
 use std::collections::HashMap;
 
@@ -98,17 +100,15 @@ pub struct RunConfig<'a> {
 pub use storlab_model::challenge::HostOutcome;
 
 struct Shared<'a> {
-    store: Mutex<Store>,
+    /// The catalogue, ridden through outages; every time this host stores is on the database
+    /// server's clock, counted on the host's monotonic clock from a reading of it, so a sample
+    /// covers exactly the seconds it measured, a step of the host's wall clock (NTP, an
+    /// administrator's `date`) moves nothing, and hosts whose clocks disagree line up.
+    cat: Catalogue<'a>,
     id: i64,
     spec: &'a ChallengeSpec,
     dirs: Vec<PathBuf>,
     host: String,
-    /// This host's time base: the moment it began (by the monotonic clock), and how many
-    /// seconds after the challenge's start that was. Every time it stores counts from here, so
-    /// a sample covers exactly the seconds it measured and a step of the wall clock (NTP, an
-    /// administrator's `date`) moves nothing.
-    began: Instant,
-    began_t: f64,
     deadline: Option<Instant>,
     pools: Vec<PoolLive>,
     /// Writers may not start new files (the end, or every file handed out).
@@ -136,32 +136,20 @@ struct Shared<'a> {
     last_sync: Mutex<Instant>,
 }
 
-fn epoch_now() -> f64 {
-    SystemTime::now()
-        .duration_since(UNIX_EPOCH)
-        .map(|d| d.as_secs_f64())
-        .unwrap_or(0.0)
-}
-
 impl Shared<'_> {
-    fn store(&self) -> MutexGuard<'_, Store> {
-        // A worker that panicked holding the store leaves it usable: every statement commits on
-        // its own, so there is no half-done transaction to fear.
-        self.store.lock().unwrap_or_else(|e| e.into_inner())
-    }
-
     /// Seconds since the challenge started (a host that joins later counts from the same start).
     fn t(&self) -> f64 {
-        self.t_at(Instant::now())
+        self.cat.t()
     }
 
     /// The moment `i` in seconds since the challenge started.
     fn t_at(&self, i: Instant) -> f64 {
-        self.began_t + i.saturating_duration_since(self.began).as_secs_f64()
+        self.cat.t_at(i)
     }
 
+    /// A lease's length, seconds: it runs on the database's clock.
     fn lease(&self) -> f64 {
-        epoch_now() + self.spec.lease
+        self.spec.lease
     }
 
     /// Reads each pool's backlog from the catalogue (other hosts write and read the same
@@ -172,7 +160,7 @@ impl Shared<'_> {
             return Ok(());
         }
         *last = Instant::now();
-        let counts = self.store().pool_backlog(self.id, self.pools.len())?;
+        let counts = self.cat.with(|st, _| st.pool_backlog(self.id, self.pools.len()))?;
         for (p, n) in self.pools.iter().zip(counts) {
             p.backlog.store(n, Ordering::Release);
         }
@@ -198,9 +186,7 @@ impl Shared<'_> {
             kind: kind.to_string(),
             detail,
         };
-        if let Err(err) = self.store().add_challenge_event(self.id, &e) {
-            eprintln!("storlab: could not store the event '{}': {err}", e.detail);
-        }
+        self.cat.event(e);
     }
 
     /// The file's path, when the catalogue's row names one of storlab's files in a pool of this
@@ -217,7 +203,8 @@ impl Shared<'_> {
             t.name, t.pool
         );
         self.event("refused", format!("file {}: {why}", t.seq));
-        self.store().lose_file(self.id, t.seq, &why)?;
+        self.cat.with(|st, _| st.lose_file(self.id, t.seq, &why))?;
+        self.cat.release(t.seq);
         Ok(())
     }
 
@@ -229,7 +216,8 @@ impl Shared<'_> {
         }
         if r.1 == 0 {
             // Blocks of 64: one statement per 64 files against the shared counter.
-            let (first, n) = (self.store().reserve_files(self.id, 64)?, 64);
+            // A retry after a lost answer reserves another block: a gap in the numbers.
+            let (first, n) = (self.cat.with(|st, _| st.reserve_files(self.id, 64))?, 64);
             *r = (first, n);
         }
         let seq = r.0;
@@ -341,11 +329,14 @@ fn writer(s: &Shared, me: u64) -> Result<bool, ChallengeError> {
         let again = s.rewrite.lock().unwrap_or_else(|e| e.into_inner()).pop();
         if let Some(t) = again {
             if t.pool < s.pools.len() && s.pool_state(t.pool) == PoolState::Gone {
-                s.store().lose_file(
-                    s.id,
-                    t.seq,
-                    "its pool's device was detached before it could be written again",
-                )?;
+                s.cat.with(|st, _| {
+                    st.lose_file(
+                        s.id,
+                        t.seq,
+                        "its pool's device was detached before it could be written again",
+                    )
+                })?;
+                s.cat.release(t.seq);
             } else if t.pool < s.pools.len() && !s.enter(t.pool, true) {
                 // Its pool is away for now: it waits.
                 s.rewrite.lock().unwrap_or_else(|e| e.into_inner()).push(t);
@@ -363,7 +354,7 @@ fn writer(s: &Shared, me: u64) -> Result<bool, ChallengeError> {
             // The writer counts itself out under the same lock: the sampler takes files being
             // written only while a writer is counted in.
             let queue = s.rewrite.lock().unwrap_or_else(|e| e.into_inner());
-            if queue.is_empty() && s.store().others_writing(s.id, &s.host)? == 0 {
+            if queue.is_empty() && s.cat.with(|st, _| st.others_writing(s.id, &s.host))? == 0 {
                 s.writers_running.fetch_sub(1, Ordering::AcqRel);
                 return Ok(true);
             }
@@ -397,7 +388,15 @@ fn writer(s: &Shared, me: u64) -> Result<bool, ChallengeError> {
             name: file_name(seq),
             seed: s.spec.seed ^ seq.wrapping_mul(0x9E37_79B9_7F4A_7C15),
         };
-        if !s.store().begin_write(s.id, &t, &s.host, s.lease(), s.spec.files)? {
+        // Held before it is asked for: a lost answer leaves it this thread's, not given back.
+        s.cat.hold(seq);
+        let begun = s
+            .cat
+            .with(|st, again| st.begin_write(s.id, &t, &s.host, s.lease(), s.spec.files, again));
+        if !begun.as_ref().is_ok_and(|b| *b) {
+            s.cat.release(seq);
+        }
+        if !begun? {
             // Every file of the challenge is begun.
             less(&s.pools[pool].backlog, 1);
             s.leave(pool);
@@ -434,7 +433,10 @@ fn write_entered(s: &Shared, t: &FileTicket, path: &std::path::Path, buf: &mut B
         s.spec.direct,
     ) {
         Ok(()) => {
-            if !s.store().end_write(s.id, t.seq, s.t(), &s.host)? {
+            let t_done = s.t();
+            let mine = s.cat.with(|st, _| st.end_write(s.id, t.seq, t_done, &s.host));
+            s.cat.release(t.seq);
+            if !mine? {
                 // Too slow: the lease ran out and another agent writes this file now.
                 s.event(
                     "taken-over",
@@ -449,7 +451,9 @@ fn write_entered(s: &Shared, t: &FileTicket, path: &std::path::Path, buf: &mut B
             // Stopped by Ctrl-C: the partial file goes, the catalogue keeps it as being written
             // with its lease ended, so that the resume writes it again (counted as rewritten).
             let _ = std::fs::remove_file(path);
-            s.store().expire_lease(s.id, t.seq)?;
+            let ended = s.cat.with(|st, _| st.expire_lease(s.id, t.seq));
+            s.cat.release(t.seq);
+            ended?;
         }
         Err(Stop::Io(e)) => {
             let _ = std::fs::remove_file(path);
@@ -465,7 +469,9 @@ fn write_entered(s: &Shared, t: &FileTicket, path: &std::path::Path, buf: &mut B
                 );
             }
             let why = format!("being written: {e}; removed");
-            s.store().lose_file(s.id, t.seq, &why)?;
+            let lost = s.cat.with(|st, _| st.lose_file(s.id, t.seq, &why));
+            s.cat.release(t.seq);
+            lost?;
             // A file lost unwritten leaves its place to another.
             s.exhausted.store(false, Ordering::Relaxed);
             s.event("lost", format!("{}: {why}", path.display()));
@@ -489,7 +495,15 @@ fn reader(s: &Shared, me: u64) -> Result<(), ChallengeError> {
         let away: Vec<usize> = (0..s.pools.len())
             .filter(|p| matches!(s.pool_state(*p), PoolState::Away | PoolState::Gone))
             .collect();
-        let ticket = s.store().begin_read(s.id, &s.host, s.lease(), &away)?;
+        // Held as it is handed over, under the store's lock: a file is never in the catalogue
+        // this process's without a thread of it holding it (see catalogue.rs).
+        let ticket = s.cat.with(|st, _| {
+            let t = st.begin_read(s.id, &s.host, s.lease(), &away)?;
+            if let Some(t) = &t {
+                s.cat.hold(t.seq);
+            }
+            Ok(t)
+        })?;
         let Some(t) = ticket else {
             // Nothing waiting: done when the writers are and no file is in flight anywhere.
             if s.writers_done.load(Ordering::Relaxed) && s.writers_running.load(Ordering::Relaxed) == 0 {
@@ -499,7 +513,7 @@ fn reader(s: &Shared, me: u64) -> Result<(), ChallengeError> {
                 // Another agent's file in a reader's hands comes back to waiting if that agent
                 // died (its lease runs out): wait for those too.
                 let others = if s.shared_mode {
-                    s.store().others_reading(s.id, &s.host)?
+                    s.cat.with(|st, _| st.others_reading(s.id, &s.host))?
                 } else {
                     0
                 };
@@ -512,7 +526,8 @@ fn reader(s: &Shared, me: u64) -> Result<(), ChallengeError> {
         };
         if t.pool < s.pools.len() && !s.enter(t.pool, false) {
             // Its pool went away between the pick and now: the file waits.
-            s.store().return_file(s.id, t.seq)?;
+            s.cat.with(|st, _| st.return_file(s.id, t.seq))?;
+            s.cat.release(t.seq);
             idle(&s.reader_idle_ns, pause);
             continue;
         }
@@ -555,7 +570,10 @@ fn read_entered(s: &Shared, t: &FileTicket, path: &std::path::Path, buf: &mut Bu
             // Recorded, then deleted: a reader that dies between the two leaves a file the
             // catalogue knows is read (the end removes it), never a file it believes is
             // waiting but is gone.
-            if s.store().end_read(s.id, t.seq, s.t(), &outcome, &s.host)? {
+            let t_done = s.t();
+            let mine = s.cat.with(|st, _| st.end_read(s.id, t.seq, t_done, &outcome, &s.host));
+            s.cat.release(t.seq);
+            if mine? {
                 let _ = std::fs::remove_file(path);
             } else {
                 // Too slow: the lease ran out and the file waits for another reader; it stays.
@@ -570,16 +588,22 @@ fn read_entered(s: &Shared, t: &FileTicket, path: &std::path::Path, buf: &mut Bu
             release(s, t.pool);
         }
         Err(Stop::Interrupted) => {
-            s.store().return_file(s.id, t.seq)?;
+            let back = s.cat.with(|st, _| st.return_file(s.id, t.seq));
+            s.cat.release(t.seq);
+            back?;
         }
         Err(Stop::Io(e)) => {
             if matches!(s.pool_state(t.pool), PoolState::Away | PoolState::Gone) {
                 // Its pool went away under the reader: the file waits for the pool to return.
-                s.store().return_file(s.id, t.seq)?;
+                let back = s.cat.with(|st, _| st.return_file(s.id, t.seq));
+                s.cat.release(t.seq);
+                back?;
             } else {
                 let why = format!("written, then unreadable: {e}");
                 s.event("lost", format!("{}: {why}", path.display()));
-                s.store().lose_file(s.id, t.seq, &why)?;
+                let lost = s.cat.with(|st, _| st.lose_file(s.id, t.seq, &why));
+                s.cat.release(t.seq);
+                lost?;
                 release(s, t.pool);
             }
         }
@@ -628,10 +652,10 @@ fn sampler(
     let mut renewed = Instant::now();
     loop {
         let done = finished.load(Ordering::Relaxed);
-        if renewed.elapsed() >= renew_every {
-            renew_and_reclaim(s)?;
+        if renewed.elapsed() >= renew_every && renew_and_reclaim(s)? {
             renewed = Instant::now();
         }
+        s.cat.keep_time();
         if !done {
             let wait = next
                 .saturating_duration_since(Instant::now())
@@ -659,7 +683,8 @@ fn sampler(
                 read: read.clone(),
                 written: written.clone(),
             };
-            s.store().add_challenge_sample(s.id, &sample)?;
+            // Stored now, or kept in order while the database is away.
+            s.cat.sample(sample);
             for (p, w) in written.iter().enumerate() {
                 let h = &mut history[p];
                 h.push(*w as f64 / seconds);
@@ -671,8 +696,12 @@ fn sampler(
             }
             if live {
                 let (r, w): (u64, u64) = (read.iter().sum(), written.iter().sum());
+                let waiting = match s.cat.waiting() {
+                    0 => String::new(),
+                    n => format!(" ({n} waiting for the database)"),
+                };
                 eprint!(
-                    "\rstorlab: {:>8.0} s  write {:>9.1} MB/s  read {:>9.1} MB/s  ",
+                    "\rstorlab: {:>8.0} s  write {:>9.1} MB/s  read {:>9.1} MB/s{waiting}  ",
                     s.t(),
                     w as f64 / seconds / 1e6,
                     r as f64 / seconds / 1e6
@@ -696,17 +725,29 @@ fn sampler(
 }
 
 /// Extends this host's leases; takes over files whose lease ran out (their agent died): files
-/// being read wait again, files being written are rewritten here.
-fn renew_and_reclaim(s: &Shared) -> Result<(), ChallengeError> {
+/// being read wait again, files being written are rewritten here. False while the database is
+/// away (tried again at the sampler's next turn).
+fn renew_and_reclaim(s: &Shared) -> Result<bool, ChallengeError> {
     // The queue is held while the catalogue is changed and the files queued, so that a writer
     // deciding whether to stop (under the same lock) sees both or neither; files being written
     // are taken only while a writer of this host is there to write them.
     let mut queue = s.rewrite.lock().unwrap_or_else(|e| e.into_inner());
     let writers_here = s.writers_running.load(Ordering::Acquire) > 0;
-    let store = s.store();
-    store.renew_leases(s.id, &s.host, s.lease())?;
-    let again = store.reclaim_expired(s.id, &s.host, epoch_now(), s.lease(), writers_here)?;
-    drop(store);
+    let done = s.cat.try_now(|st| {
+        st.renew_leases(s.id, &s.host, s.lease())?;
+        if s.cat.just_back() {
+            return Ok(Vec::new());
+        }
+        let again = st.reclaim_expired(s.id, &s.host, s.lease(), writers_here)?;
+        for t in &again {
+            s.cat.hold(t.seq);
+        }
+        Ok(again)
+    });
+    let Some(again) = done else {
+        return Ok(false);
+    };
+    let again = again?;
     queue.extend(again.iter().cloned());
     drop(queue);
     if !again.is_empty() {
@@ -719,7 +760,7 @@ fn renew_and_reclaim(s: &Shared) -> Result<(), ChallengeError> {
             ),
         );
     }
-    Ok(())
+    Ok(true)
 }
 
 /// Carries out this host's fault plan on time and undoes each fault after its FOR; at the
@@ -872,7 +913,7 @@ fn carry_out(
                     for p in &on {
                         s.set_pool_state(*p, PoolState::Gone);
                         let why = format!("waiting in pool {} when its device was detached", s.spec.pools[*p].name);
-                        match s.store().lose_pool(s.id, *p, &why) {
+                        match s.cat.with(|st, _| st.lose_pool(s.id, *p, &why)) {
                             Ok(n) => {
                                 lost += n;
                                 less(&s.pools[*p].backlog, n);
@@ -958,21 +999,23 @@ pub fn run(store: Store, challenge: &StoredChallenge, cfg: &RunConfig) -> Result
     for (d, p) in dirs.iter().zip(&spec.pools) {
         std::fs::create_dir_all(d).map_err(|e| ChallengeError::Io(format!("pool {}: {}: {e}", p.name, d.display())))?;
     }
-    let t0 = store.start_challenge(challenge.id, epoch_now(), cfg.run_id, &cfg.host)?;
+    let t0 = store.start_challenge(challenge.id, cfg.run_id, &cfg.host)?;
     let first_idx = store.next_sample_idx(challenge.id, &cfg.host)?;
-    let again = store.take_back(challenge.id, &cfg.take_over, &cfg.host, epoch_now() + spec.lease)?;
+    let again = store.take_back(challenge.id, &cfg.take_over, &cfg.host, spec.lease)?;
     let backlog = store.pool_backlog(challenge.id, spec.pools.len())?;
+    let cat = Catalogue::new(store, challenge.id, &cfg.host, (t0, spec.lease), cfg.interrupt)?;
+    for t in &again {
+        cat.hold(t.seq);
+    }
     let started = Instant::now();
     // The challenge's end counts from its start, which another host may have made earlier.
-    let already = (epoch_now() - t0).max(0.0);
+    let already = cat.t_at(started).max(0.0);
     let shared = Shared {
-        store: Mutex::new(store),
+        cat,
         id: challenge.id,
         spec,
         dirs,
         host: cfg.host.clone(),
-        began: started,
-        began_t: already,
         deadline: spec
             .duration
             .map(|d| started + Duration::from_secs_f64((d - already).max(0.0))),
@@ -1077,10 +1120,20 @@ pub fn run(store: Store, challenge: &StoredChallenge, cfg: &RunConfig) -> Result
         let _ = faulter.join();
     });
     let seconds = started.elapsed().as_secs_f64();
-    let store = shared.store.into_inner().unwrap_or_else(|e| e.into_inner());
+    // What waits for the database is stored before the share ends (within the window).
+    if let Err(e) = shared.cat.flush_all() {
+        errors.insert(0, e);
+    }
+    // An outage past the window ends every thread with `Away`: that is the reason to give.
+    if let Some(why) = shared.cat.gave_up() {
+        return Err(ChallengeError::Away(why));
+    }
     if let Some(e) = errors.into_iter().next() {
         return Err(e);
     }
+    let outages = shared.cat.outages.load(Ordering::Relaxed);
+    let dropped = shared.cat.dropped.load(Ordering::Relaxed);
+    let store = shared.cat.into_store();
     let outcome = HostOutcome {
         seconds,
         bytes_written: shared.total_written.load(Ordering::Relaxed),
@@ -1088,6 +1141,8 @@ pub fn run(store: Store, challenge: &StoredChallenge, cfg: &RunConfig) -> Result
         writer_idle: shared.writer_idle_ns.load(Ordering::Relaxed) as f64 / 1e9,
         reader_idle: shared.reader_idle_ns.load(Ordering::Relaxed) as f64 / 1e9,
         interrupted: cfg.interrupt.load(Ordering::Relaxed),
+        outages,
+        dropped,
         problems: Vec::new(),
     };
     Ok((store, outcome))
@@ -1160,7 +1215,10 @@ pub fn check_and_clean(
     }
     if finished > 0 {
         let note = ChallengeEvent {
-            t: epoch_now() - store.challenge(challenge.id)?.and_then(|c| c.t0).unwrap_or_else(epoch_now),
+            t: {
+                let now = store.db_now()?;
+                now - store.challenge(challenge.id)?.and_then(|c| c.t0).unwrap_or(now)
+            },
             host: String::new(),
             kind: "note".into(),
             detail: format!(

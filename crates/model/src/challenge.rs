@@ -284,6 +284,13 @@ pub struct HostOutcome {
     pub reader_idle: f64,
     /// True when stopped by Ctrl-C.
     pub interrupted: bool,
+    /// Outages of the results database this host rode out (each reconnected to and its
+    /// catalogue squared up).
+    #[serde(default)]
+    pub outages: u64,
+    /// Samples and events dropped because more waited for the database than are kept.
+    #[serde(default)]
+    pub dropped: u64,
     /// What the check at the end found wrong (files on disk the catalogue does not account
     /// for, files it says are waiting that are missing or short).
     pub problems: Vec<String>,

@@ -13,6 +13,7 @@ use std::time::{Duration, Instant, SystemTime};
 
 use prometheus_client::registry::Registry;
 use storlab_model::monitor::{pool_points, Level, MonitorEvent, MonitorSpec, PoolPoint, PoolSpec, Series};
+use storlab_store::TimeBase;
 use storlab_store::{Store, Sweep};
 
 use storlab_metrics::endpoint::Endpoint;
@@ -293,7 +294,12 @@ pub fn run(
     // A server that goes away is waited for here (the sweeps kept meanwhile), not spooled.
     store.ride_out();
     let window = store.outage_window();
-    let t0 = now();
+    // The samples' times are on the database server's clock (crates/store's clock.rs), so that
+    // hosts whose clocks disagree line up in `monitor stats`: read now, held to it every
+    // minute, each reading recorded.
+    let reading = store.read_clock()?;
+    let mut base = TimeBase::new(&reading);
+    let t0 = base.now();
     // Another monitor of this host on this database is the user's to stop: refused as input.
     let id = store
         .create_monitor(&cfg.host, &spec, &series, t0)
@@ -301,17 +307,18 @@ pub fn run(
             storlab_store::StoreError::Request(m) => MonitorError::Input(m),
             e => e.into(),
         })?;
+    store.add_clock_reading(&format!("monitor {id}"), &cfg.host, &reading, 0.0)?;
+    let mut clock_read = Instant::now();
     let endpoint = cfg
         .metrics
         .map(|l| Endpoint::start(l, registry.clone()))
         .transpose()
         .map_err(|e| MonitorError::Io(e.to_string()))?;
-    // The samples' times: the baseline's moment on the wall clock, and from there the host's
-    // monotonic clock, so that a step of the wall clock moves no sample and every sample begins
-    // where the one before it ended (crates/stats' intervals place them by those spans).
-    let base = Instant::now();
-    let tb = now();
-    let time_of = |i: Instant| tb + (i - base).as_secs_f64();
+    // From the reading on, the host's monotonic clock: a step of the wall clock moves no
+    // sample and every sample begins where the one before it ended (crates/stats' intervals
+    // place them by those spans).
+    let start = Instant::now();
+    let tb = base.at(start);
     let mut baseline = sampler.sweep(tb, 0.0);
     baseline.events.insert(
         0,
@@ -352,7 +359,6 @@ pub fn run(
     let k = ((spec.lt / spec.interval).round() as usize).max(1);
     let mut recent: Vec<(String, VecDeque<PoolPoint>)> = Vec::new();
     let mut live = LiveRates::new(&spec, &series, &cfg.host);
-    let start = base;
     let mut last = start;
     let mut last_retention = t0;
     let mut n: u64 = 0;
@@ -365,8 +371,16 @@ pub fn run(
             std::thread::sleep((target - Instant::now()).min(Duration::from_millis(50)));
         }
         let stopping = cfg.stop.load(Ordering::Relaxed) || end.is_some_and(|e| Instant::now() >= e);
+        if clock_read.elapsed() >= CLOCK_EVERY {
+            // Skipped while the database is away; tried at the next sweep.
+            if let Ok(r) = store.read_clock() {
+                let step = base.correct(&r);
+                let _ = store.add_clock_reading(&format!("monitor {id}"), &cfg.host, &r, step);
+                clock_read = Instant::now();
+            }
+        }
         let at = Instant::now();
-        let t = time_of(at);
+        let t = base.at(at);
         let sweep = sampler.sweep(t, (at - last).as_secs_f64());
         last = at;
         let took = at.elapsed().as_secs_f64();
@@ -427,7 +441,7 @@ pub fn run(
             last_retention = t;
         }
         if stopping {
-            let t = time_of(Instant::now());
+            let t = base.now();
             pending.push_back((
                 t,
                 Sweep {
@@ -467,6 +481,9 @@ pub fn run(
         }
     }
 }
+
+/// How often the database server's clock is read again.
+const CLOCK_EVERY: Duration = Duration::from_secs(60);
 
 /// How long a stopping monitor waits for a server that is away to store its last sweeps.
 const STOP_WAIT: Duration = Duration::from_secs(30);

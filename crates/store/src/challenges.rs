@@ -101,10 +101,11 @@ impl Store {
         .collect()
     }
 
-    /// Marks the challenge started at `now` (seconds since the epoch) unless a host started it
-    /// already; returns its start, which every host's times count from.
-    pub fn start_challenge(&self, id: i64, now: f64, run_id: i64, host: &str) -> Result<f64> {
+    /// Marks the challenge started now on the database's clock (seconds since the epoch) unless
+    /// a host started it already; returns its start, which every host's times count from.
+    pub fn start_challenge(&self, id: i64, run_id: i64, host: &str) -> Result<f64> {
         self.tx(|c| {
+            let now = crate::clock::db_now(c)?;
             c.exec(
                 "UPDATE challenges SET t0 = ?2, status = 'running' WHERE id = ?1 AND t0 IS NULL",
                 vals![id, now],
@@ -157,37 +158,44 @@ impl Store {
         Ok(end - n + 1)
     }
 
-    /// Hands file `t` to a writer on `host` (its lease until `lease_until`); with a `limit`,
-    /// only while fewer than `limit` files have been begun (false: the challenge has all its
-    /// files, nothing stored). File numbers may have gaps (a dead agent's unused numbers); the
-    /// count of files begun has none.
+    /// Hands file `t` to a writer on `host` (its lease `lease` seconds from now on the
+    /// database's clock); with a `limit`, only while fewer than `limit` files have been begun
+    /// (false: the challenge has all its files, nothing stored). File numbers may have gaps (a
+    /// dead agent's unused numbers); the count of files begun has none.
+    ///
+    /// `again`: the call is a retry after the connection went away, and the first try may have
+    /// committed; the file already begun by `host` is then taken as begun (once).
     pub fn begin_write(
         &self,
         id: i64,
         t: &FileTicket,
         host: &str,
-        lease_until: f64,
+        lease: f64,
         limit: Option<u64>,
+        again: bool,
     ) -> Result<bool> {
+        if again {
+            if let Some(r) = one(self.query(
+                "SELECT host FROM challenge_files WHERE challenge_id = ?1 AND seq = ?2",
+                vals![id, t.seq],
+            )?) {
+                return Ok(r.text(0)? == host);
+            }
+        }
+        let now = crate::clock::now_sql(self.conn.borrow().dialect());
         if self.conn.borrow().dialect() == Dialect::Postgres {
             // One statement, one round trip: the count and the row in a data-modifying CTE
             // (a transaction of two statements costs four round trips per file).
-            let rows = self.query(
+            let sql = format!(
                 "WITH taken AS (
                      UPDATE challenges SET started = started + 1
                      WHERE id = ?1 AND (CAST(?2 AS BIGINT) IS NULL OR started < CAST(?2 AS BIGINT)) RETURNING id)
                  INSERT INTO challenge_files (challenge_id, seq, pool, name, seed, state, host, lease_until)
-                 SELECT id, ?3, ?4, ?5, ?6, 'writing', ?7, ?8 FROM taken RETURNING seq",
-                vals![
-                    id,
-                    limit,
-                    t.seq,
-                    t.pool as u64,
-                    &t.name,
-                    seed_val(t.seed),
-                    host,
-                    lease_until
-                ],
+                 SELECT id, ?3, ?4, ?5, ?6, 'writing', ?7, {now} + ?8 FROM taken RETURNING seq"
+            );
+            let rows = self.query(
+                &sql,
+                vals![id, limit, t.seq, t.pool as u64, &t.name, seed_val(t.seed), host, lease],
             )?;
             return Ok(!rows.is_empty());
         }
@@ -200,9 +208,11 @@ impl Store {
                 return Ok(false);
             }
             c.exec(
-                "INSERT INTO challenge_files (challenge_id, seq, pool, name, seed, state, host, lease_until)
-                 VALUES (?1, ?2, ?3, ?4, ?5, 'writing', ?6, ?7)",
-                vals![id, t.seq, t.pool as u64, &t.name, seed_val(t.seed), host, lease_until],
+                &format!(
+                    "INSERT INTO challenge_files (challenge_id, seq, pool, name, seed, state, host, lease_until)
+                     VALUES (?1, ?2, ?3, ?4, ?5, 'writing', ?6, {now} + ?7)"
+                ),
+                vals![id, t.seq, t.pool as u64, &t.name, seed_val(t.seed), host, lease],
             )?;
             Ok(true)
         })
@@ -210,19 +220,21 @@ impl Store {
 
     /// File `seq` is written whole, at `t` seconds.
     /// False when the file is no longer `host`'s (its lease ran out and another agent took it
-    /// over): nothing is recorded, the other agent writes it.
+    /// over): nothing is recorded, the other agent writes it. The same call made again (a retry
+    /// after the connection went away, the first may have committed) finds it done: true.
     pub fn end_write(&self, id: i64, seq: u64, t: f64, host: &str) -> Result<bool> {
         let rows = self.query(
             "UPDATE challenge_files SET state = 'written', written_at = ?3
-             WHERE challenge_id = ?1 AND seq = ?2 AND state = 'writing' AND host = ?4 RETURNING seq",
+             WHERE challenge_id = ?1 AND seq = ?2 AND host = ?4
+               AND (state = 'writing' OR (state = 'written' AND written_at = ?3)) RETURNING seq",
             vals![id, seq, t, host],
         )?;
         Ok(!rows.is_empty())
     }
 
-    /// Hands the oldest written file to a reader on `host`, from a pool not in `skip`; None when
-    /// none is waiting.
-    pub fn begin_read(&self, id: i64, host: &str, lease_until: f64, skip: &[usize]) -> Result<Option<FileTicket>> {
+    /// Hands the oldest written file to a reader on `host` (its lease `lease` seconds from now on
+    /// the database's clock), from a pool not in `skip`; None when none is waiting.
+    pub fn begin_read(&self, id: i64, host: &str, lease: f64, skip: &[usize]) -> Result<Option<FileTicket>> {
         let not_in = if skip.is_empty() {
             String::new()
         } else {
@@ -233,14 +245,15 @@ impl Store {
             Dialect::Postgres => " FOR UPDATE SKIP LOCKED",
             Dialect::Sqlite => "",
         };
+        let now = crate::clock::now_sql(self.conn.borrow().dialect());
         let sql = format!(
-            "UPDATE challenge_files SET state = 'reading', host = ?2, lease_until = ?3
+            "UPDATE challenge_files SET state = 'reading', host = ?2, lease_until = {now} + ?3
              WHERE challenge_id = ?1 AND state = 'written' AND seq = (
                  SELECT seq FROM challenge_files WHERE challenge_id = ?1 AND state = 'written'{not_in}
                  ORDER BY seq LIMIT 1{lock})
              RETURNING seq, pool, name, seed"
         );
-        let Some(r) = one(self.query(&sql, vals![id, host, lease_until])?) else {
+        let Some(r) = one(self.query(&sql, vals![id, host, lease])?) else {
             return Ok(None);
         };
         ticket(&r).map(Some)
@@ -248,7 +261,8 @@ impl Store {
 
     /// File `seq` was read whole at `t`: verified, or corrupted (and why), and deleted.
     /// False when the file is no longer `host`'s (its lease ran out and it waits again for a
-    /// reader): nothing is recorded, and the caller must leave the file for that reader.
+    /// reader): nothing is recorded, and the caller must leave the file for that reader. The
+    /// same call made again after a lost connection finds it done: true.
     pub fn end_read(&self, id: i64, seq: u64, t: f64, outcome: &ReadOutcome, host: &str) -> Result<bool> {
         let (state, error) = match outcome {
             ReadOutcome::Verified => (FileState::Done, None),
@@ -256,24 +270,27 @@ impl Store {
         };
         let rows = self.query(
             "UPDATE challenge_files SET state = ?3, read_at = ?4, error = ?5
-             WHERE challenge_id = ?1 AND seq = ?2 AND state = 'reading' AND host = ?6 RETURNING seq",
+             WHERE challenge_id = ?1 AND seq = ?2 AND host = ?6
+               AND (state = 'reading' OR (state = ?3 AND read_at = ?4)) RETURNING seq",
             vals![id, seq, state.name(), t, error, host],
         )?;
         Ok(!rows.is_empty())
     }
 
     /// File `seq` is lost, with why. A file lost before it was written whole does not count
-    /// among the files begun: another takes its place.
+    /// among the files begun: another takes its place. Once: a file lost already stays as it
+    /// was (the same call again after a lost connection changes nothing).
     pub fn lose_file(&self, id: i64, seq: u64, why: &str) -> Result<()> {
         self.tx(|c| {
             let unwritten = c.query(
                 "UPDATE challenge_files SET state = 'lost', error = ?3 WHERE challenge_id = ?1 AND seq = ?2
-                 AND written_at IS NULL RETURNING seq",
+                 AND written_at IS NULL AND state <> 'lost' RETURNING seq",
                 vals![id, seq, why],
             )?;
             if unwritten.is_empty() {
                 c.exec(
-                    "UPDATE challenge_files SET state = 'lost', error = ?3 WHERE challenge_id = ?1 AND seq = ?2",
+                    "UPDATE challenge_files SET state = 'lost', error = ?3 WHERE challenge_id = ?1 AND seq = ?2
+                     AND state <> 'lost'",
                     vals![id, seq, why],
                 )?;
             } else {
@@ -295,6 +312,17 @@ impl Store {
             .len() as u64)
     }
 
+    /// A writer gives file `seq` up unwritten (its thread never heard that it had it): no one
+    /// owns it and its lease is over, so the next reclaim (`reclaim_expired`) hands it to a
+    /// writer to be written again.
+    pub fn abandon_write(&self, id: i64, seq: u64, host: &str) -> Result<()> {
+        self.exec_one(
+            "UPDATE challenge_files SET host = '', lease_until = 0
+             WHERE challenge_id = ?1 AND seq = ?2 AND host = ?3 AND state = 'writing'",
+            vals![id, seq, host],
+        )
+    }
+
     /// A reader gives file `seq` back unread (its pool went away for a while): it waits again.
     pub fn return_file(&self, id: i64, seq: u64) -> Result<()> {
         self.exec_one(
@@ -312,50 +340,79 @@ impl Store {
         )
     }
 
-    /// Extends the leases of `host`'s files in flight to `lease_until`.
-    pub fn renew_leases(&self, id: i64, host: &str, lease_until: f64) -> Result<()> {
+    /// Extends the leases of `host`'s files in flight to `lease` seconds from now on the
+    /// database's clock.
+    pub fn renew_leases(&self, id: i64, host: &str, lease: f64) -> Result<()> {
+        let now = crate::clock::now_sql(self.conn.borrow().dialect());
         self.exec_one(
-            "UPDATE challenge_files SET lease_until = ?3
-             WHERE challenge_id = ?1 AND host = ?2 AND state IN ('writing', 'reading')",
-            vals![id, host, lease_until],
+            &format!(
+                "UPDATE challenge_files SET lease_until = {now} + ?3
+                 WHERE challenge_id = ?1 AND host = ?2 AND state IN ('writing', 'reading')"
+            ),
+            vals![id, host, lease],
         )
     }
 
-    /// Files in flight whose lease ran out before `now` (their host died): files being read
-    /// wait again for a reader; with `take_writes`, files being written are taken by `host` to
-    /// be rewritten (the caller writes them again). Returns those to rewrite.
-    pub fn reclaim_expired(
-        &self,
-        id: i64,
-        host: &str,
-        now: f64,
-        lease_until: f64,
-        take_writes: bool,
-    ) -> Result<Vec<FileTicket>> {
+    /// Files in flight whose lease ran out on the database's clock (their host died): files
+    /// being read wait again for a reader; with `take_writes`, files being written are taken by
+    /// `host` (their lease `lease` seconds from now) to be rewritten (the caller writes them
+    /// again). Returns those to rewrite.
+    ///
+    /// Nothing is reclaimed while the server has been up for less than a lease and the longest
+    /// pause between two attempts to connect (health.rs): a server that restarted was away for
+    /// every agent, whose leases ran out meanwhile through no death of theirs; each connects
+    /// again within that pause of the server's return and renews its leases first, and only
+    /// what is still unrenewed a lease later belongs to a dead agent.
+    pub fn reclaim_expired(&self, id: i64, host: &str, lease: f64, take_writes: bool) -> Result<Vec<FileTicket>> {
+        let grace = lease + crate::health::LONGEST_PAUSE.as_secs_f64();
+        if self.server_uptime()?.is_some_and(|up| up < grace) {
+            return Ok(Vec::new());
+        }
+        let now = crate::clock::now_sql(self.conn.borrow().dialect());
         self.tx(|c| {
             c.exec(
-                "UPDATE challenge_files SET state = 'written'
-                 WHERE challenge_id = ?1 AND state = 'reading' AND lease_until < ?2",
-                vals![id, now],
+                &format!(
+                    "UPDATE challenge_files SET state = 'written'
+                     WHERE challenge_id = ?1 AND state = 'reading' AND lease_until < {now}"
+                ),
+                vals![id],
             )?;
             if !take_writes {
                 return Ok(Vec::new());
             }
             let rows = c.query(
-                "UPDATE challenge_files SET host = ?2, lease_until = ?4, rewrites = rewrites + 1
-                 WHERE challenge_id = ?1 AND state = 'writing' AND lease_until < ?3
-                 RETURNING seq, pool, name, seed",
-                vals![id, host, now, lease_until],
+                &format!(
+                    "UPDATE challenge_files SET host = ?2, lease_until = {now} + ?3, rewrites = rewrites + 1
+                     WHERE challenge_id = ?1 AND state = 'writing' AND lease_until < {now}
+                     RETURNING seq, pool, name, seed"
+                ),
+                vals![id, host, lease],
             )?;
             rows.iter().map(ticket).collect()
         })
     }
 
+    /// The files `host` holds in flight, each with whether it is being written (else read):
+    /// after a lost connection an agent compares them with the files its threads hold, and
+    /// gives back what a statement whose answer it never got handed it.
+    pub fn files_held(&self, id: i64, host: &str) -> Result<Vec<(FileTicket, bool)>> {
+        self.query(
+            "SELECT seq, pool, name, seed, state FROM challenge_files
+             WHERE challenge_id = ?1 AND host = ?2 AND state IN ('writing', 'reading') ORDER BY seq",
+            vals![id, host],
+        )?
+        .iter()
+        .map(|r| Ok((ticket(r)?, r.text(4)? == "writing")))
+        .collect()
+    }
+
     /// Takes over the files in flight of `agents` (agents that are gone: a crashed process
     /// resumed on its host): files being read wait again for a reader; files being written are
-    /// taken by `me` to be rewritten (counted). Returns those to rewrite.
-    pub fn take_back(&self, id: i64, agents: &[String], me: &str, lease_until: f64) -> Result<Vec<FileTicket>> {
+    /// taken by `me` (their lease `lease` seconds from now) to be rewritten (counted). Returns
+    /// those to rewrite.
+    pub fn take_back(&self, id: i64, agents: &[String], me: &str, lease: f64) -> Result<Vec<FileTicket>> {
         let mut out = Vec::new();
+        let now = crate::clock::now_sql(self.conn.borrow().dialect());
         for agent in agents {
             let rows = self.tx(|c| {
                 c.exec(
@@ -364,10 +421,12 @@ impl Store {
                     vals![id, agent],
                 )?;
                 c.query(
-                    "UPDATE challenge_files SET host = ?3, lease_until = ?4, rewrites = rewrites + 1
-                     WHERE challenge_id = ?1 AND state = 'writing' AND host = ?2
-                     RETURNING seq, pool, name, seed",
-                    vals![id, agent, me, lease_until],
+                    &format!(
+                        "UPDATE challenge_files SET host = ?3, lease_until = {now} + ?4, rewrites = rewrites + 1
+                         WHERE challenge_id = ?1 AND state = 'writing' AND host = ?2
+                         RETURNING seq, pool, name, seed"
+                    ),
+                    vals![id, agent, me, lease],
                 )
             })?;
             for r in rows {
@@ -464,13 +523,14 @@ impl Store {
         rows.iter().map(ticket).collect()
     }
 
-    /// Records one interval's sample.
+    /// Records one interval's sample, once: the same sample again (a retry after a lost
+    /// connection whose first try committed) adds nothing.
     pub fn add_challenge_sample(&self, id: i64, s: &ChallengeSample) -> Result<()> {
         self.tx(|c| {
             for (pool, (r, w)) in s.read.iter().zip(&s.written).enumerate() {
                 c.exec(
                     "INSERT INTO challenge_samples (challenge_id, host, idx, t, seconds, pool, read_bytes, write_bytes)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8)",
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) ON CONFLICT DO NOTHING",
                     vals![id, &s.host, s.idx, s.t, s.seconds, pool as u64, *r, *w],
                 )?;
             }
@@ -507,10 +567,15 @@ impl Store {
         Ok(out)
     }
 
-    /// Records an event.
+    /// Records an event, once: the same event again (its time, host, kind and words; a retry
+    /// after a lost connection whose first try committed) adds nothing.
     pub fn add_challenge_event(&self, id: i64, e: &ChallengeEvent) -> Result<()> {
         self.exec_one(
-            "INSERT INTO challenge_events (challenge_id, t, host, kind, detail) VALUES (?1, ?2, ?3, ?4, ?5)",
+            "INSERT INTO challenge_events (challenge_id, t, host, kind, detail)
+             SELECT CAST(?1 AS BIGINT), CAST(?2 AS DOUBLE PRECISION), CAST(?3 AS TEXT), CAST(?4 AS TEXT), CAST(?5 AS TEXT)
+             WHERE NOT EXISTS (
+                 SELECT 1 FROM challenge_events
+                 WHERE challenge_id = ?1 AND t = ?2 AND host = ?3 AND kind = ?4 AND detail = ?5)",
             vals![id, e.t, &e.host, &e.kind, &e.detail],
         )
     }

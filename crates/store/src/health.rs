@@ -18,7 +18,7 @@ use crate::{DbTarget, Result, Store, StoreError};
 
 /// The first pause between two attempts to connect again, and the longest.
 const FIRST_PAUSE: Duration = Duration::from_millis(250);
-const LONGEST_PAUSE: Duration = Duration::from_secs(5);
+pub(crate) const LONGEST_PAUSE: Duration = Duration::from_secs(5);
 
 /// What the store knows of its connection's health.
 #[derive(Debug, Default)]

@@ -16,6 +16,7 @@
 #![deny(missing_docs)]
 
 mod challenges;
+mod clock;
 mod copy;
 mod db;
 mod groups;
@@ -37,6 +38,7 @@ use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 pub use challenges::{ReadOutcome, StoredChallenge};
+pub use clock::{ClockReading, StoredClockReading, TimeBase};
 pub use copy::CopyReport;
 pub use groups::GroupSpec;
 pub use monitors::{MonitorWindow, StoredMonitor, Sweep};

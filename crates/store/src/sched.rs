@@ -9,6 +9,7 @@
 //! goes first; a waiting server whose agent has not been seen for three leases does not hold
 //! the others back.
 
+use crate::clock::db_now;
 use crate::db::{one, vals, Conn, Dialect};
 use crate::{Result, Store, StoreError};
 
@@ -78,18 +79,6 @@ pub struct SchedRunning {
     pub expires: f64,
     /// The last thing the agent reported under it (started, progress, paused, …) and its words.
     pub last: Option<(String, String)>,
-}
-
-/// The database's clock, seconds since the epoch: every lease is on it, whatever the hosts'
-/// clocks say.
-fn db_now(c: &mut dyn Conn) -> Result<f64> {
-    let sql = match c.dialect() {
-        Dialect::Sqlite => "SELECT (julianday('now') - 2440587.5) * 86400.0",
-        Dialect::Postgres => "SELECT EXTRACT(EPOCH FROM clock_timestamp())::float8",
-    };
-    one(c.query(sql, &[])?)
-        .ok_or_else(|| StoreError::Request("the database did not tell its time".into()))?
-        .f64(0)
 }
 
 fn log(
