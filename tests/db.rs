@@ -671,3 +671,223 @@ fn a_run_rides_out_a_server_restart_within_the_window() {
         .get(0);
     assert_eq!(phases, 3, "each phase once");
 }
+
+/// A challenge defined on `url` over `pools` (NAME=DIR) with `args`; its id.
+fn create_challenge(url: &str, pools: &[String], args: &[&str]) -> String {
+    let mut a = vec!["challenge", "create", "--db", url];
+    for p in pools {
+        a.extend(["--pool", p.as_str()]);
+    }
+    a.extend(args);
+    let out = storlab(&a, &[]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    String::from_utf8_lossy(&out.stdout).trim().to_string()
+}
+
+/// `storlab challenge agent ID` with 2 writers and 2 readers over `pools`.
+fn challenge_agent(id: &str, url: &str, pools: &[String], env: &[(&str, &str)]) -> Child {
+    let mut a = vec![
+        "challenge",
+        "agent",
+        id,
+        "--db",
+        url,
+        "--writers",
+        "2",
+        "--readers",
+        "2",
+        "--json",
+    ];
+    for p in pools {
+        a.extend(["--pool", p.as_str()]);
+    }
+    Child::spawn(&a, env)
+}
+
+/// What is left in a pool's directories: (name, size) of every file below `dir`.
+fn files_below(dir: &Path) -> Vec<(String, u64)> {
+    let mut out = Vec::new();
+    for e in std::fs::read_dir(dir).unwrap().flatten() {
+        let p = e.path();
+        if p.is_dir() {
+            out.extend(files_below(&p));
+        } else {
+            out.push((p.display().to_string(), p.metadata().unwrap().len()));
+        }
+    }
+    out
+}
+
+/// Two challenge agents through a server stopped for longer than a lease: both keep their
+/// files, take no new work while the catalogue is away, say once that it went and once that it
+/// came back, and finish the challenge: every file written and verified once, none reclaimed
+/// from a live agent (the leases ran out during the outage), each agent's samples stored once
+/// and without a gap. With an outage longer than the window both end in order (no partial
+/// file, exit 1) and print the command that goes on, which then finishes the challenge.
+#[test]
+fn challenge_agents_ride_out_a_server_restart_and_end_in_order_after_a_longer_one() {
+    let server = PgServer::start();
+    let db = server.database();
+    let url = db.url();
+    let s = Scratch::new();
+    let (a, b) = (s.path().join("a"), s.path().join("b"));
+    std::fs::create_dir(&a).unwrap();
+    std::fs::create_dir(&b).unwrap();
+    let pools = [format!("P1={}", a.display()), format!("P2={}", b.display())];
+    let shape = [
+        "--file-size",
+        "1m",
+        "--bs",
+        "256k",
+        "--interval",
+        "200ms",
+        "--lt",
+        "1s",
+        "--lease",
+        "3s",
+        "--backlog",
+        "8",
+    ];
+    let files = ["--files", "400"];
+    let id = create_challenge(&url, &pools, &[&shape[..], &files[..]].concat());
+    let env = [("STORLAB_DB_RETRY", "60")];
+    let mut agents = [
+        challenge_agent(&id, &url, &pools, &env),
+        challenge_agent(&id, &url, &pools, &env),
+    ];
+    wait_count(
+        &db,
+        "SELECT COUNT(*) FROM challenge_files WHERE state IN ('written', 'reading', 'done')",
+        30,
+        "files before the outage",
+    );
+    wait_count(
+        &db,
+        &format!("SELECT COUNT(DISTINCT agent) FROM clock_readings WHERE source = 'challenge {id}'"),
+        2,
+        "both agents at work",
+    );
+    server.stop();
+    std::thread::sleep(Duration::from_secs(8));
+    server.start_again();
+    for agent in &mut agents {
+        let out = agent.wait(240);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(0), "{err}");
+        assert_eq!(err.matches("is away").count(), 1, "said once that it is away: {err}");
+        assert_eq!(
+            err.matches("is back after").count(),
+            1,
+            "said once that it is back: {err}"
+        );
+        let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert!(v["here"]["outages"].as_u64().unwrap() >= 1, "{}", v["here"]);
+        assert_eq!(v["here"]["dropped"], 0, "{}", v["here"]);
+    }
+    let shown = ok(&storlab(&["challenge", "show", &id, "--db", &url, "--json"], &[]));
+    let acc = &shown["account"];
+    assert_eq!(shown["status"], "done", "{shown}");
+    assert_eq!(shown["holds"], true, "{acc}");
+    assert_eq!(
+        (acc["written"].as_u64(), acc["verified"].as_u64()),
+        (Some(400), Some(400)),
+        "{acc}"
+    );
+    assert_eq!(acc["lost"].as_array().unwrap().len(), 0, "{acc}");
+    // No file twice: the leases ran out while the server was away, yet none was taken from a
+    // live agent.
+    assert_eq!(acc["rewritten"], 0, "{acc}");
+    for e in shown["events"].as_array().unwrap() {
+        assert!(
+            !["reclaimed", "taken-over"].contains(&e["kind"].as_str().unwrap()),
+            "{e}: {}",
+            shown["events"]
+        );
+    }
+    // Each agent's samples once, each beginning where the one before ended: the outage's
+    // samples were kept and stored afterwards.
+    let mut c = db.client();
+    let rows = c
+        .query(
+            "SELECT host, idx, t, seconds FROM challenge_samples WHERE pool = 0 ORDER BY host, idx",
+            &[],
+        )
+        .unwrap();
+    let mut hosts = 0;
+    for w in rows.windows(2) {
+        let (h0, i0, t0): (String, i64, f64) = (w[0].get(0), w[0].get(1), w[0].get(2));
+        let (h1, i1, t1, s1): (String, i64, f64, f64) = (w[1].get(0), w[1].get(1), w[1].get(2), w[1].get(3));
+        if h0 != h1 {
+            hosts += 1;
+            continue;
+        }
+        assert_eq!(i1, i0 + 1, "{h0}: sample {i0} then {i1}");
+        assert!(
+            (t1 - s1 - t0).abs() < 1e-6,
+            "{h0}: a gap or overlap between samples {i0} and {i1}"
+        );
+    }
+    assert_eq!(hosts + 1, 2, "two agents' samples");
+    assert!(files_below(&a).is_empty() && files_below(&b).is_empty());
+
+    // An outage longer than the window (3 s): both end in order and say how to go on.
+    let id = create_challenge(&url, &pools, &[&shape[..], &["--files", "2000"][..]].concat());
+    let env = [("STORLAB_DB_RETRY", "3")];
+    let mut agents = [
+        challenge_agent(&id, &url, &pools, &env),
+        challenge_agent(&id, &url, &pools, &env),
+    ];
+    wait_count(
+        &db,
+        "SELECT COUNT(*) FROM challenge_files WHERE state IN ('written', 'reading', 'done')",
+        10,
+        "files before the second outage",
+    );
+    // Both at work (the clock read, after which every statement rides outages out); an agent
+    // whose server goes away while it starts ends at once, as every command does.
+    wait_count(
+        &db,
+        &format!("SELECT COUNT(DISTINCT agent) FROM clock_readings WHERE source = 'challenge {id}'"),
+        2,
+        "both agents at work",
+    );
+    server.stop();
+    let mut go_on = String::new();
+    for agent in &mut agents {
+        let out = agent.wait(120);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(1), "{err}");
+        assert!(
+            err.contains("longer than the outage window (STORLAB_DB_RETRY) (3 s)"),
+            "{err}"
+        );
+        assert_eq!(err.matches("is away").count(), 1, "{err}");
+        let (_, cmd) = err
+            .split_once("go on with:\n  ")
+            .unwrap_or_else(|| panic!("no command: {err}"));
+        go_on = cmd.lines().next().unwrap().to_string();
+    }
+    // Nothing half-written: every file left is whole.
+    for (f, size) in files_below(&a).into_iter().chain(files_below(&b)) {
+        assert_eq!(size, 1 << 20, "{f} is partial");
+    }
+    server.start_again();
+    assert!(
+        go_on.starts_with(&format!("storlab challenge resume {id} --db ")),
+        "{go_on}"
+    );
+    let out = Command::new("sh")
+        .arg("-c")
+        .arg(go_on.replacen("storlab", bin(), 1) + " --json")
+        .env_remove("STORLAB_DB")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{go_on}: {}", stderr(&out));
+    let shown = ok(&storlab(&["challenge", "show", &id, "--db", &url, "--json"], &[]));
+    let acc = &shown["account"];
+    assert_eq!(shown["status"], "done", "{shown}");
+    assert_eq!(shown["holds"], true, "{acc}");
+    assert_eq!(acc["verified"], 2000, "{acc}");
+    assert_eq!(acc["lost"].as_array().unwrap().len(), 0, "{acc}");
+    assert!(files_below(&a).is_empty() && files_below(&b).is_empty());
+}

@@ -93,7 +93,11 @@ fn the_deb_installs_works_and_purges_and_the_rpm_holds_the_same_files() {
         assert!(listed.lines().any(|l| l == f), "{f} is not in the rpm:\n{listed}");
     }
     assert!(listed.contains("/usr/share/zsh/site-functions/_storlab"), "{listed}");
-    for unit in ["storlab-monitor.service", "storlab-sched-agent.service"] {
+    for unit in [
+        "storlab-monitor.service",
+        "storlab-sched-agent.service",
+        "storlab-challenge-agent@.service",
+    ] {
         assert!(listed.contains(&format!("/usr/lib/systemd/system/{unit}")), "{listed}");
     }
     let man_pages = listed
@@ -111,6 +115,7 @@ fn the_deb_installs_works_and_purges_and_the_rpm_holds_the_same_files() {
             "/usr/share/zsh/vendor-completions/_storlab",
             "/lib/systemd/system/storlab-monitor.service",
             "/lib/systemd/system/storlab-sched-agent.service",
+            "/lib/systemd/system/storlab-challenge-agent@.service",
         ]
         .iter(),
     ) {
@@ -176,6 +181,46 @@ fn the_deb_installs_works_and_purges_and_the_rpm_holds_the_same_files() {
         exec.starts_with("/usr/bin/storlab sched agent --server %H --schedule /etc/storlab/schedule.toml"),
         "{exec}"
     );
+    // The challenge agent's unit: its command with this host's job file takes part in a
+    // challenge (instance %i is the challenge's id), and it restarts unless its share is done
+    // or its input refused.
+    let unit = std::fs::read_to_string("/lib/systemd/system/storlab-challenge-agent@.service").unwrap();
+    let exec = unit.lines().find_map(|l| l.strip_prefix("ExecStart=")).unwrap();
+    assert_eq!(
+        exec,
+        "/usr/bin/storlab challenge agent %i --job /etc/storlab/challenge.toml"
+    );
+    assert!(unit.lines().any(|l| l == "Restart=always"), "{unit}");
+    assert!(unit.lines().any(|l| l == "RestartPreventExitStatus=0 2"), "{unit}");
+    let pool = s.path().join("pool");
+    std::fs::create_dir(&pool).unwrap();
+    let job = s.path().join("challenge.toml");
+    std::fs::write(&job, format!("[challenge]\npool = [\"P1={}\"]\n", pool.display())).unwrap();
+    let create = Command::new("/usr/bin/storlab")
+        .args(["challenge", "create", "--job", job.to_str().unwrap(), "--files", "8"])
+        .args(["--file-size", "1m", "--bs", "256k", "--db", &s.db()])
+        .output()
+        .unwrap();
+    assert!(create.status.success(), "{}", stderr(&create));
+    let id = stdout(&create).trim().to_string();
+    let exec = exec
+        .replace("%i", &id)
+        .replace("/etc/storlab/challenge.toml", job.to_str().unwrap());
+    let words: Vec<&str> = exec.split_whitespace().collect();
+    let agent = Command::new(words[0])
+        .args(&words[1..])
+        .args(["--db", &s.db()])
+        .output()
+        .unwrap();
+    assert_eq!(agent.status.code(), Some(0), "{}", stderr(&agent));
+    // Started again once the challenge is over: refused (exit 2), so systemd leaves it stopped.
+    let again = Command::new(words[0])
+        .args(&words[1..])
+        .args(["--db", &s.db()])
+        .output()
+        .unwrap();
+    assert_eq!(again.status.code(), Some(2), "{}", stderr(&again));
+    assert!(stderr(&again).contains("is over"), "{}", stderr(&again));
     for page in ["storlab-sched-agent", "storlab-sched-status"] {
         let w = sh("man", &["-w", page]);
         assert!(w.status.success(), "man -w {page}: {}", stderr(&w));

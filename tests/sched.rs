@@ -642,6 +642,24 @@ fn an_agent_cut_off_from_postgresql_stops_its_task_before_its_lease_ends() {
     });
     assert_eq!(q1.term(), Some(0), "an agent told to stop exits 0");
     assert!(truth(s.path())["q1"][1].1.is_some(), "q1's task outlived its agent");
+    // The first task's end, reported while the server was away, waited and was recorded once
+    // it was back, once (under its lease, which had run out: as refused, with what it said).
+    let evs = pg_events(&pg);
+    let first = evs
+        .iter()
+        .find(|e| e.kind == "granted" && e.server == "q1")
+        .and_then(|e| e.token)
+        .unwrap();
+    let ends: Vec<&Ev> = evs
+        .iter()
+        .filter(|e| e.token == Some(first))
+        .filter(|e| e.kind == "stopped" || (e.kind == "refused" && e.detail.starts_with("stopped under token")))
+        .collect();
+    assert_eq!(ends.len(), 1, "the first task's end: {}", log(&evs));
+    // Each outage (the cut, the stop) said once each way.
+    let said = std::fs::read_to_string(s.path().join("q1.log")).unwrap();
+    assert_eq!(said.matches("is away").count(), 2, "{said}");
+    assert_eq!(said.matches("is back after").count(), 2, "{said}");
     wait_until("q2's verify", Duration::from_secs(60), || q2.exited().is_some());
     let real = truth(s.path());
     let iv: Vec<(f64, f64)> = real

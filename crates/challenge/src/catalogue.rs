@@ -21,7 +21,7 @@
 //!   the catalogue (a resumed or restarted agent takes them over at once), and the caller
 //!   says how to go on.
 
-use std::collections::{HashSet, VecDeque};
+use std::collections::{HashMap, VecDeque};
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
@@ -54,9 +54,10 @@ pub(crate) struct Catalogue<'a> {
     agent: String,
     window: Duration,
     stop: &'a AtomicBool,
-    /// File numbers this process's threads hold: being written or read, or waiting to be
-    /// written again.
-    in_hand: Mutex<HashSet<u64>>,
+    /// File numbers this process's threads hold — being written or read, or waiting to be
+    /// written again — each with how many hold it: a writer still waiting to hear that its
+    /// record of a file went in may overlap with a reader of this process that took the file.
+    in_hand: Mutex<HashMap<u64, u32>>,
     /// A statement's answer was lost: compare what the catalogue says this process holds with
     /// `in_hand` before the next.
     unsure: AtomicBool,
@@ -100,7 +101,7 @@ impl<'a> Catalogue<'a> {
             agent: agent.to_string(),
             window,
             stop,
-            in_hand: Mutex::new(HashSet::new()),
+            in_hand: Mutex::new(HashMap::new()),
             unsure: AtomicBool::new(false),
             gave_up: Mutex::new(None),
             pending: Mutex::new(VecDeque::new()),
@@ -143,12 +144,23 @@ impl<'a> Catalogue<'a> {
 
     /// File `seq` is in a thread's hands (or queued to be written again) from now.
     pub fn hold(&self, seq: u64) {
-        self.in_hand.lock().unwrap_or_else(|e| e.into_inner()).insert(seq);
+        *self
+            .in_hand
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .entry(seq)
+            .or_insert(0) += 1;
     }
 
     /// File `seq` has left this process's hands.
     pub fn release(&self, seq: u64) {
-        self.in_hand.lock().unwrap_or_else(|e| e.into_inner()).remove(&seq);
+        let mut held = self.in_hand.lock().unwrap_or_else(|e| e.into_inner());
+        if let Some(n) = held.get_mut(&seq) {
+            *n -= 1;
+            if *n == 0 {
+                held.remove(&seq);
+            }
+        }
     }
 
     /// Runs `op` on the catalogue, waiting through an outage (see the module's doc); `op` is
@@ -246,7 +258,7 @@ impl<'a> Catalogue<'a> {
         let mine = self.in_hand.lock().unwrap_or_else(|e| e.into_inner()).clone();
         let mut given = Vec::new();
         for (t, writing) in held {
-            if mine.contains(&t.seq) {
+            if mine.contains_key(&t.seq) {
                 continue;
             }
             if writing {

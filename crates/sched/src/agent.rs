@@ -100,24 +100,91 @@ enum Ended {
     Other,
 }
 
-/// The database, opened again after any error (a PostgreSQL backend terminated, the server
-/// restarted): an agent outlives its connections.
+/// A report that waits for the database: (token, kind, detail, complete), and whether a try
+/// whose answer was lost came before.
+type Report = (i64, String, String, Option<(f64, String)>, bool);
+
+/// The database as an agent reaches it: a lost connection is replaced at its next use and the
+/// outage said once each way (crates/store's health.rs); an agent outlives its connections.
+/// Reports made while it is away wait in order (bounded) and are recorded when it is back, each
+/// once; a grant or a renewal that cannot be asked for is not (the guard stops the task when no
+/// renewal comes before the lease's end, so no verify outlives its slot).
 struct Db {
     target: DbTarget,
     host: String,
     store: Option<Store>,
+    /// Reports that wait for the database, oldest first.
+    waiting: std::collections::VecDeque<Report>,
+    /// Said that the database could not be reached at the start.
+    said_away: bool,
+    /// The pool, server and agent the reports are under.
+    who: (String, String, String),
 }
+
+/// How many reports may wait for the database; past it the oldest are dropped.
+const MAX_WAITING: usize = 10_000;
 
 impl Db {
     fn with<T>(&mut self, f: impl FnOnce(&Store) -> Result<T, storlab_store::StoreError>) -> Result<T, String> {
         if self.store.is_none() {
-            self.store = Some(Store::connect(&self.target, &self.host).map_err(|e| e.to_string())?);
+            match Store::connect(&self.target, &self.host) {
+                Ok(s) => {
+                    s.ride_out();
+                    if self.said_away {
+                        eprintln!("storlab: the results database {} is reachable", self.target);
+                    }
+                    self.store = Some(s);
+                }
+                Err(e) => {
+                    if !self.said_away {
+                        eprintln!(
+                            "storlab: the results database {} cannot be reached ({e}); trying again",
+                            self.target
+                        );
+                        self.said_away = true;
+                    }
+                    return Err(e.to_string());
+                }
+            }
         }
-        let r = f(self.store.as_ref().expect("opened above"));
-        if r.is_err() {
-            self.store = None;
+        self.flush();
+        f(self.store.as_ref().expect("opened above")).map_err(|e| e.to_string())
+    }
+
+    /// Records the reports that wait, in order, as far as the database takes them.
+    fn flush(&mut self) {
+        let Some(store) = &self.store else { return };
+        while let Some((token, kind, detail, complete, again)) = self.waiting.front_mut() {
+            let (pool, server, agent) = &self.who;
+            let complete = complete.as_ref().map(|(s, e)| (*s, e.as_str()));
+            let r = if *again {
+                store.sched_report_again(pool, server, agent, *token, kind, detail, complete)
+            } else {
+                store.sched_report(pool, server, agent, *token, kind, detail, complete)
+            };
+            match r {
+                Ok(_) => {
+                    self.waiting.pop_front();
+                }
+                Err(storlab_store::StoreError::Lost { .. }) => {
+                    *again = true;
+                    return;
+                }
+                Err(e) => {
+                    eprintln!("storlab: could not record '{kind}' ({e}); it is dropped");
+                    self.waiting.pop_front();
+                }
+            }
         }
-        r.map_err(|e| e.to_string())
+    }
+
+    /// Records a report now, or keeps it until the database is back.
+    fn report(&mut self, r: Report) {
+        self.waiting.push_back(r);
+        while self.waiting.len() > MAX_WAITING {
+            self.waiting.pop_front();
+        }
+        let _ = self.with(|_| Ok(()));
     }
 }
 
@@ -150,15 +217,11 @@ impl Agent<'_> {
         self.said = msg;
     }
 
+    /// Records what happened under `token`: now, or once the database is back.
     fn report(&mut self, token: i64, kind: &str, detail: &str, complete: Option<(f64, &str)>) {
-        let (pool, server, agent) = (&self.pool.name, &self.server.name, &self.name);
-        if let Err(e) = self
-            .db
-            .with(|s| s.sched_report(pool, server, agent, token, kind, detail, complete))
-        {
-            let msg = format!("could not record '{kind}' ({e})");
-            self.note(msg);
-        }
+        let complete = complete.map(|(s, e)| (s, e.to_string()));
+        self.db
+            .report((token, kind.to_string(), detail.to_string(), complete, false));
     }
 
     /// Why the task must not run now (outside the windows, the pool busy), if it must not.
@@ -429,17 +492,21 @@ impl Agent<'_> {
 pub fn run(o: &AgentOptions) -> Result<u8, String> {
     let (pool, server) = o.schedule.server(&o.server).map_err(|e| e.to_string())?;
     let k = crate::plan::pool_plan(pool).k as i64;
+    let name = format!("{}/{}", o.host, std::process::id());
     let mut a = Agent {
         o,
         pool,
         server,
         k,
         lease: o.schedule.lease,
-        name: format!("{}/{}", o.host, std::process::id()),
+        name: name.clone(),
         db: Db {
             target: o.db.clone(),
             host: o.host.clone(),
             store: None,
+            waiting: std::collections::VecDeque::new(),
+            said_away: false,
+            who: (pool.name.clone(), server.name.clone(), name.clone()),
         },
         said: String::new(),
     };

@@ -240,6 +240,31 @@ impl Store {
         })
     }
 
+    /// [`Store::sched_report`] made again after a lost connection, when the first try may have
+    /// committed: a report already in the log under the same token (same kind and words) is
+    /// not logged twice.
+    #[allow(clippy::too_many_arguments)]
+    pub fn sched_report_again(
+        &self,
+        pool: &str,
+        server: &str,
+        agent: &str,
+        token: i64,
+        kind: &str,
+        detail: &str,
+        complete: Option<(f64, &str)>,
+    ) -> Result<bool> {
+        let logged = one(self.query(
+            "SELECT 1 FROM sched_events WHERE pool = ?1 AND server = ?2 AND agent = ?3 AND token = ?4 AND kind = ?5 AND detail = ?6",
+            vals![pool, server, agent, token, kind, detail],
+        )?)
+        .is_some();
+        if logged {
+            return Ok(true);
+        }
+        self.sched_report(pool, server, agent, token, kind, detail, complete)
+    }
+
     /// Gives a slot back (its task ended or was stopped). A token that no longer holds it
     /// changes nothing.
     pub fn sched_release(&self, pool: &str, grant: &Grant, agent: &str) -> Result<bool> {
