@@ -526,6 +526,112 @@ fn killed_with_sigkill_and_resumed_every_file_is_accounted_for() {
     nothing_left(&pool);
 }
 
+/// An agent killed with SIGKILL and started again on its host (as systemd restarts the unit)
+/// takes over at once what its earlier process held — files being written are written again,
+/// files being read wait again — long before their leases (a minute) run out.
+#[test]
+fn an_agent_started_again_takes_over_its_dead_process_files_at_once() {
+    let s = Scratch::new();
+    let pool = s.data();
+    let pool_arg = format!("P1={}", pool.display());
+    let create = s.storlab(&[
+        "challenge",
+        "create",
+        "--pool",
+        &pool_arg,
+        "--files",
+        "150",
+        "--file-size",
+        "4m",
+        "--bs",
+        "1m",
+        "--interval",
+        "500ms",
+        "--lt",
+        "1s",
+        "--lease",
+        "60s",
+        "--backlog",
+        "100",
+    ]);
+    assert!(create.status.success(), "{}", stderr(&create));
+    let id = stdout(&create).trim().to_string();
+    let agent = || {
+        Command::new(bin())
+            .args([
+                "challenge",
+                "agent",
+                &id,
+                "--pool",
+                &pool_arg,
+                "--writers",
+                "3",
+                "--readers",
+                "1",
+            ])
+            .args(["--db", &s.db(), "--json"])
+            .stdout(Stdio::piped())
+            .stderr(Stdio::piped())
+            .spawn()
+            .unwrap()
+    };
+    let mut procs = Procs(vec![agent()]);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    let cid: i64 = id.parse().unwrap();
+    loop {
+        assert!(Instant::now() < deadline, "nothing was written");
+        let written = s
+            .try_store()
+            .and_then(|st| st.challenge_account(cid, |_, n| (String::new(), n.to_string())).ok());
+        if written.is_some_and(|a| a.written >= 10) {
+            break;
+        }
+        std::thread::sleep(Duration::from_millis(20));
+    }
+    let victim = format!(
+        "{}/{}",
+        std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap().trim(),
+        procs.0[0].id()
+    );
+    procs.0[0].kill().unwrap();
+    procs.0.remove(0).wait().unwrap();
+    let store = s.store().unwrap();
+    let writing = store
+        .files_in_state(cid, storlab_model::challenge::FileState::Writing, Some(&victim))
+        .unwrap();
+    drop(store);
+    assert!(!writing.is_empty(), "the killed agent held no file being written");
+    let restarted = Instant::now();
+    procs.0.push(agent());
+    let out = wait_for(&mut procs, 0, 120);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        restarted.elapsed() < Duration::from_secs(60),
+        "the restarted agent waited for the dead one's leases"
+    );
+    let v = show(&s, cid as u64, false);
+    let acc = &v["account"];
+    assert_eq!(v["holds"], true, "{acc}");
+    assert_eq!(
+        (acc["written"].as_u64(), acc["verified"].as_u64()),
+        (Some(150), Some(150)),
+        "{acc}"
+    );
+    assert_eq!(acc["rewritten"].as_u64().unwrap(), writing.len() as u64, "{acc}");
+    let resumed = events_with(&v, "resumed", &victim);
+    assert_eq!(resumed.len(), 1, "{}", v["events"]);
+    for t in &writing {
+        assert!(
+            resumed[0]["detail"].as_str().unwrap().contains(&t.name),
+            "{}",
+            resumed[0]
+        );
+    }
+    // Taken over at the restarted agent's start, not by a lease running out.
+    assert!(events_with(&v, "reclaimed", "").is_empty(), "{}", v["events"]);
+    nothing_left(&pool);
+}
+
 #[test]
 fn bad_input_is_refused_and_nothing_is_written() {
     let s = Scratch::new();

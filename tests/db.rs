@@ -891,3 +891,89 @@ fn challenge_agents_ride_out_a_server_restart_and_end_in_order_after_a_longer_on
     assert_eq!(acc["lost"].as_array().unwrap().len(), 0, "{acc}");
     assert!(files_below(&a).is_empty() && files_below(&b).is_empty());
 }
+
+/// The library that shifts a process's clock (Debian's libfaketime): a host whose clock is off.
+const FAKETIME: &str = "/usr/lib/x86_64-linux-gnu/faketime/libfaketimeMT.so.1";
+
+/// Two agents whose hosts' clocks disagree by 30 s (one run under libfaketime, its wall clock
+/// 30 s ahead, started 2 s after the other) line up on the database server's clock: each
+/// measured its offset to it and stored it, the late one's samples begin when it joined (not
+/// at the start its clock would say, nor past the end), and both end at the challenge's end.
+#[test]
+fn agents_whose_clocks_disagree_line_up_on_the_servers_clock() {
+    assert!(
+        Path::new(FAKETIME).exists(),
+        "{FAKETIME}: install faketime (scripts/test does)"
+    );
+    let server = PgServer::start();
+    let db = server.database();
+    let url = db.url();
+    let s = Scratch::new();
+    let (a, b) = (s.path().join("a"), s.path().join("b"));
+    std::fs::create_dir(&a).unwrap();
+    std::fs::create_dir(&b).unwrap();
+    let pools = [format!("P1={}", a.display()), format!("P2={}", b.display())];
+    let id = create_challenge(
+        &url,
+        &pools,
+        &[
+            "--file-size",
+            "1m",
+            "--bs",
+            "256k",
+            "--interval",
+            "500ms",
+            "--lt",
+            "1s",
+            "--duration",
+            "6s",
+        ],
+    );
+    let mut right = challenge_agent(&id, &url, &pools, &[]);
+    std::thread::sleep(Duration::from_secs(2));
+    let ahead_env = [
+        ("LD_PRELOAD", FAKETIME),
+        ("FAKETIME", "+30s"),
+        ("FAKETIME_DONT_FAKE_MONOTONIC", "1"),
+    ];
+    let mut ahead = challenge_agent(&id, &url, &pools, &ahead_env);
+    let (right_pid, ahead_pid) = (right.pid(), ahead.pid());
+    for agent in [&mut right, &mut ahead] {
+        let out = agent.wait(120);
+        assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    }
+    let mut c = db.client();
+    let mut offset = |pid: i32| -> f64 {
+        c.query_one(
+            "SELECT offset_seconds FROM clock_readings WHERE agent LIKE '%/' || $1 ORDER BY t LIMIT 1",
+            &[&pid.to_string()],
+        )
+        .unwrap()
+        .get(0)
+    };
+    let (o_right, o_ahead) = (offset(right_pid), offset(ahead_pid));
+    assert!(o_right.abs() < 0.5, "the right clock's offset {o_right}");
+    assert!((o_ahead + 30.0).abs() < 0.5, "the clock 30 s ahead: offset {o_ahead}");
+    // Each agent's samples on the challenge's seconds: each began when it joined and ended at
+    // the end (6 s), whatever its clock said.
+    let mut c = db.client();
+    for (pid, joined) in [(right_pid, 0.0), (ahead_pid, 2.0)] {
+        let r = c
+            .query_one(
+                "SELECT MIN(t - seconds), MAX(t) FROM challenge_samples WHERE host LIKE '%/' || $1",
+                &[&pid.to_string()],
+            )
+            .unwrap();
+        let (first, last): (f64, f64) = (r.get(0), r.get(1));
+        assert!(
+            (joined - 0.1..joined + 1.5).contains(&first),
+            "agent {pid}, which joined at {joined} s, began its samples at {first} s"
+        );
+        assert!(
+            (5.5..7.5).contains(&last),
+            "agent {pid}'s last sample ended at {last} s"
+        );
+    }
+    let shown = ok(&storlab(&["challenge", "show", &id, "--db", &url, "--json"], &[]));
+    assert_eq!(shown["holds"], true, "{}", shown["account"]);
+}
