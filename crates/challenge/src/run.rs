@@ -645,6 +645,10 @@ fn sampler(
     let window = ((s.spec.lt / s.spec.interval).round() as usize).max(1);
     let mut history: Vec<Vec<f64>> = vec![Vec::new(); s.pools.len()];
     let mut last = Instant::now();
+    // The last sample's end on the time base: each sample begins where the one before ended,
+    // also across a step of the time base (its seconds are then the base's, which a step
+    // after a reading of the server's clock lengthens or shortens by the step).
+    let mut last_t = s.t_at(last);
     let mut idx = first_idx;
     let mut next = last + interval;
     // Leases are renewed (and dead agents' files reclaimed) three times per lease.
@@ -666,7 +670,12 @@ fn sampler(
             }
         }
         let now = Instant::now();
-        let seconds = now.duration_since(last).as_secs_f64();
+        let t_now = s.t_at(now);
+        let seconds = match t_now - last_t {
+            // A step back past the last sample's end: its span is the monotonic clock's.
+            d if d <= 0.0 => now.duration_since(last).as_secs_f64(),
+            d => d,
+        };
         let read: Vec<u64> = s.pools.iter().map(|p| p.read.swap(0, Ordering::Relaxed)).collect();
         let written: Vec<u64> = s.pools.iter().map(|p| p.written.swap(0, Ordering::Relaxed)).collect();
         s.total_read.fetch_add(read.iter().sum(), Ordering::Relaxed);
@@ -678,7 +687,7 @@ fn sampler(
             let sample = ChallengeSample {
                 host: s.host.clone(),
                 idx,
-                t: s.t_at(now),
+                t: t_now,
                 seconds,
                 read: read.clone(),
                 written: written.clone(),
@@ -710,6 +719,7 @@ fn sampler(
             idx += 1;
         }
         last = now;
+        last_t = t_now;
         // On the schedule from the start, not from this sample's (late) moment: the samples
         // stay near the intervals' edges instead of drifting past them.
         while next <= now {

@@ -360,6 +360,7 @@ pub fn run(
     let mut recent: Vec<(String, VecDeque<PoolPoint>)> = Vec::new();
     let mut live = LiveRates::new(&spec, &series, &cfg.host);
     let mut last = start;
+    let mut last_t = tb;
     let mut last_retention = t0;
     let mut n: u64 = 0;
     loop {
@@ -381,8 +382,15 @@ pub fn run(
         }
         let at = Instant::now();
         let t = base.at(at);
-        let sweep = sampler.sweep(t, (at - last).as_secs_f64());
+        // The sweep's span on the time base, so that it begins where the last ended also across
+        // a step of the base after a reading of the server's clock.
+        let seconds = match t - last_t {
+            d if d <= 0.0 => (at - last).as_secs_f64(),
+            d => d,
+        };
+        let sweep = sampler.sweep(t, seconds);
         last = at;
+        last_t = t;
         let took = at.elapsed().as_secs_f64();
         let pts = pool_points(&series, &sweep.disks);
         let mut pools = Vec::new();
