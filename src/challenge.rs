@@ -296,6 +296,7 @@ pub fn view(store: &Store, id: i64, missing: &str) -> Result<ChallengeView> {
         account: host::account(store, &c)?,
         events: store.challenge_events(id)?,
         runs: store.challenge_runs(id)?,
+        clocks: store.clock_readings(&format!("challenge {id}"))?,
         stats: compute(&samples, &c.spec, Window::All, &[]),
         samples,
         challenge: c,

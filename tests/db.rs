@@ -976,4 +976,23 @@ fn agents_whose_clocks_disagree_line_up_on_the_servers_clock() {
     }
     let shown = ok(&storlab(&["challenge", "show", &id, "--db", &url, "--json"], &[]));
     assert_eq!(shown["holds"], true, "{}", shown["account"]);
+    let clocks = shown["clocks"].as_array().unwrap();
+    assert_eq!(clocks.len(), 2, "{clocks:?}");
+    // `challenge show` says which host's clock was off, and by how much.
+    let text = String::from_utf8_lossy(&storlab(&["challenge", "show", &id, "--db", &url], &[]).stdout).to_string();
+    let line = text
+        .lines()
+        .find(|l| l.contains(&format!("/{ahead_pid}:")))
+        .unwrap_or_else(|| panic!("no clock line for {ahead_pid}: {text}"));
+    assert!(line.contains(" s ahead of the database server's"), "{line}");
+    let secs: f64 = line
+        .split(": ")
+        .nth(1)
+        .unwrap()
+        .split(' ')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
+    assert!((secs - 30.0).abs() < 0.5, "{line}");
 }

@@ -284,6 +284,15 @@ pub fn outcome_text(
         o.writer_idle,
         o.reader_idle
     );
+    if o.outages > 0 || o.dropped > 0 {
+        out.insert_str(
+            out.len() - 1,
+            &format!(
+                "rode out {} outage(s) of the results database; {} sample(s) and event(s) dropped for want of room while it was away\n",
+                o.outages, o.dropped
+            ),
+        );
+    }
     out += &account_text(acc);
     out.push('\n');
     out += &stats_text(stats, unit);
@@ -309,6 +318,90 @@ pub struct ChallengeView {
     pub stats: Stats,
     /// The hosts' runs (run id, host).
     pub runs: Vec<(i64, String)>,
+    /// The agents' readings of the database server's clock.
+    pub clocks: Vec<storlab_store::StoredClockReading>,
+}
+
+/// One agent's readings of the database server's clock, summed up.
+#[derive(Debug, Clone, PartialEq, serde::Serialize)]
+pub struct AgentClock {
+    /// The agent (`HOST/PID`).
+    pub agent: String,
+    /// Its wall clock's offset to the server's at its first and its last reading, seconds
+    /// (positive: the host's clock is behind the server's).
+    pub first_offset: f64,
+    /// At its last reading.
+    pub last_offset: f64,
+    /// The shortest round trip of its readings, seconds: the readings are good to half of it.
+    pub best_rtt: f64,
+    /// How many readings.
+    pub readings: usize,
+    /// The largest step its time base made at a reading, seconds.
+    pub largest_step: f64,
+}
+
+/// Each agent's clock readings summed up, in the order of the agents' names.
+pub fn agent_clocks(readings: &[storlab_store::StoredClockReading]) -> Vec<AgentClock> {
+    let mut out: Vec<AgentClock> = Vec::new();
+    for r in readings {
+        match out.last_mut() {
+            Some(a) if a.agent == r.agent => {
+                a.last_offset = r.offset;
+                a.best_rtt = a.best_rtt.min(r.rtt);
+                a.readings += 1;
+                if r.step.abs() > a.largest_step.abs() {
+                    a.largest_step = r.step;
+                }
+            }
+            _ => out.push(AgentClock {
+                agent: r.agent.clone(),
+                first_offset: r.offset,
+                last_offset: r.offset,
+                best_rtt: r.rtt,
+                readings: 1,
+                largest_step: r.step,
+            }),
+        }
+    }
+    out
+}
+
+#[cfg(test)]
+mod clock_tests {
+    use super::*;
+
+    #[test]
+    fn each_agents_readings_are_summed_up_and_said_in_words() {
+        let r = |agent: &str, offset: f64, rtt: f64, step: f64| storlab_store::StoredClockReading {
+            agent: agent.into(),
+            t: 0.0,
+            offset,
+            rtt,
+            step,
+        };
+        let all = [
+            r("h/1", -30.0, 0.0004, 0.0),
+            r("h/1", -30.01, 0.0002, -0.004),
+            r("h/2", 0.0003, 0.001, 0.0),
+        ];
+        let a = agent_clocks(&all);
+        assert_eq!(a.len(), 2);
+        assert_eq!((a[0].first_offset, a[0].last_offset, a[0].readings), (-30.0, -30.01, 2));
+        assert_eq!((a[0].best_rtt, a[0].largest_step), (0.0002, -0.004));
+        assert_eq!(offset_words(-30.01), "30.010 s ahead of");
+        assert_eq!(offset_words(0.0003), "0.300 ms behind");
+    }
+}
+
+/// How a host's clock stood against the server's, in words: "30.002 s ahead of".
+fn offset_words(offset: f64) -> String {
+    let (n, unit) = if offset.abs() >= 1.0 {
+        (offset.abs(), "s")
+    } else {
+        (offset.abs() * 1e3, "ms")
+    };
+    let side = if offset > 0.0 { "behind" } else { "ahead of" };
+    format!("{n:.3} {unit} {side}")
 }
 
 impl ChallengeView {
@@ -340,6 +433,7 @@ impl ChallengeView {
             "status": c.status,
             "spec": c.spec,
             "runs": runs,
+            "clocks": agent_clocks(&self.clocks),
             "account": self.account,
             "holds": self.account.holds(),
             "events": self.events,
@@ -360,6 +454,16 @@ impl ChallengeView {
         }
         for (r, h) in &self.runs {
             out += &format!("  run {r} on {h}\n");
+        }
+        for a in agent_clocks(&self.clocks) {
+            out += &format!(
+                "  clock of {}: {} the database server's (±{:.1} ms), {} reading(s), largest step {:.1} ms\n",
+                a.agent,
+                offset_words(a.last_offset),
+                a.best_rtt / 2.0 * 1e3,
+                a.readings,
+                a.largest_step * 1e3
+            );
         }
         out.push('\n');
         out += &account_text(&self.account);
