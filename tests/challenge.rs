@@ -975,6 +975,72 @@ fn a_full_pool_stops_taking_files_and_says_so() {
 
 /// A pool's loop device detached mid-run: its waiting files are lost, each named, and the
 /// challenge goes on with the other pool.
+/// A pool whose filesystem turns read-only under the writers (remounted by someone else, as
+/// btrfs does after an error) is taken out of service on the first refused write, said once:
+/// a file or two lost, not one after another for the rest of the run; the other pool goes on.
+#[test]
+fn a_pool_that_turns_read_only_is_taken_out_of_service_once() {
+    let s = Scratch::new();
+    let root = tempfile::Builder::new()
+        .prefix("storlab-challenge-")
+        .tempdir_in("/tmp")
+        .unwrap();
+    let m1 = root.path().join("p1");
+    let fs = loop_filesystem("mkfs.ext4", 64 << 20, &m1);
+    let p2 = s.data();
+    let mut procs = Procs(vec![Command::new(bin())
+        .args(["challenge", "run", "--pool", &format!("P1={}", m1.display())])
+        .args(["--pool", &format!("P2={}", p2.display())])
+        .args(["--writers", "2", "--readers", "2", "--file-size", "1m", "--bs", "256k"])
+        .args([
+            "--duration",
+            "6s",
+            "--interval",
+            "500ms",
+            "--lt",
+            "1s",
+            "--json",
+            "--db",
+            &s.db(),
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap()]);
+    std::thread::sleep(Duration::from_secs(2));
+    let ro = Command::new("mount")
+        .args(["-o", "remount,ro"])
+        .arg(&fs.mount.point)
+        .output()
+        .unwrap();
+    assert!(ro.status.success(), "{}", stderr(&ro));
+    let out = wait_for(&mut procs, 0, 60);
+    let rw = Command::new("mount")
+        .args(["-o", "remount,rw"])
+        .arg(&fs.mount.point)
+        .output()
+        .unwrap();
+    assert!(rw.status.success(), "{}", stderr(&rw));
+    let r = run_json(&out);
+    let v = show(&s, r["challenge"].as_u64().unwrap(), false);
+    let failed = events_with(&v, "pool-failed", "pool P1 refused a write");
+    assert_eq!(failed.len(), 1, "{}", v["events"]);
+    assert!(
+        failed[0]["detail"].as_str().unwrap().contains("Read-only file system"),
+        "{}",
+        failed[0]
+    );
+    let lost = r["account"]["lost"].as_array().unwrap();
+    assert!(
+        !lost.is_empty() && lost.len() <= 2,
+        "the files the two writers had in hand, not more: {lost:?}"
+    );
+    assert_eq!(r["holds"], true, "{}", r["account"]);
+    // P2 went on: it moved data after P1 failed.
+    let p2_after = v["pools"][1]["bytes_written"].as_u64().unwrap();
+    assert!(p2_after > 0, "{}", v["pools"]);
+}
+
 #[test]
 fn a_detached_pool_loses_its_waiting_files_by_name() {
     let s = Scratch::new();

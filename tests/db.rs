@@ -704,6 +704,36 @@ fn challenge_agent(id: &str, url: &str, pools: &[String], env: &[(&str, &str)]) 
     Child::spawn(&a, env)
 }
 
+/// Two agents of challenge `id` started with `env`, once `files` files are written and both are
+/// at work (their clock read, after which every statement rides outages out; an agent whose
+/// server goes away while it starts ends at once, as every command does).
+fn two_agents_at_work(
+    db: &storlab_testkit::PgDatabase,
+    id: &str,
+    pools: &[String],
+    env: &[(&str, &str)],
+    files: i64,
+) -> [Child; 2] {
+    let url = db.url();
+    let agents = [
+        challenge_agent(id, &url, pools, env),
+        challenge_agent(id, &url, pools, env),
+    ];
+    wait_count(
+        db,
+        "SELECT COUNT(*) FROM challenge_files WHERE state IN ('written', 'reading', 'done')",
+        files,
+        "files written",
+    );
+    wait_count(
+        db,
+        &format!("SELECT COUNT(DISTINCT agent) FROM clock_readings WHERE source = 'challenge {id}'"),
+        2,
+        "both agents at work",
+    );
+    agents
+}
+
 /// What is left in a pool's directories: (name, size) of every file below `dir`.
 fn files_below(dir: &Path) -> Vec<(String, u64)> {
     let mut out = Vec::new();
@@ -750,23 +780,7 @@ fn challenge_agents_ride_out_a_server_restart_and_end_in_order_after_a_longer_on
     ];
     let files = ["--files", "400"];
     let id = create_challenge(&url, &pools, &[&shape[..], &files[..]].concat());
-    let env = [("STORLAB_DB_RETRY", "60")];
-    let mut agents = [
-        challenge_agent(&id, &url, &pools, &env),
-        challenge_agent(&id, &url, &pools, &env),
-    ];
-    wait_count(
-        &db,
-        "SELECT COUNT(*) FROM challenge_files WHERE state IN ('written', 'reading', 'done')",
-        30,
-        "files before the outage",
-    );
-    wait_count(
-        &db,
-        &format!("SELECT COUNT(DISTINCT agent) FROM clock_readings WHERE source = 'challenge {id}'"),
-        2,
-        "both agents at work",
-    );
+    let mut agents = two_agents_at_work(&db, &id, &pools, &[("STORLAB_DB_RETRY", "60")], 30);
     server.stop();
     std::thread::sleep(Duration::from_secs(8));
     server.start_again();
@@ -832,25 +846,7 @@ fn challenge_agents_ride_out_a_server_restart_and_end_in_order_after_a_longer_on
 
     // An outage longer than the window (3 s): both end in order and say how to go on.
     let id = create_challenge(&url, &pools, &[&shape[..], &["--files", "2000"][..]].concat());
-    let env = [("STORLAB_DB_RETRY", "3")];
-    let mut agents = [
-        challenge_agent(&id, &url, &pools, &env),
-        challenge_agent(&id, &url, &pools, &env),
-    ];
-    wait_count(
-        &db,
-        "SELECT COUNT(*) FROM challenge_files WHERE state IN ('written', 'reading', 'done')",
-        10,
-        "files before the second outage",
-    );
-    // Both at work (the clock read, after which every statement rides outages out); an agent
-    // whose server goes away while it starts ends at once, as every command does.
-    wait_count(
-        &db,
-        &format!("SELECT COUNT(DISTINCT agent) FROM clock_readings WHERE source = 'challenge {id}'"),
-        2,
-        "both agents at work",
-    );
+    let mut agents = two_agents_at_work(&db, &id, &pools, &[("STORLAB_DB_RETRY", "3")], 10);
     server.stop();
     let mut go_on = String::new();
     for agent in &mut agents {

@@ -458,12 +458,28 @@ fn write_entered(s: &Shared, t: &FileTicket, path: &std::path::Path, buf: &mut B
         Err(Stop::Io(e)) => {
             let _ = std::fs::remove_file(path);
             less(&pool.backlog, 1);
+            let failed = matches!(e.raw_os_error(), Some(libc::EROFS | libc::EIO));
             if e.raw_os_error() == Some(libc::ENOSPC) && s.pool_state(t.pool) == PoolState::Open {
                 s.set_pool_state(t.pool, PoolState::Full);
                 s.event(
                     "pool-full",
                     format!(
                         "pool {} is out of space: no new files until readers free some",
+                        s.spec.pools[t.pool].name
+                    ),
+                );
+            } else if failed
+                && matches!(s.pool_state(t.pool), PoolState::Open | PoolState::Full)
+                && s.pools[t.pool].state.swap(PoolState::Draining as u8, Ordering::SeqCst) != PoolState::Draining as u8
+            {
+                // A filesystem that turned read-only (btrfs after an error, ext4's errors=
+                // remount-ro) or a device that fails would lose every file sent to it, one
+                // after another: the pool takes no new file on this host from now on, and its
+                // waiting files are still read.
+                s.event(
+                    "pool-failed",
+                    format!(
+                        "pool {} refused a write ({e}): no new files in it on this host from now on; what waits in it is still read",
                         s.spec.pools[t.pool].name
                     ),
                 );
