@@ -366,33 +366,6 @@ pub fn agent_clocks(readings: &[storlab_store::StoredClockReading]) -> Vec<Agent
     out
 }
 
-#[cfg(test)]
-mod clock_tests {
-    use super::*;
-
-    #[test]
-    fn each_agents_readings_are_summed_up_and_said_in_words() {
-        let r = |agent: &str, offset: f64, rtt: f64, step: f64| storlab_store::StoredClockReading {
-            agent: agent.into(),
-            t: 0.0,
-            offset,
-            rtt,
-            step,
-        };
-        let all = [
-            r("h/1", -30.0, 0.0004, 0.0),
-            r("h/1", -30.01, 0.0002, -0.004),
-            r("h/2", 0.0003, 0.001, 0.0),
-        ];
-        let a = agent_clocks(&all);
-        assert_eq!(a.len(), 2);
-        assert_eq!((a[0].first_offset, a[0].last_offset, a[0].readings), (-30.0, -30.01, 2));
-        assert_eq!((a[0].best_rtt, a[0].largest_step), (0.0002, -0.004));
-        assert_eq!(offset_words(-30.01), "30.010 s ahead of");
-        assert_eq!(offset_words(0.0003), "0.300 ms behind");
-    }
-}
-
 /// How a host's clock stood against the server's, in words: "30.002 s ahead of".
 fn offset_words(offset: f64) -> String {
     let (n, unit) = if offset.abs() >= 1.0 {
@@ -602,4 +575,31 @@ pub fn render_html(v: &ChallengeView, top: f64, free: bool) -> (String, bool) {
         h += &events_table(&v.events).to_html();
     }
     (h, thinned)
+}
+
+#[cfg(test)]
+mod clock_tests {
+    use super::*;
+
+    #[test]
+    fn each_agents_readings_are_summed_up_and_said_in_words() {
+        let r = |agent: &str, offset: f64, rtt: f64, step: f64| storlab_store::StoredClockReading {
+            agent: agent.into(),
+            t: 0.0,
+            offset,
+            rtt,
+            step,
+        };
+        let all = [
+            r("h/1", -30.0, 0.0004, 0.0),
+            r("h/1", -30.01, 0.0002, -0.004),
+            r("h/2", 0.0003, 0.001, 0.0),
+        ];
+        let a = agent_clocks(&all);
+        assert_eq!(a.len(), 2);
+        assert_eq!((a[0].first_offset, a[0].last_offset, a[0].readings), (-30.0, -30.01, 2));
+        assert_eq!((a[0].best_rtt, a[0].largest_step), (0.0002, -0.004));
+        assert_eq!(offset_words(-30.01), "30.010 s ahead of");
+        assert_eq!(offset_words(0.0003), "0.300 ms behind");
+    }
 }
