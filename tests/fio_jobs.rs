@@ -139,7 +139,24 @@ fn check_phase(file: &str, job: &str, o: &BTreeMap<String, String>, phase: &Valu
                 "{file} [{job}]: runtime"
             )
         }
-        _ => assert!(set["runtime"].is_null(), "{file} [{job}]: one pass"),
+        // fio's runtime alone cuts the pass short: storlab's timeout.
+        Some(r) => {
+            assert!(set["runtime"].is_null(), "{file} [{job}]: one pass");
+            assert_eq!(
+                seconds(set["timeout"].as_str().unwrap()),
+                r.parse::<u64>().unwrap(),
+                "{file} [{job}]: timeout"
+            );
+        }
+        None => assert!(set["runtime"].is_null(), "{file} [{job}]: one pass"),
+    }
+    // fio's random offsets visit each block once per pass unless norandommap.
+    if o.get("rw").is_some_and(|rw| rw.starts_with("rand")) {
+        assert_eq!(
+            set["random_map"],
+            !o.contains_key("norandommap"),
+            "{file} [{job}]: norandommap"
+        );
     }
     let verify = o.get("verify").is_some_and(|v| v != "0");
     assert_eq!(
@@ -161,6 +178,8 @@ fn fios_examples_are_read_as_fio_reads_them_or_refused_by_name() {
         "fio-rand-RW.fio",
         "backwards-read.fio",
         "basic-verify.fio",
+        "null.fio",
+        "ssd-test.fio",
     ] {
         let file = example(name);
         let fio = fio_jobs(&file, &[]);
@@ -179,8 +198,14 @@ fn fios_examples_are_read_as_fio_reads_them_or_refused_by_name() {
         }
         assert_eq!(at, phases.len(), "{name}: one phase per job");
         // Where fio would write: its filename (in its directory).
-        let fname = fio[0].1.get("filename").cloned().unwrap();
-        assert_eq!(v["job"]["targets"][0], fname, "{name}: the target");
+        let o = &fio[0].1;
+        let want = match (o.get("directory"), o.get("filename")) {
+            (Some(d), Some(f)) => format!("{d}/{f}"),
+            (None, Some(f)) => f.clone(),
+            (Some(d), None) => d.clone(),
+            (None, None) => ".".into(),
+        };
+        assert_eq!(v["job"]["targets"][0], want, "{name}: the target");
         // The TOML is a storlab job file that reads back.
         assert!(v["toml"].as_str().unwrap().contains("[[phase]]"));
     }
@@ -189,8 +214,6 @@ fn fios_examples_are_read_as_fio_reads_them_or_refused_by_name() {
     // Refused, naming the option and its line.
     for (name, needle) in [
         ("fio-seq-RW.fio", "fio-seq-RW.fio:6: rw=rw: a sequential mix"),
-        ("null.fio", "null.fio:3: fio option 'gtod_reduce'"),
-        ("ssd-test.fio", "runtime=60 without time_based"),
         (
             "aio-read.fio",
             "aio-read.fio:13: job 'file2' runs at the same time as job 'file1'",
@@ -274,12 +297,12 @@ fn fios_examples_run_on_storlabs_engine() {
     }
     assert!(entries(&d).is_empty(), "the files are removed");
 
-    // --ignore-unknown: null.fio's two options storlab cannot honour, listed and kept.
+    // null.fio: gtod_reduce changes nothing storlab measures (a note), norandommap is
+    // honoured: offsets drawn anew.
     let out = s.storlab(&[
         "run",
         "--fio",
         example("null.fio").to_str().unwrap(),
-        "--ignore-unknown",
         "--target",
         dir,
         "--size",
@@ -290,13 +313,36 @@ fn fios_examples_run_on_storlabs_engine() {
     assert!(out.status.success(), "{}", stderr(&out));
     let err = stderr(&out);
     assert!(
-        err.contains("ignored (--ignore-unknown): gtod_reduce") && err.contains("norandommap"),
+        err.contains("gtod_reduce: storlab reads the clock once per I/O"),
         "{err}"
     );
     let run: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(run["phases"][0]["kind"], "randread");
     assert_eq!(run["phases"][0]["params"]["plan"]["settings"]["engine"], "null");
+    assert_eq!(run["phases"][0]["params"]["plan"]["settings"]["random_map"], false);
     assert!(run["job"]["job"]["notes"].to_string().contains("gtod_reduce"));
+
+    // --ignore-unknown: an option that would measure something else, listed and kept.
+    let think = s.path().join("think.fio");
+    std::fs::write(&think, "[t]\nrw=randread\nioengine=null\nsize=16m\nthinktime=100\n").unwrap();
+    let out = s.storlab(&[
+        "run",
+        "--fio",
+        think.to_str().unwrap(),
+        "--ignore-unknown",
+        "--target",
+        dir,
+        "--json",
+        "-q",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("ignored (--ignore-unknown): thinktime"),
+        "{}",
+        stderr(&out)
+    );
+    let run: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(run["job"]["job"]["notes"].to_string().contains("thinktime"));
 }
 
 #[test]
@@ -362,8 +408,54 @@ fn a_sites_job_with_include_and_environment_runs_as_fio_reads_it() {
     let out = storlab_env(&s, &["run", "--fio", file.to_str().unwrap()], &[]);
     assert_eq!(out.status.code(), Some(2));
     assert!(
-        stderr(&out).contains("common.inc:2: ${NIGHTLY_DIR} is not set"),
+        stderr(&out).contains("common.inc:2: directory= is empty: ${NIGHTLY_DIR} is not set"),
         "{}",
         stderr(&out)
     );
+}
+
+/// fio's passes, its runtime that cuts a pass short, and its allocation of new files, on the
+/// real binary in the scratch (tmpfs).
+#[test]
+fn loops_a_runtime_without_time_based_and_fallocate_act_as_in_fio() {
+    let s = Scratch::new();
+    let d = s.data();
+    let dir = d.to_str().unwrap();
+    let job = |name: &str, text: &str| {
+        let p = s.path().join(name);
+        std::fs::write(&p, text).unwrap();
+        p
+    };
+    let run = |file: &std::path::Path, extra: &[&str]| -> Value {
+        let mut args = vec!["run", "--fio", file.to_str().unwrap(), "--target", dir, "--json", "-q"];
+        args.extend_from_slice(extra);
+        let out = s.storlab(&args);
+        assert!(out.status.success(), "{}", stderr(&out));
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    // loops=3: three passes over 1 MiB in 4 KiB reads.
+    let r = run(&job("loops.fio", "[l]\nrw=read\nsize=1m\nbs=4k\nloops=3\n"), &[]);
+    assert_eq!(r["phases"][0]["result"]["ops_read"], 3 * 256);
+    // runtime=1 without time_based: a pass that would take 64 s at 1 MiB/s ends after 1 s,
+    // and fallocate (fio's default, native) has given the file its whole length first.
+    let slow = "[w]\nrw=write\nsize=64m\nbs=64k\nrate=1m\nruntime=1\n";
+    let r = run(&job("cut.fio", slow), &["--keep"]);
+    let secs = r["phases"][0]["result"]["all_done"]["seconds"].as_f64().unwrap();
+    let written = r["phases"][0]["result"]["bytes_written"].as_u64().unwrap();
+    assert!((0.9..3.0).contains(&secs), "{secs} s");
+    assert!(written < 8 << 20, "{written} bytes: the pass was cut short");
+    let kept: Vec<std::path::PathBuf> = entries(&d).iter().map(|e| d.join(e)).collect();
+    assert_eq!(kept.len(), 1, "{kept:?}");
+    assert_eq!(
+        std::fs::metadata(&kept[0]).unwrap().len(),
+        64 << 20,
+        "fallocate=native sized the file"
+    );
+    std::fs::remove_file(&kept[0]).unwrap();
+    // fallocate=none: the file is as long as what was written.
+    let r = run(&job("none.fio", &format!("{slow}fallocate=none\n")), &["--keep"]);
+    let written = r["phases"][0]["result"]["bytes_written"].as_u64().unwrap();
+    let kept: Vec<std::path::PathBuf> = entries(&d).iter().map(|e| d.join(e)).collect();
+    assert_eq!(std::fs::metadata(&kept[0]).unwrap().len(), written);
+    std::fs::remove_file(&kept[0]).unwrap();
 }

@@ -25,7 +25,7 @@ use crate::backend::{self, Backend, Completion, IoUnit, Op, Queued};
 use crate::data::{self, BufferPool};
 use crate::plan::{BackendKind, DataPattern, FsyncPolicy, GenerationRange, PhaseKind, PhasePlan, WorkerFile};
 use crate::result::*;
-use storlab_model::settings::Fadvise;
+use storlab_model::settings::{Fadvise, Fallocate};
 
 /// Summarises a histogram of nanoseconds.
 pub fn latency_of(h: &Histogram<u64>) -> Latency {
@@ -563,6 +563,13 @@ fn open_worker_file(plan: &PhasePlan, path: &Path, owned: bool, needed: u64) -> 
         direct: plan.settings.direct,
         source: e,
     })?;
+    if plan.kind == PhaseKind::Write && owned {
+        allocate(&f, plan.settings.fallocate, needed).map_err(|e| EngineError::Open {
+            path: path.display().to_string(),
+            direct: plan.settings.direct,
+            source: e,
+        })?;
+    }
     // A mapping cannot grow a file: size it first.
     if plan.settings.engine == BackendKind::Mmap
         && plan.kind.writes()
@@ -576,6 +583,26 @@ fn open_worker_file(plan: &PhasePlan, path: &Path, owned: bool, needed: u64) -> 
         })?;
     }
     Ok(f)
+}
+
+/// Allocates a new file before a write phase writes it, as fio's `fallocate` does: the whole
+/// length (`needed`, the end of this worker's region; workers sharing a file each allocate
+/// their part and the file's end), reserved keeping the size, or only its length set.
+fn allocate(f: &File, how: Fallocate, needed: u64) -> std::io::Result<()> {
+    use std::os::fd::AsRawFd;
+    let mode = match how {
+        Fallocate::None => return Ok(()),
+        Fallocate::Truncate => return f.set_len(needed),
+        Fallocate::Posix => 0,
+        Fallocate::Keep => libc::FALLOC_FL_KEEP_SIZE,
+    };
+    // SAFETY: fallocate(2) on a descriptor we own, over [0, needed); no memory is passed.
+    let r = unsafe { libc::fallocate(f.as_raw_fd(), mode, 0, needed as libc::off_t) };
+    if r == 0 {
+        Ok(())
+    } else {
+        Err(std::io::Error::last_os_error())
+    }
 }
 
 /// Writes the files a phase reads (or rewrites) when they are missing or short, outside the
@@ -757,6 +784,7 @@ impl<'a> Worker<'a> {
         tx: &'a mpsc::Sender<Msg>,
     ) -> Worker<'a> {
         let depth = plan.settings.iodepth.max(1) as usize;
+        let worker_seed = plan.seed.wrapping_add(index as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
         Worker {
             plan,
             target: plan.workers[index].target,
@@ -772,8 +800,10 @@ impl<'a> Worker<'a> {
                 plan.settings.runtime.is_some(),
                 plan.settings.rwmix,
                 plan.settings.stride,
-            ),
-            rng: SmallRng::seed_from_u64(plan.seed.wrapping_add(index as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15)),
+            )
+            .with_loops(plan.settings.loops)
+            .with_random_map_if(plan.settings.random_map, worker_seed ^ 0x0005_EED0_F4A9),
+            rng: SmallRng::seed_from_u64(worker_seed),
             shared,
             tx,
             epoch: 0,
@@ -817,7 +847,12 @@ impl<'a> Worker<'a> {
         let (u0, s0) = thread_cpu();
         self.next_boundary = self.boundary_after(0);
         let depth = self.plan.settings.iodepth.max(1);
-        let deadline = self.plan.settings.runtime.map(|r| self.plan.settings.ramp.0 + r.0);
+        // A runtime makes the phase time-based; a timeout only cuts its passes short.
+        let deadline = match (self.plan.settings.runtime, self.plan.settings.timeout) {
+            (Some(r), _) => Some(self.plan.settings.ramp.0 + r.0),
+            (None, Some(t)) if t.0 > 0 => Some(t.0),
+            _ => None,
+        };
         let mut rate_gap = self.plan.rate().map(|r| {
             let r = if r.per_worker {
                 r.rate

@@ -42,6 +42,21 @@ pub enum Fadvise {
     Dontneed,
 }
 
+/// How a write phase allocates the new files it writes before it writes them (fio's
+/// `fallocate`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Fallocate {
+    /// Nothing: the writes allocate as they go.
+    None,
+    /// fallocate(2) of each worker's region, extending the file.
+    Posix,
+    /// fallocate(2) with FALLOC_FL_KEEP_SIZE: blocks reserved, the size unchanged.
+    Keep,
+    /// The file's length set first (ftruncate), nothing allocated.
+    Truncate,
+}
+
 /// One setting as users see it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Setting {
@@ -169,6 +184,10 @@ settings! {
     fsync_timed: bool = "true", "BOOL", "the flush at the end counts in the phase's time (IOzone `-e`)", read_bool;
     close_timed: bool = "false", "BOOL", "closing the files counts in the phase's time (IOzone's `-c`; on NFS a close flushes)", read_bool;
     runtime: Duration | "one pass over each file", "DURATION", "time-based phase length (0: one pass)", read_runtime;
+    timeout: Duration | "none: the pass ends the phase", "DURATION", "end a phase of passes (no runtime) after this long even when its passes are not done, as fio's runtime without time_based", read_duration;
+    loops: u32 = "1", "N", "passes over each worker's region in a phase without runtime (fio's loops)", read_loops;
+    random_map: bool = "false", "BOOL", "random offsets visit every block once per pass, in a random order (fio's default random map); false draws every offset anew, so that some blocks repeat and others are left out (fio's norandommap)", read_bool;
+    fallocate: Fallocate = "none", "HOW", "how a write phase allocates its new files before writing: `none`, `posix` (fallocate(2) the whole region first, fio's default `native`), `keep` (fallocate keeping the file's size), `truncate` (set the length first)", read_fallocate;
     ramp: Duration = "0s", "DURATION", "run first, excluded from the results", read_duration;
     rate: Rate | "as fast as it goes", "RATE", "target rate: `20000iops` or `200MiB/s`", read_rate;
     rate_per: RatePer = "total", "total|worker", "`total` (shared by the workers) or `worker` (each worker at the rate)", read_rate_per;
@@ -330,6 +349,27 @@ fn read_stride(s: &str) -> Result<u64, String> {
         0 => Err("stride 0: expected 1 or more records".into()),
         n => Ok(n),
     }
+}
+
+fn read_loops(s: &str) -> Result<u32, String> {
+    match read_int(s, "a whole number of passes")? {
+        0 => Err("loops 0: expected 1 or more passes".into()),
+        n => Ok(n),
+    }
+}
+
+fn read_fallocate(s: &str) -> Result<Fallocate, String> {
+    Ok(match s {
+        "none" | "0" => Fallocate::None,
+        "posix" | "native" | "1" => Fallocate::Posix,
+        "keep" => Fallocate::Keep,
+        "truncate" => Fallocate::Truncate,
+        _ => {
+            return Err(format!(
+                "'{s}' is not a way to allocate: expected none, posix, keep or truncate"
+            ))
+        }
+    })
 }
 
 fn read_fadvise(s: &str) -> Result<Fadvise, String> {

@@ -1,0 +1,693 @@
+//! One fio job (its options resolved: globals, then its own) as storlab phase settings, each
+//! honoured option given fio's effect, each value storlab cannot give refused with why.
+
+use std::collections::BTreeMap;
+use std::path::PathBuf;
+
+use storlab_model::plan::PhaseKind;
+
+use super::bad;
+use super::text::{At, Opt};
+use super::value::{self, KbBase, SizeValue, TimeBase};
+use crate::WorkloadError;
+
+/// One fio job resolved: its options by fio's canonical name (globals before it, then its
+/// own), each with its line.
+pub struct Resolved {
+    /// The section's name.
+    pub name: String,
+    /// Where the section starts.
+    pub at: At,
+    /// Its options.
+    pub opts: BTreeMap<String, Opt>,
+    /// How it counts a `k`.
+    pub kb: KbBase,
+}
+
+impl Resolved {
+    pub fn get(&self, k: &str) -> Option<&Opt> {
+        self.opts.get(k)
+    }
+    pub fn val(&self, k: &str) -> Option<&str> {
+        self.get(k).and_then(|o| o.value.as_deref())
+    }
+    /// Where option `k` was given (the section when it was not).
+    fn at(&self, k: &str) -> At {
+        self.get(k).map(|o| o.at.clone()).unwrap_or_else(|| self.at.clone())
+    }
+    /// A switch or boolean: bare is 1.
+    pub fn on(&self, k: &str) -> Result<bool, WorkloadError> {
+        match self.get(k) {
+            None => Ok(false),
+            Some(o) => match o.value.as_deref() {
+                None => Ok(true),
+                Some(v) => value::switch(v).map_err(|e| bad(&o.at, format!("{k}={v}: {e}"))),
+            },
+        }
+    }
+    /// A boolean with fio's default when not given.
+    fn on_or(&self, k: &str, default: bool) -> Result<bool, WorkloadError> {
+        if self.get(k).is_some() {
+            self.on(k)
+        } else {
+            Ok(default)
+        }
+    }
+    fn bytes(&self, k: &str, text: &str) -> Result<u64, WorkloadError> {
+        value::bytes(text, self.kb).map_err(|e| bad(&self.at(k), format!("{k}={text}: {e}")))
+    }
+    fn int(&self, k: &str) -> Result<Option<u64>, WorkloadError> {
+        self.val(k).map(|v| self.bytes(k, v)).transpose()
+    }
+    fn time_us(&self, k: &str, base: TimeBase) -> Result<Option<u64>, WorkloadError> {
+        self.val(k)
+            .map(|v| value::time_us(v, base).map_err(|e| bad(&self.at(k), format!("{k}={v}: {e}"))))
+            .transpose()
+    }
+    /// Refuses option `k` with `why`.
+    fn refuse(&self, k: &str, why: String) -> WorkloadError {
+        bad(&self.at(k), format!("{k}={}: {why}", self.val(k).unwrap_or("1")))
+    }
+}
+
+/// What one job asks of storlab: its phase kinds (a verified write adds the read that
+/// verifies), storlab settings as text, where it runs, how many workers.
+pub struct Converted {
+    pub kinds: Vec<PhaseKind>,
+    pub settings: Vec<(String, String)>,
+    pub targets: Vec<PathBuf>,
+    pub threads: u64,
+}
+
+/// A time in microseconds as storlab text.
+fn duration_text(us: u64) -> String {
+    if us.is_multiple_of(1_000_000) {
+        format!("{}s", us / 1_000_000)
+    } else if us.is_multiple_of(1000) {
+        format!("{}ms", us / 1000)
+    } else {
+        format!("{us}us")
+    }
+}
+
+/// The access pattern of `rw` (with `percentage_random`, `rw_sequencer`).
+fn pattern(
+    j: &Resolved,
+    bs_for: impl Fn(PhaseKind) -> Option<u64>,
+    notes: &mut Vec<String>,
+) -> Result<PhaseKind, WorkloadError> {
+    let rw = j.val("rw").unwrap_or("read");
+    let (p, skip) = match rw.split_once(':') {
+        Some((p, k)) => (p.trim(), Some(k.trim())),
+        None => (rw.trim(), None),
+    };
+    let kind = match p {
+        "read" => PhaseKind::Read,
+        "write" => PhaseKind::Write,
+        "randread" => PhaseKind::Randread,
+        "randwrite" => PhaseKind::Randwrite,
+        "randrw" | "randreadwrite" => PhaseKind::Randrw,
+        "rw" | "readwrite" => {
+            return Err(j.refuse(
+                "rw",
+                "a sequential mix of reads and writes: storlab mixes only at random offsets (randrw)".into(),
+            ))
+        }
+        "trim" | "randtrim" | "trimwrite" | "randtrimwrite" => {
+            return Err(j.refuse("rw", "trims: storlab's engine issues reads and writes only".into()))
+        }
+        _ => {
+            return Err(j.refuse(
+                "rw",
+                "fio's rw is read, write, randread, randwrite, randrw, rw, trim, randtrim or trimwrite".into(),
+            ))
+        }
+    };
+    let kind = match skip {
+        None | Some("") => kind,
+        Some(k) if kind == PhaseKind::Read && k.starts_with('-') => {
+            let bs = bs_for(PhaseKind::Read);
+            if bs.is_some_and(|b| value::bytes(&k[1..], j.kb).ok() == Some(2 * b)) {
+                notes.push(format!(
+                    "job '{}': rw={rw} reads backwards block by block: storlab's backread",
+                    j.name
+                ));
+                PhaseKind::Backread
+            } else {
+                return Err(j.refuse("rw", "a backward read with holes: storlab reads backwards block by block (read:-N with N twice bs)".into()));
+            }
+        }
+        Some(_) => {
+            return Err(j.refuse(
+                "rw",
+                "holes between sequential I/Os, or several I/Os per random offset: storlab's sequential I/Os follow each other and its random ones are each at a new offset".into(),
+            ))
+        }
+    };
+    if let Some(p) = j.int("percentage_random")? {
+        let random = matches!(kind, PhaseKind::Randread | PhaseKind::Randwrite | PhaseKind::Randrw);
+        if !((random && p == 100) || (!random && p == 0)) {
+            return Err(j.refuse(
+                "percentage_random",
+                "a mix of sequential and random offsets: storlab's phase is one or the other".into(),
+            ));
+        }
+    }
+    if let Some(s) = j.val("rw_sequencer") {
+        if s != "sequential" {
+            return Err(j.refuse(
+                "rw_sequencer",
+                "repeating offsets: storlab gives each I/O a new one".into(),
+            ));
+        }
+    }
+    Ok(kind)
+}
+
+/// The block sizes of a job as storlab text, for a phase of `kind`: fio's `bs`, `bsrange` and
+/// `bssplit` each take `read,write,trim` parts; a phase that only reads (or only writes) takes
+/// its own part.
+fn block_sizes(j: &Resolved, kind: PhaseKind) -> Result<(String, Option<u64>), WorkloadError> {
+    let part = |text: &str, key: &str| -> Result<Option<String>, WorkloadError> {
+        let t = value::triple(text);
+        let (r, w) = (t[0].map(str::to_string), t[1].map(str::to_string));
+        Ok(match (kind.reads(), kind.writes()) {
+            (true, false) => r,
+            (false, true) => w,
+            _ => {
+                if r != w && r.is_some() && w.is_some() {
+                    return Err(j.refuse(key, "different sizes for reads and writes in one mixed job: storlab's phase has one block size (or mix) for both".into()));
+                }
+                r.or(w)
+            }
+        })
+    };
+    if let Some(split) = j.val("bssplit") {
+        if let Some(t) = part(split, "bssplit")? {
+            let mut parts = Vec::new();
+            let mut given = 0u64;
+            let mut blank = 0;
+            for p in t.split(':') {
+                let (size, pct) = p.split_once('/').unwrap_or((p, ""));
+                let b = j.bytes("bssplit", size)?;
+                let pct = if pct.is_empty() {
+                    blank += 1;
+                    None
+                } else {
+                    let v: u64 = pct
+                        .parse()
+                        .map_err(|_| j.refuse("bssplit", format!("'{pct}' is not a percentage")))?;
+                    given += v;
+                    Some(v)
+                };
+                parts.push((b, pct));
+            }
+            // fio spreads what the given percentages leave over the blank ones.
+            let rest = 100u64.saturating_sub(given);
+            let mix: Vec<String> = parts
+                .iter()
+                .map(|(b, p)| format!("{}:{}", storlab_units::Size(*b), p.unwrap_or(rest / blank.max(1))))
+                .collect();
+            return Ok((mix.join(","), None));
+        }
+    }
+    if let Some(range) = j.val("bsrange") {
+        if let Some(t) = part(range, "bsrange")? {
+            let (lo, hi) = value::size_range(&t, j.kb).map_err(|e| j.refuse("bsrange", e))?;
+            if lo == 0 {
+                return Err(j.refuse("bsrange", "a block size of 0".into()));
+            }
+            if lo == hi {
+                return Ok((storlab_units::Size(lo).to_string(), Some(lo)));
+            }
+            // fio draws a length uniformly from [lo, hi] and aligns it down to lo (a power of
+            // 2): every multiple of lo up to hi, equally likely but for hi itself.
+            let steps = hi / lo;
+            if steps > 1024 {
+                return Err(j.refuse("bsrange", format!("{steps} block sizes between the bounds: storlab's mix takes at most 1024 (raise the lower bound)")));
+            }
+            let mix: Vec<String> = (1..=steps)
+                .map(|k| format!("{}:{}", storlab_units::Size(k * lo), if k == steps { 1 } else { lo }))
+                .collect();
+            let mix = if steps == 1 {
+                vec![format!("{}:1", storlab_units::Size(lo))]
+            } else {
+                mix
+            };
+            return Ok((mix.join(","), None));
+        }
+    }
+    let b = match j.val("bs") {
+        Some(t) => match part(t, "bs")? {
+            Some(x) => j.bytes("bs", &x)?,
+            None => 4096,
+        },
+        None => 4096,
+    };
+    if b == 0 {
+        return Err(j.refuse("bs", "a block size of 0".into()));
+    }
+    Ok((storlab_units::Size(b).to_string(), Some(b)))
+}
+
+/// The engine of `ioengine`, noting where storlab's differs.
+fn engine(j: &Resolved, notes: &mut Vec<String>) -> Result<&'static str, WorkloadError> {
+    let e = j.val("ioengine").unwrap_or("psync");
+    let (name, note) = match e {
+        "psync" => ("psync", None),
+        "sync" => ("psync", Some("ioengine=sync (read/write after lseek) runs as psync (pread/pwrite)")),
+        "pvsync" => ("pvsync", None),
+        "vsync" => ("pvsync", Some("ioengine=vsync (readv/writev after lseek) runs as pvsync (preadv/pwritev)")),
+        "pvsync2" => ("pvsync", Some("ioengine=pvsync2 (preadv2/pwritev2, no flags given) runs as pvsync (preadv/pwritev)")),
+        "io_uring" => ("io_uring", None),
+        "mmap" => ("mmap", None),
+        "null" => ("null", None),
+        "libaio" => ("io_uring", Some("ioengine=libaio runs as io_uring (the kernel's newer asynchronous interface; storlab has no libaio)")),
+        "posixaio" => ("io_uring", Some("ioengine=posixaio (glibc's aio, threads behind the scenes) runs as io_uring")),
+        other => {
+            return Err(j.refuse(
+                "ioengine",
+                format!("'{other}' is not a local engine storlab has: it runs psync, sync, vsync, pvsync, pvsync2, io_uring, libaio and posixaio (as io_uring), mmap and null"),
+            ))
+        }
+    };
+    if let Some(n) = note {
+        notes.push(format!("job '{}': {n}", j.name));
+    }
+    Ok(name)
+}
+
+pub fn convert(j: &Resolved, notes: &mut Vec<String>) -> Result<Converted, WorkloadError> {
+    let mut s: Vec<(String, String)> = Vec::new();
+    let name = j.name.clone();
+    let mut note = |n: String| notes.push(format!("job '{name}': {n}"));
+    // The pattern first: a phase that only reads takes the reads' block size.
+    let mut pnotes = Vec::new();
+    let kind = pattern(j, |k| block_sizes(j, k).ok().and_then(|b| b.1), &mut pnotes)?;
+    for n in pnotes {
+        note(n.split_once(": ").map_or(n.clone(), |x| x.1.to_string()));
+    }
+    let (bs, fixed) = block_sizes(j, kind)?;
+    s.push(("bs".into(), bs));
+    if let Some(ba) = j.int("ba")? {
+        if fixed.is_some_and(|b| ba != b) || fixed.is_none() {
+            return Err(j.refuse(
+                "ba",
+                "offsets aligned to other than the block size: storlab aligns them to the (smallest) block size".into(),
+            ));
+        }
+    }
+    match (j.val("rwmixread"), j.val("rwmixwrite")) {
+        (Some(m), _) => s.push(("rwmix".into(), j.bytes("rwmixread", m)?.to_string())),
+        (None, Some(m)) => s.push((
+            "rwmix".into(),
+            100u64.saturating_sub(j.bytes("rwmixwrite", m)?).to_string(),
+        )),
+        _ => {}
+    }
+    // Random offsets: fio's random map (its default) visits every block once per pass;
+    // norandommap draws each offset anew.
+    let random = matches!(kind, PhaseKind::Randread | PhaseKind::Randwrite | PhaseKind::Randrw);
+    if random {
+        let map = !j.on("norandommap")?;
+        match j.val("random_generator") {
+            None | Some("tausworthe") | Some("tausworthe64") => {}
+            Some("lfsr") => {
+                if !map {
+                    note("random_generator=lfsr visits each block once per pass whatever norandommap says: storlab's random map does the same".into());
+                }
+            }
+            Some(g) => {
+                return Err(j.refuse(
+                    "random_generator",
+                    format!("'{g}': fio's generators are tausworthe, lfsr and tausworthe64"),
+                ))
+            }
+        }
+        let map = map || j.val("random_generator") == Some("lfsr");
+        s.push(("random_map".into(), map.to_string()));
+        if let Some(d) = j.val("random_distribution") {
+            if d != "random" {
+                return Err(j.refuse(
+                    "random_distribution",
+                    "offsets drawn from a skewed distribution (zipf, pareto, normal, zoned): storlab's are uniform"
+                        .into(),
+                ));
+            }
+        }
+    }
+    if let Some(seed) = j.int("randseed")? {
+        s.push(("seed".into(), seed.to_string()));
+    }
+    // Size and files.
+    let nrfiles = j.int("nrfiles")?.unwrap_or(1);
+    if nrfiles != 1 {
+        return Err(j.refuse(
+            "nrfiles",
+            "several files per job: storlab has one file (or device) per worker".into(),
+        ));
+    }
+    let target_len = |path: &PathBuf| std::fs::metadata(path).ok().map(|m| m.len()).filter(|l| *l > 0);
+    let dir = j.val("directory").map(PathBuf::from);
+    let threads: u64 = j.int("numjobs")?.unwrap_or(1);
+    if threads == 0 {
+        return Err(j.refuse("numjobs", "0 jobs: expected 1 or more".into()));
+    }
+    let targets = match j.val("filename") {
+        Some(f) if f.contains(':') => {
+            return Err(j.refuse(
+                "filename",
+                "several files per job: storlab has one file (or device) per worker".into(),
+            ))
+        }
+        Some(f) => {
+            if threads > 1 {
+                note(format!("its {threads} jobs share filename={f}: storlab's workers share the file in equal regions, each as large as size"));
+            }
+            vec![match &dir {
+                Some(d) => d.join(f),
+                None => PathBuf::from(f),
+            }]
+        }
+        None => vec![dir.clone().unwrap_or_else(|| PathBuf::from("."))],
+    };
+    let size_of = |k: &str| -> Result<Option<u64>, WorkloadError> {
+        let Some(v) = j.val(k) else { return Ok(None) };
+        if v.contains('-') && k == "filesize" {
+            return Err(j.refuse(
+                k,
+                "a range of file sizes: storlab's workers each have one file of one size".into(),
+            ));
+        }
+        match value::size(v, j.kb).map_err(|e| j.refuse(k, e))? {
+            SizeValue::Bytes(b) => Ok(Some(b)),
+            SizeValue::Percent(p) => match targets.first().filter(|_| j.val("filename").is_some()).and_then(target_len) {
+                Some(len) => Ok(Some((len as f64 * p / 100.0) as u64)),
+                None => Err(j.refuse(k, "a percentage of a file or device that is not there: give filename= an existing file or device, or a size in bytes".into())),
+            },
+        }
+    };
+    let size = match (size_of("size")?, size_of("filesize")?) {
+        (Some(a), Some(b)) if a != b => {
+            return Err(j.refuse(
+                "filesize",
+                format!("files of {b} bytes within a size of {a}: storlab has one file per worker, as large as size"),
+            ))
+        }
+        (Some(a), _) => Some(a),
+        (None, b) => b,
+    };
+    if let Some(b) = size {
+        s.push(("size".into(), storlab_units::Size(b).to_string()));
+    }
+    for k in ["offset", "offset_increment"] {
+        if let Some(v) = j.val(k) {
+            if value::size(v, j.kb) != Ok(SizeValue::Bytes(0)) {
+                return Err(j.refuse(k, "a region starting elsewhere than the file's start: storlab's workers begin at offset 0 (or at their share of a shared file)".into()));
+            }
+        }
+    }
+    // The engine; fio caps a synchronous engine's depth at 1 and says so.
+    let mut enotes = Vec::new();
+    let engine = engine(j, &mut enotes)?;
+    notes.extend(enotes);
+    let mut note = |n: String| notes.push(format!("job '{}': {n}", j.name));
+    s.push(("engine".into(), engine.into()));
+    let depth = j.int("iodepth")?.unwrap_or(1);
+    if engine == "io_uring" {
+        s.push(("iodepth".into(), depth.to_string()));
+        if let Some(b) = j.int("iodepth_batch")? {
+            if b > 0 {
+                s.push(("iodepth_batch".into(), b.min(depth).to_string()));
+            }
+        }
+    } else if depth > 1 {
+        note(format!(
+            "iodepth={depth} with a synchronous engine ({engine}): capped at 1, as fio does"
+        ));
+    }
+    match j.val("io_submit_mode") {
+        None | Some("inline") => {}
+        Some(m) => {
+            return Err(j.refuse(
+                "io_submit_mode",
+                format!("'{m}': submitting from other threads than the job's: storlab's workers submit their own I/O"),
+            ))
+        }
+    }
+    let direct = match (j.get("direct"), j.get("buffered")) {
+        (Some(_), _) => j.on("direct")?,
+        (None, Some(_)) => !j.on("buffered")?,
+        (None, None) => false,
+    };
+    if direct {
+        s.push(("direct".into(), "true".into()));
+    }
+    match j.val("sync") {
+        None | Some("0") | Some("none") => {}
+        Some("1") | Some("sync") => s.push(("sync".into(), "true".into())),
+        Some(v) => {
+            return Err(j.refuse(
+                "sync",
+                format!("'{v}' (O_DSYNC): storlab opens with O_SYNC (sync=1) or neither"),
+            ))
+        }
+    }
+    // fio drops the files' cached pages before a job (invalidate=1, its default).
+    if !direct && j.on_or("invalidate", true)? {
+        s.push(("fadvise".into(), "dontneed".into()));
+    }
+    if let Some(h) = j.val("fadvise_hint") {
+        if !matches!(h, "0" | "1") {
+            return Err(j.refuse(
+                "fadvise_hint",
+                "a given access hint: storlab gives the kernel none besides dropping cached pages (invalidate)".into(),
+            ));
+        }
+    }
+    // Allocation of new files: fio's default is native (fallocate(2)).
+    let falloc = match j.val("fallocate").unwrap_or("native") {
+        "none" | "0" => "none",
+        "native" | "posix" | "1" => "posix",
+        "keep" => "keep",
+        "truncate" => "truncate",
+        v => {
+            return Err(j.refuse(
+                "fallocate",
+                format!("'{v}': fio's fallocate is none, native, posix, keep or truncate"),
+            ))
+        }
+    };
+    if kind == PhaseKind::Write {
+        s.push(("fallocate".into(), falloc.into()));
+    }
+    // Time: fio's runtime with time_based runs for the time; without, it cuts the pass.
+    let runtime = j.time_us("runtime", TimeBase::Seconds)?.filter(|t| *t > 0);
+    match (runtime, j.on("time_based")?) {
+        (Some(r), true) => s.push(("runtime".into(), duration_text(r))),
+        (Some(r), false) => s.push(("timeout".into(), duration_text(r))),
+        (None, true) => {
+            return Err(bad(
+                &j.at("time_based"),
+                "time_based without runtime: give runtime=SECONDS",
+            ))
+        }
+        (None, false) => {}
+    }
+    if let Some(r) = j.time_us("ramp_time", TimeBase::Seconds)?.filter(|t| *t > 0) {
+        s.push(("ramp".into(), duration_text(r)));
+    }
+    if let Some(d) = j.time_us("startdelay", TimeBase::Seconds)? {
+        if d > 0 {
+            return Err(j.refuse(
+                "startdelay",
+                "a job that starts later than the others: storlab starts a phase's workers together".into(),
+            ));
+        }
+    }
+    let loops = j.int("loops")?.unwrap_or(1);
+    if loops > 1 {
+        if runtime.is_some() && j.on("time_based")? {
+            note(format!(
+                "loops={loops} with time_based: the time ends the job, as in fio"
+            ));
+        } else {
+            s.push(("loops".into(), loops.to_string()));
+        }
+    }
+    // Rates, per job as fio's are.
+    let rate = match (j.val("rate"), j.val("rate_iops")) {
+        (Some(_), Some(_)) => {
+            return Err(j.refuse(
+                "rate_iops",
+                "rate and rate_iops together: storlab keeps one target rate".into(),
+            ))
+        }
+        (Some(r), None) => Some(("rate", r)),
+        (None, Some(r)) => Some(("rate_iops", r)),
+        (None, None) => None,
+    };
+    if let Some((key, r)) = rate {
+        let t = value::triple(r);
+        let (rd, wr) = (t[0], t[1]);
+        let one = match (kind.reads(), kind.writes()) {
+            (true, false) => rd,
+            (false, true) => wr,
+            _ if rd == wr => rd,
+            _ => {
+                return Err(j.refuse(
+                    key,
+                    "separate read and write rates in one mixed job: storlab keeps one target rate per phase".into(),
+                ))
+            }
+        };
+        if let Some(v) = one {
+            let rate = match key {
+                "rate" => format!("{}/s", j.bytes(key, v)?),
+                _ => format!("{}iops", j.bytes(key, v)?),
+            };
+            s.push(("rate".into(), rate));
+            s.push(("rate_per".into(), "worker".into()));
+        }
+        match j.val("rate_process") {
+            None | Some("linear") => {}
+            Some(p) => {
+                return Err(j.refuse(
+                    "rate_process",
+                    format!("'{p}': I/Os at random (Poisson) times: storlab spaces them evenly"),
+                ))
+            }
+        }
+    }
+    for k in ["rate_min", "rate_iops_min"] {
+        if j.get(k).is_some() {
+            return Err(j.refuse(
+                k,
+                "failing a job that falls below a rate: storlab does not fail a phase for its rate yet".into(),
+            ));
+        }
+    }
+    // Flushes.
+    let fsync = j.int("fsync")?.unwrap_or(0);
+    let fdatasync = j.int("fdatasync")?.unwrap_or(0);
+    if fsync > 0 {
+        s.push(("fsync".into(), fsync.to_string()));
+    } else if fdatasync > 0 {
+        note(format!(
+            "fdatasync={fdatasync} flushes with fsync(2), which also writes the file's metadata when it changed"
+        ));
+        s.push(("fsync".into(), fdatasync.to_string()));
+    } else {
+        let ends = [
+            ("end_fsync", "fsync"),
+            ("fsync_on_close", "fsync on close"),
+            ("end_syncfs", "syncfs"),
+        ];
+        let mut end = false;
+        for (k, what) in ends {
+            if j.on(k)? {
+                if k != "end_fsync" {
+                    note(format!("{k}=1 ({what}): storlab flushes each file it wrote with fsync(2) at the end of the phase, timed"));
+                }
+                end = true;
+            }
+        }
+        if end && kind.writes() {
+            s.push(("fsync".into(), "end".into()));
+        }
+    }
+    // Data written.
+    if j.on("zero_buffers")? {
+        s.push(("pattern".into(), "zeros".into()));
+    } else if let Some(p) = j.int("buffer_compress_percentage")? {
+        if p > 0 {
+            s.push(("pattern".into(), format!("compress:{}", p.min(100))));
+        }
+    }
+    // Verification.
+    let verify = match j.val("verify") {
+        None | Some("0") | Some("none") | Some("null") => false,
+        Some("pattern") | Some("meta") if j.get("verify_pattern").is_some() => {
+            return Err(j.refuse(
+                "verify_pattern",
+                "writing and checking a given pattern: storlab writes and checks its own stamps".into(),
+            ))
+        }
+        Some(m) => {
+            note(format!(
+                "verify={m}: storlab stamps and checks its own header and CRC-32C in every 4 KiB"
+            ));
+            true
+        }
+    };
+    if j.get("verify_pattern").is_some() && !verify {
+        return Err(j.refuse(
+            "verify_pattern",
+            "writing a given pattern: storlab writes its own data".into(),
+        ));
+    }
+    if verify && j.int("verify_backlog")?.unwrap_or(0) > 0 {
+        return Err(j.refuse(
+            "verify_backlog",
+            "checking blocks while the job still writes: storlab checks them in a read after the write".into(),
+        ));
+    }
+    if verify {
+        s.push(("verify".into(), "true".into()));
+    }
+    // Samples: fio's logs average over log_avg_msec.
+    let logs = ["write_bw_log", "write_lat_log", "write_iops_log", "write_hist_log"];
+    if let Some(ms) = j.int("log_avg_msec")? {
+        if ms > 0 && logs.iter().any(|k| j.get(k).is_some()) {
+            if ms < 10 {
+                return Err(j.refuse(
+                    "log_avg_msec",
+                    "samples shorter than 10 ms: storlab's interval is 10 ms or more".into(),
+                ));
+            }
+            s.push(("interval".into(), format!("{ms}ms")));
+        }
+    }
+    for k in logs {
+        if j.get(k).is_some() {
+            note(format!("{k}: storlab keeps bandwidth, IOPS and latency as interval samples of the run (log_avg_msec sets their interval); it writes no fio log file"));
+        }
+    }
+    if j.on("create_on_open")? {
+        note("create_on_open=1: storlab creates and opens each file before the phase starts (not timed)".into());
+    }
+    for k in ["unlink", "unlink_each_loop"] {
+        if j.on(k)? {
+            note(format!("{k}=1: storlab removes the files it made when the run ends (unless --keep), and never a file it was given"));
+        }
+    }
+    if j.on("overwrite")? && kind == PhaseKind::Write {
+        note("overwrite=1: the file is laid out first and then overwritten (storlab's rewrite)".into());
+    }
+    match j.val("continue_on_error") {
+        None | Some("none") | Some("0") => {}
+        Some(v) => {
+            return Err(j.refuse(
+                "continue_on_error",
+                format!("'{v}': going on past I/O errors: storlab ends a phase at its first error and says where"),
+            ))
+        }
+    }
+    let kind = if j.on("overwrite")? && kind == PhaseKind::Write {
+        PhaseKind::Rewrite
+    } else {
+        kind
+    };
+    let kinds = if verify && kind.writes() && j.on_or("do_verify", true)? {
+        note("a write with verify is followed by a read that verifies, as fio verifies after writing".into());
+        vec![kind, PhaseKind::Read]
+    } else {
+        vec![kind]
+    };
+    Ok(Converted {
+        kinds,
+        settings: s,
+        targets,
+        threads,
+    })
+}
