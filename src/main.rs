@@ -8,6 +8,7 @@ mod challenge;
 mod cli;
 mod commands;
 mod db;
+mod fio;
 mod iozone;
 mod meta;
 mod monitor;
@@ -81,6 +82,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<u8> {
         Cmd::Run(a) => commands::run(*a),
         Cmd::Scan(a) => commands::scan(a),
         Cmd::Iozone { args } => commands::iozone(args),
+        Cmd::Fio { args } => fio::fio(args),
         Cmd::Sweep(a) => commands::sweep(*a),
         Cmd::Impact(a) => commands::impact(*a),
         Cmd::Meta(a) => meta::meta(*a),

@@ -266,6 +266,13 @@ pub fn rm(ids: &[i64], yes: bool, out: &OutputArgs) -> Result<u8> {
 }
 
 pub fn export(a: &ExportArgs) -> Result<u8> {
+    if let Some(plus) = match a.what.format.as_str() {
+        "fio-json" => Some(false),
+        "fio-json+" => Some(true),
+        _ => None,
+    } {
+        return export_fio(a, plus);
+    }
     let (file, ex) = (
         a.what.file.as_deref(),
         a.what.exporter(std::io::stdout().is_terminal()).map_err(usage)?,
@@ -281,6 +288,36 @@ pub fn export(a: &ExportArgs) -> Result<u8> {
             ex.export(&all, &mut lock)?;
             lock.flush()?;
         }
+    }
+    Ok(0)
+}
+
+/// `results export --format fio-json`: the runs as fio's JSON document.
+fn export_fio(a: &ExportArgs, plus: bool) -> Result<u8> {
+    let store = open_existing(&a.db)?;
+    let mut runs = Vec::new();
+    for id in &a.what.ids {
+        runs.push(
+            store
+                .run(*id, true)?
+                .ok_or_else(|| usage(format!("there is no run {id} in {}", store.target())))?,
+        );
+    }
+    let o = storlab_report::fio::FioJsonOptions {
+        plus,
+        ..Default::default()
+    };
+    let text = serde_json::to_string_pretty(&storlab_report::fio::document_of(&runs, &o))? + "\n";
+    match a.what.file.as_deref() {
+        Some(path) => {
+            write_whole(path, |f| Ok(f.write_all(text.as_bytes())?))?;
+            eprintln!(
+                "storlab: wrote fio's JSON of {} run(s) to {}",
+                runs.len(),
+                path.display()
+            );
+        }
+        None => print!("{text}"),
     }
     Ok(0)
 }

@@ -459,3 +459,143 @@ fn loops_a_runtime_without_time_based_and_fallocate_act_as_in_fio() {
     assert_eq!(std::fs::metadata(&kept[0]).unwrap().len(), written);
     std::fs::remove_file(&kept[0]).unwrap();
 }
+
+/// `storlab fio` takes fio's command line and writes fio's JSON: its figures are what the run
+/// stored (recomputed here from the stored phase and its raw interval samples), and
+/// `results import` reads the document back to the same figures.
+#[test]
+fn fios_command_line_runs_and_its_json_recomputes_and_imports_back() {
+    let s = Scratch::new();
+    let d = s.data();
+    let dir = format!("--directory={}", d.display());
+    let json = s.path().join("fio.json");
+    let out = s.storlab(&[
+        "fio",
+        "--name=rr",
+        "--rw=randread",
+        "--bs=4k",
+        "--size=8m",
+        "--ioengine=psync",
+        &dir,
+        "--runtime=2",
+        "--time_based",
+        "--log_avg_msec=200",
+        "--write_iops_log=rr",
+        "--percentile_list=50:99:99.9",
+        "--output-format=json",
+        &format!("--output={}", json.display()),
+        "--eta=never",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let doc: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
+    assert!(doc["fio version"].as_str().unwrap().starts_with("storlab-"));
+    let job = &doc["jobs"][0];
+    assert_eq!(job["jobname"], "rr");
+    assert_eq!(job["job options"]["rw"], "randread");
+    assert_eq!(job["job options"]["bs"], "4096");
+    let read = &job["read"];
+    // The stored run, read back as storlab keeps it.
+    let run = s.json(&["results", "show", "1"]);
+    let phase = &run["phases"][0];
+    let r = &phase["result"];
+    assert_eq!(read["io_bytes"], r["bytes_read"]);
+    assert_eq!(read["total_ios"], r["ops_read"]);
+    let secs = r["all_done"]["seconds"].as_f64().unwrap();
+    let bytes = r["bytes_read"].as_f64().unwrap();
+    assert_eq!(
+        read["bw"].as_u64().unwrap(),
+        (bytes / secs / 1024.0).round() as u64,
+        "bw in KiB/s"
+    );
+    assert_eq!(read["runtime"].as_u64().unwrap(), (secs * 1e3).round() as u64);
+    assert_eq!(job["write"]["io_bytes"], 0, "nothing written: a true zero");
+    // Percentiles: the ones asked for, in fio's keys, from the phase's histogram.
+    let pct = read["lat_ns"]["percentile"].as_object().unwrap();
+    let keys: Vec<&str> = pct.keys().map(String::as_str).collect();
+    assert_eq!(keys, ["50.000000", "99.000000", "99.900000"]);
+    assert_eq!(pct["99.000000"], r["latency"]["p99_ns"]);
+    assert_eq!(pct["50.000000"], r["latency"]["p50_ns"]);
+    assert!(
+        read["clat_ns"].is_object(),
+        "a synchronous engine's latency is fio's clat too"
+    );
+    assert!(
+        read.get("slat_ns").is_none(),
+        "storlab keeps no submission latency: left out"
+    );
+    // IOPS over the samples (log_avg_msec=200): recomputed from the raw samples, full
+    // intervals outside the ramp, population standard deviation as fio's.
+    let samples = phase["result"]["samples"].as_array().unwrap();
+    let nominal = samples
+        .iter()
+        .map(|x| x["t_end"].as_f64().unwrap() - x["t_start"].as_f64().unwrap())
+        .fold(0.0, f64::max);
+    assert!((nominal - 0.2).abs() < 1e-6, "{nominal} s intervals");
+    let iops: Vec<f64> = samples
+        .iter()
+        .filter(|x| !x["ramp"].as_bool().unwrap())
+        .map(|x| {
+            (
+                x["ops_read"].as_f64().unwrap(),
+                x["t_end"].as_f64().unwrap() - x["t_start"].as_f64().unwrap(),
+            )
+        })
+        .filter(|(_, t)| *t >= nominal / 2.0)
+        .map(|(n, t)| n / t)
+        .collect();
+    let n = iops.len() as f64;
+    let mean = iops.iter().sum::<f64>() / n;
+    let sd = (iops.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / n).sqrt();
+    assert_eq!(read["iops_samples"].as_u64().unwrap() as f64, n);
+    assert!(
+        (read["iops_mean"].as_f64().unwrap() - mean).abs() <= 1e-9 * mean,
+        "{} vs {mean}",
+        read["iops_mean"]
+    );
+    assert!((read["iops_stddev"].as_f64().unwrap() - sd).abs() <= 1e-9 * mean.max(1.0));
+    // The latency distribution adds up to every I/O.
+    let total: f64 = ["latency_ns", "latency_us", "latency_ms"]
+        .iter()
+        .flat_map(|k| job[*k].as_object().unwrap().values())
+        .map(|v| v.as_f64().unwrap())
+        .sum();
+    assert!((total - 100.0).abs() < 1e-6, "{total} %");
+
+    // Read back by storlab's importer: the same figures.
+    let out = s.storlab(&["results", "import", json.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let back = s.json(&["results", "show", "2"]);
+    let b = &back["phases"][0]["result"];
+    assert_eq!(b["bytes_read"], r["bytes_read"]);
+    assert_eq!(b["ops_read"], r["ops_read"]);
+    assert_eq!(b["latency"]["p99_ns"], r["latency"]["p99_ns"]);
+    assert_eq!(b["latency"]["p50_ns"], r["latency"]["p50_ns"]);
+    let bw = |x: &Value| x["all_done"]["bytes_per_sec"].as_f64().unwrap();
+    assert!((bw(b) - bw(r)).abs() <= 1.0, "{} vs {}", bw(b), bw(r));
+
+    // results export --format fio-json writes the same document for the stored run.
+    let out = s.storlab(&["results", "export", "1", "--format", "fio-json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let again: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(again["jobs"][0]["read"]["io_bytes"], read["io_bytes"]);
+    assert_eq!(again["jobs"][0]["read"]["iops_stddev"], read["iops_stddev"]);
+    assert!(entries(&d).is_empty(), "the files are removed");
+
+    // A job file with options on the command line: the command line's globals apply to it,
+    // --section picks a job, --showcmd prints it as fio does, --parse-only runs nothing.
+    let out = s.storlab(&["fio", "--showcmd", example("fio-rand-read.fio").to_str().unwrap()]);
+    assert!(stdout(&out).starts_with("fio --name=fio-rand-read"), "{}", stdout(&out));
+    let out = s.storlab(&[
+        "fio",
+        "--ramp_time=2",
+        "--section=file1",
+        example("fio-seq-write.fio").to_str().unwrap(),
+        "--parse-only",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(stdout(&out).contains("ramp = \"2s\""), "{}", stdout(&out));
+    // A misspelt option is refused at its argument.
+    let out = s.storlab(&["fio", "--name=x", "--rw=read", "--iodepht=2"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("argument 3 (--iodepht=2)") && stderr(&out).contains("did you mean 'iodepth'"));
+}

@@ -45,6 +45,16 @@ pub enum Cmd {
         #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
         args: Vec<String>,
     },
+    /// fio's command line on storlab's engine: `storlab fio --name=x --rw=randread --bs=4k
+    /// --size=1g --direct=1 --output-format=json`, or job files (`storlab fio JOB.fio`), read as
+    /// fio reads them. storlab's own options: --db, --tag, --keep, --ignore-unknown, -q. `--help`
+    /// lists fio's flags storlab takes.
+    #[command(disable_help_flag = true)]
+    Fio {
+        /// fio's options and job files.
+        #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]
+        args: Vec<String>,
+    },
     /// The same phases at every point of one varied parameter (threads, block size, queue
     /// depth, read percentage, ...), stored as one study: storlab sweep --vary threads=1..64
     /// --target /data --phase write --phase read --phase randread --phase randrw --bs 256k

@@ -71,8 +71,9 @@ pub fn exporter(format: &str) -> Option<Box<dyn Exporter>> {
     })
 }
 
-/// The formats `exporter` knows.
-pub const FORMATS: &[&str] = &["csv", "json", "markdown", "xlsx"];
+/// The formats `exporter` knows (fio's JSON, `fio-json` and `fio-json+`, is a document of its
+/// own: crate::fio).
+pub const FORMATS: &[&str] = &["csv", "json", "markdown", "xlsx", "fio-json", "fio-json+"];
 
 /// CSV (RFC 4180). Several tables go one after another, each introduced by a line
 /// `# table: NAME` and separated by an empty line; `export -o` writes one file per table.
@@ -273,7 +274,8 @@ pub struct ExportFlags {
     /// The runs' ids.
     #[arg(required = true)]
     pub ids: Vec<i64>,
-    /// csv, json, markdown or xlsx.
+    /// csv, json, markdown, xlsx, or fio-json / fio-json+ (fio's `--output-format=json`
+    /// document, for fio-plot and the scripts that read fio).
     #[arg(long, value_name = "FORMAT")]
     pub format: String,
     /// Write to this file instead of standard output.

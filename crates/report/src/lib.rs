@@ -10,6 +10,7 @@
 pub mod challenge;
 pub mod compare;
 pub mod export;
+pub mod fio;
 pub mod html;
 pub mod iozone;
 pub mod monitor;

@@ -50,6 +50,8 @@ pub struct FioJob {
     pub notes: Vec<String>,
     /// Options left out with `--ignore-unknown`, each with its line.
     pub ignored: Vec<String>,
+    /// Each phase's fio job name (the first job of the jobs that run together).
+    pub phase_names: Vec<String>,
 }
 
 impl FioJob {
@@ -74,6 +76,7 @@ impl FioJob {
     }
 }
 
+pub mod cli;
 mod convert;
 pub mod options;
 pub mod text;
@@ -306,6 +309,7 @@ pub fn build(
         groups.last_mut().expect("a group").push((job, c));
     }
     let mut phases: Vec<ReadPhase> = Vec::new();
+    let mut phase_names = Vec::new();
     let mut targets: Option<Vec<PathBuf>> = None;
     let mut workers: Option<u64> = None;
     for group in &groups {
@@ -367,7 +371,12 @@ pub fn build(
                 ))
             }
         }
-        for kind in &fc.kinds {
+        for (n, kind) in fc.kinds.iter().enumerate() {
+            phase_names.push(if n == 0 {
+                first.name.clone()
+            } else {
+                format!("{} (verify)", first.name)
+            });
             let mut kv = fc.settings.clone();
             kv.push(("threads".into(), threads.to_string()));
             let mut settings = Settings::default();
@@ -400,6 +409,7 @@ pub fn build(
         toml,
         notes,
         ignored,
+        phase_names,
     })
 }
 

@@ -1,0 +1,404 @@
+//! A stored run as fio's JSON document (`fio --output-format=json`, fio's stat.c
+//! `show_thread_status_json`), for the tools that read fio: fio-plot, Ceph's CBT, a site's
+//! scripts. Each storlab phase is a fio job reported as one group (fio's `group_reporting`:
+//! a phase's workers are one group). The same keys and units as fio — `bw` in KiB/s,
+//! `bw_bytes` in bytes/s, `runtime` in ms, latencies in ns, `usr_cpu`/`sys_cpu` in percent of
+//! the runtime — and a figure storlab does not measure is left out, never written as 0:
+//! storlab measures each I/O from its submission to its completion, which is fio's `lat_ns`
+//! (and, for a synchronous engine, where submission and completion are one system call, also
+//! fio's `clat_ns`); it keeps no submission latency (`slat_ns`) and no disk utilisation
+//! (`disk_util`). Percentiles per direction come from the phase's histogram when the phase
+//! moved one direction only; a mixed phase keeps five per direction (50, 90, 99, 99.9, 99.99).
+
+use serde_json::{json, Map, Value};
+use storlab_model::plan::{BackendKind, PhaseKind};
+use storlab_model::result::{Latency, PhaseResult};
+use storlab_model::run::{Phase, RunDetail};
+
+/// fio's default `percentile_list`.
+pub const FIO_PERCENTILES: &[f64] = &[
+    1.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.95, 99.99,
+];
+
+/// How to write the document.
+#[derive(Debug, Clone)]
+pub struct FioJsonOptions {
+    /// The percentiles of each direction's latency (fio's `percentile_list`).
+    pub percentiles: Vec<f64>,
+    /// fio's json+: each latency bin and its count as well.
+    pub plus: bool,
+    /// The jobs' names in phase order (a fio job file's sections); the phase's kind otherwise.
+    pub job_names: Vec<String>,
+}
+
+impl Default for FioJsonOptions {
+    fn default() -> FioJsonOptions {
+        FioJsonOptions {
+            percentiles: FIO_PERCENTILES.to_vec(),
+            plus: false,
+            job_names: Vec::new(),
+        }
+    }
+}
+
+/// A decoded latency histogram (ns).
+type Hist = hdrhistogram::Histogram<u64>;
+
+fn decode(bytes: &[u8]) -> Option<Hist> {
+    if bytes.is_empty() {
+        return None;
+    }
+    hdrhistogram::serialization::Deserializer::new()
+        .deserialize(&mut &bytes[..])
+        .ok()
+}
+
+/// fio's percentile key: "99.900000".
+fn key(p: f64) -> String {
+    format!("{p:.6}")
+}
+
+/// Mean and standard deviation (the population's, as fio's) of `xs`.
+fn mean_dev(xs: &[f64]) -> (f64, f64) {
+    if xs.is_empty() {
+        return (0.0, 0.0);
+    }
+    let n = xs.len() as f64;
+    let mean = xs.iter().sum::<f64>() / n;
+    let var = xs.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / n;
+    (mean, var.sqrt())
+}
+
+/// One direction of a phase (fio's `add_ddir_status_json`).
+fn direction(p: &Phase, write: bool, hist: Option<&Hist>, o: &FioJsonOptions, sync_engine: bool) -> Value {
+    let r: &PhaseResult = &p.result;
+    let (bytes, ops) = if write {
+        (r.bytes_written, r.ops_written)
+    } else {
+        (r.bytes_read, r.ops_read)
+    };
+    let secs = r.all_done.seconds;
+    let runtime_ms = (secs * 1e3).round() as u64;
+    let bw_bytes = if secs > 0.0 { bytes as f64 / secs } else { 0.0 };
+    let iops = if secs > 0.0 { ops as f64 / secs } else { 0.0 };
+    let mut d = Map::new();
+    d.insert("io_bytes".into(), json!(bytes));
+    d.insert("io_kbytes".into(), json!(bytes / 1024));
+    d.insert("bw_bytes".into(), json!(bw_bytes.round() as u64));
+    d.insert("bw".into(), json!((bw_bytes / 1024.0).round() as u64));
+    d.insert("iops".into(), json!(iops));
+    d.insert("runtime".into(), json!(if ops > 0 { runtime_ms } else { 0 }));
+    d.insert("total_ios".into(), json!(ops));
+    d.insert("short_ios".into(), json!(0));
+    d.insert("drop_ios".into(), json!(0));
+    if ops == 0 {
+        // Nothing moved this way: fio's zeros are true here.
+        let zero = json!({ "min": 0, "max": 0, "mean": 0.0, "stddev": 0.0, "N": 0 });
+        d.insert("lat_ns".into(), zero.clone());
+        if sync_engine {
+            d.insert("clat_ns".into(), zero);
+        }
+        for k in ["bw_min", "bw_max", "bw_samples", "iops_samples"] {
+            d.insert(k.into(), json!(0));
+        }
+        for k in [
+            "bw_agg",
+            "bw_mean",
+            "bw_dev",
+            "iops_min",
+            "iops_max",
+            "iops_mean",
+            "iops_stddev",
+        ] {
+            d.insert(k.into(), json!(0.0));
+        }
+        return Value::Object(d);
+    }
+    let mut lat = Map::new();
+    let stored: &Latency = if r.ops_read > 0 && r.ops_written > 0 {
+        if write {
+            &r.latency_write
+        } else {
+            &r.latency_read
+        }
+    } else {
+        &r.latency
+    };
+    match hist {
+        // One direction only: the phase's histogram is this direction's.
+        Some(h) => {
+            lat.insert("min".into(), json!(h.min()));
+            lat.insert("max".into(), json!(h.max()));
+            lat.insert("mean".into(), json!(h.mean()));
+            lat.insert("stddev".into(), json!(h.stdev()));
+            lat.insert("N".into(), json!(h.len()));
+            let pct: Map<String, Value> = o
+                .percentiles
+                .iter()
+                .map(|q| (key(*q), json!(h.value_at_quantile(q / 100.0))))
+                .collect();
+            lat.insert("percentile".into(), Value::Object(pct));
+            if o.plus {
+                let bins: Map<String, Value> = h
+                    .iter_recorded()
+                    .map(|v| {
+                        (
+                            h.highest_equivalent(v.value_iterated_to()).to_string(),
+                            json!(v.count_at_value()),
+                        )
+                    })
+                    .collect();
+                lat.insert("bins".into(), Value::Object(bins));
+            }
+        }
+        // A mixed phase: what was kept of each direction.
+        None => {
+            lat.insert("min".into(), json!(stored.min_ns));
+            lat.insert("max".into(), json!(stored.max_ns));
+            lat.insert("mean".into(), json!(stored.mean_ns));
+            lat.insert("N".into(), json!(stored.count));
+            let kept = [
+                (50.0, stored.p50_ns),
+                (90.0, stored.p90_ns),
+                (99.0, stored.p99_ns),
+                (99.9, stored.p99_9_ns),
+                (99.99, stored.p99_99_ns),
+            ];
+            let pct: Map<String, Value> = kept.iter().map(|(q, v)| (key(*q), json!(v))).collect();
+            lat.insert("percentile".into(), Value::Object(pct));
+        }
+    }
+    let lat = Value::Object(lat);
+    if r.not_measured.contains(&storlab_model::result::Figure::Latency) {
+        // An imported run whose tool printed no latency: left out.
+        return Value::Object(d);
+    }
+    if sync_engine {
+        d.insert("clat_ns".into(), lat.clone());
+    }
+    d.insert("lat_ns".into(), lat);
+    // Bandwidth and IOPS over the phase's interval samples (fio's come from its own samples
+    // every 500 ms): a full interval each, the ramp and a last sliver left out.
+    let nominal = r.samples.iter().map(|s| s.seconds()).fold(0.0, f64::max);
+    let samples: Vec<(f64, f64)> = r
+        .samples
+        .iter()
+        .filter(|s| !s.ramp && s.seconds() > 0.0 && s.seconds() >= nominal / 2.0)
+        .map(|s| {
+            let (b, n) = if write {
+                (s.bytes_written, s.ops_written)
+            } else {
+                (s.bytes_read, s.ops_read)
+            };
+            (b as f64 / s.seconds() / 1024.0, n as f64 / s.seconds())
+        })
+        .collect();
+    if !samples.is_empty() {
+        let bw: Vec<f64> = samples.iter().map(|s| s.0).collect();
+        let io: Vec<f64> = samples.iter().map(|s| s.1).collect();
+        let (bm, bd) = mean_dev(&bw);
+        let (im, id) = mean_dev(&io);
+        d.insert(
+            "bw_min".into(),
+            json!(bw.iter().cloned().fold(f64::INFINITY, f64::min).round() as u64),
+        );
+        d.insert(
+            "bw_max".into(),
+            json!(bw.iter().cloned().fold(0.0, f64::max).round() as u64),
+        );
+        d.insert("bw_agg".into(), json!(100.0));
+        d.insert("bw_mean".into(), json!(bm));
+        d.insert("bw_dev".into(), json!(bd));
+        d.insert("bw_samples".into(), json!(bw.len()));
+        d.insert(
+            "iops_min".into(),
+            json!(io.iter().cloned().fold(f64::INFINITY, f64::min).round() as u64),
+        );
+        d.insert(
+            "iops_max".into(),
+            json!(io.iter().cloned().fold(0.0, f64::max).round() as u64),
+        );
+        d.insert("iops_mean".into(), json!(im));
+        d.insert("iops_stddev".into(), json!(id));
+        d.insert("iops_samples".into(), json!(io.len()));
+    }
+    Value::Object(d)
+}
+
+/// fio's latency distribution (`latency_ns`, `latency_us`, `latency_ms`): the percentage of
+/// I/Os whose latency falls under each bound (fio's `lat_nsec`/`lat_usec`/`lat_msec`
+/// buckets).
+fn distribution(h: &Hist) -> [(String, Value); 3] {
+    let total = h.len().max(1) as f64;
+    let bounds = [2u64, 4, 10, 20, 50, 100, 250, 500, 750, 1000];
+    let share = |lo: u64, hi: u64| -> f64 {
+        let n: u64 = h
+            .iter_recorded()
+            .filter(|v| {
+                let x = h.highest_equivalent(v.value_iterated_to());
+                x >= lo && x < hi
+            })
+            .map(|v| v.count_at_value())
+            .sum();
+        n as f64 * 100.0 / total
+    };
+    let row = |unit: u64| -> Map<String, Value> {
+        let mut m = Map::new();
+        let mut lo = if unit == 1 { 0 } else { unit };
+        for b in bounds {
+            let hi = b * unit;
+            m.insert(b.to_string(), json!(share(lo, hi)));
+            lo = hi;
+        }
+        m
+    };
+    let mut ms = row(1_000_000);
+    ms.insert("2000".into(), json!(share(1_000_000_000, 2_000_000_000)));
+    ms.insert(">=2000".into(), json!(share(2_000_000_000, u64::MAX)));
+    [
+        ("latency_ns".into(), Value::Object(row(1))),
+        ("latency_us".into(), Value::Object(row(1000))),
+        ("latency_ms".into(), Value::Object(ms)),
+    ]
+}
+
+/// fio's name of a storlab phase's pattern.
+fn rw_of(kind: &str) -> &str {
+    match kind {
+        "rewrite" => "write",
+        "reread" => "read",
+        "backread" => "read:-",
+        other => other,
+    }
+}
+
+/// fio's options of a phase storlab ran (the imported phases keep fio's own).
+fn job_options(p: &Phase) -> Map<String, Value> {
+    let mut m = Map::new();
+    m.insert("rw".into(), json!(rw_of(p.kind.as_str())));
+    if let Some(plan) = p.plan() {
+        let s = &plan.settings;
+        let bs = match &s.bs {
+            storlab_model::plan::BlockSizes::Fixed(b) => b.to_string(),
+            mix => mix.min().to_string(),
+        };
+        m.insert("bs".into(), json!(bs));
+        m.insert("iodepth".into(), json!(s.iodepth.to_string()));
+        m.insert("numjobs".into(), json!(plan.workers.len().to_string()));
+        let engine = match s.engine {
+            BackendKind::Stdio => "sync".to_string(),
+            e => e.name().to_string(),
+        };
+        m.insert("ioengine".into(), json!(engine));
+        m.insert("direct".into(), json!(if s.direct { "1" } else { "0" }));
+        if let Some(size) = plan.workers.first().map(|w| w.len) {
+            m.insert("size".into(), json!(size.to_string()));
+        }
+        if let Some(r) = s.runtime {
+            m.insert("runtime".into(), json!(format!("{}", r.0 / 1_000_000_000)));
+            m.insert("time_based".into(), json!("1"));
+        }
+        if matches!(plan.kind, PhaseKind::Randrw) {
+            m.insert("rwmixread".into(), json!(s.rwmix.to_string()));
+        }
+        if !s.random_map
+            && matches!(
+                plan.kind,
+                PhaseKind::Randread | PhaseKind::Randwrite | PhaseKind::Randrw
+            )
+        {
+            m.insert("norandommap".into(), json!("1"));
+        }
+    }
+    m
+}
+
+/// The run's phases as fio's JSON document.
+pub fn document(run: &RunDetail, o: &FioJsonOptions) -> Value {
+    let version = format!("storlab-{}", env!("CARGO_PKG_VERSION"));
+    let started = humantime::parse_rfc3339_weak(run.run.started_at.trim_end_matches('Z'))
+        .ok()
+        .or_else(|| humantime::parse_rfc3339(&run.run.started_at).ok())
+        .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
+        .map(|d| d.as_secs())
+        .unwrap_or(0);
+    let mut jobs = Vec::new();
+    for (i, p) in run.phases.iter().enumerate() {
+        let r = &p.result;
+        let hist = decode(&r.histogram);
+        let one_way = !(r.ops_read > 0 && r.ops_written > 0);
+        let sync_engine = p.plan().is_some_and(|pl| {
+            matches!(
+                pl.settings.engine,
+                BackendKind::Psync | BackendKind::Pvsync | BackendKind::Mmap | BackendKind::Stdio | BackendKind::Null
+            )
+        });
+        let dir_hist = if one_way { hist.as_ref() } else { None };
+        let secs = r.all_done.seconds.max(1e-9);
+        let mut j = Map::new();
+        let name = o
+            .job_names
+            .get(i)
+            .cloned()
+            .unwrap_or_else(|| p.kind.as_str().to_string());
+        j.insert("jobname".into(), json!(name));
+        j.insert("groupid".into(), json!(i));
+        j.insert("job_start".into(), json!(started * 1000));
+        j.insert("error".into(), json!(0));
+        j.insert("eta".into(), json!(0));
+        j.insert("elapsed".into(), json!(r.all_done.seconds.round() as u64));
+        j.insert("job options".into(), Value::Object(job_options(p)));
+        j.insert(
+            "read".into(),
+            direction(p, false, dir_hist.filter(|_| r.ops_read > 0), o, sync_engine),
+        );
+        j.insert(
+            "write".into(),
+            direction(p, true, dir_hist.filter(|_| r.ops_written > 0), o, sync_engine),
+        );
+        j.insert(
+            "trim".into(),
+            json!({ "io_bytes": 0, "io_kbytes": 0, "bw_bytes": 0, "bw": 0, "iops": 0.0, "runtime": 0, "total_ios": 0, "short_ios": 0, "drop_ios": 0 }),
+        );
+        j.insert("job_runtime".into(), json!((r.all_done.seconds * 1e3).round() as u64));
+        let cpu_known = !r.not_measured.contains(&storlab_model::result::Figure::Cpu);
+        if cpu_known {
+            j.insert("usr_cpu".into(), json!(r.cpu_user / secs * 100.0));
+            j.insert("sys_cpu".into(), json!(r.cpu_sys / secs * 100.0));
+        }
+        if let Some(h) = &hist {
+            for (k, v) in distribution(h) {
+                j.insert(k, v);
+            }
+        }
+        jobs.push(Value::Object(j));
+    }
+    json!({
+        "fio version": version,
+        "timestamp": started,
+        "timestamp_ms": started * 1000,
+        "time": run.run.started_at,
+        "global options": {},
+        "jobs": jobs,
+    })
+}
+
+/// Several runs as one fio document: every run's jobs, named after their run when there are
+/// several (fio's readers expect one document per file).
+pub fn document_of(runs: &[RunDetail], o: &FioJsonOptions) -> Value {
+    let mut docs: Vec<Value> = runs.iter().map(|r| document(r, o)).collect();
+    if docs.len() == 1 {
+        return docs.remove(0);
+    }
+    let mut first = docs.first().cloned().unwrap_or_else(|| json!({}));
+    let mut jobs = Vec::new();
+    for (run, doc) in runs.iter().zip(&docs) {
+        for mut j in doc["jobs"].as_array().cloned().unwrap_or_default() {
+            let name = j["jobname"].as_str().unwrap_or("").to_string();
+            j["jobname"] = json!(format!("run {} {name}", run.run.id));
+            jobs.push(j);
+        }
+    }
+    first["jobs"] = Value::Array(jobs);
+    first
+}

@@ -1,0 +1,260 @@
+//! `storlab fio …`: fio's command line as fio takes it (fio's init.c `parse_cmd_line`): job
+//! options as `--name=JOB --rw=randread --bs=4k …` (options before the first `--name` are
+//! global, to the command line's jobs and to the job files'), job files as arguments, and
+//! fio's own flags — `--output-format=normal|json|json+|terse` (a comma list), `--output=FILE`,
+//! `--minimal`, `--parse-only`, `--showcmd`, `--section=NAME`, `--warnings-fatal`,
+//! `--readonly`, `--eta=never|always|auto`, `--version`, `--help`. storlab's own: `--db`,
+//! `--tag KEY=VALUE`, `--keep`, `--ignore-unknown`, `-q`.
+
+use std::path::{Path, PathBuf};
+
+use storlab_model::run::{parse_tag, Tag};
+
+use super::text::{read_command_line, read_file, Keywords, Section};
+use super::{build, FioJob, Source};
+use crate::WorkloadError;
+
+/// A format `--output-format` names.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OutputFormat {
+    /// storlab's table of the run (fio's "normal" is its human-readable text).
+    Normal,
+    /// fio's JSON document.
+    Json,
+    /// fio's JSON with every latency bin (json+).
+    JsonPlus,
+    /// fio's terse line, version 3.
+    Terse,
+}
+
+/// `storlab fio`'s command line, read.
+#[derive(Debug)]
+pub struct FioCommand {
+    /// The job, when there is one to run (not for --version, --help).
+    pub job: Option<FioJob>,
+    /// Each phase's fio job name.
+    pub job_names: Vec<String>,
+    /// The formats, in the order given.
+    pub formats: Vec<OutputFormat>,
+    /// `--output`.
+    pub output: Option<PathBuf>,
+    /// `--parse-only`.
+    pub parse_only: bool,
+    /// `--showcmd`: the command line each job file amounts to.
+    pub showcmd: Vec<String>,
+    /// `--warnings-fatal`.
+    pub warnings_fatal: bool,
+    /// `--eta=never` (or `-q`): no status line.
+    pub quiet: bool,
+    /// `--version`.
+    pub version: bool,
+    /// `--help`.
+    pub help: bool,
+    /// The percentiles the job asks for (`percentile_list`), when it does.
+    pub percentiles: Option<Vec<f64>>,
+    /// storlab's own `--db`.
+    pub db: Option<String>,
+    /// storlab's own `--tag`.
+    pub tags: Vec<Tag>,
+    /// storlab's own `--keep`.
+    pub keep: bool,
+    /// The command line, for the run's record.
+    pub command_line: String,
+}
+
+fn usage(msg: impl Into<String>) -> WorkloadError {
+    WorkloadError::invalid("storlab fio", msg)
+}
+
+/// fio's `--showcmd` of a job file: its options as one command line.
+fn showcmd(sections: &[Section]) -> String {
+    let mut out = String::from("fio");
+    for s in sections {
+        if s.name != "global" {
+            out += &format!(" --name={}", s.name);
+        }
+        for o in &s.opts {
+            match &o.value {
+                Some(v) => out += &format!(" --{}={v}", o.key),
+                None => out += &format!(" --{}", o.key),
+            }
+        }
+    }
+    out
+}
+
+impl FioCommand {
+    /// Reads `storlab fio`'s arguments (after `fio`).
+    pub fn parse(args: &[String]) -> Result<FioCommand, WorkloadError> {
+        // storlab's own flags first; the rest is fio's.
+        let mut fio_args = Vec::new();
+        let mut db = None;
+        let mut tags = Vec::new();
+        let (mut keep, mut ignore_unknown, mut quiet) = (false, false, false);
+        let mut i = 0;
+        while i < args.len() {
+            let a = args[i].as_str();
+            i += 1;
+            let mut value = |flag: &str| -> Result<String, WorkloadError> {
+                if let Some(v) = a.strip_prefix(&format!("{flag}=")) {
+                    return Ok(v.to_string());
+                }
+                i += 1;
+                args.get(i - 1)
+                    .cloned()
+                    .ok_or_else(|| usage(format!("{flag} needs a value")))
+            };
+            match a {
+                x if x == "--db" || x.starts_with("--db=") => db = Some(value("--db")?),
+                x if x == "--tag" || x.starts_with("--tag=") => {
+                    tags.push(parse_tag(&value("--tag")?).map_err(|e| usage(format!("--tag: {e}")))?)
+                }
+                "--keep" => keep = true,
+                "--ignore-unknown" => ignore_unknown = true,
+                "-q" | "--quiet" => quiet = true,
+                _ => fio_args.push(a.to_string()),
+            }
+        }
+        let kw = Keywords::here();
+        let mut unset = Vec::new();
+        let cl = read_command_line(&fio_args, &kw, &mut unset)?;
+        let mut c = FioCommand {
+            job: None,
+            job_names: Vec::new(),
+            formats: Vec::new(),
+            output: None,
+            parse_only: false,
+            showcmd: Vec::new(),
+            warnings_fatal: false,
+            quiet,
+            version: false,
+            help: false,
+            percentiles: None,
+            db,
+            tags,
+            keep,
+            command_line: format!("fio {}", fio_args.join(" ")),
+        };
+        let mut only = Vec::new();
+        let mut want_showcmd = false;
+        for (flag, v) in &cl.flags {
+            let v = v.clone().unwrap_or_default();
+            match flag.as_str() {
+                "output-format" => {
+                    for f in v.split(',') {
+                        c.formats.push(match f.trim() {
+                            "normal" => OutputFormat::Normal,
+                            "json" => OutputFormat::Json,
+                            "json+" => OutputFormat::JsonPlus,
+                            "terse" => OutputFormat::Terse,
+                            other => {
+                                return Err(usage(format!(
+                                    "--output-format={other}: fio's formats are normal, json, json+ and terse"
+                                )))
+                            }
+                        });
+                    }
+                }
+                "minimal" => c.formats.push(OutputFormat::Terse),
+                "output" => c.output = Some(PathBuf::from(v)),
+                "parse-only" => c.parse_only = true,
+                "showcmd" => want_showcmd = true,
+                "section" => only.push(v),
+                "warnings-fatal" => c.warnings_fatal = true,
+                "eta" => match v.as_str() {
+                    "never" => c.quiet = true,
+                    "always" | "auto" => {}
+                    _ => return Err(usage(format!("--eta={v}: fio's are never, always and auto"))),
+                },
+                "eta-newline" | "eta-interval" | "status-interval" => {}
+                "terse-version" if v == "3" => {}
+                "terse-version" => {
+                    return Err(usage(format!("--terse-version={v}: storlab writes fio's terse version 3")))
+                }
+                "version" => c.version = true,
+                "help" => c.help = true,
+                "readonly" => {}
+                other => {
+                    return Err(usage(format!(
+                        "--{other}: fio's {other} is not one storlab takes (it takes --output-format, --output, --minimal, --parse-only, --showcmd, --section, --warnings-fatal, --readonly, --eta, --terse-version=3, --version, --help)"
+                    )))
+                }
+            }
+        }
+        if c.formats.is_empty() {
+            c.formats.push(OutputFormat::Normal);
+        }
+        if c.version || c.help {
+            return Ok(c);
+        }
+        // The command line's sections, then each file's after the command line's globals (fio
+        // reads the files with the command line's options as their defaults).
+        let global = cl.sections[0].clone();
+        let mut sections = cl.sections;
+        for f in &cl.files {
+            let path = Path::new(f);
+            let text = std::fs::read_to_string(path).map_err(|e| WorkloadError::Read {
+                path: f.clone(),
+                source: e,
+            })?;
+            let mut file_sections = Vec::new();
+            read_file(&text, path, 0, &kw, &mut unset, &mut file_sections)?;
+            if want_showcmd {
+                c.showcmd.push(showcmd(&file_sections));
+            }
+            sections.push(global.clone());
+            sections.extend(file_sections);
+        }
+        if want_showcmd {
+            return Ok(c);
+        }
+        if let Some(p) = sections
+            .iter()
+            .flat_map(|s| s.opts.iter())
+            .rev()
+            .find(|o| o.key == "percentile_list")
+        {
+            let v = p.value.clone().unwrap_or_default();
+            c.percentiles = Some(
+                super::value::float_list(&v)
+                    .map_err(|e| WorkloadError::invalid(p.at.to_string(), format!("percentile_list={v}: {e}")))?,
+            );
+        }
+        let readonly = cl.flags.iter().any(|(f, _)| f == "readonly");
+        let name = cl
+            .files
+            .first()
+            .and_then(|f| Path::new(f).file_stem())
+            .map(|s| s.to_string_lossy().into_owned())
+            .or_else(|| sections.iter().find(|s| s.name != "global").map(|s| s.name.clone()))
+            .unwrap_or_else(|| "fio".into());
+        let source = Source {
+            name,
+            origin: format!("fio command line: {}", c.command_line),
+            shown: if cl.files.is_empty() {
+                "fio's command line".into()
+            } else {
+                format!("fio's command line and {}", cl.files.join(", "))
+            },
+        };
+        let job = build(sections, &source, unset, ignore_unknown, &only)?;
+        if readonly {
+            if let Some((k, _)) = job.job.phases.iter().find(|(k, _)| k.writes()) {
+                return Err(usage(format!(
+                    "--readonly: the job writes (a {} phase); leave out --readonly or the writing job",
+                    k.name()
+                )));
+            }
+        }
+        if c.warnings_fatal && !job.notes.is_empty() {
+            return Err(usage(format!(
+                "--warnings-fatal: {} (and {} more)",
+                job.notes[0],
+                job.notes.len() - 1
+            )));
+        }
+        c.job_names = job.phase_names.clone();
+        c.job = Some(job);
+        Ok(c)
+    }
+}

@@ -1,0 +1,111 @@
+//! `storlab fio …`: fio's command line and job files run on storlab's engine, stored like any
+//! run, printed as storlab's table ("normal") or in fio's JSON for the tools that read fio. The
+//! command line is read by crates/workload (`fio::cli::FioCommand`), the document written by
+//! crates/report (`fio::document`).
+
+use std::io::Write;
+
+use anyhow::Result;
+use storlab_model::run::RunKind;
+use storlab_session::{LiveRun, RunOptions};
+use storlab_workload::fio::cli::{FioCommand, OutputFormat};
+
+use crate::cli::{DbArgs, OutputArgs};
+use crate::results::print_run;
+use crate::running::{code_of, Measuring};
+
+const HELP: &str = "storlab fio: fio's command line on storlab's engine.
+  storlab fio [fio's options] [JOB.fio ...]
+    --name=JOB --rw=… --bs=… …   a job, as fio takes it (options before the first --name are global)
+    JOB.fio                      job files, read as fio reads them
+    --output-format=normal|json|json+   storlab's table, or fio's JSON (a comma list for several)
+    --output=FILE                write fio's JSON to FILE
+    --parse-only                 print the job as storlab reads it (a storlab job file) and run nothing
+    --showcmd                    print each job file as a fio command line
+    --section=NAME               run only this section of the job files (repeatable)
+    --warnings-fatal             refuse a job with any note on how storlab takes it
+    --readonly                   refuse a job that writes
+    --eta=never                  no status line
+  storlab's own: --db FILE|URL, --tag KEY=VALUE, --keep, --ignore-unknown, -q
+  docs/run.md (\"fio's command line\") says what each fio option does on storlab.";
+
+/// `storlab fio`.
+pub fn fio(args: Vec<String>) -> Result<u8> {
+    let c = FioCommand::parse(&args)?;
+    if c.help {
+        println!("{HELP}");
+        return Ok(0);
+    }
+    if c.version {
+        println!("storlab-{} (fio's command line)", env!("CARGO_PKG_VERSION"));
+        return Ok(0);
+    }
+    if !c.showcmd.is_empty() {
+        for line in &c.showcmd {
+            println!("{line}");
+        }
+        return Ok(0);
+    }
+    let Some(fio) = &c.job else {
+        return Err(crate::usage("no job: give --name=JOB with its options, or a job file"));
+    };
+    if c.formats.contains(&OutputFormat::Terse) {
+        return Err(crate::usage(
+            "--output-format=terse (--minimal): storlab does not write fio's terse line; --output-format=json does",
+        ));
+    }
+    if c.parse_only {
+        print!("{}", fio.toml);
+        return Ok(0);
+    }
+    for n in &fio.notes {
+        eprintln!("storlab: {n}");
+    }
+    if !fio.ignored.is_empty() {
+        eprintln!("storlab: ignored (--ignore-unknown): {}", fio.ignored.join(", "));
+    }
+    let out = OutputArgs {
+        db: DbArgs { db: c.db.clone() },
+        json: false,
+        csv: false,
+    };
+    let prepared = storlab_session::prepare(&fio.job, &[])?;
+    let mut m = Measuring::start(None, "fio", &out, c.quiet, None)?;
+    let opts = RunOptions {
+        kind: RunKind::Run,
+        tags: &c.tags,
+        allow_devices: &[],
+        keep: c.keep,
+        command: &c.command_line,
+        control: None,
+        live: m.live.as_deref().map(|v| v as &dyn LiveRun),
+    };
+    let e = storlab_session::run_prepared(&mut m.store, prepared, &opts)?;
+    let store = m.end();
+    for f in &c.formats {
+        match f {
+            OutputFormat::Normal => print_run(&store, e.run_id, false, &out)?,
+            OutputFormat::Json | OutputFormat::JsonPlus => {
+                let run = store
+                    .run(e.run_id, true)?
+                    .ok_or_else(|| anyhow::anyhow!("run {} is not in {}", e.run_id, store.target()))?;
+                let mut o = storlab_report::fio::FioJsonOptions {
+                    plus: *f == OutputFormat::JsonPlus,
+                    job_names: c.job_names.clone(),
+                    ..Default::default()
+                };
+                if let Some(p) = &c.percentiles {
+                    o.percentiles = p.clone();
+                }
+                let text = serde_json::to_string_pretty(&storlab_report::fio::document(&run, &o))? + "\n";
+                match &c.output {
+                    Some(path) => storlab_report::export::write_whole(path, |w| Ok(w.write_all(text.as_bytes())?))?,
+                    None => print!("{text}"),
+                }
+            }
+            OutputFormat::Terse => {}
+        }
+    }
+    eprintln!("storlab: stored as run {} in {}", e.run_id, store.target());
+    Ok(code_of(e.status))
+}
