@@ -497,7 +497,7 @@ mod tests {
         let mut covered = vec![0u8; 4096];
         let mut n = 0;
         while let Some((_, o, l)) = a.next(&mut rng) {
-            assert!(l >= 4096 && l <= 65536 && l % 4096 == 0);
+            assert!((4096..=65536).contains(&l) && l % 4096 == 0);
             for s in o / 4096..(o + l) / 4096 {
                 covered[s as usize] += 1;
             }
