@@ -180,6 +180,7 @@ fn fios_examples_are_read_as_fio_reads_them_or_refused_by_name() {
         "basic-verify.fio",
         "null.fio",
         "ssd-test.fio",
+        "fio-seq-RW.fio",
     ] {
         let file = example(name);
         let fio = fio_jobs(&file, &[]);
@@ -213,11 +214,11 @@ fn fios_examples_are_read_as_fio_reads_them_or_refused_by_name() {
 
     // Refused, naming the option and its line.
     for (name, needle) in [
-        ("fio-seq-RW.fio", "fio-seq-RW.fio:6: rw=rw: a sequential mix"),
         (
-            "aio-read.fio",
-            "aio-read.fio:13: job 'file2' runs at the same time as job 'file1'",
+            "latency-profile.fio",
+            "latency-profile.fio:14: fio option 'latency_target'",
         ),
+        ("rand-zones.fio", "random_distribution=zoned"),
     ] {
         let out = s.storlab(&[
             "run",
@@ -388,21 +389,36 @@ fn a_sites_job_with_include_and_environment_runs_as_fio_reads_it() {
     assert!((iops - 1000.0).abs() < 100.0, "{iops} IOPS for a target of 2 × 500");
     assert!(entries(&d).is_empty());
 
-    // Different numjobs in phases after one another: refused by name (storlab's phases share
-    // their files, one per worker).
+    // Different numjobs in jobs after one another: each fio job has files of its own, as fio
+    // names a job's files after it.
     let odd = s.path().join("odd.fio");
     std::fs::write(
         &odd,
-        "[global]\ndirectory=/nonexistent\nsize=1m\n[w]\nrw=write\n[r]\nstonewall\nrw=read\nnumjobs=3\n",
+        format!(
+            "[global]\ndirectory={}\nsize=1m\n[w]\nrw=write\n[r]\nstonewall\nrw=read\nnumjobs=3\n",
+            d.display()
+        ),
     )
     .unwrap();
-    let out = s.storlab(&["run", "--fio", odd.to_str().unwrap(), "--parse-only"]);
-    assert_eq!(out.status.code(), Some(2));
+    let out = s.storlab(&["run", "--fio", odd.to_str().unwrap(), "--json", "-q"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let run: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let files = |p: usize| -> Vec<String> {
+        run["phases"][p]["params"]["plan"]["workers"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|w| w["path"].as_str().unwrap().to_string())
+            .collect()
+    };
+    assert_eq!((files(0).len(), files(1).len()), (1, 3));
     assert!(
-        stderr(&out).contains("odd.fio:9: job 'r' runs 3 job(s) (numjobs)"),
-        "{}",
-        stderr(&out)
+        files(1).iter().all(|f| !files(0).contains(f)),
+        "{:?} {:?}",
+        files(0),
+        files(1)
     );
+    assert!(entries(&d).is_empty());
 
     // Without the variable: refused, naming it and the included file's line.
     let out = storlab_env(&s, &["run", "--fio", file.to_str().unwrap()], &[]);
@@ -598,4 +614,84 @@ fn fios_command_line_runs_and_its_json_recomputes_and_imports_back() {
     let out = s.storlab(&["fio", "--name=x", "--rw=read", "--iodepht=2"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("argument 3 (--iodepht=2)") && stderr(&out).contains("did you mean 'iodepth'"));
+}
+
+/// Seconds between two of the store's timestamps (RFC 3339).
+fn between(a: &Value, b: &Value) -> f64 {
+    let t = |v: &Value| humantime::parse_rfc3339_weak(v.as_str().unwrap().trim_end_matches('Z')).unwrap();
+    t(b).duration_since(t(a)).unwrap().as_secs_f64()
+}
+
+/// fio's jobs without a stonewall between them run at the same time, each a phase of its own
+/// on files of its own with its own settings (aio-read.fio: four readers at four depths);
+/// `startdelay` and `exitall` act on the group.
+#[test]
+fn jobs_without_a_stonewall_run_at_the_same_time_on_files_of_their_own() {
+    let s = Scratch::new();
+    let d = s.data();
+    let dir = d.to_str().unwrap();
+    let out = s.storlab(&[
+        "run",
+        "--fio",
+        example("aio-read.fio").to_str().unwrap(),
+        "--target",
+        dir,
+        "--size",
+        "4m",
+        "--runtime",
+        "1s",
+        "--json",
+        "-q",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let run: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let phases = run["phases"].as_array().unwrap();
+    assert_eq!(phases.len(), 4);
+    let depths: Vec<u64> = phases
+        .iter()
+        .map(|p| p["params"]["plan"]["settings"]["iodepth"].as_u64().unwrap())
+        .collect();
+    assert_eq!(depths, [4, 32, 8, 16], "each job's own iodepth");
+    let together: Vec<bool> = phases
+        .iter()
+        .map(|p| p["params"]["plan"]["together"].as_bool().unwrap_or(false))
+        .collect();
+    assert_eq!(together, [false, true, true, true]);
+    let mut files: Vec<&str> = phases
+        .iter()
+        .map(|p| p["params"]["plan"]["workers"][0]["path"].as_str().unwrap())
+        .collect();
+    files.dedup();
+    assert_eq!(files.len(), 4, "a file each: {files:?}");
+    for p in phases {
+        assert!(p["result"]["bytes_read"].as_u64().unwrap() > 0);
+        assert!((p["result"]["all_done"]["seconds"].as_f64().unwrap() - 1.0).abs() < 0.5);
+    }
+    // Four phases of a second each, at the same time: the run took about one second of I/O
+    // (plus laying out the four files), not four.
+    let wall = between(&run["started_at"], &run["finished_at"]);
+    assert!(wall < 3.5, "{wall} s for four 1 s phases run together");
+    let table = stdout(&s.storlab(&["results", "show", &run["id"].to_string()]));
+    assert!(table.contains("with phase 1"), "{table}");
+    assert!(entries(&d).is_empty());
+
+    // exitall: the first job's end ends the group; the second, due 3 s later, never starts.
+    let ex = s.path().join("exitall.fio");
+    std::fs::write(
+        &ex,
+        format!("[global]\ndirectory={dir}\nsize=1m\n[short]\nrw=read\nruntime=1\ntime_based\nexitall\n[late]\nrw=write\nstartdelay=3\nruntime=5\ntime_based\n"),
+    )
+    .unwrap();
+    let out = s.storlab(&["run", "--fio", ex.to_str().unwrap(), "--json", "-q"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let run: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(run["phases"][0]["result"]["bytes_read"].as_u64().unwrap() > 0);
+    assert_eq!(
+        run["phases"][1]["result"]["bytes_written"], 0,
+        "ended by exitall before its start delay ran out"
+    );
+    assert_eq!(run["phases"][1]["params"]["plan"]["settings"]["start_delay"], "3s");
+    let wall = between(&run["started_at"], &run["finished_at"]);
+    assert!(wall < 3.0, "{wall} s: the group ended with the first job");
+    assert!(entries(&d).is_empty());
 }

@@ -196,8 +196,10 @@ pub struct Access {
     time_based: bool,
     read_pct: u8,
     stride: u64,
-    /// Sequential: next offset. Backward: end of the next block.
+    /// Sequential: next offset (a sequential mix's next read). Backward: end of the next block.
     pos: u64,
+    /// A sequential mix's next write.
+    wpos: u64,
     /// Size-based random and same-record phases: bytes still to issue.
     remaining: u64,
     /// Stride read: the pass (starting record) and records visited.
@@ -237,6 +239,7 @@ impl Access {
                 PhaseKind::Strideread => 0,
                 _ => start,
             },
+            wpos: start,
             remaining: len,
             stride_pass: 0,
             stride_done: 0,
@@ -293,7 +296,7 @@ impl Access {
     pub fn next(&mut self, rng: &mut SmallRng) -> Option<(Op, u64, u64)> {
         let len = self.sizes.pick(rng);
         let op = match self.kind {
-            PhaseKind::Randrw => {
+            PhaseKind::Randrw | PhaseKind::Rw => {
                 if rng.gen_range(0..100u8) < self.read_pct {
                     Op::Read
                 } else {
@@ -313,6 +316,28 @@ impl Access {
                 }
                 let o = self.pos;
                 self.pos += len;
+                o
+            }
+            PhaseKind::Rw => {
+                // fio's rw=rw: reads and writes each go through the region from its start, and
+                // the pass ends when they have moved the region's size between them.
+                if !self.time_based && self.remaining < len {
+                    let again = self.another_pass();
+                    if !again || self.remaining < len {
+                        return None;
+                    }
+                    self.pos = self.start;
+                    self.wpos = self.start;
+                }
+                if !self.time_based {
+                    self.remaining -= len;
+                }
+                let pos = if op == Op::Write { &mut self.wpos } else { &mut self.pos };
+                if *pos + len > self.end {
+                    *pos = self.start;
+                }
+                let o = *pos;
+                *pos += len;
                 o
             }
             PhaseKind::Backread => {
@@ -528,6 +553,20 @@ mod tests {
         let mut s = Access::new(PhaseKind::Read, 0, 4 * 4096, &BlockSizes::Fixed(4096), false, 0, 1).with_loops(2);
         let offs: Vec<u64> = std::iter::from_fn(|| s.next(&mut rng)).map(|x| x.1 / 4096).collect();
         assert_eq!(offs, vec![0, 1, 2, 3, 0, 1, 2, 3]);
+    }
+
+    #[test]
+    fn a_sequential_mix_moves_each_direction_from_the_start() {
+        let v = collect(PhaseKind::Rw, 64 * 4096, 4096, 1);
+        assert_eq!(v.len(), 64, "the pass is the region's size, reads and writes together");
+        for op in [Op::Read, Op::Write] {
+            let offs: Vec<u64> = v.iter().filter(|x| x.0 == op).map(|x| x.1 - 1000 * 4096).collect();
+            assert!(!offs.is_empty());
+            assert!(
+                offs.iter().enumerate().all(|(i, o)| *o == i as u64 * 4096),
+                "{op:?}: {offs:?}"
+            );
+        }
     }
 
     #[test]

@@ -16,8 +16,8 @@ mod run;
 /// The latency histogram's type, as [`IntervalObserver`] receives it.
 pub use hdrhistogram::Histogram;
 pub use run::{
-    children_cpu, encode_histogram, latency_of, lay_out_phase, new_histogram, process_cpu, run_phase,
-    run_phase_observed, run_phase_with, thread_cpu, IntervalObserver, PhaseControl,
+    children_cpu, encode_histogram, latency_of, lay_out_phase, new_histogram, process_cpu, run_group_observed,
+    run_phase, run_phase_observed, run_phase_with, thread_cpu, IntervalObserver, PhaseControl,
 };
 pub use storlab_model::plan::*;
 pub use storlab_model::result::*;

@@ -13,7 +13,7 @@ use std::os::unix::fs::OpenOptionsExt;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc;
-use std::sync::{Arc, Barrier, OnceLock};
+use std::sync::{Barrier, OnceLock};
 
 use hdrhistogram::serialization::{Serializer, V2DeflateSerializer};
 use hdrhistogram::Histogram;
@@ -118,10 +118,11 @@ struct WorkerOutcome {
 }
 
 /// Shared between the workers of one phase; written rarely (once per phase), read per I/O.
-struct Shared {
+/// `abort` is shared by every phase of a group: one failing worker stops them all.
+struct Shared<'g> {
     epoch: OnceLock<u64>,
     first_done_ns: AtomicU64,
-    abort: AtomicBool,
+    abort: &'g AtomicBool,
 }
 
 fn slot_index(op: Op) -> usize {
@@ -196,91 +197,139 @@ pub fn run_phase_observed(
     control: &PhaseControl,
     observer: Option<&dyn IntervalObserver>,
 ) -> Result<PhaseResult, EngineError> {
+    let mut results = run_group_observed(&[plan], stop, control, observer)?;
+    Ok(results.remove(0))
+}
+
+/// Runs phases at the same time (fio's jobs with no stonewall between them): every worker of
+/// every phase is released together, each phase's clock starting at that moment plus its
+/// `start_delay`; a failing worker stops them all; a phase with `exitall` ends the others when
+/// it is done (as [`PhaseControl::finish`]). Returns each phase's result, in order.
+pub fn run_group_observed(
+    plans: &[&PhasePlan],
+    stop: &AtomicBool,
+    control: &PhaseControl,
+    observer: Option<&dyn IntervalObserver>,
+) -> Result<Vec<PhaseResult>, EngineError> {
     crate::clock::init();
-    let layout_seconds = lay_out_phase(plan, stop)?;
+    let mut layout_seconds = Vec::with_capacity(plans.len());
+    for plan in plans {
+        layout_seconds.push(lay_out_phase(plan, stop)?);
+    }
     if stop.load(Ordering::Relaxed) {
         // Stopped while laying out: nothing was measured.
-        let mut r = merge(plan, Vec::new(), Vec::new(), layout_seconds);
-        r.interrupted = true;
-        return Ok(r);
+        return Ok(plans
+            .iter()
+            .zip(&layout_seconds)
+            .map(|(plan, l)| {
+                let mut r = merge(plan, Vec::new(), Vec::new(), *l);
+                r.interrupted = true;
+                r
+            })
+            .collect());
     }
-    let n = plan.workers.len();
-    let shared = Arc::new(Shared {
-        epoch: OnceLock::new(),
-        first_done_ns: AtomicU64::new(0),
-        abort: AtomicBool::new(false),
-    });
-    let barrier = Barrier::new(n);
-    let start_barrier = Barrier::new(n);
-    let (tx, rx) = mpsc::channel::<Msg>();
-
-    let mut samples = Vec::new();
-    let mut outcomes: Vec<Option<Result<WorkerOutcome, EngineError>>> = (0..n).map(|_| None).collect();
+    let total: usize = plans.iter().map(|p| p.workers.len()).sum();
+    let abort = AtomicBool::new(false);
+    let shared: Vec<Shared> = plans
+        .iter()
+        .map(|_| Shared {
+            epoch: OnceLock::new(),
+            first_done_ns: AtomicU64::new(0),
+            abort: &abort,
+        })
+        .collect();
+    let barrier = Barrier::new(total);
+    let start_barrier = Barrier::new(total);
+    let mut results: Vec<Option<Result<PhaseResult, EngineError>>> = plans.iter().map(|_| None).collect();
 
     std::thread::scope(|scope| {
-        for (i, wf) in plan.workers.iter().enumerate() {
-            let tx = tx.clone();
-            let shared = &shared;
-            let barrier = &barrier;
-            let start_barrier = &start_barrier;
-            scope.spawn(move || {
-                unshare_fd_table();
-                // Every worker opens its file and back-end before the first barrier, so that a
-                // refusal (O_DIRECT, io_uring) stops the phase before any worker did I/O.
-                let prepared = prepare_worker(plan, i, wf);
-                if prepared.is_err() {
-                    shared.abort.store(true, Ordering::Relaxed);
-                }
-                // Everyone arrives; one sets the common epoch; everyone starts together.
-                if barrier.wait().is_leader() {
-                    let epoch = mono_ns();
-                    let _ = shared.epoch.set(epoch);
-                    control.started_ns.store(epoch, Ordering::Release);
-                }
-                start_barrier.wait();
-                let (outcome, last_index) = match prepared {
-                    Err(e) => (Err(e), None),
-                    Ok((file, pool, be)) => {
-                        let mut w = Worker::new(
-                            plan,
-                            i,
-                            wf.path.display().to_string(),
-                            wf.offset,
-                            wf.len,
-                            file,
-                            pool,
-                            be,
-                            shared,
-                            &tx,
-                        );
-                        let outcome = w.run(stop, &control.finish);
-                        if outcome.is_err() {
-                            shared.abort.store(true, Ordering::Relaxed);
-                        }
-                        (outcome, w.last_sent)
+        let mut collectors = Vec::new();
+        for (pi, plan) in plans.iter().enumerate() {
+            let (tx, rx) = mpsc::channel::<Msg>();
+            for (i, wf) in plan.workers.iter().enumerate() {
+                let tx = tx.clone();
+                let shared = &shared;
+                let mine = &shared[pi];
+                let barrier = &barrier;
+                let start_barrier = &start_barrier;
+                scope.spawn(move || {
+                    unshare_fd_table();
+                    // Every worker opens its file and back-end before the first barrier, so
+                    // that a refusal (O_DIRECT, io_uring) stops the phases before any worker
+                    // did I/O.
+                    let prepared = prepare_worker(plan, i, wf);
+                    if prepared.is_err() {
+                        mine.abort.store(true, Ordering::Relaxed);
                     }
-                };
-                let _ = tx.send(Msg::Done {
-                    worker: i,
-                    last_index,
-                    outcome: Box::new(outcome),
+                    // Everyone arrives; one sets the epochs; everyone starts together.
+                    if barrier.wait().is_leader() {
+                        let epoch = mono_ns();
+                        for (p, s) in plans.iter().zip(shared.iter()) {
+                            let _ = s.epoch.set(epoch + p.settings.start_delay.0);
+                        }
+                        control.started_ns.store(epoch, Ordering::Release);
+                    }
+                    start_barrier.wait();
+                    let (outcome, last_index) = match prepared {
+                        Err(e) => (Err(e), None),
+                        Ok((file, pool, be)) => {
+                            let mut w = Worker::new(
+                                plan,
+                                i,
+                                wf.path.display().to_string(),
+                                wf.offset,
+                                wf.len,
+                                file,
+                                pool,
+                                be,
+                                mine,
+                                &tx,
+                            );
+                            let outcome = w.run(stop, &control.finish);
+                            if outcome.is_err() {
+                                mine.abort.store(true, Ordering::Relaxed);
+                            }
+                            (outcome, w.last_sent)
+                        }
+                    };
+                    let _ = tx.send(Msg::Done {
+                        worker: i,
+                        last_index,
+                        outcome: Box::new(outcome),
+                    });
                 });
-            });
+            }
+            drop(tx);
+            let layout = layout_seconds[pi];
+            collectors.push(scope.spawn(move || {
+                let n = plan.workers.len();
+                let mut samples = Vec::new();
+                let mut outcomes: Vec<Option<Result<WorkerOutcome, EngineError>>> = (0..n).map(|_| None).collect();
+                let many_targets = plan.workers.iter().any(|w| w.target != plan.workers[0].target);
+                collect(&rx, n, many_targets, observer, &mut samples, &mut outcomes);
+                let mut outs = Vec::with_capacity(n);
+                for o in outcomes {
+                    match o {
+                        Some(Ok(o)) => outs.push(o),
+                        Some(Err(e)) => return Err(e),
+                        None => return Err(EngineError::Internal("a worker ended without reporting".into())),
+                    }
+                }
+                Ok(merge(plan, outs, samples, layout))
+            }));
         }
-        drop(tx);
-        let many_targets = plan.workers.iter().any(|w| w.target != plan.workers[0].target);
-        collect(&rx, n, many_targets, observer, &mut samples, &mut outcomes);
+        for (pi, c) in collectors.into_iter().enumerate() {
+            results[pi] = Some(
+                c.join()
+                    .unwrap_or_else(|_| Err(EngineError::Internal("a phase's collector panicked".into()))),
+            );
+        }
     });
-
-    let mut outs = Vec::with_capacity(n);
-    for o in outcomes {
-        match o {
-            Some(Ok(o)) => outs.push(o),
-            Some(Err(e)) => return Err(e),
-            None => return Err(EngineError::Internal("a worker ended without reporting".into())),
-        }
+    let mut out = Vec::with_capacity(plans.len());
+    for r in results {
+        out.push(r.unwrap_or_else(|| Err(EngineError::Internal("a phase was not collected".into())))?);
     }
-    Ok(merge(plan, outs, samples, layout_seconds))
+    Ok(out)
 }
 
 /// Receives interval messages until every worker is done; each interval becomes a sample as
@@ -743,7 +792,7 @@ struct Worker<'a> {
     backend: Box<dyn Backend>,
     access: Access,
     rng: SmallRng,
-    shared: &'a Shared,
+    shared: &'a Shared<'a>,
     tx: &'a mpsc::Sender<Msg>,
     epoch: u64,
     // Per-interval state.
@@ -780,7 +829,7 @@ impl<'a> Worker<'a> {
         file: Option<File>,
         pool: BufferPool,
         backend: Box<dyn Backend>,
-        shared: &'a Shared,
+        shared: &'a Shared<'a>,
         tx: &'a mpsc::Sender<Msg>,
     ) -> Worker<'a> {
         let depth = plan.settings.iodepth.max(1) as usize;
@@ -844,6 +893,18 @@ impl<'a> Worker<'a> {
 
     fn run(&mut self, stop: &AtomicBool, finish: &AtomicBool) -> Result<WorkerOutcome, EngineError> {
         self.epoch = *self.shared.epoch.get().expect("epoch set before the start barrier");
+        // A phase that starts later than the others it runs with (fio's startdelay) waits in
+        // slices, so that Ctrl-C, a failing worker or exitall end the wait.
+        while mono_ns() < self.epoch {
+            if stop.load(Ordering::Relaxed)
+                || self.shared.abort.load(Ordering::Relaxed)
+                || finish.load(Ordering::Relaxed)
+            {
+                break;
+            }
+            let left = self.epoch.saturating_sub(mono_ns());
+            std::thread::sleep(std::time::Duration::from_nanos(left.min(50_000_000)));
+        }
         let (u0, s0) = thread_cpu();
         self.next_boundary = self.boundary_after(0);
         let depth = self.plan.settings.iodepth.max(1);
@@ -1003,6 +1064,10 @@ impl<'a> Worker<'a> {
         }
         self.tick(end)?;
         self.send_interval(end);
+        if !interrupted && self.plan.settings.exitall {
+            // fio's exitall: this phase is done, so are the phases running with it.
+            finish.store(true, Ordering::Relaxed);
+        }
         if !interrupted {
             let _ = self
                 .shared

@@ -38,6 +38,7 @@ fn plan(kind: PhaseKind, backend: BackendKind, path: &std::path::Path, workers: 
                 target: 0,
             })
             .collect(),
+        together: false,
     }
 }
 

@@ -27,6 +27,9 @@ pub enum PhaseKind {
     Randwrite,
     /// Random mix of reads and writes with a read percentage.
     Randrw,
+    /// Sequential mix of reads and writes with a read percentage, each direction going through
+    /// the file from its start on its own (fio's `rw=rw`).
+    Rw,
     /// Sequential read from the end of the file towards its start.
     Backread,
     /// Read every `stride`-th record, wrapping round until every record was read once.
@@ -37,7 +40,7 @@ pub enum PhaseKind {
 
 impl PhaseKind {
     /// Every kind, in the order a user would expect them in a listing.
-    pub const ALL: [PhaseKind; 10] = [
+    pub const ALL: [PhaseKind; 11] = [
         PhaseKind::Write,
         PhaseKind::Rewrite,
         PhaseKind::Read,
@@ -45,6 +48,7 @@ impl PhaseKind {
         PhaseKind::Randread,
         PhaseKind::Randwrite,
         PhaseKind::Randrw,
+        PhaseKind::Rw,
         PhaseKind::Backread,
         PhaseKind::Strideread,
         PhaseKind::Recrewrite,
@@ -60,6 +64,7 @@ impl PhaseKind {
             PhaseKind::Randread => "randread",
             PhaseKind::Randwrite => "randwrite",
             PhaseKind::Randrw => "randrw",
+            PhaseKind::Rw => "rw",
             PhaseKind::Backread => "backread",
             PhaseKind::Strideread => "strideread",
             PhaseKind::Recrewrite => "recrewrite",
@@ -79,6 +84,7 @@ impl PhaseKind {
                 | PhaseKind::Reread
                 | PhaseKind::Randread
                 | PhaseKind::Randrw
+                | PhaseKind::Rw
                 | PhaseKind::Backread
                 | PhaseKind::Strideread
         )
@@ -88,7 +94,12 @@ impl PhaseKind {
     pub fn writes(self) -> bool {
         matches!(
             self,
-            PhaseKind::Write | PhaseKind::Rewrite | PhaseKind::Randwrite | PhaseKind::Randrw | PhaseKind::Recrewrite
+            PhaseKind::Write
+                | PhaseKind::Rewrite
+                | PhaseKind::Randwrite
+                | PhaseKind::Randrw
+                | PhaseKind::Rw
+                | PhaseKind::Recrewrite
         )
     }
 
@@ -156,6 +167,10 @@ pub struct PhasePlan {
     pub seed: u64,
     /// One entry per worker.
     pub workers: Vec<WorkerFile>,
+    /// The phase ran at the same time as the phase before it (fio's jobs without a stonewall
+    /// between them), each on its own workers.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub together: bool,
 }
 
 impl PhasePlan {

@@ -414,8 +414,13 @@ mod tests {
         let j = serde_json::to_string(&PhaseName::Kind(PhaseKind::Write)).unwrap();
         assert_eq!(j, "\"write\"");
         assert_eq!(
+            serde_json::from_str::<PhaseName>("\"randtrim\"").unwrap(),
+            PhaseName::Other("randtrim".into())
+        );
+        // fio's sequential mix is storlab's own kind now: an imported one reads as it.
+        assert_eq!(
             serde_json::from_str::<PhaseName>("\"rw\"").unwrap(),
-            PhaseName::Other("rw".into())
+            PhaseName::Kind(PhaseKind::Rw)
         );
     }
 

@@ -187,13 +187,15 @@ settings! {
     timeout: Duration | "none: the pass ends the phase", "DURATION", "end a phase of passes (no runtime) after this long even when its passes are not done, as fio's runtime without time_based", read_duration;
     loops: u32 = "1", "N", "passes over each worker's region in a phase without runtime (fio's loops)", read_loops;
     random_map: bool = "false", "BOOL", "random offsets visit every block once per pass, in a random order (fio's default random map); false draws every offset anew, so that some blocks repeat and others are left out (fio's norandommap)", read_bool;
+    start_delay: Duration = "0s", "DURATION", "with phases that run together (fio's jobs without a stonewall between them): begin this long after the others (fio's startdelay); the phase's clock starts then", read_duration;
+    exitall: bool = "false", "BOOL", "with phases that run together: when this phase is done, the others end too (fio's exitall)", read_bool;
     fallocate: Fallocate = "none", "HOW", "how a write phase allocates its new files before writing: `none`, `posix` (fallocate(2) the whole region first, fio's default `native`), `keep` (fallocate keeping the file's size), `truncate` (set the length first)", read_fallocate;
     ramp: Duration = "0s", "DURATION", "run first, excluded from the results", read_duration;
     rate: Rate | "as fast as it goes", "RATE", "target rate: `20000iops` or `200MiB/s`", read_rate;
     rate_per: RatePer = "total", "total|worker", "`total` (shared by the workers) or `worker` (each worker at the rate)", read_rate_per;
     pattern: DataPattern = "random", "PATTERN", "`random` (unique per block), `zeros`, `compress:NN` (NN % of each 4 KiB is zeros)", read_pattern;
     verify: bool = "false", "", "stamp every 4 KiB written; check every 4 KiB read", read_bool;
-    rwmix: u8 = "50", "PERCENT", "read percentage of `randrw`", read_rwmix;
+    rwmix: u8 = "50", "PERCENT", "read percentage of `randrw` and `rw`", read_rwmix;
     stride: u64 = "4", "N", "records between reads of `strideread`", read_stride;
     fadvise: Fadvise = "none", "HINT", "posix_fadvise over each worker's region before a phase: `none`, `sequential`, `random`, `noreuse`, or `dontneed` (drop its clean cached pages, so that a buffered read starts from the device rather than from what an earlier phase or program left in the cache)", read_fadvise;
     interval: Duration = "1s", "DURATION", "sample interval (10ms or more)", read_interval;
@@ -338,7 +340,7 @@ fn read_rwmix(s: &str) -> Result<u8, String> {
     let p: i64 = read_int(s, "a percentage")?;
     if !(0..=100).contains(&p) {
         return Err(format!(
-            "rwmix {p} is outside 0–100: it is the percentage of reads in randrw"
+            "rwmix {p} is outside 0–100: it is the percentage of reads in randrw and rw"
         ));
     }
     Ok(p as u8)

@@ -323,7 +323,12 @@ pub fn document(run: &RunDetail, o: &FioJsonOptions) -> Value {
         .map(|d| d.as_secs())
         .unwrap_or(0);
     let mut jobs = Vec::new();
+    let mut group = 0;
     for (i, p) in run.phases.iter().enumerate() {
+        // Phases that ran together are one fio group (one stonewall to the next).
+        if i > 0 && !p.plan().is_some_and(|pl| pl.together) {
+            group += 1;
+        }
         let r = &p.result;
         let hist = decode(&r.histogram);
         let one_way = !(r.ops_read > 0 && r.ops_written > 0);
@@ -342,7 +347,7 @@ pub fn document(run: &RunDetail, o: &FioJsonOptions) -> Value {
             .cloned()
             .unwrap_or_else(|| p.kind.as_str().to_string());
         j.insert("jobname".into(), json!(name));
-        j.insert("groupid".into(), json!(i));
+        j.insert("groupid".into(), json!(group));
         j.insert("job_start".into(), json!(started * 1000));
         j.insert("error".into(), json!(0));
         j.insert("eta".into(), json!(0));

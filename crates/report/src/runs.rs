@@ -19,6 +19,9 @@ pub fn block_sizes(p: &Phase) -> String {
 /// What a phase's row notes: the page cache's possible flattery, the rate kept, verification.
 fn notes(p: &Phase) -> String {
     let mut notes = Vec::new();
+    if p.plan().is_some_and(|pl| pl.together) {
+        notes.push(format!("with phase {}", p.seq));
+    }
     if p.cache_flattered {
         notes.push("cache?".to_string());
     }

@@ -16,6 +16,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 pub use storlab_engine::IntervalObserver;
 use storlab_engine::{run_phase_observed, PhaseControl};
 use storlab_model::env::Environment;
+use storlab_model::plan::PhasePlan;
 use storlab_model::result::PhaseResult;
 use storlab_model::run::{NewRun, Phase, PhaseName, PhaseParams, RunEventKind, RunKind, RunStatus, Tag};
 use storlab_model::scan::{Report as ScanReport, ScanOptions};
@@ -415,6 +416,20 @@ pub trait Phases {
         stop: &AtomicBool,
         observer: Option<&dyn IntervalObserver>,
     ) -> Result<Phase, Box<dyn std::error::Error + Send + Sync>>;
+    /// True when phase `seq` runs at the same time as the one before it.
+    fn together(&self, seq: usize) -> bool {
+        let _ = seq;
+        false
+    }
+    /// Runs phases `seqs` at the same time (only asked of phases that say [`Phases::together`]).
+    fn run_together(
+        &mut self,
+        seqs: &[usize],
+        stop: &AtomicBool,
+        observer: Option<&dyn IntervalObserver>,
+    ) -> Result<Vec<Phase>, Box<dyn std::error::Error + Send + Sync>> {
+        seqs.iter().map(|s| self.run(*s, stop, observer)).collect()
+    }
 }
 
 /// A job's phases, run by the engine.
@@ -470,6 +485,34 @@ impl Phases for PlanPhases<'_> {
             result,
         })
     }
+
+    fn together(&self, seq: usize) -> bool {
+        self.plan.phases[seq].together
+    }
+
+    fn run_together(
+        &mut self,
+        seqs: &[usize],
+        stop: &AtomicBool,
+        observer: Option<&dyn IntervalObserver>,
+    ) -> Result<Vec<Phase>, Box<dyn std::error::Error + Send + Sync>> {
+        let plans: Vec<&PhasePlan> = seqs.iter().map(|s| &self.plan.phases[*s]).collect();
+        let results = storlab_engine::run_group_observed(&plans, stop, self.control, observer)?;
+        Ok(seqs
+            .iter()
+            .zip(results)
+            .map(|(seq, result)| {
+                let phase = &self.plan.phases[*seq];
+                Phase {
+                    seq: *seq as u32,
+                    kind: PhaseName::Kind(phase.kind),
+                    params: PhaseParams::Plan(phase.clone()),
+                    cache_flattered: cache_may_flatter(phase, self.plan.file_set_bytes, self.memory_bytes),
+                    result,
+                }
+            })
+            .collect())
+    }
 }
 
 /// The one run path: begins the run with its environment, runs each phase (telling the live
@@ -497,72 +540,101 @@ pub fn run_phases(
     let mut bad_blocks = 0u64;
     let mut errors: Vec<String> = Vec::new();
     let n = phases.count();
-    for seq in 0..n {
+    let mut seq = 0;
+    'phases: while seq < n {
         if stop.load(Ordering::Relaxed) {
             status = RunStatus::Aborted;
             break;
         }
-        let (name, runtime_seconds, bytes, sampled) = phases.describe(seq);
-        let name = name.as_str().to_string();
-        store.add_event(run_id, RunEventKind::PhaseStart, &format!("{} ({name})", seq + 1))?;
-        if let Some(l) = o.live {
-            l.phase_started(&PhaseStart {
-                run_id,
-                seq: seq + 1,
-                phases: n,
-                kind: &name,
-                targets: &shown,
-                runtime_seconds,
-                bytes,
-                sampled,
-            });
+        // The phases that run at the same time as this one.
+        let mut group = vec![seq];
+        while group.len() + seq < n && phases.together(seq + group.len()) {
+            group.push(seq + group.len());
+        }
+        let mut names = Vec::new();
+        for &s in &group {
+            let (name, runtime_seconds, bytes, sampled) = phases.describe(s);
+            let name = name.as_str().to_string();
+            store.add_event(run_id, RunEventKind::PhaseStart, &format!("{} ({name})", s + 1))?;
+            if let Some(l) = o.live {
+                l.phase_started(&PhaseStart {
+                    run_id,
+                    seq: s + 1,
+                    phases: n,
+                    kind: &name,
+                    targets: &shown,
+                    runtime_seconds,
+                    bytes,
+                    sampled,
+                });
+            }
+            names.push(name);
         }
         let observer: Option<&dyn IntervalObserver> = o.live.map(|l| l as &dyn IntervalObserver);
-        let ran = phases.run(seq, stop, observer);
+        let ran = if group.len() == 1 {
+            phases.run(seq, stop, observer).map(|p| vec![p])
+        } else {
+            phases.run_together(&group, stop, observer)
+        };
         if let Some(l) = o.live {
-            l.phase_ended(run_id, seq + 1, ran.as_ref().ok().map(|p| &p.result));
+            for (k, &s) in group.iter().enumerate() {
+                l.phase_ended(
+                    run_id,
+                    s + 1,
+                    ran.as_ref().ok().and_then(|p| p.get(k)).map(|p| &p.result),
+                );
+            }
         }
-        let stored = match ran {
+        let ran = match ran {
             Ok(p) => p,
             Err(e) => {
-                let msg = format!("phase {} ({name}) failed: {e}", seq + 1);
+                let which = if group.len() == 1 {
+                    format!("phase {} ({})", seq + 1, names[0])
+                } else {
+                    format!("phases {}–{} (together)", seq + 1, seq + group.len())
+                };
+                let msg = format!("{which} failed: {e}");
                 store.add_event(run_id, RunEventKind::PhaseFailed, &msg)?;
                 store.finish_run(run_id, RunStatus::Failed, Some(&msg))?;
                 return Err(SessionError::Phase {
                     run_id,
                     seq: seq + 1,
-                    kind: name,
+                    kind: names.join("+"),
                     source: e,
                 });
             }
         };
-        if stored.result.interrupted {
-            let msg = format!(
-                "interrupted during phase {} ({name}); that phase is not stored",
-                seq + 1
-            );
-            store.add_event(run_id, RunEventKind::Interrupted, &msg)?;
-            status = RunStatus::Aborted;
-            detail = Some(msg);
-            break;
-        }
-        if let Some(v) = &stored.result.verify {
-            bad_blocks += v.bad_blocks;
-        }
-        if let PhaseParams::Meta(m) = &stored.params {
-            if m.errors > 0 {
-                let first = m
-                    .first_errors
-                    .first()
-                    .map(|e| format!(", the first: {e}"))
-                    .unwrap_or_default();
-                let msg = format!("phase {} ({name}): {} error(s){first}", seq + 1, m.errors);
-                store.add_event(run_id, RunEventKind::PhaseFailed, &msg)?;
-                errors.push(msg);
+        for (stored, name) in ran.into_iter().zip(names) {
+            let seq = stored.seq as usize;
+            if stored.result.interrupted {
+                let msg = format!(
+                    "interrupted during phase {} ({name}); that phase is not stored",
+                    seq + 1
+                );
+                store.add_event(run_id, RunEventKind::Interrupted, &msg)?;
+                status = RunStatus::Aborted;
+                detail = Some(msg);
+                break 'phases;
             }
+            if let Some(v) = &stored.result.verify {
+                bad_blocks += v.bad_blocks;
+            }
+            if let PhaseParams::Meta(m) = &stored.params {
+                if m.errors > 0 {
+                    let first = m
+                        .first_errors
+                        .first()
+                        .map(|e| format!(", the first: {e}"))
+                        .unwrap_or_default();
+                    let msg = format!("phase {} ({name}): {} error(s){first}", seq + 1, m.errors);
+                    store.add_event(run_id, RunEventKind::PhaseFailed, &msg)?;
+                    errors.push(msg);
+                }
+            }
+            store.save_phase(run_id, &stored)?;
+            results.push(stored.result);
         }
-        store.save_phase(run_id, &stored)?;
-        results.push(stored.result);
+        seq += group.len();
     }
     if status == RunStatus::Ok && !errors.is_empty() {
         status = RunStatus::Failed;

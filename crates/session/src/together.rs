@@ -87,6 +87,13 @@ pub fn run_job(
     stonewall: bool,
     open: impl FnOnce() -> Result<Rank0, String>,
 ) -> Result<Stored<Executed>, SessionError> {
+    if job.streams.iter().any(|s| s.together) {
+        // Every rank has the same job, so every rank stops here.
+        return Err(SessionError::Job(storlab_workload::WorkloadError::invalid(
+            &job.origin,
+            "phases that run at the same time (a fio job file's jobs without a stonewall between them) do not run under mpirun: add stonewall between the jobs",
+        )));
+    }
     let mut job = job.clone();
     job.targets = for_rank(team, &job.targets);
     let prepared = prepare(&job, o.allow_devices);

@@ -716,6 +716,7 @@ impl IozoneArgs {
             phases,
             origin: "the IOzone command line".into(),
             notes: Vec::new(),
+            streams: Vec::new(),
             tasks: Default::default(),
         }
     }

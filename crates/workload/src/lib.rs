@@ -88,10 +88,29 @@ pub struct Job {
     /// differently, options ignored): kept with the run.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub notes: Vec<String>,
+    /// Where and with what each phase runs when the phases are not simply one after another on
+    /// the job's files (a fio job file's jobs): one entry per phase, or none.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub streams: Vec<Stream>,
     /// Background tasks given as commands (`[task.NAME]` tables), for `storlab impact --task
     /// cmd:NAME`.
     #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub tasks: std::collections::BTreeMap<String, CommandTask>,
+}
+
+/// Where and when one phase of a job runs, for jobs whose phases are not simply one after the
+/// other on the same files (fio's jobs: each on files of its own, some at the same time).
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
+pub struct Stream {
+    /// Its name (the fio job's).
+    pub name: String,
+    /// It runs at the same time as the phase before it, on workers of its own.
+    pub together: bool,
+    /// Its file set: the phases of one set share their files, one per worker; each set has
+    /// files of its own.
+    pub set: String,
+    /// Its own targets (the job's when empty).
+    pub targets: Vec<std::path::PathBuf>,
 }
 
 /// A background task as three argument vectors (never a shell string): start it, print its
@@ -188,8 +207,48 @@ impl Job {
                                 })?;
                                 let kind = phase_kind(kind_name, &porigin)?;
                                 let mut s = Settings::default();
+                                let mut stream = Stream::default();
+                                let mut has_stream = false;
                                 for (k, v) in t.iter().filter(|(k, _)| k.as_str() != "kind") {
-                                    apply(&mut s, k, v, &format!("{porigin} ({kind_name}), key {k}"))?;
+                                    let korigin = format!("{porigin} ({kind_name}), key {k}");
+                                    let text = |v: &toml::Value| {
+                                        v.as_str()
+                                            .map(str::to_string)
+                                            .ok_or_else(|| WorkloadError::invalid(&korigin, "expected a string"))
+                                    };
+                                    match k.as_str() {
+                                        "name" => stream.name = text(v)?,
+                                        "files" => stream.set = text(v)?,
+                                        "together" => {
+                                            stream.together = v.as_bool().ok_or_else(|| {
+                                                WorkloadError::invalid(&korigin, "expected true or false")
+                                            })?
+                                        }
+                                        "target" => {
+                                            stream.targets = match v {
+                                                toml::Value::String(p) => vec![p.into()],
+                                                toml::Value::Array(a) => a
+                                                    .iter()
+                                                    .map(|x| text(x).map(Into::into))
+                                                    .collect::<Result<_, _>>()?,
+                                                _ => {
+                                                    return Err(WorkloadError::invalid(
+                                                        &korigin,
+                                                        "expected a path or a list of paths",
+                                                    ))
+                                                }
+                                            }
+                                        }
+                                        _ => {
+                                            apply(&mut s, k, v, &korigin)?;
+                                            continue;
+                                        }
+                                    }
+                                    has_stream = true;
+                                }
+                                if has_stream {
+                                    job.streams.resize(job.phases.len(), Stream::default());
+                                    job.streams.push(stream);
                                 }
                                 job.phases.push((kind, s));
                             }
@@ -254,6 +313,10 @@ impl Job {
                 _ => apply(&mut job.settings, key, value, &origin)?,
             }
         }
+        if !job.streams.is_empty() {
+            // Phases that named no stream of their own run as usual, on the job's files.
+            job.streams.resize(job.phases.len(), Stream::default());
+        }
         Ok(job)
     }
 
@@ -291,8 +354,13 @@ impl Job {
     ) -> Result<(), WorkloadError> {
         if !targets.is_empty() {
             self.targets = targets.to_vec();
+            // The targets given replace each stream's own.
+            for st in &mut self.streams {
+                st.targets.clear();
+            }
         }
         if !phases.is_empty() {
+            self.streams.clear();
             self.phases = phases
                 .iter()
                 .map(|p| Ok((phase_kind(p, "--phase")?, Settings::default())))

@@ -57,6 +57,75 @@ pub struct Plan {
     pub file_set_bytes: u64,
 }
 
+/// One file per worker in each directory target (named `PREFIX-W.dat`), workers sharing a
+/// file target in equal regions: the workers of a file set, and the files storlab creates.
+fn place_workers(
+    targets: &[(PathBuf, TargetKind, Option<u64>)],
+    mine: &[usize],
+    threads: u32,
+    size: Option<u64>,
+    align: u64,
+    prefix: &str,
+) -> Result<(Vec<WorkerFile>, Vec<PathBuf>), WorkloadError> {
+    let mut workers: Vec<WorkerFile> = Vec::new();
+    let mut created = Vec::new();
+    let nt = mine.len() as u32;
+    for (k, &ti) in mine.iter().enumerate() {
+        let (path, kind, len) = &targets[ti];
+        let own: Vec<u32> = (0..threads).filter(|w| w % nt == k as u32).collect();
+        if own.is_empty() {
+            continue;
+        }
+        match kind {
+            TargetKind::Directory => {
+                for w in &own {
+                    let f = path.join(format!("{prefix}-{w}.dat"));
+                    workers.push(WorkerFile {
+                        path: f.clone(),
+                        offset: 0,
+                        len: size.unwrap_or(DEFAULT_SIZE),
+                        owned: true,
+                        target: ti as u16,
+                    });
+                    created.push(f);
+                }
+            }
+            TargetKind::NewFile | TargetKind::File | TargetKind::Device => {
+                let total = match (kind, size, len) {
+                    (TargetKind::NewFile, s, _) => s.unwrap_or(DEFAULT_SIZE),
+                    (_, None, Some(l)) => *l,
+                    (_, Some(s), Some(l)) if s > *l => {
+                        return Err(target_error(
+                            path,
+                            format!("size {} is larger than this existing {} ({}): storlab does not grow files it did not create; give a size of at most {}", Size(s), if *kind == TargetKind::Device { "device" } else { "file" }, Size(*l), Size(*l)),
+                        ))
+                    }
+                    (_, Some(s), _) => s,
+                    (_, None, None) => DEFAULT_SIZE,
+                };
+                let m = own.len() as u64;
+                let share = total / m / align * align;
+                if share == 0 {
+                    return Err(target_error(path, format!("{} shared by {m} workers leaves less than one block ({}) each: use fewer threads or a larger size", Size(total), Size(align))));
+                }
+                for j in 0..m {
+                    workers.push(WorkerFile {
+                        path: path.clone(),
+                        offset: j * share,
+                        len: share,
+                        owned: *kind == TargetKind::NewFile,
+                        target: ti as u16,
+                    });
+                }
+                if *kind == TargetKind::NewFile {
+                    created.push(path.clone());
+                }
+            }
+        }
+    }
+    Ok((workers, created))
+}
+
 /// A phase's settings: the job's, with the phase's own laid over them, defaults applied.
 fn effective(job: &Settings, phase: &Settings) -> PhaseSettings {
     let mut s = job.clone();
@@ -230,87 +299,69 @@ pub fn resolve(job: &Job, opts: &ResolveOptions) -> Result<Plan, WorkloadError> 
     let effs: Vec<PhaseSettings> = job.phases.iter().map(|(_, s)| effective(&job.settings, s)).collect();
     let origin_of = |i: usize| format!("{}: phase {} ({})", job.origin, i + 1, job.phases[i].0.name());
 
-    // Files are shared by all phases, so the things that shape them must agree.
-    let threads = effs[0].threads;
-    let size = effs[0].size;
-    for (i, e) in effs.iter().enumerate() {
-        if e.threads != threads {
-            return Err(WorkloadError::invalid(origin_of(i), format!("threads is {} here but {threads} in phase 1: all phases share the same files, so threads must be the same", e.threads)));
-        }
-        if e.size != size {
-            return Err(WorkloadError::invalid(
-                origin_of(i),
-                "size differs from phase 1: all phases share the same files, so size must be the same",
-            ));
+    // The file sets: the phases of one set share their files, one per worker (a job's phases
+    // are one set unless its streams say otherwise: a fio job file's jobs each have theirs).
+    let set_of = |i: usize| job.streams.get(i).map(|s| s.set.as_str()).unwrap_or("");
+    let mut sets: Vec<&str> = Vec::new();
+    for i in 0..job.phases.len() {
+        if !sets.contains(&set_of(i)) {
+            sets.push(set_of(i));
         }
     }
     let all_null = effs.iter().all(|e| e.engine == BackendKind::Null);
 
-    let mut targets = Vec::new();
-    for t in &job.targets {
-        let (kind, len) = classify(t, opts)?;
-        targets.push((t.clone(), kind, len));
-    }
-
-    // One file per worker in each directory; workers sharing a file get equal regions.
-    let mut workers: Vec<WorkerFile> = Vec::new();
-    let mut created = Vec::new();
-    let align = effs.iter().map(|e| e.bs.max()).max().unwrap_or(4096).max(1);
-    let nt = targets.len() as u32;
-    for (ti, (path, kind, len)) in targets.iter().enumerate() {
-        let mine: Vec<u32> = (0..threads).filter(|w| w % nt == ti as u32).collect();
-        if mine.is_empty() {
-            continue;
-        }
-        match kind {
-            TargetKind::Directory => {
-                for w in &mine {
-                    let f = path.join(format!("storlab-{}-{w}.dat", opts.file_tag));
-                    let s = size.unwrap_or(DEFAULT_SIZE);
-                    workers.push(WorkerFile {
-                        path: f.clone(),
-                        offset: 0,
-                        len: s,
-                        owned: true,
-                        target: ti as u16,
-                    });
-                    created.push(f);
-                }
+    let mut targets: Vec<(PathBuf, TargetKind, Option<u64>)> = Vec::new();
+    let mut set_workers: Vec<Vec<WorkerFile>> = Vec::new();
+    let mut created: Vec<PathBuf> = Vec::new();
+    for (si, set) in sets.iter().enumerate() {
+        let members: Vec<usize> = (0..job.phases.len()).filter(|i| set_of(*i) == *set).collect();
+        let first = members[0];
+        // The things that shape a set's files must agree within it.
+        let threads = effs[first].threads;
+        let size = effs[first].size;
+        for &i in &members {
+            let e = &effs[i];
+            if e.threads != threads {
+                return Err(WorkloadError::invalid(origin_of(i), format!("threads is {} here but {threads} in phase {}: the phases share the same files, so threads must be the same", e.threads, first + 1)));
             }
-            TargetKind::NewFile | TargetKind::File | TargetKind::Device => {
-                let total = match (kind, size, len) {
-                    (TargetKind::NewFile, s, _) => s.unwrap_or(DEFAULT_SIZE),
-                    (_, None, Some(l)) => *l,
-                    (_, Some(s), Some(l)) if s > *l => {
-                        return Err(target_error(
-                            path,
-                            format!("size {} is larger than this existing {} ({}): storlab does not grow files it did not create; give a size of at most {}", Size(s), if *kind == TargetKind::Device { "device" } else { "file" }, Size(*l), Size(*l)),
-                        ))
-                    }
-                    (_, Some(s), _) => s,
-                    (_, None, None) => DEFAULT_SIZE,
-                };
-                let m = mine.len() as u64;
-                let share = total / m / align * align;
-                if share == 0 {
-                    return Err(target_error(path, format!("{} shared by {m} workers leaves less than one block ({}) each: use fewer threads or a larger size", Size(total), Size(align))));
-                }
-                for k in 0..m {
-                    workers.push(WorkerFile {
-                        path: path.clone(),
-                        offset: k * share,
-                        len: share,
-                        owned: *kind == TargetKind::NewFile,
-                        target: ti as u16,
-                    });
-                }
-                if *kind == TargetKind::NewFile {
-                    created.push(path.clone());
-                }
+            if e.size != size {
+                return Err(WorkloadError::invalid(
+                    origin_of(i),
+                    format!(
+                        "size differs from phase {}: the phases share the same files, so size must be the same",
+                        first + 1
+                    ),
+                ));
             }
         }
+        let own = job.streams.get(first).map(|s| &s.targets).filter(|t| !t.is_empty());
+        let mut mine = Vec::new();
+        for t in own.unwrap_or(&job.targets) {
+            let at = match targets.iter().position(|(p, _, _)| p == t) {
+                Some(k) => k,
+                None => {
+                    let (kind, len) = classify(t, opts)?;
+                    targets.push((t.clone(), kind, len));
+                    targets.len() - 1
+                }
+            };
+            mine.push(at);
+        }
+        let align = members.iter().map(|i| effs[*i].bs.max()).max().unwrap_or(4096).max(1);
+        let prefix = if sets.len() == 1 {
+            format!("storlab-{}", opts.file_tag)
+        } else {
+            format!("storlab-{}-{si}", opts.file_tag)
+        };
+        let (workers, made) = place_workers(&targets, &mine, threads, size, align, &prefix)?;
+        for f in made {
+            if !created.contains(&f) {
+                created.push(f);
+            }
+        }
+        set_workers.push(workers);
     }
-    let file_set_bytes: u64 = workers.iter().map(|w| w.len).sum();
+    let file_set_bytes: u64 = set_workers.iter().flatten().map(|w| w.len).sum();
 
     // Per-phase checks.
     // Headers are written whenever the job verifies anywhere, so that a write-only job's files
@@ -318,9 +369,13 @@ pub fn resolve(job: &Job, opts: &ResolveOptions) -> Result<Plan, WorkloadError> 
     let any_verify = effs.iter().any(|e| e.verify);
     let seed = job.settings.seed.unwrap_or(opts.default_seed);
     let mut phases = Vec::new();
-    let (mut gen, mut full_gen) = (0u32, 0u32);
+    // Each set's write generations: what its files hold.
+    let mut gens: Vec<(u32, u32)> = vec![(0, 0); sets.len()];
     for (i, ((kind, _), e)) in job.phases.iter().zip(&effs).enumerate() {
         let origin = origin_of(i);
+        let si = sets.iter().position(|s| *s == set_of(i)).expect("the phase's set");
+        let workers = &set_workers[si];
+        let (mut gen, mut full_gen) = gens[si];
         let region = workers.iter().map(|w| w.len).min().unwrap_or(0);
         if e.bs.max() > region {
             return Err(WorkloadError::invalid(
@@ -447,13 +502,15 @@ pub fn resolve(job: &Job, opts: &ResolveOptions) -> Result<Plan, WorkloadError> 
             generation,
             seed,
             workers: workers.clone(),
+            together: i > 0 && job.streams.get(i).is_some_and(|s| s.together),
         });
+        gens[si] = (gen, full_gen);
     }
 
     if !all_null {
         // Free space, per filesystem, for what storlab will create.
         let mut need: Vec<(u64, PathBuf, u64)> = Vec::new();
-        for w in workers.iter().filter(|w| w.owned) {
+        for w in set_workers.iter().flatten().filter(|w| w.owned) {
             let dir = w.path.parent().unwrap_or(Path::new(".")).to_path_buf();
             let dev = std::fs::metadata(&dir).map(|m| m.dev()).unwrap_or(0);
             match need.iter_mut().find(|(d, _, _)| *d == dev) {

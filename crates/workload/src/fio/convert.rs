@@ -107,12 +107,7 @@ fn pattern(
         "randread" => PhaseKind::Randread,
         "randwrite" => PhaseKind::Randwrite,
         "randrw" | "randreadwrite" => PhaseKind::Randrw,
-        "rw" | "readwrite" => {
-            return Err(j.refuse(
-                "rw",
-                "a sequential mix of reads and writes: storlab mixes only at random offsets (randrw)".into(),
-            ))
-        }
+        "rw" | "readwrite" => PhaseKind::Rw,
         "trim" | "randtrim" | "trimwrite" | "randtrimwrite" => {
             return Err(j.refuse("rw", "trims: storlab's engine issues reads and writes only".into()))
         }
@@ -497,13 +492,11 @@ pub fn convert(j: &Resolved, notes: &mut Vec<String>) -> Result<Converted, Workl
     if let Some(r) = j.time_us("ramp_time", TimeBase::Seconds)?.filter(|t| *t > 0) {
         s.push(("ramp".into(), duration_text(r)));
     }
-    if let Some(d) = j.time_us("startdelay", TimeBase::Seconds)? {
-        if d > 0 {
-            return Err(j.refuse(
-                "startdelay",
-                "a job that starts later than the others: storlab starts a phase's workers together".into(),
-            ));
-        }
+    if let Some(d) = j.time_us("startdelay", TimeBase::Seconds)?.filter(|d| *d > 0) {
+        s.push(("start_delay".into(), duration_text(d)));
+    }
+    if j.on("exitall")? {
+        s.push(("exitall".into(), "true".into()));
     }
     let loops = j.int("loops")?.unwrap_or(1);
     if loops > 1 {

@@ -34,10 +34,9 @@
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 
-use storlab_model::list_paths;
 use storlab_model::plan::PhaseKind;
 
-use crate::{apply_str, Job, Settings, WorkloadError};
+use crate::{apply_str, Job, Settings, Stream, WorkloadError};
 
 /// A fio job file read as a storlab job.
 #[derive(Debug, Clone)]
@@ -271,12 +270,6 @@ pub fn build(
         if !only.is_empty() && !only.contains(&sec.name) {
             continue;
         }
-        if r.on("exitall")? {
-            notes.push(format!(
-                "job '{}': exitall: the jobs running with it end when it does, as in fio",
-                r.name
-            ));
-        }
         for k in ["group_reporting", "new_group"] {
             if r.get(k).is_some() && noted.insert(k.to_string()) {
                 notes.push(format!(
@@ -298,8 +291,8 @@ pub fn build(
             "no jobs: a fio job file needs at least one [section] besides [global] (a command line, a --name=)",
         ));
     }
-    // Jobs between stonewalls run together in fio: one storlab phase when they differ only in
-    // where they run.
+    // Jobs between stonewalls run together in fio: each is a phase of its own, on files of its
+    // own (fio names a job's files after the job), started with the others.
     let mut groups: Vec<Vec<(Resolved, Converted)>> = Vec::new();
     for (i, (job, stonewall)) in jobs.into_iter().enumerate() {
         let c = convert(&job, &mut notes)?;
@@ -309,86 +302,63 @@ pub fn build(
         groups.last_mut().expect("a group").push((job, c));
     }
     let mut phases: Vec<ReadPhase> = Vec::new();
+    let mut streams: Vec<Stream> = Vec::new();
     let mut phase_names = Vec::new();
-    let mut targets: Option<Vec<PathBuf>> = None;
-    let mut workers: Option<u64> = None;
+    let mut targets: Vec<PathBuf> = Vec::new();
+    let mut index = 0usize;
+    let mut said_deferred = false;
     for group in &groups {
-        let (first, fc) = &group[0];
-        let mut group_targets = Vec::new();
-        let mut threads = 0;
-        for (job, c) in group {
-            if c.kinds != fc.kinds || c.settings != fc.settings {
-                let differ = c
-                    .settings
-                    .iter()
-                    .find(|kv| !fc.settings.contains(kv))
-                    .or_else(|| fc.settings.iter().find(|kv| !c.settings.contains(kv)))
-                    .map(|(k, _)| format!("different {k}"))
-                    .unwrap_or_else(|| "a different rw".into());
-                return Err(bad(
-                    &job.at,
-                    format!(
-                        "job '{}' runs at the same time as job '{}' (no stonewall between them) with {differ}: a storlab phase runs one access pattern with one set of settings; add stonewall to '{}' to run it after",
-                        job.name, first.name, job.name
-                    ),
-                ));
+        let mut deferred = Vec::new();
+        for (ji, (job, c)) in group.iter().enumerate() {
+            let set = format!("{index}.{}", job.name);
+            index += 1;
+            for t in &c.targets {
+                if !targets.contains(t) {
+                    targets.push(t.clone());
+                }
             }
-            for _ in 0..c.threads {
-                group_targets.extend(c.targets.iter().cloned());
-            }
-            threads += c.threads;
-        }
-        // storlab's phases of a job work on the same files, one per worker.
-        match workers {
-            None => workers = Some(threads),
-            Some(before) if before == threads => {}
-            Some(before) => {
-                return Err(bad(
-                    &first.get("numjobs").map(|o| o.at.clone()).unwrap_or_else(|| first.at.clone()),
-                    format!(
-                        "job '{}' runs {threads} job(s) (numjobs) where the jobs before it ran {before}: storlab's phases of one job share their files, one per worker, so every phase has as many workers (run a job file per numjobs)",
-                        first.name
-                    ),
-                ))
+            for (n, kind) in c.kinds.iter().enumerate() {
+                if n > 0 && group.len() > 1 {
+                    // A job's verifying read: after the whole group, on the job's files.
+                    deferred.push((job, c, *kind, set.clone()));
+                    continue;
+                }
+                phase_names.push(if n == 0 {
+                    job.name.clone()
+                } else {
+                    format!("{} (verify)", job.name)
+                });
+                phases.push(read_phase(*kind, c, job)?);
+                streams.push(Stream {
+                    name: job.name.clone(),
+                    together: n == 0 && ji > 0,
+                    set: set.clone(),
+                    targets: c.targets.clone(),
+                });
             }
         }
-        // One target for all workers is said once.
-        if group_targets.iter().all(|t| *t == group_targets[0]) {
-            group_targets.truncate(1);
+        if !deferred.is_empty() && !said_deferred {
+            said_deferred = true;
+            notes.push("the verifying reads of jobs that run together follow the whole group (fio verifies each job's files after its own writes, while the others still run)".into());
         }
-        match &targets {
-            None => targets = Some(group_targets),
-            Some(t) if *t == group_targets => {}
-            Some(t) => {
-                return Err(bad(
-                    &first.at,
-                    format!(
-                        "job '{}' runs on {} where the jobs before it ran on {}: storlab runs every phase of a job on the same targets (run a job file per place)",
-                        first.name,
-                        list_paths(&group_targets),
-                        list_paths(t)
-                    ),
-                ))
-            }
-        }
-        for (n, kind) in fc.kinds.iter().enumerate() {
-            phase_names.push(if n == 0 {
-                first.name.clone()
-            } else {
-                format!("{} (verify)", first.name)
+        for (k, (job, c, kind, set)) in deferred.into_iter().enumerate() {
+            phase_names.push(format!("{} (verify)", job.name));
+            phases.push(read_phase(kind, c, job)?);
+            streams.push(Stream {
+                name: job.name.clone(),
+                together: k > 0,
+                set,
+                targets: c.targets.clone(),
             });
-            let mut kv = fc.settings.clone();
-            kv.push(("threads".into(), threads.to_string()));
-            let mut settings = Settings::default();
-            for (k, v) in &kv {
-                apply_str(&mut settings, k, v, &format!("{} (job '{}')", first.at, first.name))?;
-            }
-            phases.push((*kind, settings, kv));
         }
     }
+    // One job: its phases are a storlab job's usual ones, on the job's targets.
+    let one_set = streams.iter().all(|st| st.set == streams[0].set);
+    if one_set {
+        streams.clear();
+    }
     let name = run_name.unwrap_or_else(|| source.name.clone());
-    let targets = targets.unwrap_or_default();
-    let toml = to_toml(&name, &targets, &phases, &source.shown, &notes, &ignored);
+    let toml = to_toml(&name, &targets, &phases, &streams, &source.shown, &notes, &ignored);
     let mut job_notes = notes.clone();
     if !ignored.is_empty() {
         job_notes.push(format!(
@@ -402,6 +372,7 @@ pub fn build(
             targets,
             settings: Settings::default(),
             phases: phases.into_iter().map(|(k, s, _)| (k, s)).collect(),
+            streams,
             origin: source.origin.clone(),
             notes: job_notes,
             ..Job::default()
@@ -416,11 +387,23 @@ pub fn build(
 /// A phase as read: its kind, its settings, and the same settings as storlab text (for TOML).
 type ReadPhase = (PhaseKind, Settings, Vec<(String, String)>);
 
+/// One phase of a converted job: its settings with its workers.
+fn read_phase(kind: PhaseKind, c: &Converted, job: &Resolved) -> Result<ReadPhase, WorkloadError> {
+    let mut kv = c.settings.clone();
+    kv.push(("threads".into(), c.threads.to_string()));
+    let mut settings = Settings::default();
+    for (k, v) in &kv {
+        apply_str(&mut settings, k, v, &format!("{} (job '{}')", job.at, job.name))?;
+    }
+    Ok((kind, settings, kv))
+}
+
 /// The job as a storlab job file.
 fn to_toml(
     name: &str,
     targets: &[PathBuf],
     phases: &[ReadPhase],
+    streams: &[Stream],
     shown: &str,
     notes: &[String],
     ignored: &[String],
@@ -442,12 +425,20 @@ fn to_toml(
             .collect::<Vec<_>>()
             .join(", ")
     );
-    for (kind, _, kv) in phases {
+    for (i, (kind, _, kv)) in phases.iter().enumerate() {
         out += &format!("\n[[phase]]\nkind = {}\n", q(kind.name()));
+        if let Some(st) = streams.get(i) {
+            out += &format!("name = {}\nfiles = {}\n", q(&st.name), q(&st.set));
+            if st.together {
+                out += "together = true\n";
+            }
+            let t: Vec<String> = st.targets.iter().map(|p| q(&p.display().to_string())).collect();
+            out += &format!("target = [{}]\n", t.join(", "));
+        }
         for (k, v) in kv {
             let value = match k.as_str() {
                 "threads" | "iodepth" | "iodepth_batch" | "rwmix" | "direct" | "verify" | "random_map" | "loops"
-                | "sync" => v.clone(),
+                | "sync" | "exitall" => v.clone(),
                 "fsync" if v != "end" => v.clone(),
                 _ => q(v),
             };
@@ -473,10 +464,21 @@ mod tests {
         assert_eq!(j.job.phases[1].0, PhaseKind::Randread);
         assert_eq!(j.job.phases[1].1.threads, Some(2));
         assert_eq!(j.job.targets, vec![PathBuf::from("/data")]);
-        assert!(j.toml.contains("kind = \"randread\"\nbs = \"4KiB\""), "{}", j.toml);
+        assert!(
+            j.toml
+                .contains("kind = \"randread\"\nname = \"r\"\nfiles = \"1.r\"\ntarget = [\"/data\"]\nbs = \"4KiB\""),
+            "{}",
+            j.toml
+        );
+        // Two fio jobs: each on files of its own, one after the other.
+        assert_eq!(
+            j.job.streams.iter().map(|s| s.together).collect::<Vec<_>>(),
+            [false, false]
+        );
         // The TOML reads back as the same job.
         let back = Job::parse(&j.toml, "back.toml").unwrap();
         assert_eq!(back.phases, j.job.phases);
+        assert_eq!(back.streams, j.job.streams);
     }
 
     #[test]
@@ -562,20 +564,25 @@ mod tests {
     }
 
     #[test]
-    fn concurrent_jobs_that_differ_are_refused_and_alike_ones_merge() {
-        let e = read("[global]\nrw=randread\n[a]\niodepth=4\nioengine=io_uring\n[b]\niodepth=32\nioengine=io_uring\n")
-            .unwrap_err()
-            .to_string();
-        assert!(
-            e.contains("job 'b' runs at the same time as job 'a'") && e.contains("different iodepth"),
-            "{e}"
-        );
-        let j = read("[global]\nrw=read\n[a]\ndirectory=/d1\n[b]\ndirectory=/d2\nnumjobs=2\n").unwrap();
-        assert_eq!(j.job.phases.len(), 1);
-        assert_eq!(j.job.phases[0].1.threads, Some(3));
+    fn jobs_that_run_together_are_phases_of_their_own_on_files_of_their_own() {
+        let j = read("[global]\nrw=randread\nsize=1m\ndirectory=/d\n[a]\niodepth=4\nioengine=io_uring\n[b]\niodepth=32\nioengine=io_uring\nnumjobs=2\n[c]\nstonewall\nrw=write\nverify=crc32c\n[d]\nrw=write\nverify=md5\n")
+            .unwrap();
+        let kinds: Vec<PhaseKind> = j.job.phases.iter().map(|p| p.0).collect();
+        use PhaseKind::*;
+        assert_eq!(kinds, [Randread, Randread, Write, Write, Read, Read]);
+        let together: Vec<bool> = j.job.streams.iter().map(|s| s.together).collect();
+        assert_eq!(together, [false, true, false, true, false, true]);
+        let sets: Vec<&str> = j.job.streams.iter().map(|s| s.set.as_str()).collect();
         assert_eq!(
-            j.job.targets,
-            vec![PathBuf::from("/d1"), PathBuf::from("/d2"), PathBuf::from("/d2")]
+            sets,
+            ["0.a", "1.b", "2.c", "3.d", "2.c", "3.d"],
+            "each job's verifying read is on its own files"
         );
+        assert_eq!(j.job.phases[1].1.threads, Some(2));
+        assert_eq!(j.phase_names[4], "c (verify)");
+        // The TOML reads back as the same job, streams and all.
+        let back = Job::parse(&j.toml, "back.toml").unwrap();
+        assert_eq!(back.phases, j.job.phases);
+        assert_eq!(back.streams, j.job.streams);
     }
 }
