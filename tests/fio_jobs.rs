@@ -218,7 +218,7 @@ fn fios_examples_are_read_as_fio_reads_them_or_refused_by_name() {
             "latency-profile.fio",
             "latency-profile.fio:14: fio option 'latency_target'",
         ),
-        ("rand-zones.fio", "random_distribution=zoned"),
+        ("butterfly.fio", "butterfly.fio:11: fio option 'flow'"),
     ] {
         let out = s.storlab(&[
             "run",
@@ -325,7 +325,7 @@ fn fios_examples_run_on_storlabs_engine() {
 
     // --ignore-unknown: an option that would measure something else, listed and kept.
     let think = s.path().join("think.fio");
-    std::fs::write(&think, "[t]\nrw=randread\nioengine=null\nsize=16m\nthinktime=100\n").unwrap();
+    std::fs::write(&think, "[t]\nrw=randread\nioengine=null\nsize=16m\nnice=5\n").unwrap();
     let out = s.storlab(&[
         "run",
         "--fio",
@@ -338,12 +338,12 @@ fn fios_examples_run_on_storlabs_engine() {
     ]);
     assert!(out.status.success(), "{}", stderr(&out));
     assert!(
-        stderr(&out).contains("ignored (--ignore-unknown): thinktime"),
+        stderr(&out).contains("ignored (--ignore-unknown): nice"),
         "{}",
         stderr(&out)
     );
     let run: Value = serde_json::from_slice(&out.stdout).unwrap();
-    assert!(run["job"]["job"]["notes"].to_string().contains("thinktime"));
+    assert!(run["job"]["job"]["notes"].to_string().contains("nice"));
 }
 
 #[test]
@@ -693,5 +693,90 @@ fn jobs_without_a_stonewall_run_at_the_same_time_on_files_of_their_own() {
     assert_eq!(run["phases"][1]["params"]["plan"]["settings"]["start_delay"], "3s");
     let wall = between(&run["started_at"], &run["finished_at"]);
     assert!(wall < 3.0, "{wall} s: the group ended with the first job");
+    assert!(entries(&d).is_empty());
+}
+
+/// Interval samples' operations, full intervals only.
+fn ops_per_interval(phase: &Value) -> Vec<f64> {
+    let samples = phase["result"]["samples"].as_array().unwrap();
+    let nominal = samples
+        .iter()
+        .map(|x| x["t_end"].as_f64().unwrap() - x["t_start"].as_f64().unwrap())
+        .fold(0.0, f64::max);
+    samples
+        .iter()
+        .filter(|x| x["t_end"].as_f64().unwrap() - x["t_start"].as_f64().unwrap() > nominal * 0.99)
+        .map(|x| x["ops_read"].as_f64().unwrap() + x["ops_written"].as_f64().unwrap())
+        .collect()
+}
+
+/// fio's thinktime and number_ios, Poisson rates, rate_min and wait_for, on the real binary.
+#[test]
+fn think_time_a_count_of_ios_poisson_rates_rate_min_and_wait_for_act_as_in_fio() {
+    let s = Scratch::new();
+    let d = s.data();
+    let dir = d.display().to_string();
+    let run = |name: &str, text: &str| -> (Output, Option<Value>) {
+        let p = s.path().join(name);
+        std::fs::write(&p, text).unwrap();
+        let out = s.storlab(&["run", "--fio", p.to_str().unwrap(), "--json", "-q"]);
+        let v = serde_json::from_slice(&out.stdout).ok();
+        (out, v)
+    };
+    // 100 reads, each followed by 10 ms of think time: 100 I/Os in at least a second.
+    let (out, v) = run(
+        "think.fio",
+        &format!("[t]\ndirectory={dir}\nrw=randread\nsize=4m\nnumber_ios=100\nthinktime=10ms\n"),
+    );
+    assert!(out.status.success(), "{}", stderr(&out));
+    let r = &v.unwrap()["phases"][0]["result"];
+    assert_eq!(r["ops_read"], 100);
+    assert!(r["all_done"]["seconds"].as_f64().unwrap() >= 0.99, "{}", r["all_done"]);
+    // A Poisson process of 2000 IOPS: about 20 I/Os per 10 ms sample, varying as Poisson's
+    // do (variance ≈ mean); the linear process of the same rate hardly varies.
+    let spread = |process: &str| -> (f64, f64) {
+        let (out, v) = run(
+            &format!("{process}.fio"),
+            &format!("[p]\ndirectory={dir}\nrw=randread\nsize=4m\nruntime=2\ntime_based\nrate_iops=2000\nrate_process={process}\nwrite_iops_log=p\nlog_avg_msec=10\n"),
+        );
+        assert!(out.status.success(), "{}", stderr(&out));
+        let ops = ops_per_interval(&v.unwrap()["phases"][0]);
+        let n = ops.len() as f64;
+        let mean = ops.iter().sum::<f64>() / n;
+        let var = ops.iter().map(|x| (x - mean).powi(2)).sum::<f64>() / (n - 1.0);
+        (mean, var)
+    };
+    let (pm, pv) = spread("poisson");
+    let (lm, lv) = spread("linear");
+    assert!(
+        (pm - 20.0).abs() < 3.0 && (lm - 20.0).abs() < 3.0,
+        "{pm} {lm} I/Os per 10 ms"
+    );
+    assert!(pv > 8.0 && pv < 40.0, "Poisson's variance {pv} (mean {pm})");
+    assert!(lv < 4.0, "linear's variance {lv}");
+    // rate_min above what the rate allows: the job fails as fio's does.
+    let (out, _) = run(
+        "min.fio",
+        &format!("[m]\ndirectory={dir}\nrw=read\nsize=64m\nrate=1m\nrate_min=2m\nruntime=3\ntime_based\n"),
+    );
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stderr(&out).contains("under the minimum rate"), "{}", stderr(&out));
+    // wait_for the job just before is a stonewall; fio's waitfor.fio reads so.
+    let out = s.storlab(&[
+        "run",
+        "--fio",
+        example("waitfor.fio").to_str().unwrap(),
+        "--parse-only",
+        "--json",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let together: Vec<bool> = v["job"]["streams"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|x| x["together"].as_bool().unwrap())
+        .collect();
+    assert_eq!(together, [false, false, false, false]);
     assert!(entries(&d).is_empty());
 }

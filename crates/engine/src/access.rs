@@ -207,6 +207,8 @@ pub struct Access {
     stride_done: u64,
     /// Passes left after this one (a phase without a runtime).
     passes_left: u32,
+    /// Random offsets' zones: (cumulative percent of the I/Os, region start, region end).
+    zones: Vec<(u32, u64, u64)>,
     /// Random offsets from fio's random map instead of drawn anew.
     map: Option<RandomMap>,
 }
@@ -245,7 +247,35 @@ impl Access {
             stride_done: 0,
             passes_left: 0,
             map: None,
+            zones: Vec::new(),
         }
+    }
+
+    /// Aligns random offsets to `align` rather than the smallest block size (fio's
+    /// blockalign); the block sizes stay as they are.
+    pub fn with_align(mut self, align: Option<u64>) -> Access {
+        if let Some(a) = align.filter(|a| *a > 0) {
+            self.align = a;
+        }
+        self
+    }
+
+    /// Draws random offsets from zones: `(percent of the I/Os, percent of the region)` in
+    /// order from the region's start (fio's random_distribution=zoned).
+    pub fn with_zones(mut self, zones: &[(u8, u8)]) -> Access {
+        let len = self.end - self.start;
+        let (mut io, mut at) = (0u32, 0u64);
+        for (a, r) in zones {
+            io += *a as u32;
+            let size = len * *r as u64 / 100;
+            self.zones
+                .push((io, self.start + at, self.start + (at + size).min(len)));
+            at += size;
+        }
+        if let Some(last) = self.zones.last_mut() {
+            last.2 = self.end;
+        }
+        self
     }
 
     /// Makes a phase without a runtime go over its region `loops` times (fio's `loops`).
@@ -378,8 +408,24 @@ impl Access {
                     }
                     self.remaining -= len;
                 }
-                let slots = (self.end - self.start - len) / self.align + 1;
-                self.start + rng.gen_range(0..slots) * self.align
+                let (lo, hi) = if self.zones.is_empty() {
+                    (self.start, self.end)
+                } else {
+                    let r = rng.gen_range(0..100u32);
+                    let z = self
+                        .zones
+                        .iter()
+                        .find(|z| r < z.0)
+                        .unwrap_or(&self.zones[self.zones.len() - 1]);
+                    // A zone narrower than the block runs to the region's end.
+                    (z.1, z.2.max(z.1 + len).min(self.end))
+                };
+                let lo = lo.div_ceil(self.align) * self.align;
+                if lo + len > hi {
+                    return Some((op, hi.saturating_sub(len) / self.align * self.align, len));
+                }
+                let slots = (hi - lo - len) / self.align + 1;
+                lo + rng.gen_range(0..slots) * self.align
             }
             PhaseKind::Recrewrite => {
                 if !self.time_based {
@@ -566,6 +612,37 @@ mod tests {
                 offs.iter().enumerate().all(|(i, o)| *o == i as u64 * 4096),
                 "{op:?}: {offs:?}"
             );
+        }
+    }
+
+    #[test]
+    fn zoned_offsets_fall_in_their_zones_and_align_as_asked() {
+        let mut a = Access::new(
+            PhaseKind::Randread,
+            0,
+            100 * 65536,
+            &BlockSizes::Fixed(4096),
+            true,
+            100,
+            1,
+        )
+        .with_zones(&[(50, 5), (30, 15), (20, 80)])
+        .with_align(Some(65536));
+        let mut rng = SmallRng::seed_from_u64(9);
+        let mut counts = [0u32; 3];
+        for _ in 0..20000 {
+            let (_, o, l) = a.next(&mut rng).unwrap();
+            assert_eq!(o % 65536, 0, "aligned to 64 KiB");
+            assert!(o + l <= 100 * 65536);
+            let z = match o / 65536 {
+                0..=4 => 0,
+                5..=19 => 1,
+                _ => 2,
+            };
+            counts[z] += 1;
+        }
+        for (c, want) in counts.iter().zip([10000.0, 6000.0, 4000.0]) {
+            assert!((*c as f64 - want).abs() < want * 0.05, "{counts:?}");
         }
     }
 

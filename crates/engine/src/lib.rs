@@ -92,6 +92,18 @@ pub enum EngineError {
         /// The system's reason.
         source: std::io::Error,
     },
+    /// A worker fell below the phase's minimum rate (fio's rate_min).
+    #[error("the worker on {path} moved {got} in the interval ending at {at:.1} s, under the minimum rate {want} (rate_min)")]
+    RateMin {
+        /// The worker's file.
+        path: String,
+        /// The interval's end, seconds from the phase's start.
+        at: f64,
+        /// What it moved, per second.
+        got: String,
+        /// The minimum.
+        want: String,
+    },
     /// A bug in the engine.
     #[error("internal engine error: {0}")]
     Internal(String),

@@ -17,7 +17,7 @@ use std::sync::{Barrier, OnceLock};
 
 use hdrhistogram::serialization::{Serializer, V2DeflateSerializer};
 use hdrhistogram::Histogram;
-use rand::{rngs::SmallRng, SeedableRng};
+use rand::{rngs::SmallRng, Rng, SeedableRng};
 use storlab_units::Rate;
 
 use crate::access::Access;
@@ -25,7 +25,7 @@ use crate::backend::{self, Backend, Completion, IoUnit, Op, Queued};
 use crate::data::{self, BufferPool};
 use crate::plan::{BackendKind, DataPattern, FsyncPolicy, GenerationRange, PhaseKind, PhasePlan, WorkerFile};
 use crate::result::*;
-use storlab_model::settings::{Fadvise, Fallocate};
+use storlab_model::settings::{Distribution, Fadvise, Fallocate, RateProcess};
 
 /// Summarises a histogram of nanoseconds.
 pub fn latency_of(h: &Histogram<u64>) -> Latency {
@@ -851,6 +851,11 @@ impl<'a> Worker<'a> {
                 plan.settings.stride,
             )
             .with_loops(plan.settings.loops)
+            .with_align(plan.settings.align)
+            .with_zones(match &plan.settings.distribution {
+                Distribution::Zoned(z) => z,
+                Distribution::Uniform => &[],
+            })
             .with_random_map_if(plan.settings.random_map, worker_seed ^ 0x0005_EED0_F4A9),
             rng: SmallRng::seed_from_u64(worker_seed),
             shared,
@@ -926,6 +931,8 @@ impl<'a> Worker<'a> {
             }
         });
         let mut next_sched = 0.0f64;
+        let mut issued = 0u64;
+        let think_ns = self.plan.settings.think.0;
         let mut pending: Option<(Op, u64, u64)> = None;
         let mut done_issuing = false;
         let mut interrupted = false;
@@ -940,6 +947,10 @@ impl<'a> Worker<'a> {
                     break;
                 }
                 if self.shared.abort.load(Ordering::Relaxed) || finish.load(Ordering::Relaxed) {
+                    done_issuing = true;
+                    break;
+                }
+                if self.plan.settings.ios.is_some_and(|n| issued >= n) {
                     done_issuing = true;
                     break;
                 }
@@ -974,7 +985,12 @@ impl<'a> Worker<'a> {
                         wait_until(self.epoch, sched);
                         now = self.now();
                     }
-                    next_sched += if *per_byte { *gap * len as f64 } else { *gap };
+                    let step = if *per_byte { *gap * len as f64 } else { *gap };
+                    next_sched += match self.plan.settings.rate_process {
+                        RateProcess::Linear => step,
+                        // Exponential gaps with the same mean: -ln(U), U uniform in (0, 1].
+                        RateProcess::Poisson => step * -(1.0 - self.rng.gen::<f64>()).ln(),
+                    };
                     if now > sched + self.plan.settings.late_after.0 {
                         self.interval.late += 1;
                     }
@@ -1028,6 +1044,19 @@ impl<'a> Worker<'a> {
                             to_commit = 0;
                         }
                     }
+                }
+                issued += 1;
+                if think_ns > 0 && issued.is_multiple_of(self.plan.settings.think_blocks.max(1) as u64) {
+                    // fio's thinktime: spin for its spin part, sleep the rest.
+                    let spin_until = mono_ns() + self.plan.settings.think_spin.0.min(think_ns);
+                    while mono_ns() < spin_until {
+                        std::hint::spin_loop();
+                    }
+                    let rest = think_ns.saturating_sub(self.plan.settings.think_spin.0);
+                    if rest > 0 {
+                        std::thread::sleep(std::time::Duration::from_nanos(rest));
+                    }
+                    self.last_end = None;
                 }
                 if let FsyncPolicy::Every(n) = self.plan.settings.fsync {
                     if self.writes_since_flush >= n {
@@ -1216,12 +1245,37 @@ impl<'a> Worker<'a> {
     fn tick(&mut self, now: u64) -> Result<(), EngineError> {
         while now >= self.next_boundary {
             let b = self.next_boundary;
+            self.check_rate_min(b)?;
             self.send_interval(b);
             self.interval_start = b;
             self.next_boundary = self.boundary_after(b);
             if !self.measuring && b >= self.plan.settings.ramp.0 {
                 self.measuring = true;
             }
+        }
+        Ok(())
+    }
+
+    /// fio's rate_min: a full interval after the ramp below the rate fails the phase.
+    fn check_rate_min(&self, end: u64) -> Result<(), EngineError> {
+        let Some(min) = self.plan.settings.rate_min else {
+            return Ok(());
+        };
+        let secs = end.saturating_sub(self.interval_start) as f64 / 1e9;
+        if !self.measuring || secs * 1e9 < self.plan.settings.interval.0 as f64 * 0.999 {
+            return Ok(());
+        }
+        let (got, want, unit) = match min {
+            Rate::Iops(v) => (self.interval.ops() as f64 / secs, v, "IOPS"),
+            Rate::BytesPerSec(v) => (self.interval.bytes() as f64 / secs, v, "bytes/s"),
+        };
+        if got < want {
+            return Err(EngineError::RateMin {
+                path: self.file_name.clone(),
+                at: end as f64 / 1e9,
+                got: format!("{got:.0} {unit}"),
+                want: format!("{want:.0} {unit}"),
+            });
         }
         Ok(())
     }

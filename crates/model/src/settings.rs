@@ -57,6 +57,26 @@ pub enum Fallocate {
     Truncate,
 }
 
+/// How a target rate spaces its I/Os.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum RateProcess {
+    /// Evenly.
+    Linear,
+    /// Gaps drawn from the exponential distribution with the rate's mean (a Poisson process).
+    Poisson,
+}
+
+/// Where random offsets fall.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Distribution {
+    /// Uniformly over the region.
+    Uniform,
+    /// Zones in order from the region's start: (percent of the I/Os, percent of the region).
+    Zoned(Vec<(u8, u8)>),
+}
+
 /// One setting as users see it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Setting {
@@ -187,11 +207,19 @@ settings! {
     timeout: Duration | "none: the pass ends the phase", "DURATION", "end a phase of passes (no runtime) after this long even when its passes are not done, as fio's runtime without time_based", read_duration;
     loops: u32 = "1", "N", "passes over each worker's region in a phase without runtime (fio's loops)", read_loops;
     random_map: bool = "false", "BOOL", "random offsets visit every block once per pass, in a random order (fio's default random map); false draws every offset anew, so that some blocks repeat and others are left out (fio's norandommap)", read_bool;
+    think: Duration = "0s", "DURATION", "after every `think_blocks` I/Os a worker pauses this long before the next (fio's thinktime)", read_duration;
+    think_spin: Duration = "0s", "DURATION", "the part of `think` spent spinning on the CPU instead of sleeping (fio's thinktime_spin)", read_duration;
+    think_blocks: u32 = "1", "N", "I/Os between pauses of `think` (fio's thinktime_blocks)", read_loops;
+    ios: u64 | "no limit", "N", "each worker ends after this many I/Os (fio's number_ios)", read_ios;
+    align: u64 | "the smallest block size", "SIZE", "random offsets are multiples of this (fio's blockalign)", read_size;
+    distribution: Distribution = "uniform", "DIST", "where random offsets fall: `uniform`, or `zoned:A/R:B/S:…` — A % of the I/Os in the first R % of the region, then B % in the next S %, … (fio's random_distribution=zoned)", read_distribution;
     start_delay: Duration = "0s", "DURATION", "with phases that run together (fio's jobs without a stonewall between them): begin this long after the others (fio's startdelay); the phase's clock starts then", read_duration;
     exitall: bool = "false", "BOOL", "with phases that run together: when this phase is done, the others end too (fio's exitall)", read_bool;
     fallocate: Fallocate = "none", "HOW", "how a write phase allocates its new files before writing: `none`, `posix` (fallocate(2) the whole region first, fio's default `native`), `keep` (fallocate keeping the file's size), `truncate` (set the length first)", read_fallocate;
     ramp: Duration = "0s", "DURATION", "run first, excluded from the results", read_duration;
     rate: Rate | "as fast as it goes", "RATE", "target rate: `20000iops` or `200MiB/s`", read_rate;
+    rate_process: RateProcess = "linear", "linear|poisson", "how a target rate spaces the I/Os: `linear` (evenly) or `poisson` (gaps drawn from the exponential distribution with the rate's mean, fio's rate_process=poisson)", read_rate_process;
+    rate_min: Rate | "none", "RATE", "a worker that falls below this rate over a full sample interval (after the ramp) fails the phase (fio's rate_min, rate_iops_min): `1MiB/s` or `100iops`", read_rate;
     rate_per: RatePer = "total", "total|worker", "`total` (shared by the workers) or `worker` (each worker at the rate)", read_rate_per;
     pattern: DataPattern = "random", "PATTERN", "`random` (unique per block), `zeros`, `compress:NN` (NN % of each 4 KiB is zeros)", read_pattern;
     verify: bool = "false", "", "stamp every 4 KiB written; check every 4 KiB read", read_bool;
@@ -372,6 +400,58 @@ fn read_fallocate(s: &str) -> Result<Fallocate, String> {
             ))
         }
     })
+}
+
+fn read_ios(s: &str) -> Result<u64, String> {
+    match read_int(s, "a whole number of I/Os")? {
+        0 => Err("ios 0: expected 1 or more I/Os".into()),
+        n => Ok(n),
+    }
+}
+
+fn read_rate_process(s: &str) -> Result<RateProcess, String> {
+    match s {
+        "linear" => Ok(RateProcess::Linear),
+        "poisson" => Ok(RateProcess::Poisson),
+        _ => Err(format!("'{s}' is not a rate process: expected linear or poisson")),
+    }
+}
+
+/// `uniform`, or `zoned:50/5:30/15:20/` (fio's spelling: a blank region share is what is left).
+fn read_distribution(s: &str) -> Result<Distribution, String> {
+    if s == "uniform" || s == "random" {
+        return Ok(Distribution::Uniform);
+    }
+    let Some(zones) = s.strip_prefix("zoned:") else {
+        return Err(format!(
+            "'{s}' is not a distribution: expected uniform or zoned:A/R:B/S:…"
+        ));
+    };
+    let mut out = Vec::new();
+    let (mut io, mut region) = (0u32, 0u32);
+    let parts: Vec<&str> = zones.split(':').filter(|p| !p.is_empty()).collect();
+    for (i, p) in parts.iter().enumerate() {
+        let (a, r) = p
+            .split_once('/')
+            .ok_or_else(|| format!("'{p}' in '{s}' is not IO%/REGION%"))?;
+        let a: u8 = a
+            .trim()
+            .parse()
+            .map_err(|_| format!("'{a}' in '{s}' is not a percentage"))?;
+        let r: u8 = match r.trim() {
+            "" if i + 1 == parts.len() => (100u32.saturating_sub(region)) as u8,
+            t => t.parse().map_err(|_| format!("'{t}' in '{s}' is not a percentage"))?,
+        };
+        io += a as u32;
+        region += r as u32;
+        out.push((a, r));
+    }
+    if io != 100 || region != 100 || out.iter().any(|z| z.1 == 0) {
+        return Err(format!(
+            "'{s}': the zones' shares of the I/Os and of the region must each add up to 100 (they add up to {io} and {region}), and no zone may be empty"
+        ));
+    }
+    Ok(Distribution::Zoned(out))
 }
 
 fn read_fadvise(s: &str) -> Result<Fadvise, String> {

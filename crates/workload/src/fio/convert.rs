@@ -285,11 +285,8 @@ pub fn convert(j: &Resolved, notes: &mut Vec<String>) -> Result<Converted, Workl
     let (bs, fixed) = block_sizes(j, kind)?;
     s.push(("bs".into(), bs));
     if let Some(ba) = j.int("ba")? {
-        if fixed.is_some_and(|b| ba != b) || fixed.is_none() {
-            return Err(j.refuse(
-                "ba",
-                "offsets aligned to other than the block size: storlab aligns them to the (smallest) block size".into(),
-            ));
+        if fixed != Some(ba) {
+            s.push(("align".into(), storlab_units::Size(ba).to_string()));
         }
     }
     match (j.val("rwmixread"), j.val("rwmixwrite")) {
@@ -321,13 +318,17 @@ pub fn convert(j: &Resolved, notes: &mut Vec<String>) -> Result<Converted, Workl
         }
         let map = map || j.val("random_generator") == Some("lfsr");
         s.push(("random_map".into(), map.to_string()));
-        if let Some(d) = j.val("random_distribution") {
-            if d != "random" {
-                return Err(j.refuse(
-                    "random_distribution",
-                    "offsets drawn from a skewed distribution (zipf, pareto, normal, zoned): storlab's are uniform"
-                        .into(),
-                ));
+        match j.val("random_distribution") {
+            None | Some("random") => {}
+            Some(d) if d.starts_with("zoned:") => {
+                // fio draws a non-uniform distribution without its random map.
+                if let Some(m) = s.iter_mut().find(|(k, _)| k == "random_map") {
+                    m.1 = "false".into();
+                }
+                s.push(("distribution".into(), d.to_string()));
+            }
+            Some(_) => {
+                return Err(j.refuse("random_distribution", "offsets drawn from a skewed distribution (zipf, pareto, normal, gauss, zoned_abs): storlab draws uniform or zoned ones".into()))
             }
         }
     }
@@ -423,12 +424,8 @@ pub fn convert(j: &Resolved, notes: &mut Vec<String>) -> Result<Converted, Workl
     }
     match j.val("io_submit_mode") {
         None | Some("inline") => {}
-        Some(m) => {
-            return Err(j.refuse(
-                "io_submit_mode",
-                format!("'{m}': submitting from other threads than the job's: storlab's workers submit their own I/O"),
-            ))
-        }
+        Some("offload") => note("io_submit_mode=offload: storlab's worker submits each I/O at its scheduled time whatever has completed (as fio's offload threads do), from its own thread".into()),
+        Some(m) => return Err(j.refuse("io_submit_mode", format!("'{m}': fio's io_submit_mode is inline or offload"))),
     }
     let direct = match (j.get("direct"), j.get("buffered")) {
         (Some(_), _) => j.on("direct")?,
@@ -544,21 +541,73 @@ pub fn convert(j: &Resolved, notes: &mut Vec<String>) -> Result<Converted, Workl
         }
         match j.val("rate_process") {
             None | Some("linear") => {}
+            Some("poisson") => s.push(("rate_process".into(), "poisson".into())),
             Some(p) => {
                 return Err(j.refuse(
                     "rate_process",
-                    format!("'{p}': I/Os at random (Poisson) times: storlab spaces them evenly"),
+                    format!("'{p}': fio's rate_process is linear or poisson"),
                 ))
             }
         }
     }
-    for k in ["rate_min", "rate_iops_min"] {
-        if j.get(k).is_some() {
+    let rate_min = match (j.val("rate_min"), j.val("rate_iops_min")) {
+        (Some(_), Some(_)) => {
             return Err(j.refuse(
-                k,
-                "failing a job that falls below a rate: storlab does not fail a phase for its rate yet".into(),
-            ));
+                "rate_iops_min",
+                "rate_min and rate_iops_min together: storlab keeps one minimum".into(),
+            ))
         }
+        (Some(r), None) => Some(("rate_min", r)),
+        (None, Some(r)) => Some(("rate_iops_min", r)),
+        (None, None) => None,
+    };
+    if let Some((key, r)) = rate_min {
+        let t = value::triple(r);
+        let one = match (kind.reads(), kind.writes()) {
+            (true, false) => t[0],
+            (false, true) => t[1],
+            _ if t[0] == t[1] => t[0],
+            _ => {
+                return Err(j.refuse(
+                    key,
+                    "separate read and write minimums in one mixed job: storlab keeps one".into(),
+                ))
+            }
+        };
+        if let Some(v) = one {
+            let v = j.bytes(key, v)?;
+            if v > 0 {
+                s.push((
+                    "rate_min".into(),
+                    if key == "rate_min" {
+                        format!("{v}/s")
+                    } else {
+                        format!("{v}iops")
+                    },
+                ));
+                let cycle = j.int("rate_cycle")?.filter(|c| *c >= 10);
+                note(format!(
+                    "{key}: a worker under it over a sample interval ({}) fails the job, as fio's does over rate_cycle",
+                    cycle.map_or("1 s".to_string(), |c| format!("{c} ms, rate_cycle"))
+                ));
+                if let Some(c) = cycle {
+                    s.push(("interval".into(), format!("{c}ms")));
+                }
+            }
+        }
+    }
+    // Think time and a count of I/Os.
+    if let Some(t) = j.time_us("thinktime", TimeBase::Micros)?.filter(|t| *t > 0) {
+        s.push(("think".into(), duration_text(t)));
+        if let Some(sp) = j.time_us("thinktime_spin", TimeBase::Micros)?.filter(|t| *t > 0) {
+            s.push(("think_spin".into(), duration_text(sp)));
+        }
+        if let Some(b) = j.int("thinktime_blocks")?.filter(|b| *b > 1) {
+            s.push(("think_blocks".into(), b.to_string()));
+        }
+    }
+    if let Some(n) = j.int("number_ios")?.filter(|n| *n > 0) {
+        s.push(("ios".into(), n.to_string()));
     }
     // Flushes.
     let fsync = j.int("fsync")?.unwrap_or(0);

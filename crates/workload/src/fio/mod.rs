@@ -265,8 +265,28 @@ pub fn build(
             opts,
             kb,
         };
-        // A stonewall in [global] applies to every job.
-        let stonewall = r.on("stonewall")?;
+        // A stonewall in [global] applies to every job. wait_for the job just before, which
+        // runs alone, is a stonewall; waiting for a job while others run on is refused.
+        let mut stonewall = r.on("stonewall")?;
+        if let Some(w) = r.val("wait_for") {
+            let at = r.get("wait_for").expect("given").at.clone();
+            let group_start = jobs.iter().rposition(|(_, sw)| *sw).unwrap_or(0);
+            match jobs.last() {
+                Some((prev, _)) if prev.name == w && (stonewall || jobs.len() - group_start == 1) => stonewall = true,
+                Some((prev, _)) if prev.name == w => {
+                    return Err(bad(
+                        &at,
+                        format!("wait_for={w}: '{w}' runs with other jobs, which '{}' would not wait for: storlab starts a job after all the jobs before it (stonewall)", r.name),
+                    ))
+                }
+                _ => {
+                    return Err(bad(
+                        &at,
+                        format!("wait_for={w}: storlab starts a job after the job just before it (stonewall); '{w}' is not the job just before '{}'", r.name),
+                    ))
+                }
+            }
+        }
         if !only.is_empty() && !only.contains(&sec.name) {
             continue;
         }
@@ -490,15 +510,15 @@ mod tests {
         let j = read("[x]\nrw=read\ngtod_reduce=1\nrandrepeat=0\n").unwrap();
         assert!(j.notes.iter().any(|n| n.starts_with("gtod_reduce:")), "{:?}", j.notes);
         // Would measure something else: refused, or listed with --ignore-unknown.
-        let e = read("[x]\nrw=read\nthinktime=100\n").unwrap_err().to_string();
+        let e = read("[x]\nrw=read\nnice=5\n").unwrap_err().to_string();
         assert!(
-            e.starts_with("t.fio:3") && e.contains("'thinktime'") && e.contains("pauses"),
+            e.starts_with("t.fio:3") && e.contains("'nice'") && e.contains("priorit"),
             "{e}"
         );
-        let j = parse("[x]\nrw=read\nthinktime=100\nzonemode=zbd\n", Path::new("t.fio"), true).unwrap();
-        assert_eq!(j.ignored, vec!["thinktime (t.fio:3)", "zonemode (t.fio:4)"]);
+        let j = parse("[x]\nrw=read\nnice=5\nzonemode=zbd\n", Path::new("t.fio"), true).unwrap();
+        assert_eq!(j.ignored, vec!["nice (t.fio:3)", "zonemode (t.fio:4)"]);
         // Given its "off" value it changes nothing.
-        assert!(read("[x]\nrw=read\nthinktime=0\n").is_ok());
+        assert!(read("[x]\nrw=read\nnice=0\n").is_ok());
         // A boolean needs its value, as fio says.
         let e = read("[x]\nrw=read\ndirect\n").unwrap_err().to_string();
         assert!(e.contains("direct needs a value"), "{e}");
