@@ -780,3 +780,82 @@ fn think_time_a_count_of_ios_poisson_rates_rate_min_and_wait_for_act_as_in_fio()
     assert_eq!(together, [false, false, false, false]);
     assert!(entries(&d).is_empty());
 }
+
+/// The CPU lists of a running process's threads (`Cpus_allowed_list` in /proc).
+fn thread_cpus(pid: u32) -> Vec<String> {
+    let Ok(tasks) = std::fs::read_dir(format!("/proc/{pid}/task")) else {
+        return Vec::new();
+    };
+    tasks
+        .filter_map(|t| std::fs::read_to_string(t.ok()?.path().join("status")).ok())
+        .filter_map(|st| {
+            st.lines()
+                .find_map(|l| l.strip_prefix("Cpus_allowed_list:").map(|v| v.trim().to_string()))
+        })
+        .collect()
+}
+
+/// fio's cpus_allowed (shared and split) and numa_mem_policy: the workers' threads run where
+/// the job says, as /proc shows while the run goes on.
+#[test]
+fn workers_run_on_the_cpus_the_job_names() {
+    let s = Scratch::new();
+    let d = s.data();
+    let online = std::fs::read_to_string("/sys/devices/system/cpu/online").unwrap();
+    let last: u32 = online.trim().rsplit(['-', ',']).next().unwrap().parse().unwrap();
+    if last == 0 {
+        eprintln!("one CPU: no placement to tell apart from the default");
+        return;
+    }
+    let cases = [
+        ("shared", format!("{last}"), vec![last.to_string(); 2]),
+        ("split", format!("0-{last}"), vec!["0".to_string(), last.to_string()]),
+    ];
+    for (policy, allowed, want) in cases {
+        let job = s.path().join(format!("{policy}.fio"));
+        std::fs::write(
+            &job,
+            format!("[a]\ndirectory={}\nrw=randread\nioengine=null\nsize=16m\nnumjobs=2\nruntime=3\ntime_based\ncpus_allowed={allowed}\ncpus_allowed_policy={policy}\nnuma_mem_policy=bind:0\n", d.display()),
+        )
+        .unwrap();
+        let child = std::process::Command::new(bin())
+            .args(["run", "--fio", job.to_str().unwrap(), "-q", "--json"])
+            .env("STORLAB_DB", s.db())
+            .env("TMPDIR", s.path())
+            .stdout(std::process::Stdio::piped())
+            .stderr(std::process::Stdio::piped())
+            .spawn()
+            .unwrap();
+        // The workers' lists once both are up (the other threads keep every CPU).
+        let mut seen = Vec::new();
+        for _ in 0..60 {
+            std::thread::sleep(std::time::Duration::from_millis(50));
+            seen = thread_cpus(child.id())
+                .into_iter()
+                .filter(|c| c != online.trim())
+                .collect();
+            seen.sort();
+            if seen.len() >= 2 {
+                break;
+            }
+        }
+        let out = child.wait_with_output().unwrap();
+        assert!(out.status.success(), "{}", stderr(&out));
+        assert_eq!(seen, want, "{policy}: the workers' CPUs");
+        let run: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(
+            run["phases"][0]["params"]["plan"]["settings"]["memory_policy"],
+            serde_json::json!({"bind": [0]})
+        );
+    }
+    // A NUMA node the machine does not have is refused by name.
+    let job = s.path().join("node.fio");
+    std::fs::write(&job, "[a]\nrw=read\nsize=1m\nnuma_cpu_nodes=63\n").unwrap();
+    let out = s.storlab(&["run", "--fio", job.to_str().unwrap(), "--parse-only"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("NUMA node 63 is not on this machine"),
+        "{}",
+        stderr(&out)
+    );
+}

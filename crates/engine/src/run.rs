@@ -25,7 +25,7 @@ use crate::backend::{self, Backend, Completion, IoUnit, Op, Queued};
 use crate::data::{self, BufferPool};
 use crate::plan::{BackendKind, DataPattern, FsyncPolicy, GenerationRange, PhaseKind, PhasePlan, WorkerFile};
 use crate::result::*;
-use storlab_model::settings::{Distribution, Fadvise, Fallocate, RateProcess};
+use storlab_model::settings::{CpusPolicy, Distribution, Fadvise, Fallocate, MemoryPolicy, RateProcess};
 
 /// Summarises a histogram of nanoseconds.
 pub fn latency_of(h: &Histogram<u64>) -> Latency {
@@ -555,11 +555,89 @@ fn unshare_fd_table() {
     unsafe { libc::unshare(libc::CLONE_FILES) };
 }
 
+/// Puts the calling worker thread on its CPUs and its memory on its nodes (fio's
+/// cpus_allowed, cpus_allowed_policy, numa_cpu_nodes, numa_mem_policy).
+fn place_thread(plan: &PhasePlan, index: usize) -> std::io::Result<()> {
+    if let Some(cpus) = &plan.settings.cpus {
+        let mine: Vec<u32> = match plan.settings.cpus_policy {
+            CpusPolicy::Shared => cpus.0.clone(),
+            CpusPolicy::Split => vec![cpus.0[index % cpus.0.len()]],
+        };
+        // SAFETY: cpu_set_t is plain data, zeroed then filled with CPU_SET for CPUs below
+        // CPU_SETSIZE; sched_setaffinity(0, …) changes only the calling thread.
+        unsafe {
+            let mut set: libc::cpu_set_t = std::mem::zeroed();
+            for c in &mine {
+                if (*c as usize) < libc::CPU_SETSIZE as usize {
+                    libc::CPU_SET(*c as usize, &mut set);
+                }
+            }
+            if libc::sched_setaffinity(0, std::mem::size_of::<libc::cpu_set_t>(), &set) != 0 {
+                let e = std::io::Error::last_os_error();
+                return Err(std::io::Error::new(
+                    e.kind(),
+                    format!("cannot run on CPUs {mine:?}: {e}"),
+                ));
+            }
+        }
+    }
+    let (mode, nodes): (i32, Vec<u32>) = match &plan.settings.memory_policy {
+        MemoryPolicy::Default => return Ok(()),
+        MemoryPolicy::Local => (4, Vec::new()),
+        MemoryPolicy::Prefer(n) => (1, vec![*n]),
+        MemoryPolicy::Bind(n) => (2, n.clone()),
+        MemoryPolicy::Interleave(n) => (3, n.clone()),
+    };
+    let mut mask = [0u64; 16];
+    for n in &nodes {
+        if *n as usize >= mask.len() * 64 {
+            return Err(std::io::Error::new(
+                std::io::ErrorKind::InvalidInput,
+                format!("NUMA node {n} is beyond 1023"),
+            ));
+        }
+        mask[*n as usize / 64] |= 1 << (n % 64);
+    }
+    // SAFETY: set_mempolicy(2) reads `maxnode` bits from `mask`, which holds 1024; it changes
+    // only the calling thread's policy (MPOL_DEFAULT 0, PREFERRED 1, BIND 2, INTERLEAVE 3,
+    // LOCAL 4, from linux/mempolicy.h).
+    let r = unsafe {
+        libc::syscall(
+            libc::SYS_set_mempolicy,
+            mode,
+            if nodes.is_empty() {
+                std::ptr::null()
+            } else {
+                mask.as_ptr()
+            },
+            if nodes.is_empty() {
+                0
+            } else {
+                (mask.len() * 64) as libc::c_ulong
+            },
+        )
+    };
+    if r != 0 {
+        let e = std::io::Error::last_os_error();
+        return Err(std::io::Error::new(
+            e.kind(),
+            format!("cannot place memory on NUMA nodes {nodes:?}: {e}"),
+        ));
+    }
+    Ok(())
+}
+
 /// A worker's open file (None for the null back-end), buffers and back-end.
 type PreparedWorker = (Option<File>, BufferPool, Box<dyn Backend>);
 
 /// Opens a worker's file, buffer pool and back-end.
 fn prepare_worker(plan: &PhasePlan, index: usize, wf: &WorkerFile) -> Result<PreparedWorker, EngineError> {
+    // Placement first, so that the buffers below are allocated under the memory policy.
+    place_thread(plan, index).map_err(|e| EngineError::Backend {
+        backend: "placement",
+        path: wf.path.display().to_string(),
+        source: e,
+    })?;
     let file = if plan.settings.engine == BackendKind::Null {
         None
     } else {

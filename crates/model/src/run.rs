@@ -183,6 +183,9 @@ impl fmt::Display for PhaseName {
 }
 
 /// What a phase was asked to do: storlab's own resolved plan, or what an imported file says.
+// A run holds a handful of phases, so the plan's size (every setting resolved) costs nothing
+// worth a box and the indirection at every use.
+#[allow(clippy::large_enum_variant)]
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum PhaseParams {

@@ -77,6 +77,65 @@ pub enum Distribution {
     Zoned(Vec<(u8, u8)>),
 }
 
+/// A list of CPUs (or NUMA nodes) as Linux writes them: `0-3,8,10-11`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct CpuList(pub Vec<u32>);
+
+impl CpuList {
+    /// Reads `0-3,8` (also fio's `0-1:2`-free forms: ranges and single numbers).
+    pub fn parse(s: &str) -> Result<CpuList, String> {
+        let mut out = Vec::new();
+        for part in s.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+            let (a, b) = part.split_once('-').unwrap_or((part, part));
+            let a: u32 = a
+                .trim()
+                .parse()
+                .map_err(|_| format!("'{part}' in '{s}' is not a CPU number or range"))?;
+            let b: u32 = b
+                .trim()
+                .parse()
+                .map_err(|_| format!("'{part}' in '{s}' is not a CPU number or range"))?;
+            if b < a || b > 4095 {
+                return Err(format!("'{part}' in '{s}' is not a range of CPUs from 0 to 4095"));
+            }
+            out.extend(a..=b);
+        }
+        out.sort_unstable();
+        out.dedup();
+        if out.is_empty() {
+            return Err(format!("'{s}' names no CPU"));
+        }
+        Ok(CpuList(out))
+    }
+}
+
+/// How workers share `cpus`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum CpusPolicy {
+    /// Every worker on every CPU of the list.
+    Shared,
+    /// Worker i on the list's i-th CPU (wrapping round).
+    Split,
+}
+
+/// Where a worker's memory comes from (set_mempolicy(2)).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum MemoryPolicy {
+    /// The process's default.
+    Default,
+    /// The node the allocating CPU is on.
+    Local,
+    /// This node first.
+    Prefer(u32),
+    /// Only these nodes.
+    Bind(Vec<u32>),
+    /// Spread over these nodes.
+    Interleave(Vec<u32>),
+}
+
 /// One setting as users see it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Setting {
@@ -213,6 +272,9 @@ settings! {
     ios: u64 | "no limit", "N", "each worker ends after this many I/Os (fio's number_ios)", read_ios;
     align: u64 | "the smallest block size", "SIZE", "random offsets are multiples of this (fio's blockalign)", read_size;
     distribution: Distribution = "uniform", "DIST", "where random offsets fall: `uniform`, or `zoned:A/R:B/S:…` — A % of the I/Os in the first R % of the region, then B % in the next S %, … (fio's random_distribution=zoned)", read_distribution;
+    cpus: CpuList | "any CPU", "LIST", "the CPUs the workers run on (`0-3,8`), each on all of them (`cpus_policy = \"shared\"`) or each on one in turn (`\"split\"`) (fio's cpus_allowed, numa_cpu_nodes)", read_cpus;
+    cpus_policy: CpusPolicy = "shared", "shared|split", "with `cpus`: every worker on all the CPUs, or worker i on the i-th (fio's cpus_allowed_policy)", read_cpus_policy;
+    memory_policy: MemoryPolicy = "default", "POLICY", "where each worker's buffers live (set_mempolicy(2)): `default`, `local`, `prefer:NODE`, `bind:NODES`, `interleave:NODES` (fio's numa_mem_policy)", read_memory_policy;
     start_delay: Duration = "0s", "DURATION", "with phases that run together (fio's jobs without a stonewall between them): begin this long after the others (fio's startdelay); the phase's clock starts then", read_duration;
     exitall: bool = "false", "BOOL", "with phases that run together: when this phase is done, the others end too (fio's exitall)", read_bool;
     fallocate: Fallocate = "none", "HOW", "how a write phase allocates its new files before writing: `none`, `posix` (fallocate(2) the whole region first, fio's default `native`), `keep` (fallocate keeping the file's size), `truncate` (set the length first)", read_fallocate;
@@ -452,6 +514,45 @@ fn read_distribution(s: &str) -> Result<Distribution, String> {
         ));
     }
     Ok(Distribution::Zoned(out))
+}
+
+fn read_cpus(s: &str) -> Result<CpuList, String> {
+    CpuList::parse(s)
+}
+
+fn read_cpus_policy(s: &str) -> Result<CpusPolicy, String> {
+    match s {
+        "shared" => Ok(CpusPolicy::Shared),
+        "split" => Ok(CpusPolicy::Split),
+        _ => Err(format!("'{s}' is not a CPU policy: expected shared or split")),
+    }
+}
+
+fn read_memory_policy(s: &str) -> Result<MemoryPolicy, String> {
+    let (mode, nodes) = s.split_once(':').unwrap_or((s, ""));
+    let list = || {
+        CpuList::parse(nodes)
+            .map(|l| l.0)
+            .map_err(|e| format!("{e} (a list of NUMA nodes)"))
+    };
+    Ok(match mode {
+        "default" => MemoryPolicy::Default,
+        "local" => MemoryPolicy::Local,
+        "prefer" => {
+            let n = list()?;
+            if n.len() != 1 {
+                return Err(format!("'{s}': prefer takes one node"));
+            }
+            MemoryPolicy::Prefer(n[0])
+        }
+        "bind" => MemoryPolicy::Bind(list()?),
+        "interleave" => MemoryPolicy::Interleave(list()?),
+        _ => {
+            return Err(format!(
+                "'{s}' is not a memory policy: expected default, local, prefer:NODE, bind:NODES or interleave:NODES"
+            ))
+        }
+    })
 }
 
 fn read_fadvise(s: &str) -> Result<Fadvise, String> {

@@ -596,6 +596,56 @@ pub fn convert(j: &Resolved, notes: &mut Vec<String>) -> Result<Converted, Workl
             }
         }
     }
+    // Placement on CPUs and memory nodes.
+    let cpus = match (j.val("cpus_allowed"), j.val("cpumask"), j.val("numa_cpu_nodes")) {
+        (Some(c), _, _) => Some(c.to_string()),
+        (None, Some(m), _) => {
+            let m = j.bytes("cpumask", m)?;
+            let list: Vec<String> = (0..64)
+                .filter(|b| m >> b & 1 == 1)
+                .map(|b: u32| b.to_string())
+                .collect();
+            if list.is_empty() {
+                return Err(j.refuse("cpumask", "a mask of no CPU".into()));
+            }
+            Some(list.join(","))
+        }
+        (None, None, Some(nodes)) => {
+            let nodes = storlab_model::settings::CpuList::parse(nodes).map_err(|e| j.refuse("numa_cpu_nodes", e))?;
+            let mut cpus = Vec::new();
+            for n in &nodes.0 {
+                let path = format!("/sys/devices/system/node/node{n}/cpulist");
+                let list = std::fs::read_to_string(&path).map_err(|_| {
+                    j.refuse(
+                        "numa_cpu_nodes",
+                        format!("NUMA node {n} is not on this machine ({path} is missing)"),
+                    )
+                })?;
+                cpus.push(list.trim().to_string());
+            }
+            note(format!(
+                "numa_cpu_nodes={}: the workers run on CPUs {}",
+                j.val("numa_cpu_nodes").unwrap_or(""),
+                cpus.join(",")
+            ));
+            Some(cpus.join(","))
+        }
+        _ => None,
+    };
+    if let Some(c) = cpus {
+        s.push(("cpus".into(), c));
+        match j.val("cpus_allowed_policy") {
+            None | Some("shared") => {}
+            Some("split") => s.push(("cpus_policy".into(), "split".into())),
+            Some(p) => return Err(j.refuse("cpus_allowed_policy", format!("'{p}': fio's policy is shared or split"))),
+        }
+    }
+    if let Some(p) = j.val("numa_mem_policy") {
+        let p = p.replace("preferred", "prefer");
+        if p != "default" {
+            s.push(("memory_policy".into(), p));
+        }
+    }
     // Think time and a count of I/Os.
     if let Some(t) = j.time_us("thinktime", TimeBase::Micros)?.filter(|t| *t > 0) {
         s.push(("think".into(), duration_text(t)));

@@ -93,7 +93,6 @@ const VERIFY_DETAIL: &str =
 const ZONES: &str =
     "zoned block devices (ZBD, FDP): storlab has no zone model, so it would write where the device refuses";
 const PRIORITY: &str = "I/O or CPU priorities change what the device and scheduler serve first: storlab runs every I/O at the default priority";
-const AFFINITY: &str = "CPU and memory placement change latency: storlab does not pin its workers yet";
 const TRACE: &str = "replaying or recording an I/O trace: storlab generates its I/O from the access pattern";
 const THINK: &str =
     "pauses between I/Os change the load the device sees: storlab issues back to back (or at a target rate)";
@@ -273,11 +272,11 @@ pub const OPTIONS: &[FioOption] = &[
     n("allow_file_create", &[], Bool, "storlab creates its own files in a directory target, and never creates a file it was not asked to"),
     n("allow_mounted_write", &[], Bool, "storlab writes to a device only with --allow-device naming it"),
     r("pre_read", &[], Bool, "reading the files into the cache first: storlab measures the cache as the system has it"),
-    r("cpumask", &[], Int, AFFINITY),
-    r("cpus_allowed", &[], Str, AFFINITY),
-    r("cpus_allowed_policy", &[], Str, AFFINITY),
-    r("numa_cpu_nodes", &[], Str, AFFINITY),
-    r("numa_mem_policy", &[], Str, AFFINITY),
+    h("cpumask", &[], Int),
+    h("cpus_allowed", &[], Str),
+    h("cpus_allowed_policy", &[], Str),
+    h("numa_cpu_nodes", &[], Str),
+    h("numa_mem_policy", &[], Str),
     r("gpu_dev_id", &[], Int, "GPU memory as I/O buffers"),
     h("end_fsync", &[], Bool),
     h("fsync_on_close", &[], Bool),
