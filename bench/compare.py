@@ -196,6 +196,10 @@ try:
         import metabench
         separate("meta-results.md", "storlab meta against mdtest",
                  lambda: metabench.run(storlab_bin, os.path.abspath(args.metaloop), say, args.repeat))
+    if want("fio"):
+        import fiobench
+        separate("fio-results.md", "storlab fio against fio, on fio's own example job files",
+                 lambda: fiobench.run(storlab_bin, say, args.repeat, SECS))
     if want("mpi"):
         import mpibench
         separate("mpi-results.md", "storlab under mpirun against IOR and mdtest",

@@ -18,8 +18,9 @@ const HELP: &str = "storlab fio: fio's command line on storlab's engine.
   storlab fio [fio's options] [JOB.fio ...]
     --name=JOB --rw=… --bs=… …   a job, as fio takes it (options before the first --name are global)
     JOB.fio                      job files, read as fio reads them
-    --output-format=normal|json|json+   storlab's table, or fio's JSON (a comma list for several)
-    --output=FILE                write fio's JSON to FILE
+    --output-format=normal|json|json+|terse   storlab's table, fio's JSON or fio's terse line (a comma list for several)
+    --minimal                    fio's terse line (version 3)
+    --output=FILE                write fio's JSON or terse line to FILE
     --parse-only                 print the job as storlab reads it (a storlab job file) and run nothing
     --showcmd                    print each job file as a fio command line
     --section=NAME               run only this section of the job files (repeatable)
@@ -49,11 +50,6 @@ pub fn fio(args: Vec<String>) -> Result<u8> {
     let Some(fio) = &c.job else {
         return Err(crate::usage("no job: give --name=JOB with its options, or a job file"));
     };
-    if c.formats.contains(&OutputFormat::Terse) {
-        return Err(crate::usage(
-            "--output-format=terse (--minimal): storlab does not write fio's terse line; --output-format=json does",
-        ));
-    }
     if c.parse_only {
         print!("{}", fio.toml);
         return Ok(0);
@@ -82,29 +78,33 @@ pub fn fio(args: Vec<String>) -> Result<u8> {
     };
     let e = storlab_session::run_prepared(&mut m.store, prepared, &opts)?;
     let store = m.end();
+    let mut written = String::new();
     for f in &c.formats {
-        match f {
-            OutputFormat::Normal => print_run(&store, e.run_id, false, &out)?,
-            OutputFormat::Json | OutputFormat::JsonPlus => {
-                let run = store
-                    .run(e.run_id, true)?
-                    .ok_or_else(|| anyhow::anyhow!("run {} is not in {}", e.run_id, store.target()))?;
-                let mut o = storlab_report::fio::FioJsonOptions {
-                    plus: *f == OutputFormat::JsonPlus,
-                    job_names: c.job_names.clone(),
-                    ..Default::default()
-                };
-                if let Some(p) = &c.percentiles {
-                    o.percentiles = p.clone();
-                }
-                let text = serde_json::to_string_pretty(&storlab_report::fio::document(&run, &o))? + "\n";
-                match &c.output {
-                    Some(path) => storlab_report::export::write_whole(path, |w| Ok(w.write_all(text.as_bytes())?))?,
-                    None => print!("{text}"),
-                }
-            }
-            OutputFormat::Terse => {}
+        if *f == OutputFormat::Normal {
+            print_run(&store, e.run_id, false, &out)?;
+            continue;
         }
+        let run = store
+            .run(e.run_id, true)?
+            .ok_or_else(|| anyhow::anyhow!("run {} is not in {}", e.run_id, store.target()))?;
+        let mut o = storlab_report::fio::FioJsonOptions {
+            plus: *f == OutputFormat::JsonPlus,
+            job_names: c.job_names.clone(),
+            ..Default::default()
+        };
+        if let Some(p) = &c.percentiles {
+            o.percentiles = p.clone();
+        }
+        written += &match f {
+            OutputFormat::Terse => storlab_report::fio::terse(&run, &o),
+            _ => serde_json::to_string_pretty(&storlab_report::fio::document(&run, &o))? + "\n",
+        };
+    }
+    match &c.output {
+        Some(path) if !written.is_empty() => {
+            storlab_report::export::write_whole(path, |w| Ok(w.write_all(written.as_bytes())?))?
+        }
+        _ => print!("{written}"),
     }
     eprintln!("storlab: stored as run {} in {}", e.run_id, store.target());
     Ok(code_of(e.status))

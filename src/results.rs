@@ -266,12 +266,13 @@ pub fn rm(ids: &[i64], yes: bool, out: &OutputArgs) -> Result<u8> {
 }
 
 pub fn export(a: &ExportArgs) -> Result<u8> {
-    if let Some(plus) = match a.what.format.as_str() {
-        "fio-json" => Some(false),
-        "fio-json+" => Some(true),
+    if let Some(form) = match a.what.format.as_str() {
+        "fio-json" => Some(0),
+        "fio-json+" => Some(1),
+        "fio-terse" => Some(2),
         _ => None,
     } {
-        return export_fio(a, plus);
+        return export_fio(a, form);
     }
     let (file, ex) = (
         a.what.file.as_deref(),
@@ -293,7 +294,7 @@ pub fn export(a: &ExportArgs) -> Result<u8> {
 }
 
 /// `results export --format fio-json`: the runs as fio's JSON document.
-fn export_fio(a: &ExportArgs, plus: bool) -> Result<u8> {
+fn export_fio(a: &ExportArgs, form: u8) -> Result<u8> {
     let store = open_existing(&a.db)?;
     let mut runs = Vec::new();
     for id in &a.what.ids {
@@ -304,10 +305,16 @@ fn export_fio(a: &ExportArgs, plus: bool) -> Result<u8> {
         );
     }
     let o = storlab_report::fio::FioJsonOptions {
-        plus,
+        plus: form == 1,
         ..Default::default()
     };
-    let text = serde_json::to_string_pretty(&storlab_report::fio::document_of(&runs, &o))? + "\n";
+    let text = if form == 2 {
+        runs.iter()
+            .map(|r| storlab_report::fio::terse(r, &o))
+            .collect::<String>()
+    } else {
+        serde_json::to_string_pretty(&storlab_report::fio::document_of(&runs, &o))? + "\n"
+    };
     match a.what.file.as_deref() {
         Some(path) => {
             write_whole(path, |f| Ok(f.write_all(text.as_bytes())?))?;

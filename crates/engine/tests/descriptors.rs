@@ -39,6 +39,7 @@ fn plan(kind: PhaseKind, backend: BackendKind, path: &std::path::Path, workers: 
             })
             .collect(),
         together: false,
+        name: None,
     }
 }
 

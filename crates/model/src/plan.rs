@@ -171,6 +171,9 @@ pub struct PhasePlan {
     /// between them), each on its own workers.
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub together: bool,
+    /// Its name, where the job gave one (a fio job's section).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
 }
 
 impl PhasePlan {

@@ -71,9 +71,9 @@ pub fn exporter(format: &str) -> Option<Box<dyn Exporter>> {
     })
 }
 
-/// The formats `exporter` knows (fio's JSON, `fio-json` and `fio-json+`, is a document of its
-/// own: crate::fio).
-pub const FORMATS: &[&str] = &["csv", "json", "markdown", "xlsx", "fio-json", "fio-json+"];
+/// The formats `exporter` knows (fio's JSON and terse line, `fio-json`, `fio-json+` and
+/// `fio-terse`, are documents of their own: crate::fio).
+pub const FORMATS: &[&str] = &["csv", "json", "markdown", "xlsx", "fio-json", "fio-json+", "fio-terse"];
 
 /// CSV (RFC 4180). Several tables go one after another, each introduced by a line
 /// `# table: NAME` and separated by an empty line; `export -o` writes one file per table.
@@ -274,8 +274,9 @@ pub struct ExportFlags {
     /// The runs' ids.
     #[arg(required = true)]
     pub ids: Vec<i64>,
-    /// csv, json, markdown, xlsx, or fio-json / fio-json+ (fio's `--output-format=json`
-    /// document, for fio-plot and the scripts that read fio).
+    /// csv, json, markdown, xlsx, or fio-json / fio-json+ / fio-terse (fio's
+    /// `--output-format=json` document and terse line, for fio-plot and the scripts that read
+    /// fio).
     #[arg(long, value_name = "FORMAT")]
     pub format: String,
     /// Write to this file instead of standard output.

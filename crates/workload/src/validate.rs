@@ -503,6 +503,7 @@ pub fn resolve(job: &Job, opts: &ResolveOptions) -> Result<Plan, WorkloadError> 
             seed,
             workers: workers.clone(),
             together: i > 0 && job.streams.get(i).is_some_and(|s| s.together),
+            name: job.streams.get(i).map(|s| s.name.clone()).filter(|n| !n.is_empty()),
         });
         gens[si] = (gen, full_gen);
     }

@@ -372,10 +372,14 @@ pub fn build(
             });
         }
     }
-    // One job: its phases are a storlab job's usual ones, on the job's targets.
+    // One job: its phases are a storlab job's usual ones, on the job's targets (the streams
+    // keep only their names).
     let one_set = streams.iter().all(|st| st.set == streams[0].set);
     if one_set {
-        streams.clear();
+        for st in &mut streams {
+            st.set.clear();
+            st.targets.clear();
+        }
     }
     let name = run_name.unwrap_or_else(|| source.name.clone());
     let toml = to_toml(&name, &targets, &phases, &streams, &source.shown, &notes, &ignored);
@@ -448,12 +452,17 @@ fn to_toml(
     for (i, (kind, _, kv)) in phases.iter().enumerate() {
         out += &format!("\n[[phase]]\nkind = {}\n", q(kind.name()));
         if let Some(st) = streams.get(i) {
-            out += &format!("name = {}\nfiles = {}\n", q(&st.name), q(&st.set));
+            out += &format!("name = {}\n", q(&st.name));
+            if !st.set.is_empty() {
+                out += &format!("files = {}\n", q(&st.set));
+            }
             if st.together {
                 out += "together = true\n";
             }
-            let t: Vec<String> = st.targets.iter().map(|p| q(&p.display().to_string())).collect();
-            out += &format!("target = [{}]\n", t.join(", "));
+            if !st.targets.is_empty() {
+                let t: Vec<String> = st.targets.iter().map(|p| q(&p.display().to_string())).collect();
+                out += &format!("target = [{}]\n", t.join(", "));
+            }
         }
         for (k, v) in kv {
             let value = match k.as_str() {

@@ -1,0 +1,128 @@
+"""`storlab fio` against fio on fio's own example job files, the same file given to both.
+
+Each example (tests/fixtures/fio-examples, copied from fio's examples/) is adapted the same way
+for both tools: its runtime, size and place replaced (time-based, `SECONDS` s, 512 MiB per job,
+in a directory of the bench's), then run by `fio FILE --output-format=json` and by `storlab fio
+FILE --output-format=json`, alternating which goes first, `repeat` times. Both tools' figures
+are read from fio's JSON document (storlab writes the same keys): the sum over the file's jobs
+of read and write IOPS and bytes/s; the ratio is storlab ÷ fio.
+
+Two places: tmpfs (/dev/shm, buffered: the engines' own cost) and an ext4 filesystem on a loop
+device backed by a file on the virtual disk, with O_DIRECT (direct=1: the device's behaviour).
+fio runs libaio where the examples ask for it; storlab runs io_uring in its place (and says so).
+"""
+import json
+import os
+import re
+import statistics
+import subprocess
+import tempfile
+
+EXAMPLES = ["fio-rand-read.fio", "fio-seq-read.fio", "fio-rand-write.fio", "fio-rand-RW.fio", "fio-seq-write.fio",
+            "aio-read.fio"]
+DROP = re.compile(r"^\s*(runtime|timeout|size|directory|direct|buffered|time_based)\b")
+
+
+def adapt(text, where, direct, secs):
+    """The example with its place, size, time and O_DIRECT replaced; everything else as written."""
+    out, placed = [], False
+    for line in text.splitlines():
+        if DROP.match(line):
+            continue
+        out.append(line)
+        if not placed and line.strip() == "[global]":
+            out += [f"directory={where}", f"direct={direct}", "size=512m", f"runtime={secs}", "time_based"]
+            placed = True
+    if not placed:
+        out = ["[global]", f"directory={where}", f"direct={direct}", "size=512m", f"runtime={secs}", "time_based"] + out
+    return "\n".join(out) + "\n"
+
+
+def totals(doc):
+    """Sum over the document's jobs of read + write IOPS and bytes/s."""
+    iops = bw = 0.0
+    for j in doc["jobs"]:
+        for d in ("read", "write"):
+            iops += j[d]["iops"]
+            bw += j[d]["bw_bytes"]
+    return iops, bw
+
+
+def one(tool, storlab, job, db, where):
+    for f in os.listdir(where):
+        os.remove(os.path.join(where, f))
+    if tool == "fio":
+        cmd = ["fio", job, "--output-format=json"]
+    else:
+        cmd = [storlab, "fio", job, "--output-format=json", "--db", db, "-q"]
+    out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+    # fio may print notes before its document.
+    return totals(json.loads(out[out.index("{"):]))
+
+
+def place(name, where, direct, storlab, say, repeat, secs, db, examples):
+    say(f"### {name}")
+    say(f"(median of {repeat} alternating runs of {secs} s each; sums over each file's jobs)")
+    say("")
+    say("| example | fio IOPS | storlab IOPS | IOPS storlab ÷ fio | fio MiB/s | storlab MiB/s | MiB/s storlab ÷ fio |")
+    say("|---|---|---|---|---|---|---|")
+    tmp = tempfile.mkdtemp(prefix="storlab-fiobench-")
+    try:
+        for ex in EXAMPLES:
+            job = os.path.join(tmp, ex)
+            with open(os.path.join(examples, ex)) as f:
+                text = adapt(f.read(), where, direct, secs)
+            with open(job, "w") as f:
+                f.write(text)
+            res = {"fio": [], "storlab": []}
+            for r in range(repeat):
+                for tool in (("fio", "storlab") if r % 2 == 0 else ("storlab", "fio")):
+                    res[tool].append(one(tool, storlab, job, db, where))
+            med = {t: (statistics.median(x[0] for x in v), statistics.median(x[1] for x in v)) for t, v in res.items()}
+            (fi, fb), (si, sb) = med["fio"], med["storlab"]
+            say(f"| {ex} | {fi:,.0f} | {si:,.0f} | {si / fi:.3f} | {fb / 2**20:,.0f} | {sb / 2**20:,.0f} | {sb / fb:.3f} |")
+    finally:
+        for f in os.listdir(tmp):
+            os.remove(os.path.join(tmp, f))
+        os.rmdir(tmp)
+    say("")
+
+
+def run(storlab, say, repeat, secs=10):
+    examples = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "fixtures", "fio-examples")
+    say(f"fio: {subprocess.run(['fio', '--version'], capture_output=True, text=True).stdout.strip()}; storlab runs libaio's jobs as io_uring.")
+    say("")
+    shm = tempfile.mkdtemp(prefix="storlab-fiobench-", dir="/dev/shm")
+    db = os.path.join(shm, "bench.db")
+    work = os.path.join(shm, "work")
+    os.mkdir(work)
+    try:
+        place("1. tmpfs (/dev/shm), buffered: the engines' own cost", work, 0, storlab, say, repeat, secs, db, examples)
+    finally:
+        for f in os.listdir(work):
+            os.remove(os.path.join(work, f))
+        os.rmdir(work)
+    back = tempfile.mkdtemp(prefix="storlab-fiobench-", dir="/var/tmp")
+    img, mnt, loop = os.path.join(back, "disk.img"), os.path.join(back, "mnt"), None
+    try:
+        subprocess.run(["truncate", "-s", "8G", img], check=True)
+        loop = subprocess.run(["losetup", "--find", "--show", "--direct-io=on", img], check=True, capture_output=True,
+                              text=True).stdout.strip()
+        subprocess.run(["mkfs.ext4", "-q", "-F", loop], check=True)
+        os.mkdir(mnt)
+        subprocess.run(["mount", loop, mnt], check=True)
+        place(f"2. ext4 on a loop device ({loop}, a file on the virtual disk), O_DIRECT: the device's behaviour", mnt, 1,
+              storlab, say, repeat, secs, db, examples)
+    finally:
+        subprocess.run(["umount", mnt], capture_output=True)
+        if loop:
+            subprocess.run(["losetup", "-d", loop], capture_output=True)
+        for p in (img,):
+            if os.path.exists(p):
+                os.remove(p)
+        if os.path.isdir(mnt):
+            os.rmdir(mnt)
+        os.rmdir(back)
+        if os.path.exists(db):
+            os.remove(db)
+        os.rmdir(shm)
