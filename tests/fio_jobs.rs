@@ -900,3 +900,59 @@ fn workers_run_on_the_cpus_the_job_names() {
         stderr(&out)
     );
 }
+
+/// fio-plot (PyPI), which reads fio's JSON, draws its graphs from `storlab fio`'s: a random
+/// read at three queue depths, as a site runs it to chart a device.
+#[test]
+fn fio_plot_draws_storlabs_json() {
+    let fio_plot = std::env::var("FIO_PLOT").unwrap_or_else(|_| "fio-plot".into());
+    let s = Scratch::new();
+    let d = s.data();
+    let data = s.path().join("charts");
+    std::fs::create_dir(&data).unwrap();
+    for depth in [1, 8, 16] {
+        let out = s.storlab(&[
+            "fio",
+            "--name=rr",
+            "--rw=randread",
+            "--bs=4k",
+            "--size=16m",
+            &format!("--directory={}", d.display()),
+            "--ioengine=io_uring",
+            &format!("--iodepth={depth}"),
+            "--runtime=2",
+            "--time_based",
+            "--output-format=json",
+            &format!("--output={}/randread-iodepth-{depth}-numjobs-1.json", data.display()),
+            "-q",
+        ]);
+        assert!(out.status.success(), "{}", stderr(&out));
+    }
+    for (flags, png) in [
+        (vec!["-l", "-r", "randread", "-d", "1", "8", "16", "-n", "1"], "qd.png"),
+        (vec!["-L", "-r", "randread", "-t", "iops"], "3d.png"),
+    ] {
+        let out = Command::new(&fio_plot)
+            .arg("-i")
+            .arg(&data)
+            .args(["-T", "storlab"])
+            .args(&flags)
+            .arg("-o")
+            .arg(s.path().join(png))
+            .output()
+            .unwrap_or_else(|e| panic!("{fio_plot}: {e} (scripts/test installs fio-plot and sets $FIO_PLOT)"));
+        assert!(out.status.success(), "{png}: {}{}", stdout(&out), stderr(&out));
+        assert!(stdout(&out).contains("Saving to file"), "{}", stdout(&out));
+        let decoder = png::Decoder::new(std::io::BufReader::new(
+            std::fs::File::open(s.path().join(png)).unwrap(),
+        ));
+        let info = decoder.read_info().unwrap();
+        assert!(
+            info.info().width >= 1000 && info.info().height >= 600,
+            "{png}: {}x{}",
+            info.info().width,
+            info.info().height
+        );
+    }
+    assert!(entries(&d).is_empty());
+}

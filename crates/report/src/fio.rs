@@ -193,7 +193,8 @@ fn direction(p: &Phase, write: bool, hist: Option<&Hist>, o: &FioJsonOptions, sy
             (b as f64 / s.seconds() / 1024.0, n as f64 / s.seconds())
         })
         .collect();
-    if !samples.is_empty() {
+    // A spread needs two samples at least: with fewer the figures are left out.
+    if samples.len() >= 2 {
         let bw: Vec<f64> = samples.iter().map(|s| s.0).collect();
         let io: Vec<f64> = samples.iter().map(|s| s.1).collect();
         let (bm, bd) = mean_dev(&bw);
