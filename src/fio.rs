@@ -106,6 +106,20 @@ pub fn fio(args: Vec<String>) -> Result<u8> {
         }
         _ => print!("{written}"),
     }
+    // fio's log files, where the job asked for them (in the current directory, as fio).
+    if fio.phase_logs.iter().any(|l| !l.is_empty()) {
+        let run = store
+            .run(e.run_id, true)?
+            .ok_or_else(|| anyhow::anyhow!("run {} is not in {}", e.run_id, store.target()))?;
+        for (phase, logs) in run.phases.iter().zip(&fio.phase_logs) {
+            for (what, prefix) in logs {
+                let path = std::path::PathBuf::from(format!("{prefix}_{what}.log"));
+                let text = storlab_report::fio::log_file(phase, what);
+                storlab_report::export::write_whole(&path, |w| Ok(w.write_all(text.as_bytes())?))?;
+                eprintln!("storlab: wrote {}", path.display());
+            }
+        }
+    }
     eprintln!("storlab: stored as run {} in {}", e.run_id, store.target());
     Ok(code_of(e.status))
 }

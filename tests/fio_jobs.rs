@@ -954,5 +954,75 @@ fn fio_plot_draws_storlabs_json() {
             info.info().height
         );
     }
+
+    // fio's bandwidth and IOPS logs (written where storlab fio runs, as fio writes them), drawn
+    // by fio-plot's log graph; each line's value is the interval's, from the stored samples.
+    let logs = s.path().join("logs");
+    std::fs::create_dir(&logs).unwrap();
+    let name = "randread-iodepth-1-numjobs-1";
+    let out = Command::new(bin())
+        .current_dir(&logs)
+        .env("STORLAB_DB", s.db())
+        .args([
+            "fio",
+            "--name=rr",
+            "--rw=randread",
+            "--bs=4k",
+            "--size=16m",
+            &format!("--directory={}", d.display()),
+            "--runtime=2",
+            "--time_based",
+            &format!("--write_bw_log={name}"),
+            &format!("--write_iops_log={name}"),
+            "--log_avg_msec=200",
+            "-q",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let runs = s.json(&["results", "list"]);
+    let id = runs
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["id"].as_i64().unwrap())
+        .max()
+        .unwrap();
+    let run = s.json(&["results", "show", &id.to_string()]);
+    let samples: Vec<&Value> = run["phases"][0]["result"]["samples"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|x| !x["ramp"].as_bool().unwrap())
+        .collect();
+    let iops_log = std::fs::read_to_string(logs.join(format!("{name}_iops.log"))).unwrap();
+    let lines: Vec<&str> = iops_log.lines().collect();
+    assert_eq!(lines.len(), samples.len(), "{iops_log}");
+    for (line, x) in lines.iter().zip(&samples) {
+        let f: Vec<&str> = line.split(", ").collect();
+        let secs = x["t_end"].as_f64().unwrap() - x["t_start"].as_f64().unwrap();
+        assert_eq!(
+            f[0].parse::<u64>().unwrap(),
+            (x["t_end"].as_f64().unwrap() * 1e3).round() as u64
+        );
+        assert_eq!(
+            f[1].parse::<u64>().unwrap(),
+            (x["ops_read"].as_f64().unwrap() / secs).round() as u64,
+            "{line}"
+        );
+        assert_eq!(&f[2..], ["0", "0", "0"]);
+    }
+    assert!(logs.join(format!("{name}_bw.log")).exists());
+    let out = Command::new(&fio_plot)
+        .arg("-i")
+        .arg(&logs)
+        .args([
+            "-T", "storlab", "-g", "-t", "bw", "iops", "-r", "randread", "-d", "1", "-n", "1", "-o",
+        ])
+        .arg(s.path().join("log.png"))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
+    assert!(s.path().join("log.png").exists());
     assert!(entries(&d).is_empty());
 }

@@ -514,3 +514,30 @@ pub fn terse(run: &RunDetail, o: &FioJsonOptions) -> String {
     }
     out
 }
+
+/// fio's log file of a phase (`write_bw_log`, `write_iops_log`; fio's HOWTO "Log File
+/// Formats"): one line per sample interval and direction that moved data, `time (ms), value,
+/// direction (0 read, 1 write), block size (0: averaged), offset (0)`, the value in KiB/s
+/// (`bw`) or I/Os per second (`iops`) over the interval, as fio's log_avg_msec averages. The
+/// ramp's intervals are left out, as fio logs none.
+pub fn log_file(phase: &Phase, what: &str) -> String {
+    let r = &phase.result;
+    let mut out = String::new();
+    for s in r.samples.iter().filter(|s| !s.ramp && s.seconds() > 0.0) {
+        let ms = (s.t_end * 1e3).round() as u64;
+        for (dir, bytes, ops, moved) in [
+            (0, s.bytes_read, s.ops_read, r.ops_read > 0),
+            (1, s.bytes_written, s.ops_written, r.ops_written > 0),
+        ] {
+            if !moved {
+                continue;
+            }
+            let v = match what {
+                "bw" => bytes as f64 / s.seconds() / 1024.0,
+                _ => ops as f64 / s.seconds(),
+            };
+            out += &format!("{ms}, {}, {dir}, 0, 0\n", v.round() as u64);
+        }
+    }
+    out
+}

@@ -77,6 +77,8 @@ pub struct Converted {
     pub settings: Vec<(String, String)>,
     pub targets: Vec<PathBuf>,
     pub threads: u64,
+    /// fio's log files the job asks for: ("bw" or "iops", the file name's prefix).
+    pub logs: Vec<(String, String)>,
 }
 
 /// A time in microseconds as storlab text.
@@ -740,9 +742,23 @@ pub fn convert(j: &Resolved, notes: &mut Vec<String>) -> Result<Converted, Workl
             s.push(("interval".into(), format!("{ms}ms")));
         }
     }
+    let mut wanted = Vec::new();
     for k in logs {
-        if j.get(k).is_some() {
-            note(format!("{k}: storlab keeps bandwidth, IOPS and latency as interval samples of the run (log_avg_msec sets their interval); it writes no fio log file"));
+        if j.get(k).is_none() {
+            continue;
+        }
+        let prefix = j
+            .val(k)
+            .filter(|v| !v.is_empty() && *v != "1")
+            .unwrap_or(&j.name)
+            .to_string();
+        match k {
+            "write_bw_log" | "write_iops_log" => {
+                let what = if k == "write_bw_log" { "bw" } else { "iops" };
+                note(format!("{k}: storlab fio writes {prefix}_{what}.log in fio's log format from the run's interval samples (one file for the job's workers, as fio's per_job_logs=0); storlab run --fio keeps the samples only"));
+                wanted.push((what.to_string(), prefix));
+            }
+            _ => note(format!("{k}: storlab keeps each interval's latency percentiles (p50 to max), not fio's per-interval mean or histogram: no fio latency log is written")),
         }
     }
     if j.on("create_on_open")? {
@@ -781,5 +797,6 @@ pub fn convert(j: &Resolved, notes: &mut Vec<String>) -> Result<Converted, Workl
         settings: s,
         targets,
         threads,
+        logs: wanted,
     })
 }

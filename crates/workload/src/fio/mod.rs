@@ -49,8 +49,10 @@ pub struct FioJob {
     pub notes: Vec<String>,
     /// Options left out with `--ignore-unknown`, each with its line.
     pub ignored: Vec<String>,
-    /// Each phase's fio job name (the first job of the jobs that run together).
+    /// Each phase's fio job name.
     pub phase_names: Vec<String>,
+    /// Each phase's fio log files: ("bw" or "iops", the file name's prefix).
+    pub phase_logs: Vec<Vec<(String, String)>>,
 }
 
 impl FioJob {
@@ -324,6 +326,7 @@ pub fn build(
     let mut phases: Vec<ReadPhase> = Vec::new();
     let mut streams: Vec<Stream> = Vec::new();
     let mut phase_names = Vec::new();
+    let mut phase_logs = Vec::new();
     let mut targets: Vec<PathBuf> = Vec::new();
     let mut index = 0usize;
     let mut said_deferred = false;
@@ -348,6 +351,7 @@ pub fn build(
                 } else {
                     format!("{} (verify)", job.name)
                 });
+                phase_logs.push(if n == 0 { c.logs.clone() } else { Vec::new() });
                 phases.push(read_phase(*kind, c, job)?);
                 streams.push(Stream {
                     name: job.name.clone(),
@@ -363,6 +367,7 @@ pub fn build(
         }
         for (k, (job, c, kind, set)) in deferred.into_iter().enumerate() {
             phase_names.push(format!("{} (verify)", job.name));
+            phase_logs.push(Vec::new());
             phases.push(read_phase(kind, c, job)?);
             streams.push(Stream {
                 name: job.name.clone(),
@@ -405,6 +410,7 @@ pub fn build(
         notes,
         ignored,
         phase_names,
+        phase_logs,
     })
 }
 
