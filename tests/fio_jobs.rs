@@ -1026,3 +1026,75 @@ fn fio_plot_draws_storlabs_json() {
     assert!(s.path().join("log.png").exists());
     assert!(entries(&d).is_empty());
 }
+
+/// fio's steady state: a job ends once its IOPS (or bandwidth) is steady over the window, as
+/// judged again here from the window the run stored; fio's steadystate.fio reads, on
+/// /dev/null and /dev/zero.
+#[test]
+fn a_job_ends_at_steady_state_as_fio_judges_it() {
+    let s = Scratch::new();
+    let job = s.path().join("ss.fio");
+    std::fs::write(
+        &job,
+        "[global]\ntime_based\nsize=64m\nruntime=20\nss_dur=3s\nss_ramp=1s\n[w]\nfilename=/dev/null\nrw=write\nbs=128k\nss=iops:20%\n[r]\nstonewall\nfilename=/dev/zero\nrw=randread\nbs=4k\nss=bw_slope:5%\n[never]\nstonewall\nfilename=/dev/zero\nrw=read\nruntime=2\nss=iops:0%\n",
+    )
+    .unwrap();
+    let out = s.storlab(&["fio", job.to_str().unwrap(), "--output-format=json", "-q"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let run = s.json(&["results", "show", "1"]);
+    for (i, (iops, slope, limit)) in [(true, false, 20.0), (false, true, 5.0)].into_iter().enumerate() {
+        let p = &run["phases"][i]["result"];
+        let st = &p["steady"];
+        assert_eq!(st["attained"], true, "{st}");
+        let secs = p["all_done"]["seconds"].as_f64().unwrap();
+        assert!(secs < 15.0, "ended at steady state, {secs} s of 20");
+        // The criterion again, from the stored window (fio's steadystate.c).
+        let w: Vec<f64> = st[if iops { "iops" } else { "bw" }]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| x.as_f64().unwrap())
+            .collect();
+        assert_eq!(w.len(), 3, "a 3 s window of 1 s samples");
+        let n = w.len() as f64;
+        let mean = w.iter().sum::<f64>() / n;
+        let raw = if slope {
+            let xm = (n - 1.0) / 2.0;
+            let sxy: f64 = w.iter().enumerate().map(|(k, y)| (k as f64 - xm) * (y - mean)).sum();
+            sxy / w.iter().enumerate().map(|(k, _)| (k as f64 - xm).powi(2)).sum::<f64>()
+        } else {
+            w.iter().map(|y| (y - mean).abs()).fold(0.0, f64::max)
+        };
+        let crit = 100.0 * raw / mean;
+        assert!(
+            (crit - st["criterion"].as_f64().unwrap()).abs() < 1e-9 * crit.abs().max(1.0),
+            "{crit} {st}"
+        );
+        assert!(crit.abs() < limit);
+        let ss = &doc["jobs"][i]["steadystate"];
+        assert_eq!(ss["attained"], 1);
+        assert_eq!(
+            doc["jobs"][i]["job options"]["steadystate"],
+            if i == 0 { "iops:20%" } else { "bw_slope:5%" }
+        );
+    }
+    // iops:0% is never met: the job runs its whole runtime, and says so.
+    let p = &run["phases"][2]["result"];
+    assert_eq!(p["steady"]["attained"], false);
+    assert!((p["all_done"]["seconds"].as_f64().unwrap() - 2.0).abs() < 0.5);
+    assert_eq!(doc["jobs"][2]["steadystate"]["attained"], 0);
+    // fio's own example reads (on /dev/null and /dev/zero, 30 s windows after 10 s ramps).
+    let out = s.storlab(&[
+        "run",
+        "--fio",
+        example("steadystate.fio").to_str().unwrap(),
+        "--parse-only",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("steady = \"iops:10%\"") && stdout(&out).contains("steady_window = \"30s\""),
+        "{}",
+        stdout(&out)
+    );
+}

@@ -25,7 +25,7 @@ use crate::backend::{self, Backend, Completion, IoUnit, Op, Queued};
 use crate::data::{self, BufferPool};
 use crate::plan::{BackendKind, DataPattern, FsyncPolicy, GenerationRange, PhaseKind, PhasePlan, WorkerFile};
 use crate::result::*;
-use storlab_model::settings::{CpusPolicy, Distribution, Fadvise, Fallocate, MemoryPolicy, RateProcess};
+use storlab_model::settings::{CpusPolicy, Distribution, Fadvise, Fallocate, MemoryPolicy, RateProcess, Steady};
 
 /// Summarises a histogram of nanoseconds.
 pub fn latency_of(h: &Histogram<u64>) -> Latency {
@@ -123,6 +123,8 @@ struct Shared<'g> {
     epoch: OnceLock<u64>,
     first_done_ns: AtomicU64,
     abort: &'g AtomicBool,
+    /// This phase is done (steady state reached): its workers stop issuing, the others go on.
+    done: AtomicBool,
 }
 
 fn slot_index(op: Op) -> usize {
@@ -236,6 +238,7 @@ pub fn run_group_observed(
             epoch: OnceLock::new(),
             first_done_ns: AtomicU64::new(0),
             abort: &abort,
+            done: AtomicBool::new(false),
         })
         .collect();
     let barrier = Barrier::new(total);
@@ -301,12 +304,28 @@ pub fn run_group_observed(
             }
             drop(tx);
             let layout = layout_seconds[pi];
+            let mine = &shared[pi];
             collectors.push(scope.spawn(move || {
                 let n = plan.workers.len();
                 let mut samples = Vec::new();
                 let mut outcomes: Vec<Option<Result<WorkerOutcome, EngineError>>> = (0..n).map(|_| None).collect();
                 let many_targets = plan.workers.iter().any(|w| w.target != plan.workers[0].target);
-                collect(&rx, n, many_targets, observer, &mut samples, &mut outcomes);
+                let mut steady = plan.settings.steady.map(|c| SteadyWatch::new(c, plan));
+                collect(
+                    &rx,
+                    n,
+                    many_targets,
+                    observer,
+                    &mut samples,
+                    &mut outcomes,
+                    &mut |s: &Sample| {
+                        if let Some(w) = steady.as_mut() {
+                            if w.judge(s) {
+                                mine.done.store(true, Ordering::Relaxed);
+                            }
+                        }
+                    },
+                );
                 let mut outs = Vec::with_capacity(n);
                 for o in outcomes {
                     match o {
@@ -315,7 +334,9 @@ pub fn run_group_observed(
                         None => return Err(EngineError::Internal("a worker ended without reporting".into())),
                     }
                 }
-                Ok(merge(plan, outs, samples, layout))
+                let mut r = merge(plan, outs, samples, layout);
+                r.steady = steady.map(SteadyWatch::report);
+                Ok(r)
             }));
         }
         for (pi, c) in collectors.into_iter().enumerate() {
@@ -332,6 +353,72 @@ pub fn run_group_observed(
     Ok(out)
 }
 
+/// fio's steady-state detection over a phase's merged samples, as they complete: after the
+/// ramp, a rolling window of full samples, judged by the criterion (fio's steadystate.c: the
+/// least-squares slope per sample, or the largest deviation from the window's mean).
+struct SteadyWatch {
+    criterion: Steady,
+    len: usize,
+    ramp_s: f64,
+    nominal_s: f64,
+    /// (IOPS, bytes/s) of each full sample in the window.
+    window: std::collections::VecDeque<(f64, f64)>,
+    last: Option<f64>,
+    attained_at: Option<f64>,
+}
+
+impl SteadyWatch {
+    fn new(criterion: Steady, plan: &PhasePlan) -> SteadyWatch {
+        let interval = plan.settings.interval.0.max(1) as f64;
+        SteadyWatch {
+            criterion,
+            len: ((plan.settings.steady_window.0 as f64 / interval).round() as usize).max(2),
+            ramp_s: (plan.settings.ramp.0 + plan.settings.steady_ramp.0) as f64 / 1e9,
+            nominal_s: interval / 1e9,
+            window: std::collections::VecDeque::new(),
+            last: None,
+            attained_at: None,
+        }
+    }
+
+    /// Takes a sample; true once the criterion is met.
+    fn judge(&mut self, s: &Sample) -> bool {
+        if self.attained_at.is_some() {
+            return true;
+        }
+        let secs = s.seconds();
+        if s.ramp || s.t_start < self.ramp_s - 1e-9 || secs < self.nominal_s * 0.999 {
+            return false;
+        }
+        let (ops, bytes) = (s.ops_read + s.ops_written, s.bytes_read + s.bytes_written);
+        self.window.push_back((ops as f64 / secs, bytes as f64 / secs));
+        if self.window.len() > self.len {
+            self.window.pop_front();
+        }
+        if self.window.len() < self.len {
+            return false;
+        }
+        let iops = self.criterion.iops;
+        let w: Vec<f64> = self.window.iter().map(|(i, b)| if iops { *i } else { *b }).collect();
+        self.last = self.criterion.criterion(&w);
+        if self.last.is_some_and(|c| c.abs() < self.criterion.limit) {
+            self.attained_at = Some(s.t_end);
+            return true;
+        }
+        false
+    }
+
+    fn report(self) -> SteadyReport {
+        SteadyReport {
+            attained: self.attained_at.is_some(),
+            criterion: self.last,
+            at_seconds: self.attained_at,
+            iops: self.window.iter().map(|w| w.0).collect(),
+            bw: self.window.iter().map(|w| w.1).collect(),
+        }
+    }
+}
+
 /// Receives interval messages until every worker is done; each interval becomes a sample as
 /// soon as every worker still running has reported it.
 fn collect(
@@ -341,6 +428,7 @@ fn collect(
     observer: Option<&dyn IntervalObserver>,
     samples: &mut Vec<Sample>,
     outcomes: &mut [Option<Result<WorkerOutcome, EngineError>>],
+    on_sample: &mut dyn FnMut(&Sample),
 ) {
     struct Pending {
         t_start: u64,
@@ -391,9 +479,12 @@ fn collect(
                 .collect(),
         });
     };
-    let tell = |samples: &[Sample]| {
-        if let (Some(o), Some(s)) = (observer, samples.last()) {
-            o.sample(s);
+    let mut tell = |samples: &[Sample]| {
+        if let Some(s) = samples.last() {
+            if let Some(o) = observer {
+                o.sample(s);
+            }
+            on_sample(s);
         }
     };
     while done < n {
@@ -537,6 +628,7 @@ fn merge(plan: &PhasePlan, outs: Vec<WorkerOutcome>, samples: Vec<Sample>, layou
         layout_seconds,
         interrupted,
         not_measured: Vec::new(),
+        steady: None,
     }
 }
 
@@ -1024,7 +1116,10 @@ impl<'a> Worker<'a> {
                     done_issuing = true;
                     break;
                 }
-                if self.shared.abort.load(Ordering::Relaxed) || finish.load(Ordering::Relaxed) {
+                if self.shared.abort.load(Ordering::Relaxed)
+                    || finish.load(Ordering::Relaxed)
+                    || self.shared.done.load(Ordering::Relaxed)
+                {
                     done_issuing = true;
                     break;
                 }

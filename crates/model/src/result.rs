@@ -354,6 +354,24 @@ pub struct PhaseResult {
     /// view shows them as "—" and no statistic counts them.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub not_measured: Vec<Figure>,
+    /// The steady-state judgement, when the phase asked for one (fio's steadystate).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub steady: Option<SteadyReport>,
+}
+
+/// Whether a phase reached steady state, and on what.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct SteadyReport {
+    /// The criterion met within its limit, ending the phase.
+    pub attained: bool,
+    /// The criterion's last value (percent of the mean where the limit is one).
+    pub criterion: Option<f64>,
+    /// When it was met, seconds from the phase's start.
+    pub at_seconds: Option<f64>,
+    /// The window's IOPS, sample by sample, when it was met or the phase ended.
+    pub iops: Vec<f64>,
+    /// The window's bytes/s, sample by sample.
+    pub bw: Vec<f64>,
 }
 
 /// A figure of a phase's result that a source may not have recorded.

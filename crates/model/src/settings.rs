@@ -136,6 +136,63 @@ pub enum MemoryPolicy {
     Interleave(Vec<u32>),
 }
 
+/// fio's steady-state criterion: which figure, judged how, within what.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+pub struct Steady {
+    /// IOPS (true) or bytes/s (false).
+    pub iops: bool,
+    /// The least-squares slope over the window (true) or the largest deviation from its mean.
+    pub slope: bool,
+    /// The limit.
+    pub limit: f64,
+    /// The limit is a percentage of the window's mean.
+    pub percent: bool,
+}
+
+impl Steady {
+    /// fio's name of the criterion: `iops_slope`, `bw`…
+    pub fn name(&self) -> String {
+        format!(
+            "{}{}",
+            if self.iops { "iops" } else { "bw" },
+            if self.slope { "_slope" } else { "" }
+        )
+    }
+
+    /// The criterion's value over `window` (each sample's figure): the slope per sample, or
+    /// the largest deviation from the mean, as a percentage of the mean when `percent`. None
+    /// while fewer than two samples.
+    pub fn criterion(&self, window: &[f64]) -> Option<f64> {
+        let n = window.len();
+        if n < 2 {
+            return None;
+        }
+        let mean = window.iter().sum::<f64>() / n as f64;
+        let raw = if self.slope {
+            // Least squares over x = 0..n (fio's steadystate.c).
+            let xm = (n as f64 - 1.0) / 2.0;
+            let sxy: f64 = window
+                .iter()
+                .enumerate()
+                .map(|(i, y)| (i as f64 - xm) * (y - mean))
+                .sum();
+            let sxx: f64 = (0..n).map(|i| (i as f64 - xm).powi(2)).sum();
+            sxy / sxx
+        } else {
+            window.iter().map(|y| (y - mean).abs()).fold(0.0, f64::max)
+        };
+        Some(if self.percent {
+            if mean == 0.0 {
+                f64::INFINITY
+            } else {
+                100.0 * raw / mean
+            }
+        } else {
+            raw
+        })
+    }
+}
+
 /// One setting as users see it.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Setting {
@@ -275,6 +332,9 @@ settings! {
     cpus: CpuList | "any CPU", "LIST", "the CPUs the workers run on (`0-3,8`), each on all of them (`cpus_policy = \"shared\"`) or each on one in turn (`\"split\"`) (fio's cpus_allowed, numa_cpu_nodes)", read_cpus;
     cpus_policy: CpusPolicy = "shared", "shared|split", "with `cpus`: every worker on all the CPUs, or worker i on the i-th (fio's cpus_allowed_policy)", read_cpus_policy;
     memory_policy: MemoryPolicy = "default", "POLICY", "where each worker's buffers live (set_mempolicy(2)): `default`, `local`, `prefer:NODE`, `bind:NODES`, `interleave:NODES` (fio's numa_mem_policy)", read_memory_policy;
+    steady: Steady | "none: the phase runs its size or time", "CRITERION", "end the phase once its throughput is steady (fio's steadystate): `iops:10%` — every sample of the window within 10 % of the window's mean; `iops_slope:0.1%` — the least-squares slope over the window within 0.1 % of its mean per sample; `bw…` the same on bytes/s; a limit without % is absolute", read_steady;
+    steady_window: Duration = "0s", "DURATION", "with `steady`: the window judged, rolling (fio's ss_dur); required", read_duration;
+    steady_ramp: Duration = "0s", "DURATION", "with `steady`: samples before this are not judged (fio's ss_ramp)", read_duration;
     start_delay: Duration = "0s", "DURATION", "with phases that run together (fio's jobs without a stonewall between them): begin this long after the others (fio's startdelay); the phase's clock starts then", read_duration;
     exitall: bool = "false", "BOOL", "with phases that run together: when this phase is done, the others end too (fio's exitall)", read_bool;
     fallocate: Fallocate = "none", "HOW", "how a write phase allocates its new files before writing: `none`, `posix` (fallocate(2) the whole region first, fio's default `native`), `keep` (fallocate keeping the file's size), `truncate` (set the length first)", read_fallocate;
@@ -552,6 +612,39 @@ fn read_memory_policy(s: &str) -> Result<MemoryPolicy, String> {
                 "'{s}' is not a memory policy: expected default, local, prefer:NODE, bind:NODES or interleave:NODES"
             ))
         }
+    })
+}
+
+/// fio's `iops:10%`, `iops_slope:0.1%`, `bw:5%`, `bw_slope:1000`.
+fn read_steady(s: &str) -> Result<Steady, String> {
+    let (what, limit) = s.split_once(':').ok_or_else(|| {
+        format!("'{s}' is not a criterion: expected iops, iops_slope, bw or bw_slope, ':' and a limit (10%)")
+    })?;
+    let (iops, slope) = match what.trim() {
+        "iops" => (true, false),
+        "iops_slope" => (true, true),
+        "bw" => (false, false),
+        "bw_slope" => (false, true),
+        w => {
+            return Err(format!(
+                "'{w}' is not a steady-state figure: expected iops, iops_slope, bw or bw_slope"
+            ))
+        }
+    };
+    let limit = limit.trim();
+    let percent = limit.ends_with('%');
+    let v: f64 = limit
+        .trim_end_matches('%')
+        .parse()
+        .map_err(|_| format!("'{limit}' is not a limit: a number, or a percentage (10%)"))?;
+    if !(v >= 0.0 && v.is_finite()) {
+        return Err(format!("'{limit}': a limit is 0 or more"));
+    }
+    Ok(Steady {
+        iops,
+        slope,
+        limit: v,
+        percent,
     })
 }
 

@@ -299,8 +299,16 @@ fn job_options(p: &Phase) -> Map<String, Value> {
             m.insert("runtime".into(), json!(format!("{}", r.0 / 1_000_000_000)));
             m.insert("time_based".into(), json!("1"));
         }
-        if matches!(plan.kind, PhaseKind::Randrw) {
+        if matches!(plan.kind, PhaseKind::Randrw | PhaseKind::Rw) {
             m.insert("rwmixread".into(), json!(s.rwmix.to_string()));
+        }
+        if let Some(c) = s.steady {
+            let limit = if c.percent {
+                format!("{}%", c.limit)
+            } else {
+                c.limit.to_string()
+            };
+            m.insert("steadystate".into(), json!(format!("{}:{limit}", c.name())));
         }
         if !s.random_map
             && matches!(
@@ -377,6 +385,47 @@ pub fn document(run: &RunDetail, o: &FioJsonOptions) -> Value {
             for (k, v) in distribution(h) {
                 j.insert(k, v);
             }
+        }
+        if let (Some(st), Some(c)) = (&r.steady, p.plan().and_then(|pl| pl.settings.steady.map(|c| (c, pl)))) {
+            let (c, pl) = c;
+            let mean = |v: &[f64]| {
+                if v.is_empty() {
+                    0.0
+                } else {
+                    v.iter().sum::<f64>() / v.len() as f64
+                }
+            };
+            let limit = if c.percent {
+                format!("{}%", c.limit)
+            } else {
+                c.limit.to_string()
+            };
+            let mut ss = Map::new();
+            ss.insert("ss".into(), json!(c.name()));
+            ss.insert("duration".into(), json!(pl.settings.steady_window.0 / 1_000_000_000));
+            ss.insert("attained".into(), json!(u8::from(st.attained)));
+            ss.insert("limit".into(), json!(limit));
+            if let Some(v) = st.criterion {
+                ss.insert(
+                    "criterion".into(),
+                    json!(if c.percent {
+                        format!("{v:.6}%")
+                    } else {
+                        format!("{v:.6}")
+                    }),
+                );
+                ss.insert((if c.slope { "slope" } else { "max_deviation" }).into(), json!(v));
+            }
+            ss.insert(
+                "data".into(),
+                json!({
+                    "bw_mean": mean(&st.bw) / 1024.0,
+                    "iops_mean": mean(&st.iops),
+                    "bw": st.bw.iter().map(|b| (b / 1024.0).round() as u64).collect::<Vec<_>>(),
+                    "iops": st.iops.iter().map(|i| i.round() as u64).collect::<Vec<_>>(),
+                }),
+            );
+            j.insert("steadystate".into(), Value::Object(ss));
         }
         jobs.push(Value::Object(j));
     }

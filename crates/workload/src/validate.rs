@@ -25,6 +25,9 @@ pub enum TargetKind {
     File,
     /// A block device named with --allow-device.
     Device,
+    /// /dev/null (writes vanish) or /dev/zero (reads give zeros): the kernel's own sink and
+    /// source, to measure the engine without a filesystem (fio's examples use them).
+    CharDevice,
 }
 
 /// Options that do not come from the job.
@@ -90,7 +93,7 @@ fn place_workers(
                     created.push(f);
                 }
             }
-            TargetKind::NewFile | TargetKind::File | TargetKind::Device => {
+            TargetKind::NewFile | TargetKind::File | TargetKind::Device | TargetKind::CharDevice => {
                 let total = match (kind, size, len) {
                     (TargetKind::NewFile, s, _) => s.unwrap_or(DEFAULT_SIZE),
                     (_, None, Some(l)) => *l,
@@ -191,6 +194,17 @@ fn classify(p: &Path, opts: &ResolveOptions) -> Result<(TargetKind, Option<u64>)
             }
             Ok((TargetKind::Device, device_size(p)))
         }
+        Ok(m) if m.file_type().is_char_device() => {
+            let canon = std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+            if canon == Path::new("/dev/null") || canon == Path::new("/dev/zero") {
+                Ok((TargetKind::CharDevice, None))
+            } else {
+                Err(target_error(
+                    p,
+                    "is a character device: storlab takes /dev/null and /dev/zero, not others",
+                ))
+            }
+        }
         Ok(_) => Err(target_error(
             p,
             "is neither a directory, a regular file nor a block device",
@@ -250,6 +264,7 @@ fn probe_direct(dir_or_file: &Path, kind: TargetKind, tag: &str) -> Result<(), W
             let _ = std::fs::remove_file(&probe);
             r.map_err(refuse)
         }
+        TargetKind::CharDevice => Err(refuse(std::io::Error::from_raw_os_error(libc::EINVAL))),
         TargetKind::File | TargetKind::Device => std::fs::OpenOptions::new()
             .read(true)
             .custom_flags(libc::O_DIRECT)
@@ -478,6 +493,15 @@ pub fn resolve(job: &Job, opts: &ResolveOptions) -> Result<Plan, WorkloadError> 
             return Err(WorkloadError::invalid(
                 &origin,
                 "verify on randrw needs iodepth 1: a read and a write of the same block in flight together have no defined result",
+            ));
+        }
+        if e.steady.is_some() && e.steady_window.0 < 2 * e.interval.0 {
+            return Err(WorkloadError::invalid(
+                &origin,
+                format!(
+                    "steady needs a steady_window of two sample intervals ({}) or more",
+                    storlab_units::Duration(2 * e.interval.0)
+                ),
             ));
         }
         if let Some(b) = e.iodepth_batch.filter(|b| *b > e.iodepth) {

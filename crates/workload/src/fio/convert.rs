@@ -648,6 +648,34 @@ pub fn convert(j: &Resolved, notes: &mut Vec<String>) -> Result<Converted, Workl
             s.push(("memory_policy".into(), p));
         }
     }
+    // Steady state: the job ends once its throughput is steady over the window.
+    if let Some(c) = j.val("steadystate") {
+        let dur = j.time_us("steadystate_duration", TimeBase::Seconds)?.unwrap_or(0);
+        if dur == 0 {
+            return Err(j.refuse(
+                "steadystate",
+                "a criterion without ss_dur: give the window to judge (ss_dur=30s)".into(),
+            ));
+        }
+        s.push(("steady".into(), c.to_string()));
+        s.push(("steady_window".into(), duration_text(dur)));
+        if let Some(r) = j
+            .time_us("steadystate_ramp_time", TimeBase::Seconds)?
+            .filter(|r| *r > 0)
+        {
+            s.push(("steady_ramp".into(), duration_text(r)));
+        }
+        let every = j
+            .time_us("steadystate_check_interval", TimeBase::Seconds)?
+            .unwrap_or(1_000_000);
+        match s.iter().find(|(k, _)| k == "interval") {
+            Some((_, i)) if *i != duration_text(every) => {
+                return Err(j.refuse("steadystate_check_interval", format!("a check interval other than the samples' ({i}, log_avg_msec or rate_cycle): storlab judges steady state on its samples")))
+            }
+            Some(_) => {}
+            None => s.push(("interval".into(), duration_text(every))),
+        }
+    }
     // Think time and a count of I/Os.
     if let Some(t) = j.time_us("thinktime", TimeBase::Micros)?.filter(|t| *t > 0) {
         s.push(("think".into(), duration_text(t)));

@@ -101,7 +101,6 @@ const COMMANDS: &str = "storlab does not run commands or change the system's set
 const LATENCY_TARGET: &str =
     "fio's latency-target search (and its latency limits) drive the queue depth: storlab keeps the depth it is given";
 const FLOW: &str = "fio's flow control weighs jobs against each other: storlab runs every job at its own pace";
-const STEADY: &str = "fio's steady-state detection ends a job early: storlab runs its phases to their size or time";
 
 /// Every option fio knows (generic and the local engines').
 pub const OPTIONS: &[FioOption] = &[
@@ -352,10 +351,10 @@ pub const OPTIONS: &[FioOption] = &[
     r("flow", &[], Int, FLOW),
     n("flow_watermark", &[], Deprecated, "deprecated by fio"),
     r("flow_sleep", &[], Micros, FLOW),
-    r("steadystate", &["ss"], Str, STEADY),
-    r("steadystate_duration", &["ss_dur"], Seconds, STEADY),
-    r("steadystate_ramp_time", &["ss_ramp"], Seconds, STEADY),
-    r("steadystate_check_interval", &["ss_interval"], Seconds, STEADY),
+    h("steadystate", &["ss"], Str),
+    h("steadystate_duration", &["ss_dur"], Seconds),
+    h("steadystate_ramp_time", &["ss_ramp"], Seconds),
+    h("steadystate_check_interval", &["ss_interval"], Seconds),
     // Options of fio's built-in profiles, which fio accepts in any job and which do nothing
     // without profile= (storlab refuses profile=).
     n("threads", &[], Int, "an option of fio's tiobench profile: without profile=tiobench fio ignores it"),
