@@ -9,7 +9,8 @@ of read and write IOPS and bytes/s; the ratio is storlab ÷ fio.
 
 Two places: tmpfs (/dev/shm, buffered: the engines' own cost) and an ext4 filesystem on a loop
 device backed by a file on the virtual disk, with O_DIRECT (direct=1: the device's behaviour).
-fio runs libaio where the examples ask for it; storlab runs io_uring in its place (and says so).
+fio runs libaio where the examples ask for it; storlab runs io_uring in its place with O_DIRECT, and
+psync for buffered I/O (which Linux AIO does synchronously), and says so.
 """
 import json
 import os
@@ -48,9 +49,15 @@ def totals(doc):
     return iops, bw
 
 
-def one(tool, storlab, job, db, where):
+def clear(where):
     for f in os.listdir(where):
-        os.remove(os.path.join(where, f))
+        if os.path.isfile(os.path.join(where, f)):
+            os.remove(os.path.join(where, f))
+
+
+def one(tool, storlab, job, db, where):
+    # The files stay between runs of one example: a job that names its filename reads (or
+    # overwrites) the same laid-out file with either tool.
     if tool == "fio":
         cmd = ["fio", job, "--output-format=json"]
     else:
@@ -74,6 +81,7 @@ def place(name, where, direct, storlab, say, repeat, secs, db, examples):
                 text = adapt(f.read(), where, direct, secs)
             with open(job, "w") as f:
                 f.write(text)
+            clear(where)
             res = {"fio": [], "storlab": []}
             for r in range(repeat):
                 for tool in (("fio", "storlab") if r % 2 == 0 else ("storlab", "fio")):
@@ -81,6 +89,7 @@ def place(name, where, direct, storlab, say, repeat, secs, db, examples):
             med = {t: (statistics.median(x[0] for x in v), statistics.median(x[1] for x in v)) for t, v in res.items()}
             (fi, fb), (si, sb) = med["fio"], med["storlab"]
             say(f"| {ex} | {fi:,.0f} | {si:,.0f} | {si / fi:.3f} | {fb / 2**20:,.0f} | {sb / 2**20:,.0f} | {sb / fb:.3f} |")
+            clear(where)
     finally:
         for f in os.listdir(tmp):
             os.remove(os.path.join(tmp, f))
@@ -90,7 +99,7 @@ def place(name, where, direct, storlab, say, repeat, secs, db, examples):
 
 def run(storlab, say, repeat, secs=10):
     examples = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "fixtures", "fio-examples")
-    say(f"fio: {subprocess.run(['fio', '--version'], capture_output=True, text=True).stdout.strip()}; storlab runs libaio's jobs as io_uring.")
+    say(f"fio: {subprocess.run(['fio', '--version'], capture_output=True, text=True).stdout.strip()}; storlab runs libaio's jobs as io_uring with O_DIRECT and as psync buffered (Linux AIO is synchronous then).")
     say("")
     shm = tempfile.mkdtemp(prefix="storlab-fiobench-", dir="/dev/shm")
     db = os.path.join(shm, "bench.db")

@@ -116,7 +116,13 @@ fn check_phase(file: &str, job: &str, o: &BTreeMap<String, String>, phase: &Valu
         assert_eq!(set["size"], bytes(size), "{file} [{job}]: size");
     }
     let engine = o.get("ioengine").map(String::as_str).unwrap_or("psync");
-    let want_engine = if engine == "libaio" { "io_uring" } else { engine };
+    let direct = o.get("direct").map(String::as_str) == Some("1") || o.get("buffered").map(String::as_str) == Some("0");
+    // Linux AIO is asynchronous only with O_DIRECT: buffered, storlab runs it as psync.
+    let want_engine = match engine {
+        "libaio" if direct => "io_uring",
+        "libaio" => "psync",
+        other => other,
+    };
     assert_eq!(set["engine"], want_engine, "{file} [{job}]: ioengine");
     match (o.get("iodepth"), want_engine) {
         (Some(d), "io_uring") => assert_eq!(set["iodepth"].to_string(), *d, "{file} [{job}]: iodepth"),
@@ -125,7 +131,6 @@ fn check_phase(file: &str, job: &str, o: &BTreeMap<String, String>, phase: &Valu
             "{file} [{job}]: a synchronous engine's depth is 1"
         ),
     }
-    let direct = o.get("direct").map(String::as_str) == Some("1") || o.get("buffered").map(String::as_str) == Some("0");
     assert_eq!(
         set["direct"].as_bool().unwrap_or(false),
         direct,
@@ -282,7 +287,7 @@ fn fios_examples_run_on_storlabs_engine() {
         );
         if name == "fio-rand-RW.fio" {
             assert!(
-                stderr(&out).contains("ioengine=libaio runs as io_uring"),
+                stderr(&out).contains("ioengine=libaio without direct=1 runs as psync"),
                 "{}",
                 stderr(&out)
             );
@@ -1097,4 +1102,36 @@ fn a_job_ends_at_steady_state_as_fio_judges_it() {
         "{}",
         stdout(&out)
     );
+}
+
+/// fio's numjobs on one filename: every clone works over the whole file (fio's clones share
+/// it), not a part of it as storlab's own workers do by default.
+#[test]
+fn clones_on_one_file_each_cover_all_of_it() {
+    let s = Scratch::new();
+    let d = s.data();
+    let job = s.path().join("clones.fio");
+    std::fs::write(
+        &job,
+        format!(
+            "[c]\nfilename={}/one.dat\nrw=randwrite\nbs=4k\nsize=8m\nnumjobs=3\n",
+            d.display()
+        ),
+    )
+    .unwrap();
+    let out = s.storlab(&["run", "--fio", job.to_str().unwrap(), "--json", "-q"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let run: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let workers = run["phases"][0]["params"]["plan"]["workers"].as_array().unwrap();
+    assert_eq!(workers.len(), 3);
+    for w in workers {
+        assert_eq!(
+            (w["offset"].as_u64(), w["len"].as_u64()),
+            (Some(0), Some(8 << 20)),
+            "{w}"
+        );
+    }
+    // Each clone writes its 8 MiB pass: three passes' worth over the one file.
+    assert_eq!(run["phases"][0]["result"]["bytes_written"], 3 * (8 << 20));
+    assert!(entries(&d).is_empty());
 }

@@ -110,6 +110,16 @@ impl CpuList {
     }
 }
 
+/// How workers share one file or device target.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Share {
+    /// Each worker its own equal part.
+    Split,
+    /// Every worker over the whole region.
+    Whole,
+}
+
 /// How workers share `cpus`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -329,6 +339,7 @@ settings! {
     ios: u64 | "no limit", "N", "each worker ends after this many I/Os (fio's number_ios)", read_ios;
     align: u64 | "the smallest block size", "SIZE", "random offsets are multiples of this (fio's blockalign)", read_size;
     distribution: Distribution = "uniform", "DIST", "where random offsets fall: `uniform`, or `zoned:A/R:B/S:…` — A % of the I/Os in the first R % of the region, then B % in the next S %, … (fio's random_distribution=zoned)", read_distribution;
+    share: Share = "split", "split|whole", "workers on one file or device: `split` — each its own equal part; `whole` — each over the whole region, overlapping (fio's numjobs on one filename)", read_share;
     cpus: CpuList | "any CPU", "LIST", "the CPUs the workers run on (`0-3,8`), each on all of them (`cpus_policy = \"shared\"`) or each on one in turn (`\"split\"`) (fio's cpus_allowed, numa_cpu_nodes)", read_cpus;
     cpus_policy: CpusPolicy = "shared", "shared|split", "with `cpus`: every worker on all the CPUs, or worker i on the i-th (fio's cpus_allowed_policy)", read_cpus_policy;
     memory_policy: MemoryPolicy = "default", "POLICY", "where each worker's buffers live (set_mempolicy(2)): `default`, `local`, `prefer:NODE`, `bind:NODES`, `interleave:NODES` (fio's numa_mem_policy)", read_memory_policy;
@@ -574,6 +585,14 @@ fn read_distribution(s: &str) -> Result<Distribution, String> {
         ));
     }
     Ok(Distribution::Zoned(out))
+}
+
+fn read_share(s: &str) -> Result<Share, String> {
+    match s {
+        "split" => Ok(Share::Split),
+        "whole" => Ok(Share::Whole),
+        _ => Err(format!("'{s}' is not a way to share a file: expected split or whole")),
+    }
 }
 
 fn read_cpus(s: &str) -> Result<CpuList, String> {

@@ -69,6 +69,7 @@ fn place_workers(
     size: Option<u64>,
     align: u64,
     prefix: &str,
+    whole: bool,
 ) -> Result<(Vec<WorkerFile>, Vec<PathBuf>), WorkloadError> {
     let mut workers: Vec<WorkerFile> = Vec::new();
     let mut created = Vec::new();
@@ -107,14 +108,19 @@ fn place_workers(
                     (_, None, None) => DEFAULT_SIZE,
                 };
                 let m = own.len() as u64;
-                let share = total / m / align * align;
+                // Split: each worker its own part; whole: each over all of it.
+                let share = if whole {
+                    total / align * align
+                } else {
+                    total / m / align * align
+                };
                 if share == 0 {
                     return Err(target_error(path, format!("{} shared by {m} workers leaves less than one block ({}) each: use fewer threads or a larger size", Size(total), Size(align))));
                 }
                 for j in 0..m {
                     workers.push(WorkerFile {
                         path: path.clone(),
-                        offset: j * share,
+                        offset: if whole { 0 } else { j * share },
                         len: share,
                         owned: *kind == TargetKind::NewFile,
                         target: ti as u16,
@@ -368,7 +374,8 @@ pub fn resolve(job: &Job, opts: &ResolveOptions) -> Result<Plan, WorkloadError> 
         } else {
             format!("storlab-{}-{si}", opts.file_tag)
         };
-        let (workers, made) = place_workers(&targets, &mine, threads, size, align, &prefix)?;
+        let whole = effs[first].share == storlab_model::settings::Share::Whole;
+        let (workers, made) = place_workers(&targets, &mine, threads, size, align, &prefix, whole)?;
         for f in made {
             if !created.contains(&f) {
                 created.push(f);

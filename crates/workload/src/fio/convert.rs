@@ -248,7 +248,7 @@ fn block_sizes(j: &Resolved, kind: PhaseKind) -> Result<(String, Option<u64>), W
 }
 
 /// The engine of `ioengine`, noting where storlab's differs.
-fn engine(j: &Resolved, notes: &mut Vec<String>) -> Result<&'static str, WorkloadError> {
+fn engine(j: &Resolved, direct: bool, notes: &mut Vec<String>) -> Result<&'static str, WorkloadError> {
     let e = j.val("ioengine").unwrap_or("psync");
     let (name, note) = match e {
         "psync" => ("psync", None),
@@ -259,7 +259,12 @@ fn engine(j: &Resolved, notes: &mut Vec<String>) -> Result<&'static str, Workloa
         "io_uring" => ("io_uring", None),
         "mmap" => ("mmap", None),
         "null" => ("null", None),
+        // Linux AIO is asynchronous only with O_DIRECT: buffered, io_submit does each I/O
+        // before it returns, which psync is (and io_uring is not: it hands buffered writes,
+        // and reads the page cache cannot answer at once, to its worker threads).
+        "libaio" if !direct => ("psync", Some("ioengine=libaio without direct=1 runs as psync: Linux AIO does buffered I/O synchronously, in the submitting call")),
         "libaio" => ("io_uring", Some("ioengine=libaio runs as io_uring (the kernel's newer asynchronous interface; storlab has no libaio)")),
+        "posixaio" if !direct => ("psync", Some("ioengine=posixaio without direct=1 runs as psync (glibc's aio does each I/O with a synchronous call in a thread of its own)")),
         "posixaio" => ("io_uring", Some("ioengine=posixaio (glibc's aio, threads behind the scenes) runs as io_uring")),
         other => {
             return Err(j.refuse(
@@ -360,7 +365,10 @@ pub fn convert(j: &Resolved, notes: &mut Vec<String>) -> Result<Converted, Workl
         }
         Some(f) => {
             if threads > 1 {
-                note(format!("its {threads} jobs share filename={f}: storlab's workers share the file in equal regions, each as large as size"));
+                note(format!(
+                    "its {threads} jobs share filename={f}: each covers the whole region, as fio's clones do"
+                ));
+                s.push(("share".into(), "whole".into()));
             }
             vec![match &dir {
                 Some(d) => d.join(f),
@@ -406,8 +414,13 @@ pub fn convert(j: &Resolved, notes: &mut Vec<String>) -> Result<Converted, Workl
         }
     }
     // The engine; fio caps a synchronous engine's depth at 1 and says so.
+    let direct = match (j.get("direct"), j.get("buffered")) {
+        (Some(_), _) => j.on("direct")?,
+        (None, Some(_)) => !j.on("buffered")?,
+        (None, None) => false,
+    };
     let mut enotes = Vec::new();
-    let engine = engine(j, &mut enotes)?;
+    let engine = engine(j, direct, &mut enotes)?;
     notes.extend(enotes);
     let mut note = |n: String| notes.push(format!("job '{}': {n}", j.name));
     s.push(("engine".into(), engine.into()));
@@ -429,11 +442,6 @@ pub fn convert(j: &Resolved, notes: &mut Vec<String>) -> Result<Converted, Workl
         Some("offload") => note("io_submit_mode=offload: storlab's worker submits each I/O at its scheduled time whatever has completed (as fio's offload threads do), from its own thread".into()),
         Some(m) => return Err(j.refuse("io_submit_mode", format!("'{m}': fio's io_submit_mode is inline or offload"))),
     }
-    let direct = match (j.get("direct"), j.get("buffered")) {
-        (Some(_), _) => j.on("direct")?,
-        (None, Some(_)) => !j.on("buffered")?,
-        (None, None) => false,
-    };
     if direct {
         s.push(("direct".into(), "true".into()));
     }
