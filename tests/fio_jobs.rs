@@ -1135,3 +1135,39 @@ fn clones_on_one_file_each_cover_all_of_it() {
     assert_eq!(run["phases"][0]["result"]["bytes_written"], 3 * (8 << 20));
     assert!(entries(&d).is_empty());
 }
+
+/// fio's offset and offset_increment: each clone's region starts where fio's would.
+#[test]
+fn offsets_place_each_clones_region_as_fio_does() {
+    let s = Scratch::new();
+    let d = s.data();
+    let job = s.path().join("off.fio");
+    std::fs::write(
+        &job,
+        format!(
+            "[o]\nfilename={}/one.dat\nrw=write\nbs=64k\nsize=1m\nnumjobs=2\noffset=1m\noffset_increment=2m\n",
+            d.display()
+        ),
+    )
+    .unwrap();
+    let out = s.storlab(&["run", "--fio", job.to_str().unwrap(), "--json", "-q", "--keep"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let run: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let regions: Vec<(u64, u64)> = run["phases"][0]["params"]["plan"]["workers"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|w| (w["offset"].as_u64().unwrap(), w["len"].as_u64().unwrap()))
+        .collect();
+    assert_eq!(regions, [(1 << 20, 1 << 20), (3 << 20, 1 << 20)]);
+    // The file holds data where the clones wrote, and a hole where neither did.
+    let f = std::fs::read(d.join("one.dat")).unwrap();
+    assert_eq!(f.len(), 4 << 20);
+    assert!(f[..1 << 20].iter().all(|b| *b == 0), "nothing before the first region");
+    assert!(
+        f[(2 << 20)..(3 << 20)].iter().all(|b| *b == 0),
+        "nothing between the regions"
+    );
+    assert!(f[(1 << 20)..(2 << 20)].iter().any(|b| *b != 0) && f[(3 << 20)..].iter().any(|b| *b != 0));
+    std::fs::remove_file(d.join("one.dat")).unwrap();
+}

@@ -60,17 +60,36 @@ pub struct Plan {
     pub file_set_bytes: u64,
 }
 
-/// One file per worker in each directory target (named `PREFIX-W.dat`), workers sharing a
-/// file target in equal regions: the workers of a file set, and the files storlab creates.
-fn place_workers(
-    targets: &[(PathBuf, TargetKind, Option<u64>)],
-    mine: &[usize],
+/// What shapes a file set's files: its workers, their size and alignment, whether workers on
+/// one file split it or each work over all of it, and where their regions start (fio's offset
+/// and offset_increment).
+#[derive(Clone, Copy)]
+struct SetShape {
     threads: u32,
     size: Option<u64>,
     align: u64,
-    prefix: &str,
     whole: bool,
+    offsets: (u64, u64),
+}
+
+/// One file per worker in each directory target (named `PREFIX-W.dat`), workers sharing a
+/// file target in equal regions (or each over all of it): the workers of a file set, and the
+/// files storlab creates.
+fn place_workers(
+    targets: &[(PathBuf, TargetKind, Option<u64>)],
+    mine: &[usize],
+    shape: &SetShape,
+    prefix: &str,
 ) -> Result<(Vec<WorkerFile>, Vec<PathBuf>), WorkloadError> {
+    let SetShape {
+        threads,
+        size,
+        align,
+        whole,
+        offsets,
+    } = *shape;
+    // fio's offset and offset_increment: worker w's region starts this far in.
+    let base = |w: u64| offsets.0 + w * offsets.1;
     let mut workers: Vec<WorkerFile> = Vec::new();
     let mut created = Vec::new();
     let nt = mine.len() as u32;
@@ -86,7 +105,7 @@ fn place_workers(
                     let f = path.join(format!("{prefix}-{w}.dat"));
                     workers.push(WorkerFile {
                         path: f.clone(),
-                        offset: 0,
+                        offset: base(*w as u64),
                         len: size.unwrap_or(DEFAULT_SIZE),
                         owned: true,
                         target: ti as u16,
@@ -97,7 +116,7 @@ fn place_workers(
             TargetKind::NewFile | TargetKind::File | TargetKind::Device | TargetKind::CharDevice => {
                 let total = match (kind, size, len) {
                     (TargetKind::NewFile, s, _) => s.unwrap_or(DEFAULT_SIZE),
-                    (_, None, Some(l)) => *l,
+                    (_, None, Some(l)) => l.saturating_sub(offsets.0),
                     (_, Some(s), Some(l)) if s > *l => {
                         return Err(target_error(
                             path,
@@ -117,10 +136,19 @@ fn place_workers(
                 if share == 0 {
                     return Err(target_error(path, format!("{} shared by {m} workers leaves less than one block ({}) each: use fewer threads or a larger size", Size(total), Size(align))));
                 }
+                let end = base(m - 1) + if whole { share } else { m * share };
+                if let (Some(l), TargetKind::File | TargetKind::Device) = (len, kind) {
+                    if end > *l {
+                        return Err(target_error(
+                            path,
+                            format!("offset {} (offset_increment {}) with size {} reaches {}, beyond its end ({}): storlab does not grow files it did not create", Size(offsets.0), Size(offsets.1), Size(total), Size(end), Size(*l)),
+                        ));
+                    }
+                }
                 for j in 0..m {
                     workers.push(WorkerFile {
                         path: path.clone(),
-                        offset: if whole { 0 } else { j * share },
+                        offset: base(j) + if whole { 0 } else { j * share },
                         len: share,
                         owned: *kind == TargetKind::NewFile,
                         target: ti as u16,
@@ -375,7 +403,20 @@ pub fn resolve(job: &Job, opts: &ResolveOptions) -> Result<Plan, WorkloadError> 
             format!("storlab-{}-{si}", opts.file_tag)
         };
         let whole = effs[first].share == storlab_model::settings::Share::Whole;
-        let (workers, made) = place_workers(&targets, &mine, threads, size, align, &prefix, whole)?;
+        let offsets = (effs[first].offset, effs[first].offset_increment);
+        for &i in &members {
+            if (effs[i].offset, effs[i].offset_increment) != offsets {
+                return Err(WorkloadError::invalid(origin_of(i), format!("offset differs from phase {}: the phases share the same files, so their regions must start at the same place", first + 1)));
+            }
+        }
+        let shape = SetShape {
+            threads,
+            size,
+            align,
+            whole,
+            offsets,
+        };
+        let (workers, made) = place_workers(&targets, &mine, &shape, &prefix)?;
         for f in made {
             if !created.contains(&f) {
                 created.push(f);

@@ -407,10 +407,16 @@ pub fn convert(j: &Resolved, notes: &mut Vec<String>) -> Result<Converted, Workl
         s.push(("size".into(), storlab_units::Size(b).to_string()));
     }
     for k in ["offset", "offset_increment"] {
-        if let Some(v) = j.val(k) {
-            if value::size(v, j.kb) != Ok(SizeValue::Bytes(0)) {
-                return Err(j.refuse(k, "a region starting elsewhere than the file's start: storlab's workers begin at offset 0 (or at their share of a shared file)".into()));
-            }
+        let Some(v) = j.val(k) else { continue };
+        let b = match value::size(v, j.kb).map_err(|e| j.refuse(k, e))? {
+            SizeValue::Bytes(b) => b,
+            SizeValue::Percent(p) => match targets.first().filter(|_| j.val("filename").is_some()).and_then(target_len) {
+                Some(len) => (len as f64 * p / 100.0) as u64,
+                None => return Err(j.refuse(k, "a percentage of a file or device that is not there: give filename= an existing file or device, or an offset in bytes".into())),
+            },
+        };
+        if b > 0 {
+            s.push((k.to_string(), storlab_units::Size(b).to_string()));
         }
     }
     // The engine; fio caps a synchronous engine's depth at 1 and says so.
