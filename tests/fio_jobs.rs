@@ -223,7 +223,10 @@ fn fios_examples_are_read_as_fio_reads_them_or_refused_by_name() {
             "latency-profile.fio",
             "latency-profile.fio:14: fio option 'latency_target'",
         ),
-        ("butterfly.fio", "butterfly.fio:11: fio option 'flow'"),
+        (
+            "cmdprio-percentage.fio",
+            "cmdprio-percentage.fio:15: fio option 'prioclass'",
+        ),
     ] {
         let out = s.storlab(&[
             "run",
@@ -1170,4 +1173,39 @@ fn offsets_place_each_clones_region_as_fio_does() {
     );
     assert!(f[(1 << 20)..(2 << 20)].iter().any(|b| *b != 0) && f[(3 << 20)..].iter().any(|b| *b != 0));
     std::fs::remove_file(d.join("one.dat")).unwrap();
+}
+
+/// fio's flow: jobs of one flow_id issue in proportion to their weights (butterfly.fio's two
+/// readers with equal weights; here 1 to 3), and a job whose partner is done goes on alone.
+#[test]
+fn flows_share_the_io_by_weight() {
+    let s = Scratch::new();
+    let d = s.data();
+    let job = s.path().join("flow.fio");
+    std::fs::write(
+        &job,
+        format!("[global]\ndirectory={}\nioengine=null\nsize=64m\nbs=4k\n[light]\nrw=randread\nruntime=2\ntime_based\nflow=1\n[heavy]\nrw=randread\nruntime=2\ntime_based\nflow=3\n[after]\nstonewall\nrw=read\nflow=1\n", d.display()),
+    )
+    .unwrap();
+    let out = s.storlab(&["run", "--fio", job.to_str().unwrap(), "--json", "-q"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let run: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let ops = |i: usize| run["phases"][i]["result"]["ops_read"].as_f64().unwrap();
+    let ratio = ops(1) / ops(0);
+    assert!(
+        (2.8..3.2).contains(&ratio),
+        "heavy ÷ light = {ratio} ({} and {})",
+        ops(1),
+        ops(0)
+    );
+    // Alone in its flow, a job is never held back: one pass of 64 MiB.
+    assert_eq!(run["phases"][2]["result"]["ops_read"], 16384);
+    let out = s.storlab(&[
+        "run",
+        "--fio",
+        example("butterfly.fio").to_str().unwrap(),
+        "--parse-only",
+        "--json",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
 }

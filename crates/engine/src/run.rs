@@ -241,6 +241,25 @@ pub fn run_group_observed(
             done: AtomicBool::new(false),
         })
         .collect();
+    // fio's flows: per flow_id, the I/Os issued and the weights of the workers still running.
+    let mut flows: Vec<(u32, Flow)> = Vec::new();
+    for plan in plans {
+        if let Some(w) = plan.settings.flow {
+            let add = w as u64 * plan.workers.len() as u64;
+            match flows.iter_mut().find(|(id, _)| *id == plan.settings.flow_id) {
+                Some((_, f)) => {
+                    f.total_weight.fetch_add(add, Ordering::Relaxed);
+                }
+                None => flows.push((
+                    plan.settings.flow_id,
+                    Flow {
+                        issued: AtomicU64::new(0),
+                        total_weight: AtomicU64::new(add),
+                    },
+                )),
+            }
+        }
+    }
     let barrier = Barrier::new(total);
     let start_barrier = Barrier::new(total);
     let mut results: Vec<Option<Result<PhaseResult, EngineError>>> = plans.iter().map(|_| None).collect();
@@ -252,6 +271,7 @@ pub fn run_group_observed(
             for (i, wf) in plan.workers.iter().enumerate() {
                 let tx = tx.clone();
                 let shared = &shared;
+                let flows = &flows;
                 let mine = &shared[pi];
                 let barrier = &barrier;
                 let start_barrier = &start_barrier;
@@ -288,7 +308,17 @@ pub fn run_group_observed(
                                 mine,
                                 &tx,
                             );
+                            w.flow = plan.settings.flow.and_then(|weight| {
+                                flows
+                                    .iter()
+                                    .find(|(id, _)| *id == plan.settings.flow_id)
+                                    .map(|(_, f)| (f, weight as u64))
+                            });
                             let outcome = w.run(stop, &control.finish);
+                            if let Some((f, weight)) = w.flow {
+                                // Done: its weight no longer counts against the others.
+                                f.total_weight.fetch_sub(weight, Ordering::Relaxed);
+                            }
                             if outcome.is_err() {
                                 mine.abort.store(true, Ordering::Relaxed);
                             }
@@ -986,6 +1016,17 @@ struct Worker<'a> {
     verify: VerifyReport,
     /// When the last synchronous I/O completed (the next one's start).
     last_end: Option<u64>,
+    /// fio's flow this worker weighs against, and its weight.
+    flow: Option<(&'a Flow, u64)>,
+    /// I/Os this worker issued under its flow.
+    flow_count: u64,
+}
+
+/// One of fio's flows (flow.c): the I/Os its workers issued and the weights of those still
+/// running. A worker may issue while its share of the I/Os is at most its share of the weight.
+struct Flow {
+    issued: AtomicU64,
+    total_weight: AtomicU64,
 }
 
 impl<'a> Worker<'a> {
@@ -1048,6 +1089,8 @@ impl<'a> Worker<'a> {
             flush_ns: 0,
             verify: VerifyReport::default(),
             last_end: None,
+            flow: None,
+            flow_count: 0,
         }
     }
 
@@ -1126,6 +1169,26 @@ impl<'a> Worker<'a> {
                 if self.plan.settings.ios.is_some_and(|n| issued >= n) {
                     done_issuing = true;
                     break;
+                }
+                if let Some((f, weight)) = self.flow {
+                    let issued = f.issued.load(Ordering::Relaxed).max(1);
+                    let total = f.total_weight.load(Ordering::Relaxed).max(1);
+                    if self.flow_count as f64 / issued as f64 > weight as f64 / total as f64 {
+                        // Ahead of its share: reap what is in flight, or wait and look again.
+                        if in_flight > 0 {
+                            break;
+                        }
+                        let nap = self.plan.settings.flow_sleep.0;
+                        if nap > 0 {
+                            std::thread::sleep(std::time::Duration::from_nanos(nap));
+                        } else {
+                            std::thread::yield_now();
+                        }
+                        self.last_end = None;
+                        continue;
+                    }
+                    f.issued.fetch_add(1, Ordering::Relaxed);
+                    self.flow_count += 1;
                 }
                 let Some((op, offset, len)) = pending.take().or_else(|| self.access.next(&mut self.rng)) else {
                     done_issuing = true;

@@ -348,6 +348,9 @@ settings! {
     steady: Steady | "none: the phase runs its size or time", "CRITERION", "end the phase once its throughput is steady (fio's steadystate): `iops:10%` — every sample of the window within 10 % of the window's mean; `iops_slope:0.1%` — the least-squares slope over the window within 0.1 % of its mean per sample; `bw…` the same on bytes/s; a limit without % is absolute", read_steady;
     steady_window: Duration = "0s", "DURATION", "with `steady`: the window judged, rolling (fio's ss_dur); required", read_duration;
     steady_ramp: Duration = "0s", "DURATION", "with `steady`: samples before this are not judged (fio's ss_ramp)", read_duration;
+    flow: u32 | "none", "WEIGHT", "with phases that run together: each worker issues in proportion to its weight among the workers of the same `flow_id` (fio's token-based flow)", read_loops;
+    flow_id: u32 = "0", "N", "the flow a phase's workers weigh against (fio's flow_id)", read_flow_id;
+    flow_sleep: Duration = "0s", "DURATION", "how long a worker ahead of its share waits before it looks again (fio's flow_sleep; 0: it yields)", read_duration;
     start_delay: Duration = "0s", "DURATION", "with phases that run together (fio's jobs without a stonewall between them): begin this long after the others (fio's startdelay); the phase's clock starts then", read_duration;
     exitall: bool = "false", "BOOL", "with phases that run together: when this phase is done, the others end too (fio's exitall)", read_bool;
     fallocate: Fallocate = "none", "HOW", "how a write phase allocates its new files before writing: `none`, `posix` (fallocate(2) the whole region first, fio's default `native`), `keep` (fallocate keeping the file's size), `truncate` (set the length first)", read_fallocate;
@@ -587,6 +590,10 @@ fn read_distribution(s: &str) -> Result<Distribution, String> {
         ));
     }
     Ok(Distribution::Zoned(out))
+}
+
+fn read_flow_id(s: &str) -> Result<u32, String> {
+    read_int(s, "a flow number")
 }
 
 fn read_share(s: &str) -> Result<Share, String> {

@@ -690,6 +690,16 @@ pub fn convert(j: &Resolved, notes: &mut Vec<String>) -> Result<Converted, Workl
             None => s.push(("interval".into(), duration_text(every))),
         }
     }
+    // fio's flow: the job's share of the I/O among the jobs of its flow_id.
+    if let Some(w) = j.int("flow")?.filter(|w| *w > 0) {
+        s.push(("flow".into(), w.to_string()));
+        if let Some(id) = j.int("flow_id")?.filter(|i| *i > 0) {
+            s.push(("flow_id".into(), id.to_string()));
+        }
+        if let Some(n) = j.time_us("flow_sleep", TimeBase::Micros)?.filter(|n| *n > 0) {
+            s.push(("flow_sleep".into(), duration_text(n)));
+        }
+    }
     // Think time and a count of I/Os.
     if let Some(t) = j.time_us("thinktime", TimeBase::Micros)?.filter(|t| *t > 0) {
         s.push(("think".into(), duration_text(t)));

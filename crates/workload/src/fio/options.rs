@@ -100,7 +100,6 @@ const TRIM: &str = "trims: storlab's engine issues reads and writes only";
 const COMMANDS: &str = "storlab does not run commands or change the system's settings from a job file";
 const LATENCY_TARGET: &str =
     "fio's latency-target search (and its latency limits) drive the queue depth: storlab keeps the depth it is given";
-const FLOW: &str = "fio's flow control weighs jobs against each other: storlab runs every job at its own pace";
 
 /// Every option fio knows (generic and the local engines').
 pub const OPTIONS: &[FioOption] = &[
@@ -347,10 +346,10 @@ pub const OPTIONS: &[FioOption] = &[
     h("kb_base", &[], Str),
     n("unit_base", &[], Str, "how fio prints rates: storlab prints bytes per second with binary prefixes"),
     n("hugepage-size", &[], Int, SETUP),
-    r("flow_id", &[], Int, FLOW),
-    r("flow", &[], Int, FLOW),
+    h("flow_id", &[], Int),
+    h("flow", &[], Int),
     n("flow_watermark", &[], Deprecated, "deprecated by fio"),
-    r("flow_sleep", &[], Micros, FLOW),
+    h("flow_sleep", &[], Micros),
     h("steadystate", &["ss"], Str),
     h("steadystate_duration", &["ss_dur"], Seconds),
     h("steadystate_ramp_time", &["ss_ramp"], Seconds),
