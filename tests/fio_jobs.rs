@@ -225,7 +225,7 @@ fn fios_examples_are_read_as_fio_reads_them_or_refused_by_name() {
         ),
         (
             "cmdprio-percentage.fio",
-            "cmdprio-percentage.fio:15: fio option 'prioclass'",
+            "cmdprio-percentage.fio:16: fio option 'cmdprio_percentage'",
         ),
     ] {
         let out = s.storlab(&[
@@ -1208,4 +1208,54 @@ fn flows_share_the_io_by_weight() {
         "--json",
     ]);
     assert!(out.status.success(), "{}", stderr(&out));
+}
+
+/// fio's prioclass and prio: the workers' I/O priority, as ionice reads it off each worker
+/// thread while the run goes on.
+#[test]
+fn workers_carry_the_io_priority_the_job_names() {
+    let s = Scratch::new();
+    let d = s.data();
+    let job = s.path().join("prio.fio");
+    std::fs::write(
+        &job,
+        format!(
+            "[p]\ndirectory={}\nrw=randread\nioengine=null\nsize=16m\nnumjobs=2\nruntime=3\ntime_based\nprioclass=3\n",
+            d.display()
+        ),
+    )
+    .unwrap();
+    let child = std::process::Command::new(bin())
+        .args(["run", "--fio", job.to_str().unwrap(), "-q", "--json"])
+        .env("STORLAB_DB", s.db())
+        .env("TMPDIR", s.path())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut idle = 0;
+    for _ in 0..60 {
+        std::thread::sleep(std::time::Duration::from_millis(50));
+        let Ok(tasks) = std::fs::read_dir(format!("/proc/{}/task", child.id())) else {
+            break;
+        };
+        idle = tasks
+            .filter_map(|t| t.ok())
+            .filter(|t| {
+                let out = Command::new("ionice").arg("-p").arg(t.file_name()).output();
+                out.is_ok_and(|o| String::from_utf8_lossy(&o.stdout).trim() == "idle")
+            })
+            .count();
+        if idle >= 2 {
+            break;
+        }
+    }
+    let out = child.wait_with_output().unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(idle, 2, "two worker threads in the idle class");
+    let run: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(
+        run["phases"][0]["params"]["plan"]["settings"]["priority"],
+        serde_json::json!({"class": 3, "level": 4})
+    );
 }

@@ -680,6 +680,18 @@ fn unshare_fd_table() {
 /// Puts the calling worker thread on its CPUs and its memory on its nodes (fio's
 /// cpus_allowed, cpus_allowed_policy, numa_cpu_nodes, numa_mem_policy).
 fn place_thread(plan: &PhasePlan, index: usize) -> std::io::Result<()> {
+    if let Some(p) = plan.settings.priority {
+        // SAFETY: ioprio_set(IOPRIO_WHO_PROCESS = 1, 0 = the calling thread, value) changes
+        // only this thread's I/O priority; no memory is passed.
+        let r = unsafe { libc::syscall(libc::SYS_ioprio_set, 1, 0, p.value() as libc::c_int) };
+        if r != 0 {
+            let e = std::io::Error::last_os_error();
+            return Err(std::io::Error::new(
+                e.kind(),
+                format!("cannot set the I/O priority {}:{}: {e}", p.class, p.level),
+            ));
+        }
+    }
     if let Some(cpus) = &plan.settings.cpus {
         let mine: Vec<u32> = match plan.settings.cpus_policy {
             CpusPolicy::Shared => cpus.0.clone(),

@@ -110,6 +110,22 @@ impl CpuList {
     }
 }
 
+/// An I/O priority: class 1 (real time), 2 (best effort) or 3 (idle), and a level 0–7.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IoPriority {
+    /// 1 rt, 2 be, 3 idle (linux/ioprio.h).
+    pub class: u8,
+    /// 0 (highest) to 7.
+    pub level: u8,
+}
+
+impl IoPriority {
+    /// The value ioprio_set(2) takes: the class in the top bits, the level below.
+    pub fn value(self) -> u16 {
+        (self.class as u16) << 13 | self.level as u16
+    }
+}
+
 /// How workers share one file or device target.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -342,6 +358,7 @@ settings! {
     offset: u64 = "0", "SIZE", "where each worker's region starts in its file (fio's offset)", read_size;
     offset_increment: u64 = "0", "SIZE", "added to `offset` for each further worker (fio's offset_increment)", read_size;
     share: Share = "split", "split|whole", "workers on one file or device: `split` — each its own equal part; `whole` — each over the whole region, overlapping (fio's numjobs on one filename)", read_share;
+    priority: IoPriority | "the default", "CLASS[:LEVEL]", "the workers' I/O priority (ioprio_set(2)): `rt`, `be` or `idle`, and a level from 0 (highest) to 7 (fio's prioclass and prio)", read_priority;
     cpus: CpuList | "any CPU", "LIST", "the CPUs the workers run on (`0-3,8`), each on all of them (`cpus_policy = \"shared\"`) or each on one in turn (`\"split\"`) (fio's cpus_allowed, numa_cpu_nodes)", read_cpus;
     cpus_policy: CpusPolicy = "shared", "shared|split", "with `cpus`: every worker on all the CPUs, or worker i on the i-th (fio's cpus_allowed_policy)", read_cpus_policy;
     memory_policy: MemoryPolicy = "default", "POLICY", "where each worker's buffers live (set_mempolicy(2)): `default`, `local`, `prefer:NODE`, `bind:NODES`, `interleave:NODES` (fio's numa_mem_policy)", read_memory_policy;
@@ -594,6 +611,24 @@ fn read_distribution(s: &str) -> Result<Distribution, String> {
 
 fn read_flow_id(s: &str) -> Result<u32, String> {
     read_int(s, "a flow number")
+}
+
+fn read_priority(s: &str) -> Result<IoPriority, String> {
+    let (c, l) = s.split_once(':').unwrap_or((s, "4"));
+    let class = match c.trim() {
+        "rt" | "1" => 1,
+        "be" | "2" => 2,
+        "idle" | "3" => 3,
+        _ => return Err(format!("'{c}' is not an I/O priority class: expected rt, be or idle")),
+    };
+    let level: u8 = l
+        .trim()
+        .parse()
+        .map_err(|_| format!("'{l}' is not a priority level from 0 to 7"))?;
+    if level > 7 {
+        return Err(format!("priority level {level}: expected 0 (highest) to 7"));
+    }
+    Ok(IoPriority { class, level })
 }
 
 fn read_share(s: &str) -> Result<Share, String> {

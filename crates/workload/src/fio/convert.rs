@@ -690,6 +690,24 @@ pub fn convert(j: &Resolved, notes: &mut Vec<String>) -> Result<Converted, Workl
             None => s.push(("interval".into(), duration_text(every))),
         }
     }
+    // The job's I/O priority (fio's prioclass and prio; class 0 is the default).
+    match (j.int("prioclass")?, j.int("prio")?) {
+        (None | Some(0), None) => {}
+        (class, level) => {
+            let class = match class.unwrap_or(2) {
+                0 | 2 => "be",
+                1 => "rt",
+                3 => "idle",
+                c => {
+                    return Err(j.refuse(
+                        "prioclass",
+                        format!("class {c}: fio's classes are 0 (none), 1 (rt), 2 (be) and 3 (idle)"),
+                    ))
+                }
+            };
+            s.push(("priority".into(), format!("{class}:{}", level.unwrap_or(4))));
+        }
+    }
     // fio's flow: the job's share of the I/O among the jobs of its flow_id.
     if let Some(w) = j.int("flow")?.filter(|w| *w > 0) {
         s.push(("flow".into(), w.to_string()));
