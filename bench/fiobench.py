@@ -19,6 +19,8 @@ import statistics
 import subprocess
 import tempfile
 
+from iozonebench import welch
+
 EXAMPLES = ["fio-rand-read.fio", "fio-seq-read.fio", "fio-rand-write.fio", "fio-rand-RW.fio", "fio-seq-write.fio",
             "aio-read.fio"]
 DROP = re.compile(r"^\s*(runtime|timeout|size|directory|direct|buffered|time_based)\b")
@@ -71,8 +73,8 @@ def place(name, where, direct, storlab, say, repeat, secs, db, examples):
     say(f"### {name}")
     say(f"(median of {repeat} alternating runs of {secs} s each; sums over each file's jobs)")
     say("")
-    say("| example | fio IOPS | storlab IOPS | IOPS storlab ÷ fio | fio MiB/s | storlab MiB/s | MiB/s storlab ÷ fio |")
-    say("|---|---|---|---|---|---|---|")
+    say("| example | fio IOPS | storlab IOPS | IOPS storlab ÷ fio | Welch, 95 % (IOPS) | fio MiB/s | storlab MiB/s | MiB/s storlab ÷ fio |")
+    say("|---|---|---|---|---|---|---|---|")
     tmp = tempfile.mkdtemp(prefix="storlab-fiobench-")
     try:
         for ex in EXAMPLES:
@@ -88,7 +90,8 @@ def place(name, where, direct, storlab, say, repeat, secs, db, examples):
                     res[tool].append(one(tool, storlab, job, db, where))
             med = {t: (statistics.median(x[0] for x in v), statistics.median(x[1] for x in v)) for t, v in res.items()}
             (fi, fb), (si, sb) = med["fio"], med["storlab"]
-            say(f"| {ex} | {fi:,.0f} | {si:,.0f} | {si / fi:.3f} | {fb / 2**20:,.0f} | {sb / 2**20:,.0f} | {sb / fb:.3f} |")
+            w = welch([x[0] for x in res["storlab"]], [x[0] for x in res["fio"]])
+            say(f"| {ex} | {fi:,.0f} | {si:,.0f} | {si / fi:.3f} | {w} | {fb / 2**20:,.0f} | {sb / 2**20:,.0f} | {sb / fb:.3f} |")
             clear(where)
     finally:
         for f in os.listdir(tmp):
