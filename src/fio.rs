@@ -78,47 +78,32 @@ pub fn fio(args: Vec<String>) -> Result<u8> {
     };
     let e = storlab_session::run_prepared(&mut m.store, prepared, &opts)?;
     let store = m.end();
-    let mut written = String::new();
-    for f in &c.formats {
-        if *f == OutputFormat::Normal {
-            print_run(&store, e.run_id, false, &out)?;
-            continue;
-        }
-        let run = store
-            .run(e.run_id, true)?
-            .ok_or_else(|| anyhow::anyhow!("run {} is not in {}", e.run_id, store.target()))?;
-        let mut o = storlab_report::fio::FioJsonOptions {
-            plus: *f == OutputFormat::JsonPlus,
-            job_names: c.job_names.clone(),
-            ..Default::default()
-        };
-        if let Some(p) = &c.percentiles {
-            o.percentiles = p.clone();
-        }
-        written += &match f {
-            OutputFormat::Terse => storlab_report::fio::terse(&run, &o),
-            _ => serde_json::to_string_pretty(&storlab_report::fio::document(&run, &o))? + "\n",
-        };
+    for _ in c.formats.iter().filter(|f| **f == OutputFormat::Normal) {
+        print_run(&store, e.run_id, false, &out)?;
     }
+    // fio's formats and log files, from the stored run read once.
+    let run = store
+        .run(e.run_id, true)?
+        .ok_or_else(|| anyhow::anyhow!("run {} is not in {}", e.run_id, store.target()))?;
+    let o = storlab_report::fio::FioJsonOptions {
+        job_names: c.job_names.clone(),
+        percentiles: c
+            .percentiles
+            .clone()
+            .unwrap_or_else(|| storlab_report::fio::FIO_PERCENTILES.to_vec()),
+        ..Default::default()
+    };
+    let written = storlab_report::fio::outputs(&run, &c.formats, &o)?;
     match &c.output {
         Some(path) if !written.is_empty() => {
             storlab_report::export::write_whole(path, |w| Ok(w.write_all(written.as_bytes())?))?
         }
         _ => print!("{written}"),
     }
-    // fio's log files, where the job asked for them (in the current directory, as fio).
-    if fio.phase_logs.iter().any(|l| !l.is_empty()) {
-        let run = store
-            .run(e.run_id, true)?
-            .ok_or_else(|| anyhow::anyhow!("run {} is not in {}", e.run_id, store.target()))?;
-        for (phase, logs) in run.phases.iter().zip(&fio.phase_logs) {
-            for (what, prefix) in logs {
-                let path = std::path::PathBuf::from(format!("{prefix}_{what}.log"));
-                let text = storlab_report::fio::log_file(phase, what);
-                storlab_report::export::write_whole(&path, |w| Ok(w.write_all(text.as_bytes())?))?;
-                eprintln!("storlab: wrote {}", path.display());
-            }
-        }
+    // Where the job asked for them, in the current directory, as fio writes them.
+    for (path, text) in storlab_report::fio::log_files(&run, &fio.phase_logs) {
+        storlab_report::export::write_whole(&path, |w| Ok(w.write_all(text.as_bytes())?))?;
+        eprintln!("storlab: wrote {}", path.display());
     }
     eprintln!("storlab: stored as run {} in {}", e.run_id, store.target());
     Ok(code_of(e.status))

@@ -590,3 +590,41 @@ pub fn log_file(phase: &Phase, what: &str) -> String {
     }
     out
 }
+
+/// What `storlab fio` writes in fio's formats for `run`: each of `formats` in order, fio's JSON
+/// (json+ with its bins) or terse lines; storlab's own table ("normal") is the binary's.
+pub fn outputs(
+    run: &RunDetail,
+    formats: &[storlab_workload::fio::cli::OutputFormat],
+    o: &FioJsonOptions,
+) -> Result<String, serde_json::Error> {
+    use storlab_workload::fio::cli::OutputFormat;
+    let mut out = String::new();
+    for f in formats {
+        let o = FioJsonOptions {
+            plus: *f == OutputFormat::JsonPlus,
+            ..o.clone()
+        };
+        match f {
+            OutputFormat::Normal => {}
+            OutputFormat::Terse => out += &terse(run, &o),
+            OutputFormat::Json | OutputFormat::JsonPlus => {
+                out += &(serde_json::to_string_pretty(&document(run, &o))? + "\n")
+            }
+        }
+    }
+    Ok(out)
+}
+
+/// fio's log files that a run's phases asked for (`phase_logs`, by phase: the log and the
+/// file name's prefix): each file's name, `PREFIX_bw.log`, and its text.
+pub fn log_files(run: &RunDetail, phase_logs: &[Vec<(String, String)>]) -> Vec<(std::path::PathBuf, String)> {
+    run.phases
+        .iter()
+        .zip(phase_logs)
+        .flat_map(|(phase, logs)| {
+            logs.iter()
+                .map(|(what, prefix)| (format!("{prefix}_{what}.log").into(), log_file(phase, what)))
+        })
+        .collect()
+}
