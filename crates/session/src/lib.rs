@@ -477,13 +477,7 @@ impl Phases for PlanPhases<'_> {
                 result.layout_seconds += secs;
             }
         }
-        Ok(Phase {
-            seq: seq as u32,
-            kind: PhaseName::Kind(phase.kind),
-            params: PhaseParams::Plan(phase.clone()),
-            cache_flattered: cache_may_flatter(phase, self.plan.file_set_bytes, self.memory_bytes),
-            result,
-        })
+        Ok(self.stored(seq, result))
     }
 
     fn together(&self, seq: usize) -> bool {
@@ -498,20 +492,21 @@ impl Phases for PlanPhases<'_> {
     ) -> Result<Vec<Phase>, Box<dyn std::error::Error + Send + Sync>> {
         let plans: Vec<&PhasePlan> = seqs.iter().map(|s| &self.plan.phases[*s]).collect();
         let results = storlab_engine::run_group_observed(&plans, stop, self.control, observer)?;
-        Ok(seqs
-            .iter()
-            .zip(results)
-            .map(|(seq, result)| {
-                let phase = &self.plan.phases[*seq];
-                Phase {
-                    seq: *seq as u32,
-                    kind: PhaseName::Kind(phase.kind),
-                    params: PhaseParams::Plan(phase.clone()),
-                    cache_flattered: cache_may_flatter(phase, self.plan.file_set_bytes, self.memory_bytes),
-                    result,
-                }
-            })
-            .collect())
+        Ok(seqs.iter().zip(results).map(|(seq, r)| self.stored(*seq, r)).collect())
+    }
+}
+
+impl PlanPhases<'_> {
+    /// Phase `seq` as stored: its plan, what it measured, whether the cache may have flattered it.
+    fn stored(&self, seq: usize, result: storlab_engine::PhaseResult) -> Phase {
+        let phase = &self.plan.phases[seq];
+        Phase {
+            seq: seq as u32,
+            kind: PhaseName::Kind(phase.kind),
+            params: PhaseParams::Plan(phase.clone()),
+            cache_flattered: cache_may_flatter(phase, self.plan.file_set_bytes, self.memory_bytes),
+            result,
+        }
     }
 }
 
