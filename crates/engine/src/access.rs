@@ -7,6 +7,7 @@ use rand::{rngs::SmallRng, Rng};
 
 use crate::backend::Op;
 use crate::plan::{BlockSizes, PhaseKind};
+pub use storlab_model::settings::Strided;
 
 /// Picks block sizes from a fixed size or a weighted mix.
 #[derive(Debug, Clone)]
@@ -211,6 +212,17 @@ pub struct Access {
     zones: Vec<(u32, u64, u64)>,
     /// Random offsets from fio's random map instead of drawn anew.
     map: Option<RandomMap>,
+    /// Sequential: bytes left out after each I/O (fio's `rw=write:N`).
+    hole: u64,
+    /// Sequential: strided zones (fio's zonemode=strided).
+    strided: Option<Strided>,
+    /// The current zone's start and the bytes moved in it.
+    zone_start: u64,
+    zone_bytes: u64,
+    /// Sequential: bytes per pass, going round the region as often as needed (fio's io_size).
+    pass_bytes: Option<u64>,
+    /// Bytes moved in this pass (with `pass_bytes`).
+    moved: u64,
 }
 
 impl Access {
@@ -248,7 +260,77 @@ impl Access {
             passes_left: 0,
             map: None,
             zones: Vec::new(),
+            hole: 0,
+            strided: None,
+            zone_start: start,
+            zone_bytes: 0,
+            pass_bytes: None,
+            moved: 0,
         }
+    }
+
+    /// Leaves `hole` bytes out after each sequential I/O (fio's `rw=write:N`).
+    pub fn with_hole(mut self, hole: u64) -> Access {
+        self.hole = hole;
+        self
+    }
+
+    /// Moves sequentially in strided zones (fio's zonemode=strided).
+    pub fn with_strided(mut self, strided: Option<Strided>) -> Access {
+        self.strided = strided.filter(|z| z.size > 0 && z.range > 0);
+        self
+    }
+
+    /// A sequential pass moves `bytes`, going round its region as often as needed (fio's
+    /// io_size); without it a pass ends at the region's end.
+    pub fn with_pass_bytes(mut self, bytes: Option<u64>) -> Access {
+        self.pass_bytes = bytes.filter(|b| *b > 0);
+        if let Some(b) = self.pass_bytes {
+            self.remaining = b;
+        }
+        self
+    }
+
+    /// The next sequential offset for a block of `len` with holes, strided zones or a byte
+    /// count per pass, or None at the end of the last pass. As in fio, such a pass moves its
+    /// byte count (io_size, else the region's size), going round the region as often as it
+    /// takes: holes and the space between zones are not counted.
+    fn next_sequential(&mut self, len: u64) -> Option<u64> {
+        if len > self.end - self.start {
+            return None;
+        }
+        let limit = self.pass_bytes.unwrap_or(self.end - self.start);
+        if !self.time_based && self.moved + len > limit {
+            if !self.another_pass() {
+                return None;
+            }
+            self.moved = 0;
+            self.restart_sequential();
+        }
+        self.moved += len;
+        if let Some(z) = self.strided {
+            if self.zone_bytes >= z.size {
+                self.zone_bytes = 0;
+                self.zone_start += z.range + z.skip;
+                self.pos = self.zone_start;
+            } else if self.pos >= self.zone_start + z.range {
+                // fio: a zone size beyond its range goes over the zone again.
+                self.pos = self.zone_start;
+            }
+        }
+        if self.pos + len > self.end {
+            self.restart_sequential();
+        }
+        let o = self.pos;
+        self.pos += len + self.hole;
+        self.zone_bytes += len;
+        Some(o)
+    }
+
+    fn restart_sequential(&mut self) {
+        self.pos = self.start;
+        self.zone_start = self.start;
+        self.zone_bytes = 0;
     }
 
     /// Aligns random offsets to `align` rather than the smallest block size (fio's
@@ -317,7 +399,7 @@ impl Access {
             return false;
         }
         self.passes_left -= 1;
-        self.remaining = self.end - self.start;
+        self.remaining = self.pass_bytes.unwrap_or(self.end - self.start);
         true
     }
 
@@ -337,7 +419,9 @@ impl Access {
             _ => Op::Read,
         };
         let offset = match self.kind {
-            PhaseKind::Write | PhaseKind::Rewrite | PhaseKind::Read | PhaseKind::Reread => {
+            PhaseKind::Write | PhaseKind::Rewrite | PhaseKind::Read | PhaseKind::Reread
+                if self.hole == 0 && self.strided.is_none() && self.pass_bytes.is_none() =>
+            {
                 if self.pos + len > self.end {
                     if !self.another_pass() {
                         return None;
@@ -348,6 +432,7 @@ impl Access {
                 self.pos += len;
                 o
             }
+            PhaseKind::Write | PhaseKind::Rewrite | PhaseKind::Read | PhaseKind::Reread => self.next_sequential(len)?,
             PhaseKind::Rw => {
                 // fio's rw=rw: reads and writes each go through the region from its start, and
                 // the pass ends when they have moved the region's size between them.
@@ -383,6 +468,26 @@ impl Access {
             PhaseKind::Randread | PhaseKind::Randwrite | PhaseKind::Randrw if self.map.is_some() => {
                 let align = self.align;
                 let want = len / align;
+                if let Some(limit) = self.pass_bytes {
+                    // io_size: the pass is a byte count; the map starts over when it is full.
+                    if self.moved + len > limit {
+                        if !self.another_pass() {
+                            return None;
+                        }
+                        self.moved = 0;
+                        self.map.as_mut().expect("a map").restart();
+                    }
+                    let map = self.map.as_mut().expect("a map");
+                    let (slot, run) = match map.take(want) {
+                        Some(t) => t,
+                        None => {
+                            map.restart();
+                            map.take(want)?
+                        }
+                    };
+                    self.moved += run * align;
+                    return Some((op, self.start + slot * align, run * align));
+                }
                 let map = self.map.as_mut().expect("a map");
                 let (slot, run) = match map.take(want) {
                     Some(t) => t,
@@ -487,6 +592,65 @@ mod tests {
             .iter()
             .enumerate()
             .all(|(i, (op, o, l))| *op == Op::Write && *o == 1000 * 4096 + i as u64 * 4096 && *l == 4096));
+    }
+
+    #[test]
+    fn holes_zones_and_a_byte_count_per_pass_place_sequential_io_as_fio_does() {
+        let k = 4096;
+        let offs = |a: Access| -> Vec<u64> {
+            let mut a = a;
+            let mut rng = SmallRng::seed_from_u64(7);
+            std::iter::from_fn(|| a.next(&mut rng)).map(|x| x.1 / k).collect()
+        };
+        let seq = || Access::new(PhaseKind::Write, 0, 16 * k, &BlockSizes::Fixed(k), false, 50, 1);
+        // rw=write:8k with bs=4k: every third block, round the region until 16 blocks moved.
+        let thirds: Vec<u64> = [0, 3, 6, 9, 12, 15].repeat(3)[..16].to_vec();
+        assert_eq!(offs(seq().with_hole(2 * k)), thirds);
+        // zonesize=8k, zoneskip=4k (zonerange = zonesize): two blocks, one left out.
+        let z = Strided {
+            size: 2 * k,
+            range: 2 * k,
+            skip: k,
+        };
+        assert_eq!(
+            offs(seq().with_strided(Some(z))),
+            vec![0, 1, 3, 4, 6, 7, 9, 10, 12, 13, 15, 0, 1, 3, 4, 6]
+        );
+        // zonerange=12k: the next zone starts 12k + skip on.
+        let z = Strided {
+            size: 2 * k,
+            range: 3 * k,
+            skip: k,
+        };
+        assert_eq!(
+            offs(seq().with_strided(Some(z)).with_pass_bytes(Some(8 * k))),
+            vec![0, 1, 4, 5, 8, 9, 12, 13]
+        );
+        // io_size twice the region: round it twice; half of it: stop half way.
+        assert_eq!(
+            offs(seq().with_pass_bytes(Some(32 * k))),
+            (0..16).chain(0..16).collect::<Vec<_>>()
+        );
+        assert_eq!(offs(seq().with_pass_bytes(Some(8 * k))), (0..8).collect::<Vec<_>>());
+        // io_size with holes wraps: 8 blocks in a region of 16 with two left out after each.
+        assert_eq!(
+            offs(seq().with_hole(2 * k).with_pass_bytes(Some(8 * k))),
+            vec![0, 3, 6, 9, 12, 15, 0, 3]
+        );
+        // and loops repeat the io_size.
+        assert_eq!(offs(seq().with_pass_bytes(Some(2 * k)).with_loops(2)), vec![0, 1, 0, 1]);
+        // Random with a map and io_size: every block once, then again.
+        let mut a = Access::new(PhaseKind::Randread, 0, 8 * k, &BlockSizes::Fixed(k), false, 50, 1)
+            .with_random_map(3)
+            .with_pass_bytes(Some(16 * k));
+        let mut rng = SmallRng::seed_from_u64(7);
+        let v: Vec<u64> = std::iter::from_fn(|| a.next(&mut rng)).map(|x| x.1 / k).collect();
+        assert_eq!(v.len(), 16);
+        let (mut first, mut second) = (v[..8].to_vec(), v[8..].to_vec());
+        first.sort();
+        second.sort();
+        assert_eq!(first, (0..8).collect::<Vec<_>>());
+        assert_eq!(second, first);
     }
 
     #[test]

@@ -1074,6 +1074,9 @@ impl<'a> Worker<'a> {
                 plan.settings.stride,
             )
             .with_loops(plan.settings.loops)
+            .with_hole(plan.settings.hole)
+            .with_strided(plan.settings.strided)
+            .with_pass_bytes(plan.settings.io_size)
             .with_align(plan.settings.align)
             .with_zones(match &plan.settings.distribution {
                 Distribution::Zoned(z) => z,

@@ -77,6 +77,18 @@ pub enum Distribution {
     Zoned(Vec<(u8, u8)>),
 }
 
+/// fio's zonemode=strided: I/O stays in a zone of `range` bytes until `size` bytes have moved
+/// there, then the next zone starts `range + skip` bytes after the last one's start.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Strided {
+    /// Bytes moved in each zone (fio's zonesize).
+    pub size: u64,
+    /// The zone's span (fio's zonerange; zonesize when not given).
+    pub range: u64,
+    /// Bytes left out between zones (fio's zoneskip).
+    pub skip: u64,
+}
+
 /// A list of CPUs (or NUMA nodes) as Linux writes them: `0-3,8,10-11`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(transparent)]
@@ -355,6 +367,9 @@ settings! {
     ios: u64 | "no limit", "N", "each worker ends after this many I/Os (fio's number_ios)", read_ios;
     align: u64 | "the smallest block size", "SIZE", "random offsets are multiples of this (fio's blockalign)", read_size;
     distribution: Distribution = "uniform", "DIST", "where random offsets fall: `uniform`, or `zoned:A/R:B/S:…` — A % of the I/Os in the first R % of the region, then B % in the next S %, … (fio's random_distribution=zoned)", read_distribution;
+    hole: u64 = "0", "SIZE", "a sequential phase leaves this many bytes out after each I/O (fio's `rw=write:N`)", read_size;
+    strided: Strided | "none", "SIZE,SKIP[,RANGE]", "a sequential phase in strided zones: SIZE bytes in each zone of RANGE bytes (SIZE when not given), the next zone starting RANGE + SKIP bytes after the last (fio's zonemode=strided with zonesize, zoneskip, zonerange)", read_strided;
+    io_size: u64 | "the region's size", "SIZE", "bytes each worker moves per pass of a phase without runtime, going round its region as often as needed (fio's io_size)", read_io_size;
     offset: u64 = "0", "SIZE", "where each worker's region starts in its file (fio's offset)", read_size;
     offset_increment: u64 = "0", "SIZE", "added to `offset` for each further worker (fio's offset_increment)", read_size;
     share: Share = "split", "split|whole", "workers on one file or device: `split` — each its own equal part; `whole` — each over the whole region, overlapping (fio's numjobs on one filename)", read_share;
@@ -555,6 +570,31 @@ fn read_fallocate(s: &str) -> Result<Fallocate, String> {
             ))
         }
     })
+}
+
+fn read_strided(s: &str) -> Result<Strided, String> {
+    let parts: Vec<&str> = s.split(',').map(str::trim).collect();
+    let bad = || format!("'{s}' is not strided zones: expected SIZE,SKIP or SIZE,SKIP,RANGE (`256m,2g`)");
+    if parts.len() < 2 || parts.len() > 3 {
+        return Err(bad());
+    }
+    let size = read_size(parts[0]).map_err(|e| format!("{}: {e}", bad()))?;
+    let skip = read_size(parts[1]).map_err(|e| format!("{}: {e}", bad()))?;
+    let range = match parts.get(2) {
+        Some(r) => read_size(r).map_err(|e| format!("{}: {e}", bad()))?,
+        None => size,
+    };
+    if size == 0 || range == 0 {
+        return Err(format!("'{s}': a zone of 0 bytes; expected a size above 0"));
+    }
+    Ok(Strided { size, range, skip })
+}
+
+fn read_io_size(s: &str) -> Result<u64, String> {
+    match read_size(s)? {
+        0 => Err("io_size 0: expected a size above 0".into()),
+        n => Ok(n),
+    }
 }
 
 fn read_ios(s: &str) -> Result<u64, String> {

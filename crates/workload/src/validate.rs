@@ -543,6 +543,16 @@ pub fn resolve(job: &Job, opts: &ResolveOptions) -> Result<Plan, WorkloadError> 
                 "verify on randrw needs iodepth 1: a read and a write of the same block in flight together have no defined result",
             ));
         }
+        let sequential = matches!(
+            kind,
+            PhaseKind::Write | PhaseKind::Rewrite | PhaseKind::Read | PhaseKind::Reread
+        );
+        if (e.hole > 0 || e.strided.is_some()) && !sequential {
+            return Err(WorkloadError::invalid(
+                &origin,
+                format!("hole and strided place sequential I/O: a {} phase has none (use them with write, rewrite, read or reread)", kind.name()),
+            ));
+        }
         if e.steady.is_some() && e.steady_window.0 < 2 * e.interval.0 {
             return Err(WorkloadError::invalid(
                 &origin,

@@ -134,10 +134,21 @@ fn pattern(
                 return Err(j.refuse("rw", "a backward read with holes: storlab reads backwards block by block (read:-N with N twice bs)".into()));
             }
         }
+        Some(k) if matches!(kind, PhaseKind::Read | PhaseKind::Write) && !k.starts_with('-') => {
+            let hole = value::bytes(k, j.kb).map_err(|e| j.refuse("rw", e))?;
+            if hole > 0 {
+                notes.push(format!(
+                    "job '{}': rw={rw} leaves {} out after each I/O: storlab's hole",
+                    j.name,
+                    storlab_units::Size(hole)
+                ));
+            }
+            kind
+        }
         Some(_) => {
             return Err(j.refuse(
                 "rw",
-                "holes between sequential I/Os, or several I/Os per random offset: storlab's sequential I/Os follow each other and its random ones are each at a new offset".into(),
+                "several I/Os per random offset, a mixed job with holes, or a backward write: storlab's random I/Os are each at a new offset and its holes are in sequential reads and writes".into(),
             ))
         }
     };
@@ -405,6 +416,64 @@ pub fn convert(j: &Resolved, notes: &mut Vec<String>) -> Result<Converted, Workl
     };
     if let Some(b) = size {
         s.push(("size".into(), storlab_units::Size(b).to_string()));
+    }
+    // fio's rw=write:N: the hole after each I/O.
+    if let Some((_, k)) = j.val("rw").and_then(|rw| rw.split_once(':')) {
+        let k = k.trim();
+        if !k.is_empty() && !k.starts_with('-') {
+            let hole = value::bytes(k, j.kb).map_err(|e| j.refuse("rw", e))?;
+            if hole > 0 {
+                s.push(("hole".into(), storlab_units::Size(hole).to_string()));
+            }
+        }
+    }
+    if let Some(b) = j.val("io_size") {
+        let b = value::bytes(b, j.kb).map_err(|e| j.refuse("io_size", e))?;
+        if b > 0 {
+            s.push(("io_size".into(), storlab_units::Size(b).to_string()));
+        }
+    }
+    match j.val("zonemode") {
+        None | Some("none") => {
+            for k in ["zonesize", "zoneskip", "zonerange"] {
+                if j.get(k).is_some() && j.val("zonemode").is_some() {
+                    note(format!("{k}: zonemode=none, so fio ignores it too"));
+                }
+            }
+        }
+        Some("strided") => {
+            let get = |k: &str| -> Result<u64, WorkloadError> {
+                match j.val(k) {
+                    Some(v) => value::bytes(v, j.kb).map_err(|e| j.refuse(k, e)),
+                    None => Ok(0),
+                }
+            };
+            let (zs, skip, range) = (get("zonesize")?, get("zoneskip")?, get("zonerange")?);
+            if zs == 0 {
+                return Err(j.refuse(
+                    "zonesize",
+                    "zonemode=strided without a zonesize: expected the bytes to move in each zone".into(),
+                ));
+            }
+            if !matches!(kind, PhaseKind::Read | PhaseKind::Write) {
+                return Err(j.refuse(
+                    "zonemode",
+                    "random I/O within strided zones: storlab's strided zones are read or written sequentially".into(),
+                ));
+            }
+            let range = if range == 0 { zs } else { range };
+            s.push((
+                "strided".into(),
+                format!(
+                    "{},{},{}",
+                    storlab_units::Size(zs),
+                    storlab_units::Size(skip),
+                    storlab_units::Size(range)
+                ),
+            ));
+        }
+        Some("zbd") => return Err(j.refuse("zonemode", super::options::ZONES.into())),
+        Some(m) => return Err(j.refuse("zonemode", format!("'{m}': fio's zonemode is none, strided or zbd"))),
     }
     for k in ["offset", "offset_increment"] {
         let Some(v) = j.val(k) else { continue };

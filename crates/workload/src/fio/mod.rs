@@ -530,8 +530,8 @@ mod tests {
             e.starts_with("t.fio:3") && e.contains("'nice'") && e.contains("priorit"),
             "{e}"
         );
-        let j = parse("[x]\nrw=read\nnice=5\nzonemode=zbd\n", Path::new("t.fio"), true).unwrap();
-        assert_eq!(j.ignored, vec!["nice (t.fio:3)", "zonemode (t.fio:4)"]);
+        let j = parse("[x]\nrw=read\nnice=5\nmax_open_zones=4\n", Path::new("t.fio"), true).unwrap();
+        assert_eq!(j.ignored, vec!["nice (t.fio:3)", "max_open_zones (t.fio:4)"]);
         // Given its "off" value it changes nothing.
         assert!(read("[x]\nrw=read\nnice=0\n").is_ok());
         // A boolean needs its value, as fio says.

@@ -90,7 +90,7 @@ const LOGS: &str =
 const SETUP: &str = "how fio sets up its files or memory: storlab lays out its files and aligned buffers itself";
 const VERIFY_DETAIL: &str =
     "how fio verifies: storlab stamps every 4 KiB with its own header and CRC-32C and checks every 4 KiB it reads back";
-const ZONES: &str =
+pub(crate) const ZONES: &str =
     "zoned block devices (ZBD, FDP): storlab has no zone model, so it would write where the device refuses";
 const PRIORITY: &str = "I/O or CPU priorities change what the device and scheduler serve first: storlab runs every I/O at the default priority";
 const TRACE: &str = "replaying or recording an I/O trace: storlab generates its I/O from the access pattern";
@@ -124,7 +124,7 @@ pub const OPTIONS: &[FioOption] = &[
     n("serialize_overlap", &[], Bool, "storlab's workers never have overlapping I/Os in flight on one region"),
     h("io_submit_mode", &[], Str),
     h("size", &[], Size),
-    r("io_size", &["io_limit"], Size, "an amount of I/O other than one pass over size: storlab moves one pass, or runs for a time"),
+    h("io_size", &["io_limit"], Size),
     r("fill_device", &["fill_fs"], Bool, "writing until the device is full: storlab writes the size it is given"),
     h("filesize", &[], Size),
     r("file_append", &[], Bool, "appending after the file's end: storlab writes from the region's start"),
@@ -215,11 +215,11 @@ pub const OPTIONS: &[FioOption] = &[
     r("exec_prerun", &[], Str, COMMANDS),
     r("exec_postrun", &[], Str, COMMANDS),
     r("ioscheduler", &[], Str, COMMANDS),
-    r("zonemode", &[], Str, ZONES),
-    r("zonesize", &[], Size, ZONES),
+    h("zonemode", &[], Str),
+    h("zonesize", &[], Size),
     r("zonecapacity", &[], Size, ZONES),
-    r("zonerange", &[], Size, ZONES),
-    r("zoneskip", &[], Size, ZONES),
+    h("zonerange", &[], Size),
+    h("zoneskip", &[], Size),
     r("read_beyond_wp", &[], Bool, ZONES),
     r("max_open_zones", &[], Int, ZONES),
     r("job_max_open_zones", &[], Int, ZONES),
