@@ -1338,3 +1338,74 @@ fn holes_strided_zones_and_io_size_write_where_fio_writes() {
     assert_eq!(v["blocks_checked"], 256, "{v}");
     assert!(entries(&d).is_empty(), "the files are removed");
 }
+
+/// surface-scan.fio as fio's examples give it: fill_device writes until the filesystem is full
+/// (ENOSPC ends the job, not as an error), every block carries verify_pattern after storlab's
+/// header, and the verify-phase reads the filled file to its end, checking both.
+#[test]
+fn surface_scan_fills_the_filesystem_and_checks_its_pattern() {
+    let s = Scratch::new();
+    let point = s.path().join("mnt");
+    std::fs::create_dir(&point).unwrap();
+    let _fs = loop_filesystem("mkfs.ext4", 64 << 20, &point);
+    // fio's own write-phase first, on the same filesystem: how much it writes before ENOSPC.
+    let fio = Command::new("fio")
+        .current_dir(&point)
+        .args(["--section=write-phase", "--output-format=json"])
+        .arg(example("surface-scan.fio"))
+        .output()
+        .unwrap();
+    assert!(fio.status.success(), "{}", stderr(&fio));
+    let fio: Value = serde_json::from_slice(&fio.stdout).unwrap();
+    let fio_written = fio["jobs"][0]["write"]["io_bytes"].as_u64().unwrap();
+    for f in entries(&point).iter().filter(|f| *f != "lost+found") {
+        std::fs::remove_file(point.join(f)).unwrap();
+    }
+    let out = Command::new(bin())
+        .current_dir(&point)
+        .env("STORLAB_DB", s.db())
+        .args([
+            "fio",
+            example("surface-scan.fio").to_str().unwrap(),
+            "--keep",
+            "--output-format=json",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let written = doc["jobs"][0]["write"]["io_bytes"].as_u64().unwrap();
+    let read = doc["jobs"][1]["read"]["io_bytes"].as_u64().unwrap();
+    let file = point.join("datafile.tmp");
+    let data = std::fs::read(&file).unwrap();
+    assert_eq!(data.len() as u64, written, "the file holds what the write moved");
+    assert_eq!(read, written, "the verify-phase reads the file to its end");
+    // Full: as root, fio and storlab write into the reserved blocks too.
+    let df = Command::new("stat")
+        .args(["-f", "-c", "%f %S"])
+        .arg(&point)
+        .output()
+        .unwrap();
+    let df = stdout(&df);
+    let mut it = df.split_whitespace().map(|v| v.parse::<u64>().unwrap());
+    let free = it.next().unwrap() * it.next().unwrap();
+    assert_eq!(written, fio_written, "storlab fills as far as fio does");
+    assert!(free < 2 << 20, "{free} bytes still free after the fill");
+    assert!(written > 40 << 20, "{written} bytes written on a 64 MiB filesystem");
+    // Every 4 KiB: storlab's header, then 0xaa555aa5 over and over.
+    for (i, b) in data.chunks(4096).enumerate() {
+        assert_eq!(&b[..4], b"SLB1", "block {i}");
+        assert!(
+            b[32..]
+                .iter()
+                .enumerate()
+                .all(|(k, x)| *x == [0xaa, 0x55, 0x5a, 0xa5][(32 + k) % 4]),
+            "block {i} holds the pattern"
+        );
+    }
+    let run = s.json(&["results", "show", "1"]);
+    let v = &run["phases"][1]["result"]["verify"];
+    assert_eq!(v["bad_blocks"], 0, "{v}");
+    assert_eq!(v["blocks_checked"].as_u64().unwrap(), written / 4096, "{v}");
+    std::fs::remove_file(&file).unwrap();
+}

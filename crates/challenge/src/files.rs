@@ -39,7 +39,7 @@ impl Buffer {
         let start = raw.as_ptr().align_offset(ALIGN);
         fill_pattern(
             &mut raw[start..start + len],
-            DataPattern::Random,
+            &DataPattern::Random,
             &mut SmallRng::seed_from_u64(seed),
         );
         Buffer { raw, start, len }
@@ -165,6 +165,7 @@ pub fn read_verify(
                     min: GENERATION,
                     max: GENERATION,
                 },
+                None,
                 |at, why| {
                     if first_bad.is_none() {
                         first_bad = Some(format!("block at byte {at}: {why}"));

@@ -91,7 +91,7 @@ impl BufferPool {
     }
 
     /// Fills every buffer with the data pattern (once, before the phase).
-    pub fn fill(&mut self, pattern: DataPattern, seed: u64) {
+    pub fn fill(&mut self, pattern: &DataPattern, seed: u64) {
         let mut rng = SmallRng::seed_from_u64(seed ^ 0x5eed_da7a);
         for i in 0..self.count {
             // SAFETY: no I/O is in flight while the pool is being filled.
@@ -120,18 +120,33 @@ impl Drop for BufferPool {
 }
 
 /// Fills `buf` with the pattern.
-pub fn fill_pattern(buf: &mut [u8], pattern: DataPattern, rng: &mut SmallRng) {
+pub fn fill_pattern(buf: &mut [u8], pattern: &DataPattern, rng: &mut SmallRng) {
     match pattern {
+        DataPattern::Bytes(p) => {
+            for chunk in buf.chunks_mut(VERIFY_BLOCK as usize) {
+                fill_bytes(chunk, p);
+            }
+        }
         DataPattern::Random => rng.fill_bytes(buf),
         DataPattern::Zeros => buf.fill(0),
         DataPattern::Compressible(pct) => {
-            let zeros = VERIFY_BLOCK as usize * pct.min(100) as usize / 100;
+            let zeros = VERIFY_BLOCK as usize * (*pct).min(100) as usize / 100;
             for chunk in buf.chunks_mut(VERIFY_BLOCK as usize) {
                 let z = zeros.min(chunk.len());
                 chunk[..z].fill(0);
                 rng.fill_bytes(&mut chunk[z..]);
             }
         }
+    }
+}
+
+/// `pattern` over and over from the start of `chunk`.
+fn fill_bytes(chunk: &mut [u8], pattern: &[u8]) {
+    if pattern.is_empty() {
+        return;
+    }
+    for (i, b) in chunk.iter_mut().enumerate() {
+        *b = pattern[i % pattern.len()];
     }
 }
 
@@ -162,11 +177,14 @@ pub fn stamp(buf: &mut [u8], offset: u64, seed: u64, generation: u32) {
 
 /// Checks every 4 KiB of `buf`, read from `offset`; calls `bad` for each block that fails.
 /// Returns the number of blocks checked.
+/// With `pattern`, the bytes after each header must also be the pattern from the start of the
+/// 4 KiB (fio's verify_pattern).
 pub fn verify(
     buf: &[u8],
     offset: u64,
     seed: u64,
     generations: GenerationRange,
+    pattern: Option<&[u8]>,
     mut bad: impl FnMut(u64, BadReason),
 ) -> u64 {
     let mut n = 0;
@@ -196,6 +214,12 @@ pub fn verify(
             bad(at, BadReason::WrongSeed { stored: stored_seed });
             continue;
         }
+        if let Some(p) = pattern.filter(|p| !p.is_empty()) {
+            if let Some(byte) = (32..chunk.len()).find(|&i| chunk[i] != p[i % p.len()]) {
+                bad(at, BadReason::Pattern { at: byte as u32 });
+                continue;
+            }
+        }
         let g = u32::from_le_bytes(chunk[24..28].try_into().unwrap());
         if g < generations.min || g > generations.max {
             bad(
@@ -223,10 +247,10 @@ mod tests {
     fn stamped_blocks_verify() {
         let mut buf = vec![0u8; 16384];
         let mut rng = SmallRng::seed_from_u64(1);
-        fill_pattern(&mut buf, DataPattern::Random, &mut rng);
+        fill_pattern(&mut buf, &DataPattern::Random, &mut rng);
         stamp(&mut buf, 1 << 33, 42, 3);
         let mut bad = Vec::new();
-        assert_eq!(verify(&buf, 1 << 33, 42, range(3), |o, r| bad.push((o, r))), 4);
+        assert_eq!(verify(&buf, 1 << 33, 42, range(3), None, |o, r| bad.push((o, r))), 4);
         assert!(bad.is_empty(), "{bad:?}");
     }
 
@@ -236,29 +260,29 @@ mod tests {
         stamp(&mut buf, 0, 42, 1);
         buf[4096 + 100] ^= 1; // corrupt block 1
         let mut bad = Vec::new();
-        verify(&buf, 0, 42, range(1), |o, r| bad.push((o, r)));
+        verify(&buf, 0, 42, range(1), None, |o, r| bad.push((o, r)));
         assert_eq!(bad.len(), 1);
         assert_eq!(bad[0].0, 4096);
         assert!(matches!(bad[0].1, BadReason::Checksum { .. }));
 
         let mut bad = Vec::new();
-        verify(&buf[8192..], 4096, 42, range(1), |o, r| bad.push((o, r)));
+        verify(&buf[8192..], 4096, 42, range(1), None, |o, r| bad.push((o, r)));
         assert!(
             bad.iter().all(|(_, r)| matches!(r, BadReason::WrongOffset { .. })),
             "{bad:?}"
         );
 
         let mut bad = Vec::new();
-        verify(&buf[..4096], 0, 43, range(1), |o, r| bad.push((o, r)));
+        verify(&buf[..4096], 0, 43, range(1), None, |o, r| bad.push((o, r)));
         assert!(matches!(bad[0].1, BadReason::WrongSeed { stored: 42 }));
 
         let mut bad = Vec::new();
-        verify(&buf[..4096], 0, 42, range(2), |o, r| bad.push((o, r)));
+        verify(&buf[..4096], 0, 42, range(2), None, |o, r| bad.push((o, r)));
         assert!(matches!(bad[0].1, BadReason::WrongGeneration { stored: 1, .. }));
 
         let zeros = vec![0u8; 4096];
         let mut bad = Vec::new();
-        verify(&zeros, 0, 42, range(1), |o, r| bad.push((o, r)));
+        verify(&zeros, 0, 42, range(1), None, |o, r| bad.push((o, r)));
         assert_eq!(bad[0].1, BadReason::NoHeader);
     }
 
@@ -266,10 +290,33 @@ mod tests {
     fn compressible_pattern_has_zeros() {
         let mut buf = vec![1u8; 8192];
         let mut rng = SmallRng::seed_from_u64(1);
-        fill_pattern(&mut buf, DataPattern::Compressible(50), &mut rng);
+        fill_pattern(&mut buf, &DataPattern::Compressible(50), &mut rng);
         assert!(buf[..2048].iter().all(|&b| b == 0));
         assert!(buf[2048..4096].iter().any(|&b| b != 0));
         assert!(buf[4096..6144].iter().all(|&b| b == 0));
+    }
+
+    #[test]
+    fn a_pattern_is_written_under_the_header_and_checked() {
+        let p = vec![0xaa, 0x55, 0x5a];
+        let mut buf = vec![0u8; 8192];
+        let mut rng = SmallRng::seed_from_u64(1);
+        fill_pattern(&mut buf, &DataPattern::Bytes(p.clone()), &mut rng);
+        assert_eq!(
+            &buf[4096..4102],
+            &[0xaa, 0x55, 0x5a, 0xaa, 0x55, 0x5a],
+            "from each 4 KiB's start"
+        );
+        stamp(&mut buf, 0, 42, 1);
+        let mut bad = Vec::new();
+        assert_eq!(verify(&buf, 0, 42, range(1), Some(&p), |o, r| bad.push((o, r))), 2);
+        assert!(bad.is_empty(), "{bad:?}");
+        // Another pattern, stamped (so the checksum holds): named as the pattern.
+        let mut other = vec![0u8; 4096];
+        fill_pattern(&mut other, &DataPattern::Bytes(vec![0xaa, 0x55, 0x5b]), &mut rng);
+        stamp(&mut other, 0, 42, 1);
+        verify(&other, 0, 42, range(1), Some(&p), |o, r| bad.push((o, r)));
+        assert_eq!(bad, vec![(0, BadReason::Pattern { at: 32 })], "byte 32 is the third of the pattern (32 % 3 = 2)");
     }
 
     #[test]

@@ -782,7 +782,7 @@ fn prepare_worker(plan: &PhasePlan, index: usize, wf: &WorkerFile) -> Result<Pre
     }
     let mut pool = BufferPool::new(plan.settings.iodepth as usize, plan.settings.bs.max() as usize);
     if plan.kind.writes() {
-        pool.fill(plan.settings.pattern, plan.seed ^ (index as u64) << 32);
+        pool.fill(&plan.settings.pattern, plan.seed ^ (index as u64) << 32);
     }
     let be = backend::open(
         plan.settings.engine,
@@ -892,16 +892,17 @@ fn lay_out(plan: &PhasePlan, stop: &AtomicBool) -> Result<f64, EngineError> {
     let mut pool = BufferPool::new(1, chunk);
     pool.fill(
         if plan.settings.pattern == DataPattern::Zeros && !plan.write_headers {
-            DataPattern::Zeros
+            &DataPattern::Zeros
         } else {
-            plan.settings.pattern
+            &plan.settings.pattern
         },
         plan.seed,
     );
     let mut laid = false;
     for (path, (needed, owned)) in need {
         let have = std::fs::metadata(path).map(|m| m.len()).unwrap_or(0);
-        if have >= needed || !owned {
+        // fill: a file that is there is read as far as it goes (a write filled the space).
+        if have >= needed || !owned || (plan.settings.fill && have > 0) {
             continue;
         }
         laid = true;
@@ -922,10 +923,16 @@ fn lay_out(plan: &PhasePlan, stop: &AtomicBool) -> Result<f64, EngineError> {
             let buf = unsafe { pool.slice_mut(0, len) };
             if plan.write_headers {
                 data::stamp(buf, off, plan.seed, plan.generation);
-            } else if plan.settings.pattern != DataPattern::Zeros {
+            } else if plan.settings.pattern.unique_per_block() {
                 data::scramble(buf, off, plan.seed);
             }
-            std::os::unix::fs::FileExt::write_all_at(&f, buf, off).map_err(io_err)?;
+            match std::os::unix::fs::FileExt::write_all_at(&f, buf, off) {
+                // fill: the space is full; what was written is read.
+                Err(e) if plan.settings.fill && matches!(e.raw_os_error(), Some(libc::ENOSPC) | Some(libc::EDQUOT)) => {
+                    break
+                }
+                r => r.map_err(io_err)?,
+            }
             off += len as u64;
         }
         f.sync_data().map_err(io_err)?;
@@ -1032,6 +1039,8 @@ struct Worker<'a> {
     flow: Option<(&'a Flow, u64)>,
     /// I/Os this worker issued under its flow.
     flow_count: u64,
+    /// fill: the filesystem is full (a write) or the file ended (a read); issue no more.
+    full: bool,
 }
 
 /// One of fio's flows (flow.c): the I/Os its workers issued and the weights of those still
@@ -1106,6 +1115,7 @@ impl<'a> Worker<'a> {
             last_end: None,
             flow: None,
             flow_count: 0,
+            full: false,
         }
     }
 
@@ -1181,7 +1191,7 @@ impl<'a> Worker<'a> {
                     done_issuing = true;
                     break;
                 }
-                if self.plan.settings.ios.is_some_and(|n| issued >= n) {
+                if self.full || self.plan.settings.ios.is_some_and(|n| issued >= n) {
                     done_issuing = true;
                     break;
                 }
@@ -1259,7 +1269,7 @@ impl<'a> Worker<'a> {
                     let buf = unsafe { self.pool.slice_mut(slot as usize, len as usize) };
                     if self.plan.write_headers {
                         data::stamp(buf, offset, self.plan.seed, self.plan.generation);
-                    } else if self.plan.settings.pattern != DataPattern::Zeros {
+                    } else if self.plan.settings.pattern.unique_per_block() {
                         data::scramble(buf, offset, self.plan.seed);
                     }
                 }
@@ -1269,19 +1279,26 @@ impl<'a> Worker<'a> {
                     len: len as u32,
                     write,
                 };
-                match self
-                    .backend
-                    .queue(
-                        IoUnit {
-                            op,
-                            offset,
-                            len: len as u32,
-                            slot,
-                        },
-                        &self.pool,
-                    )
-                    .map_err(|e| self.io_error(op, offset, e))?
-                {
+                let queued = match self.backend.queue(
+                    IoUnit {
+                        op,
+                        offset,
+                        len: len as u32,
+                        slot,
+                    },
+                    &self.pool,
+                ) {
+                    // fill: a synchronous back-end's ENOSPC goes where an asynchronous one's
+                    // completion goes, to `complete`, which ends the phase there.
+                    Err(e) if self.plan.settings.fill && e.raw_os_error().is_some() => {
+                        let end = self.now();
+                        self.complete(slot, -e.raw_os_error().unwrap_or(libc::EIO), end)?;
+                        issued += 1;
+                        continue;
+                    }
+                    r => r.map_err(|e| self.io_error(op, offset, e))?,
+                };
+                match queued {
                     Queued::Completed(n) => {
                         let end = self.now();
                         self.complete(slot, n as i32, end)?;
@@ -1425,12 +1442,27 @@ impl<'a> Worker<'a> {
 
     #[inline]
     fn complete(&mut self, slot: u32, result: i32, end: u64) -> Result<(), EngineError> {
-        let io = self.inflight[slot as usize];
+        let mut io = self.inflight[slot as usize];
         let op = if io.write { Op::Write } else { Op::Read };
+        // fio's fill_device: a write ends at ENOSPC or EDQUOT (or a short write), a read at
+        // the end of the file; the part moved counts.
+        let at_end = if io.write {
+            result == -libc::ENOSPC || result == -libc::EDQUOT || (result >= 0 && (result as u32) < io.len)
+        } else {
+            result >= 0 && (result as u32) < io.len
+        };
+        if self.plan.settings.fill && at_end {
+            self.full = true;
+            if result <= 0 {
+                self.free.push(slot);
+                return Ok(());
+            }
+            io.len = result as u32;
+        }
         if result < 0 {
             return Err(self.io_error(op, io.offset, std::io::Error::from_raw_os_error(-result)));
         }
-        if result as u32 != io.len {
+        if result as u32 != io.len && !self.full {
             return Err(EngineError::ShortIo {
                 path: self.file_name.clone(),
                 write: io.write,
@@ -1447,8 +1479,14 @@ impl<'a> Worker<'a> {
         if io.write {
             self.writes_since_flush += 1;
         } else if self.plan.verifies() {
+            // Only the whole 4 KiB blocks of a read cut short by the file's end (fill).
+            let whole = if self.full {
+                io.len as usize / crate::plan::VERIFY_BLOCK as usize * crate::plan::VERIFY_BLOCK as usize
+            } else {
+                io.len as usize
+            };
             // SAFETY: the I/O on this slot has completed; nothing else uses the buffer.
-            let buf = unsafe { self.pool.slice_mut(slot as usize, io.len as usize) };
+            let buf = unsafe { self.pool.slice_mut(slot as usize, whole) };
             let file = &self.file_name;
             let report = &mut self.verify;
             // Before the job's first write (any generation accepted) the files may hold an
@@ -1461,6 +1499,7 @@ impl<'a> Worker<'a> {
                 io.offset,
                 self.plan.seed,
                 self.plan.verify_generations,
+                self.plan.settings.pattern.bytes(),
                 |offset, reason| {
                     if let (true, BadReason::WrongSeed { stored }) = (earlier, &reason) {
                         foreign.push(*stored);

@@ -474,6 +474,11 @@ pub enum BadReason {
         /// The newest acceptable.
         max: u32,
     },
+    /// The block's data is not the pattern the phase writes (fio's verify_pattern).
+    Pattern {
+        /// The first byte of the 4 KiB that differs.
+        at: u32,
+    },
 }
 
 impl std::fmt::Display for BadReason {
@@ -500,6 +505,9 @@ impl std::fmt::Display for BadReason {
                     f,
                     "stale or future block: generation {stored}, expected {min}..={max} (lost write)"
                 )
+            }
+            BadReason::Pattern { at } => {
+                write!(f, "byte {at} of the block is not the pattern written")
             }
         }
     }

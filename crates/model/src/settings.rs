@@ -369,6 +369,7 @@ settings! {
     distribution: Distribution = "uniform", "DIST", "where random offsets fall: `uniform`, or `zoned:A/R:B/S:…` — A % of the I/Os in the first R % of the region, then B % in the next S %, … (fio's random_distribution=zoned)", read_distribution;
     hole: u64 = "0", "SIZE", "a sequential phase leaves this many bytes out after each I/O (fio's `rw=write:N`)", read_size;
     strided: Strided | "none", "SIZE,SKIP[,RANGE]", "a sequential phase in strided zones: SIZE bytes in each zone of RANGE bytes (SIZE when not given), the next zone starting RANGE + SKIP bytes after the last (fio's zonemode=strided with zonesize, zoneskip, zonerange)", read_strided;
+    fill: bool = "false", "BOOL", "a write goes on until the filesystem is full: without `size` each file takes the free space, and ENOSPC or EDQUOT ends the phase (not as an error); a read ends at the end of the file (fio's fill_device)", read_bool;
     io_size: u64 | "the region's size", "SIZE", "bytes each worker moves per pass of a phase without runtime, going round its region as often as needed (fio's io_size)", read_io_size;
     offset: u64 = "0", "SIZE", "where each worker's region starts in its file (fio's offset)", read_size;
     offset_increment: u64 = "0", "SIZE", "added to `offset` for each further worker (fio's offset_increment)", read_size;
@@ -391,7 +392,7 @@ settings! {
     rate_process: RateProcess = "linear", "linear|poisson", "how a target rate spaces the I/Os: `linear` (evenly) or `poisson` (gaps drawn from the exponential distribution with the rate's mean, fio's rate_process=poisson)", read_rate_process;
     rate_min: Rate | "none", "RATE", "a worker that falls below this rate over a full sample interval (after the ramp) fails the phase (fio's rate_min, rate_iops_min): `1MiB/s` or `100iops`", read_rate;
     rate_per: RatePer = "total", "total|worker", "`total` (shared by the workers) or `worker` (each worker at the rate)", read_rate_per;
-    pattern: DataPattern = "random", "PATTERN", "`random` (unique per block), `zeros`, `compress:NN` (NN % of each 4 KiB is zeros)", read_pattern;
+    pattern: DataPattern = "random", "PATTERN", "`random` (unique per block), `zeros`, `compress:NN` (NN % of each 4 KiB is zeros), or `0xHEX`: these bytes over and over from the start of each 4 KiB, checked on a read with `verify` (fio's verify_pattern)", read_pattern;
     verify: bool = "false", "", "stamp every 4 KiB written; check every 4 KiB read", read_bool;
     rwmix: u8 = "50", "PERCENT", "read percentage of `randrw` and `rw`", read_rwmix;
     stride: u64 = "4", "N", "records between reads of `strideread`", read_stride;
@@ -514,21 +515,44 @@ fn read_rate_per(s: &str) -> Result<RatePer, String> {
     }
 }
 
+/// The largest pattern: fio's (MAX_PATTERN_SIZE).
+pub const MAX_PATTERN: usize = 512;
+
+fn read_hex_pattern(s: &str, hex: &str) -> Result<DataPattern, String> {
+    if hex.is_empty() || hex.len() % 2 == 1 || !hex.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Err(format!(
+            "'{s}' is not a pattern: expected 0x and an even number of hexadecimal digits (0xaa555aa5)"
+        ));
+    }
+    if hex.len() / 2 > MAX_PATTERN {
+        return Err(format!(
+            "'{s}' is {} bytes: a pattern holds at most {MAX_PATTERN}",
+            hex.len() / 2
+        ));
+    }
+    let bytes = (0..hex.len())
+        .step_by(2)
+        .map(|i| u8::from_str_radix(&hex[i..i + 2], 16).expect("hex digits"))
+        .collect();
+    Ok(DataPattern::Bytes(bytes))
+}
+
 fn read_pattern(s: &str) -> Result<DataPattern, String> {
     Ok(match s {
         "random" => DataPattern::Random,
         "zeros" | "zero" => DataPattern::Zeros,
         other => {
+            if let Some(hex) = other.strip_prefix("0x").or_else(|| other.strip_prefix("0X")) {
+                return read_hex_pattern(s, hex);
+            }
             let pct = other
                 .strip_prefix("compress:")
                 .or_else(|| other.strip_prefix("compressible:"));
             match pct.and_then(|p| p.trim_end_matches('%').parse::<u8>().ok()) {
                 Some(p) if p <= 100 => DataPattern::Compressible(p),
-                _ => {
-                    return Err(format!(
-                        "'{s}' is not a data pattern: expected random, zeros, or compress:NN with NN from 0 to 100"
-                    ))
-                }
+                _ => return Err(format!(
+                    "'{s}' is not a data pattern: expected random, zeros, compress:NN with NN from 0 to 100, or 0xHEX"
+                )),
             }
         }
     })

@@ -75,7 +75,7 @@ pub enum FsyncPolicy {
 }
 
 /// What the written blocks contain.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "snake_case")]
 pub enum DataPattern {
     /// Incompressible pseudo-random bytes, unique per block.
@@ -84,6 +84,25 @@ pub enum DataPattern {
     Zeros,
     /// This percentage of each 4 KiB is zeros, the rest random.
     Compressible(u8),
+    /// These bytes over and over from the start of each 4 KiB (fio's verify_pattern); with
+    /// verification each 4 KiB still starts with storlab's header.
+    Bytes(Vec<u8>),
+}
+
+impl DataPattern {
+    /// Random data is made unique per block (so that deduplicating storage cannot flatter
+    /// a result); zeros and a given pattern are written as they are.
+    pub fn unique_per_block(&self) -> bool {
+        matches!(self, DataPattern::Random | DataPattern::Compressible(_))
+    }
+
+    /// The pattern's bytes, when it is one.
+    pub fn bytes(&self) -> Option<&[u8]> {
+        match self {
+            DataPattern::Bytes(b) => Some(b),
+            _ => None,
+        }
+    }
 }
 
 /// The block sizes of a phase: one size or a weighted mix.

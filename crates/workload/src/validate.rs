@@ -361,6 +361,8 @@ pub fn resolve(job: &Job, opts: &ResolveOptions) -> Result<Plan, WorkloadError> 
 
     let mut targets: Vec<(PathBuf, TargetKind, Option<u64>)> = Vec::new();
     let mut set_workers: Vec<Vec<WorkerFile>> = Vec::new();
+    // Sets that write until the filesystem is full: no free space to check.
+    let mut fill_sets: Vec<bool> = Vec::new();
     let mut created: Vec<PathBuf> = Vec::new();
     for (si, set) in sets.iter().enumerate() {
         let members: Vec<usize> = (0..job.phases.len()).filter(|i| set_of(*i) == *set).collect();
@@ -409,6 +411,34 @@ pub fn resolve(job: &Job, opts: &ResolveOptions) -> Result<Plan, WorkloadError> 
                 return Err(WorkloadError::invalid(origin_of(i), format!("offset differs from phase {}: the phases share the same files, so their regions must start at the same place", first + 1)));
             }
         }
+        // fill: without a size a file is bounded only by its filesystem's size, and ENOSPC
+        // ends the writing (fio's fill_device sets size to -1).
+        let fills = members.iter().any(|i| effs[*i].fill);
+        let size = match size {
+            None if fills => {
+                let at = &targets[mine[0]];
+                let dir = match at.1 {
+                    TargetKind::Directory => at.0.clone(),
+                    _ => {
+                        at.0.parent()
+                            .filter(|p| !p.as_os_str().is_empty())
+                            .unwrap_or(Path::new("."))
+                            .to_path_buf()
+                    }
+                };
+                let total = storlab_env::space::statvfs(&dir)
+                    .map(|s| s.size)
+                    .filter(|s| *s > 0)
+                    .ok_or_else(|| {
+                        target_error(
+                            &dir,
+                            "fill needs the size of this filesystem, and statvfs(2) gives none: give a size",
+                        )
+                    })?;
+                Some(total / align * align)
+            }
+            s => s,
+        };
         let shape = SetShape {
             threads,
             size,
@@ -423,6 +453,7 @@ pub fn resolve(job: &Job, opts: &ResolveOptions) -> Result<Plan, WorkloadError> 
             }
         }
         set_workers.push(workers);
+        fill_sets.push(fills);
     }
     let file_set_bytes: u64 = set_workers.iter().flatten().map(|w| w.len).sum();
 
@@ -593,7 +624,13 @@ pub fn resolve(job: &Job, opts: &ResolveOptions) -> Result<Plan, WorkloadError> 
     if !all_null {
         // Free space, per filesystem, for what storlab will create.
         let mut need: Vec<(u64, PathBuf, u64)> = Vec::new();
-        for w in set_workers.iter().flatten().filter(|w| w.owned) {
+        for w in set_workers
+            .iter()
+            .zip(&fill_sets)
+            .filter(|(_, fills)| !**fills)
+            .flat_map(|(w, _)| w)
+            .filter(|w| w.owned)
+        {
             let dir = w.path.parent().unwrap_or(Path::new(".")).to_path_buf();
             let dev = std::fs::metadata(&dir).map(|m| m.dev()).unwrap_or(0);
             match need.iter_mut().find(|(d, _, _)| *d == dev) {

@@ -555,8 +555,23 @@ pub fn convert(j: &Resolved, notes: &mut Vec<String>) -> Result<Converted, Workl
             ))
         }
     };
+    let fill = j.on("fill_device")?;
+    if fill {
+        if kind != PhaseKind::Write {
+            note(format!(
+                "fill_device with rw={}: the file is laid out until the filesystem is full, then {} as far as it goes",
+                j.val("rw").unwrap_or("read"),
+                if kind.writes() { "written" } else { "read" }
+            ));
+        }
+        if j.val("size").is_some() {
+            note("fill_device with a size: fio and storlab stop at the size or when the filesystem is full, whichever comes first".into());
+        }
+        s.push(("fill".into(), "true".into()));
+    }
     if kind == PhaseKind::Write {
-        s.push(("fallocate".into(), falloc.into()));
+        // fill_device: fio allocates nothing ahead of writing until the space runs out.
+        s.push(("fallocate".into(), if fill { "none" } else { falloc }.into()));
     }
     // Time: fio's runtime with time_based runs for the time; without, it cuts the pass.
     let runtime = j.time_us("runtime", TimeBase::Seconds)?.filter(|t| *t > 0);
@@ -840,12 +855,6 @@ pub fn convert(j: &Resolved, notes: &mut Vec<String>) -> Result<Converted, Workl
     // Verification.
     let verify = match j.val("verify") {
         None | Some("0") | Some("none") | Some("null") => false,
-        Some("pattern") | Some("meta") if j.get("verify_pattern").is_some() => {
-            return Err(j.refuse(
-                "verify_pattern",
-                "writing and checking a given pattern: storlab writes and checks its own stamps".into(),
-            ))
-        }
         Some(m) => {
             note(format!(
                 "verify={m}: storlab stamps and checks its own header and CRC-32C in every 4 KiB"
@@ -853,11 +862,19 @@ pub fn convert(j: &Resolved, notes: &mut Vec<String>) -> Result<Converted, Workl
             true
         }
     };
-    if j.get("verify_pattern").is_some() && !verify {
-        return Err(j.refuse(
-            "verify_pattern",
-            "writing a given pattern: storlab writes its own data".into(),
-        ));
+    if let Some(p) = j.val("verify_pattern") {
+        let bytes = value::pattern(p).map_err(|e| j.refuse("verify_pattern", e))?;
+        if verify {
+            let hex: String = bytes.iter().map(|b| format!("{b:02x}")).collect();
+            s.push(("pattern".into(), format!("0x{hex}")));
+            note(format!(
+                "verify_pattern={p}: written over and over in every 4 KiB after storlab's 32-byte header, and checked on reading"
+            ));
+        } else {
+            note(format!(
+                "verify_pattern={p}: without verify fio writes its usual data, and so does storlab"
+            ));
+        }
     }
     if verify && j.int("verify_backlog")?.unwrap_or(0) > 0 {
         return Err(j.refuse(

@@ -323,6 +323,21 @@ pub fn build(
         }
         groups.last_mut().expect("a group").push((job, c));
     }
+    // fill_device: a later job that reads the filled file without a size of its own reads it
+    // to its end, as fio reads the file's length then.
+    let mut filled: Vec<PathBuf> = Vec::new();
+    for (job, c) in groups.iter_mut().flatten() {
+        let fills = c.settings.iter().any(|(k, v)| k == "fill" && v == "true");
+        if fills {
+            filled.extend(c.targets.iter().cloned());
+        } else if c.targets.iter().any(|t| filled.contains(t)) && !c.settings.iter().any(|(k, _)| k == "size") {
+            c.settings.push(("fill".into(), "true".into()));
+            notes.push(format!(
+                "job '{}' reads the file an earlier job filled (fill_device): to its end",
+                job.name
+            ));
+        }
+    }
     let mut phases: Vec<ReadPhase> = Vec::new();
     let mut streams: Vec<Stream> = Vec::new();
     let mut phase_names = Vec::new();

@@ -125,7 +125,7 @@ pub const OPTIONS: &[FioOption] = &[
     h("io_submit_mode", &[], Str),
     h("size", &[], Size),
     h("io_size", &["io_limit"], Size),
-    r("fill_device", &["fill_fs"], Bool, "writing until the device is full: storlab writes the size it is given"),
+    h("fill_device", &["fill_fs"], Bool),
     h("filesize", &[], Size),
     r("file_append", &[], Bool, "appending after the file's end: storlab writes from the region's start"),
     h("offset", &["fileoffset"], Size),

@@ -472,3 +472,108 @@ mod tests {
         assert!(switch("yes").is_err());
     }
 }
+
+/// fio's verify_pattern as bytes (lib/pattern.c): hexadecimal `0x…` (bytes as written, an odd
+/// digit first on its own), decimal integers (their bytes, least significant first, as many as
+/// the value needs), and `"strings"`, one after another. `%o` (the block's offset) is not a
+/// fixed pattern: refused.
+pub fn pattern(text: &str) -> Result<Vec<u8>, String> {
+    let mut out = Vec::new();
+    let mut rest = text.trim();
+    while !rest.is_empty() {
+        if let Some(r) = rest.strip_prefix('"') {
+            let end = r
+                .find('"')
+                .ok_or_else(|| format!("'{text}': a string without its closing quote"))?;
+            out.extend_from_slice(&r.as_bytes()[..end]);
+            rest = &r[end + 1..];
+        } else if rest.len() > 2 && (rest.starts_with("0x") || rest.starts_with("0X")) {
+            let r = &rest[2..];
+            let mut n = r.find(|c: char| !c.is_ascii_hexdigit()).unwrap_or(r.len());
+            // fio's "0xff0x14": the 0 of the next 0x is not this number's.
+            if n > 0 && (r[n - 1..].starts_with("0x") || r[n - 1..].starts_with("0X")) {
+                n -= 1;
+            }
+            if n == 0 {
+                return Err(format!("'{text}': 0x without hexadecimal digits"));
+            }
+            let digits = &r[..n];
+            let mut i = 0;
+            if n % 2 == 1 {
+                out.push(u8::from_str_radix(&digits[..1], 16).expect("a hex digit"));
+                i = 1;
+            }
+            while i < n {
+                out.push(u8::from_str_radix(&digits[i..i + 2], 16).expect("hex digits"));
+                i += 2;
+            }
+            rest = &r[n..];
+        } else if rest.starts_with('%') {
+            return Err(format!(
+                "'{text}': %o writes each block's offset, not a fixed pattern: storlab's header already holds every 4 KiB's offset and checks it"
+            ));
+        } else if rest.starts_with(|c: char| c.is_ascii_digit() || c == '-') {
+            let end = rest[1..]
+                .find(|c: char| !c.is_ascii_digit())
+                .map(|e| e + 1)
+                .unwrap_or(rest.len());
+            // A decimal runs up to a following 0x.
+            let end = rest[..end].find("0x").filter(|p| *p > 0).unwrap_or(end);
+            let v: i64 = rest[..end]
+                .parse()
+                .map_err(|_| format!("'{text}': '{}' is not a number", &rest[..end]))?;
+            if v > i32::MAX as i64 || v < i32::MIN as i64 {
+                return Err(format!(
+                    "'{text}': {v} is beyond a 32-bit integer; give a larger pattern as 0x…"
+                ));
+            }
+            let mut u = v as i32 as u32;
+            if u == 0 {
+                out.push(0);
+            }
+            while u != 0 {
+                out.push((u & 0xff) as u8);
+                u >>= 8;
+            }
+            rest = &rest[end..];
+        } else if rest.starts_with(char::is_whitespace) || rest.starts_with(',') {
+            rest = &rest[1..];
+        } else {
+            return Err(format!(
+                "'{text}': expected 0x followed by hexadecimal digits, a decimal number or a \"string\""
+            ));
+        }
+        rest = rest.trim_start();
+    }
+    if out.is_empty() {
+        return Err(format!("'{text}': an empty pattern"));
+    }
+    if out.len() > storlab_model::settings::MAX_PATTERN {
+        return Err(format!(
+            "'{text}' is {} bytes: fio's patterns hold at most 512",
+            out.len()
+        ));
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod pattern_tests {
+    use super::pattern;
+
+    #[test]
+    fn patterns_read_as_fios_lib_pattern_reads_them() {
+        assert_eq!(pattern("0xaa555aa5").unwrap(), [0xaa, 0x55, 0x5a, 0xa5]);
+        assert_eq!(pattern("0xabc").unwrap(), [0x0a, 0xbc]);
+        assert_eq!(pattern("258").unwrap(), [0x02, 0x01]);
+        assert_eq!(pattern("0").unwrap(), [0]);
+        assert_eq!(
+            pattern("0xff\"ab\"-1").unwrap(),
+            [0xff, b'a', b'b', 0xff, 0xff, 0xff, 0xff]
+        );
+        assert_eq!(pattern("0xff0x14").unwrap(), [0xff, 0x14]);
+        assert!(pattern("%o").unwrap_err().contains("offset"));
+        assert!(pattern("\"ab").unwrap_err().contains("closing quote"));
+        assert!(pattern("zz").is_err());
+    }
+}
