@@ -316,7 +316,11 @@ mod tests {
         fill_pattern(&mut other, &DataPattern::Bytes(vec![0xaa, 0x55, 0x5b]), &mut rng);
         stamp(&mut other, 0, 42, 1);
         verify(&other, 0, 42, range(1), Some(&p), |o, r| bad.push((o, r)));
-        assert_eq!(bad, vec![(0, BadReason::Pattern { at: 32 })], "byte 32 is the third of the pattern (32 % 3 = 2)");
+        assert_eq!(
+            bad,
+            vec![(0, BadReason::Pattern { at: 32 })],
+            "byte 32 is the third of the pattern (32 % 3 = 2)"
+        );
     }
 
     #[test]

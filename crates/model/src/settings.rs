@@ -550,9 +550,11 @@ fn read_pattern(s: &str) -> Result<DataPattern, String> {
                 .or_else(|| other.strip_prefix("compressible:"));
             match pct.and_then(|p| p.trim_end_matches('%').parse::<u8>().ok()) {
                 Some(p) if p <= 100 => DataPattern::Compressible(p),
-                _ => return Err(format!(
+                _ => {
+                    return Err(format!(
                     "'{s}' is not a data pattern: expected random, zeros, compress:NN with NN from 0 to 100, or 0xHEX"
-                )),
+                ))
+                }
             }
         }
     })
