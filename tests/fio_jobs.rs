@@ -1409,3 +1409,104 @@ fn surface_scan_fills_the_filesystem_and_checks_its_pattern() {
     assert_eq!(v["blocks_checked"].as_u64().unwrap(), written / 4096, "{v}");
     std::fs::remove_file(&file).unwrap();
 }
+
+/// fio's verify_backlog: every N blocks written are read back before the job writes on, seen
+/// in the system calls themselves (strace, psync: pwrite64 and pread64 on the job's file);
+/// cross-stripe-verify.fio (scaled from a 30 × 124 GiB NVMe drive to a file) verifies clean.
+#[test]
+fn a_verify_backlog_reads_back_every_n_blocks_before_writing_on() {
+    let s = Scratch::new();
+    let d = s.data();
+    let f = d.join("b.dat");
+    let trace = s.path().join("trace.txt");
+    let out = Command::new("strace")
+        .args(["-f", "-qq", "-y", "-e", "trace=pwrite64,pread64", "-o"])
+        .arg(&trace)
+        .arg(bin())
+        .args([
+            "fio",
+            "--name=b",
+            &format!("--filename={}", f.display()),
+            "--rw=randwrite",
+            "--bs=4k",
+            "--size=256k",
+            "--verify=crc32c",
+            "--verify_backlog=8",
+            "--output-format=json",
+        ])
+        .env("STORLAB_DB", s.db())
+        .output()
+        .expect("strace");
+    assert!(out.status.success(), "{}", stderr(&out));
+    let name = f.file_name().unwrap().to_str().unwrap().to_string();
+    // (write?, offset) of each 4 KiB call on the data file (the file is laid out first in
+    // one larger write, as fio lays out a file before writing it randomly).
+    let calls: Vec<(bool, u64)> = std::fs::read_to_string(&trace)
+        .unwrap()
+        .lines()
+        .filter(|l| l.contains(&format!("{name}>")) && l.contains(", 4096, "))
+        .filter_map(|l| {
+            let write = l.contains("pwrite64(");
+            let off = l.rsplit(", ").next()?.split(')').next()?.trim().parse().ok()?;
+            Some((write, off))
+        })
+        .collect();
+    assert_eq!(calls.len(), 128, "64 writes and 64 reads: {calls:?}");
+    for (g, group) in calls.chunks(8).enumerate() {
+        let write = g % 2 == 0;
+        assert!(
+            group.iter().all(|c| c.0 == write),
+            "group {g} of 8 is all {}: {group:?}",
+            if write { "writes" } else { "reads" }
+        );
+        if !write {
+            let mut wrote: Vec<u64> = calls[(g - 1) * 8..g * 8].iter().map(|c| c.1).collect();
+            let mut read: Vec<u64> = group.iter().map(|c| c.1).collect();
+            wrote.sort();
+            read.sort();
+            assert_eq!(read, wrote, "group {g} reads back the 8 blocks just written");
+        }
+    }
+    let run = s.json(&["results", "show", "1"]);
+    assert_eq!(run["phases"].as_array().unwrap().len(), 1, "no separate verifying read");
+    let v = &run["phases"][0]["result"]["verify"];
+    assert_eq!(
+        (v["blocks_checked"].as_u64(), v["bad_blocks"].as_u64()),
+        (Some(64), Some(0)),
+        "{v}"
+    );
+
+    // cross-stripe-verify.fio: 16 KiB at every 128 KiB from offset 120k, 30 jobs each from
+    // its own offset (offset_increment), io_size, loops=2, verify_backlog=1: scaled down.
+    let text = std::fs::read_to_string(example("cross-stripe-verify.fio"))
+        .unwrap()
+        .replace("/dev/nvme0n1", d.join("drive").to_str().unwrap())
+        .replace("offset_increment=124g", "offset_increment=1m")
+        .replace("io_size=120g", "io_size=256k\nsize=1m");
+    let job = s.path().join("cross.fio");
+    std::fs::write(&job, text).unwrap();
+    let drive = std::fs::File::create(d.join("drive")).unwrap();
+    drive.set_len(40 << 20).unwrap();
+    let out = s.storlab(&["fio", job.to_str().unwrap(), "--output-format=json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    // Each of 30 jobs: 256 KiB per loop, two loops, every block read back.
+    assert_eq!(doc["jobs"][0]["write"]["io_bytes"], 30 * 2 * (256 << 10));
+    assert_eq!(doc["jobs"][0]["read"]["io_bytes"], 30 * 2 * (256 << 10));
+    let run = s.json(&["results", "show", "2"]);
+    let v = &run["phases"][0]["result"]["verify"];
+    assert_eq!(v["bad_blocks"], 0, "{v}");
+    assert_eq!(v["blocks_checked"], 30 * 2 * 64, "{v}");
+    // Only the 16 KiB at each 128 KiB were written: 120k + 128k·i in each job's region.
+    let data = std::fs::read(d.join("drive")).unwrap();
+    let written: Vec<bool> = data.chunks(8 << 10).map(|c| c.iter().any(|b| *b != 0)).collect();
+    for (i, w) in written.iter().enumerate() {
+        let at = (i as u64) * (8 << 10);
+        let in_job = at >= 120 << 10 && (at - (120 << 10)) / (1 << 20) < 30;
+        let expect = in_job && ((at - (120 << 10)) % (1 << 20)) % (128 << 10) < 16 << 10;
+        assert_eq!(*w, expect, "8 KiB at {at}");
+    }
+    drop(drive);
+    std::fs::remove_file(d.join("drive")).unwrap();
+    assert!(entries(&d).is_empty());
+}

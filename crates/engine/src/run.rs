@@ -1041,6 +1041,11 @@ struct Worker<'a> {
     flow_count: u64,
     /// fill: the filesystem is full (a write) or the file ended (a read); issue no more.
     full: bool,
+    /// verify_backlog: blocks written and not yet read back, and those being read back.
+    backlog: Vec<(u64, u64)>,
+    verify_queue: std::collections::VecDeque<(u64, u64)>,
+    /// The reads of the backlog are queued: let them complete before writing on.
+    backlog_draining: bool,
 }
 
 /// One of fio's flows (flow.c): the I/Os its workers issued and the weights of those still
@@ -1116,6 +1121,9 @@ impl<'a> Worker<'a> {
             flow: None,
             flow_count: 0,
             full: false,
+            backlog: Vec::new(),
+            verify_queue: std::collections::VecDeque::new(),
+            backlog_draining: false,
         }
     }
 
@@ -1173,6 +1181,8 @@ impl<'a> Worker<'a> {
         let think_ns = self.plan.settings.think.0;
         let mut pending: Option<(Op, u64, u64)> = None;
         let mut done_issuing = false;
+        // The access pattern has no more I/O (not a deadline, a stop or exitall).
+        let mut exhausted = false;
         let mut interrupted = false;
         let mut in_flight = 0u32;
         let mut to_commit = 0u32;
@@ -1215,8 +1225,27 @@ impl<'a> Worker<'a> {
                     f.issued.fetch_add(1, Ordering::Relaxed);
                     self.flow_count += 1;
                 }
-                let Some((op, offset, len)) = pending.take().or_else(|| self.access.next(&mut self.rng)) else {
+                // fio's verify_backlog: every N blocks written are read back and checked, with
+                // nothing else in flight, before the writing goes on.
+                if let Some(n) = self.backlog_every() {
+                    if self.backlog_draining || (self.verify_queue.is_empty() && self.backlog.len() as u64 >= n) {
+                        if in_flight > 0 {
+                            break;
+                        }
+                        self.backlog_draining = false;
+                        self.verify_queue.extend(self.backlog.drain(..));
+                    }
+                }
+                let next = pending.take().or_else(|| {
+                    let v = self.verify_queue.pop_front().map(|(o, l)| (Op::Read, o, l));
+                    if v.is_some() && self.verify_queue.is_empty() {
+                        self.backlog_draining = true;
+                    }
+                    v.or_else(|| self.access.next(&mut self.rng))
+                });
+                let Some((op, offset, len)) = next else {
                     done_issuing = true;
+                    exhausted = true;
                     break;
                 };
                 // After a synchronous completion its end time is this I/O's start: one clock
@@ -1339,6 +1368,12 @@ impl<'a> Worker<'a> {
             }
             if in_flight == 0 {
                 if done_issuing {
+                    // The pass is done: what is left of the backlog is read back too.
+                    if exhausted && !self.backlog.is_empty() {
+                        self.verify_queue.extend(self.backlog.drain(..));
+                        done_issuing = false;
+                        continue;
+                    }
                     break;
                 }
                 continue;
@@ -1478,6 +1513,9 @@ impl<'a> Worker<'a> {
         self.interval.ops[d] += 1;
         if io.write {
             self.writes_since_flush += 1;
+            if self.backlog_every().is_some() {
+                self.backlog.push((io.offset, io.len as u64));
+            }
         } else if self.plan.verifies() {
             // Only the whole 4 KiB blocks of a read cut short by the file's end (fill).
             let whole = if self.full {
@@ -1593,6 +1631,15 @@ impl<'a> Worker<'a> {
                 hist,
             });
         }
+    }
+
+    /// fio's verify_backlog: read back every N blocks written, in a verified write phase.
+    #[inline]
+    fn backlog_every(&self) -> Option<u64> {
+        self.plan
+            .settings
+            .verify_backlog
+            .filter(|_| self.plan.settings.verify && self.plan.kind.writes())
     }
 
     fn io_error(&self, op: Op, offset: u64, e: std::io::Error) -> EngineError {

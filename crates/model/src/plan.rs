@@ -185,9 +185,10 @@ impl PhasePlan {
         })
     }
 
-    /// True when the phase checks what it reads.
+    /// True when the phase checks what it reads (a phase that writes with verify_backlog
+    /// reads back what it wrote).
     pub fn verifies(&self) -> bool {
-        self.settings.verify && self.kind.reads()
+        self.settings.verify && (self.kind.reads() || (self.kind.writes() && self.settings.verify_backlog.is_some()))
     }
 }
 

@@ -394,6 +394,7 @@ settings! {
     rate_per: RatePer = "total", "total|worker", "`total` (shared by the workers) or `worker` (each worker at the rate)", read_rate_per;
     pattern: DataPattern = "random", "PATTERN", "`random` (unique per block), `zeros`, `compress:NN` (NN % of each 4 KiB is zeros), or `0xHEX`: these bytes over and over from the start of each 4 KiB, checked on a read with `verify` (fio's verify_pattern)", read_pattern;
     verify: bool = "false", "", "stamp every 4 KiB written; check every 4 KiB read", read_bool;
+    verify_backlog: u64 | "none", "N", "with `verify` in a phase that writes: after every N blocks written, the worker reads them back and checks them before it writes on; the reads count as the phase's reads (fio's verify_backlog)", read_ios;
     rwmix: u8 = "50", "PERCENT", "read percentage of `randrw` and `rw`", read_rwmix;
     stride: u64 = "4", "N", "records between reads of `strideread`", read_stride;
     fadvise: Fadvise = "none", "HINT", "posix_fadvise over each worker's region before a phase: `none`, `sequential`, `random`, `noreuse`, or `dontneed` (drop its clean cached pages, so that a buffered read starts from the device rather than from what an earlier phase or program left in the cache)", read_fadvise;

@@ -876,11 +876,10 @@ pub fn convert(j: &Resolved, notes: &mut Vec<String>) -> Result<Converted, Workl
             ));
         }
     }
-    if verify && j.int("verify_backlog")?.unwrap_or(0) > 0 {
-        return Err(j.refuse(
-            "verify_backlog",
-            "checking blocks while the job still writes: storlab checks them in a read after the write".into(),
-        ));
+    let backlog = j.int("verify_backlog")?.filter(|n| *n > 0 && verify && kind.writes());
+    if let Some(n) = backlog {
+        note(format!("verify_backlog={n}: every {n} blocks written are read back and checked before the job writes on (storlab's verify_backlog), as in fio; the reads are the job's reads"));
+        s.push(("verify_backlog".into(), n.to_string()));
     }
     if verify {
         s.push(("verify".into(), "true".into()));
@@ -942,7 +941,7 @@ pub fn convert(j: &Resolved, notes: &mut Vec<String>) -> Result<Converted, Workl
     } else {
         kind
     };
-    let kinds = if verify && kind.writes() && j.on_or("do_verify", true)? {
+    let kinds = if verify && kind.writes() && backlog.is_none() && j.on_or("do_verify", true)? {
         note("a write with verify is followed by a read that verifies, as fio verifies after writing".into());
         vec![kind, PhaseKind::Read]
     } else {
