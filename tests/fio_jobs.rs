@@ -1510,3 +1510,93 @@ fn a_verify_backlog_reads_back_every_n_blocks_before_writing_on() {
     std::fs::remove_file(d.join("drive")).unwrap();
     assert!(entries(&d).is_empty());
 }
+
+/// The share of a set of files' 4 KiB blocks that repeat another block, and how far zlib
+/// compresses them: what deduplicating and compressing storage would see.
+fn dedupe_and_compression(files: &[PathBuf]) -> (f64, f64) {
+    use std::io::Write;
+    let mut seen = std::collections::HashSet::new();
+    let mut total = 0usize;
+    let mut z = flate2::write::ZlibEncoder::new(Vec::new(), flate2::Compression::default());
+    let mut raw = 0usize;
+    for f in files {
+        let data = std::fs::read(f).unwrap();
+        raw += data.len();
+        z.write_all(&data).unwrap();
+        for b in data.chunks(4096) {
+            total += 1;
+            seen.insert(b.to_vec());
+        }
+    }
+    let packed = z.finish().unwrap().len();
+    (1.0 - seen.len() as f64 / total as f64, packed as f64 / raw as f64)
+}
+
+/// dedupe-global.fio (scaled from 100 MiB to 8 MiB per job): half the blocks repeat others
+/// (dedupe_percentage, working_set) and half of each block compresses
+/// (buffer_compress_percentage), measured on the files written, storlab's beside fio's.
+#[test]
+fn deduplicable_and_compressible_data_as_fio_writes_it() {
+    let s = Scratch::new();
+    let d = s.data();
+    let text = std::fs::read_to_string(example("dedupe-global.fio"))
+        .unwrap()
+        .replace("size=100m", &format!("size=8m\ndirectory={}", d.display()));
+    let job = s.path().join("dedupe.fio");
+    std::fs::write(&job, &text).unwrap();
+    let fio = Command::new("fio")
+        .arg(&job)
+        .arg("--output-format=json")
+        .output()
+        .unwrap();
+    assert!(fio.status.success(), "{}", stderr(&fio));
+    let theirs: Vec<PathBuf> = entries(&d).iter().map(|f| d.join(f)).collect();
+    assert_eq!(theirs.len(), 2, "{theirs:?}");
+    let (fio_dup, fio_z) = dedupe_and_compression(&theirs);
+    for f in &theirs {
+        std::fs::remove_file(f).unwrap();
+    }
+    let out = s.storlab(&["fio", job.to_str().unwrap(), "--keep", "--output-format=json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let ours: Vec<PathBuf> = entries(&d).iter().map(|f| d.join(f)).collect();
+    assert_eq!(ours.len(), 2, "{ours:?}");
+    let (dup, z) = dedupe_and_compression(&ours);
+    // Half the blocks are duplicates, as asked (fio's working set fills over time: it reaches
+    // a little less on a job this short).
+    assert!(
+        (0.45..=0.55).contains(&dup),
+        "storlab: {dup:.3} of the blocks repeat (fio: {fio_dup:.3})"
+    );
+    assert!((fio_dup - dup).abs() < 0.12, "storlab {dup:.3}, fio {fio_dup:.3}");
+    assert!(
+        (z - fio_z).abs() < 0.03,
+        "zlib leaves {z:.3} of storlab's data, {fio_z:.3} of fio's"
+    );
+    assert!(z < 0.6, "half of each block compresses: {z:.3}");
+    for f in &ours {
+        std::fs::remove_file(f).unwrap();
+    }
+    // fio's default dedupe_mode=repeat, 30 %: a duplicate repeats the last unique block.
+    let out = s.storlab(&[
+        "fio",
+        "--name=r",
+        &format!("--directory={}", d.display()),
+        "--rw=randwrite",
+        "--bs=4k",
+        "--size=8m",
+        "--dedupe_percentage=30",
+        "--keep",
+        "--output-format=json",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let ours: Vec<PathBuf> = entries(&d).iter().map(|f| d.join(f)).collect();
+    let (dup, z) = dedupe_and_compression(&ours);
+    assert!(
+        (0.26..=0.34).contains(&dup),
+        "{dup:.3} of the blocks repeat, 30 % asked"
+    );
+    assert!(z > 0.99, "random data does not compress: {z:.3}");
+    for f in &ours {
+        std::fs::remove_file(f).unwrap();
+    }
+}

@@ -17,7 +17,7 @@
 
 use std::alloc::{alloc_zeroed, dealloc, Layout};
 
-use rand::{rngs::SmallRng, RngCore, SeedableRng};
+use rand::{rngs::SmallRng, Rng, RngCore, SeedableRng};
 
 use crate::plan::{DataPattern, GenerationRange, VERIFY_BLOCK};
 pub use crate::result::BadReason;
@@ -147,6 +147,60 @@ fn fill_bytes(chunk: &mut [u8], pattern: &[u8]) {
     }
     for (i, b) in chunk.iter_mut().enumerate() {
         *b = pattern[i % pattern.len()];
+    }
+}
+
+/// fio's dedupe_percentage: which blocks a worker writes repeat others, so that deduplicating
+/// storage finds that share of duplicates. A block's contents are a function of a key (the
+/// worker and its count of unique blocks), so a duplicate is the same bytes as the block it
+/// repeats: the last unique one (fio's dedupe_mode=repeat), or one of a working set, the first
+/// unique blocks of this worker or, shared (dedupe_global), of every worker (fio's
+/// dedupe_mode=working_set). Each block is generated whole (a few hundred nanoseconds per
+/// 4 KiB), so this is off the usual path.
+#[derive(Debug, Clone)]
+pub struct Dedupe {
+    /// Percent of the blocks that are duplicates.
+    pub percent: u8,
+    /// Unique blocks per worker that make up the working set (None: repeat the last).
+    pub set_blocks: Option<u64>,
+    /// The working set is every worker's.
+    pub global: bool,
+    /// This worker's index.
+    pub worker: u64,
+    /// The phase's workers.
+    pub workers: u64,
+    /// The run's seed: the blocks' contents follow from it.
+    pub seed: u64,
+    /// Unique blocks written so far.
+    pub unique: u64,
+}
+
+impl Dedupe {
+    /// Fills `buf` for the next write: a new unique block, or a duplicate.
+    pub fn fill(&mut self, buf: &mut [u8], pattern: &DataPattern, rng: &mut SmallRng) {
+        let dup = self.unique > 0 && rng.gen_range(0..100u8) < self.percent;
+        let key = if !dup {
+            self.unique += 1;
+            (self.worker, self.unique - 1)
+        } else {
+            match self.set_blocks {
+                None => (self.worker, self.unique - 1),
+                Some(n) => {
+                    let w = if self.global {
+                        rng.gen_range(0..self.workers.max(1))
+                    } else {
+                        self.worker
+                    };
+                    // Not yet written by this worker: its own set is limited to what it wrote.
+                    let n = if w == self.worker { n.min(self.unique) } else { n };
+                    (w, rng.gen_range(0..n.max(1)))
+                }
+            }
+        };
+        let mut block_rng = SmallRng::seed_from_u64(
+            self.seed ^ key.0.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ key.1.wrapping_mul(0xD6E8_FEB8_6659_FD93),
+        );
+        fill_pattern(buf, pattern, &mut block_rng);
     }
 }
 

@@ -1041,6 +1041,8 @@ struct Worker<'a> {
     flow_count: u64,
     /// fill: the filesystem is full (a write) or the file ended (a read); issue no more.
     full: bool,
+    /// fio's dedupe_percentage: the blocks written repeat others.
+    dedupe: Option<data::Dedupe>,
     /// verify_backlog: blocks written and not yet read back, and those being read back.
     backlog: Vec<(u64, u64)>,
     verify_queue: std::collections::VecDeque<(u64, u64)>,
@@ -1121,6 +1123,29 @@ impl<'a> Worker<'a> {
             flow: None,
             flow_count: 0,
             full: false,
+            dedupe: (plan.settings.dedupe > 0 && plan.kind.writes()).then(|| data::Dedupe {
+                percent: plan.settings.dedupe,
+                set_blocks: plan
+                    .settings
+                    .dedupe_set
+                    .map(|p| len * p as u64 / 100 / plan.settings.bs.min().max(1)),
+                global: plan.settings.dedupe_global,
+                worker: index as u64,
+                workers: plan.workers.len() as u64,
+                // Each phase's blocks are its own: jobs running together (fio's a and b)
+                // and later write phases do not repeat each other's.
+                seed: plan.seed
+                    ^ (plan.generation as u64).wrapping_mul(0xA076_1D64_78BD_642F)
+                    ^ plan
+                        .name
+                        .as_deref()
+                        .unwrap_or("")
+                        .bytes()
+                        .fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+                            (h ^ b as u64).wrapping_mul(0x0100_0000_01b3)
+                        }),
+                unique: 0,
+            }),
             backlog: Vec::new(),
             verify_queue: std::collections::VecDeque::new(),
             backlog_draining: false,
@@ -1298,6 +1323,8 @@ impl<'a> Worker<'a> {
                     let buf = unsafe { self.pool.slice_mut(slot as usize, len as usize) };
                     if self.plan.write_headers {
                         data::stamp(buf, offset, self.plan.seed, self.plan.generation);
+                    } else if let Some(d) = self.dedupe.as_mut() {
+                        d.fill(buf, &self.plan.settings.pattern, &mut self.rng);
                     } else if self.plan.settings.pattern.unique_per_block() {
                         data::scramble(buf, offset, self.plan.seed);
                     }

@@ -393,6 +393,9 @@ settings! {
     rate_min: Rate | "none", "RATE", "a worker that falls below this rate over a full sample interval (after the ramp) fails the phase (fio's rate_min, rate_iops_min): `1MiB/s` or `100iops`", read_rate;
     rate_per: RatePer = "total", "total|worker", "`total` (shared by the workers) or `worker` (each worker at the rate)", read_rate_per;
     pattern: DataPattern = "random", "PATTERN", "`random` (unique per block), `zeros`, `compress:NN` (NN % of each 4 KiB is zeros), or `0xHEX`: these bytes over and over from the start of each 4 KiB, checked on a read with `verify` (fio's verify_pattern)", read_pattern;
+    dedupe: u8 = "0", "PERCENT", "this share of the blocks written repeat another block, so that deduplicating storage finds them (fio's dedupe_percentage): the last unique block, or one of `dedupe_set`", read_percent;
+    dedupe_set: u8 | "none: a duplicate repeats the last unique block", "PERCENT", "with `dedupe`: duplicates are drawn from a working set, the first unique blocks of each worker, this percentage of its region's blocks (fio's dedupe_mode=working_set, dedupe_working_set_percentage)", read_percent;
+    dedupe_global: bool = "false", "BOOL", "with `dedupe_set`: the working set is every worker's, so workers repeat each other's blocks (fio's dedupe_global)", read_bool;
     verify: bool = "false", "", "stamp every 4 KiB written; check every 4 KiB read", read_bool;
     verify_backlog: u64 | "none", "N", "with `verify` in a phase that writes: after every N blocks written, the worker reads them back and checks them before it writes on; the reads count as the phase's reads (fio's verify_backlog)", read_ios;
     rwmix: u8 = "50", "PERCENT", "read percentage of `randrw` and `rw`", read_rwmix;
@@ -621,6 +624,13 @@ fn read_io_size(s: &str) -> Result<u64, String> {
     match read_size(s)? {
         0 => Err("io_size 0: expected a size above 0".into()),
         n => Ok(n),
+    }
+}
+
+fn read_percent(s: &str) -> Result<u8, String> {
+    match s.trim_end_matches('%').trim().parse::<u8>() {
+        Ok(p) if p <= 100 => Ok(p),
+        _ => Err(format!("'{s}' is not a percentage: expected 0 to 100")),
     }
 }
 

@@ -852,6 +852,32 @@ pub fn convert(j: &Resolved, notes: &mut Vec<String>) -> Result<Converted, Workl
             s.push(("pattern".into(), format!("compress:{}", p.min(100))));
         }
     }
+    // Deduplicable data.
+    if let Some(p) = j.int("dedupe_percentage")?.filter(|p| *p > 0) {
+        if p > 100 {
+            return Err(j.refuse("dedupe_percentage", "a percentage above 100".into()));
+        }
+        s.push(("dedupe".into(), p.to_string()));
+        match j.val("dedupe_mode").unwrap_or("repeat") {
+            "repeat" => {}
+            "working_set" => {
+                let w = j.int("dedupe_working_set_percentage")?.unwrap_or(5);
+                if w == 0 || w > 100 {
+                    return Err(j.refuse("dedupe_working_set_percentage", "expected 1 to 100".into()));
+                }
+                s.push(("dedupe_set".into(), w.to_string()));
+                if j.on("dedupe_global")? {
+                    s.push(("dedupe_global".into(), "true".into()));
+                }
+            }
+            m => {
+                return Err(j.refuse(
+                    "dedupe_mode",
+                    format!("'{m}': fio's dedupe_mode is repeat or working_set"),
+                ))
+            }
+        }
+    }
     // Verification.
     let verify = match j.val("verify") {
         None | Some("0") | Some("none") | Some("null") => false,
