@@ -1600,3 +1600,79 @@ fn deduplicable_and_compressible_data_as_fio_writes_it() {
         std::fs::remove_file(f).unwrap();
     }
 }
+
+/// write_lat_log: NAME_lat.log (and, for a synchronous engine, NAME_clat.log) in fio's log
+/// format, one line per interval and direction, the interval's mean latency in ns: each line
+/// is a stored sample's mean, and the means weighted by their I/Os give the phase's mean
+/// latency per direction from its histogram (an independent tally of the same I/Os).
+#[test]
+fn latency_logs_hold_each_intervals_mean_in_fios_format() {
+    let s = Scratch::new();
+    let d = s.data();
+    let out = Command::new(bin())
+        .current_dir(s.path())
+        .env("STORLAB_DB", s.db())
+        .args([
+            "fio",
+            "--name=l",
+            &format!("--filename={}", d.join("l.dat").display()),
+            "--rw=randrw",
+            "--bs=4k",
+            "--size=8m",
+            "--time_based",
+            "--runtime=2",
+            "--write_lat_log=l",
+            "--log_avg_msec=250",
+            "--output-format=json",
+        ])
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", stderr(&out));
+    let run = s.json(&["results", "show", "1", "--samples"]);
+    let r = &run["phases"][0]["result"];
+    let samples: Vec<&Value> = r["samples"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|x| x["ramp"] == false)
+        .collect();
+    for log in ["l_lat.log", "l_clat.log"] {
+        let text = std::fs::read_to_string(s.path().join(log)).unwrap();
+        let lines: Vec<Vec<f64>> = text
+            .lines()
+            .map(|l| l.split(", ").map(|v| v.parse().unwrap()).collect())
+            .collect();
+        assert!(
+            lines.len() >= 14,
+            "{log}: {} lines for 8 intervals of two directions",
+            lines.len()
+        );
+        let mut at = 0;
+        for smp in &samples {
+            for (dir, key) in [(0.0, "lat_mean_read_ns"), (1.0, "lat_mean_write_ns")] {
+                let Some(mean) = smp[key].as_f64() else { continue };
+                let l = &lines[at];
+                at += 1;
+                assert_eq!(l[0], (smp["t_end"].as_f64().unwrap() * 1e3).round(), "{log}: time");
+                assert_eq!((l[1], l[2], l[3], l[4]), (mean.round(), dir, 0.0, 0.0), "{log}: {l:?}");
+            }
+        }
+        assert_eq!(at, lines.len(), "{log}: a line per interval and direction");
+    }
+    for (key, ops, whole) in [
+        ("lat_mean_read_ns", "ops_read", "latency_read"),
+        ("lat_mean_write_ns", "ops_written", "latency_write"),
+    ] {
+        let (sum, n) = samples.iter().fold((0.0, 0.0), |(s, n), x| {
+            let o = x[ops].as_f64().unwrap();
+            (s + x[key].as_f64().unwrap_or(0.0) * o, n + o)
+        });
+        let phase = r[whole]["mean_ns"].as_f64().unwrap();
+        assert!(
+            ((sum / n) - phase).abs() / phase < 0.01,
+            "{key}: the intervals' means average to {:.1} ns, the phase's histogram says {phase:.1}",
+            sum / n
+        );
+    }
+    std::fs::remove_file(d.join("l.dat")).ok();
+}

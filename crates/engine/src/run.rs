@@ -71,6 +71,8 @@ fn since(epoch: u64) -> u64 {
 struct Counters {
     bytes: [u64; 2],
     ops: [u64; 2],
+    /// The I/Os' latencies summed, ns: each interval's mean (fio's latency log).
+    lat_ns: [u64; 2],
     late: u64,
 }
 
@@ -79,6 +81,7 @@ impl Counters {
         for i in 0..2 {
             self.bytes[i] += o.bytes[i];
             self.ops[i] += o.ops[i];
+            self.lat_ns[i] += o.lat_ns[i];
         }
         self.late += o.late;
     }
@@ -449,6 +452,11 @@ impl SteadyWatch {
     }
 }
 
+/// The mean of `ops` latencies summing to `sum` ns, where there were any.
+fn mean_ns(sum: u64, ops: u64) -> Option<f64> {
+    (ops > 0).then(|| sum as f64 / ops as f64)
+}
+
 /// Receives interval messages until every worker is done; each interval becomes a sample as
 /// soon as every worker still running has reported it.
 fn collect(
@@ -496,6 +504,8 @@ fn collect(
             lat_p99_9_ns: q(0.999),
             lat_max_ns: if h.is_empty() { 0 } else { h.max() },
             late_ios: p.counters.late,
+            lat_mean_read_ns: mean_ns(p.counters.lat_ns[0], p.counters.ops[0]),
+            lat_mean_write_ns: mean_ns(p.counters.lat_ns[1], p.counters.ops[1]),
             targets: p
                 .per_target
                 .iter()
@@ -1535,7 +1545,9 @@ impl<'a> Worker<'a> {
         }
         self.tick(end)?;
         let d = slot_index(op);
-        self.ihist[d].saturating_record(end.saturating_sub(io.start_ns).max(1));
+        let lat = end.saturating_sub(io.start_ns).max(1);
+        self.ihist[d].saturating_record(lat);
+        self.interval.lat_ns[d] += lat;
         self.interval.bytes[d] += io.len as u64;
         self.interval.ops[d] += 1;
         if io.write {

@@ -211,6 +211,13 @@ pub struct Sample {
     pub lat_max_ns: u64,
     /// I/Os issued late in the interval (rate-limited phases).
     pub late_ios: u64,
+    /// Mean latency of the interval's reads, ns (fio's latency log); none where none completed
+    /// (or stored before storlab kept it).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lat_mean_read_ns: Option<f64>,
+    /// Mean latency of the interval's writes, ns.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lat_mean_write_ns: Option<f64>,
     /// The same interval per target, when the phase ran on more than one.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub targets: Vec<TargetSample>,

@@ -564,11 +564,12 @@ pub fn terse(run: &RunDetail, o: &FioJsonOptions) -> String {
     out
 }
 
-/// fio's log file of a phase (`write_bw_log`, `write_iops_log`; fio's HOWTO "Log File
-/// Formats"): one line per sample interval and direction that moved data, `time (ms), value,
-/// direction (0 read, 1 write), block size (0: averaged), offset (0)`, the value in KiB/s
-/// (`bw`) or I/Os per second (`iops`) over the interval, as fio's log_avg_msec averages. The
-/// ramp's intervals are left out, as fio logs none.
+/// fio's log file of a phase (`write_bw_log`, `write_iops_log`, `write_lat_log`; fio's HOWTO
+/// "Log File Formats"): one line per sample interval and direction that moved data, `time
+/// (ms), value, direction (0 read, 1 write), block size (0: averaged), offset (0)`, the value
+/// in KiB/s (`bw`), I/Os per second (`iops`) or the mean latency in ns (`lat`, `clat`) over
+/// the interval, as fio's log_avg_msec averages. The ramp's intervals are left out, as fio
+/// logs none.
 pub fn log_file(phase: &Phase, what: &str) -> String {
     let r = &phase.result;
     let mut out = String::new();
@@ -583,7 +584,17 @@ pub fn log_file(phase: &Phase, what: &str) -> String {
             }
             let v = match what {
                 "bw" => bytes as f64 / s.seconds() / 1024.0,
-                _ => ops as f64 / s.seconds(),
+                "iops" => ops as f64 / s.seconds(),
+                // lat, clat: the interval's mean, ns; no line where nothing completed (or for
+                // samples stored before storlab kept the mean).
+                _ => match if dir == 0 {
+                    s.lat_mean_read_ns
+                } else {
+                    s.lat_mean_write_ns
+                } {
+                    Some(m) => m,
+                    None => continue,
+                },
             };
             out += &format!("{ms}, {}, {dir}, 0, 0\n", v.round() as u64);
         }

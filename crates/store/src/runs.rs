@@ -380,7 +380,8 @@ impl Store {
         let mut rows = self
             .query(
                 "SELECT idx, t_start, t_end, ramp, bytes_read, bytes_written, ops_read, ops_written,
-                lat_p50_ns, lat_p90_ns, lat_p99_ns, lat_p99_9_ns, lat_max_ns, late_ios FROM samples WHERE phase_id = ?1 ORDER BY idx",
+                lat_p50_ns, lat_p90_ns, lat_p99_ns, lat_p99_9_ns, lat_max_ns, late_ios, lat_mean_read_ns,
+                lat_mean_write_ns FROM samples WHERE phase_id = ?1 ORDER BY idx",
                 vals![phase_id],
             )?
             .iter()
@@ -400,6 +401,8 @@ impl Store {
                     lat_p99_9_ns: r.u64(11)?,
                     lat_max_ns: r.u64(12)?,
                     late_ios: r.u64(13)?,
+                    lat_mean_read_ns: r.opt_f64(14)?,
+                    lat_mean_write_ns: r.opt_f64(15)?,
                     targets: Vec::new(),
                 })
             })

@@ -830,6 +830,12 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
     CREATE INDEX clock_readings_source ON clock_readings(source, agent, t);
     "#,
     },
+    // 14: each interval's mean latency per direction (fio's latency logs); NULL for samples
+    // stored before.
+    Migration::Sql {
+        sqlite: "ALTER TABLE samples ADD COLUMN lat_mean_read_ns REAL; ALTER TABLE samples ADD COLUMN lat_mean_write_ns REAL;",
+        postgres: "ALTER TABLE samples ADD COLUMN lat_mean_read_ns DOUBLE PRECISION; ALTER TABLE samples ADD COLUMN lat_mean_write_ns DOUBLE PRECISION;",
+    },
 ];
 
 /// Migration 6: `uuid` columns on runs and studies, filled for the rows already there, unique.

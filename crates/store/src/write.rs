@@ -113,6 +113,8 @@ const SAMPLE_COLUMNS: &[&str] = &[
     "lat_p99_9_ns",
     "lat_max_ns",
     "late_ios",
+    "lat_mean_read_ns",
+    "lat_mean_write_ns",
 ];
 
 fn sample_row(phase_id: i64, s: &Sample) -> Vec<Val> {
@@ -131,7 +133,9 @@ fn sample_row(phase_id: i64, s: &Sample) -> Vec<Val> {
         s.lat_p99_ns,
         s.lat_p99_9_ns,
         s.lat_max_ns,
-        s.late_ios
+        s.late_ios,
+        s.lat_mean_read_ns,
+        s.lat_mean_write_ns
     ]
     .to_vec()
 }

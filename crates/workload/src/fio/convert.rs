@@ -912,6 +912,9 @@ pub fn convert(j: &Resolved, notes: &mut Vec<String>) -> Result<Converted, Workl
     }
     // Samples: fio's logs average over log_avg_msec.
     let logs = ["write_bw_log", "write_lat_log", "write_iops_log", "write_hist_log"];
+    if logs.iter().any(|k| j.get(k).is_some()) && j.int("log_avg_msec")?.unwrap_or(0) == 0 {
+        note("fio logs every I/O without log_avg_msec; storlab's logs have one line per sample interval (1s unless interval or log_avg_msec says otherwise)".into());
+    }
     if let Some(ms) = j.int("log_avg_msec")? {
         if ms > 0 && logs.iter().any(|k| j.get(k).is_some()) {
             if ms < 10 {
@@ -939,7 +942,22 @@ pub fn convert(j: &Resolved, notes: &mut Vec<String>) -> Result<Converted, Workl
                 note(format!("{k}: storlab fio writes {prefix}_{what}.log in fio's log format from the run's interval samples (one file for the job's workers, as fio's per_job_logs=0); storlab run --fio keeps the samples only"));
                 wanted.push((what.to_string(), prefix));
             }
-            _ => note(format!("{k}: storlab keeps each interval's latency percentiles (p50 to max), not fio's per-interval mean or histogram: no fio latency log is written")),
+            "write_lat_log" => {
+                // storlab times each I/O from submission to completion: fio's lat, and for a
+                // synchronous engine its clat too. The submission alone (slat) is not timed.
+                let sync = !matches!(s.iter().rev().find(|(k, _)| k == "engine").map(|(_, v)| v.as_str()), Some("io_uring"));
+                let files = if sync {
+                    format!("{prefix}_lat.log and {prefix}_clat.log (a synchronous engine's completion latency is the whole)")
+                } else {
+                    format!("{prefix}_lat.log")
+                };
+                note(format!("{k}: storlab fio writes {files} in fio's log format, each line an interval's mean latency in ns; {prefix}_slat.log is not written (storlab does not time the submission alone)"));
+                wanted.push(("lat".to_string(), prefix.clone()));
+                if sync {
+                    wanted.push(("clat".to_string(), prefix));
+                }
+            }
+            _ => note(format!("{k}: storlab keeps each interval's latency percentiles and mean, not fio's histogram buckets: no histogram log is written")),
         }
     }
     if j.on("create_on_open")? {
