@@ -306,8 +306,6 @@ mod tests {
                 unit: RateUnit::Iops,
                 achieved: target,
                 late_ios: 0,
-                lat_mean_read_ns: None,
-                lat_mean_write_ns: None,
                 late_after_ns: 0,
             }),
             samples: per_second
