@@ -1676,3 +1676,79 @@ fn latency_logs_hold_each_intervals_mean_in_fios_format() {
     }
     std::fs::remove_file(d.join("l.dat")).ok();
 }
+
+/// fio's continue_on_error with ignore_error (enospc-pressure.fio's ENOSPC): on a 16 MiB ext4 a
+/// 32 MiB write goes on past every write the full filesystem refuses, counting them, exactly
+/// as fio does beside it; without ignore_error, ENOSPC is not among the errors fio (or
+/// storlab) goes on past by default (EIO, EILSEQ) and ends the job.
+#[test]
+fn continue_on_error_goes_on_past_the_errors_fio_goes_on_past() {
+    let s = Scratch::new();
+    let point = s.path().join("mnt");
+    std::fs::create_dir(&point).unwrap();
+    let _fs = loop_filesystem("mkfs.ext4", 16 << 20, &point);
+    let file = point.join("e.dat");
+    let job = |extra: &[&str]| -> Vec<String> {
+        let mut a: Vec<String> = [
+            "--name=e",
+            "--rw=write",
+            "--bs=64k",
+            "--size=32m",
+            "--fallocate=none",
+            "--continue_on_error=write",
+            "--output-format=json",
+        ]
+        .iter()
+        .map(|x| x.to_string())
+        .collect();
+        a.push(format!("--filename={}", file.display()));
+        a.extend(extra.iter().map(|x| x.to_string()));
+        a
+    };
+    let fio = Command::new("fio")
+        .args(job(&["--ignore_error=,ENOSPC"]))
+        .output()
+        .unwrap();
+    let fio: Value = serde_json::from_slice(&fio.stdout).unwrap();
+    let theirs = &fio["jobs"][0];
+    std::fs::remove_file(&file).unwrap();
+    let mut args = vec!["fio".to_string()];
+    args.extend(job(&["--ignore_error=,ENOSPC"]));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let out = s.storlab(&args);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let ours = &doc["jobs"][0];
+    assert!(theirs["total_err"].as_u64().unwrap() > 100, "{}", theirs["total_err"]);
+    for k in ["total_err", "first_error", "error"] {
+        assert_eq!(ours[k], theirs[k], "{k}");
+    }
+    assert_eq!(ours["write"]["io_bytes"], theirs["write"]["io_bytes"]);
+    let shown = stdout(&s.storlab(&["results", "show", "1"]));
+    assert!(
+        shown.contains(&format!(
+            "{} I/O ERRORS gone past (No space left on device",
+            theirs["total_err"]
+        )),
+        "{shown}"
+    );
+    // Exported and imported back: the same count.
+    let run = s.json(&["results", "show", "1"]);
+    assert_eq!(run["phases"][0]["result"]["errors"]["count"], theirs["total_err"]);
+
+    // Without ignore_error: the first ENOSPC ends the job, in fio and in storlab.
+    std::fs::remove_file(&file).ok();
+    let fio = Command::new("fio").args(job(&[])).output().unwrap();
+    // fio prints the error it stopped at on stdout, before its document.
+    let text = String::from_utf8(fio.stdout).unwrap();
+    let fio: Value = serde_json::from_str(&text[text.find("\n{").map_or(0, |i| i + 1)..]).unwrap();
+    assert_eq!(fio["jobs"][0]["total_err"], 1);
+    std::fs::remove_file(&file).ok();
+    let mut args = vec!["fio".to_string()];
+    args.extend(job(&[]));
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let out = s.storlab(&args);
+    assert!(!out.status.success());
+    assert!(stderr(&out).contains("No space left on device"), "{}", stderr(&out));
+    std::fs::remove_file(&file).ok();
+}

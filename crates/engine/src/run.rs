@@ -117,6 +117,7 @@ struct WorkerOutcome {
     end_ns: u64,
     first_done_snapshot: Option<Counters>,
     verify: VerifyReport,
+    errors: ErrorsReport,
     interrupted: bool,
 }
 
@@ -601,6 +602,7 @@ fn merge(plan: &PhasePlan, outs: Vec<WorkerOutcome>, samples: Vec<Sample>, layou
     let mut hist = [new_histogram(), new_histogram()];
     let mut first = Counters::default();
     let mut verify = VerifyReport::default();
+    let mut errors = ErrorsReport::default();
     let mut interrupted = false;
     let mut last_end = measure_start;
     let mut first_end = u64::MAX;
@@ -612,6 +614,7 @@ fn merge(plan: &PhasePlan, outs: Vec<WorkerOutcome>, samples: Vec<Sample>, layou
         let _ = hist[1].add(&o.hist[1]);
         first.add(&o.first_done_snapshot.unwrap_or(o.totals));
         verify.merge(o.verify);
+        errors.merge(o.errors);
         interrupted |= o.interrupted;
         last_end = last_end.max(o.end_ns);
         first_end = first_end.min(o.end_ns);
@@ -669,6 +672,7 @@ fn merge(plan: &PhasePlan, outs: Vec<WorkerOutcome>, samples: Vec<Sample>, layou
         interrupted,
         not_measured: Vec::new(),
         steady: None,
+        errors: (errors.count > 0).then_some(errors),
     }
 }
 
@@ -1053,6 +1057,8 @@ struct Worker<'a> {
     full: bool,
     /// fio's dedupe_percentage: the blocks written repeat others.
     dedupe: Option<data::Dedupe>,
+    /// Failed I/Os gone on past (continue_on_error).
+    errors: ErrorsReport,
     /// verify_backlog: blocks written and not yet read back, and those being read back.
     backlog: Vec<(u64, u64)>,
     verify_queue: std::collections::VecDeque<(u64, u64)>,
@@ -1133,6 +1139,7 @@ impl<'a> Worker<'a> {
             flow: None,
             flow_count: 0,
             full: false,
+            errors: ErrorsReport::default(),
             dedupe: (plan.settings.dedupe > 0 && plan.kind.writes()).then(|| data::Dedupe {
                 percent: plan.settings.dedupe,
                 set_blocks: plan
@@ -1356,7 +1363,16 @@ impl<'a> Worker<'a> {
                 ) {
                     // fill: a synchronous back-end's ENOSPC goes where an asynchronous one's
                     // completion goes, to `complete`, which ends the phase there.
-                    Err(e) if self.plan.settings.fill && e.raw_os_error().is_some() => {
+                    Err(e)
+                        if e.raw_os_error().is_some()
+                            && (self.plan.settings.fill
+                                || (self.plan.settings.continue_on_error.covers(write)
+                                    && self
+                                        .plan
+                                        .settings
+                                        .continue_errnos
+                                        .contains(e.raw_os_error().unwrap_or(0)))) =>
+                    {
                         let end = self.now();
                         self.complete(slot, -e.raw_os_error().unwrap_or(libc::EIO), end)?;
                         issued += 1;
@@ -1465,6 +1481,7 @@ impl<'a> Worker<'a> {
             end_ns: end,
             first_done_snapshot: self.first_done_snapshot,
             verify: std::mem::take(&mut self.verify),
+            errors: std::mem::take(&mut self.errors),
             interrupted,
         })
     }
@@ -1532,7 +1549,20 @@ impl<'a> Worker<'a> {
             io.len = result as u32;
         }
         if result < 0 {
-            return Err(self.io_error(op, io.offset, std::io::Error::from_raw_os_error(-result)));
+            let e = std::io::Error::from_raw_os_error(-result);
+            if self.plan.settings.continue_on_error.covers(io.write)
+                && self.plan.settings.continue_errnos.contains(-result)
+            {
+                // fio's continue_on_error: counted, the first kept, and on to the next I/O.
+                if self.errors.count == 0 {
+                    self.errors.first_errno = -result;
+                    self.errors.first = self.io_error(op, io.offset, e).to_string();
+                }
+                self.errors.count += 1;
+                self.free.push(slot);
+                return Ok(());
+            }
+            return Err(self.io_error(op, io.offset, e));
         }
         if result as u32 != io.len && !self.full {
             return Err(EngineError::ShortIo {

@@ -246,6 +246,22 @@ fn result_of(job: &Value) -> Result<(PhaseResult, Vec<String>), String> {
     if let Some(e) = job.get("error").filter(|e| e.as_i64() != Some(0) && !e.is_null()) {
         notes.push(format!("fio reported error {e} for this job"));
     }
+    // continue_on_error: the errors the job went on past.
+    let errors = job
+        .get("total_err")
+        .and_then(Value::as_u64)
+        .filter(|n| *n > 0)
+        .map(|count| {
+            let errno = job.get("first_error").and_then(Value::as_i64).unwrap_or(0) as i32;
+            storlab_model::result::ErrorsReport {
+                count,
+                first_errno: errno,
+                first: format!(
+                    "{} (errno {errno}, as fio reported it)",
+                    std::io::Error::from_raw_os_error(errno)
+                ),
+            }
+        });
     let all = Throughput {
         seconds,
         bytes: (bytes_read + bytes_written) as u64,
@@ -274,6 +290,7 @@ fn result_of(job: &Value) -> Result<(PhaseResult, Vec<String>), String> {
                 p99_99_ns: pick("99.990000", 0.9999) as u64,
             },
             not_measured: vec![Figure::FirstDone, Figure::WorkerSpread],
+            errors,
             ..PhaseResult::default()
         },
         notes,

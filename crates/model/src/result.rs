@@ -364,6 +364,31 @@ pub struct PhaseResult {
     /// The steady-state judgement, when the phase asked for one (fio's steadystate).
     #[serde(skip_serializing_if = "Option::is_none")]
     pub steady: Option<SteadyReport>,
+    /// The I/O errors the phase went on past (`continue_on_error`), when there were any.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub errors: Option<ErrorsReport>,
+}
+
+/// I/O errors a phase went on past (fio's continue_on_error).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ErrorsReport {
+    /// I/Os that failed.
+    pub count: u64,
+    /// The first one's errno (fio's first_error).
+    pub first_errno: i32,
+    /// The first one, as the system says it, with where.
+    pub first: String,
+}
+
+impl ErrorsReport {
+    /// Adds another worker's errors: the counts sum, the first stays the first seen.
+    pub fn merge(&mut self, o: ErrorsReport) {
+        if self.count == 0 {
+            self.first_errno = o.first_errno;
+            self.first = o.first;
+        }
+        self.count += o.count;
+    }
 }
 
 /// Whether a phase reached steady state, and on what.

@@ -77,6 +77,112 @@ pub enum Distribution {
     Zoned(Vec<(u8, u8)>),
 }
 
+/// Which failed I/Os a phase goes on past (fio's continue_on_error).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum ErrorsGoneOn {
+    /// None: the first error ends the phase.
+    None,
+    /// Failed reads.
+    Read,
+    /// Failed writes.
+    Write,
+    /// Failed reads and writes.
+    Io,
+}
+
+impl ErrorsGoneOn {
+    /// True when a failed read (or write) is gone on past.
+    pub fn covers(self, write: bool) -> bool {
+        matches!(
+            (self, write),
+            (ErrorsGoneOn::Io, _) | (ErrorsGoneOn::Read, false) | (ErrorsGoneOn::Write, true)
+        )
+    }
+}
+
+/// Error numbers (errno), read and written by name where Linux has one (`ENOSPC`).
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(transparent)]
+pub struct ErrnoList(pub Vec<i32>);
+
+/// The errno names storlab reads and writes (Linux's numbers): the errors storage gives.
+pub const ERRNO_NAMES: &[(&str, i32)] = &[
+    ("EPERM", 1),
+    ("ENOENT", 2),
+    ("EINTR", 4),
+    ("EIO", 5),
+    ("ENXIO", 6),
+    ("EBADF", 9),
+    ("EAGAIN", 11),
+    ("ENOMEM", 12),
+    ("EACCES", 13),
+    ("EFAULT", 14),
+    ("EBUSY", 16),
+    ("ENODEV", 19),
+    ("EINVAL", 22),
+    ("EFBIG", 27),
+    ("ENOSPC", 28),
+    ("ESPIPE", 29),
+    ("EROFS", 30),
+    ("ENOTTY", 25),
+    ("ENODATA", 61),
+    ("ETIME", 62),
+    ("EILSEQ", 84),
+    ("EOPNOTSUPP", 95),
+    ("ETIMEDOUT", 110),
+    ("ESTALE", 116),
+    ("EREMOTEIO", 121),
+    ("EDQUOT", 122),
+    ("ENOMEDIUM", 123),
+    ("EMEDIUMTYPE", 124),
+];
+
+impl ErrnoList {
+    /// Reads `ENOSPC,EIO` (also `:`-separated, as fio writes its lists, and numbers).
+    pub fn parse(s: &str) -> Result<ErrnoList, String> {
+        let mut out = Vec::new();
+        for part in s.split([',', ':']).map(str::trim).filter(|p| !p.is_empty()) {
+            let n = match part.parse::<i32>() {
+                Ok(n) if n > 0 => n,
+                _ => ERRNO_NAMES
+                    .iter()
+                    .find(|(name, _)| name.eq_ignore_ascii_case(part))
+                    .map(|(_, n)| *n)
+                    .ok_or_else(|| {
+                        format!(
+                            "'{part}' is not an error storlab knows: expected a number or one of {}",
+                            ERRNO_NAMES.iter().map(|(n, _)| *n).collect::<Vec<_>>().join(", ")
+                        )
+                    })?,
+            };
+            if !out.contains(&n) {
+                out.push(n);
+            }
+        }
+        Ok(ErrnoList(out))
+    }
+
+    /// True when the list holds `errno`.
+    pub fn contains(&self, errno: i32) -> bool {
+        self.0.contains(&errno)
+    }
+}
+
+impl std::fmt::Display for ErrnoList {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let names: Vec<String> = self
+            .0
+            .iter()
+            .map(|n| match ERRNO_NAMES.iter().find(|(_, v)| v == n) {
+                Some((name, _)) => name.to_string(),
+                None => n.to_string(),
+            })
+            .collect();
+        f.write_str(&names.join(","))
+    }
+}
+
 /// fio's zonemode=strided: I/O stays in a zone of `range` bytes until `size` bytes have moved
 /// there, then the next zone starts `range + skip` bytes after the last one's start.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -396,6 +502,8 @@ settings! {
     dedupe: u8 = "0", "PERCENT", "this share of the blocks written repeat another block, so that deduplicating storage finds them (fio's dedupe_percentage): the last unique block, or one of `dedupe_set`", read_percent;
     dedupe_set: u8 | "none: a duplicate repeats the last unique block", "PERCENT", "with `dedupe`: duplicates are drawn from a working set, the first unique blocks of each worker, this percentage of its region's blocks (fio's dedupe_mode=working_set, dedupe_working_set_percentage)", read_percent;
     dedupe_global: bool = "false", "BOOL", "with `dedupe_set`: the working set is every worker's, so workers repeat each other's blocks (fio's dedupe_global)", read_bool;
+    continue_on_error: ErrorsGoneOn = "none", "KIND", "failed I/Os a phase goes on past, counting them and keeping the first, instead of ending at the first: `none`, `read`, `write`, `io` (both), for the errors of `continue_errnos` (fio's continue_on_error)", read_continue_on_error;
+    continue_errnos: ErrnoList = "EIO,EILSEQ", "ERRNO,…", "with `continue_on_error`: the errors gone on past, by name (`ENOSPC`) or number; any other ends the phase (fio's ignore_error; its default is EIO and EILSEQ)", read_errnos;
     verify: bool = "false", "", "stamp every 4 KiB written; check every 4 KiB read", read_bool;
     verify_backlog: u64 | "none", "N", "with `verify` in a phase that writes: after every N blocks written, the worker reads them back and checks them before it writes on; the reads count as the phase's reads (fio's verify_backlog)", read_ios;
     rwmix: u8 = "50", "PERCENT", "read percentage of `randrw` and `rw`", read_rwmix;
@@ -632,6 +740,24 @@ fn read_percent(s: &str) -> Result<u8, String> {
         Ok(p) if p <= 100 => Ok(p),
         _ => Err(format!("'{s}' is not a percentage: expected 0 to 100")),
     }
+}
+
+fn read_continue_on_error(s: &str) -> Result<ErrorsGoneOn, String> {
+    Ok(match s {
+        "none" | "0" | "false" => ErrorsGoneOn::None,
+        "read" => ErrorsGoneOn::Read,
+        "write" => ErrorsGoneOn::Write,
+        "io" | "1" | "true" => ErrorsGoneOn::Io,
+        _ => {
+            return Err(format!(
+                "'{s}' is not what to go on past: expected none, read, write or io"
+            ))
+        }
+    })
+}
+
+fn read_errnos(s: &str) -> Result<ErrnoList, String> {
+    ErrnoList::parse(s)
 }
 
 fn read_ios(s: &str) -> Result<u64, String> {

@@ -359,7 +359,13 @@ pub fn document(run: &RunDetail, o: &FioJsonOptions) -> Value {
         j.insert("jobname".into(), json!(name));
         j.insert("groupid".into(), json!(group));
         j.insert("job_start".into(), json!(started * 1000));
-        j.insert("error".into(), json!(0));
+        // fio's continue_on_error: the job's error is the first it went on past, with the
+        // count and the first one's errno.
+        j.insert("error".into(), json!(r.errors.as_ref().map_or(0, |e| e.first_errno)));
+        if let Some(e) = &r.errors {
+            j.insert("total_err".into(), json!(e.count));
+            j.insert("first_error".into(), json!(e.first_errno));
+        }
         j.insert("eta".into(), json!(0));
         j.insert("elapsed".into(), json!(r.all_done.seconds.round() as u64));
         j.insert("job options".into(), Value::Object(job_options(p)));

@@ -40,6 +40,13 @@ fn notes(p: &Phase) -> String {
         };
         notes.push(format!("rate {a} of {t}, {} late", rate.late_ios));
     }
+    if let Some(e) = &p.result.errors {
+        notes.push(format!(
+            "{} I/O ERRORS gone past ({})",
+            thousands(e.count),
+            std::io::Error::from_raw_os_error(e.first_errno)
+        ));
+    }
     match p.bad_blocks() {
         Some(0) => notes.push("verified".into()),
         Some(b) => notes.push(format!("{b} BAD BLOCKS")),

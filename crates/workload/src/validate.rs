@@ -414,6 +414,8 @@ pub fn resolve(job: &Job, opts: &ResolveOptions) -> Result<Plan, WorkloadError> 
         // fill: without a size a file is bounded only by its filesystem's size, and ENOSPC
         // ends the writing (fio's fill_device sets size to -1).
         let fills = members.iter().any(|i| effs[*i].fill);
+        // Writes that go on past errors (ENOSPC among them) are not held to the free space.
+        let goes_past = members.iter().any(|i| effs[*i].continue_on_error.covers(true));
         let size = match size {
             None if fills => {
                 let at = &targets[mine[0]];
@@ -453,7 +455,7 @@ pub fn resolve(job: &Job, opts: &ResolveOptions) -> Result<Plan, WorkloadError> 
             }
         }
         set_workers.push(workers);
-        fill_sets.push(fills);
+        fill_sets.push(fills || goes_past);
     }
     let file_set_bytes: u64 = set_workers.iter().flatten().map(|w| w.len).sum();
 

@@ -971,12 +971,51 @@ pub fn convert(j: &Resolved, notes: &mut Vec<String>) -> Result<Converted, Workl
     if j.on("overwrite")? && kind == PhaseKind::Write {
         note("overwrite=1: the file is laid out first and then overwritten (storlab's rewrite)".into());
     }
+    // fio's ignore_error: READS,WRITES,VERIFY lists of errors to go on past; a list given
+    // replaces fio's default (EIO, EILSEQ) for its direction.
+    let lists: Vec<&str> = j
+        .val("ignore_error")
+        .map(|v| v.split(',').collect())
+        .unwrap_or_default();
+    let list_for = |i: usize| -> Result<storlab_model::settings::ErrnoList, WorkloadError> {
+        let text = lists
+            .get(i)
+            .map(|l| l.trim())
+            .filter(|l| !l.is_empty())
+            .unwrap_or("EIO:EILSEQ");
+        storlab_model::settings::ErrnoList::parse(text).map_err(|e| j.refuse("ignore_error", e))
+    };
+    let (reads, writes) = (list_for(0)?, list_for(1)?);
+    let errnos = match j.val("continue_on_error") {
+        Some("read") => reads.clone(),
+        Some("write") => writes.clone(),
+        _ => {
+            let mut both = reads.clone();
+            both.0.extend(writes.0.iter().filter(|n| !reads.contains(**n)));
+            if reads != writes && j.get("ignore_error").is_some() {
+                note("ignore_error: storlab goes on past the reads' and the writes' errors alike (their union)".into());
+            }
+            both
+        }
+    };
+    if j.get("ignore_error").is_some() || j.get("continue_on_error").is_some() {
+        s.push(("continue_errnos".into(), errnos.to_string()));
+    }
     match j.val("continue_on_error") {
         None | Some("none") | Some("0") => {}
+        Some(v @ ("read" | "write" | "io")) => s.push(("continue_on_error".into(), v.into())),
+        Some(v @ ("1" | "all")) => {
+            note(format!("continue_on_error={v}: storlab goes on past failed reads and writes (io); a block that fails its check is counted as bad and the phase goes on, as with any verify"));
+            s.push(("continue_on_error".into(), "io".into()));
+        }
+        Some("verify") => note(
+            "continue_on_error=verify: storlab counts every block that fails its check and goes on, as it always does"
+                .into(),
+        ),
         Some(v) => {
             return Err(j.refuse(
                 "continue_on_error",
-                format!("'{v}': going on past I/O errors: storlab ends a phase at its first error and says where"),
+                format!("'{v}': fio's continue_on_error is none, read, write, io, verify or all"),
             ))
         }
     }
