@@ -65,12 +65,12 @@ pub fn fio(args: Vec<String>) -> Result<u8> {
         json: false,
         csv: false,
     };
-    let prepared = storlab_session::prepare(&fio.job, &[])?;
+    let prepared = storlab_session::prepare(&fio.job, &c.allow_devices)?;
     let mut m = Measuring::start(None, "fio", &out, c.quiet, None)?;
     let opts = RunOptions {
         kind: RunKind::Run,
         tags: &c.tags,
-        allow_devices: &[],
+        allow_devices: &c.allow_devices,
         keep: c.keep,
         command: &c.command_line,
         control: None,

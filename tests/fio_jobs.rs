@@ -224,8 +224,8 @@ fn fios_examples_are_read_as_fio_reads_them_or_refused_by_name() {
             "latency-profile.fio:14: fio option 'latency_target'",
         ),
         (
-            "cmdprio-percentage.fio",
-            "cmdprio-percentage.fio:16: fio option 'cmdprio_percentage'",
+            "cmdprio-bssplit.fio",
+            "cmdprio-bssplit.fio:19: fio option 'cmdprio_bssplit'",
         ),
     ] {
         let out = s.storlab(&[
@@ -1751,4 +1751,115 @@ fn continue_on_error_goes_on_past_the_errors_fio_goes_on_past() {
     assert!(!out.status.success());
     assert!(stderr(&out).contains("No space left on device"), "{}", stderr(&out));
     std::fs::remove_file(&file).ok();
+}
+
+/// The kernel's block_rq_issue tracepoint (tracefs) for one device while it is alive: each
+/// request the device was issued, with the I/O priority it carried. Turned off and cleared
+/// when dropped.
+struct RequestTrace {
+    dir: PathBuf,
+}
+
+impl RequestTrace {
+    fn on(dev: &str) -> RequestTrace {
+        let dir = PathBuf::from("/sys/kernel/tracing");
+        if !dir.join("events/block/block_rq_issue").exists() {
+            let m = Command::new("mount")
+                .args(["-t", "tracefs", "nodev"])
+                .arg(&dir)
+                .status()
+                .unwrap();
+            assert!(m.success(), "mount tracefs");
+        }
+        let st = Command::new("stat").args(["-L", "-c", "%t %T", dev]).output().unwrap();
+        let st = stdout(&st);
+        let mut it = st.split_whitespace().map(|h| u64::from_str_radix(h, 16).unwrap());
+        let (major, minor) = (it.next().unwrap(), it.next().unwrap());
+        let ev = dir.join("events/block/block_rq_issue");
+        std::fs::write(ev.join("filter"), format!("dev == {}", (major << 20) | minor)).unwrap();
+        std::fs::write(dir.join("trace"), "").unwrap();
+        std::fs::write(ev.join("enable"), "1").unwrap();
+        RequestTrace { dir }
+    }
+
+    /// Each request's (direction, bytes, priority as `class,hint,level`).
+    fn requests(&self) -> Vec<(String, u64, String)> {
+        std::fs::write(self.dir.join("events/block/block_rq_issue/enable"), "0").unwrap();
+        let text = String::from_utf8_lossy(&std::fs::read(self.dir.join("trace")).unwrap()).to_string();
+        text.lines()
+            .filter(|l| !l.starts_with('#'))
+            .filter_map(|l| {
+                let rest = l.split("block_rq_issue: ").nth(1)?;
+                let f: Vec<&str> = rest.split_whitespace().collect();
+                // 7,0 R 131072 () 512 + 256 idle,0,4 [storlab]
+                Some((f[1].to_string(), f[2].parse().ok()?, f[7].to_string()))
+            })
+            .collect()
+    }
+}
+
+impl Drop for RequestTrace {
+    fn drop(&mut self) {
+        let ev = self.dir.join("events/block/block_rq_issue");
+        let _ = std::fs::write(ev.join("enable"), "0");
+        let _ = std::fs::write(ev.join("filter"), "0");
+        let _ = std::fs::write(self.dir.join("trace"), "");
+    }
+}
+
+/// cmdprio-percentage.fio on a loop device: 20 % of its reads carry the real-time class on
+/// the request itself (io_uring's per-request ioprio), the others the job's idle class
+/// (prioclass=3), as the kernel's block layer sees each request issued, beside fio's own run.
+#[test]
+fn a_share_of_the_requests_carries_its_own_priority_as_the_kernel_sees_it() {
+    let s = Scratch::new();
+    let dev = loop_device_with(&s.path().join("disk.img"), 256 << 20, true);
+    let text = std::fs::read_to_string(example("cmdprio-percentage.fio"))
+        .unwrap()
+        .replace("/dev/sda", &dev.dev)
+        .replace("write_lat_log=prio-run.log", "")
+        .replace("log_prio=1", "");
+    let job = s.path().join("cmdprio.fio");
+    std::fs::write(&job, text).unwrap();
+    let share = |reqs: &[(String, u64, String)]| -> (usize, f64) {
+        let reads: Vec<_> = reqs.iter().filter(|r| r.0 == "R" && r.1 == 128 << 10).collect();
+        let rt = reads.iter().filter(|r| r.2 == "rt,0,0").count();
+        // The idle class has no levels (ioprio_set(2)): whatever level it shows.
+        let idle = reads.iter().filter(|r| r.2.starts_with("idle,")).count();
+        assert_eq!(
+            rt + idle,
+            reads.len(),
+            "every request rt or idle: {:?}",
+            &reads[..5.min(reads.len())]
+        );
+        (reads.len(), rt as f64 / reads.len().max(1) as f64)
+    };
+    // One pass over the 256 MiB device in 128 KiB reads: 2048 requests.
+    let trace = RequestTrace::on(&dev.dev);
+    let out = s.storlab(&[
+        "fio",
+        job.to_str().unwrap(),
+        "--allow-device",
+        &dev.dev,
+        "--output-format=json",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let (n, rt) = share(&trace.requests());
+    drop(trace);
+    assert_eq!(n, 2048, "one pass of 128 KiB reads");
+    // Binomial: sd of the share over 2048 requests is 0.009; 0.2 ± 0.045 is five of them.
+    assert!(
+        (rt - 0.2).abs() < 0.045,
+        "{rt:.3} of the requests real-time, 20 % asked"
+    );
+    let trace = RequestTrace::on(&dev.dev);
+    let fio = Command::new("fio")
+        .arg(&job)
+        .arg("--output-format=json")
+        .output()
+        .unwrap();
+    assert!(fio.status.success(), "{}", stderr(&fio));
+    let (fio_n, fio_rt) = share(&trace.requests());
+    assert_eq!(fio_n, 2048, "fio: one pass too");
+    assert!((fio_rt - 0.2).abs() < 0.045, "fio: {fio_rt:.3}");
 }

@@ -30,6 +30,9 @@ pub struct IoUnit {
     pub len: u32,
     /// Which buffer of the worker's pool holds (or receives) the data; also the completion tag.
     pub slot: u32,
+    /// The request's own I/O priority (ioprio_set(2)'s value), 0 for the thread's: only
+    /// io_uring carries it.
+    pub ioprio: u16,
 }
 
 /// What `queue` did with a unit.
@@ -429,7 +432,13 @@ struct Uring {
     ring: io_uring::IoUring,
     fd: RawFd,
     fixed: bool,
+    /// One iovec per slot, for a request with its own priority when the buffers are not
+    /// registered (READV/WRITEV read it when the request is submitted).
+    iovecs: Vec<libc::iovec>,
 }
+
+// SAFETY: the iovecs point into the worker's buffer pool, which moves with the worker.
+unsafe impl Send for Uring {}
 
 impl Uring {
     fn new(fd: RawFd, depth: u32, pool: &BufferPool) -> io::Result<Uring> {
@@ -448,7 +457,12 @@ impl Uring {
         // SAFETY: the iovecs point into `pool`, which the worker keeps alive (and unmoved) until
         // after this ring is dropped; the registration is undone when the ring is dropped.
         let fixed = unsafe { ring.submitter().register_buffers(&iovecs) }.is_ok();
-        Ok(Uring { ring, fd, fixed })
+        Ok(Uring {
+            ring,
+            fd,
+            fixed,
+            iovecs: pool.iovecs(),
+        })
     }
 }
 
@@ -481,10 +495,30 @@ impl Backend for Uring {
         let entry = match (unit.op, self.fixed) {
             (Op::Read, true) => opcode::ReadFixed::new(fd, buf, unit.len, unit.slot as u16)
                 .offset(unit.offset)
+                .ioprio(unit.ioprio)
                 .build(),
             (Op::Write, true) => opcode::WriteFixed::new(fd, buf, unit.len, unit.slot as u16)
                 .offset(unit.offset)
+                .ioprio(unit.ioprio)
                 .build(),
+            // The plain READ and WRITE of this io-uring crate carry no priority: a request that
+            // needs one goes as READV/WRITEV of one buffer, which do.
+            (op, false) if unit.ioprio != 0 => {
+                let iov = &mut self.iovecs[unit.slot as usize];
+                iov.iov_base = buf as *mut libc::c_void;
+                iov.iov_len = unit.len as usize;
+                let iov = iov as *const libc::iovec;
+                match op {
+                    Op::Read => opcode::Readv::new(fd, iov, 1)
+                        .offset(unit.offset)
+                        .ioprio(unit.ioprio)
+                        .build(),
+                    Op::Write => opcode::Writev::new(fd, iov, 1)
+                        .offset(unit.offset)
+                        .ioprio(unit.ioprio)
+                        .build(),
+                }
+            }
             (Op::Read, false) => opcode::Read::new(fd, buf, unit.len).offset(unit.offset).build(),
             (Op::Write, false) => opcode::Write::new(fd, buf, unit.len).offset(unit.offset).build(),
         }

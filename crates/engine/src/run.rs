@@ -1352,12 +1352,25 @@ impl<'a> Worker<'a> {
                     len: len as u32,
                     write,
                 };
+                // fio's cmdprio_percentage: this request carries a priority of its own.
+                let ioprio = match self.plan.settings.cmdprio {
+                    Some(c) => {
+                        let pct = if write { c.write_percent } else { c.read_percent };
+                        if pct > 0 && self.rng.gen_range(0..100u8) < pct {
+                            c.priority.value()
+                        } else {
+                            0
+                        }
+                    }
+                    None => 0,
+                };
                 let queued = match self.backend.queue(
                     IoUnit {
                         op,
                         offset,
                         len: len as u32,
                         slot,
+                        ioprio,
                     },
                     &self.pool,
                 ) {

@@ -244,6 +244,19 @@ impl IoPriority {
     }
 }
 
+/// Priorities carried by the I/Os themselves (fio's cmdprio_percentage, cmdprio_class,
+/// cmdprio): this share of the reads and of the writes go with this priority; the others with
+/// the worker's own (`priority`, or the default).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct CommandPriority {
+    /// Percent of the reads.
+    pub read_percent: u8,
+    /// Percent of the writes.
+    pub write_percent: u8,
+    /// The priority they carry.
+    pub priority: IoPriority,
+}
+
 /// How workers share one file or device target.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -481,6 +494,7 @@ settings! {
     offset_increment: u64 = "0", "SIZE", "added to `offset` for each further worker (fio's offset_increment)", read_size;
     share: Share = "split", "split|whole", "workers on one file or device: `split` — each its own equal part; `whole` — each over the whole region, overlapping (fio's numjobs on one filename)", read_share;
     priority: IoPriority | "the default", "CLASS[:LEVEL]", "the workers' I/O priority (ioprio_set(2)): `rt`, `be` or `idle`, and a level from 0 (highest) to 7 (fio's prioclass and prio)", read_priority;
+    cmdprio: CommandPriority | "none", "PCT[,PCT]:CLASS[:LEVEL]", "this percentage of the I/Os (reads, then writes when two are given) carry this priority on the request itself, the others the worker's (io_uring's per-request ioprio; fio's cmdprio_percentage, cmdprio_class, cmdprio): `20:rt:0`", read_cmdprio;
     cpus: CpuList | "any CPU", "LIST", "the CPUs the workers run on (`0-3,8`), each on all of them (`cpus_policy = \"shared\"`) or each on one in turn (`\"split\"`) (fio's cpus_allowed, numa_cpu_nodes)", read_cpus;
     cpus_policy: CpusPolicy = "shared", "shared|split", "with `cpus`: every worker on all the CPUs, or worker i on the i-th (fio's cpus_allowed_policy)", read_cpus_policy;
     memory_policy: MemoryPolicy = "default", "POLICY", "where each worker's buffers live (set_mempolicy(2)): `default`, `local`, `prefer:NODE`, `bind:NODES`, `interleave:NODES` (fio's numa_mem_policy)", read_memory_policy;
@@ -832,6 +846,35 @@ fn read_priority(s: &str) -> Result<IoPriority, String> {
         return Err(format!("priority level {level}: expected 0 (highest) to 7"));
     }
     Ok(IoPriority { class, level })
+}
+
+fn read_cmdprio(s: &str) -> Result<CommandPriority, String> {
+    let (pct, prio) = s
+        .split_once(':')
+        .ok_or_else(|| format!("'{s}' is not a command priority: expected PCT[,PCT]:CLASS[:LEVEL] (`20:rt:0`)"))?;
+    let pct_of = |p: &str| -> Result<u8, String> {
+        match p.trim().trim_end_matches('%').parse::<u8>() {
+            Ok(v) if v <= 100 => Ok(v),
+            _ => Err(format!("'{p}' in '{s}' is not a percentage from 0 to 100")),
+        }
+    };
+    let (r, w) = match pct.split_once(',') {
+        Some((r, w)) => (pct_of(r)?, pct_of(w)?),
+        None => (pct_of(pct)?, pct_of(pct)?),
+    };
+    let priority = read_priority(
+        if prio.contains(':') {
+            prio.to_string()
+        } else {
+            format!("{prio}:0")
+        }
+        .as_str(),
+    )?;
+    Ok(CommandPriority {
+        read_percent: r,
+        write_percent: w,
+        priority,
+    })
 }
 
 fn read_share(s: &str) -> Result<Share, String> {

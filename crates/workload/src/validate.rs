@@ -577,6 +577,12 @@ pub fn resolve(job: &Job, opts: &ResolveOptions) -> Result<Plan, WorkloadError> 
                 "verify on randrw needs iodepth 1: a read and a write of the same block in flight together have no defined result",
             ));
         }
+        if e.cmdprio.is_some() && e.engine != BackendKind::IoUring {
+            return Err(WorkloadError::invalid(
+                &origin,
+                format!("cmdprio needs engine io_uring: only its requests carry a priority of their own ({} runs every I/O at the worker's; `priority` sets that)", e.engine.name()),
+            ));
+        }
         if e.dedupe > 0 && (any_verify_job || !e.pattern.unique_per_block()) {
             return Err(WorkloadError::invalid(
                 &origin,

@@ -4,7 +4,7 @@
 //! fio's own flags — `--output-format=normal|json|json+|terse` (a comma list), `--output=FILE`,
 //! `--minimal`, `--parse-only`, `--showcmd`, `--section=NAME`, `--warnings-fatal`,
 //! `--readonly`, `--eta=never|always|auto`, `--version`, `--help`. storlab's own: `--db`,
-//! `--tag KEY=VALUE`, `--keep`, `--ignore-unknown`, `-q`.
+//! `--tag KEY=VALUE`, `--keep`, `--allow-device DEV`, `--ignore-unknown`, `-q`.
 
 use std::path::{Path, PathBuf};
 
@@ -58,6 +58,8 @@ pub struct FioCommand {
     pub tags: Vec<Tag>,
     /// storlab's own `--keep`.
     pub keep: bool,
+    /// storlab's own `--allow-device DEV` (repeatable): block devices the jobs may use.
+    pub allow_devices: Vec<PathBuf>,
     /// The command line, for the run's record.
     pub command_line: String,
 }
@@ -90,6 +92,7 @@ impl FioCommand {
         let mut fio_args = Vec::new();
         let mut db = None;
         let mut tags = Vec::new();
+        let mut allow_devices = Vec::new();
         let (mut keep, mut ignore_unknown, mut quiet) = (false, false, false);
         let mut i = 0;
         while i < args.len() {
@@ -108,6 +111,9 @@ impl FioCommand {
                 x if x == "--db" || x.starts_with("--db=") => db = Some(value("--db")?),
                 x if x == "--tag" || x.starts_with("--tag=") => {
                     tags.push(parse_tag(&value("--tag")?).map_err(|e| usage(format!("--tag: {e}")))?)
+                }
+                x if x == "--allow-device" || x.starts_with("--allow-device=") => {
+                    allow_devices.push(PathBuf::from(value("--allow-device")?))
                 }
                 "--keep" => keep = true,
                 "--ignore-unknown" => ignore_unknown = true,
@@ -133,6 +139,7 @@ impl FioCommand {
             db,
             tags,
             keep,
+            allow_devices,
             command_line: format!("fio {}", fio_args.join(" ")),
         };
         let mut only = Vec::new();
@@ -193,7 +200,7 @@ impl FioCommand {
         let mut sections = cl.sections;
         for f in &cl.files {
             let path = Path::new(f);
-            let text = std::fs::read_to_string(path).map_err(|e| WorkloadError::Read {
+            let text = super::text::read_job_text(path).map_err(|e| WorkloadError::Read {
                 path: f.clone(),
                 source: e,
             })?;

@@ -792,6 +792,68 @@ pub fn convert(j: &Resolved, notes: &mut Vec<String>) -> Result<Converted, Workl
             s.push(("priority".into(), format!("{class}:{}", level.unwrap_or(4))));
         }
     }
+    // Priorities on the requests themselves (fio's cmdprio_*; io_uring and libaio only).
+    if let Some(p) = j.val("cmdprio_percentage") {
+        let two = |k: &str, v: &str| -> Result<(i64, i64), WorkloadError> {
+            let parse = |x: &str| {
+                x.trim()
+                    .parse::<i64>()
+                    .map_err(|_| j.refuse(k, format!("'{x}' is not a whole number")))
+            };
+            match v.split_once(',') {
+                Some((a, b)) => Ok((parse(a)?, parse(b)?)),
+                None => {
+                    let a = parse(v)?;
+                    Ok((a, a))
+                }
+            }
+        };
+        let (r, w) = two("cmdprio_percentage", p)?;
+        if !(0..=100).contains(&r) || !(0..=100).contains(&w) {
+            return Err(j.refuse("cmdprio_percentage", "expected percentages from 0 to 100".into()));
+        }
+        let same = |k: &str, default: i64| -> Result<i64, WorkloadError> {
+            match j.val(k) {
+                None => Ok(default),
+                Some(v) => {
+                    let (a, b) = two(k, v)?;
+                    if a != b {
+                        return Err(j.refuse(
+                            k,
+                            "a different value for reads and for writes: storlab's cmdprio has one priority for both"
+                                .into(),
+                        ));
+                    }
+                    Ok(a)
+                }
+            }
+        };
+        let class = match same("cmdprio_class", 1)? {
+            1 => "rt",
+            2 => "be",
+            3 => "idle",
+            c => {
+                return Err(j.refuse(
+                    "cmdprio_class",
+                    format!("class {c}: expected 1 (rt), 2 (be) or 3 (idle)"),
+                ))
+            }
+        };
+        let level = same("cmdprio", 0)?;
+        if !(0..=7).contains(&level) {
+            return Err(j.refuse("cmdprio", format!("level {level}: expected 0 (highest) to 7")));
+        }
+        if same("cmdprio_hint", 0)? != 0 {
+            return Err(j.refuse(
+                "cmdprio_hint",
+                "priority hints (for command duration limits): storlab's requests carry a class and level only".into(),
+            ));
+        }
+        if r > 0 || w > 0 {
+            let pct = if r == w { r.to_string() } else { format!("{r},{w}") };
+            s.push(("cmdprio".into(), format!("{pct}:{class}:{level}")));
+        }
+    }
     // fio's flow: the job's share of the I/O among the jobs of its flow_id.
     if let Some(w) = j.int("flow")?.filter(|w| *w > 0) {
         s.push(("flow".into(), w.to_string()));

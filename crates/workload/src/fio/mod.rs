@@ -94,7 +94,7 @@ fn bad(at: &At, msg: impl Into<String>) -> WorkloadError {
 /// Reads a fio job file into a storlab job. `ignore_unknown`: options storlab cannot honour
 /// are listed in [`FioJob::ignored`] instead of refused.
 pub fn load(path: &Path, ignore_unknown: bool) -> Result<FioJob, WorkloadError> {
-    let text = std::fs::read_to_string(path).map_err(|e| WorkloadError::Read {
+    let text = text::read_job_text(path).map_err(|e| WorkloadError::Read {
         path: path.display().to_string(),
         source: e,
     })?;

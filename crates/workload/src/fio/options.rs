@@ -92,7 +92,7 @@ const VERIFY_DETAIL: &str =
     "how fio verifies: storlab stamps every 4 KiB with its own header and CRC-32C and checks every 4 KiB it reads back";
 pub(crate) const ZONES: &str =
     "zoned block devices (ZBD, FDP): storlab has no zone model, so it would write where the device refuses";
-const PRIORITY: &str = "I/O or CPU priorities change what the device and scheduler serve first: storlab runs every I/O at the default priority";
+const PRIORITY: &str = "a CPU priority, a priority hint or priorities by block size change what the scheduler and device serve first: storlab sets the workers' I/O class and level (prioclass, prio) and a share of requests' own (cmdprio_percentage), nothing else";
 const TRACE: &str = "replaying or recording an I/O trace: storlab generates its I/O from the access pattern";
 const THINK: &str =
     "pauses between I/Os change the load the device sees: storlab issues back to back (or at a target rate)";
@@ -379,10 +379,10 @@ pub const OPTIONS: &[FioOption] = &[
     r("force_async", &[], Int, "punting every I/O to io_uring's workers changes its cost"),
     n("userspace_reap", &[], Switch, "storlab's asynchronous engine is io_uring, which reaps from user space"),
     n("libaio_vectored", &[], Bool, "storlab's asynchronous engine is io_uring"),
-    r("cmdprio_percentage", &[], Str, PRIORITY),
-    r("cmdprio_class", &[], Str, PRIORITY),
-    r("cmdprio_hint", &[], Str, PRIORITY),
-    r("cmdprio", &[], Str, PRIORITY),
+    h("cmdprio_percentage", &[], Str),
+    h("cmdprio_class", &[], Str),
+    h("cmdprio_hint", &[], Str),
+    h("cmdprio", &[], Str),
     r("cmdprio_bssplit", &[], Str, PRIORITY),
     r("thp", &[], Int, "transparent huge pages for mmap's buffers"),
 ];

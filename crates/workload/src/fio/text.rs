@@ -195,7 +195,7 @@ pub fn read_file(
             } else {
                 file.parent().unwrap_or(Path::new(".")).join(p)
             };
-            let text = std::fs::read_to_string(&p).map_err(|e| bad(&at, format!("include {}: {e}", p.display())))?;
+            let text = read_job_text(&p).map_err(|e| bad(&at, format!("include {}: {e}", p.display())))?;
             if sections.is_empty() {
                 return Err(bad(
                     &at,
@@ -224,7 +224,7 @@ pub fn read_file(
         }
         let t = substitute(t, &at, kw, unset)?;
         let Some(sec) = sections.last_mut() else {
-            return Err(bad(&at, format!("'{t}' comes before any [section]")));
+            return Err(bad(&at, format!("'{}' comes before any [section]", shorten(&t))));
         };
         sec.opts.push(option(&t, at));
     }
@@ -440,4 +440,40 @@ mod tests {
         assert_eq!(c.sections[1].opts[2].value, None);
         assert_eq!(c.sections[2].opts[1].at.to_string(), "argument 10 (--size=1m)");
     }
+}
+
+/// A line as an error quotes it: at most 80 characters.
+fn shorten(t: &str) -> String {
+    match t.char_indices().nth(80) {
+        Some((i, _)) => format!("{}…", &t[..i]),
+        None => t.to_string(),
+    }
+}
+
+/// The largest job file storlab reads (fio's are a few KiB): a larger one is not a job file.
+const MAX_JOB_FILE: u64 = 16 << 20;
+
+/// A job file's text: a regular file (or a pipe) of at most 16 MiB, so that a device or a data
+/// file given where a job file belongs is named as such and never read through.
+pub fn read_job_text(path: &Path) -> std::io::Result<String> {
+    use std::os::unix::fs::FileTypeExt;
+    let m = std::fs::metadata(path)?;
+    let t = m.file_type();
+    if t.is_block_device() || t.is_char_device() || t.is_dir() {
+        let what = if t.is_dir() { "a directory" } else { "a device" };
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            format!("is {what}, not a job file (a device to run on goes in filename=, and storlab's --allow-device names it)"),
+        ));
+    }
+    if t.is_file() && m.len() > MAX_JOB_FILE {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            format!(
+                "is {} bytes, not a job file (fio's are a few KiB; storlab reads at most 16 MiB)",
+                m.len()
+            ),
+        ));
+    }
+    std::fs::read_to_string(path)
 }
