@@ -372,6 +372,42 @@ pub fn read_command_line(
     Ok(c)
 }
 
+/// A line as an error quotes it: at most 80 characters.
+fn shorten(t: &str) -> String {
+    match t.char_indices().nth(80) {
+        Some((i, _)) => format!("{}…", &t[..i]),
+        None => t.to_string(),
+    }
+}
+
+/// The largest job file storlab reads (fio's are a few KiB): a larger one is not a job file.
+const MAX_JOB_FILE: u64 = 16 << 20;
+
+/// A job file's text: a regular file (or a pipe) of at most 16 MiB, so that a device or a data
+/// file given where a job file belongs is named as such and never read through.
+pub fn read_job_text(path: &Path) -> std::io::Result<String> {
+    use std::os::unix::fs::FileTypeExt;
+    let m = std::fs::metadata(path)?;
+    let t = m.file_type();
+    if t.is_block_device() || t.is_char_device() || t.is_dir() {
+        let what = if t.is_dir() { "a directory" } else { "a device" };
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            format!("is {what}, not a job file (a device to run on goes in filename=, and storlab's --allow-device names it)"),
+        ));
+    }
+    if t.is_file() && m.len() > MAX_JOB_FILE {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidInput,
+            format!(
+                "is {} bytes, not a job file (fio's are a few KiB; storlab reads at most 16 MiB)",
+                m.len()
+            ),
+        ));
+    }
+    std::fs::read_to_string(path)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -440,40 +476,4 @@ mod tests {
         assert_eq!(c.sections[1].opts[2].value, None);
         assert_eq!(c.sections[2].opts[1].at.to_string(), "argument 10 (--size=1m)");
     }
-}
-
-/// A line as an error quotes it: at most 80 characters.
-fn shorten(t: &str) -> String {
-    match t.char_indices().nth(80) {
-        Some((i, _)) => format!("{}…", &t[..i]),
-        None => t.to_string(),
-    }
-}
-
-/// The largest job file storlab reads (fio's are a few KiB): a larger one is not a job file.
-const MAX_JOB_FILE: u64 = 16 << 20;
-
-/// A job file's text: a regular file (or a pipe) of at most 16 MiB, so that a device or a data
-/// file given where a job file belongs is named as such and never read through.
-pub fn read_job_text(path: &Path) -> std::io::Result<String> {
-    use std::os::unix::fs::FileTypeExt;
-    let m = std::fs::metadata(path)?;
-    let t = m.file_type();
-    if t.is_block_device() || t.is_char_device() || t.is_dir() {
-        let what = if t.is_dir() { "a directory" } else { "a device" };
-        return Err(std::io::Error::new(
-            std::io::ErrorKind::InvalidInput,
-            format!("is {what}, not a job file (a device to run on goes in filename=, and storlab's --allow-device names it)"),
-        ));
-    }
-    if t.is_file() && m.len() > MAX_JOB_FILE {
-        return Err(std::io::Error::new(
-            std::io::ErrorKind::InvalidInput,
-            format!(
-                "is {} bytes, not a job file (fio's are a few KiB; storlab reads at most 16 MiB)",
-                m.len()
-            ),
-        ));
-    }
-    std::fs::read_to_string(path)
 }

@@ -412,67 +412,6 @@ pub fn bc(text: &str) -> Result<i128, String> {
     Ok(v)
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    const K: KbBase = KbBase(1024);
-
-    #[test]
-    fn sizes_follow_fios_first_letter_and_inverted_iec_rules() {
-        assert_eq!(bytes("4k", K), Ok(4096));
-        assert_eq!(bytes("4K", K), Ok(4096));
-        assert_eq!(bytes("4kb", K), Ok(4096));
-        assert_eq!(bytes("4ki", K), Ok(4096));
-        // fio's compatibility mode: with kb_base=1024 the IEC spelling is the power of 10.
-        assert_eq!(bytes("4kib", K), Ok(4000));
-        assert_eq!(bytes("1MiB", K), Ok(1_000_000));
-        assert_eq!(bytes("4kib", KbBase(1000)), Ok(4096));
-        assert_eq!(bytes("4k", KbBase(1000)), Ok(4000));
-        assert_eq!(bytes("0x1000", K), Ok(4096));
-        assert_eq!(bytes("512", K), Ok(512));
-        assert_eq!(bytes("2g", K), Ok(2 << 30));
-        assert_eq!(size("50%", K), Ok(SizeValue::Percent(50.0)));
-        assert!(bytes("1.5g", K).unwrap_err().contains("whole numbers"));
-        assert!(bytes("4x", K).unwrap_err().contains("unknown unit 'x'"));
-    }
-
-    #[test]
-    fn times_count_in_the_options_own_base() {
-        assert_eq!(time_us("60", TimeBase::Seconds), Ok(60_000_000));
-        assert_eq!(time_us("2m", TimeBase::Seconds), Ok(120_000_000));
-        assert_eq!(time_us("500ms", TimeBase::Seconds), Ok(500_000));
-        assert_eq!(time_us("100", TimeBase::Micros), Ok(100));
-        assert_eq!(time_us("1h", TimeBase::Micros), Ok(3_600_000_000));
-        assert_eq!(time_us("(1m+30s)", TimeBase::Seconds), Ok(90_000_000));
-        assert_eq!(time_us("(1000)", TimeBase::Seconds), Ok(1000));
-    }
-
-    #[test]
-    fn expressions_and_bc_compute_as_fio_does() {
-        assert_eq!(bytes("(4k*2)", K), Ok(8192));
-        assert_eq!(bytes("((1+1)^10)", K), Ok(1024));
-        assert_eq!(bytes("(10%3)", K), Ok(1));
-        assert!(bytes("(4k*", K).is_err());
-        assert_eq!(bc("8*24105"), Ok(192840));
-        assert_eq!(bc("7/2"), Ok(3));
-        assert!(bc("2*4k").is_err());
-    }
-
-    #[test]
-    fn ranges_lists_and_triples() {
-        assert_eq!(size_range("4k-16k", K), Ok((4096, 16384)));
-        assert_eq!(size_range("16k:4k", K), Ok((4096, 16384)));
-        assert_eq!(float_list("99:99.9"), Ok(vec![99.0, 99.9]));
-        assert_eq!(triple("4k"), [Some("4k"); 3]);
-        assert_eq!(triple("4k,,8k"), [Some("4k"), None, Some("8k")]);
-        assert_eq!(triple(",8k"), [None, Some("8k"), None]);
-        assert_eq!(switch("1"), Ok(true));
-        assert_eq!(switch("0"), Ok(false));
-        assert!(switch("yes").is_err());
-    }
-}
-
 /// fio's verify_pattern as bytes (lib/pattern.c): hexadecimal `0x…` (bytes as written, an odd
 /// digit first on its own), decimal integers (their bytes, least significant first, as many as
 /// the value needs), and `"strings"`, one after another. `%o` (the block's offset) is not a
@@ -555,6 +494,67 @@ pub fn pattern(text: &str) -> Result<Vec<u8>, String> {
         ));
     }
     Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    const K: KbBase = KbBase(1024);
+
+    #[test]
+    fn sizes_follow_fios_first_letter_and_inverted_iec_rules() {
+        assert_eq!(bytes("4k", K), Ok(4096));
+        assert_eq!(bytes("4K", K), Ok(4096));
+        assert_eq!(bytes("4kb", K), Ok(4096));
+        assert_eq!(bytes("4ki", K), Ok(4096));
+        // fio's compatibility mode: with kb_base=1024 the IEC spelling is the power of 10.
+        assert_eq!(bytes("4kib", K), Ok(4000));
+        assert_eq!(bytes("1MiB", K), Ok(1_000_000));
+        assert_eq!(bytes("4kib", KbBase(1000)), Ok(4096));
+        assert_eq!(bytes("4k", KbBase(1000)), Ok(4000));
+        assert_eq!(bytes("0x1000", K), Ok(4096));
+        assert_eq!(bytes("512", K), Ok(512));
+        assert_eq!(bytes("2g", K), Ok(2 << 30));
+        assert_eq!(size("50%", K), Ok(SizeValue::Percent(50.0)));
+        assert!(bytes("1.5g", K).unwrap_err().contains("whole numbers"));
+        assert!(bytes("4x", K).unwrap_err().contains("unknown unit 'x'"));
+    }
+
+    #[test]
+    fn times_count_in_the_options_own_base() {
+        assert_eq!(time_us("60", TimeBase::Seconds), Ok(60_000_000));
+        assert_eq!(time_us("2m", TimeBase::Seconds), Ok(120_000_000));
+        assert_eq!(time_us("500ms", TimeBase::Seconds), Ok(500_000));
+        assert_eq!(time_us("100", TimeBase::Micros), Ok(100));
+        assert_eq!(time_us("1h", TimeBase::Micros), Ok(3_600_000_000));
+        assert_eq!(time_us("(1m+30s)", TimeBase::Seconds), Ok(90_000_000));
+        assert_eq!(time_us("(1000)", TimeBase::Seconds), Ok(1000));
+    }
+
+    #[test]
+    fn expressions_and_bc_compute_as_fio_does() {
+        assert_eq!(bytes("(4k*2)", K), Ok(8192));
+        assert_eq!(bytes("((1+1)^10)", K), Ok(1024));
+        assert_eq!(bytes("(10%3)", K), Ok(1));
+        assert!(bytes("(4k*", K).is_err());
+        assert_eq!(bc("8*24105"), Ok(192840));
+        assert_eq!(bc("7/2"), Ok(3));
+        assert!(bc("2*4k").is_err());
+    }
+
+    #[test]
+    fn ranges_lists_and_triples() {
+        assert_eq!(size_range("4k-16k", K), Ok((4096, 16384)));
+        assert_eq!(size_range("16k:4k", K), Ok((4096, 16384)));
+        assert_eq!(float_list("99:99.9"), Ok(vec![99.0, 99.9]));
+        assert_eq!(triple("4k"), [Some("4k"); 3]);
+        assert_eq!(triple("4k,,8k"), [Some("4k"), None, Some("8k")]);
+        assert_eq!(triple(",8k"), [None, Some("8k"), None]);
+        assert_eq!(switch("1"), Ok(true));
+        assert_eq!(switch("0"), Ok(false));
+        assert!(switch("yes").is_err());
+    }
 }
 
 #[cfg(test)]
