@@ -1863,3 +1863,111 @@ fn a_share_of_the_requests_carries_its_own_priority_as_the_kernel_sees_it() {
     assert_eq!(fio_n, 2048, "fio: one pass too");
     assert!((fio_rt - 0.2).abs() < 0.045, "fio: {fio_rt:.3}");
 }
+
+/// latency-profile.fio on a loop device (its 5 s windows scaled to 0.2 s): fio's latency
+/// target search doubles the queue depth while 99.9 % of the reads meet the target, bisects on
+/// a miss, and measures one window where it settles. A target every depth meets settles at
+/// iodepth, as fio's does beside it; one no depth meets, at depth 1, reported as not met; the
+/// share within the target is the phase's, recomputed from the json+ latency bins.
+#[test]
+fn a_latency_target_finds_the_depth_that_meets_it_as_fio_does() {
+    let s = Scratch::new();
+    let dev = loop_device_with(&s.path().join("disk.img"), 256 << 20, true);
+    let job = |target_us: u64| -> PathBuf {
+        let text = std::fs::read_to_string(example("latency-profile.fio"))
+            .unwrap()
+            .replace("/dev/sda", &dev.dev)
+            .replace("latency_target=500000", &format!("latency_target={target_us}"))
+            .replace(
+                "latency_window=5000000",
+                "latency_window=200000\ntime_based\nruntime=30",
+            );
+        let p = s.path().join(format!("lat{target_us}.fio"));
+        std::fs::write(&p, text).unwrap();
+        p
+    };
+    let run = |file: &PathBuf, id: &str| -> (Value, Value) {
+        let out = s.storlab(&[
+            "fio",
+            file.to_str().unwrap(),
+            "--allow-device",
+            &dev.dev,
+            "--output-format=json+",
+        ]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        (
+            serde_json::from_slice(&out.stdout).unwrap(),
+            s.json(&["results", "show", id, "--samples"]),
+        )
+    };
+    // 500 s: every depth meets it; the search doubles to iodepth and settles there.
+    let easy = job(500_000_000);
+    let (doc, shown) = run(&easy, "1");
+    let ls = &shown["phases"][0]["result"]["latency_search"];
+    assert_eq!(ls["depths"][0], 128, "{ls}");
+    assert_eq!(ls["met"], true);
+    assert_eq!(doc["jobs"][0]["latency_depth"], 128);
+    let fio = Command::new("fio")
+        .arg(&easy)
+        .arg("--output-format=json")
+        .output()
+        .unwrap();
+    assert!(fio.status.success(), "{}", stderr(&fio));
+    let fio: Value = serde_json::from_slice(&fio.stdout).unwrap();
+    assert_eq!(fio["jobs"][0]["latency_depth"], 128, "fio settles there too");
+    // The search is a ramp: the measured part is the last interval (one window, at least one
+    // sample interval), the intervals before it are marked ramp and left out.
+    let r = &shown["phases"][0]["result"];
+    let samples = r["samples"].as_array().unwrap();
+    assert!(
+        samples.iter().any(|x| x["ramp"] == true),
+        "the search's intervals are ramp"
+    );
+    let measured: u64 = samples
+        .iter()
+        .filter(|x| x["ramp"] == false)
+        .map(|x| x["ops_read"].as_u64().unwrap())
+        .sum();
+    assert_eq!(
+        measured,
+        r["ops_read"].as_u64().unwrap(),
+        "the phase is its measured intervals"
+    );
+    let secs = r["all_done"]["seconds"].as_f64().unwrap();
+    assert!((0.9..1.6).contains(&secs), "{secs} s measured");
+
+    // 1 µs: not even depth 1 meets it: measured at depth 1, not met, nothing within.
+    let (doc, shown) = run(&job(1), "2");
+    let ls = &shown["phases"][0]["result"]["latency_search"];
+    assert_eq!(
+        (ls["depths"][0].as_u64(), ls["met"].as_bool()),
+        (Some(1), Some(false)),
+        "{ls}"
+    );
+    assert_eq!(ls["within_percent"], 0.0);
+    assert!(stdout(&s.storlab(&["results", "show", "2"])).contains("(NOT MET)"));
+    // The share within the target, from json+'s bins (fio's lat_ns bins: value ns -> count).
+    let bins = doc["jobs"][0]["read"]["lat_ns"]["bins"].as_object().unwrap();
+    let total: u64 = bins.values().map(|c| c.as_u64().unwrap()).sum();
+    assert_eq!(total, shown["phases"][0]["result"]["ops_read"].as_u64().unwrap());
+    // A target in the middle of this phase's latencies: the share under it from the bins.
+    let (doc, shown) = run(&job(200), "3");
+    let ls = &shown["phases"][0]["result"]["latency_search"];
+    let bins = doc["jobs"][0]["read"]["lat_ns"]["bins"].as_object().unwrap();
+    let total: u64 = bins.values().map(|c| c.as_u64().unwrap()).sum();
+    let within: u64 = bins
+        .iter()
+        .filter(|(k, _)| k.parse::<u64>().unwrap() <= 200_000)
+        .map(|(_, c)| c.as_u64().unwrap())
+        .sum();
+    let share = within as f64 / total as f64 * 100.0;
+    assert!(
+        (share - ls["within_percent"].as_f64().unwrap()).abs() < 0.2,
+        "{share:.3} % within from the bins, {} reported",
+        ls["within_percent"]
+    );
+    assert_eq!(
+        ls["met"].as_bool().unwrap(),
+        ls["within_percent"].as_f64().unwrap() >= 99.9
+    );
+}

@@ -104,6 +104,14 @@ pub enum EngineError {
         /// The minimum.
         want: String,
     },
+    /// The latency search had not settled when the phase ended (fio's latency_target).
+    #[error("the latency search on {path} had not settled when the phase ended (at depth {depth}): give a longer runtime or a shorter latency_window")]
+    LatencyUnsettled {
+        /// The worker's file.
+        path: String,
+        /// The depth it was trying.
+        depth: u32,
+    },
     /// A bug in the engine.
     #[error("internal engine error: {0}")]
     Internal(String),

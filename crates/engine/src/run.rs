@@ -119,6 +119,28 @@ struct WorkerOutcome {
     verify: VerifyReport,
     errors: ErrorsReport,
     interrupted: bool,
+    /// Where its measured part began (the ramp's end, or where its latency search settled).
+    measure_start: u64,
+    /// fio's latency_target: the depth it settled at.
+    latency_depth: u32,
+}
+
+/// One worker's search for the deepest queue that meets a latency target (fio's io_u.c).
+#[derive(Debug)]
+struct LatencySeek {
+    target_ns: u64,
+    /// The depth being tried.
+    qd: u32,
+    /// The deepest that met the target, and the shallowest that missed it (or iodepth).
+    low: u32,
+    high: u32,
+    /// Met windows in a row just below `high`.
+    stable: u32,
+    window_start: u64,
+    ios: u64,
+    failed: u64,
+    /// Settled: the measured window ends then.
+    settled_until: Option<u64>,
 }
 
 /// Shared between the workers of one phase; written rarely (once per phase), read per I/O.
@@ -597,7 +619,20 @@ fn collect(
 }
 
 fn merge(plan: &PhasePlan, outs: Vec<WorkerOutcome>, samples: Vec<Sample>, layout_seconds: f64) -> PhaseResult {
-    let measure_start = plan.settings.ramp.0;
+    // A latency search is a ramp that ends where each worker settled: the latest of them.
+    let measure_start = outs
+        .iter()
+        .map(|o| o.measure_start)
+        .max()
+        .unwrap_or(plan.settings.ramp.0);
+    let mut latency_search = plan.settings.latency_target.map(|t| LatencySearch {
+        target_ns: t.0,
+        percentile: plan.settings.latency_percentile,
+        window_ns: plan.settings.latency_window.0,
+        depths: outs.iter().map(|o| o.latency_depth).collect(),
+        met: false,
+        within_percent: 0.0,
+    });
     let mut totals = Counters::default();
     let mut hist = [new_histogram(), new_histogram()];
     let mut first = Counters::default();
@@ -626,6 +661,14 @@ fn merge(plan: &PhasePlan, outs: Vec<WorkerOutcome>, samples: Vec<Sample>, layou
     let _ = all.add(&hist[0]);
     let _ = all.add(&hist[1]);
     let encoded = encode_histogram(&all);
+    // Whether the measured part (at the settled depth) met the target: the share of its I/Os
+    // within it, from the phase's histogram.
+    if let Some(ls) = latency_search.as_mut() {
+        if !all.is_empty() {
+            ls.within_percent = all.count_between(0, ls.target_ns) as f64 / all.len() as f64 * 100.0;
+            ls.met = ls.within_percent >= ls.percentile;
+        }
+    }
     let all_secs = (last_end.saturating_sub(measure_start)) as f64 / 1e9;
     let first_secs = (first_end.min(last_end).saturating_sub(measure_start)) as f64 / 1e9;
     let rate = plan.rate().map(|r| {
@@ -673,6 +716,7 @@ fn merge(plan: &PhasePlan, outs: Vec<WorkerOutcome>, samples: Vec<Sample>, layou
         not_measured: Vec::new(),
         steady: None,
         errors: (errors.count > 0).then_some(errors),
+        latency_search,
     }
 }
 
@@ -1059,6 +1103,11 @@ struct Worker<'a> {
     dedupe: Option<data::Dedupe>,
     /// Failed I/Os gone on past (continue_on_error).
     errors: ErrorsReport,
+    /// fio's latency_target: the search for the depth that meets it.
+    lat: Option<LatencySeek>,
+    /// Where the measured part begins: the ramp's end, or where the latency search settles
+    /// (unknown, u64::MAX, until it does).
+    ramp_end: u64,
     /// verify_backlog: blocks written and not yet read back, and those being read back.
     backlog: Vec<(u64, u64)>,
     verify_queue: std::collections::VecDeque<(u64, u64)>,
@@ -1127,7 +1176,8 @@ impl<'a> Worker<'a> {
             last_sent: None,
             totals: Counters::default(),
             thist: Box::new([new_histogram(), new_histogram()]),
-            measuring: plan.settings.ramp.0 == 0,
+            measuring: plan.settings.ramp.0 == 0
+                && (plan.settings.latency_target.is_none() || plan.settings.latency_run),
             first_done_snapshot: None,
             inflight: vec![InFlight::default(); depth],
             free: (0..depth as u32).rev().collect(),
@@ -1140,6 +1190,23 @@ impl<'a> Worker<'a> {
             flow_count: 0,
             full: false,
             errors: ErrorsReport::default(),
+            lat: plan.settings.latency_target.map(|t| LatencySeek {
+                target_ns: t.0,
+                qd: 1,
+                low: 1,
+                high: plan.settings.iodepth.max(1),
+                stable: 0,
+                window_start: 0,
+                ios: 0,
+                failed: 0,
+                settled_until: None,
+            }),
+            // The search is a ramp, unless latency_run measures it all (as fio reports it).
+            ramp_end: if plan.settings.latency_target.is_some() && !plan.settings.latency_run {
+                u64::MAX
+            } else {
+                plan.settings.ramp.0
+            },
             dedupe: (plan.settings.dedupe > 0 && plan.kind.writes()).then(|| data::Dedupe {
                 percent: plan.settings.dedupe,
                 set_blocks: plan
@@ -1230,6 +1297,8 @@ impl<'a> Worker<'a> {
         let mut to_commit = 0u32;
 
         loop {
+            // fio's latency_target: the depth the search is trying (or settled at).
+            let depth = self.lat.as_ref().map_or(depth, |l| l.qd);
             while in_flight < depth && !done_issuing {
                 if stop.load(Ordering::Relaxed) {
                     interrupted = true;
@@ -1432,6 +1501,10 @@ impl<'a> Worker<'a> {
                 self.backend.commit().map_err(|e| self.io_error(Op::Read, 0, e))?;
                 to_commit = 0;
             }
+            if self.lat.is_some() && !done_issuing && self.latency_check() {
+                // Settled and measured: this worker is done (fio ends the job there).
+                done_issuing = true;
+            }
             if in_flight == 0 {
                 if done_issuing {
                     // The pass is done: what is left of the backlog is read back too.
@@ -1445,6 +1518,14 @@ impl<'a> Worker<'a> {
                 continue;
             }
             in_flight -= self.reap(1)?;
+        }
+        if let Some(l) = self.lat.as_ref().filter(|l| l.settled_until.is_none() && !interrupted) {
+            if !self.plan.settings.latency_run {
+                return Err(EngineError::LatencyUnsettled {
+                    path: self.file_name.clone(),
+                    depth: l.qd,
+                });
+            }
         }
         let mut end = self.now();
         if self.plan.settings.fsync == FsyncPolicy::End && self.plan.kind.writes() && !interrupted {
@@ -1476,7 +1557,7 @@ impl<'a> Worker<'a> {
             self.first_done_snapshot = Some(self.totals);
         }
         let (u1, s1) = thread_cpu();
-        let measured_secs = end.saturating_sub(self.plan.settings.ramp.0) as f64 / 1e9;
+        let measured_secs = end.saturating_sub(self.ramp_end.min(end)) as f64 / 1e9;
         let bytes = self.totals.bytes();
         Ok(WorkerOutcome {
             result: WorkerResult {
@@ -1496,6 +1577,8 @@ impl<'a> Worker<'a> {
             verify: std::mem::take(&mut self.verify),
             errors: std::mem::take(&mut self.errors),
             interrupted,
+            measure_start: self.ramp_end,
+            latency_depth: self.lat.as_ref().map_or(0, |l| l.qd),
         })
     }
 
@@ -1589,6 +1672,12 @@ impl<'a> Worker<'a> {
         self.tick(end)?;
         let d = slot_index(op);
         let lat = end.saturating_sub(io.start_ns).max(1);
+        if let Some(l) = self.lat.as_mut() {
+            l.ios += 1;
+            if lat > l.target_ns {
+                l.failed += 1;
+            }
+        }
         self.ihist[d].saturating_record(lat);
         self.interval.lat_ns[d] += lat;
         self.interval.bytes[d] += io.len as u64;
@@ -1659,7 +1748,7 @@ impl<'a> Worker<'a> {
             self.send_interval(b);
             self.interval_start = b;
             self.next_boundary = self.boundary_after(b);
-            if !self.measuring && b >= self.plan.settings.ramp.0 {
+            if !self.measuring && b >= self.ramp_end {
                 self.measuring = true;
             }
         }
@@ -1713,6 +1802,71 @@ impl<'a> Worker<'a> {
                 hist,
             });
         }
+    }
+
+    /// fio's latency_target (io_u.c, lat_target_check): when a window has passed, the share of
+    /// its I/Os within the target decides: met, the depth doubles (until the first miss, then
+    /// halves the distance to the last miss); missed, it halves the distance to the last depth
+    /// that met it. When a met window leaves the depth where it was, the search has settled:
+    /// the measured part starts at the next interval and lasts one window. Returns true when
+    /// that window is over. latency_run keeps searching for the whole phase, measured.
+    fn latency_check(&mut self) -> bool {
+        let now = self.now();
+        let window = self.plan.settings.latency_window.0.max(1);
+        let iodepth = self.plan.settings.iodepth.max(1);
+        let keep_searching = self.plan.settings.latency_run;
+        let next_boundary = self.next_boundary;
+        // The measured part: a window, and at least a whole sample interval.
+        let measured = window.max(self.plan.settings.interval.0);
+        let Some(l) = self.lat.as_mut() else { return false };
+        if let Some(until) = l.settled_until {
+            return now >= until;
+        }
+        if now < l.window_start + window {
+            return false;
+        }
+        if l.ios > 0 {
+            let share = (l.ios - l.failed) as f64 / l.ios as f64 * 100.0;
+            let qd = l.qd;
+            if share >= self.plan.settings.latency_percentile {
+                l.low = l.qd;
+                if l.qd + 1 == l.high {
+                    l.stable += 1;
+                    if l.stable >= 3 {
+                        l.high += 1;
+                        l.stable = 0;
+                    }
+                }
+                l.qd = if l.high != iodepth {
+                    (l.qd + l.high) / 2
+                } else {
+                    l.qd * 2
+                }
+                .clamp(1, iodepth);
+                if !keep_searching && l.qd == qd {
+                    l.settled_until = Some(next_boundary + measured);
+                }
+            } else if l.qd == 1 {
+                // Not even one I/O at a time meets it: measured there (and reported as missed).
+                if !keep_searching {
+                    l.settled_until = Some(next_boundary + measured);
+                }
+            } else {
+                l.high = l.qd;
+                if l.qd == l.low {
+                    l.low -= 1;
+                }
+                l.qd = ((l.qd + l.low) / 2).max(1);
+                l.stable = 0;
+            }
+        }
+        l.window_start = now;
+        l.ios = 0;
+        l.failed = 0;
+        if l.settled_until.is_some() {
+            self.ramp_end = next_boundary;
+        }
+        false
     }
 
     /// fio's verify_backlog: read back every N blocks written, in a verified write phase.

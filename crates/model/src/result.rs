@@ -367,6 +367,28 @@ pub struct PhaseResult {
     /// The I/O errors the phase went on past (`continue_on_error`), when there were any.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub errors: Option<ErrorsReport>,
+    /// Where the latency search settled, when the phase had a latency target.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub latency_search: Option<LatencySearch>,
+}
+
+/// fio's latency_target: the queue depth each worker settled at, and whether the target held
+/// there.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct LatencySearch {
+    /// The target, ns.
+    pub target_ns: u64,
+    /// The share of I/Os that had to meet it, percent.
+    pub percentile: f64,
+    /// Each depth's trial, ns.
+    pub window_ns: u64,
+    /// The depth each worker settled at (and was measured at; 1 where not even one I/O at a
+    /// time met the target).
+    pub depths: Vec<u32>,
+    /// The share of the measured I/Os within the target, percent (from the phase's histogram).
+    pub within_percent: f64,
+    /// True when that share reaches the percentile.
+    pub met: bool,
 }
 
 /// I/O errors a phase went on past (fio's continue_on_error).

@@ -507,6 +507,10 @@ settings! {
     start_delay: Duration = "0s", "DURATION", "with phases that run together (fio's jobs without a stonewall between them): begin this long after the others (fio's startdelay); the phase's clock starts then", read_duration;
     exitall: bool = "false", "BOOL", "with phases that run together: when this phase is done, the others end too (fio's exitall)", read_bool;
     fallocate: Fallocate = "none", "HOW", "how a write phase allocates its new files before writing: `none`, `posix` (fallocate(2) the whole region first, fio's default `native`), `keep` (fallocate keeping the file's size), `truncate` (set the length first)", read_fallocate;
+    latency_target: Duration | "none", "DURATION", "search for the deepest queue (up to `iodepth`) at which `latency_percentile` % of the I/Os complete within this, then measure one `latency_window` there: the search is a ramp, excluded from the results (fio's latency_target)", read_duration;
+    latency_window: Duration = "1s", "DURATION", "with `latency_target`: how long each depth is tried (fio's latency_window)", read_duration;
+    latency_percentile: f64 = "100", "PERCENT", "with `latency_target`: the share of the I/Os that must complete within it (fio's latency_percentile)", read_latency_percentile;
+    latency_run: bool = "false", "BOOL", "with `latency_target`: keep adjusting the depth for the whole phase instead of settling and measuring (fio's latency_run)", read_bool;
     ramp: Duration = "0s", "DURATION", "run first, excluded from the results", read_duration;
     rate: Rate | "as fast as it goes", "RATE", "target rate: `20000iops` or `200MiB/s`", read_rate;
     rate_process: RateProcess = "linear", "linear|poisson", "how a target rate spaces the I/Os: `linear` (evenly) or `poisson` (gaps drawn from the exponential distribution with the rate's mean, fio's rate_process=poisson)", read_rate_process;
@@ -772,6 +776,13 @@ fn read_continue_on_error(s: &str) -> Result<ErrorsGoneOn, String> {
 
 fn read_errnos(s: &str) -> Result<ErrnoList, String> {
     ErrnoList::parse(s)
+}
+
+fn read_latency_percentile(s: &str) -> Result<f64, String> {
+    match s.trim_end_matches('%').trim().parse::<f64>() {
+        Ok(p) if p > 0.0 && p <= 100.0 => Ok(p),
+        _ => Err(format!("'{s}' is not a percentile: expected above 0 and at most 100")),
+    }
 }
 
 fn read_ios(s: &str) -> Result<u64, String> {

@@ -366,6 +366,15 @@ pub fn document(run: &RunDetail, o: &FioJsonOptions) -> Value {
             j.insert("total_err".into(), json!(e.count));
             j.insert("first_error".into(), json!(e.first_errno));
         }
+        // fio's latency_target: where the search settled (fio's stat.c, one depth per job;
+        // storlab's phase gives its first worker's).
+        if let Some(ls) = &r.latency_search {
+            j.insert("latency_depth".into(), json!(ls.depths.first().copied().unwrap_or(0)));
+            j.insert("latency_target".into(), json!(ls.target_ns));
+            j.insert("latency_target_ns".into(), json!(ls.target_ns));
+            j.insert("latency_percentile".into(), json!(ls.percentile));
+            j.insert("latency_window".into(), json!(ls.window_ns / 1000));
+        }
         j.insert("eta".into(), json!(0));
         j.insert("elapsed".into(), json!(r.all_done.seconds.round() as u64));
         j.insert("job options".into(), Value::Object(job_options(p)));

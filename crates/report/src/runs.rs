@@ -40,6 +40,26 @@ fn notes(p: &Phase) -> String {
         };
         notes.push(format!("rate {a} of {t}, {} late", rate.late_ios));
     }
+    if let Some(l) = &p.result.latency_search {
+        let depths = {
+            let (lo, hi) = (
+                l.depths.iter().min().copied().unwrap_or(0),
+                l.depths.iter().max().copied().unwrap_or(0),
+            );
+            if lo == hi {
+                lo.to_string()
+            } else {
+                format!("{lo}–{hi}")
+            }
+        };
+        notes.push(format!(
+            "latency target {} at p{}: depth {depths}, {:.2} % within{}",
+            latency(l.target_ns as f64),
+            l.percentile,
+            l.within_percent,
+            if l.met { "" } else { " (NOT MET)" }
+        ));
+    }
     if let Some(e) = &p.result.errors {
         notes.push(format!(
             "{} I/O ERRORS gone past ({})",

@@ -854,6 +854,23 @@ pub fn convert(j: &Resolved, notes: &mut Vec<String>) -> Result<Converted, Workl
             s.push(("cmdprio".into(), format!("{pct}:{class}:{level}")));
         }
     }
+    // fio's latency_target: the deepest queue that meets it.
+    if let Some(t) = j.time_us("latency_target", TimeBase::Micros)?.filter(|t| *t > 0) {
+        s.push(("latency_target".into(), duration_text(t)));
+        if let Some(w) = j.time_us("latency_window", TimeBase::Micros)?.filter(|w| *w > 0) {
+            s.push(("latency_window".into(), duration_text(w)));
+        }
+        if let Some(p) = j.val("latency_percentile") {
+            let v: f64 = p
+                .trim()
+                .parse()
+                .map_err(|_| j.refuse("latency_percentile", format!("'{p}' is not a percentage")))?;
+            s.push(("latency_percentile".into(), v.to_string()));
+        }
+        if j.on("latency_run")? {
+            s.push(("latency_run".into(), "true".into()));
+        }
+    }
     // fio's flow: the job's share of the I/O among the jobs of its flow_id.
     if let Some(w) = j.int("flow")?.filter(|w| *w > 0) {
         s.push(("flow".into(), w.to_string()));
