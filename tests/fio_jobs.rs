@@ -1971,3 +1971,122 @@ fn a_latency_target_finds_the_depth_that_meets_it_as_fio_does() {
         ls["within_percent"].as_f64().unwrap() >= 99.9
     );
 }
+
+/// fio's 37 examples that use a local engine (all in tests/fixtures/fio-examples): 30 run on
+/// storlab's engine, in a scratch directory (`--target`), 16 MiB per file and a second per
+/// timed phase, each moving data in every phase; the 7 others are refused before anything
+/// runs, naming the option and its line. Three are scaled in their text first, as their own
+/// tests scale them: 1mbs_clients (1250 B/s clients starting up to 2 minutes apart), latency-
+/// profile (5 s windows), cross-stripe-verify (30 regions 124 GiB apart).
+#[test]
+fn thirty_of_fios_thirty_seven_local_examples_run() {
+    let s = Scratch::new();
+    let runs = [
+        "1mbs_clients.fio",
+        "aio-read.fio",
+        "backwards-read.fio",
+        "basic-verify.fio",
+        "butterfly.fio",
+        "cmdprio-percentage.fio",
+        "cross-stripe-verify.fio",
+        "dedupe-global.fio",
+        "disk-zone-profile.fio",
+        "exitwhat.fio",
+        "fio-rand-RW.fio",
+        "fio-rand-read.fio",
+        "fio-rand-write.fio",
+        "fio-seq-RW.fio",
+        "fio-seq-read.fio",
+        "fio-seq-write.fio",
+        "fixed-rate-submission.fio",
+        "flow.fio",
+        "fsx.fio",
+        "iometer-file-access-server.fio",
+        "jesd219.fio",
+        "latency-profile.fio",
+        "poisson-rate-submission.fio",
+        "rand-zones.fio",
+        "ssd-steadystate.fio",
+        "ssd-test.fio",
+        "steadystate.fio",
+        "surface-scan.fio",
+        "tiobench-example.fio",
+        "waitfor.fio",
+    ];
+    let refused = [
+        ("cmdprio-bssplit.fio", ":19: fio option 'cmdprio_bssplit'"),
+        ("enospc-pressure.fio", ":11: filesize=128G"),
+        (
+            "numa.fio",
+            ":19: numa_cpu_nodes=0-1: NUMA node 1 is not on this machine",
+        ),
+        ("zbd-rand-write-trim-gc.fio", ":38: wait_for=warmup"),
+        (
+            "zbd-rand-write-zone-reset-gc.fio",
+            ":26: fio option 'zone_reset_threshold'",
+        ),
+        ("zbd-rand-write.fio", ":11: fio option 'max_open_zones'"),
+        ("zbd-seq-read.fio", ":10: zonemode=zbd"),
+    ];
+    assert_eq!(runs.len() + refused.len(), 37);
+    for name in runs {
+        let d = s.data();
+        let mut text = std::fs::read_to_string(example(name)).unwrap();
+        let mut size = Some("16m");
+        match name {
+            "1mbs_clients.fio" => {
+                text = text.replace("size=32m", "size=8k");
+                for n in (4..=124).step_by(4) {
+                    text = text.replace(&format!("startdelay={n}\n"), "startdelay=0\n");
+                }
+                size = None;
+            }
+            "latency-profile.fio" => text = text.replace("latency_window=5000000", "latency_window=100000"),
+            "cross-stripe-verify.fio" => {
+                text = text
+                    .replace("offset_increment=124g", "offset_increment=1m")
+                    .replace("io_size=120g", "io_size=256k");
+                size = Some("1m");
+            }
+            _ => {}
+        }
+        let file = s.path().join(name);
+        std::fs::write(&file, text).unwrap();
+        let mut args = vec!["run", "--fio", file.to_str().unwrap(), "--target", d.to_str().unwrap()];
+        if let Some(sz) = size {
+            args.extend(["--size", sz]);
+        }
+        // latency-profile settles within a few windows of 0.1 s; the rest run a second.
+        args.extend([
+            "--runtime",
+            if name == "latency-profile.fio" { "10s" } else { "1s" },
+            "--json",
+            "-q",
+        ]);
+        let out = s.storlab(&args);
+        assert!(out.status.success(), "{name}: {}", stderr(&out));
+        let run: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(run["status"], "ok", "{name}");
+        for p in run["phases"].as_array().unwrap() {
+            let r = &p["result"];
+            let moved = r["bytes_read"].as_u64().unwrap() + r["bytes_written"].as_u64().unwrap();
+            assert!(moved > 0, "{name}: phase {} moved nothing", p["kind"]);
+        }
+        assert!(entries(&d).is_empty(), "{name}: its files are removed");
+    }
+    for (name, needle) in refused {
+        let out = s.storlab(&[
+            "run",
+            "--fio",
+            example(name).to_str().unwrap(),
+            "--target",
+            s.data().to_str().unwrap(),
+        ]);
+        assert_eq!(out.status.code(), Some(2), "{name}: {}", stderr(&out));
+        assert!(
+            stderr(&out).contains(&format!("{name}{needle}")),
+            "{name}: {}",
+            stderr(&out)
+        );
+    }
+}

@@ -149,6 +149,9 @@ struct Shared<'g> {
     epoch: OnceLock<u64>,
     first_done_ns: AtomicU64,
     abort: &'g AtomicBool,
+    /// fio's exitall: a phase of the group is done, so the group's others end too (the group's
+    /// own flag: the caller's control goes on to the next group unfinished).
+    exit_all: &'g AtomicBool,
     /// This phase is done (steady state reached): its workers stop issuing, the others go on.
     done: AtomicBool,
 }
@@ -258,12 +261,14 @@ pub fn run_group_observed(
     }
     let total: usize = plans.iter().map(|p| p.workers.len()).sum();
     let abort = AtomicBool::new(false);
+    let exit_all = AtomicBool::new(false);
     let shared: Vec<Shared> = plans
         .iter()
         .map(|_| Shared {
             epoch: OnceLock::new(),
             first_done_ns: AtomicU64::new(0),
             abort: &abort,
+            exit_all: &exit_all,
             done: AtomicBool::new(false),
         })
         .collect();
@@ -1103,6 +1108,8 @@ struct Worker<'a> {
     dedupe: Option<data::Dedupe>,
     /// Failed I/Os gone on past (continue_on_error).
     errors: ErrorsReport,
+    /// rate_min: the last check's time and the bytes and I/Os moved by then.
+    rate_check: Option<(u64, u64, u64)>,
     /// fio's latency_target: the search for the depth that meets it.
     lat: Option<LatencySeek>,
     /// Where the measured part begins: the ramp's end, or where the latency search settles
@@ -1190,6 +1197,7 @@ impl<'a> Worker<'a> {
             flow_count: 0,
             full: false,
             errors: ErrorsReport::default(),
+            rate_check: None,
             lat: plan.settings.latency_target.map(|t| LatencySeek {
                 target_ns: t.0,
                 qd: 1,
@@ -1259,6 +1267,7 @@ impl<'a> Worker<'a> {
             if stop.load(Ordering::Relaxed)
                 || self.shared.abort.load(Ordering::Relaxed)
                 || finish.load(Ordering::Relaxed)
+                || self.shared.exit_all.load(Ordering::Relaxed)
             {
                 break;
             }
@@ -1307,6 +1316,7 @@ impl<'a> Worker<'a> {
                 }
                 if self.shared.abort.load(Ordering::Relaxed)
                     || finish.load(Ordering::Relaxed)
+                    || self.shared.exit_all.load(Ordering::Relaxed)
                     || self.shared.done.load(Ordering::Relaxed)
                 {
                     done_issuing = true;
@@ -1545,7 +1555,7 @@ impl<'a> Worker<'a> {
         self.send_interval(end);
         if !interrupted && self.plan.settings.exitall {
             // fio's exitall: this phase is done, so are the phases running with it.
-            finish.store(true, Ordering::Relaxed);
+            self.shared.exit_all.store(true, Ordering::Relaxed);
         }
         if !interrupted {
             let _ = self
@@ -1682,6 +1692,7 @@ impl<'a> Worker<'a> {
         self.interval.lat_ns[d] += lat;
         self.interval.bytes[d] += io.len as u64;
         self.interval.ops[d] += 1;
+        self.check_rate_min(end)?;
         if io.write {
             self.writes_since_flush += 1;
             if self.backlog_every().is_some() {
@@ -1744,7 +1755,6 @@ impl<'a> Worker<'a> {
     fn tick(&mut self, now: u64) -> Result<(), EngineError> {
         while now >= self.next_boundary {
             let b = self.next_boundary;
-            self.check_rate_min(b)?;
             self.send_interval(b);
             self.interval_start = b;
             self.next_boundary = self.boundary_after(b);
@@ -1755,27 +1765,44 @@ impl<'a> Worker<'a> {
         Ok(())
     }
 
-    /// fio's rate_min: a full interval after the ramp below the rate fails the phase.
-    fn check_rate_min(&self, end: u64) -> Result<(), EngineError> {
+    /// fio's rate_min (backend.c, __check_min_rate): at a completion, once a sample interval
+    /// (fio's rate_cycle) has passed since the last check, the rate over that span is held to
+    /// the minimum; below it the phase fails. Measured from completion to completion, so a slow
+    /// rate whose I/Os are further apart than an interval is judged over the gap, as fio does.
+    fn check_rate_min(&mut self, now: u64) -> Result<(), EngineError> {
         let Some(min) = self.plan.settings.rate_min else {
             return Ok(());
         };
-        let secs = end.saturating_sub(self.interval_start) as f64 / 1e9;
-        if !self.measuring || secs * 1e9 < self.plan.settings.interval.0 as f64 * 0.999 {
+        if !self.measuring {
+            self.rate_check = None;
             return Ok(());
         }
+        let moved = (
+            self.totals.bytes() + self.interval.bytes(),
+            self.totals.ops() + self.interval.ops(),
+        );
+        let Some((at, bytes, ops)) = self.rate_check else {
+            self.rate_check = Some((now, moved.0, moved.1));
+            return Ok(());
+        };
+        let spent = now.saturating_sub(at);
+        if (spent as f64) < self.plan.settings.interval.0 as f64 * 0.999 {
+            return Ok(());
+        }
+        let secs = spent as f64 / 1e9;
         let (got, want, unit) = match min {
-            Rate::Iops(v) => (self.interval.ops() as f64 / secs, v, "IOPS"),
-            Rate::BytesPerSec(v) => (self.interval.bytes() as f64 / secs, v, "bytes/s"),
+            Rate::Iops(v) => ((moved.1 - ops) as f64 / secs, v, "IOPS"),
+            Rate::BytesPerSec(v) => ((moved.0 - bytes) as f64 / secs, v, "bytes/s"),
         };
         if got < want {
             return Err(EngineError::RateMin {
                 path: self.file_name.clone(),
-                at: end as f64 / 1e9,
+                at: now as f64 / 1e9,
                 got: format!("{got:.0} {unit}"),
                 want: format!("{want:.0} {unit}"),
             });
         }
+        self.rate_check = Some((now, moved.0, moved.1));
         Ok(())
     }
 

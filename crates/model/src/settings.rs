@@ -514,7 +514,7 @@ settings! {
     ramp: Duration = "0s", "DURATION", "run first, excluded from the results", read_duration;
     rate: Rate | "as fast as it goes", "RATE", "target rate: `20000iops` or `200MiB/s`", read_rate;
     rate_process: RateProcess = "linear", "linear|poisson", "how a target rate spaces the I/Os: `linear` (evenly) or `poisson` (gaps drawn from the exponential distribution with the rate's mean, fio's rate_process=poisson)", read_rate_process;
-    rate_min: Rate | "none", "RATE", "a worker that falls below this rate over a full sample interval (after the ramp) fails the phase (fio's rate_min, rate_iops_min): `1MiB/s` or `100iops`", read_rate;
+    rate_min: Rate | "none", "RATE", "a worker that falls below this rate fails the phase, judged at its completions over each span of a sample interval or more since the last judgement, after the ramp (fio's rate_min, rate_iops_min over rate_cycle): `1MiB/s` or `100iops`", read_rate;
     rate_per: RatePer = "total", "total|worker", "`total` (shared by the workers) or `worker` (each worker at the rate)", read_rate_per;
     pattern: DataPattern = "random", "PATTERN", "`random` (unique per block), `zeros`, `compress:NN` (NN % of each 4 KiB is zeros), or `0xHEX`: these bytes over and over from the start of each 4 KiB, checked on a read with `verify` (fio's verify_pattern)", read_pattern;
     dedupe: u8 = "0", "PERCENT", "this share of the blocks written repeat another block, so that deduplicating storage finds them (fio's dedupe_percentage): the last unique block, or one of `dedupe_set`", read_percent;

@@ -687,7 +687,7 @@ pub fn convert(j: &Resolved, notes: &mut Vec<String>) -> Result<Converted, Workl
                 ));
                 let cycle = j.int("rate_cycle")?.filter(|c| *c >= 10);
                 note(format!(
-                    "{key}: a worker under it over a sample interval ({}) fails the job, as fio's does over rate_cycle",
+                    "{key}: a worker under it, judged at its completions over spans of a sample interval ({}) or more, fails the job, as fio judges over rate_cycle",
                     cycle.map_or("1 s".to_string(), |c| format!("{c} ms, rate_cycle"))
                 ));
                 if let Some(c) = cycle {
