@@ -56,6 +56,10 @@ pub fn merge_ranks(parts: &[RankPart]) -> PhaseResult {
         m.cpu_sys += r.cpu_sys;
         m.interrupted |= r.interrupted;
         m.layout_seconds = m.layout_seconds.max(r.layout_seconds);
+        // Errors gone past (continue_on_error): every rank's counted, the first rank's first.
+        if let Some(e) = &r.errors {
+            m.errors.get_or_insert_with(Default::default).merge(e.clone());
+        }
         let _ = all.add(decode(&r.histogram));
         for (h, e) in rw.iter_mut().zip(&r.histograms_rw) {
             let _ = h.add(decode(e));
