@@ -219,10 +219,7 @@ fn fios_examples_are_read_as_fio_reads_them_or_refused_by_name() {
 
     // Refused, naming the option and its line.
     for (name, needle) in [
-        (
-            "latency-profile.fio",
-            "latency-profile.fio:14: fio option 'latency_target'",
-        ),
+        ("zbd-seq-read.fio", "zbd-seq-read.fio:10: zonemode=zbd"),
         (
             "cmdprio-bssplit.fio",
             "cmdprio-bssplit.fio:19: fio option 'cmdprio_bssplit'",
