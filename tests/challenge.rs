@@ -253,7 +253,9 @@ fn four_pools_on_three_filesystems_through_their_faults() {
 fn a_corrupted_block_is_named_with_its_file_and_offset() {
     let s = Scratch::new();
     let pool = s.data();
-    // The readers wait 3 s: long enough for the test to change a written file.
+    // The readers wait 10 s: long enough for the test to change a written file, even when the
+    // machine is busy with the other tests and the database answers slowly (at 3 s a loaded
+    // run once saw the readers take every file before the test found one written).
     let mut procs = Procs(vec![Command::new(bin())
         .args([
             "challenge",
@@ -264,14 +266,14 @@ fn a_corrupted_block_is_named_with_its_file_and_offset() {
             "4",
         ])
         .args(["--file-size", "64k", "--bs", "16k", "--interval", "1s", "--lt", "1s"])
-        .args(["--fault", "0s:stop-readers:all:3s", "--json", "--db", &s.db()])
+        .args(["--fault", "0s:stop-readers:all:10s", "--json", "--db", &s.db()])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap()]);
     // A file the catalogue says is written (not the first by number: the writers run side by
     // side, and file 1 may still be being written when file 2 is done).
-    let deadline = Instant::now() + Duration::from_secs(20);
+    let deadline = Instant::now() + Duration::from_secs(40);
     let file = loop {
         if Instant::now() >= deadline || procs.0[0].try_wait().unwrap().is_some() {
             let _ = procs.0[0].kill();
