@@ -259,6 +259,18 @@ pub fn merge_partial(samples: &[Sample]) -> Vec<Sample> {
     for s in samples {
         match out.last_mut() {
             Some(prev) if s.is_partial(nominal) && prev.ramp == s.ramp => {
+                // The means weighed by their I/Os, before the counts are added.
+                let weigh = |a: Option<f64>, na: u64, b: Option<f64>, nb: u64| match (a, b) {
+                    (Some(a), Some(b)) => Some((a * na as f64 + b * nb as f64) / (na + nb) as f64),
+                    (a, b) => a.or(b),
+                };
+                prev.lat_mean_read_ns = weigh(prev.lat_mean_read_ns, prev.ops_read, s.lat_mean_read_ns, s.ops_read);
+                prev.lat_mean_write_ns = weigh(
+                    prev.lat_mean_write_ns,
+                    prev.ops_written,
+                    s.lat_mean_write_ns,
+                    s.ops_written,
+                );
                 prev.t_end = s.t_end;
                 prev.bytes_read += s.bytes_read;
                 prev.bytes_written += s.bytes_written;

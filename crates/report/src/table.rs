@@ -53,7 +53,17 @@ impl Cell {
     /// As the terminal and HTML show it.
     pub fn shown(&self) -> String {
         match self {
-            Cell::Fixed(f, d) => format!("{f:.*}", *d as usize),
+            Cell::Fixed(f, d) => {
+                // A zero is shown only where the figure is zero: a small one that would round
+                // to 0 keeps two significant digits (0.44 IOPS, not 0).
+                let shown = format!("{f:.*}", *d as usize);
+                if *f != 0.0 && f.is_finite() && shown.trim_start_matches('-').chars().all(|c| c == '0' || c == '.') {
+                    let digits = (-f.abs().log10()).ceil() as usize + 1;
+                    format!("{f:.*}", digits.min(12))
+                } else {
+                    shown
+                }
+            }
             other => other.text(),
         }
     }
@@ -237,6 +247,20 @@ impl Table {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_small_figure_is_not_shown_as_zero() {
+        assert_eq!(Cell::fixed(0.44, 0).shown(), "0.44");
+        assert_eq!(Cell::fixed(0.0017, 2).shown(), "0.0017");
+        assert_eq!(Cell::fixed(0.0, 2).shown(), "0.00");
+        assert_eq!(Cell::fixed(12.345, 2).shown(), "12.35");
+        assert_eq!(
+            Cell::fixed(0.5, 0).shown(),
+            "0.50",
+            "the formatter rounds 0.5 to 0: not a zero"
+        );
+        assert_eq!(Cell::fixed(-0.003, 2).shown(), "-0.0030");
+    }
 
     fn sample() -> Table {
         let mut t = Table::new("t", &["phase", "MiB/s", "note"]);
