@@ -1453,18 +1453,10 @@ impl<'a> Worker<'a> {
                     },
                     &self.pool,
                 ) {
-                    // fill: a synchronous back-end's ENOSPC goes where an asynchronous one's
-                    // completion goes, to `complete`, which ends the phase there.
-                    Err(e)
-                        if e.raw_os_error().is_some()
-                            && (self.plan.settings.fill
-                                || (self.plan.settings.continue_on_error.covers(write)
-                                    && self
-                                        .plan
-                                        .settings
-                                        .continue_errnos
-                                        .contains(e.raw_os_error().unwrap_or(0)))) =>
-                    {
+                    // A synchronous back-end's failed I/O goes where an asynchronous one's
+                    // completion goes, to `complete`: it ends the phase there, or (fill,
+                    // continue_on_error) counts it and goes on.
+                    Err(e) if e.raw_os_error().is_some() => {
                         let end = self.now();
                         self.complete(slot, -e.raw_os_error().unwrap_or(libc::EIO), end)?;
                         issued += 1;
@@ -1641,12 +1633,9 @@ impl<'a> Worker<'a> {
         let op = if io.write { Op::Write } else { Op::Read };
         // fio's fill_device: a write ends at ENOSPC or EDQUOT (or a short write), a read at
         // the end of the file; the part moved counts.
-        let at_end = if io.write {
-            result == -libc::ENOSPC || result == -libc::EDQUOT || (result >= 0 && (result as u32) < io.len)
-        } else {
-            result >= 0 && (result as u32) < io.len
-        };
-        if self.plan.settings.fill && at_end {
+        let short = result >= 0 && (result as u32) < io.len;
+        let full = io.write && (result == -libc::ENOSPC || result == -libc::EDQUOT);
+        if self.plan.settings.fill && (short || full) {
             self.full = true;
             if result <= 0 {
                 self.free.push(slot);

@@ -863,12 +863,7 @@ fn read_cmdprio(s: &str) -> Result<CommandPriority, String> {
     let (pct, prio) = s
         .split_once(':')
         .ok_or_else(|| format!("'{s}' is not a command priority: expected PCT[,PCT]:CLASS[:LEVEL] (`20:rt:0`)"))?;
-    let pct_of = |p: &str| -> Result<u8, String> {
-        match p.trim().trim_end_matches('%').parse::<u8>() {
-            Ok(v) if v <= 100 => Ok(v),
-            _ => Err(format!("'{p}' in '{s}' is not a percentage from 0 to 100")),
-        }
-    };
+    let pct_of = |p: &str| read_percent(p.trim()).map_err(|e| format!("{e} (in '{s}')"));
     let (r, w) = match pct.split_once(',') {
         Some((r, w)) => (pct_of(r)?, pct_of(w)?),
         None => (pct_of(pct)?, pct_of(pct)?),

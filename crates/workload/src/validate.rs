@@ -460,7 +460,6 @@ pub fn resolve(job: &Job, opts: &ResolveOptions) -> Result<Plan, WorkloadError> 
     let file_set_bytes: u64 = set_workers.iter().flatten().map(|w| w.len).sum();
 
     // Per-phase checks.
-    let any_verify_job = effs.iter().any(|e| e.verify);
     // Headers are written whenever the job verifies anywhere, so that a write-only job's files
     // can be verified by a later run (with the same seed).
     let any_verify = effs.iter().any(|e| e.verify);
@@ -583,10 +582,10 @@ pub fn resolve(job: &Job, opts: &ResolveOptions) -> Result<Plan, WorkloadError> 
                 format!("cmdprio needs engine io_uring: only its requests carry a priority of their own ({} runs every I/O at the worker's; `priority` sets that)", e.engine.name()),
             ));
         }
-        if e.dedupe > 0 && (any_verify_job || !e.pattern.unique_per_block()) {
+        if e.dedupe > 0 && (any_verify || !e.pattern.unique_per_block()) {
             return Err(WorkloadError::invalid(
                 &origin,
-                if any_verify_job {
+                if any_verify {
                     "dedupe with verify: every verified 4 KiB carries its own offset, so no two blocks are alike; drop one of them"
                 } else {
                     "dedupe with a pattern of zeros or fixed bytes: every block is already the same; use random or compress:NN data"

@@ -92,12 +92,13 @@ fn duration_text(us: u64) -> String {
     }
 }
 
-/// The access pattern of `rw` (with `percentage_random`, `rw_sequencer`).
+/// The access pattern of `rw` (with `percentage_random`, `rw_sequencer`), and the hole after
+/// each sequential I/O (`rw=write:N`; 0 without).
 fn pattern(
     j: &Resolved,
     bs_for: impl Fn(PhaseKind) -> Option<u64>,
     notes: &mut Vec<String>,
-) -> Result<PhaseKind, WorkloadError> {
+) -> Result<(PhaseKind, u64), WorkloadError> {
     let rw = j.val("rw").unwrap_or("read");
     let (p, skip) = match rw.split_once(':') {
         Some((p, k)) => (p.trim(), Some(k.trim())),
@@ -120,6 +121,7 @@ fn pattern(
             ))
         }
     };
+    let mut hole = 0;
     let kind = match skip {
         None | Some("") => kind,
         Some(k) if kind == PhaseKind::Read && k.starts_with('-') => {
@@ -135,7 +137,7 @@ fn pattern(
             }
         }
         Some(k) if matches!(kind, PhaseKind::Read | PhaseKind::Write) && !k.starts_with('-') => {
-            let hole = value::bytes(k, j.kb).map_err(|e| j.refuse("rw", e))?;
+            hole = value::bytes(k, j.kb).map_err(|e| j.refuse("rw", e))?;
             if hole > 0 {
                 notes.push(format!(
                     "job '{}': rw={rw} leaves {} out after each I/O: storlab's hole",
@@ -169,7 +171,7 @@ fn pattern(
             ));
         }
     }
-    Ok(kind)
+    Ok((kind, hole))
 }
 
 /// The block sizes of a job as storlab text, for a phase of `kind`: fio's `bs`, `bsrange` and
@@ -296,7 +298,7 @@ pub fn convert(j: &Resolved, notes: &mut Vec<String>) -> Result<Converted, Workl
     let mut note = |n: String| notes.push(format!("job '{name}': {n}"));
     // The pattern first: a phase that only reads takes the reads' block size.
     let mut pnotes = Vec::new();
-    let kind = pattern(j, |k| block_sizes(j, k).ok().and_then(|b| b.1), &mut pnotes)?;
+    let (kind, hole) = pattern(j, |k| block_sizes(j, k).ok().and_then(|b| b.1), &mut pnotes)?;
     for n in pnotes {
         note(n.split_once(": ").map_or(n.clone(), |x| x.1.to_string()));
     }
@@ -418,14 +420,8 @@ pub fn convert(j: &Resolved, notes: &mut Vec<String>) -> Result<Converted, Workl
         s.push(("size".into(), storlab_units::Size(b).to_string()));
     }
     // fio's rw=write:N: the hole after each I/O.
-    if let Some((_, k)) = j.val("rw").and_then(|rw| rw.split_once(':')) {
-        let k = k.trim();
-        if !k.is_empty() && !k.starts_with('-') {
-            let hole = value::bytes(k, j.kb).map_err(|e| j.refuse("rw", e))?;
-            if hole > 0 {
-                s.push(("hole".into(), storlab_units::Size(hole).to_string()));
-            }
-        }
+    if hole > 0 {
+        s.push(("hole".into(), storlab_units::Size(hole).to_string()));
     }
     if let Some(b) = j.val("io_size") {
         let b = value::bytes(b, j.kb).map_err(|e| j.refuse("io_size", e))?;
