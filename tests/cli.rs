@@ -472,6 +472,82 @@ fn direct_io_on_loop_mounted_ext4() {
     drop(m);
 }
 
+/// A worker with several files (nrfiles): each file written whole and verified, the sizes
+/// shared out as fio does, and every file removed at the end unless kept.
+#[test]
+fn a_worker_with_several_files_writes_verifies_and_removes_them_all() {
+    let s = Scratch::new();
+    let d = s.data();
+    let dir = d.to_str().unwrap();
+    let base = [
+        "run",
+        "--target",
+        dir,
+        "--size",
+        "200k",
+        "--bs",
+        "8k",
+        "--nrfiles",
+        "3",
+        "--file-service",
+        "random:2",
+        "--verify",
+        "--seed",
+        "9",
+    ];
+    let run = |extra: &[&str]| {
+        let mut a = base.to_vec();
+        a.extend(extra);
+        s.storlab(&a)
+    };
+    let out = run(&["--phase", "write", "--phase", "read", "--keep", "--json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let read = &doc["phases"][1]["result"];
+    // 200 KiB over three files of 8 KiB blocks: 25 blocks, 9 + 8 + 8.
+    let mut sizes: Vec<(String, u64)> = entries(&d)
+        .into_iter()
+        .map(|n| {
+            let len = std::fs::metadata(d.join(&n)).unwrap().len();
+            (n, len)
+        })
+        .collect();
+    sizes.sort();
+    assert_eq!(
+        sizes.iter().map(|x| x.1).collect::<Vec<_>>(),
+        vec![72 << 10, 64 << 10, 64 << 10],
+        "{sizes:?}"
+    );
+    assert_eq!(read["verify"]["blocks_checked"].as_u64(), Some(50), "{read}");
+    assert_eq!(read["verify"]["bad_blocks"].as_u64(), Some(0), "{read}");
+    assert_eq!(read["bytes_read"].as_u64(), Some(200 << 10), "{read}");
+    for (n, _) in &sizes {
+        std::fs::remove_file(d.join(n)).unwrap();
+    }
+    let out = run(&["--phase", "write", "--phase", "randread"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(entries(&d).is_empty(), "every file removed: {:?}", entries(&d));
+    // nrfiles shapes files in a directory: a file target is refused with why.
+    let out = s.storlab(&[
+        "run",
+        "--target",
+        d.join("one.dat").to_str().unwrap(),
+        "--phase",
+        "write",
+        "--nrfiles",
+        "2",
+        "--size",
+        "64k",
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("nrfiles shapes the files storlab makes in a directory"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(entries(&d).is_empty());
+}
+
 #[test]
 fn verification_names_each_bad_block() {
     let s = Scratch::new();
@@ -482,10 +558,8 @@ fn verification_names_each_bad_block() {
     ]);
     assert!(out.status.success(), "{}", stderr(&out));
     // Corrupt one byte in the block at 196608 and another at 720896.
-    let fh = std::fs::OpenOptions::new().write(true).open(&file).unwrap();
-    fh.write_all_at(b"X", 196_608 + 1000).unwrap();
-    fh.write_all_at(b"Y", 720_896 + 7).unwrap();
-    drop(fh);
+    damage_byte(&file, 196_608 + 1000);
+    damage_byte(&file, 720_896 + 7);
     let out = s.storlab(&[
         "run", "--target", f, "--phase", "read", "--size", "1m", "--bs", "64k", "--verify", "--seed", "42",
     ]);
@@ -963,10 +1037,8 @@ fn old_data_is_verified_with_the_seed_as_printed_or_against_its_run() {
         "{}",
         stdout(&out)
     );
-    let fh = std::fs::OpenOptions::new().write(true).open(&file).unwrap();
-    fh.write_all_at(b"X", 65_536 + 100).unwrap();
-    fh.write_all_at(b"Y", 655_360 + 9).unwrap();
-    drop(fh);
+    damage_byte(&file, 65_536 + 100);
+    damage_byte(&file, 655_360 + 9);
     let out = read(&[]);
     assert_eq!(out.status.code(), Some(3), "{}", stderr(&out));
     let text = stdout(&out);

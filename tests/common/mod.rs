@@ -108,6 +108,16 @@ pub fn stdout(o: &Output) -> String {
     String::from_utf8_lossy(&o.stdout).into_owned()
 }
 
+/// Damages one byte of a file by inverting its bits: the byte always changes, whatever it held
+/// (writing a fixed letter left random data unchanged one time in 256).
+pub fn damage_byte(file: &Path, offset: u64) {
+    use std::os::unix::fs::FileExt;
+    let fh = std::fs::OpenOptions::new().read(true).write(true).open(file).unwrap();
+    let mut b = [0u8; 1];
+    fh.read_exact_at(&mut b, offset).unwrap();
+    fh.write_all_at(&[!b[0]], offset).unwrap();
+}
+
 pub fn entries(d: &Path) -> Vec<String> {
     let mut v: Vec<String> = std::fs::read_dir(d)
         .unwrap()

@@ -24,6 +24,8 @@ pub enum Op {
 pub struct IoUnit {
     /// Read or write.
     pub op: Op,
+    /// Which of the worker's files (0 unless it has several, fio's nrfiles).
+    pub file: u16,
     /// Offset in the file, in bytes.
     pub offset: u64,
     /// Length in bytes.
@@ -73,38 +75,51 @@ pub trait Backend: Send {
     fn flush(&mut self) -> io::Result<()>;
 }
 
-/// Opens the back-end of `kind` over `file` (None for the null back-end, which needs none).
-/// `region` is the worker's part of the file (offset, length), which mmap maps.
+/// Opens the back-end of `kind` over the worker's `files` (none for the null back-end, which
+/// needs none), each with its region (offset, length), which mmap maps. An I/O unit's `file`
+/// is an index into them.
 #[allow(clippy::too_many_arguments)]
 pub fn open(
     kind: BackendKind,
-    file: Option<&File>,
-    region: (u64, u64),
+    files: &[(&File, (u64, u64))],
     writable: bool,
     depth: u32,
     pool: &BufferPool,
     record: usize,
     iovecs: u32,
 ) -> io::Result<Box<dyn Backend>> {
+    if kind != BackendKind::Null && files.is_empty() {
+        return Err(no_file());
+    }
+    let fds = || files.iter().map(|(f, _)| f.as_raw_fd()).collect::<Vec<_>>();
     Ok(match kind {
-        BackendKind::Stdio => Box::new(Stdio::new(file.ok_or_else(no_file)?, writable, record)?),
+        BackendKind::Stdio => {
+            if files.len() > 1 {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidInput,
+                    "a stdio stream serves one file",
+                ));
+            }
+            Box::new(Stdio::new(files[0].0, writable, record)?)
+        }
         BackendKind::Pvsync => Box::new(Pvsync {
-            fd: fd_of(file)?,
+            fds: fds(),
             iovecs: iovecs.max(1) as usize,
         }),
         BackendKind::Null => Box::new(NullBackend),
-        BackendKind::Psync => Box::new(Psync { fd: fd_of(file)? }),
-        BackendKind::Mmap => Box::new(Mmap::new(file.ok_or_else(no_file)?, region, writable)?),
-        BackendKind::IoUring => Box::new(Uring::new(fd_of(file)?, depth, pool)?),
+        BackendKind::Psync => Box::new(Psync { fds: fds() }),
+        BackendKind::Mmap => Box::new(Mmaps(
+            files
+                .iter()
+                .map(|(f, region)| Mmap::new(f, *region, writable))
+                .collect::<io::Result<Vec<_>>>()?,
+        )),
+        BackendKind::IoUring => Box::new(Uring::new(fds(), depth, pool)?),
     })
 }
 
 fn no_file() -> io::Error {
     io::Error::new(io::ErrorKind::InvalidInput, "back-end needs an open file")
-}
-
-fn fd_of(file: Option<&File>) -> io::Result<RawFd> {
-    file.map(|f| f.as_raw_fd()).ok_or_else(no_file)
 }
 
 /// Moves no data; every I/O completes at once. It measures the engine's own cost per I/O.
@@ -222,7 +237,7 @@ impl Drop for Stdio {
 /// preadv(2) / pwritev(2): each I/O is split into `iovecs` equal buffers, written or read in
 /// one call at one offset (IOzone's pwritev/preadv tests use 16 records per call).
 struct Pvsync {
-    fd: RawFd,
+    fds: Vec<RawFd>,
     iovecs: usize,
 }
 
@@ -249,12 +264,13 @@ impl Backend for Pvsync {
             v.iov_base = unsafe { base.add(i * part) } as *mut libc::c_void;
             v.iov_len = if i + 1 == n { len - i * part } else { part };
         }
+        let fd = self.fds[unit.file as usize];
         loop {
             // SAFETY: iovecs over the slot's buffer; the descriptor is open.
             let r = unsafe {
                 match unit.op {
-                    Op::Read => libc::preadv(self.fd, iov.as_ptr(), n as i32, unit.offset as libc::off_t),
-                    Op::Write => libc::pwritev(self.fd, iov.as_ptr(), n as i32, unit.offset as libc::off_t),
+                    Op::Read => libc::preadv(fd, iov.as_ptr(), n as i32, unit.offset as libc::off_t),
+                    Op::Write => libc::pwritev(fd, iov.as_ptr(), n as i32, unit.offset as libc::off_t),
                 }
             };
             if r >= 0 {
@@ -267,7 +283,7 @@ impl Backend for Pvsync {
         }
     }
     fn flush(&mut self) -> io::Result<()> {
-        fsync_fd(self.fd)
+        fsync_fds(&self.fds)
     }
 }
 
@@ -286,18 +302,20 @@ impl Backend for Closed {
     }
 }
 
-/// fsync(2) of a descriptor.
-fn fsync_fd(fd: RawFd) -> io::Result<()> {
-    // SAFETY: plain syscall on an open descriptor.
-    if unsafe { libc::fsync(fd) } != 0 {
-        return Err(io::Error::last_os_error());
+/// fsync(2) of each of a worker's descriptors.
+fn fsync_fds(fds: &[RawFd]) -> io::Result<()> {
+    for fd in fds {
+        // SAFETY: plain syscall on an open descriptor.
+        if unsafe { libc::fsync(*fd) } != 0 {
+            return Err(io::Error::last_os_error());
+        }
     }
     Ok(())
 }
 
 /// pread(2) / pwrite(2).
 struct Psync {
-    fd: RawFd,
+    fds: Vec<RawFd>,
 }
 
 impl Backend for Psync {
@@ -311,7 +329,7 @@ impl Backend for Psync {
         // switching asynchronous cancellation on and off around every call (about 1 % of a
         // 4 KiB read from the page cache).
         // SAFETY: the descriptor stays open for the back-end's life (the worker owns the file).
-        let fd = unsafe { rustix::fd::BorrowedFd::borrow_raw(self.fd) };
+        let fd = unsafe { rustix::fd::BorrowedFd::borrow_raw(self.fds[unit.file as usize]) };
         let len = unit.len as usize;
         // A transfer may move fewer bytes than asked and still be good (btrfs splits O_DIRECT
         // writes it cannot do in one piece, say): the rest is issued until all is moved, as fio
@@ -336,7 +354,7 @@ impl Backend for Psync {
         Ok(Queued::Completed(done as u32))
     }
     fn flush(&mut self) -> io::Result<()> {
-        fsync_fd(self.fd)
+        fsync_fds(&self.fds)
     }
 }
 
@@ -386,12 +404,26 @@ impl Mmap {
     }
 }
 
-impl Backend for Mmap {
+/// The mappings of a worker's files, one each.
+struct Mmaps(Vec<Mmap>);
+
+impl Backend for Mmaps {
     fn kind(&self) -> BackendKind {
         BackendKind::Mmap
     }
     #[inline]
     fn queue(&mut self, unit: IoUnit, pool: &BufferPool) -> io::Result<Queued> {
+        let map = &self.0[unit.file as usize];
+        map.copy(unit, pool)
+    }
+    fn flush(&mut self) -> io::Result<()> {
+        self.0.iter().try_for_each(Mmap::sync)
+    }
+}
+
+impl Mmap {
+    #[inline]
+    fn copy(&self, unit: IoUnit, pool: &BufferPool) -> io::Result<Queued> {
         let at = (unit.offset - self.map_offset) as usize;
         if at + unit.len as usize > self.map_len {
             return Err(io::Error::new(
@@ -410,7 +442,7 @@ impl Backend for Mmap {
         }
         Ok(Queued::Completed(unit.len))
     }
-    fn flush(&mut self) -> io::Result<()> {
+    fn sync(&self) -> io::Result<()> {
         // SAFETY: msync of our own live mapping.
         if unsafe { libc::msync(self.base as *mut libc::c_void, self.map_len.max(1), libc::MS_SYNC) } != 0 {
             return Err(io::Error::last_os_error());
@@ -430,7 +462,7 @@ impl Drop for Mmap {
 /// does not pin and unpin pages on every I/O.
 struct Uring {
     ring: io_uring::IoUring,
-    fd: RawFd,
+    fds: Vec<RawFd>,
     fixed: bool,
     /// One iovec per slot, for a request with its own priority when the buffers are not
     /// registered (READV/WRITEV read it when the request is submitted).
@@ -441,7 +473,7 @@ struct Uring {
 unsafe impl Send for Uring {}
 
 impl Uring {
-    fn new(fd: RawFd, depth: u32, pool: &BufferPool) -> io::Result<Uring> {
+    fn new(fds: Vec<RawFd>, depth: u32, pool: &BufferPool) -> io::Result<Uring> {
         let entries = depth.max(1).next_power_of_two();
         // COOP_TASKRUN (Linux 5.19) lets completions wait for our next system call instead of
         // interrupting the worker with an IPI per completion; fall back to a plain ring on older
@@ -459,7 +491,7 @@ impl Uring {
         let fixed = unsafe { ring.submitter().register_buffers(&iovecs) }.is_ok();
         Ok(Uring {
             ring,
-            fd,
+            fds,
             fixed,
             iovecs: pool.iovecs(),
         })
@@ -491,7 +523,7 @@ impl Backend for Uring {
     fn queue(&mut self, unit: IoUnit, pool: &BufferPool) -> io::Result<Queued> {
         use io_uring::{opcode, types};
         let buf = pool.ptr(unit.slot as usize);
-        let fd = types::Fd(self.fd);
+        let fd = types::Fd(self.fds[unit.file as usize]);
         let entry = match (unit.op, self.fixed) {
             (Op::Read, true) => opcode::ReadFixed::new(fd, buf, unit.len, unit.slot as u16)
                 .offset(unit.offset)
@@ -583,10 +615,7 @@ impl Backend for Uring {
     }
 
     fn flush(&mut self) -> io::Result<()> {
-        // SAFETY: plain syscall on an open descriptor; all I/O was reaped before a flush.
-        if unsafe { libc::fsync(self.fd) } != 0 {
-            return Err(io::Error::last_os_error());
-        }
-        Ok(())
+        // All I/O was reaped before a flush.
+        fsync_fds(&self.fds)
     }
 }

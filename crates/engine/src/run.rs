@@ -20,7 +20,7 @@ use hdrhistogram::Histogram;
 use rand::{rngs::SmallRng, Rng, SeedableRng};
 use storlab_units::Rate;
 
-use crate::access::Access;
+use crate::access::{Access, FileSet};
 use crate::backend::{self, Backend, Completion, IoUnit, Op, Queued};
 use crate::data::{self, BufferPool};
 use crate::plan::{BackendKind, DataPattern, FsyncPolicy, GenerationRange, PhaseKind, PhasePlan, WorkerFile};
@@ -326,19 +326,8 @@ pub fn run_group_observed(
                     start_barrier.wait();
                     let (outcome, last_index) = match prepared {
                         Err(e) => (Err(e), None),
-                        Ok((file, pool, be)) => {
-                            let mut w = Worker::new(
-                                plan,
-                                i,
-                                wf.path.display().to_string(),
-                                wf.offset,
-                                wf.len,
-                                file,
-                                pool,
-                                be,
-                                mine,
-                                &tx,
-                            );
+                        Ok((files, pool, be)) => {
+                            let mut w = Worker::new(plan, i, wf, files, pool, be, mine, &tx);
                             w.flow = plan.settings.flow.and_then(|weight| {
                                 flows
                                     .iter()
@@ -824,10 +813,10 @@ fn place_thread(plan: &PhasePlan, index: usize) -> std::io::Result<()> {
     Ok(())
 }
 
-/// A worker's open file (None for the null back-end), buffers and back-end.
-type PreparedWorker = (Option<File>, BufferPool, Box<dyn Backend>);
+/// A worker's open files (none for the null back-end), buffers and back-end.
+type PreparedWorker = (Vec<File>, BufferPool, Box<dyn Backend>);
 
-/// Opens a worker's file, buffer pool and back-end.
+/// Opens a worker's files, buffer pool and back-end.
 fn prepare_worker(plan: &PhasePlan, index: usize, wf: &WorkerFile) -> Result<PreparedWorker, EngineError> {
     // Placement first, so that the buffers below are allocated under the memory policy.
     place_thread(plan, index).map_err(|e| EngineError::Backend {
@@ -835,22 +824,22 @@ fn prepare_worker(plan: &PhasePlan, index: usize, wf: &WorkerFile) -> Result<Pre
         path: wf.path.display().to_string(),
         source: e,
     })?;
-    let file = if plan.settings.engine == BackendKind::Null {
-        None
-    } else {
-        Some(open_worker_file(plan, &wf.path, wf.owned, wf.offset + wf.len)?)
-    };
-    if let Some(f) = &file {
-        advise(f, wf, plan.settings.fadvise);
+    let mut files = Vec::new();
+    if plan.settings.engine != BackendKind::Null {
+        for (path, offset, len) in wf.regions() {
+            let f = open_worker_file(plan, path, wf.owned, offset + len)?;
+            advise(&f, (offset, len), plan.settings.fadvise);
+            files.push(f);
+        }
     }
     let mut pool = BufferPool::new(plan.settings.iodepth as usize, plan.settings.bs.max() as usize);
     if plan.kind.writes() {
         pool.fill(&plan.settings.pattern, plan.seed ^ (index as u64) << 32);
     }
+    let regions: Vec<(&File, (u64, u64))> = files.iter().zip(wf.regions()).map(|(f, r)| (f, (r.1, r.2))).collect();
     let be = backend::open(
         plan.settings.engine,
-        file.as_ref(),
-        (wf.offset, wf.len),
+        &regions,
         plan.kind.writes(),
         plan.settings.iodepth,
         &pool,
@@ -862,7 +851,8 @@ fn prepare_worker(plan: &PhasePlan, index: usize, wf: &WorkerFile) -> Result<Pre
         path: wf.path.display().to_string(),
         source: e,
     })?;
-    Ok((file, pool, be))
+    drop(regions);
+    Ok((files, pool, be))
 }
 
 fn open_worker_file(plan: &PhasePlan, path: &Path, owned: bool, needed: u64) -> Result<File, EngineError> {
@@ -948,8 +938,10 @@ fn lay_out(plan: &PhasePlan, stop: &AtomicBool) -> Result<f64, EngineError> {
     let t = std::time::Instant::now();
     let mut need: BTreeMap<&Path, (u64, bool)> = BTreeMap::new();
     for w in &plan.workers {
-        let e = need.entry(&w.path).or_insert((0, w.owned));
-        e.0 = e.0.max(w.offset + w.len);
+        for (path, offset, len) in w.regions() {
+            let e = need.entry(path).or_insert((0, w.owned));
+            e.0 = e.0.max(offset + len);
+        }
     }
     let chunk = 1 << 20;
     let mut pool = BufferPool::new(1, chunk);
@@ -1006,7 +998,7 @@ fn lay_out(plan: &PhasePlan, stop: &AtomicBool) -> Result<f64, EngineError> {
 
 /// Gives the kernel the job's hint about a worker's region before the phase starts (a refusal
 /// only means the kernel keeps its own policy).
-fn advise(f: &File, wf: &WorkerFile, hint: Fadvise) {
+fn advise(f: &File, (offset, len): (u64, u64), hint: Fadvise) {
     use rustix::fs::Advice;
     let advice = match hint {
         Fadvise::None => return,
@@ -1015,7 +1007,7 @@ fn advise(f: &File, wf: &WorkerFile, hint: Fadvise) {
         Fadvise::Noreuse => Advice::NoReuse,
         Fadvise::Dontneed => Advice::DontNeed,
     };
-    let _ = rustix::fs::fadvise(f, wf.offset, std::num::NonZeroU64::new(wf.len), advice);
+    let _ = rustix::fs::fadvise(f, offset, std::num::NonZeroU64::new(len), advice);
 }
 
 /// Asks the kernel to drop a file's clean pages from the page cache.
@@ -1063,16 +1055,19 @@ struct InFlight {
     offset: u64,
     len: u32,
     write: bool,
+    /// Which of the worker's files.
+    file: u16,
 }
 
 struct Worker<'a> {
     plan: &'a PhasePlan,
     target: u16,
-    file_name: String,
-    _file: Option<File>,
+    /// Its files' names (one unless nrfiles), for results and messages.
+    file_names: Vec<String>,
+    _files: Vec<File>,
     pool: BufferPool,
     backend: Box<dyn Backend>,
-    access: Access,
+    access: FileSet,
     rng: SmallRng,
     shared: &'a Shared<'a>,
     tx: &'a mpsc::Sender<Msg>,
@@ -1116,8 +1111,8 @@ struct Worker<'a> {
     /// (unknown, u64::MAX, until it does).
     ramp_end: u64,
     /// verify_backlog: blocks written and not yet read back, and those being read back.
-    backlog: Vec<(u64, u64)>,
-    verify_queue: std::collections::VecDeque<(u64, u64)>,
+    backlog: Vec<(u16, u64, u64)>,
+    verify_queue: std::collections::VecDeque<(u16, u64, u64)>,
     /// The reads of the backlog are queued: let them complete before writing on.
     backlog_draining: bool,
 }
@@ -1129,15 +1124,52 @@ struct Flow {
     total_weight: AtomicU64,
 }
 
+/// A worker's access to its files: one access pattern per file over its region, served as
+/// `file_service` says. A pass is each file's own, or, with a byte count per pass (io_size, or
+/// a `size` smaller than the files of a `filesize`), that count across them all, the files
+/// going round as often as needed.
+fn file_set(plan: &PhasePlan, wf: &WorkerFile, worker_seed: u64) -> FileSet {
+    let st = &plan.settings;
+    let several = !wf.more.is_empty();
+    let budget = match (st.io_size, st.filesize, st.size) {
+        (Some(b), _, _) => Some(b),
+        (None, Some(_), Some(s)) if s < wf.total_len() => Some(s),
+        _ => None,
+    };
+    let time_based = st.runtime.is_some();
+    let accesses = wf
+        .regions()
+        .enumerate()
+        .map(|(f, (_, offset, len))| {
+            Access::new(plan.kind, offset, len, &st.bs, time_based, st.rwmix, st.stride)
+                // A byte count across the files: the set counts the passes.
+                .with_loops(if several && budget.is_some() { 1 } else { st.loops })
+                .with_hole(st.hole)
+                .with_strided(st.strided)
+                .with_pass_bytes(if several { None } else { budget })
+                .with_align(st.align)
+                .with_zones(match &st.distribution {
+                    Distribution::Zoned(z) => z,
+                    Distribution::Uniform => &[],
+                })
+                .with_random_map_if(st.random_map, worker_seed ^ 0x0005_EED0_F4A9 ^ (f as u64) << 40)
+        })
+        .collect();
+    FileSet::new(
+        accesses,
+        st.file_service,
+        budget.filter(|_| several).map(|b| (b, st.loops)),
+        time_based,
+    )
+}
+
 impl<'a> Worker<'a> {
     #[allow(clippy::too_many_arguments)]
     fn new(
         plan: &'a PhasePlan,
         index: usize,
-        file_name: String,
-        offset: u64,
-        len: u64,
-        file: Option<File>,
+        wf: &WorkerFile,
+        files: Vec<File>,
         pool: BufferPool,
         backend: Box<dyn Backend>,
         shared: &'a Shared<'a>,
@@ -1145,32 +1177,15 @@ impl<'a> Worker<'a> {
     ) -> Worker<'a> {
         let depth = plan.settings.iodepth.max(1) as usize;
         let worker_seed = plan.seed.wrapping_add(index as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        let len = wf.total_len();
         Worker {
             plan,
-            target: plan.workers[index].target,
-            file_name,
-            _file: file,
+            target: wf.target,
+            file_names: wf.regions().map(|r| r.0.display().to_string()).collect(),
+            _files: files,
             pool,
             backend,
-            access: Access::new(
-                plan.kind,
-                offset,
-                len,
-                &plan.settings.bs,
-                plan.settings.runtime.is_some(),
-                plan.settings.rwmix,
-                plan.settings.stride,
-            )
-            .with_loops(plan.settings.loops)
-            .with_hole(plan.settings.hole)
-            .with_strided(plan.settings.strided)
-            .with_pass_bytes(plan.settings.io_size)
-            .with_align(plan.settings.align)
-            .with_zones(match &plan.settings.distribution {
-                Distribution::Zoned(z) => z,
-                Distribution::Uniform => &[],
-            })
-            .with_random_map_if(plan.settings.random_map, worker_seed ^ 0x0005_EED0_F4A9),
+            access: file_set(plan, wf, worker_seed),
             rng: SmallRng::seed_from_u64(worker_seed),
             shared,
             tx,
@@ -1297,7 +1312,7 @@ impl<'a> Worker<'a> {
         let mut next_sched = 0.0f64;
         let mut issued = 0u64;
         let think_ns = self.plan.settings.think.0;
-        let mut pending: Option<(Op, u64, u64)> = None;
+        let mut pending: Option<(usize, Op, u64, u64)> = None;
         let mut done_issuing = false;
         // The access pattern has no more I/O (not a deadline, a stop or exitall).
         let mut exhausted = false;
@@ -1358,13 +1373,16 @@ impl<'a> Worker<'a> {
                     }
                 }
                 let next = pending.take().or_else(|| {
-                    let v = self.verify_queue.pop_front().map(|(o, l)| (Op::Read, o, l));
+                    let v = self
+                        .verify_queue
+                        .pop_front()
+                        .map(|(f, o, l)| (f as usize, Op::Read, o, l));
                     if v.is_some() && self.verify_queue.is_empty() {
                         self.backlog_draining = true;
                     }
                     v.or_else(|| self.access.next(&mut self.rng))
                 });
-                let Some((op, offset, len)) = next else {
+                let Some((file, op, offset, len)) = next else {
                     done_issuing = true;
                     exhausted = true;
                     break;
@@ -1386,7 +1404,7 @@ impl<'a> Worker<'a> {
                         if in_flight > 0 {
                             // Not due yet: take in what has completed meanwhile (without
                             // blocking), so completions are timed when they happen.
-                            pending = Some((op, offset, len));
+                            pending = Some((file, op, offset, len));
                             in_flight -= self.reap(0)?;
                             if sched - now > 300_000 {
                                 std::thread::sleep(std::time::Duration::from_micros(50));
@@ -1430,6 +1448,7 @@ impl<'a> Worker<'a> {
                     offset,
                     len: len as u32,
                     write,
+                    file: file as u16,
                 };
                 // fio's cmdprio_percentage: this request carries a priority of its own.
                 let ioprio = match self.plan.settings.cmdprio {
@@ -1446,6 +1465,7 @@ impl<'a> Worker<'a> {
                 let queued = match self.backend.queue(
                     IoUnit {
                         op,
+                        file: file as u16,
                         offset,
                         len: len as u32,
                         slot,
@@ -1462,7 +1482,7 @@ impl<'a> Worker<'a> {
                         issued += 1;
                         continue;
                     }
-                    r => r.map_err(|e| self.io_error(op, offset, e))?,
+                    r => r.map_err(|e| self.io_error_in(file, op, offset, e))?,
                 };
                 match queued {
                     Queued::Completed(n) => {
@@ -1524,7 +1544,7 @@ impl<'a> Worker<'a> {
         if let Some(l) = self.lat.as_ref().filter(|l| l.settled_until.is_none() && !interrupted) {
             if !self.plan.settings.latency_run {
                 return Err(EngineError::LatencyUnsettled {
-                    path: self.file_name.clone(),
+                    path: self.file_label(),
                     depth: l.qd,
                 });
             }
@@ -1540,7 +1560,7 @@ impl<'a> Worker<'a> {
             // IOzone's -c: closing (which on NFS flushes) counts. The back-end holds the
             // descriptor (and a mapping or ring); dropping both closes the file.
             self.backend = Box::new(crate::backend::Closed);
-            self._file = None;
+            self._files.clear();
             end = self.now();
         }
         self.tick(end)?;
@@ -1563,7 +1583,7 @@ impl<'a> Worker<'a> {
         let bytes = self.totals.bytes();
         Ok(WorkerOutcome {
             result: WorkerResult {
-                file: self.file_name.clone(),
+                file: self.file_label(),
                 bytes,
                 ops: self.totals.ops(),
                 seconds: measured_secs,
@@ -1619,7 +1639,7 @@ impl<'a> Worker<'a> {
     fn flush(&mut self) -> Result<(), EngineError> {
         let t = self.now();
         self.backend.flush().map_err(|e| EngineError::Flush {
-            path: self.file_name.clone(),
+            path: self.file_label(),
             source: e,
         })?;
         self.flush_ns += self.now() - t;
@@ -1651,17 +1671,17 @@ impl<'a> Worker<'a> {
                 // fio's continue_on_error: counted, the first kept, and on to the next I/O.
                 if self.errors.count == 0 {
                     self.errors.first_errno = -result;
-                    self.errors.first = self.io_error(op, io.offset, e).to_string();
+                    self.errors.first = self.io_error_in(io.file as usize, op, io.offset, e).to_string();
                 }
                 self.errors.count += 1;
                 self.free.push(slot);
                 return Ok(());
             }
-            return Err(self.io_error(op, io.offset, e));
+            return Err(self.io_error_in(io.file as usize, op, io.offset, e));
         }
         if result as u32 != io.len && !self.full {
             return Err(EngineError::ShortIo {
-                path: self.file_name.clone(),
+                path: self.file_names[io.file as usize].clone(),
                 write: io.write,
                 offset: io.offset,
                 wanted: io.len,
@@ -1685,7 +1705,7 @@ impl<'a> Worker<'a> {
         if io.write {
             self.writes_since_flush += 1;
             if self.backlog_every().is_some() {
-                self.backlog.push((io.offset, io.len as u64));
+                self.backlog.push((io.file, io.offset, io.len as u64));
             }
         } else if self.plan.verifies() {
             // Only the whole 4 KiB blocks of a read cut short by the file's end (fill).
@@ -1696,7 +1716,7 @@ impl<'a> Worker<'a> {
             };
             // SAFETY: the I/O on this slot has completed; nothing else uses the buffer.
             let buf = unsafe { self.pool.slice_mut(slot as usize, whole) };
-            let file = &self.file_name;
+            let file = &self.file_names[io.file as usize];
             let report = &mut self.verify;
             // Before the job's first write (any generation accepted) the files may hold an
             // earlier run's data: an intact block with another seed is that run's, counted
@@ -1785,7 +1805,7 @@ impl<'a> Worker<'a> {
         };
         if got < want {
             return Err(EngineError::RateMin {
-                path: self.file_name.clone(),
+                path: self.file_label(),
                 at: now as f64 / 1e9,
                 got: format!("{got:.0} {unit}"),
                 want: format!("{want:.0} {unit}"),
@@ -1885,6 +1905,14 @@ impl<'a> Worker<'a> {
         false
     }
 
+    /// The worker's file for results and messages: its one file, or its first and how many more.
+    fn file_label(&self) -> String {
+        match self.file_names.len() {
+            1 => self.file_names[0].clone(),
+            n => format!("{} and {} more", self.file_names[0], n - 1),
+        }
+    }
+
     /// fio's verify_backlog: read back every N blocks written, in a verified write phase.
     #[inline]
     fn backlog_every(&self) -> Option<u64> {
@@ -1894,9 +1922,19 @@ impl<'a> Worker<'a> {
             .filter(|_| self.plan.settings.verify && self.plan.kind.writes())
     }
 
+    /// An I/O error of a submission or a wait, which is no one file's.
     fn io_error(&self, op: Op, offset: u64, e: std::io::Error) -> EngineError {
+        self.io_error_at(self.file_label(), op, offset, e)
+    }
+
+    /// An I/O error on one of the worker's files.
+    fn io_error_in(&self, file: usize, op: Op, offset: u64, e: std::io::Error) -> EngineError {
+        self.io_error_at(self.file_names[file].clone(), op, offset, e)
+    }
+
+    fn io_error_at(&self, path: String, op: Op, offset: u64, e: std::io::Error) -> EngineError {
         EngineError::Io {
-            path: self.file_name.clone(),
+            path,
             write: op == Op::Write,
             offset,
             direct: self.plan.settings.direct,

@@ -30,13 +30,7 @@ fn plan(kind: PhaseKind, backend: BackendKind, path: &std::path::Path, workers: 
         generation: 0,
         seed: 7,
         workers: (0..workers)
-            .map(|i| WorkerFile {
-                path: path.to_path_buf(),
-                offset: i * len,
-                len,
-                owned: true,
-                target: 0,
-            })
+            .map(|i| WorkerFile::one(path.to_path_buf(), i * len, len, true, 0))
             .collect(),
         together: false,
         name: None,

@@ -134,6 +134,46 @@ pub struct WorkerFile {
     /// Which of the job's targets this region lies on (samples are also kept per target).
     #[serde(default)]
     pub target: u16,
+    /// The worker's further files (`nrfiles`), in the same directory and as much its own as the
+    /// first: the worker serves them all, as `file_service` says.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub more: Vec<FileRegion>,
+}
+
+/// A further file of a worker with several (`nrfiles`): the whole region it works on.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileRegion {
+    /// The file.
+    pub path: PathBuf,
+    /// Where the region starts in the file (bytes).
+    pub offset: u64,
+    /// The length of the region (bytes).
+    pub len: u64,
+}
+
+impl WorkerFile {
+    /// One worker's region on one file (with no further files).
+    pub fn one(path: PathBuf, offset: u64, len: u64, owned: bool, target: u16) -> WorkerFile {
+        WorkerFile {
+            path,
+            offset,
+            len,
+            owned,
+            target,
+            more: Vec::new(),
+        }
+    }
+
+    /// Every file the worker serves, the first first: (path, offset, length).
+    pub fn regions(&self) -> impl Iterator<Item = (&std::path::Path, u64, u64)> {
+        std::iter::once((self.path.as_path(), self.offset, self.len))
+            .chain(self.more.iter().map(|m| (m.path.as_path(), m.offset, m.len)))
+    }
+
+    /// The bytes of all its regions together.
+    pub fn total_len(&self) -> u64 {
+        self.regions().map(|r| r.2).sum()
+    }
 }
 
 /// The range of write generations a verified read accepts.

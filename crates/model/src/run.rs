@@ -270,7 +270,7 @@ impl Phase {
     /// Bytes of the file set (all workers' regions), when known.
     pub fn file_set_bytes(&self) -> Option<u64> {
         match &self.params {
-            PhaseParams::Plan(p) => Some(p.workers.iter().map(|w| w.len).sum()),
+            PhaseParams::Plan(p) => Some(p.workers.iter().map(|w| w.total_len()).sum()),
             PhaseParams::Imported(i) => Some(i.file_size? * i.workers.unwrap_or(1) as u64),
             PhaseParams::Meta(m) => Some(m.file_size * m.items_per_worker * m.workers as u64),
         }

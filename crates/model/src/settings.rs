@@ -267,6 +267,28 @@ pub enum Share {
     Whole,
 }
 
+/// Which of its files a worker with several (`nrfiles`) serves next (fio's file_service_type).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum FileService {
+    /// The next file in turn after this many I/Os on one (fio's roundrobin, 1 by default).
+    RoundRobin(u32),
+    /// One file until its pass is done, then the next (fio's sequential).
+    Sequential,
+    /// A file drawn at random after this many I/Os on one (fio's random).
+    Random(u32),
+}
+
+/// Each file's size when a worker has several (`filesize`): one size, or a range from which
+/// each file's is drawn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct FileSizes {
+    /// The smallest.
+    pub low: u64,
+    /// The largest (equal to `low` for one size).
+    pub high: u64,
+}
+
 /// How workers share `cpus`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -492,6 +514,9 @@ settings! {
     io_size: u64 | "the region's size", "SIZE", "bytes each worker moves per pass of a phase without runtime, going round its region as often as needed (fio's io_size)", read_io_size;
     offset: u64 = "0", "SIZE", "where each worker's region starts in its file (fio's offset)", read_size;
     offset_increment: u64 = "0", "SIZE", "added to `offset` for each further worker (fio's offset_increment)", read_size;
+    nrfiles: u32 = "1", "N", "files each worker works through in a directory target, switching between them as `file_service` says; `size` is shared among them (fio's nrfiles)", read_nrfiles;
+    filesize: FileSizes | "`size` ÷ `nrfiles`", "SIZE|LO-HI", "with `nrfiles`: each file's size, or a range from which each file's is drawn (a multiple of the smallest block); `size`, when smaller than the files together, bounds what a pass moves (fio's filesize)", read_file_sizes;
+    file_service: FileService = "roundrobin", "HOW", "with `nrfiles`: `roundrobin[:N]` (the next file after N I/Os, 1 unless given), `sequential` (each file's pass whole, then the next), `random[:N]` (a file drawn at random after N I/Os) (fio's file_service_type)", read_file_service;
     share: Share = "split", "split|whole", "workers on one file or device: `split` — each its own equal part; `whole` — each over the whole region, overlapping (fio's numjobs on one filename)", read_share;
     priority: IoPriority | "the default", "CLASS[:LEVEL]", "the workers' I/O priority (ioprio_set(2)): `rt`, `be` or `idle`, and a level from 0 (highest) to 7 (fio's prioclass and prio)", read_priority;
     cmdprio: CommandPriority | "none", "PCT[,PCT]:CLASS[:LEVEL]", "this percentage of the I/Os (reads, then writes when two are given) carry this priority on the request itself, the others the worker's (io_uring's per-request ioprio; fio's cmdprio_percentage, cmdprio_class, cmdprio): `20:rt:0`", read_cmdprio;
@@ -881,6 +906,52 @@ fn read_cmdprio(s: &str) -> Result<CommandPriority, String> {
         write_percent: w,
         priority,
     })
+}
+
+fn read_nrfiles(s: &str) -> Result<u32, String> {
+    read_in_range(s, "nrfiles", 1, 1 << 20, " files per worker")
+}
+
+fn read_file_sizes(s: &str) -> Result<FileSizes, String> {
+    let (lo, hi) = match s.split_once('-') {
+        Some((a, b)) => (read_size(a.trim())?, read_size(b.trim())?),
+        None => {
+            let v = read_size(s)?;
+            (v, v)
+        }
+    };
+    if lo == 0 || hi < lo {
+        return Err(format!(
+            "filesize '{s}': expected a size above 0, or a range LO-HI with 0 < LO ≤ HI"
+        ));
+    }
+    Ok(FileSizes { low: lo, high: hi })
+}
+
+fn read_file_service(s: &str) -> Result<FileService, String> {
+    let (how, n) = match s.split_once(':') {
+        Some((h, n)) => (h, Some(n)),
+        None => (s, None),
+    };
+    let count = || -> Result<u32, String> {
+        match n {
+            None => Ok(1),
+            Some(n) => match n.trim().parse::<u32>() {
+                Ok(v) if v > 0 => Ok(v),
+                _ => Err(format!(
+                    "file_service '{s}': the I/Os before switching must be a whole number above 0"
+                )),
+            },
+        }
+    };
+    match how.trim() {
+        "roundrobin" => Ok(FileService::RoundRobin(count()?)),
+        "random" => Ok(FileService::Random(count()?)),
+        "sequential" if n.is_none() => Ok(FileService::Sequential),
+        _ => Err(format!(
+            "'{s}' is not a file service: expected roundrobin[:N], sequential or random[:N]"
+        )),
+    }
 }
 
 fn read_share(s: &str) -> Result<Share, String> {

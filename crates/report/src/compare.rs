@@ -62,7 +62,7 @@ pub fn workload_of(p: &Phase) -> BTreeMap<String, String> {
                 m.insert("rate".into(), rate_text(r));
             }
             m.insert("threads".into(), plan.workers.len().to_string());
-            let lens: Vec<String> = plan.workers.iter().map(|w| w.len.to_string()).collect();
+            let lens: Vec<String> = plan.workers.iter().map(|w| w.total_len().to_string()).collect();
             m.insert("bytes per worker".into(), lens.join(","));
             serde_json::to_value(&plan.settings).unwrap_or_default()
         }

@@ -292,8 +292,22 @@ fn job_options(p: &Phase) -> Map<String, Value> {
         };
         m.insert("ioengine".into(), json!(engine));
         m.insert("direct".into(), json!(if s.direct { "1" } else { "0" }));
-        if let Some(size) = plan.workers.first().map(|w| w.len) {
+        // A worker's bytes (fio's size per job); with several files or their sizes given,
+        // the size the job gave, which bounds a pass across them.
+        let given = s.size.filter(|_| s.nrfiles > 1 || s.filesize.is_some());
+        if let Some(size) = given.or_else(|| plan.workers.first().map(|w| w.total_len())) {
             m.insert("size".into(), json!(size.to_string()));
+        }
+        if s.nrfiles > 1 {
+            m.insert("nrfiles".into(), json!(s.nrfiles.to_string()));
+        }
+        if let Some(f) = s.filesize {
+            let text = if f.low == f.high {
+                f.low.to_string()
+            } else {
+                format!("{}-{}", f.low, f.high)
+            };
+            m.insert("filesize".into(), json!(text));
         }
         if let Some(r) = s.runtime {
             m.insert("runtime".into(), json!(format!("{}", r.0 / 1_000_000_000)));

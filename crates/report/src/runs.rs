@@ -262,7 +262,7 @@ pub fn render(run: &RunDetail) -> String {
             "{}{} worker(s) · file set {} · engine {} · iodepth {} · {}{}\n",
             ranks_prefix(run),
             plan.workers.len(),
-            Size(plan.workers.iter().map(|w| w.len).sum()).human(),
+            Size(plan.workers.iter().map(|w| w.total_len()).sum()).human(),
             plan.settings.engine.name(),
             plan.settings.iodepth,
             if plan.settings.direct { "O_DIRECT" } else { "buffered" },

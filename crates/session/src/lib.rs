@@ -452,7 +452,9 @@ impl Phases for PlanPhases<'_> {
         (
             PhaseName::Kind(phase.kind),
             runtime.map(|ns| (ns + phase.settings.ramp.0) as f64 / 1e9),
-            runtime.is_none().then(|| phase.workers.iter().map(|w| w.len).sum()),
+            runtime
+                .is_none()
+                .then(|| phase.workers.iter().map(|w| w.total_len()).sum()),
             true,
         )
     }

@@ -6,8 +6,9 @@ use std::path::{Path, PathBuf};
 
 use serde::Serialize;
 use storlab_model::plan::{
-    BackendKind, BlockSizes, FsyncPolicy, GenerationRange, PhaseKind, PhasePlan, WorkerFile, VERIFY_BLOCK,
+    BackendKind, BlockSizes, FileRegion, FsyncPolicy, GenerationRange, PhaseKind, PhasePlan, WorkerFile, VERIFY_BLOCK,
 };
+use storlab_model::settings::FileSizes;
 use storlab_units::Size;
 
 use crate::{Job, PhaseSettings, Settings, WorkloadError};
@@ -70,6 +71,47 @@ struct SetShape {
     align: u64,
     whole: bool,
     offsets: (u64, u64),
+    /// Files per worker in a directory target (fio's nrfiles), and their sizes when given.
+    files: u32,
+    file_sizes: Option<FileSizes>,
+    /// Draws the sizes of a range of file sizes.
+    seed: u64,
+}
+
+/// The sizes of one worker's `n` files in a directory, as fio's filesetup.c gives them: each
+/// drawn from `sizes` (a multiple of `align`, at least one block), or, without sizes, `total`
+/// shared out with the first files a block larger where it does not divide evenly.
+fn file_sizes(n: u32, total: u64, sizes: Option<FileSizes>, align: u64, seed: u64) -> Vec<u64> {
+    let n = n.max(1) as u64;
+    match sizes {
+        Some(FileSizes { low, high }) => {
+            let mut state = seed;
+            (0..n)
+                .map(|_| {
+                    // splitmix64: a size per file, the same for the same seed (a read phase
+                    // and a later run with the seed find the files the write made).
+                    state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+                    let mut z = state;
+                    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+                    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+                    z ^= z >> 31;
+                    let span = high - low;
+                    let v = low
+                        + if span == 0 {
+                            0
+                        } else {
+                            (span as f64 * (z >> 11) as f64 / (1u64 << 53) as f64) as u64
+                        };
+                    (v / align * align).max(align)
+                })
+                .collect()
+        }
+        None => {
+            let each = total / n / align * align;
+            let extra = (total - each * n) / align;
+            (0..n).map(|i| each + if i < extra { align } else { 0 }).collect()
+        }
+    }
 }
 
 /// One file per worker in each directory target (named `PREFIX-W.dat`), workers sharing a
@@ -87,7 +129,28 @@ fn place_workers(
         align,
         whole,
         offsets,
+        files,
+        file_sizes: sizes,
+        seed,
     } = *shape;
+    if files > 1 || sizes.is_some() {
+        if let Some((path, kind, _)) = mine
+            .iter()
+            .map(|&ti| &targets[ti])
+            .find(|(_, k, _)| *k != TargetKind::Directory)
+        {
+            let what = if files > 1 { "nrfiles" } else { "filesize" };
+            return Err(target_error(
+                path,
+                format!("{what} shapes the files storlab makes in a directory, and this is {}: give a directory target, or a size for this one", match kind {
+                    TargetKind::NewFile => "a new file",
+                    TargetKind::Device => "a device",
+                    TargetKind::CharDevice => "a character device",
+                    _ => "an existing file",
+                }),
+            ));
+        }
+    }
     // fio's offset and offset_increment: worker w's region starts this far in.
     let base = |w: u64| offsets.0 + w * offsets.1;
     let mut workers: Vec<WorkerFile> = Vec::new();
@@ -100,17 +163,47 @@ fn place_workers(
             continue;
         }
         match kind {
-            TargetKind::Directory => {
+            TargetKind::Directory if files <= 1 && sizes.is_none() => {
                 for w in &own {
                     let f = path.join(format!("{prefix}-{w}.dat"));
-                    workers.push(WorkerFile {
-                        path: f.clone(),
-                        offset: base(*w as u64),
-                        len: size.unwrap_or(DEFAULT_SIZE),
-                        owned: true,
-                        target: ti as u16,
-                    });
+                    workers.push(WorkerFile::one(
+                        f.clone(),
+                        base(*w as u64),
+                        size.unwrap_or(DEFAULT_SIZE),
+                        true,
+                        ti as u16,
+                    ));
                     created.push(f);
+                }
+            }
+            TargetKind::Directory => {
+                // Several files per worker (fio's nrfiles, filesize): PREFIX-W.F.dat.
+                for w in &own {
+                    let lens = file_sizes(
+                        files,
+                        size.unwrap_or(DEFAULT_SIZE),
+                        sizes,
+                        align,
+                        seed ^ (*w as u64).wrapping_mul(0xA076_1D64_78BD_642F),
+                    );
+                    if lens.contains(&0) {
+                        return Err(target_error(path, format!("size {} shared by {files} files leaves less than one block ({}) each: give fewer files or a larger size", Size(size.unwrap_or(DEFAULT_SIZE)), Size(align))));
+                    }
+                    let mut regions = lens.iter().enumerate().map(|(j, len)| {
+                        let f = path.join(format!("{prefix}-{w}.{j}.dat"));
+                        created.push(f.clone());
+                        (f, *len)
+                    });
+                    let (first, len) = regions.next().expect("a worker's first file");
+                    let mut wf = WorkerFile::one(first, base(*w as u64), len, true, ti as u16);
+                    wf.more = regions
+                        .map(|(path, len)| FileRegion {
+                            path,
+                            offset: base(*w as u64),
+                            len,
+                        })
+                        .collect();
+                    workers.push(wf);
                 }
             }
             TargetKind::NewFile | TargetKind::File | TargetKind::Device | TargetKind::CharDevice => {
@@ -146,13 +239,13 @@ fn place_workers(
                     }
                 }
                 for j in 0..m {
-                    workers.push(WorkerFile {
-                        path: path.clone(),
-                        offset: base(j) + if whole { 0 } else { j * share },
-                        len: share,
-                        owned: *kind == TargetKind::NewFile,
-                        target: ti as u16,
-                    });
+                    workers.push(WorkerFile::one(
+                        path.clone(),
+                        base(j) + if whole { 0 } else { j * share },
+                        share,
+                        *kind == TargetKind::NewFile,
+                        ti as u16,
+                    ));
                 }
                 if *kind == TargetKind::NewFile {
                     created.push(path.clone());
@@ -441,12 +534,34 @@ pub fn resolve(job: &Job, opts: &ResolveOptions) -> Result<Plan, WorkloadError> 
             }
             s => s,
         };
+        // Files per worker and their sizes shape the set's files too.
+        let (files, file_sizes) = (effs[first].nrfiles, effs[first].filesize);
+        for &i in &members {
+            if (effs[i].nrfiles, effs[i].filesize) != (files, file_sizes) {
+                return Err(WorkloadError::invalid(origin_of(i), format!("nrfiles or filesize differs from phase {}: the phases share the same files, so they must be the same", first + 1)));
+            }
+            if files > 1 && effs[i].fill {
+                return Err(WorkloadError::invalid(
+                    origin_of(i),
+                    "fill with nrfiles: a worker fills the filesystem through one file; give nrfiles = 1",
+                ));
+            }
+            if files > 1 && effs[i].engine == BackendKind::Stdio {
+                return Err(WorkloadError::invalid(
+                    origin_of(i),
+                    "nrfiles with engine stdio: a stdio stream is one file's; use psync",
+                ));
+            }
+        }
         let shape = SetShape {
             threads,
             size,
             align,
             whole,
             offsets,
+            files,
+            file_sizes,
+            seed: job.settings.seed.unwrap_or(opts.default_seed) ^ si as u64,
         };
         let (workers, made) = place_workers(&targets, &mine, &shape, &prefix)?;
         for f in made {
@@ -457,7 +572,7 @@ pub fn resolve(job: &Job, opts: &ResolveOptions) -> Result<Plan, WorkloadError> 
         set_workers.push(workers);
         fill_sets.push(fills || goes_past);
     }
-    let file_set_bytes: u64 = set_workers.iter().flatten().map(|w| w.len).sum();
+    let file_set_bytes: u64 = set_workers.iter().flatten().map(|w| w.total_len()).sum();
 
     // Per-phase checks.
     // Headers are written whenever the job verifies anywhere, so that a write-only job's files
@@ -472,7 +587,7 @@ pub fn resolve(job: &Job, opts: &ResolveOptions) -> Result<Plan, WorkloadError> 
         let si = sets.iter().position(|s| *s == set_of(i)).expect("the phase's set");
         let workers = &set_workers[si];
         let (mut gen, mut full_gen) = gens[si];
-        let region = workers.iter().map(|w| w.len).min().unwrap_or(0);
+        let region = workers.iter().flat_map(|w| w.regions().map(|r| r.2)).min().unwrap_or(0);
         if e.bs.max() > region {
             return Err(WorkloadError::invalid(
                 &origin,

@@ -357,10 +357,13 @@ pub fn convert(j: &Resolved, notes: &mut Vec<String>) -> Result<Converted, Workl
     }
     // Size and files.
     let nrfiles = j.int("nrfiles")?.unwrap_or(1);
-    if nrfiles != 1 {
+    if nrfiles == 0 {
+        return Err(j.refuse("nrfiles", "0 files: expected 1 or more".into()));
+    }
+    if nrfiles > 1 && j.val("filename").is_some() {
         return Err(j.refuse(
             "nrfiles",
-            "several files per job: storlab has one file (or device) per worker".into(),
+            format!("{nrfiles} files with one filename: name them with filename=a:b:…, or give a directory and let storlab name them"),
         ));
     }
     let target_len = |path: &PathBuf| std::fs::metadata(path).ok().map(|m| m.len()).filter(|l| *l > 0);
@@ -390,14 +393,66 @@ pub fn convert(j: &Resolved, notes: &mut Vec<String>) -> Result<Converted, Workl
         }
         None => vec![dir.clone().unwrap_or_else(|| PathBuf::from("."))],
     };
+    // fio's filesize: each file's size, or a range each file's is drawn from (in a
+    // directory, where storlab makes the files); `size` then bounds what a pass moves.
+    let file_sizes = match j.val("filesize") {
+        Some(v) if v.contains('-') || (nrfiles > 1 && j.val("filename").is_none()) => {
+            let (lo, hi) = match v.split_once('-') {
+                Some((a, b)) => (
+                    value::bytes(a, j.kb).map_err(|e| j.refuse("filesize", e))?,
+                    value::bytes(b, j.kb).map_err(|e| j.refuse("filesize", e))?,
+                ),
+                None => {
+                    let b = value::bytes(v, j.kb).map_err(|e| j.refuse("filesize", e))?;
+                    (b, b)
+                }
+            };
+            if j.val("filename").is_some() {
+                return Err(j.refuse(
+                    "filesize",
+                    "a range of file sizes for a named file: storlab draws the sizes of files it makes in a directory; give the file's size".into(),
+                ));
+            }
+            if lo == 0 || hi < lo {
+                return Err(j.refuse(
+                    "filesize",
+                    format!("{v}: expected a size above 0, or a range LO-HI with 0 < LO ≤ HI"),
+                ));
+            }
+            Some((lo, hi))
+        }
+        _ => None,
+    };
+    if nrfiles > 1 {
+        s.push(("nrfiles".into(), nrfiles.to_string()));
+    }
+    if let Some((lo, hi)) = file_sizes {
+        s.push((
+            "filesize".into(),
+            if lo == hi { lo.to_string() } else { format!("{lo}-{hi}") },
+        ));
+    }
+    match j.val("file_service_type") {
+        None => {}
+        Some(v) => {
+            let (how, n) = v.split_once(':').unwrap_or((v, ""));
+            match how {
+                "roundrobin" | "random" | "sequential" => {
+                    if nrfiles > 1 {
+                        s.push(("file_service".into(), if n.is_empty() || how == "sequential" { how.to_string() } else { format!("{how}:{n}") }));
+                    }
+                }
+                _ => {
+                    return Err(j.refuse(
+                        "file_service_type",
+                        format!("{how}: files chosen by a skewed distribution (zipf, pareto, normal, gauss); storlab serves them roundrobin, sequential or random"),
+                    ))
+                }
+            }
+        }
+    }
     let size_of = |k: &str| -> Result<Option<u64>, WorkloadError> {
         let Some(v) = j.val(k) else { return Ok(None) };
-        if v.contains('-') && k == "filesize" {
-            return Err(j.refuse(
-                k,
-                "a range of file sizes: storlab's workers each have one file of one size".into(),
-            ));
-        }
         match value::size(v, j.kb).map_err(|e| j.refuse(k, e))? {
             SizeValue::Bytes(b) => Ok(Some(b)),
             SizeValue::Percent(p) => match targets.first().filter(|_| j.val("filename").is_some()).and_then(target_len) {
@@ -406,15 +461,19 @@ pub fn convert(j: &Resolved, notes: &mut Vec<String>) -> Result<Converted, Workl
             },
         }
     };
-    let size = match (size_of("size")?, size_of("filesize")?) {
-        (Some(a), Some(b)) if a != b => {
-            return Err(j.refuse(
-                "filesize",
-                format!("files of {b} bytes within a size of {a}: storlab has one file per worker, as large as size"),
-            ))
+    let size = if file_sizes.is_some() {
+        size_of("size")?
+    } else {
+        match (size_of("size")?, size_of("filesize")?) {
+            // One file of filesize, of which a pass moves size (fio's size bounds the job).
+            (Some(a), Some(b)) if a < b => {
+                s.push(("io_size".into(), a.to_string()));
+                Some(b)
+            }
+            (Some(_), Some(b)) => Some(b),
+            (Some(a), None) => Some(a),
+            (None, b) => b,
         }
-        (Some(a), _) => Some(a),
-        (None, b) => b,
     };
     if let Some(b) = size {
         s.push(("size".into(), storlab_units::Size(b).to_string()));

@@ -18,6 +18,7 @@
 //! | `rw`/`readwrite` read, write, randread, randwrite, randrw; `read:-N` with N twice `bs` | the phase: read, write, randread, randwrite, randrw; backread |
 //! | `bs`/`blocksize`, `bssplit` | `bs` (a `bssplit` as storlab's weighted mix) |
 //! | `size`, `filesize` | `size` (bytes per worker) |
+//! | `nrfiles`, `filesize` ranges, `file_service_type` | `nrfiles`, `filesize`, `file_service` (each worker's files in a directory) |
 //! | `numjobs` | `threads` |
 //! | `iodepth` | `iodepth` (1 with a synchronous engine, as fio caps it) |
 //! | `ioengine` psync/sync, pvsync, io_uring, mmap, null; libaio | `engine` psync, pvsync, io_uring, mmap, null; io_uring, with a note |
