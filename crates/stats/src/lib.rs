@@ -14,6 +14,7 @@ use statrs::distribution::{ContinuousCDF, StudentsT};
 
 pub mod impact;
 pub mod intervals;
+pub mod sequential;
 
 /// A row of seed 002's statistics table (the data challenge's and the monitor's): the MAX, MIN,
 /// AVG and sample SD of `series` (the long-term averages), zeros when it is empty.
