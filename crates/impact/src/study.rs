@@ -167,126 +167,167 @@ pub fn cost_to_users(
             "--repeat 0: an impact study needs at least one idle and one loaded repetition",
         ));
     }
-    let task = Mutex::new(task);
+    let mut pairs = Pairs::new(task);
     let mut reps = Vec::new();
     let mut aborted = false;
-    let mut ended = false;
-    // Whether the task this study started is (as far as it knows) still running.
-    let mut live = false;
     let result = (|| -> anyhow::Result<()> {
         for r in 1..=repeat {
-            for loaded in [false, true] {
-                let mut tries = 0;
-                loop {
-                    if stop.load(Ordering::Relaxed) {
-                        aborted = true;
-                        return Ok(());
-                    }
-                    rec.run_started();
-                    if loaded {
-                        let mut t = task.lock().unwrap_or_else(|e| e.into_inner());
-                        ended = false;
-                        live = true;
-                        start_running(rec, 0, &mut **t)?;
-                    }
-                    rec.event(
-                        "repetition-start",
-                        format!("repetition {r}, {}", if loaded { "with the task" } else { "idle" }),
-                    );
-                    // While a loaded repetition runs, the task is looked at every POLL_EVERY.
-                    let job_done = AtomicBool::new(false);
-                    let (run, watched) = std::thread::scope(|s| {
-                        let watcher = loaded.then(|| {
-                            s.spawn(|| -> anyhow::Result<()> {
-                                while !job_done.load(Ordering::Relaxed) {
-                                    {
-                                        let mut t = task.lock().unwrap_or_else(|e| e.into_inner());
-                                        look(rec, 0, &mut **t, &mut ended)?;
-                                    }
-                                    sleep_unless(POLL_EVERY, &|| job_done.load(Ordering::Relaxed));
-                                }
-                                Ok(())
-                            })
-                        });
-                        let run = fg.run(
-                            if loaded {
-                                RunKind::ImpactLoaded
-                            } else {
-                                RunKind::ImpactIdle
-                            },
-                            &PhaseControl::new(),
-                        );
-                        job_done.store(true, Ordering::Relaxed);
-                        let watched = watcher.map(|w| w.join().expect("the watcher does not panic"));
-                        (run, watched)
-                    });
-                    let run = run?;
-                    rec.event("repetition-end", format!("repetition {r} (run {})", run.run_id));
-                    rec.run_ended(run.run_id);
-                    if let Some(w) = watched {
-                        w?;
-                    }
-                    if run.aborted {
-                        aborted = true;
-                        reps.push(Repetition {
-                            index: r,
-                            loaded,
-                            run_id: run.run_id,
-                            overlapped: false,
-                            results: run.results,
-                        });
-                        return Ok(());
-                    }
-                    let overlapped = !loaded || {
-                        let mut t = task.lock().unwrap_or_else(|e| e.into_inner());
-                        matches!(look(rec, 0, &mut **t, &mut ended)?, TaskState::Running(_))
-                    };
-                    if !overlapped {
-                        rec.event(
-                            "task-ended-early",
-                            format!("repetition {r} (run {}): the task ended before the job did", run.run_id),
-                        );
-                    }
-                    if loaded && overlapped {
-                        // The idle repetitions run with the task stopped: the next loaded one
-                        // starts it afresh.
-                        let mut t = task.lock().unwrap_or_else(|e| e.into_inner());
-                        live = false;
-                        t.stop().map_err(task_err)?;
-                        rec.event("task-stopped", t.describe());
-                    }
-                    if !overlapped {
-                        live = false;
-                    }
-                    reps.push(Repetition {
-                        index: r,
-                        loaded,
-                        run_id: run.run_id,
-                        overlapped,
-                        results: run.results,
-                    });
-                    if loaded && !overlapped && early == EarlyFinish::Restart && tries == 0 {
-                        tries += 1;
-                        continue;
-                    }
-                    break;
-                }
+            let (mut done, stopped) = pairs.pair(r, fg, early, rec, stop)?;
+            reps.append(&mut done);
+            if stopped {
+                aborted = true;
+                return Ok(());
             }
         }
         Ok(())
     })();
-    // However the study ends (Ctrl-C, an error), the task it started is stopped.
-    let task = task.into_inner().unwrap_or_else(|e| e.into_inner());
-    let stopped = task.stop();
-    if live {
-        rec.event("task-stopped", task.describe());
-    }
+    let stopped = pairs.finish(rec);
     result?;
-    stopped.map_err(task_err)?;
+    stopped?;
     Ok(UsersStudy {
         repetitions: reps,
         aborted,
     })
+}
+
+/// Repetitions of a cost-to-the-users study taken a pair at a time, so that a caller may decide
+/// after each pair whether another is needed (`storlab qualify`'s impact criteria): the job
+/// idle, then with the task, the task started afresh for the loaded one and stopped after it.
+/// [`Pairs::finish`] stops the task this study started however the study ends.
+pub struct Pairs<'t> {
+    task: Mutex<&'t mut dyn Task>,
+    /// Whether the task this study started is (as far as it knows) still running.
+    live: bool,
+}
+
+impl<'t> Pairs<'t> {
+    /// Pairs of repetitions with `task` as the load.
+    pub fn new(task: &'t mut dyn Task) -> Pairs<'t> {
+        Pairs {
+            task: Mutex::new(task),
+            live: false,
+        }
+    }
+
+    /// Repetition `r`: the job idle, then with the task running (and, when the task ended
+    /// before the job and `early` says so, the loaded one once more). Returns the repetitions
+    /// run, in order, and whether Ctrl-C stopped the study.
+    pub fn pair(
+        &mut self,
+        r: u32,
+        fg: &mut dyn Foreground,
+        early: EarlyFinish,
+        rec: &Recorder,
+        stop: &AtomicBool,
+    ) -> anyhow::Result<(Vec<Repetition>, bool)> {
+        let task = &self.task;
+        let mut reps = Vec::new();
+        for loaded in [false, true] {
+            let mut tries = 0;
+            loop {
+                if stop.load(Ordering::Relaxed) {
+                    return Ok((reps, true));
+                }
+                let mut ended = false;
+                rec.run_started();
+                if loaded {
+                    let mut t = task.lock().unwrap_or_else(|e| e.into_inner());
+                    self.live = true;
+                    start_running(rec, 0, &mut **t)?;
+                }
+                rec.event(
+                    "repetition-start",
+                    format!("repetition {r}, {}", if loaded { "with the task" } else { "idle" }),
+                );
+                // While a loaded repetition runs, the task is looked at every POLL_EVERY.
+                let job_done = AtomicBool::new(false);
+                let (run, watched) = std::thread::scope(|s| {
+                    let ended = &mut ended;
+                    let watcher = loaded.then(|| {
+                        s.spawn(|| -> anyhow::Result<()> {
+                            while !job_done.load(Ordering::Relaxed) {
+                                {
+                                    let mut t = task.lock().unwrap_or_else(|e| e.into_inner());
+                                    look(rec, 0, &mut **t, ended)?;
+                                }
+                                sleep_unless(POLL_EVERY, &|| job_done.load(Ordering::Relaxed));
+                            }
+                            Ok(())
+                        })
+                    });
+                    let run = fg.run(
+                        if loaded {
+                            RunKind::ImpactLoaded
+                        } else {
+                            RunKind::ImpactIdle
+                        },
+                        &PhaseControl::new(),
+                    );
+                    job_done.store(true, Ordering::Relaxed);
+                    let watched = watcher.map(|w| w.join().expect("the watcher does not panic"));
+                    (run, watched)
+                });
+                let run = run?;
+                rec.event("repetition-end", format!("repetition {r} (run {})", run.run_id));
+                rec.run_ended(run.run_id);
+                if let Some(w) = watched {
+                    w?;
+                }
+                if run.aborted {
+                    reps.push(Repetition {
+                        index: r,
+                        loaded,
+                        run_id: run.run_id,
+                        overlapped: false,
+                        results: run.results,
+                    });
+                    return Ok((reps, true));
+                }
+                let overlapped = !loaded || {
+                    let mut t = task.lock().unwrap_or_else(|e| e.into_inner());
+                    matches!(look(rec, 0, &mut **t, &mut ended)?, TaskState::Running(_))
+                };
+                if !overlapped {
+                    rec.event(
+                        "task-ended-early",
+                        format!("repetition {r} (run {}): the task ended before the job did", run.run_id),
+                    );
+                    self.live = false;
+                }
+                if loaded && overlapped {
+                    // The idle repetitions run with the task stopped: the next loaded one
+                    // starts it afresh.
+                    let mut t = task.lock().unwrap_or_else(|e| e.into_inner());
+                    self.live = false;
+                    t.stop().map_err(task_err)?;
+                    rec.event("task-stopped", t.describe());
+                }
+                reps.push(Repetition {
+                    index: r,
+                    loaded,
+                    run_id: run.run_id,
+                    overlapped,
+                    results: run.results,
+                });
+                if loaded && !overlapped && early == EarlyFinish::Restart && tries == 0 {
+                    tries += 1;
+                    continue;
+                }
+                break;
+            }
+        }
+        Ok((reps, false))
+    }
+
+    /// Stops the task this study started (if it still runs) and says so.
+    pub fn finish(self, rec: &Recorder) -> anyhow::Result<()> {
+        let task = self.task.into_inner().unwrap_or_else(|e| e.into_inner());
+        let stopped = task.stop();
+        if self.live {
+            rec.event("task-stopped", task.describe());
+        }
+        stopped.map_err(task_err)
+    }
 }
 
 // ---------------------------------------------------------------------------------------------

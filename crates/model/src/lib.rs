@@ -13,6 +13,7 @@ pub mod env;
 pub mod meta;
 pub mod monitor;
 pub mod plan;
+pub mod qualify;
 pub mod result;
 pub mod risk;
 pub mod run;
