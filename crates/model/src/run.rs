@@ -105,6 +105,8 @@ named_enum! {
         Challenge = "challenge",
         /// A metadata workload (`storlab meta`): a phase per namespace operation.
         Meta = "meta",
+        /// A repetition of a job of a qualification (`storlab qualify`).
+        Qualify = "qualify",
     }
 }
 

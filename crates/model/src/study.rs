@@ -28,6 +28,8 @@ named_enum! {
         Sweep = "sweep",
         /// `storlab sweep` of file size × block size (drawn as heat maps).
         SweepMatrix = "sweep-matrix",
+        /// `storlab qualify`: a plan's jobs repeated until its criteria are decided.
+        Qualify = "qualify",
     }
 }
 
@@ -83,6 +85,16 @@ pub enum Role {
         /// The run's job name.
         name: String,
     },
+    /// A repetition of a qualification's job.
+    Trial {
+        /// The job (and its point): "serial write threads=4".
+        job: String,
+        /// 1-based.
+        repetition: u32,
+        /// For a job with a background task: with the task running (true) or idle.
+        #[serde(default, skip_serializing_if = "Option::is_none")]
+        loaded: Option<bool>,
+    },
 }
 
 impl fmt::Display for Role {
@@ -114,6 +126,19 @@ impl fmt::Display for Role {
                 record_bytes / 1024
             ),
             Role::Imported { name } => f.write_str(name),
+            Role::Trial {
+                job,
+                repetition,
+                loaded,
+            } => write!(
+                f,
+                "{job} r{repetition}{}",
+                match loaded {
+                    Some(true) => " loaded",
+                    Some(false) => " idle",
+                    None => "",
+                }
+            ),
         }
     }
 }
@@ -160,7 +185,7 @@ impl Role {
                     _ => imported(),
                 }
             }
-            StudyKind::IozoneImport => imported(),
+            StudyKind::IozoneImport | StudyKind::Qualify => imported(),
         }
     }
 }
@@ -395,6 +420,8 @@ pub enum StudyParams {
     Sweep(SweepParams),
     /// See [`StudyKind::SweepMatrix`].
     SweepMatrix(SweepParams),
+    /// See [`StudyKind::Qualify`].
+    Qualify(crate::qualify::QualifyParams),
 }
 
 impl StudyParams {
@@ -409,6 +436,7 @@ impl StudyParams {
             StudyParams::IozoneImport(_) => StudyKind::IozoneImport,
             StudyParams::Sweep(_) => StudyKind::Sweep,
             StudyParams::SweepMatrix(_) => StudyKind::SweepMatrix,
+            StudyParams::Qualify(_) => StudyKind::Qualify,
         }
     }
 
@@ -421,6 +449,7 @@ impl StudyParams {
             StudyParams::IozoneAuto(p) | StudyParams::IozoneWorkers(p) => serde_json::to_value(p)?,
             StudyParams::IozoneImport(p) => serde_json::to_value(p)?,
             StudyParams::Sweep(p) | StudyParams::SweepMatrix(p) => serde_json::to_value(p)?,
+            StudyParams::Qualify(p) => serde_json::to_value(p)?,
         })
     }
 
@@ -436,6 +465,7 @@ impl StudyParams {
             StudyKind::IozoneImport => StudyParams::IozoneImport(de(v)?),
             StudyKind::Sweep => StudyParams::Sweep(de(v)?),
             StudyKind::SweepMatrix => StudyParams::SweepMatrix(de(v)?),
+            StudyKind::Qualify => StudyParams::Qualify(de(v)?),
         })
     }
 
@@ -447,6 +477,7 @@ impl StudyParams {
             StudyParams::ImpactHeld(p) => Some(&p.command),
             StudyParams::IozoneAuto(p) | StudyParams::IozoneWorkers(p) => Some(&p.command),
             StudyParams::Sweep(p) | StudyParams::SweepMatrix(p) => Some(&p.command),
+            StudyParams::Qualify(p) => Some(&p.command),
             StudyParams::IozoneImport(_) => None,
         }
     }

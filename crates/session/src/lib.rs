@@ -302,6 +302,11 @@ impl Prepared<'_> {
     pub fn phase_count(&self) -> usize {
         self.plan.phases.len()
     }
+
+    /// The phases as resolved (their settings with the defaults applied, their workers).
+    pub fn phases(&self) -> &[storlab_model::plan::PhasePlan] {
+        &self.plan.phases
+    }
 }
 
 /// Checks and resolves a job: every refusal comes here, before a database is opened or a byte

@@ -1,0 +1,393 @@
+//! A qualification run: the plan's jobs repeated in rounds — each round one repetition of every
+//! job with a criterion still undecided, in the plan's order (a job with a task as a pair, idle
+//! then loaded, as `storlab impact` interleaves them), so that a device drifting over the hours
+//! does not fall on one job rather than another — until every criterion is decided, a job
+//! reaches the largest number of repetitions, the time allowed runs out, or Ctrl-C. A criterion
+//! is decided at the first look whose interval lies on one side of its threshold, and keeps the
+//! figures of that look: later repetitions (for the job's other criteria) do not reopen it.
+//! Every run is stored as it finishes; the qualification is stored as a study of kind `qualify`
+//! with all of them, however it ends.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
+
+use storlab_engine::PhaseControl;
+use storlab_impact::record::Recorder;
+use storlab_impact::study::{EarlyFinish, Foreground, ForegroundRun, Pairs};
+use storlab_impact::task::Task;
+use storlab_model::qualify::{self as q, Decision, QualifyParams, Stopped};
+use storlab_model::run::{RunKind, RunStatus, Tag};
+use storlab_model::study::{Member, NewStudy, Role, StudyParams};
+use storlab_session::RunOptions;
+use storlab_store::Store;
+use storlab_workload::Job;
+
+use crate::prepare::{Criterion, Prepared, Reference};
+use crate::verdict::{cost, reading, Reading};
+use crate::QualifyError;
+
+/// How the runs are made and stored.
+#[derive(Debug, Clone, Default)]
+pub struct Options {
+    /// Tags stored with every run.
+    pub tags: Vec<Tag>,
+    /// Block devices the jobs may write.
+    pub allow_devices: Vec<std::path::PathBuf>,
+    /// Keep the files the jobs create.
+    pub keep: bool,
+    /// The command line.
+    pub command: String,
+    /// Stop starting repetitions after this many seconds.
+    pub max_time: Option<f64>,
+    /// The earlier qualification this one is compared with.
+    pub against: Option<i64>,
+}
+
+/// The method in words, for the record and the certificate.
+pub const METHOD: &str = "Each job is repeated in rounds, interleaved with the others (a job with a background task as a pair: idle, then with the task). After each repetition from the third on, every criterion's repeated confidence interval is looked at — the mean ± c·s/√n, c the Student-t quantile at one nominal level at every look (Pocock's design), calibrated by simulation so that all looks together cover the mean with the confidence stated — and a criterion is decided at the first look whose interval lies wholly on one side of its threshold (C. Jennison and B. W. Turnbull, 'Interim analyses: the repeated confidence interval approach', JRSS B 51, 1989; S. J. Pocock, Biometrika 64, 1977). Latencies are compared by their geometric mean (on the logarithmic scale); a baseline by the ratio of the means, this qualification's and the baseline's intervals each at half the error; a task's cost by each pair's loss in percent.";
+
+/// The job run through storlab's one run path, stored as `kind` (an impact pair's sides).
+struct Runner<'a> {
+    store: &'a mut Store,
+    job: &'a Job,
+    o: &'a Options,
+}
+
+impl Runner<'_> {
+    fn run_as(&mut self, kind: RunKind, control: &PhaseControl) -> Result<storlab_session::Executed, QualifyError> {
+        storlab_session::run(
+            self.store,
+            self.job,
+            &RunOptions {
+                kind,
+                tags: &self.o.tags,
+                allow_devices: &self.o.allow_devices,
+                keep: self.o.keep,
+                command: &self.o.command,
+                control: Some(control),
+                live: None,
+            },
+        )
+        .map_err(|e| QualifyError::Run(format!("{}: {e}", self.job.name.as_deref().unwrap_or("a job"))))
+    }
+}
+
+impl Foreground for Runner<'_> {
+    fn run(&mut self, kind: RunKind, control: &PhaseControl) -> anyhow::Result<ForegroundRun> {
+        let e = self.run_as(kind, control)?;
+        Ok(ForegroundRun {
+            run_id: e.run_id,
+            aborted: e.status == RunStatus::Aborted,
+            results: e.results,
+        })
+    }
+}
+
+/// What a qualification left.
+#[derive(Debug, Clone)]
+pub struct Outcome {
+    /// The stored study.
+    pub study_id: i64,
+    /// What it found.
+    pub params: QualifyParams,
+}
+
+/// One criterion as it goes: its figures so far and, once decided, where.
+struct Tally {
+    values: Vec<f64>,
+    runs: Vec<Vec<i64>>,
+    reading: Reading,
+    decided_at: Option<u32>,
+}
+
+/// Runs a prepared plan (its baselines read) and stores it; `say` is told each repetition's
+/// figures and each decision, for the terminal.
+pub fn run(
+    store: &mut Store,
+    p: &Prepared,
+    o: &Options,
+    stop: &AtomicBool,
+    say: &dyn Fn(&str),
+) -> Result<Outcome, QualifyError> {
+    let t0 = Instant::now();
+    let rec = Recorder::new();
+    let max = p.criteria.first().map_or(0, |c| c.design.max_repeats);
+    let mut tallies: Vec<Tally> = p
+        .criteria
+        .iter()
+        .map(|_| Tally {
+            values: Vec::new(),
+            runs: Vec::new(),
+            reading: Reading {
+                observed: None,
+                interval: None,
+                decision: Decision::Undecided,
+            },
+            decided_at: None,
+        })
+        .collect();
+    let mut tasks: Vec<Option<Box<dyn Task>>> = p
+        .trials
+        .iter()
+        .map(|t| {
+            t.task
+                .as_ref()
+                .map(|spec| storlab_impact::request::tasks(std::slice::from_ref(spec), &t.job).map(|mut v| v.remove(0)))
+                .transpose()
+        })
+        .collect::<anyhow::Result<_>>()
+        .map_err(|e| QualifyError::Input(e.to_string()))?;
+    let mut pairs: Vec<Option<Pairs>> = tasks
+        .iter_mut()
+        .map(|t| t.as_mut().map(|t| Pairs::new(t.as_mut())))
+        .collect();
+    let mut members: Vec<Member> = Vec::new();
+    let mut stopped = None;
+    let result = (|| -> Result<(), QualifyError> {
+        'rounds: for r in 1..=max {
+            rec.event("round-start", format!("round {r}"));
+            for (ti, trial) in p.trials.iter().enumerate() {
+                let mine: Vec<usize> = (0..p.criteria.len()).filter(|&c| p.criteria[c].trial == ti).collect();
+                if mine.iter().all(|&c| tallies[c].decided_at.is_some()) {
+                    continue;
+                }
+                if stop.load(Ordering::Relaxed) {
+                    stopped = Some(Stopped::Interrupted);
+                    break 'rounds;
+                }
+                if o.max_time.is_some_and(|m| t0.elapsed().as_secs_f64() >= m) {
+                    stopped = Some(Stopped::MaxTime);
+                    break 'rounds;
+                }
+                let mut runner = Runner {
+                    store,
+                    job: &trial.job,
+                    o,
+                };
+                // This repetition's figure for each of the trial's criteria, and its runs.
+                let (figures, run_ids, interrupted): (Vec<Option<f64>>, Vec<i64>, bool) = match pairs[ti].as_mut() {
+                    None => {
+                        let e = runner.run_as(RunKind::Qualify, &PhaseControl::new())?;
+                        members.push(Member {
+                            run_id: e.run_id,
+                            role: Role::Trial {
+                                job: trial.label.clone(),
+                                repetition: r,
+                                loaded: None,
+                            },
+                        });
+                        let interrupted = e.status == RunStatus::Aborted;
+                        let f = mine
+                            .iter()
+                            .map(|&c| {
+                                e.results
+                                    .get(p.criteria[c].phase)
+                                    .and_then(|ph| p.criteria[c].figure.read(ph))
+                            })
+                            .collect();
+                        (f, vec![e.run_id], interrupted)
+                    }
+                    Some(pair) => {
+                        let (reps, interrupted) = pair
+                            .pair(r, &mut runner, EarlyFinish::Restart, &rec, stop)
+                            .map_err(|e| QualifyError::Run(format!("{}: {e}", trial.label)))?;
+                        for rep in &reps {
+                            members.push(Member {
+                                run_id: rep.run_id,
+                                role: Role::Trial {
+                                    job: trial.label.clone(),
+                                    repetition: r,
+                                    loaded: Some(rep.loaded),
+                                },
+                            });
+                        }
+                        // The idle run and the last loaded one the task covered from start to end.
+                        let idle = reps.iter().rfind(|x| !x.loaded);
+                        let loaded = reps.iter().rfind(|x| x.loaded && x.overlapped);
+                        let ids = idle.iter().chain(loaded.iter()).map(|x| x.run_id).collect();
+                        let f = mine
+                            .iter()
+                            .map(|&c| {
+                                let cr = &p.criteria[c];
+                                let of = |x: &storlab_impact::study::Repetition| {
+                                    x.results.get(cr.phase).and_then(|ph| cr.figure.read(ph))
+                                };
+                                let (i, l) = (idle.and_then(of)?, loaded.and_then(of)?);
+                                Some(cost(i, l, cr.figure.more_is_better()))
+                            })
+                            .collect();
+                        (f, ids, interrupted)
+                    }
+                };
+                if interrupted {
+                    stopped = Some(Stopped::Interrupted);
+                    break 'rounds;
+                }
+                for (&c, f) in mine.iter().zip(figures) {
+                    let cr = &p.criteria[c];
+                    let t = &mut tallies[c];
+                    if t.decided_at.is_some() {
+                        continue;
+                    }
+                    let Some(v) = f else {
+                        if cr.reference == Reference::Impact {
+                            // The task ended before the job, twice: no pair to count this round.
+                            say(&format!(
+                                "{} r{r}: the task ended before the job did; this pair is not counted",
+                                trial.label
+                            ));
+                            continue;
+                        }
+                        return Err(QualifyError::Run(format!(
+                            "{} r{r} (run {}): the run did not measure {} of phase {}",
+                            trial.label,
+                            run_ids.first().copied().unwrap_or(0),
+                            cr.figure.name(),
+                            trial.phases[cr.phase].label(cr.phase)
+                        )));
+                    };
+                    t.values.push(v);
+                    t.runs.push(run_ids.clone());
+                    t.reading = reading(cr, &t.values);
+                    if t.reading.decision != Decision::Undecided {
+                        t.decided_at = Some(t.values.len() as u32);
+                        let line = format!(
+                            "{} after {} repetition(s): {}",
+                            t.reading.decision.word(),
+                            t.values.len(),
+                            describe(cr, &t.reading, &trial.label)
+                        );
+                        rec.event("decided", &line);
+                    }
+                    say(&format!(
+                        "{} r{r}: {} {}{}",
+                        trial.label,
+                        figure_text(cr),
+                        show(v),
+                        match t.decided_at {
+                            Some(_) => format!(" → {}", t.reading.decision.word()),
+                            None => String::new(),
+                        }
+                    ));
+                }
+            }
+            if tallies.iter().all(|t| t.decided_at.is_some()) {
+                stopped = Some(Stopped::Decided);
+                break;
+            }
+        }
+        Ok(())
+    })();
+    // However it ended, the tasks this qualification started are stopped.
+    let finished: Vec<anyhow::Result<()>> = pairs.into_iter().flatten().map(|p| p.finish(&rec)).collect();
+    let stopped = stopped.unwrap_or(if result.is_err() {
+        Stopped::Interrupted
+    } else {
+        Stopped::MaxRepeats
+    });
+    let params = QualifyParams {
+        plan_name: p.plan.name.clone(),
+        plan_path: p.plan.path.display().to_string(),
+        plan_text: p.plan.text.clone(),
+        targets: p
+            .trials
+            .first()
+            .map(|t| t.job.targets.iter().map(|x| x.display().to_string()).collect())
+            .unwrap_or_default(),
+        command: o.command.clone(),
+        against: o.against,
+        stopped: Some(stopped),
+        seconds: t0.elapsed().as_secs_f64(),
+        method: METHOD.to_string(),
+        criteria: p.criteria.iter().zip(&tallies).map(|(c, t)| record(p, c, t)).collect(),
+    };
+    let study_id = store.save_study(&NewStudy {
+        params: StudyParams::Qualify(params.clone()),
+        members,
+        events: rec.events(),
+        task_samples: rec.samples(),
+    })?;
+    result?;
+    for f in finished {
+        f.map_err(|e| QualifyError::Run(e.to_string()))?;
+    }
+    Ok(Outcome { study_id, params })
+}
+
+/// A criterion's figure as the terminal names it ("MiB/s", "read MiB/s cost %").
+fn figure_text(c: &Criterion) -> String {
+    match c.reference {
+        Reference::Impact => format!("{} cost %", c.figure.name()),
+        _ => format!("{} {}", c.figure.name(), c.figure.unit()),
+    }
+}
+
+fn show(v: f64) -> String {
+    if v.abs() >= 100.0 {
+        format!("{v:.0}")
+    } else {
+        format!("{v:.3}")
+    }
+}
+
+/// A decided criterion in words.
+fn describe(c: &Criterion, r: &Reading, label: &str) -> String {
+    format!(
+        "{label}: {} (observed {}, interval {})",
+        c.text,
+        r.observed.map(show).unwrap_or_else(|| "—".into()),
+        r.interval
+            .map(|(a, b)| format!("{} to {}", show(a), show(b)))
+            .unwrap_or_else(|| "—".into())
+    )
+}
+
+/// The stored record of a criterion.
+fn record(p: &Prepared, c: &Criterion, t: &Tally) -> q::Criterion {
+    let trial = &p.trials[c.trial];
+    let (unit, reference) = match &c.reference {
+        Reference::Absolute => (c.figure.unit().to_string(), q::Reference::Absolute),
+        Reference::Impact => (
+            "%".to_string(),
+            q::Reference::Impact {
+                task: trial.task.clone().unwrap_or_default(),
+            },
+        ),
+        Reference::Baseline { spec, runs } => {
+            let values: Vec<f64> = runs.iter().map(|r| r.1).collect();
+            let log = c.figure.log_scale();
+            let scaled: Vec<f64> = values.iter().map(|v| if log { v.ln() } else { *v }).collect();
+            let iv = storlab_stats::sequential::fixed_interval(&scaled, c.design.confidence)
+                .map(|(a, b)| if log { (a.exp(), b.exp()) } else { (a, b) })
+                .unwrap_or((f64::NAN, f64::NAN));
+            (
+                "× baseline".to_string(),
+                q::Reference::Baseline {
+                    name: spec.clone(),
+                    runs: runs.iter().map(|r| r.0).collect(),
+                    values,
+                    interval: iv,
+                },
+            )
+        }
+    };
+    q::Criterion {
+        index: c.index,
+        job: trial.label.clone(),
+        text: c.text.clone(),
+        line: c.line,
+        phase: trial.phases[c.phase].label(c.phase),
+        figure: c.figure.name(),
+        unit,
+        direction: c.direction,
+        threshold: c.threshold,
+        reference,
+        design: c.design,
+        values: t.values.clone(),
+        runs: t.runs.clone(),
+        observed: t.reading.observed,
+        interval: t.reading.interval,
+        decision: t.reading.decision,
+        decided_at: t.decided_at,
+    }
+}
