@@ -12,6 +12,7 @@ mod fio;
 mod iozone;
 mod meta;
 mod monitor;
+mod qualify;
 mod ranks;
 mod report;
 mod results;
@@ -32,6 +33,9 @@ pub mod exit {
     pub const CORRUPT: u8 = 3;
     /// A scan finished, but some entries could not be counted (the figures are a lower bound).
     pub const PARTIAL: u8 = 4;
+    /// A qualification ended with a criterion neither passed nor failed (more repetitions, or
+    /// a longer time, would be needed); 1 is a criterion failed, 0 every one passed.
+    pub const UNDECIDED: u8 = 5;
     /// A run was interrupted (Ctrl-C) and stored as aborted.
     pub const ABORTED: u8 = 130;
 }
@@ -86,6 +90,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<u8> {
         Cmd::Sweep(a) => commands::sweep(*a),
         Cmd::Impact(a) => commands::impact(*a),
         Cmd::Meta(a) => meta::meta(*a),
+        Cmd::Qualify(a) => qualify::qualify(*a),
         Cmd::Report(a) => report::report(a),
         Cmd::Challenge(c) => challenge::dispatch(c),
         Cmd::Monitor(c) => monitor::dispatch(c),

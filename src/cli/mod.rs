@@ -8,6 +8,7 @@ use clap::{Args, Parser, Subcommand};
 mod challenge;
 mod meta;
 mod monitor;
+mod qualify;
 mod results;
 mod run;
 mod sched;
@@ -15,6 +16,7 @@ mod sched;
 pub use challenge::*;
 pub use meta::*;
 pub use monitor::*;
+pub use qualify::*;
 pub use results::*;
 pub use run::*;
 pub use sched::*;
@@ -73,6 +75,11 @@ pub enum Cmd {
     /// storlab meta --target /mnt/fs --threads 4 --files-per-thread 10000 --tree 2,10
     /// --phase mkdir,create,stat,read,remove,rmdir --file-size 4k
     Meta(Box<MetaArgs>),
+    /// Acceptance tests with a verdict: a plan (TOML) of jobs and criteria on their figures
+    /// (randread IOPS >= 20000, lat p99 <= 5ms, MiB/s >= 95% of baseline, MiB/s cost <= 5%),
+    /// each job repeated only until statistics decide every criterion; exit 0 PASS, 1 FAIL,
+    /// 5 UNDECIDED: storlab qualify plan.toml --target /mnt/new-array
+    Qualify(Box<QualifyArgs>),
     /// Read back stored results.
     #[command(subcommand)]
     Results(ResultsCmd),

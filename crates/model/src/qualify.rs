@@ -112,6 +112,10 @@ pub struct Criterion {
     pub reference: Reference,
     /// The design its looks follow.
     pub design: Design,
+    /// Decided on the logarithmic scale (a latency: its geometric mean; against a baseline, a
+    /// ratio of geometric means).
+    #[serde(default)]
+    pub log_scale: bool,
     /// The figure of each repetition, in order (for an impact, each pair's cost in percent).
     pub values: Vec<f64>,
     /// The runs behind each value (two for an impact's pair: idle, then loaded).
@@ -212,6 +216,7 @@ mod tests {
                 max_repeats: 10,
                 nominal_alpha: 0.01,
             },
+            log_scale: false,
             values: Vec::new(),
             runs: Vec::new(),
             observed: None,

@@ -223,6 +223,7 @@ pub fn run(
                     stopped = Some(Stopped::Interrupted);
                     break 'rounds;
                 }
+                let mut said: Vec<String> = Vec::new();
                 for (&c, f) in mine.iter().zip(figures) {
                     let cr = &p.criteria[c];
                     let t = &mut tallies[c];
@@ -259,16 +260,18 @@ pub fn run(
                         );
                         rec.event("decided", &line);
                     }
-                    say(&format!(
-                        "{} r{r}: {} {}{}",
-                        trial.label,
+                    said.push(format!(
+                        "{} {}{}",
                         figure_text(cr),
                         show(v),
                         match t.decided_at {
-                            Some(_) => format!(" → {}", t.reading.decision.word()),
+                            Some(_) => format!(" → {} ({})", t.reading.decision.word(), cr.text),
                             None => String::new(),
                         }
                     ));
+                }
+                if !said.is_empty() {
+                    say(&format!("{} r{r}: {}", trial.label, said.join(" · ")));
                 }
             }
             if tallies.iter().all(|t| t.decided_at.is_some()) {
@@ -314,11 +317,12 @@ pub fn run(
     Ok(Outcome { study_id, params })
 }
 
-/// A criterion's figure as the terminal names it ("MiB/s", "read MiB/s cost %").
+/// A criterion's figure as the terminal names it ("IOPS", "lat p99 µs", "read MiB/s cost %").
 fn figure_text(c: &Criterion) -> String {
-    match c.reference {
-        Reference::Impact => format!("{} cost %", c.figure.name()),
-        _ => format!("{} {}", c.figure.name(), c.figure.unit()),
+    match (c.reference == Reference::Impact, c.figure.measure) {
+        (true, _) => format!("{} cost %", c.figure.name()),
+        (false, crate::check::Measure::Latency(_)) => format!("{} µs", c.figure.name()),
+        (false, _) => c.figure.name(),
     }
 }
 
@@ -383,6 +387,7 @@ fn record(p: &Prepared, c: &Criterion, t: &Tally) -> q::Criterion {
         threshold: c.threshold,
         reference,
         design: c.design,
+        log_scale: c.figure.log_scale() && c.reference != Reference::Impact,
         values: t.values.clone(),
         runs: t.runs.clone(),
         observed: t.reading.observed,

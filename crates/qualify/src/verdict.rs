@@ -14,25 +14,12 @@
 //!   Pairing each loaded run with the idle run just before it takes out what drifts between
 //!   pairs (a device warming up, a filesystem filling).
 
-use storlab_model::qualify::Decision;
-use storlab_stats::sequential::{decide, fixed_interval, interval, ratio_interval};
+use storlab_stats::sequential::{assess, Assessment};
 
 use crate::prepare::{Criterion, Reference};
 
-/// Where a criterion stands.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Reading {
-    /// The mean (a ratio for a baseline), None without values.
-    pub observed: Option<f64>,
-    /// The repeated confidence interval, None before the first look.
-    pub interval: Option<(f64, f64)>,
-    /// What the interval says.
-    pub decision: Decision,
-}
-
-fn mean(v: &[f64]) -> Option<f64> {
-    (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64)
-}
+/// Where a criterion stands (crates/stats' `sequential::assess`).
+pub type Reading = Assessment;
 
 /// A pair's cost in percent: the loss of a throughput, the rise of a latency.
 pub fn cost(idle: f64, loaded: f64, more_is_better: bool) -> f64 {
@@ -44,32 +31,12 @@ pub fn cost(idle: f64, loaded: f64, more_is_better: bool) -> f64 {
 }
 
 /// Where criterion `c` stands with `values` (the runs' figure in order; for a task's cost, each
-/// pair's cost in percent).
+/// pair's cost in percent, on the linear scale).
 pub fn reading(c: &Criterion, values: &[f64]) -> Reading {
     let log = c.figure.log_scale() && !matches!(c.reference, Reference::Impact);
-    let scaled: Vec<f64> = values.iter().map(|v| if log { v.ln() } else { *v }).collect();
-    let back = |x: f64| if log { x.exp() } else { x };
-    let iv = interval(&c.design, &scaled);
-    let (observed, interval) = match &c.reference {
-        Reference::Absolute | Reference::Impact => (mean(&scaled).map(back), iv.map(|(a, b)| (back(a), back(b)))),
-        Reference::Baseline { runs, .. } => {
-            let base: Vec<f64> = runs.iter().map(|(_, v)| if log { v.ln() } else { *v }).collect();
-            let observed = mean(&scaled)
-                .zip(mean(&base))
-                .map(|(m, b)| if log { (m - b).exp() } else { m / b });
-            let ratio = iv.zip(fixed_interval(&base, c.design.confidence)).and_then(|(cur, b)| {
-                if log {
-                    Some(((cur.0 - b.1).exp(), (cur.1 - b.0).exp()))
-                } else {
-                    ratio_interval(cur, b)
-                }
-            });
-            (observed, ratio)
-        }
+    let base: Option<Vec<f64>> = match &c.reference {
+        Reference::Baseline { runs, .. } => Some(runs.iter().map(|r| r.1).collect()),
+        _ => None,
     };
-    Reading {
-        observed,
-        interval,
-        decision: interval.map_or(Decision::Undecided, |iv| decide(iv, c.threshold, c.direction)),
-    }
+    assess(&c.design, values, log, base.as_deref(), c.threshold, c.direction)
 }

@@ -189,13 +189,15 @@ table{border-collapse:collapse;font-size:13px;margin:8px 0}th,td{border:1px soli
 th{background:#f6f8fa;text-align:left}td.n{text-align:right;font-variant-numeric:tabular-nums}
 .warn{background:#fff8c5;border:1px solid #d4a72c;padding:8px 12px;margin:12px 0;border-radius:6px}
 .charts{display:flex;flex-wrap:wrap;gap:8px}
+.charts figure{margin:0}.charts figcaption{font-size:12px;color:#57606a;max-width:540px;margin:2px 0 6px}
 svg.chart{width:540px;height:auto;border:1px solid #eaeef2;border-radius:4px;background:#fff}
 svg .t{font-size:13px;font-weight:600}svg .yl{font-size:10px;text-anchor:end;fill:#57606a}
 svg .xl{font-size:10px;text-anchor:middle;fill:#57606a}svg .ax{font-size:10px;fill:#57606a;text-anchor:middle}
 svg .lg{font-size:10px}svg .g{stroke:#eaeef2}svg .f{fill:none;stroke:#d0d7de}svg .e{stroke:#1f2328;stroke-width:1.5}
 "#;
 
-fn env_block(run: &RunDetail) -> String {
+/// A run's machine and the storage under its targets.
+pub(crate) fn env_block(run: &RunDetail) -> String {
     let e = &run.environment;
     let mut s = format!(
         "<p class=\"meta\">host <b>{}</b> · kernel {} · {} · {} CPUs · {:.1} GiB RAM{}</p>",

@@ -14,6 +14,7 @@ pub mod fio;
 pub mod html;
 pub mod iozone;
 pub mod monitor;
+pub mod qualify;
 pub mod ranks;
 pub mod risk;
 pub mod runs;

@@ -25,6 +25,9 @@ pub struct StudyView {
     pub study: Study,
     /// Its members' runs, in the members' order (a member whose run was removed is left out).
     pub runs: Vec<RunDetail>,
+    /// The earlier qualification a qualification was compared with (`--against`), when it is
+    /// still in the database.
+    pub earlier: Option<Box<Study>>,
 }
 
 impl StudyView {
@@ -41,7 +44,14 @@ impl StudyView {
                 runs.push(r);
             }
         }
-        Ok(Some(StudyView { study, runs }))
+        let earlier = match &study.params {
+            StudyParams::Qualify(p) => match p.against {
+                Some(id) => store.study(id)?.map(Box::new),
+                None => None,
+            },
+            _ => None,
+        };
+        Ok(Some(StudyView { study, runs, earlier }))
     }
 
     /// Studies `ids` for the HTML report; one that is not there is refused, nothing written.
@@ -591,6 +601,7 @@ pub fn render_text(v: &StudyView) -> String {
         StudyParams::Impact(p) => users_text(v, p),
         StudyParams::ImpactReverse(p) => reverse_text(v, p),
         StudyParams::ImpactHeld(p) => held_text(v, p),
+        StudyParams::Qualify(p) => crate::qualify::render_text(v, p),
         other => {
             let mut s = format!("study {}: {}\n", v.study.id, other.kind());
             if let Some(c) = other.command() {
@@ -924,6 +935,13 @@ pub fn render_html(v: &StudyView, top: &dyn Fn(&str, f64) -> f64) -> String {
         StudyParams::Impact(p) => s += &users_html(v, p),
         StudyParams::ImpactReverse(p) => s += &reverse_html(v, p),
         StudyParams::ImpactHeld(p) => s += &held_html(v, p),
+        StudyParams::Qualify(p) => {
+            let earlier = v.earlier.as_ref().and_then(|e| match &e.params {
+                StudyParams::Qualify(q) => Some(q),
+                _ => None,
+            });
+            s += &crate::qualify::render_html(v, p, earlier, false);
+        }
         StudyParams::Sweep(p) if !is_matrix(v) => {
             let vary = p.vary.first().map(String::as_str).unwrap_or("the point");
             let _ = write!(s, "<div class=\"charts\">{}</div>", sweep_curves(v, vary));

@@ -218,6 +218,63 @@ pub fn ratio_interval(current: (f64, f64), baseline: (f64, f64)) -> Option<(f64,
     (baseline.0 > 0.0 && current.0 >= 0.0).then(|| (current.0 / baseline.1, current.1 / baseline.0))
 }
 
+/// Where a criterion stands: its observed figure, its interval and the decision.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Assessment {
+    /// The mean (the geometric mean on the logarithmic scale; a ratio against a baseline), None
+    /// without values.
+    pub observed: Option<f64>,
+    /// The repeated confidence interval (of the ratio, against a baseline), None before the
+    /// first look.
+    pub interval: Option<(f64, f64)>,
+    /// What the interval says of the threshold.
+    pub decision: Decision,
+}
+
+/// Assesses a criterion at the look its `values` reach (one per repetition): on the
+/// logarithmic scale when `log` (a latency: the geometric mean, the exponent of the logs'
+/// interval), and, against a `baseline`'s values, as the ratio of the means — this design's
+/// interval and the baseline's fixed-sample interval at the design's confidence each (give the
+/// design half the error: Bonferroni), the ratio's interval from the smallest to the largest
+/// ratio they allow (a difference of logs on the logarithmic scale). Decided against
+/// `threshold` in `direction`.
+pub fn assess(
+    design: &Design,
+    values: &[f64],
+    log: bool,
+    baseline: Option<&[f64]>,
+    threshold: f64,
+    direction: Direction,
+) -> Assessment {
+    let scale = |v: &[f64]| -> Vec<f64> { v.iter().map(|x| if log { x.ln() } else { *x }).collect() };
+    let back = |x: f64| if log { x.exp() } else { x };
+    let mean = |v: &[f64]| (!v.is_empty()).then(|| v.iter().sum::<f64>() / v.len() as f64);
+    let scaled = scale(values);
+    let iv = interval(design, &scaled);
+    let (observed, interval) = match baseline {
+        None => (mean(&scaled).map(back), iv.map(|(a, b)| (back(a), back(b)))),
+        Some(base) => {
+            let base = scale(base);
+            let observed = mean(&scaled)
+                .zip(mean(&base))
+                .map(|(m, b)| if log { (m - b).exp() } else { m / b });
+            let ratio = iv.zip(fixed_interval(&base, design.confidence)).and_then(|(cur, b)| {
+                if log {
+                    Some(((cur.0 - b.1).exp(), (cur.1 - b.0).exp()))
+                } else {
+                    ratio_interval(cur, b)
+                }
+            });
+            (observed, ratio)
+        }
+    };
+    Assessment {
+        observed,
+        interval,
+        decision: interval.map_or(Decision::Undecided, |iv| decide(iv, threshold, direction)),
+    }
+}
+
 /// The power of a fixed-sample two-sided one-sample t test of n values at level α against a
 /// mean `delta` standard deviations from the threshold, estimated from `sims` simulated samples
 /// (used to compare the sequential design with a fixed number of repeats).
