@@ -169,6 +169,22 @@ pub fn print_iozone(
 
 pub fn list(limit: usize, f: ListFilter, out: &OutputArgs) -> Result<u8> {
     let store = open_existing(&out.db)?;
+    if f.kind == Some(storlab_model::run::RunKind::Qualify) {
+        // Qualifications side by side, one row each (its runs are in `results study ID`).
+        let found = storlab_qualify::listing::list(&store, f.host.as_deref(), &f.tags, limit)?;
+        let t = || {
+            let rows: Vec<_> = found
+                .iter()
+                .map(|q| (q.id, q.created_at.as_str(), q.hosts.as_slice(), q.runs, &q.params))
+                .collect();
+            storlab_report::qualify::list_table(&rows)
+        };
+        emit(out, || &found, t, || t().to_text())?;
+        if !out.json && !out.csv {
+            eprintln!("{} qualification(s) in {}", found.len(), store.target());
+        }
+        return Ok(0);
+    }
     let runs = store.find_runs(&f.runs(limit))?;
     let t = || storlab_report::runs::list_table(&runs);
     emit(out, || &runs, t, || t().to_text())?;

@@ -17,11 +17,13 @@
 //! - verdict.rs: a criterion's values to its observed figure, interval and decision;
 //! - run.rs: the repetitions in rounds, the stopping, the qualification stored as a study of
 //!   kind `qualify` with every run behind it;
-//! - against.rs: an earlier qualification's plan run again and compared (`--against`).
+//! - against.rs: an earlier qualification's plan run again and compared (`--against`);
+//! - listing.rs: the qualifications in the database side by side (`results list --kind qualify`).
 #![deny(missing_docs)]
 
 pub mod against;
 pub mod check;
+pub mod listing;
 pub mod plan;
 pub mod prepare;
 pub mod run;

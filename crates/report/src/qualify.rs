@@ -120,6 +120,41 @@ pub fn outcome_line(p: &QualifyParams) -> String {
     )
 }
 
+/// Qualifications side by side: each one's study, when, hosts, plan, verdict and counts.
+pub fn list_table(rows: &[(i64, &str, &[String], usize, &QualifyParams)]) -> Table {
+    let mut t = Table::new(
+        "qualifications",
+        &[
+            "study",
+            "stored",
+            "hosts",
+            "plan",
+            "verdict",
+            "pass",
+            "fail",
+            "undecided",
+            "runs",
+            "against",
+        ],
+    );
+    for (id, at, hosts, runs, p) in rows {
+        let count = |d: Decision| p.criteria.iter().filter(|c| c.decision == d).count();
+        t.push(vec![
+            (*id).into(),
+            (*at).into(),
+            hosts.join(", ").into(),
+            p.plan_name.as_str().into(),
+            p.outcome().word().into(),
+            count(Decision::Pass).into(),
+            count(Decision::Fail).into(),
+            count(Decision::Undecided).into(),
+            (*runs).into(),
+            p.against.into(),
+        ]);
+    }
+    t
+}
+
 /// An earlier qualification against this one, criterion by criterion (matched by job and
 /// text): each verdict then and now, the figure's change and, from the two sets of runs,
 /// Welch's 95 % interval of the change — whether it is real.

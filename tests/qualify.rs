@@ -1,0 +1,525 @@
+//! `storlab qualify`: plans of criteria run on tmpfs, on an O_DIRECT loop device and with a
+//! real btrfs scrub, each verdict recomputed here from the stored runs with an implementation of
+//! this test's own (Student's t from the incomplete beta function, the design's error by a
+//! simulation with another generator); bad plans refused with their line before anything runs;
+//! a baseline from the database; the same plan again against an earlier qualification; the
+//! certificate in Chromium; exit 0, 1 and 5.
+
+use std::process::Output;
+
+use serde_json::Value;
+
+mod common;
+use common::*;
+
+// ---------------------------------------------------------------------------------------------
+// The test's own statistics: Student's t quantile from the regularized incomplete beta
+// function (continued fraction, Lentz's method; W. H. Press et al., Numerical Recipes, §6.4),
+// and the design's error by simulation.
+
+fn ln_gamma(x: f64) -> f64 {
+    // Lanczos, g = 7, n = 9.
+    const C: [f64; 9] = [
+        0.999_999_999_999_809_9,
+        676.520_368_121_885_1,
+        -1_259.139_216_722_402_8,
+        771.323_428_777_653_1,
+        -176.615_029_162_140_6,
+        12.507_343_278_686_905,
+        -0.138_571_095_265_720_12,
+        9.984_369_578_019_572e-6,
+        1.505_632_735_149_311_6e-7,
+    ];
+    if x < 0.5 {
+        return (std::f64::consts::PI / (std::f64::consts::PI * x).sin()).ln() - ln_gamma(1.0 - x);
+    }
+    let x = x - 1.0;
+    let mut a = C[0];
+    let t = x + 7.5;
+    for (i, c) in C.iter().enumerate().skip(1) {
+        a += c / (x + i as f64);
+    }
+    0.5 * (2.0 * std::f64::consts::PI).ln() + (x + 0.5) * t.ln() - t + a.ln()
+}
+
+fn beta_cf(a: f64, b: f64, x: f64) -> f64 {
+    let (qab, qap, qam) = (a + b, a + 1.0, a - 1.0);
+    let tiny = 1e-300;
+    let mut c = 1.0;
+    let mut d = 1.0 - qab * x / qap;
+    if d.abs() < tiny {
+        d = tiny;
+    }
+    d = 1.0 / d;
+    let mut h = d;
+    for m in 1..300 {
+        let m = m as f64;
+        let m2 = 2.0 * m;
+        let aa = m * (b - m) * x / ((qam + m2) * (a + m2));
+        d = 1.0 + aa * d;
+        d = if d.abs() < tiny { tiny } else { d };
+        c = 1.0 + aa / c;
+        c = if c.abs() < tiny { tiny } else { c };
+        d = 1.0 / d;
+        h *= d * c;
+        let aa = -(a + m) * (qab + m) * x / ((a + m2) * (qap + m2));
+        d = 1.0 + aa * d;
+        d = if d.abs() < tiny { tiny } else { d };
+        c = 1.0 + aa / c;
+        c = if c.abs() < tiny { tiny } else { c };
+        d = 1.0 / d;
+        let del = d * c;
+        h *= del;
+        if (del - 1.0).abs() < 1e-15 {
+            break;
+        }
+    }
+    h
+}
+
+/// The regularized incomplete beta function I_x(a, b).
+fn beta_inc(a: f64, b: f64, x: f64) -> f64 {
+    if x <= 0.0 {
+        return 0.0;
+    }
+    if x >= 1.0 {
+        return 1.0;
+    }
+    let front = (ln_gamma(a + b) - ln_gamma(a) - ln_gamma(b) + a * x.ln() + b * (1.0 - x).ln()).exp();
+    if x < (a + 1.0) / (a + b + 2.0) {
+        front * beta_cf(a, b, x) / a
+    } else {
+        1.0 - front * beta_cf(b, a, 1.0 - x) / b
+    }
+}
+
+/// P(|T| > t) for Student's t with `df` degrees of freedom.
+fn t_two_sided(t: f64, df: f64) -> f64 {
+    beta_inc(df / 2.0, 0.5, df / (df + t * t))
+}
+
+/// The t with P(|T| > t) = `p`.
+fn t_critical(p: f64, df: f64) -> f64 {
+    let (mut lo, mut hi) = (0.0f64, 1e7f64);
+    for _ in 0..200 {
+        let mid = 0.5 * (lo + hi);
+        if t_two_sided(mid, df) > p {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    0.5 * (lo + hi)
+}
+
+/// The repeated interval of a criterion's look, recomputed: mean ± t(1 − α′/2, n − 1)·s/√n, on
+/// the logarithmic scale when it says.
+fn interval(values: &[f64], nominal: f64, log: bool) -> (f64, f64, f64) {
+    let v: Vec<f64> = values.iter().map(|x| if log { x.ln() } else { *x }).collect();
+    let n = v.len() as f64;
+    let m = v.iter().sum::<f64>() / n;
+    let sd = (v.iter().map(|x| (x - m).powi(2)).sum::<f64>() / (n - 1.0)).sqrt();
+    let h = t_critical(nominal, n - 1.0) * sd / n.sqrt();
+    let back = |x: f64| if log { x.exp() } else { x };
+    (back(m), back(m - h), back(m + h))
+}
+
+/// The error of a design over all its looks, by this test's own simulation (xorshift64* and
+/// Marsaglia's polar method; another generator than storlab's).
+fn simulated_error(nominal: f64, first: usize, last: usize, sequences: usize) -> f64 {
+    let mut state = 0x2545_F491_4F6C_DD1Du64;
+    let mut uniform = move || {
+        state ^= state >> 12;
+        state ^= state << 25;
+        state ^= state >> 27;
+        (state.wrapping_mul(0x2545_F491_4F6C_DD1D) >> 11) as f64 / (1u64 << 53) as f64
+    };
+    let mut normal = move || loop {
+        let (u, v) = (2.0 * uniform() - 1.0, 2.0 * uniform() - 1.0);
+        let s = u * u + v * v;
+        if s > 0.0 && s < 1.0 {
+            return u * (-2.0 * s.ln() / s).sqrt();
+        }
+    };
+    let c: Vec<f64> = (0..=last)
+        .map(|n| {
+            if n >= first {
+                t_critical(nominal, n as f64 - 1.0)
+            } else {
+                0.0
+            }
+        })
+        .collect();
+    let mut missed = 0;
+    for _ in 0..sequences {
+        let (mut sum, mut sq) = (0.0, 0.0);
+        for n in 1..=last {
+            let z = normal();
+            sum += z;
+            sq += z * z;
+            if n >= first {
+                let nf = n as f64;
+                let m = sum / nf;
+                let sd = ((sq - nf * m * m) / (nf - 1.0)).sqrt();
+                if (m / (sd / nf.sqrt())).abs() > c[n] {
+                    missed += 1;
+                    break;
+                }
+            }
+        }
+    }
+    missed as f64 / sequences as f64
+}
+
+// ---------------------------------------------------------------------------------------------
+
+fn plan(s: &Scratch, name: &str, text: &str) -> String {
+    let p = s.path().join(name);
+    std::fs::write(&p, text).unwrap();
+    p.to_str().unwrap().to_string()
+}
+
+fn doc(o: &Output) -> Value {
+    serde_json::from_slice(&o.stdout).unwrap_or_else(|e| panic!("{e}: {}{}", stdout(o), stderr(o)))
+}
+
+/// A figure of a stored run's phase, read from the run as `results show` gives it.
+fn figure_of(s: &Scratch, run: i64, phase: usize, figure: &str) -> f64 {
+    let r = s.json(&["results", "show", &run.to_string()]);
+    let p = &r["phases"][phase]["result"];
+    match figure {
+        "IOPS" => p["all_done"]["iops"].as_f64().unwrap(),
+        "MiB/s" => p["all_done"]["bytes_per_sec"].as_f64().unwrap() / 1048576.0,
+        "read MiB/s" => p["bytes_read"].as_f64().unwrap() / p["all_done"]["seconds"].as_f64().unwrap() / 1048576.0,
+        "write MiB/s" => p["bytes_written"].as_f64().unwrap() / p["all_done"]["seconds"].as_f64().unwrap() / 1048576.0,
+        "lat p99" => p["latency"]["p99_ns"].as_f64().unwrap() / 1e3,
+        other => panic!("the test reads no {other}"),
+    }
+}
+
+fn close(a: f64, b: f64) -> bool {
+    (a - b).abs() <= 1e-9 * a.abs().max(b.abs()).max(1e-12)
+}
+
+/// Every criterion of a stored qualification recomputed from its runs: the figure of each run
+/// (each pair's cost, for a task), the interval at the look it stopped at, the decision, and
+/// that no earlier look decided it.
+fn recompute(s: &Scratch, q: &Value) {
+    for c in q["params"]["criteria"].as_array().unwrap() {
+        let what = format!("criterion {}: {}", c["index"], c["text"]);
+        let phase: usize = c["phase"]
+            .as_str()
+            .unwrap()
+            .split(' ')
+            .next()
+            .unwrap()
+            .parse::<usize>()
+            .unwrap()
+            - 1;
+        let figure = c["figure"].as_str().unwrap();
+        let log = c["log_scale"].as_bool().unwrap();
+        let impact = c["reference"]["against"] == "impact";
+        let values: Vec<f64> = c["runs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|ids| {
+                let ids: Vec<i64> = ids.as_array().unwrap().iter().map(|i| i.as_i64().unwrap()).collect();
+                if impact {
+                    let (idle, loaded) = (figure_of(s, ids[0], phase, figure), figure_of(s, ids[1], phase, figure));
+                    if figure.contains("lat") {
+                        100.0 * (loaded / idle - 1.0)
+                    } else {
+                        100.0 * (1.0 - loaded / idle)
+                    }
+                } else {
+                    figure_of(s, ids[0], phase, figure)
+                }
+            })
+            .collect();
+        let stored: Vec<f64> = c["values"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_f64().unwrap())
+            .collect();
+        assert_eq!(values.len(), stored.len(), "{what}");
+        for (a, b) in values.iter().zip(&stored) {
+            assert!(close(*a, *b), "{what}: the run's figure {a} against the stored {b}");
+        }
+        let nominal = c["design"]["nominal_alpha"].as_f64().unwrap();
+        let first = c["design"]["first_look"].as_u64().unwrap() as usize;
+        let threshold = c["threshold"].as_f64().unwrap();
+        let at_least = c["direction"] == "at_least";
+        let decide = |lo: f64, hi: f64| match (at_least, lo, hi) {
+            (true, lo, _) if lo >= threshold => "PASS",
+            (true, _, hi) if hi < threshold => "FAIL",
+            (false, _, hi) if hi <= threshold => "PASS",
+            (false, lo, _) if lo > threshold => "FAIL",
+            _ => "UNDECIDED",
+        };
+        let reference = &c["reference"];
+        let look = |n: usize| -> (f64, f64, f64) {
+            let (m, lo, hi) = interval(&values[..n], nominal, log);
+            if reference["against"] != "baseline" {
+                return (m, lo, hi);
+            }
+            let base: Vec<f64> = reference["values"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|v| v.as_f64().unwrap())
+                .collect();
+            let conf = c["design"]["confidence"].as_f64().unwrap();
+            let (bm, blo, bhi) = interval(&base, 1.0 - conf, log);
+            (m / bm, lo / bhi, hi / blo)
+        };
+        let n = values.len();
+        if n >= first {
+            let (m, lo, hi) = look(n);
+            let printed = c["interval"].as_array().unwrap();
+            assert!(
+                close(c["observed"].as_f64().unwrap(), m)
+                    || (m - c["observed"].as_f64().unwrap()).abs() < 1e-9 * m.abs().max(1.0),
+                "{what}: observed {} against {m}",
+                c["observed"]
+            );
+            assert!(
+                (printed[0].as_f64().unwrap() - lo).abs() <= 1e-6 * lo.abs().max(1e-9)
+                    && (printed[1].as_f64().unwrap() - hi).abs() <= 1e-6 * hi.abs().max(1e-9),
+                "{what}: interval {printed:?} against {lo}..{hi}"
+            );
+            assert_eq!(c["decision"].as_str().unwrap(), decide(lo, hi), "{what}");
+            for k in first..n {
+                let (_, lo, hi) = look(k);
+                assert_eq!(decide(lo, hi), "UNDECIDED", "{what}: already decided at look {k}");
+            }
+        } else {
+            assert_eq!(c["decision"], "UNDECIDED", "{what}");
+            assert!(c["interval"].is_null(), "{what}");
+        }
+    }
+}
+
+const JOB: &str = "settings = { phase = [\"randread\"], bs = \"4k\", size = \"16m\", runtime = \"300ms\" }";
+
+#[test]
+fn a_qualification_decides_and_its_verdict_equals_a_recomputation_from_its_runs() {
+    let s = Scratch::new();
+    let d = s.data();
+    let p = plan(
+        &s,
+        "plan.toml",
+        &format!(
+            "name = \"tmpfs\"\nmax_repeats = 6\n\n[[job]]\nname = \"rr\"\n{JOB}\n\n[[criterion]]\njob = \"rr\"\ncheck = \"IOPS >= 10\"\n\n[[criterion]]\njob = \"rr\"\ncheck = \"p99 latency <= 10 s\"\n\n[[criterion]]\njob = \"rr\"\ncheck = \"randread IOPS ≥ 1,000,000,000\"\n"
+        ),
+    );
+    let out = s.storlab(&["qualify", &p, "--target", d.to_str().unwrap(), "--json"]);
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "a failed criterion exits 1: {}",
+        stderr(&out)
+    );
+    let q = doc(&out);
+    assert_eq!(q["kind"], "qualify");
+    let decisions: Vec<&str> = q["params"]["criteria"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["decision"].as_str().unwrap())
+        .collect();
+    assert_eq!(decisions, ["PASS", "PASS", "FAIL"]);
+    recompute(&s, &q);
+    // Every run is a member of the study, in rounds; the files are gone.
+    let members = q["members"].as_array().unwrap();
+    assert_eq!(
+        members.len(),
+        q["params"]["criteria"][0]["values"].as_array().unwrap().len()
+    );
+    assert!(entries(&d).is_empty(), "{:?}", entries(&d));
+    // The design's error, by this test's own simulation: at most the level, and not far under
+    // it (a design that threw its repetitions away would be).
+    let design = &q["params"]["criteria"][0]["design"];
+    let err = simulated_error(design["nominal_alpha"].as_f64().unwrap(), 3, 6, 40_000);
+    let se = (0.05f64 * 0.95 / 40_000.0).sqrt();
+    assert!(
+        err <= 0.05 + 3.0 * se && err >= 0.05 - 8.0 * se,
+        "the design's error by simulation: {err}"
+    );
+    // The table printed is the stored verdict.
+    let id = q["id"].as_i64().unwrap().to_string();
+    let text = stdout(&s.storlab(&["results", "study", &id]));
+    assert!(
+        text.contains("verdict: FAIL — 2 passed, 1 failed, 0 undecided of 3 criteria"),
+        "{text}"
+    );
+    for c in q["params"]["criteria"].as_array().unwrap() {
+        let row = text
+            .lines()
+            .find(|l| l.contains(c["text"].as_str().unwrap()))
+            .unwrap_or_else(|| panic!("no row for {}: {text}", c["text"]));
+        assert!(row.contains(c["decision"].as_str().unwrap()), "{row}");
+    }
+
+    // Everything passes: exit 0.
+    let p = plan(
+        &s,
+        "pass.toml",
+        &format!("[[job]]\nname = \"rr\"\n{JOB}\n[[criterion]]\njob = \"rr\"\ncheck = \"IOPS >= 10\"\n"),
+    );
+    let out = s.storlab(&["qualify", &p, "--target", d.to_str().unwrap(), "-q"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(stdout(&out).contains("verdict: PASS"), "{}", stdout(&out));
+
+    // Out of time before the first look: UNDECIDED, exit 5, no interval.
+    let p = plan(
+        &s,
+        "late.toml",
+        &format!("[[job]]\nname = \"rr\"\n{JOB}\n[[criterion]]\njob = \"rr\"\ncheck = \"IOPS >= 10\"\n"),
+    );
+    let out = s.storlab(&[
+        "qualify",
+        &p,
+        "--target",
+        d.to_str().unwrap(),
+        "--max-time",
+        "500ms",
+        "--json",
+    ]);
+    assert_eq!(out.status.code(), Some(5), "{}", stderr(&out));
+    let q = doc(&out);
+    assert_eq!(q["params"]["stopped"], "max-time");
+    assert_eq!(q["params"]["criteria"][0]["decision"], "UNDECIDED");
+    recompute(&s, &q);
+}
+
+/// A plan refused: exit 2, its message names the plan's line and says what is wrong, nothing
+/// is stored and no file is made.
+fn refused(s: &Scratch, name: &str, text: &str, line: u32, says: &str, extra: &[&str]) {
+    let p = plan(s, name, text);
+    let d = s.data();
+    let mut args = vec!["qualify", p.as_str(), "--target", d.to_str().unwrap()];
+    args.extend(extra);
+    let out = s.storlab(&args);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{name}: {err}");
+    assert!(
+        err.contains(&format!("{p}:{line}: ")),
+        "{name}: the plan's line {line}: {err}"
+    );
+    assert!(err.contains(says), "{name}: {err}");
+    assert!(s.nothing_stored(), "{name}: nothing stored");
+    assert!(entries(&d).is_empty(), "{name}: no file made");
+}
+
+#[test]
+fn bad_plans_are_refused_with_their_line_before_anything_runs() {
+    let s = Scratch::new();
+    let job = format!("[[job]]\nname = \"rr\"\n{JOB}\n");
+    let crit = |check: &str| format!("[[criterion]]\njob = \"rr\"\ncheck = \"{check}\"\n");
+    refused(
+        &s,
+        "dir.toml",
+        &format!("{job}{}", crit("write MiB/s >= 1")),
+        6,
+        "write MiB/s: the phase does no writes",
+        &[],
+    );
+    refused(
+        &s,
+        "phase.toml",
+        &format!("{job}{}", crit("randwrite IOPS >= 1")),
+        6,
+        "'randwrite' is not a phase of the job (1 randread)",
+        &[],
+    );
+    refused(
+        &s,
+        "base.toml",
+        &format!("{job}{}baseline = \"fw=1.2\"\n", crit("IOPS >= 95% of baseline")),
+        6,
+        "baseline \"fw=1.2\": 0 finished run(s)",
+        &[],
+    );
+    refused(
+        &s,
+        "rate.toml",
+        &format!(
+            "[[job]]\nname = \"rr\"\nsettings = {{ phase = [\"randread\"], size = \"16m\", runtime = \"1s\", rate = \"1000iops\" }}\n{}",
+            crit("IOPS >= 5000")
+        ),
+        6,
+        "an impossible threshold: job 'rr' is held at 1000 IOPS, below 5000 IOPS",
+        &[],
+    );
+    refused(
+        &s,
+        "conf.toml",
+        &format!("{job}{}confidence = \"100%\"\n", crit("IOPS >= 1")),
+        7,
+        "confidence 100 %: it must lie strictly between 50 % and 100 %",
+        &[],
+    );
+    refused(
+        &s,
+        "half.toml",
+        &format!("confidence = 0.5\n{job}{}", crit("IOPS >= 1")),
+        1,
+        "confidence 50 %",
+        &[],
+    );
+    refused(
+        &s,
+        "op.toml",
+        &format!("{job}{}", crit("IOPS > 1")),
+        6,
+        "use >= or <=",
+        &[],
+    );
+    refused(
+        &s,
+        "cost.toml",
+        &format!("{job}{}", crit("MiB/s cost <= 5%")),
+        6,
+        "a cost needs a task to cost",
+        &[],
+    );
+    refused(
+        &s,
+        "points.toml",
+        &format!(
+            "[[job]]\nname = \"rr\"\n{JOB}\nvary = \"threads=1,2\"\n{}",
+            crit("IOPS >= 1 | 2 | 3")
+        ),
+        7,
+        "3 thresholds for the 2 point(s) of job 'rr'",
+        &[],
+    );
+    refused(
+        &s,
+        "job.toml",
+        &format!("{job}[[criterion]]\njob = \"rw\"\ncheck = \"IOPS >= 1\"\n"),
+        5,
+        "criterion on job 'rw', which the plan does not have",
+        &[],
+    );
+    // Not the plan's own mistakes: no target anywhere, too few repetitions for a verdict.
+    let p = plan(&s, "ok.toml", &format!("{job}{}", crit("IOPS >= 1")));
+    let out = s.storlab(&["qualify", &p]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains(&format!("{p}:1: job 'rr' has no target: give --target DIR")),
+        "{}",
+        stderr(&out)
+    );
+    let d = s.data();
+    let out = s.storlab(&["qualify", &p, "--target", d.to_str().unwrap(), "--max-repeats", "2"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        stderr(&out).contains("--max-repeats 2: a verdict needs at least 3 repetitions"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(s.nothing_stored());
+}
