@@ -523,3 +523,124 @@ fn bad_plans_are_refused_with_their_line_before_anything_runs() {
     );
     assert!(s.nothing_stored());
 }
+
+#[test]
+fn a_baseline_from_the_database_the_plan_again_against_it_and_the_certificate() {
+    let s = Scratch::new();
+    let d = s.data();
+    let dir = d.to_str().unwrap();
+    // The baseline: three runs of the same workload stored earlier with a tag.
+    for _ in 0..3 {
+        let out = s.storlab(&[
+            "run",
+            "--target",
+            dir,
+            "--phase",
+            "randread",
+            "--bs",
+            "4k",
+            "--size",
+            "16m",
+            "--runtime",
+            "300ms",
+            "--tag",
+            "fs=old",
+            "-q",
+        ]);
+        assert!(out.status.success(), "{}", stderr(&out));
+    }
+    let p = plan(
+        &s,
+        "plan.toml",
+        &format!(
+            "name = \"against the old\"\n[[job]]\nname = \"rr\"\n{JOB}\n\n[[criterion]]\njob = \"rr\"\ncheck = \"IOPS >= 30% of baseline\"\nbaseline = \"fs=old\"\n\n[[criterion]]\njob = \"rr\"\ncheck = \"lat p99 no worse than baseline by more than 400%\"\nbaseline = \"fs=old\"\n\n[[criterion]]\njob = \"rr\"\ncheck = \"IOPS >= 10\"\n"
+        ),
+    );
+    let out = s.storlab(&["qualify", &p, "--target", dir, "--tag", "fw=1", "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let first = doc(&out);
+    let c0 = &first["params"]["criteria"][0];
+    assert_eq!(c0["reference"]["against"], "baseline");
+    assert_eq!(c0["reference"]["runs"].as_array().unwrap().len(), 3, "{c0}");
+    // The baseline's figures are its runs'.
+    for (id, v) in c0["reference"]["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .zip(c0["reference"]["values"].as_array().unwrap())
+    {
+        assert!(close(
+            figure_of(&s, id.as_i64().unwrap(), 0, "IOPS"),
+            v.as_f64().unwrap()
+        ));
+    }
+    recompute(&s, &first);
+    let first_id = first["id"].as_i64().unwrap();
+
+    // The same plan again, against the earlier qualification named by a tag of its runs.
+    let out = s.storlab(&["qualify", "--against", "fw=1", "--target", dir, "--tag", "fw=2"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.contains(&format!("against qualification {first_id}:")), "{text}");
+    assert!(
+        text.contains("change 95 % (Welch)") && text.contains("IOPS >= 10"),
+        "{text}"
+    );
+    let list = s.json(&["results", "list", "--kind", "qualify"]);
+    let ids: Vec<i64> = list
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|q| q["id"].as_i64().unwrap())
+        .collect();
+    assert_eq!(ids.len(), 2, "{list}");
+    assert_eq!(ids[1], first_id, "newest first");
+    let second = s.json(&["results", "study", &ids[0].to_string()]);
+    assert_eq!(second["params"]["against"].as_i64(), Some(first_id));
+    assert_eq!(second["params"]["plan_text"], first["params"]["plan_text"]);
+    recompute(&s, &second);
+    // The change the comparison prints is Welch's on the two qualifications' runs.
+    let (a, b): (Vec<f64>, Vec<f64>) = (
+        first["params"]["criteria"][2]["values"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_f64().unwrap())
+            .collect(),
+        second["params"]["criteria"][2]["values"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_f64().unwrap())
+            .collect(),
+    );
+    let mean = |v: &[f64]| v.iter().sum::<f64>() / v.len() as f64;
+    let change = 100.0 * (mean(&b) - mean(&a)) / mean(&a);
+    let against = &text[text.find(&format!("against qualification {first_id}:")).unwrap()..];
+    let row = against.lines().find(|l| l.contains("IOPS >= 10")).unwrap();
+    assert!(row.contains(&format!("{change:.1}")), "change {change:.1} in {row}");
+    let only_first = s.json(&["results", "list", "--kind", "qualify", "--tag", "fw=1"]);
+    assert_eq!(only_first.as_array().unwrap().len(), 1);
+
+    // The certificate: a real browser renders it; the verdict, the comparison, a chart per
+    // criterion, like figures on one scale.
+    let html = s.path().join("cert.html");
+    let out = s.storlab(&["report", "--study", &ids[0].to_string(), "-o", html.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let page = chromium(&html, s.path(), None);
+    assert!(page.console.is_empty(), "{:?}", page.console);
+    assert!(page.page_requests.is_empty(), "{:?}", page.page_requests);
+    assert!(page.dom.contains("data-outcome=\"PASS\""), "the verdict");
+    assert!(page.dom.contains("Against the earlier qualification"));
+    assert!(page.dom.contains("<pre class=\"plan\">"));
+    assert!(page.dom.contains("host <b>"), "the environment");
+    let scales: std::collections::BTreeMap<String, f64> = charts(&page.dom).into_iter().collect();
+    assert_eq!(scales.len(), 3, "{scales:?}");
+    assert_eq!(
+        scales["criterion 1"], scales["criterion 2"],
+        "the two ratios share a scale: {scales:?}"
+    );
+    let shot = s.path().join("cert.png");
+    chromium(&html, s.path(), Some(&shot));
+    assert!(std::fs::metadata(&shot).unwrap().len() > 10_000);
+}

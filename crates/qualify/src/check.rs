@@ -326,11 +326,19 @@ pub fn parse(text: &str) -> Result<Check, String> {
             .and_then(|r| r.strip_prefix("by more than"))
             .ok_or_else(|| format!("'{text}': expected … no worse than baseline by more than P%"))?;
         let p = percent(p)?;
-        if !(0.0..100.0).contains(&p) {
-            return Err(format!("'{text}': {p} % worse is not a bound: expected 0 to 100 %"));
-        }
         let words: Vec<&str> = t[..i].split_whitespace().collect();
         let (qualifiers, measure) = figure(&words)?;
+        // A throughput can lose less than all of itself; a latency may grow without end.
+        let most = if matches!(measure, Measure::Latency(_)) {
+            f64::INFINITY
+        } else {
+            100.0
+        };
+        if !(0.0..most).contains(&p) {
+            return Err(format!(
+                "'{text}': {p} % worse is not a bound: a throughput's loss lies between 0 and 100 %"
+            ));
+        }
         let (direction, ratio) = match measure {
             Measure::Latency(_) => (Direction::AtMost, 1.0 + p / 100.0),
             _ => (Direction::AtLeast, 1.0 - p / 100.0),
