@@ -2,131 +2,8 @@
 //! the loaded repetitions overlap a running scrub, the study is stored, and the scrub the study
 //! started is stopped at its end. Asserts what must hold, not exact figures.
 
-use std::process::Command;
-
 mod common;
 use common::*;
-
-fn sh(cmd: &str, args: &[&str]) -> String {
-    let out = Command::new(cmd).args(args).output().unwrap();
-    assert!(out.status.success(), "{cmd} {args:?}: {}", stderr(&out));
-    stdout(&out).trim().to_string()
-}
-
-/// Options of a test pool.
-#[derive(Default)]
-struct PoolOptions {
-    /// MiB of data for a scrub or replace to read.
-    mib: u32,
-    /// Size of each device, MiB (default 1024).
-    device_mib: u64,
-    /// Images in /dev/shm: scrub and job contend for the two cores, not for the virtual disk.
-    in_memory: bool,
-    /// A third, empty device of the same size as a spare for a replace.
-    spare: bool,
-    /// Damage blocks of one file on the second device's image (a RAID1 scrub repairs them
-    /// from the first): how many.
-    corrupt_blocks: usize,
-}
-
-/// A btrfs RAID1 of two 1 GiB loop devices mounted under the scratch directory, with data for a
-/// scrub to read, and an empty directory `work` for the foreground job. Fields drop in order:
-/// the mount before the loop devices.
-struct BtrfsPool {
-    mount: Mount,
-    spare: Option<LoopDev>,
-    _loops: (LoopDev, LoopDev),
-    _images: tempfile::TempDir,
-}
-
-/// The pattern of the file whose blocks are damaged: one 4 KiB block, found again in the image.
-fn victim_block() -> Vec<u8> {
-    b"STORLAB-CORRUPT-ME-".iter().copied().cycle().take(4096).collect()
-}
-
-impl BtrfsPool {
-    fn new(s: &Scratch, mib: u32) -> (BtrfsPool, std::path::PathBuf) {
-        BtrfsPool::with(
-            s,
-            "pool",
-            PoolOptions {
-                mib,
-                ..Default::default()
-            },
-        )
-    }
-
-    fn with(s: &Scratch, name: &str, o: PoolOptions) -> (BtrfsPool, std::path::PathBuf) {
-        let images = tempfile::Builder::new()
-            .prefix("storlab-impact-")
-            .tempdir_in(if o.in_memory { "/dev/shm" } else { "/var/tmp" })
-            .unwrap();
-        let size = if o.device_mib == 0 { 1 << 30 } else { o.device_mib << 20 };
-        let a = loop_device(&images.path().join("a.img"), size);
-        let b = loop_device(&images.path().join("b.img"), size);
-        let spare = o.spare.then(|| loop_device(&images.path().join("spare.img"), size));
-        sh(
-            "mkfs.btrfs",
-            &["-q", "-f", "-d", "raid1", "-m", "raid1", &a.dev, &b.dev],
-        );
-        let point = s.path().join(name);
-        let mut mount = mount_device(&a.dev, &point);
-        if o.corrupt_blocks > 0 {
-            let block = victim_block();
-            let data: Vec<u8> = (0..64).flat_map(|_| block.iter().copied()).collect();
-            std::fs::write(mount.point.join("victim"), data).unwrap();
-            sh("sync", &[]);
-            drop(mount);
-            let image = std::fs::read(images.path().join("b.img")).unwrap();
-            let mut hits = Vec::new();
-            let mut at = 0;
-            while let Some(i) = image[at..].windows(4096).position(|w| w == block.as_slice()) {
-                hits.push(at + i);
-                at += i + 4096;
-                if hits.len() == o.corrupt_blocks {
-                    break;
-                }
-            }
-            assert_eq!(
-                hits.len(),
-                o.corrupt_blocks,
-                "the victim's blocks are on the second image"
-            );
-            use std::os::unix::fs::FileExt;
-            let f = std::fs::OpenOptions::new()
-                .write(true)
-                .open(images.path().join("b.img"))
-                .unwrap();
-            for h in &hits {
-                f.write_all_at(b"damaged by the storlab test", *h as u64).unwrap();
-            }
-            f.sync_all().unwrap();
-            mount = mount_device(&a.dev, &point);
-        }
-        let fill = mount.point.join("fill");
-        std::fs::create_dir(&fill).unwrap();
-        let block: Vec<u8> = (0..(1u32 << 20))
-            .map(|i| (i.wrapping_mul(2654435761) >> 9) as u8)
-            .collect();
-        for i in 0..o.mib {
-            let mut b = block.clone();
-            b[..4].copy_from_slice(&i.to_le_bytes());
-            std::fs::write(fill.join(format!("f{i}")), &b).unwrap();
-        }
-        sh("sync", &[]);
-        let work = mount.point.join("work");
-        std::fs::create_dir(&work).unwrap();
-        (
-            BtrfsPool {
-                mount,
-                spare,
-                _loops: (a, b),
-                _images: images,
-            },
-            work,
-        )
-    }
-}
 
 /// The tests take turns: the btrfs tests measure durations and rates that another test's scrub
 /// or load on the same two cores would disturb (the reverse study's idle scrub twice took 3.3 s
@@ -282,7 +159,7 @@ fn scrub_impact_study_on_btrfs_raid1() {
         "{cell} in the report"
     );
     // The study started the scrub and stopped it.
-    let status = sh("btrfs", &["scrub", "status", m.point.to_str().unwrap()]);
+    let status = run_ok("btrfs", &["scrub", "status", m.point.to_str().unwrap()]);
     assert!(status.contains("aborted"), "{status}");
     // The study and its four runs are stored.
     assert_eq!(
@@ -418,7 +295,7 @@ fn reverse_study_times_the_scrub_idle_and_under_load() {
     );
     let m = &pool.mount;
     // One scrub first, so that the idle side is not the first to read the pool.
-    sh("btrfs", &["scrub", "start", "-B", m.point.to_str().unwrap()]);
+    run_ok("btrfs", &["scrub", "start", "-B", m.point.to_str().unwrap()]);
     let v = s.json(&[
         "impact",
         "--reverse",
@@ -595,7 +472,7 @@ fn held_rate_through_a_scrub_then_a_replace() {
         .collect();
     assert_eq!(k, ["task-start", "task-end", "task-start", "task-end", "after-start"]);
     // The rebuild really happened: the spare is in the filesystem.
-    let show = sh("btrfs", &["filesystem", "show", m.point.to_str().unwrap()]);
+    let show = run_ok("btrfs", &["filesystem", "show", m.point.to_str().unwrap()]);
     assert!(show.contains(spare.as_str()), "{show}");
     // Stored: the run as the study's member, its events and the looks at both tasks.
     let stored = stored_study(&s, &v["id"]);
@@ -706,10 +583,10 @@ fn ctrl_c_stops_the_studys_task_and_no_other() {
             ..Default::default()
         },
     );
-    let status = |m: &Mount| sh("btrfs", &["scrub", "status", m.point.to_str().unwrap()]);
+    let status = |m: &Mount| run_ok("btrfs", &["scrub", "status", m.point.to_str().unwrap()]);
     // Someone else's scrub, held at 1 MiB/s per device so that it runs throughout (the limit
     // set the way an administrator would, through sysfs).
-    let uuid = sh("findmnt", &["-n", "-o", "UUID", theirs.mount.point.to_str().unwrap()]);
+    let uuid = run_ok("findmnt", &["-n", "-o", "UUID", theirs.mount.point.to_str().unwrap()]);
     for dev in std::fs::read_dir(format!("/sys/fs/btrfs/{uuid}/devinfo")).unwrap() {
         std::fs::write(dev.unwrap().path().join("scrub_speed_max"), "1m").unwrap();
     }
@@ -745,9 +622,9 @@ fn ctrl_c_stops_the_studys_task_and_no_other() {
     // Wait until our scrub runs (the first loaded repetition), then press Ctrl-C. The kernel
     // says when it starts one ("scrub: started on devid"); btrfs-progs' status file can say "no
     // stats available" for a while.
-    let our_dev = sh("findmnt", &["-n", "-o", "SOURCE", ours.mount.point.to_str().unwrap()]);
+    let our_dev = run_ok("findmnt", &["-n", "-o", "SOURCE", ours.mount.point.to_str().unwrap()]);
     let started_lines = || {
-        let log = sh("dmesg", &[]);
+        let log = run_ok("dmesg", &[]);
         log.lines()
             .filter(|l| {
                 l.contains(&format!(

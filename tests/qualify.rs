@@ -5,6 +5,7 @@
 //! a baseline from the database; the same plan again against an earlier qualification; the
 //! certificate in Chromium; exit 0, 1 and 5.
 
+use std::path::Path;
 use std::process::Output;
 
 use serde_json::Value;
@@ -643,4 +644,121 @@ fn a_baseline_from_the_database_the_plan_again_against_it_and_the_certificate() 
     let shot = s.path().join("cert.png");
     chromium(&html, s.path(), Some(&shot));
     assert!(std::fs::metadata(&shot).unwrap().len() > 10_000);
+}
+
+/// RAL's table 2 as a qualification, on a real btrfs scrub: the users' writes and reads, each
+/// run with the scrub paired with one just before it without, the cost held to a budget. Each
+/// pair's cost is recomputed here from its two runs, and the scrub the qualification started is
+/// stopped at its end.
+#[test]
+fn a_scrub_held_to_the_users_budget_on_btrfs() {
+    let s = Scratch::new();
+    // 2 × 300 MiB to scrub at 8 MiB/s per device: a scrub outlasts every loaded run.
+    let (pool, work) = BtrfsPool::new(&s, 300);
+    let point = pool.mount.point.display().to_string();
+    let p = plan(
+        &s,
+        "ral.toml",
+        &format!(
+            "name = \"RAL table 2\"\nmax_repeats = 6\n[[job]]\nname = \"users\"\nsettings = {{ phase = [\"write\", \"read\"], bs = \"1m\", size = \"48m\", direct = true }}\ntask = \"btrfs-scrub:{point}@8m\"\n\n[[criterion]]\njob = \"users\"\ncheck = \"write MiB/s cost <= 60%\"\n\n[[criterion]]\njob = \"users\"\ncheck = \"read MiB/s cost <= 60%\"\n"
+        ),
+    );
+    let out = s.storlab(&["qualify", &p, "--target", work.to_str().unwrap(), "--json"]);
+    let q = doc(&out);
+    let decisions: Vec<String> = q["params"]["criteria"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|c| c["decision"].as_str().unwrap().to_string())
+        .collect();
+    let want = if decisions.iter().any(|d| d == "FAIL") {
+        1
+    } else if decisions.iter().any(|d| d == "UNDECIDED") {
+        5
+    } else {
+        0
+    };
+    assert_eq!(out.status.code(), Some(want), "{decisions:?}: {}", stderr(&out));
+    eprintln!(
+        "RAL table 2 on btrfs: {decisions:?} after {:?} pairs",
+        q["params"]["criteria"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|c| c["values"].as_array().unwrap().len())
+            .collect::<Vec<_>>()
+    );
+    for c in q["params"]["criteria"].as_array().unwrap() {
+        assert_eq!(c["reference"]["against"], "impact", "{c}");
+        assert_eq!(c["unit"], "%");
+        eprintln!("  {}: costs {:?}, interval {}", c["text"], c["values"], c["interval"]);
+    }
+    recompute(&s, &q);
+    // Idle then loaded in each repetition, the scrub running exactly during the loaded runs.
+    let members = q["members"].as_array().unwrap();
+    let sides: Vec<bool> = members
+        .iter()
+        .map(|m| m["role"]["trial"]["loaded"].as_bool().unwrap())
+        .collect();
+    assert!(sides.chunks(2).all(|p| p == [false, true]), "{sides:?}");
+    let mut running = false;
+    for e in q["events"].as_array().unwrap() {
+        match e["kind"].as_str().unwrap() {
+            "task-start" => running = true,
+            "task-stopped" => running = false,
+            "repetition-start" => assert_eq!(running, e["detail"].as_str().unwrap().contains("with the task"), "{e}"),
+            _ => {}
+        }
+    }
+    let status = run_ok("btrfs", &["scrub", "status", &point]);
+    assert!(!status.contains("running"), "the scrub was stopped: {status}");
+    assert!(entries(&work).is_empty());
+}
+
+/// examples/plan-infn.toml (INFN Bari's four curves, a minimum at each point) scaled to this
+/// machine: 16 MiB files, 300 ms phases, 1 and 2 processes, minima of 1 MiB/s; on tmpfs
+/// (buffered) and on ext4 over a loop device with O_DIRECT. Every criterion decides within the
+/// repetitions it needs, and each verdict is recomputed from its runs.
+#[test]
+fn infn_curves_decide_on_tmpfs_and_on_an_o_direct_loop_device() {
+    let s = Scratch::new();
+    let example =
+        std::fs::read_to_string(Path::new(env!("CARGO_MANIFEST_DIR")).join("examples/plan-infn.toml")).unwrap();
+    let scaled = example
+        .replace("size = \"5g\"", "size = \"16m\"")
+        .replace("runtime = \"60s\"", "runtime = \"300ms\"")
+        .replace("threads=1,4,8,16", "threads=1,2");
+    let scaled = scaled
+        .lines()
+        .map(|l| match l.strip_prefix("check = \"MiB/s >= ") {
+            Some(_) => "check = \"MiB/s >= 1 | 1\"".to_string(),
+            None => l.to_string(),
+        })
+        .collect::<Vec<_>>()
+        .join("\n");
+    let point = s.path().join("ext4");
+    let fs = loop_filesystem("mkfs.ext4", 512 << 20, &point);
+    for (name, target, text) in [
+        ("tmpfs", s.data(), scaled.replace("direct = true", "direct = false")),
+        ("ext4 O_DIRECT", fs.mount.point.clone(), scaled.clone()),
+    ] {
+        let p = plan(&s, "infn.toml", &text);
+        let out = s.storlab(&["qualify", &p, "--target", target.to_str().unwrap(), "--json"]);
+        assert_eq!(out.status.code(), Some(0), "{name}: {}", stderr(&out));
+        let q = doc(&out);
+        let criteria = q["params"]["criteria"].as_array().unwrap();
+        assert_eq!(criteria.len(), 8, "{name}: four curves of two points");
+        let repeats: Vec<u64> = criteria.iter().map(|c| c["decided_at"].as_u64().unwrap()).collect();
+        eprintln!(
+            "INFN curves on {name}: decided after {repeats:?} repetitions ({} runs)",
+            q["members"].as_array().unwrap().len()
+        );
+        assert!(criteria.iter().all(|c| c["decision"] == "PASS"), "{name}");
+        recompute(&s, &q);
+        assert!(
+            entries(&target).iter().all(|e| e == "lost+found"),
+            "{name}: {:?}",
+            entries(&target)
+        );
+    }
 }

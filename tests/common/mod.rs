@@ -397,3 +397,125 @@ pub fn assert_same_table(rows: &Value, expected: &std::collections::BTreeMap<Str
         }
     }
 }
+
+/// Runs a command that must succeed; its stdout, trimmed.
+pub fn run_ok(cmd: &str, args: &[&str]) -> String {
+    let out = Command::new(cmd).args(args).output().unwrap();
+    assert!(out.status.success(), "{cmd} {args:?}: {}", stderr(&out));
+    stdout(&out).trim().to_string()
+}
+
+/// Options of a test pool.
+#[derive(Default)]
+pub struct PoolOptions {
+    /// MiB of data for a scrub or replace to read.
+    pub mib: u32,
+    /// Size of each device, MiB (default 1024).
+    pub device_mib: u64,
+    /// Images in /dev/shm: scrub and job contend for the two cores, not for the virtual disk.
+    pub in_memory: bool,
+    /// A third, empty device of the same size as a spare for a replace.
+    pub spare: bool,
+    /// Damage blocks of one file on the second device's image (a RAID1 scrub repairs them
+    /// from the first): how many.
+    pub corrupt_blocks: usize,
+}
+
+/// A btrfs RAID1 of two 1 GiB loop devices mounted under the scratch directory, with data for a
+/// scrub to read, and an empty directory `work` for the foreground job. Fields drop in order:
+/// the mount before the loop devices.
+pub struct BtrfsPool {
+    pub mount: Mount,
+    pub spare: Option<LoopDev>,
+    _loops: (LoopDev, LoopDev),
+    _images: tempfile::TempDir,
+}
+
+/// The pattern of the file whose blocks are damaged: one 4 KiB block, found again in the image.
+pub fn victim_block() -> Vec<u8> {
+    b"STORLAB-CORRUPT-ME-".iter().copied().cycle().take(4096).collect()
+}
+
+impl BtrfsPool {
+    pub fn new(s: &Scratch, mib: u32) -> (BtrfsPool, std::path::PathBuf) {
+        BtrfsPool::with(
+            s,
+            "pool",
+            PoolOptions {
+                mib,
+                ..Default::default()
+            },
+        )
+    }
+
+    pub fn with(s: &Scratch, name: &str, o: PoolOptions) -> (BtrfsPool, std::path::PathBuf) {
+        let images = tempfile::Builder::new()
+            .prefix("storlab-impact-")
+            .tempdir_in(if o.in_memory { "/dev/shm" } else { "/var/tmp" })
+            .unwrap();
+        let size = if o.device_mib == 0 { 1 << 30 } else { o.device_mib << 20 };
+        let a = loop_device(&images.path().join("a.img"), size);
+        let b = loop_device(&images.path().join("b.img"), size);
+        let spare = o.spare.then(|| loop_device(&images.path().join("spare.img"), size));
+        run_ok(
+            "mkfs.btrfs",
+            &["-q", "-f", "-d", "raid1", "-m", "raid1", &a.dev, &b.dev],
+        );
+        let point = s.path().join(name);
+        let mut mount = mount_device(&a.dev, &point);
+        if o.corrupt_blocks > 0 {
+            let block = victim_block();
+            let data: Vec<u8> = (0..64).flat_map(|_| block.iter().copied()).collect();
+            std::fs::write(mount.point.join("victim"), data).unwrap();
+            run_ok("sync", &[]);
+            drop(mount);
+            let image = std::fs::read(images.path().join("b.img")).unwrap();
+            let mut hits = Vec::new();
+            let mut at = 0;
+            while let Some(i) = image[at..].windows(4096).position(|w| w == block.as_slice()) {
+                hits.push(at + i);
+                at += i + 4096;
+                if hits.len() == o.corrupt_blocks {
+                    break;
+                }
+            }
+            assert_eq!(
+                hits.len(),
+                o.corrupt_blocks,
+                "the victim's blocks are on the second image"
+            );
+            use std::os::unix::fs::FileExt;
+            let f = std::fs::OpenOptions::new()
+                .write(true)
+                .open(images.path().join("b.img"))
+                .unwrap();
+            for h in &hits {
+                f.write_all_at(b"damaged by the storlab test", *h as u64).unwrap();
+            }
+            f.sync_all().unwrap();
+            mount = mount_device(&a.dev, &point);
+        }
+        let fill = mount.point.join("fill");
+        std::fs::create_dir(&fill).unwrap();
+        let block: Vec<u8> = (0..(1u32 << 20))
+            .map(|i| (i.wrapping_mul(2654435761) >> 9) as u8)
+            .collect();
+        for i in 0..o.mib {
+            let mut b = block.clone();
+            b[..4].copy_from_slice(&i.to_le_bytes());
+            std::fs::write(fill.join(format!("f{i}")), &b).unwrap();
+        }
+        run_ok("sync", &[]);
+        let work = mount.point.join("work");
+        std::fs::create_dir(&work).unwrap();
+        (
+            BtrfsPool {
+                mount,
+                spare,
+                _loops: (a, b),
+                _images: images,
+            },
+            work,
+        )
+    }
+}
