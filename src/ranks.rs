@@ -6,9 +6,9 @@
 use storlab_dist::Launch;
 
 #[cfg(feature = "mpi")]
-pub use mpi_ranks::{execute, iozone, meta};
+pub use mpi_ranks::{execute, iozone, meta, qualify};
 #[cfg(not(feature = "mpi"))]
-pub use refused::{execute, iozone, meta};
+pub use refused::{execute, iozone, meta, qualify};
 
 /// This process's place among the ranks a launcher started, when it runs as one of them: any
 /// launch for a storlab built with MPI (one rank too, so that `%r` and `%h` are filled in and
@@ -41,6 +41,11 @@ mod refused {
 
     /// Runs IOzone's cells as one rank of `launch`.
     pub fn iozone(_a: &IozoneArgs, _jobs: Vec<(IozoneCell, Job)>, launch: &Launch) -> Result<u8> {
+        Err(refusal(launch))
+    }
+
+    /// Runs a qualification as one rank of `launch`.
+    pub fn qualify(_a: &crate::cli::QualifyArgs, launch: &Launch) -> Result<u8> {
         Err(refusal(launch))
     }
 
@@ -136,6 +141,45 @@ mod mpi_ranks {
         print_run(&store, e.run_id, false, out)?;
         stored_as(e.run_id, &store, team.size());
         Ok(code_of(e.status))
+    }
+
+    /// Runs a qualification as one rank: every rank prepares the plan's jobs on its own
+    /// targets, all start together (rank 0 with the database and the baselines), each
+    /// repetition is one run of all ranks, rank 0 decides, stores and prints the verdict.
+    pub fn qualify(a: &crate::cli::QualifyArgs, _launch: &Launch) -> Result<u8> {
+        let team = MpiTeam::join_for(false).map_err(anyhow::Error::msg)?;
+        let mut plan = crate::qualify::prepared_file(a)?;
+        storlab_qualify::team::check(&plan).map_err(crate::qualify::input)?;
+        let o = crate::qualify::run_options(a, None)?;
+        let ready = plan.trials.iter().try_for_each(|t| {
+            let mut job = t.job.clone();
+            job.targets = storlab_session::together::for_rank(&team, &job.targets);
+            storlab_session::prepare(&job, &o.allow_devices)
+                .map(|_| ())
+                .map_err(|e| format!("job '{}': {e}", t.label))
+        });
+        let shape = format!("{} job(s) at {} point(s)", plan.plan.jobs.len(), plan.trials.len());
+        let rank0 = together::start_together(&team, ready, &shape, "plan", || {
+            let store = open_new(&a.output.db).map_err(|e| e.to_string())?;
+            storlab_qualify::prepare::read_baselines(&mut plan.clone(), &store).map_err(|e| e.to_string())?;
+            Ok(Rank0 { store, live: None })
+        })?;
+        let mut store = rank0.map(|r| r.store);
+        if let Some(s) = &store {
+            storlab_qualify::prepare::read_baselines(&mut plan, s).map_err(crate::qualify::input)?;
+        }
+        let outcome = storlab_qualify::team::run_team(
+            &team,
+            store.as_mut(),
+            &plan,
+            &o,
+            storlab_session::stop_flag(),
+            &crate::qualify::sayer(a),
+        )?;
+        match (store, outcome) {
+            (Some(store), Some(out)) => crate::qualify::report(a, &store, out.study_id, &out.params, None),
+            _ => Ok(0),
+        }
     }
 
     /// Runs IOzone's cells as one rank: each cell one run of all ranks, several a study, rank 0

@@ -104,6 +104,57 @@ mod with_mpi {
         shown_with_its_ranks(s, &run);
     }
 
+    /// `mpirun -n 3 storlab qualify`: every repetition one run of the three ranks (each on its
+    /// own directory), rank 0 deciding, storing one qualification and printing its verdict; a job
+    /// with a background task refused under mpirun.
+    #[test]
+    fn three_ranks_qualify_one_plan_each_repetition_one_run_of_all() {
+        let s = Scratch::new();
+        let data = s.data();
+        for r in 0..3 {
+            std::fs::create_dir_all(data.join(r.to_string())).unwrap();
+        }
+        let plan = s.path().join("plan.toml");
+        std::fs::write(
+            &plan,
+            "name = \"ranks\"\nmax_repeats = 5\n[[job]]\nname = \"rr\"\nsettings = { phase = [\"randread\"], bs = \"4k\", size = \"8m\", runtime = \"300ms\" }\n[[criterion]]\njob = \"rr\"\ncheck = \"IOPS >= 10\"\n",
+        )
+        .unwrap();
+        let target = format!("{}/%r", data.display());
+        let out = mpirun(
+            &s,
+            3,
+            &["qualify", plan.to_str().unwrap(), "--target", &target, "--json"],
+        );
+        assert_eq!(out.status.code(), Some(0), "mpirun: {}{}", stdout(&out), stderr(&out));
+        let q: serde_json::Value =
+            serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("one document ({e}): {}", stdout(&out)));
+        assert_eq!(q["params"]["criteria"][0]["decision"], "PASS");
+        let members = q["members"].as_array().unwrap();
+        let n = q["params"]["criteria"][0]["values"].as_array().unwrap().len();
+        assert_eq!(members.len(), n, "one run per repetition, not one per rank");
+        assert_eq!(s.run_count(), Some(n));
+        for m in members {
+            let run = s.json(&["results", "show", &m["run_id"].to_string()]);
+            assert_eq!(run["ranks"].as_array().map(Vec::len), Some(3), "{run}");
+            // The criterion's figure is the run's: all three ranks' I/Os together.
+            assert_eq!(run["phases"][0]["result"]["workers"].as_array().unwrap().len(), 3);
+        }
+        std::fs::write(
+            &plan,
+            "[[job]]\nname = \"rr\"\nsettings = { phase = [\"randread\"], size = \"8m\", runtime = \"300ms\" }\ntask = \"cmd:true|echo running|true\"\n[[criterion]]\njob = \"rr\"\ncheck = \"IOPS cost <= 50%\"\n",
+        )
+        .unwrap();
+        let out = mpirun(&s, 2, &["qualify", plan.to_str().unwrap(), "--target", &target]);
+        assert_ne!(out.status.code(), Some(0));
+        assert!(
+            stderr(&out).contains("a task's pairs are one host's; run this plan without mpirun"),
+            "{}",
+            stderr(&out)
+        );
+        assert_eq!(s.run_count(), Some(n), "nothing more stored");
+    }
+
     /// `results show` lists each rank's part of each phase, the slowest and fastest marked, and
     /// the host; the HTML report (loaded in Chromium) draws each phase's throughput per host.
     fn shown_with_its_ranks(s: &Scratch, run: &serde_json::Value) {

@@ -18,6 +18,7 @@
 //! - run.rs: the repetitions in rounds, the stopping, the qualification stored as a study of
 //!   kind `qualify` with every run behind it;
 //! - against.rs: an earlier qualification's plan run again and compared (`--against`);
+//! - team.rs: the same under mpirun, each repetition one run of every rank, rank 0 deciding;
 //! - listing.rs: the qualifications in the database side by side (`results list --kind qualify`).
 #![deny(missing_docs)]
 
@@ -27,6 +28,7 @@ pub mod listing;
 pub mod plan;
 pub mod prepare;
 pub mod run;
+pub mod team;
 pub mod verdict;
 
 /// What went wrong.

@@ -100,14 +100,60 @@ struct Tally {
     decided_at: Option<u32>,
 }
 
-/// Runs a prepared plan (its baselines read) and stores it; `say` is told each repetition's
-/// figures and each decision, for the terminal.
+/// How a repetition of a trial (one without a task) runs: in this process, or as one run of
+/// every rank of an MPI team (team.rs).
+pub trait Execute {
+    /// Runs trial `trial`'s job once, stored as a run of `kind`.
+    fn run(
+        &mut self,
+        store: &mut Store,
+        trial: usize,
+        kind: RunKind,
+    ) -> Result<storlab_session::Executed, QualifyError>;
+}
+
+/// Runs in this process.
+struct Alone<'a> {
+    p: &'a Prepared,
+    o: &'a Options,
+}
+
+impl Execute for Alone<'_> {
+    fn run(
+        &mut self,
+        store: &mut Store,
+        trial: usize,
+        kind: RunKind,
+    ) -> Result<storlab_session::Executed, QualifyError> {
+        Runner {
+            store,
+            job: &self.p.trials[trial].job,
+            o: self.o,
+        }
+        .run_as(kind, &PhaseControl::new())
+    }
+}
+
+/// Runs a prepared plan (its baselines read) in this process and stores it; `say` is told each
+/// repetition's figures and each decision, for the terminal.
 pub fn run(
     store: &mut Store,
     p: &Prepared,
     o: &Options,
     stop: &AtomicBool,
     say: &dyn Fn(&str),
+) -> Result<Outcome, QualifyError> {
+    drive(store, p, o, stop, say, &mut Alone { p, o })
+}
+
+/// [`run`] with the plain repetitions run by `exec`.
+pub(crate) fn drive(
+    store: &mut Store,
+    p: &Prepared,
+    o: &Options,
+    stop: &AtomicBool,
+    say: &dyn Fn(&str),
+    exec: &mut dyn Execute,
 ) -> Result<Outcome, QualifyError> {
     let t0 = Instant::now();
     let rec = Recorder::new();
@@ -159,15 +205,10 @@ pub fn run(
                     stopped = Some(Stopped::MaxTime);
                     break 'rounds;
                 }
-                let mut runner = Runner {
-                    store,
-                    job: &trial.job,
-                    o,
-                };
                 // This repetition's figure for each of the trial's criteria, and its runs.
                 let (figures, run_ids, interrupted): (Vec<Option<f64>>, Vec<i64>, bool) = match pairs[ti].as_mut() {
                     None => {
-                        let e = runner.run_as(RunKind::Qualify, &PhaseControl::new())?;
+                        let e = exec.run(store, ti, RunKind::Qualify)?;
                         members.push(Member {
                             run_id: e.run_id,
                             role: Role::Trial {
@@ -188,6 +229,11 @@ pub fn run(
                         (f, vec![e.run_id], interrupted)
                     }
                     Some(pair) => {
+                        let mut runner = Runner {
+                            store,
+                            job: &trial.job,
+                            o,
+                        };
                         let (reps, interrupted) = pair
                             .pair(r, &mut runner, EarlyFinish::Restart, &rec, stop)
                             .map_err(|e| QualifyError::Run(format!("{}: {e}", trial.label)))?;

@@ -1,0 +1,123 @@
+//! A qualification under `mpirun`: every rank reads the same plan, and each repetition of a job
+//! is one run of all ranks (crates/session's `run_prepared_team`: each rank on its own targets,
+//! `%r` and `%h` filled in, the phases started together, rank 0 storing one run of all their
+//! workers). Rank 0 alone holds the database and decides: before each repetition it tells every
+//! rank which job comes next, or that the qualification is over, so that all follow one schedule.
+//! A job with a background task is refused under mpirun: its pairs are one host's.
+
+use std::sync::atomic::AtomicBool;
+
+use storlab_model::run::RunKind;
+use storlab_session::team::Team;
+use storlab_session::together::for_rank;
+use storlab_session::RunOptions;
+use storlab_store::Store;
+
+use crate::prepare::Prepared;
+use crate::run::{drive, Execute, Options, Outcome};
+use crate::{input, QualifyError};
+
+/// Rank 0's word that no repetition follows.
+const OVER: u32 = u32::MAX;
+
+/// Rank 0's word (every rank learns it from the same gather).
+fn word(team: &dyn Team, mine: u32) -> u32 {
+    let all = team.all_gather(&mine.to_le_bytes());
+    all.first()
+        .and_then(|w| w.as_slice().try_into().ok())
+        .map(u32::from_le_bytes)
+        .unwrap_or(OVER)
+}
+
+/// Refuses a plan the ranks cannot run together: a job with a background task.
+pub fn check(p: &Prepared) -> Result<(), QualifyError> {
+    match p.trials.iter().find(|t| t.task.is_some()) {
+        Some(t) => Err(input(format!(
+            "job '{}' runs with a task ({}): a task's pairs are one host's; run this plan without mpirun",
+            t.label,
+            t.task.as_deref().unwrap_or_default()
+        ))),
+        None => Ok(()),
+    }
+}
+
+/// A trial's job as this rank runs it: its targets its own.
+fn run_trial(
+    team: &dyn Team,
+    store: Option<&mut Store>,
+    p: &Prepared,
+    o: &Options,
+    trial: usize,
+    kind: RunKind,
+) -> Result<Option<storlab_session::Executed>, QualifyError> {
+    let mut job = p.trials[trial].job.clone();
+    job.targets = for_rank(team, &job.targets);
+    let prepared = storlab_session::prepare(&job, &o.allow_devices).map_err(|e| QualifyError::Run(e.to_string()))?;
+    let opts = RunOptions {
+        kind,
+        tags: &o.tags,
+        allow_devices: &o.allow_devices,
+        keep: o.keep,
+        command: &o.command,
+        control: None,
+        live: None,
+    };
+    storlab_session::run_prepared_team(team, store, prepared, &opts, false)
+        .map_err(|e| QualifyError::Run(format!("{}: {e}", p.trials[trial].label)))
+}
+
+/// Rank 0's way of running a repetition: the word to every rank, then the run of all.
+struct Together<'a> {
+    team: &'a dyn Team,
+    p: &'a Prepared,
+    o: &'a Options,
+}
+
+impl Execute for Together<'_> {
+    fn run(
+        &mut self,
+        store: &mut Store,
+        trial: usize,
+        kind: RunKind,
+    ) -> Result<storlab_session::Executed, QualifyError> {
+        word(self.team, trial as u32);
+        run_trial(self.team, Some(store), self.p, self.o, trial, kind)?
+            .ok_or_else(|| QualifyError::Run("rank 0 got no run back".into()))
+    }
+}
+
+/// Runs a prepared plan as one rank of `team`: rank 0 (which passes the store) decides and
+/// stores, and gets the qualification back; the others follow its word and get None.
+pub fn run_team(
+    team: &dyn Team,
+    store: Option<&mut Store>,
+    p: &Prepared,
+    o: &Options,
+    stop: &AtomicBool,
+    say: &dyn Fn(&str),
+) -> Result<Option<Outcome>, QualifyError> {
+    match store {
+        Some(store) => {
+            let outcome = drive(store, p, o, stop, say, &mut Together { team, p, o });
+            // However rank 0's loop ended, the others learn that nothing follows.
+            word(team, OVER);
+            outcome.map(Some)
+        }
+        None => {
+            loop {
+                let next = word(team, 0);
+                if next == OVER || next as usize >= p.trials.len() {
+                    break;
+                }
+                // A run that fails fails on every rank; rank 0 then says it is over.
+                if let Err(e) = run_trial(team, None, p, o, next as usize, RunKind::Qualify) {
+                    if word(team, 0) != OVER {
+                        return Err(QualifyError::Run(format!("the ranks lost step after: {e}")));
+                    }
+                    return Err(e);
+                }
+            }
+            Ok(None)
+        }
+    }
+}
