@@ -165,7 +165,7 @@ pub fn iozone(args: Vec<String>) -> Result<u8> {
     let opts = crate::iozone::options(&a, m.live.as_deref().map(|s| s as &dyn LiveRun));
     let (study, done) = storlab_session::run_cells(&mut m.store, jobs, a.study(&params), &opts)?;
     let store = m.end();
-    crate::results::print_iozone(&store, &a, study, &done, params.note.as_deref())?;
+    crate::iozone::print_iozone(&store, &a, study, &done, params.note.as_deref())?;
     Ok(crate::iozone::exit_code(&done))
 }
 

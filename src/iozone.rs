@@ -3,10 +3,15 @@
 //! parameters and each cell's role, is the workload crate's: `IozoneArgs::study_params`,
 //! `IozoneArgs::study`, `IozoneCell::role`.)
 
+use anyhow::Result;
+use storlab_report::iozone::CellResult;
+use storlab_session::Points;
+use storlab_store::Store;
 use storlab_workload::iozone::IozoneArgs;
 
 use crate::cli::{DbArgs, OutputArgs};
 use crate::exit;
+use crate::results::json_or_text;
 
 /// Where `storlab iozone` stores and how it prints.
 pub(crate) fn output(a: &IozoneArgs) -> OutputArgs {
@@ -42,4 +47,34 @@ pub(crate) fn options<'a>(
         control: None,
         live,
     }
+}
+
+/// Prints an IOzone run in IOzone's layout (or as JSON), and writes its -b workbook.
+pub fn print_iozone(
+    store: &Store,
+    a: &IozoneArgs,
+    study: Option<i64>,
+    done: &Points,
+    note: Option<&str>,
+) -> Result<()> {
+    let results = CellResult::of_points(a, &done.done);
+    json_or_text(
+        a.json,
+        || storlab_report::iozone::document(a, study, &results, note),
+        || storlab_report::iozone::render(a, &results) + &note.map(|n| format!("\n\t{n}\n")).unwrap_or_default(),
+    )?;
+    if let Some(path) = &a.workbook {
+        storlab_report::iozone::write_workbook(path, a, &results)?;
+        eprintln!("storlab: wrote the workbook {}", path.display());
+        if path.extension().is_some_and(|e| e.eq_ignore_ascii_case("xls")) {
+            // IOzone wrote the old binary format; the seeds' command lines say -b FILE.xls.
+            eprintln!("storlab: note: {} holds an XLSX workbook (IOzone's .xls was the older format); spreadsheets open it, some after asking — name it .xlsx to avoid the question", path.display());
+        }
+    }
+    let first = results.first().map_or(0, |r| r.run_id);
+    let what = study.map_or(format!("as run {first}"), |s| {
+        format!("{} runs as study {s}", results.len())
+    });
+    eprintln!("storlab: stored {what} in {}", store.target());
+    Ok(())
 }

@@ -118,23 +118,33 @@ pub fn qualify(a: QualifyArgs) -> Result<u8> {
     };
     prepare::read_baselines(&mut plan, &store).map_err(input)?;
     if a.plan.dry_run {
-        println!(
-            "plan \"{}\": {} job(s) at {} point(s), {} criteria, at most {} repetitions each",
-            plan.plan.name,
-            plan.plan.jobs.len(),
-            plan.trials.len(),
-            plan.criteria.len(),
-            plan.criteria.first().map_or(0, |c| c.design.max_repeats)
-        );
-        for c in &plan.criteria {
-            println!(
-                "  {:>3}  {}  {}  (line {})",
-                c.index, plan.trials[c.trial].label, c.text, c.line
-            );
-        }
+        print!("{}", plan.outline());
         return Ok(0);
     }
     let o = run_options(&a, earlier.as_ref().map(|e| e.0))?;
     let outcome = run::run(&mut store, &plan, &o, storlab_session::stop_flag(), &sayer(&a))?;
     report(&a, &store, outcome.study_id, &outcome.params, earlier.as_ref())
+}
+
+/// `results list --kind qualify`: the qualifications side by side, one row each (their runs are
+/// in `results study ID`).
+pub fn list(
+    store: &Store,
+    limit: usize,
+    f: &storlab_report::runs::ListFilter,
+    out: &crate::cli::OutputArgs,
+) -> Result<u8> {
+    let found = storlab_qualify::listing::list(store, f.host.as_deref(), &f.tags, limit)?;
+    let t = || {
+        let rows: Vec<_> = found
+            .iter()
+            .map(|q| (q.id, q.created_at.as_str(), q.hosts.as_slice(), q.runs, &q.params))
+            .collect();
+        storlab_report::qualify::list_table(&rows)
+    };
+    crate::results::emit(out, || &found, t, || t().to_text())?;
+    if !out.json && !out.csv {
+        eprintln!("{} qualification(s) in {}", found.len(), store.target());
+    }
+    Ok(0)
 }

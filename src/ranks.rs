@@ -198,7 +198,7 @@ mod mpi_ranks {
         let Some((store, (study, done))) = stored else {
             return Ok(0);
         };
-        crate::results::print_iozone(&store, a, study, &done, params.note.as_deref())?;
+        crate::iozone::print_iozone(&store, a, study, &done, params.note.as_deref())?;
         Ok(crate::iozone::exit_code(&done))
     }
 }

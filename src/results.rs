@@ -8,12 +8,9 @@ use anyhow::Result;
 use storlab_model::scan::Report;
 use storlab_report::compare::compare_stored;
 use storlab_report::export::{write_whole, Csv};
-use storlab_report::iozone::CellResult;
 use storlab_report::studies::StudyView;
 use storlab_report::table::Table;
-use storlab_session::Points;
 use storlab_store::Store;
-use storlab_workload::iozone::IozoneArgs;
 
 use crate::cli::{CompareArgs, DbArgs, ExportArgs, ImportArgs, OutputArgs};
 use crate::usage;
@@ -137,53 +134,10 @@ pub fn print_study(store: &Store, id: i64, json: bool) -> Result<()> {
     )
 }
 
-/// Prints an IOzone run in IOzone's layout (or as JSON), and writes its -b workbook.
-pub fn print_iozone(
-    store: &Store,
-    a: &IozoneArgs,
-    study: Option<i64>,
-    done: &Points,
-    note: Option<&str>,
-) -> Result<()> {
-    let results = CellResult::of_points(a, &done.done);
-    json_or_text(
-        a.json,
-        || storlab_report::iozone::document(a, study, &results, note),
-        || storlab_report::iozone::render(a, &results) + &note.map(|n| format!("\n\t{n}\n")).unwrap_or_default(),
-    )?;
-    if let Some(path) = &a.workbook {
-        storlab_report::iozone::write_workbook(path, a, &results)?;
-        eprintln!("storlab: wrote the workbook {}", path.display());
-        if path.extension().is_some_and(|e| e.eq_ignore_ascii_case("xls")) {
-            // IOzone wrote the old binary format; the seeds' command lines say -b FILE.xls.
-            eprintln!("storlab: note: {} holds an XLSX workbook (IOzone's .xls was the older format); spreadsheets open it, some after asking — name it .xlsx to avoid the question", path.display());
-        }
-    }
-    let first = results.first().map_or(0, |r| r.run_id);
-    let what = study.map_or(format!("as run {first}"), |s| {
-        format!("{} runs as study {s}", results.len())
-    });
-    eprintln!("storlab: stored {what} in {}", store.target());
-    Ok(())
-}
-
 pub fn list(limit: usize, f: ListFilter, out: &OutputArgs) -> Result<u8> {
     let store = open_existing(&out.db)?;
     if f.kind == Some(storlab_model::run::RunKind::Qualify) {
-        // Qualifications side by side, one row each (its runs are in `results study ID`).
-        let found = storlab_qualify::listing::list(&store, f.host.as_deref(), &f.tags, limit)?;
-        let t = || {
-            let rows: Vec<_> = found
-                .iter()
-                .map(|q| (q.id, q.created_at.as_str(), q.hosts.as_slice(), q.runs, &q.params))
-                .collect();
-            storlab_report::qualify::list_table(&rows)
-        };
-        emit(out, || &found, t, || t().to_text())?;
-        if !out.json && !out.csv {
-            eprintln!("{} qualification(s) in {}", found.len(), store.target());
-        }
-        return Ok(0);
+        return crate::qualify::list(&store, limit, &f, out);
     }
     let runs = store.find_runs(&f.runs(limit))?;
     let t = || storlab_report::runs::list_table(&runs);

@@ -762,3 +762,111 @@ fn infn_curves_decide_on_tmpfs_and_on_an_o_direct_loop_device() {
         );
     }
 }
+
+/// The seeds' plans in examples/ read and check as they are, with --dry-run, which runs and
+/// stores nothing: INFN's (O_DIRECT, 16 points) on a small ext4 over a loop device is refused
+/// for the space its 16 processes of 5 GB need; BNL's (IOzone's cells) checks against baseline
+/// runs stored with a tag; RAL's names an md array this machine lacks, and is refused naming it.
+#[test]
+fn the_seeds_plans_check_with_a_dry_run() {
+    let s = Scratch::new();
+    let example = |name: &str| {
+        Path::new(env!("CARGO_MANIFEST_DIR"))
+            .join("examples")
+            .join(name)
+            .display()
+            .to_string()
+    };
+    let point = s.path().join("small");
+    let _fs = loop_filesystem("mkfs.ext4", 256 << 20, &point);
+    let out = s.storlab(&[
+        "qualify",
+        &example("plan-infn.toml"),
+        "--target",
+        point.to_str().unwrap(),
+        "--dry-run",
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("plan-infn.toml:11: job 'serial write threads=1': target")
+            && stderr(&out).contains("the job needs 5.00 GiB here"),
+        "{}",
+        stderr(&out)
+    );
+    let scaled = s.path().join("infn.toml");
+    std::fs::write(
+        &scaled,
+        std::fs::read_to_string(example("plan-infn.toml"))
+            .unwrap()
+            .replace("size = \"5g\"", "size = \"4m\""),
+    )
+    .unwrap();
+    let out = s.storlab(&[
+        "qualify",
+        scaled.to_str().unwrap(),
+        "--target",
+        point.to_str().unwrap(),
+        "--dry-run",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(
+        text.starts_with("plan \"INFN Bari: four curves against the processes\": 4 job(s) at 16 point(s), 16 criteria"),
+        "{text}"
+    );
+    assert!(
+        text.contains("serial write threads=16  MiB/s >= 150 | 300 | 400 | 400"),
+        "{text}"
+    );
+    assert!(s.nothing_stored() && entries(&point) == ["lost+found"]);
+
+    // BNL's: the baseline is two IOzone runs stored with fs=ext3.
+    let d = s.data();
+    for _ in 0..2 {
+        let out = s.storlab(&[
+            "iozone",
+            "-s",
+            "4m",
+            "-r",
+            "64k",
+            "-i",
+            "0",
+            "-i",
+            "1",
+            "--dir",
+            d.to_str().unwrap(),
+            "--tag",
+            "fs=ext3",
+        ]);
+        assert!(out.status.success(), "{}", stderr(&out));
+    }
+    let out = s.storlab(&[
+        "qualify",
+        &example("plan-bnl.toml"),
+        "--target",
+        d.to_str().unwrap(),
+        "--dry-run",
+    ]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(
+        stdout(&out).contains("write MiB/s no worse than baseline by more than 5%"),
+        "{}",
+        stdout(&out)
+    );
+    assert_eq!(s.run_count(), Some(2), "the dry run stored nothing");
+
+    let out = s.storlab(&[
+        "qualify",
+        &example("plan-ral.toml"),
+        "--target",
+        d.to_str().unwrap(),
+        "--dry-run",
+    ]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("plan-ral.toml:10: job 'users': task md-check:/dev/md0")
+            && stderr(&out).contains("not an md array"),
+        "{}",
+        stderr(&out)
+    );
+}

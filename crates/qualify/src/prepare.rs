@@ -107,6 +107,33 @@ pub struct Prepared {
     pub criteria: Vec<Criterion>,
 }
 
+impl Prepared {
+    /// What would run, in words (`storlab qualify --dry-run`): the jobs, their points, each
+    /// criterion with its line, its confidence and the nominal level of each of its looks.
+    pub fn outline(&self) -> String {
+        let mut s = format!(
+            "plan \"{}\": {} job(s) at {} point(s), {} criteria, at most {} repetitions of each\n",
+            self.plan.name,
+            self.plan.jobs.len(),
+            self.trials.len(),
+            self.criteria.len(),
+            self.criteria.first().map_or(0, |c| c.design.max_repeats)
+        );
+        for c in &self.criteria {
+            s += &format!(
+                "  {:>3}  {}  {}  (line {}; {} %, each look at {:.5})\n",
+                c.index,
+                self.trials[c.trial].label,
+                c.text,
+                c.line,
+                (c.confidence * 1000.0).round() / 10.0,
+                c.design.nominal_alpha
+            );
+        }
+        s
+    }
+}
+
 /// What the command line adds to a plan.
 #[derive(Debug, Clone, Default)]
 pub struct Options {
@@ -278,11 +305,13 @@ pub fn prepare(plan: Plan, o: &Options) -> Result<Prepared, QualifyError> {
     let mut of_job: Vec<Vec<usize>> = Vec::new();
     for j in &plan.jobs {
         let mut mine = Vec::new();
-        for (point, job) in jobs_of(&plan, j, o)? {
+        for (point, mut job) in jobs_of(&plan, j, o)? {
             let label = match &point {
                 Some(r) => format!("{} {r}", j.name),
                 None => j.name.clone(),
             };
+            // Its runs are named after the plan's job (and point).
+            job.name = Some(label.clone());
             let prepared = storlab_session::prepare(&job, &o.allow_devices)
                 .map_err(|e| at(&plan, j.line, format!("job '{label}': {e}")))?;
             resolved.push(prepared.phases().to_vec());
