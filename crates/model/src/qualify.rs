@@ -142,6 +142,8 @@ pub enum Stopped {
     MaxTime,
     /// Ctrl-C.
     Interrupted,
+    /// A run of a job failed (its error is the command's).
+    Failed,
 }
 
 impl Stopped {
@@ -152,6 +154,7 @@ impl Stopped {
             Stopped::MaxRepeats => "the largest number of repetitions reached",
             Stopped::MaxTime => "the time allowed ran out",
             Stopped::Interrupted => "interrupted",
+            Stopped::Failed => "a run failed",
         }
     }
 }

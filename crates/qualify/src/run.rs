@@ -43,6 +43,22 @@ pub struct Options {
     pub against: Option<i64>,
 }
 
+impl Options {
+    /// How one run of a job is made and stored: as `kind`, with these options' tags, devices,
+    /// files kept and command line.
+    pub fn run_options<'a>(&'a self, kind: RunKind, control: Option<&'a PhaseControl>) -> RunOptions<'a> {
+        RunOptions {
+            kind,
+            tags: &self.tags,
+            allow_devices: &self.allow_devices,
+            keep: self.keep,
+            command: &self.command,
+            control,
+            live: None,
+        }
+    }
+}
+
 /// The method in words, for the record and the certificate.
 pub const METHOD: &str = "Each job is repeated in rounds, interleaved with the others (a job with a background task as a pair: idle, then with the task). After each repetition from the third on, every criterion's repeated confidence interval is looked at — the mean ± c·s/√n, c the Student-t quantile at one nominal level at every look (Pocock's design), calibrated by simulation so that all looks together cover the mean with the confidence stated — and a criterion is decided at the first look whose interval lies wholly on one side of its threshold (C. Jennison and B. W. Turnbull, 'Interim analyses: the repeated confidence interval approach', JRSS B 51, 1989; S. J. Pocock, Biometrika 64, 1977). Latencies are compared by their geometric mean (on the logarithmic scale); a baseline by the ratio of the means, this qualification's and the baseline's intervals each at half the error; a task's cost by each pair's loss in percent.";
 
@@ -58,15 +74,7 @@ impl Runner<'_> {
         storlab_session::run(
             self.store,
             self.job,
-            &RunOptions {
-                kind,
-                tags: &self.o.tags,
-                allow_devices: &self.o.allow_devices,
-                keep: self.o.keep,
-                command: &self.o.command,
-                control: Some(control),
-                live: None,
-            },
+            &self.o.run_options(kind, Some(control)),
         )
         .map_err(|e| QualifyError::Run(format!("{}: {e}", self.job.name.as_deref().unwrap_or("a job"))))
     }
@@ -330,7 +338,7 @@ pub(crate) fn drive(
     // However it ended, the tasks this qualification started are stopped.
     let finished: Vec<anyhow::Result<()>> = pairs.into_iter().flatten().map(|p| p.finish(&rec)).collect();
     let stopped = stopped.unwrap_or(if result.is_err() {
-        Stopped::Interrupted
+        Stopped::Failed
     } else {
         Stopped::MaxRepeats
     });

@@ -10,7 +10,6 @@ use std::sync::atomic::AtomicBool;
 use storlab_model::run::RunKind;
 use storlab_session::team::Team;
 use storlab_session::together::for_rank;
-use storlab_session::RunOptions;
 use storlab_store::Store;
 
 use crate::prepare::Prepared;
@@ -53,16 +52,7 @@ fn run_trial(
     let mut job = p.trials[trial].job.clone();
     job.targets = for_rank(team, &job.targets);
     let prepared = storlab_session::prepare(&job, &o.allow_devices).map_err(|e| QualifyError::Run(e.to_string()))?;
-    let opts = RunOptions {
-        kind,
-        tags: &o.tags,
-        allow_devices: &o.allow_devices,
-        keep: o.keep,
-        command: &o.command,
-        control: None,
-        live: None,
-    };
-    storlab_session::run_prepared_team(team, store, prepared, &opts, false)
+    storlab_session::run_prepared_team(team, store, prepared, &o.run_options(kind, None), false)
         .map_err(|e| QualifyError::Run(format!("{}: {e}", p.trials[trial].label)))
 }
 
