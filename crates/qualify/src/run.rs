@@ -71,12 +71,8 @@ struct Runner<'a> {
 
 impl Runner<'_> {
     fn run_as(&mut self, kind: RunKind, control: &PhaseControl) -> Result<storlab_session::Executed, QualifyError> {
-        storlab_session::run(
-            self.store,
-            self.job,
-            &self.o.run_options(kind, Some(control)),
-        )
-        .map_err(|e| QualifyError::Run(format!("{}: {e}", self.job.name.as_deref().unwrap_or("a job"))))
+        storlab_session::run(self.store, self.job, &self.o.run_options(kind, Some(control)))
+            .map_err(|e| QualifyError::Run(format!("{}: {e}", self.job.name.as_deref().unwrap_or("a job"))))
     }
 }
 
