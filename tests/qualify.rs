@@ -870,3 +870,39 @@ fn the_seeds_plans_check_with_a_dry_run() {
         stderr(&out)
     );
 }
+
+/// A metadata workload as a plan's job (INFN's metadata figures: files made, looked at and
+/// removed per second): its phases named by their operation, decided on their IOPS and latency,
+/// recomputed from the stored runs; MiB/s of an operation that moves no data is refused.
+#[test]
+fn a_metadata_workload_is_qualified_by_its_operations() {
+    let s = Scratch::new();
+    let d = s.data();
+    let meta = "meta = \"--threads 2 --files-per-thread 300 --phase mkdir,create,stat,remove,rmdir --file-size 4k\"";
+    let p = plan(
+        &s,
+        "meta.toml",
+        &format!("max_repeats = 5\n[[job]]\nname = \"mdt\"\n{meta}\n[[criterion]]\njob = \"mdt\"\ncheck = \"create IOPS >= 10\"\n[[criterion]]\njob = \"mdt\"\ncheck = \"stat lat p99 <= 1 s\"\n"),
+    );
+    let out = s.storlab(&["qualify", &p, "--target", d.to_str().unwrap(), "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let q = doc(&out);
+    let c = &q["params"]["criteria"];
+    assert_eq!(
+        (c[0]["phase"].as_str(), c[1]["phase"].as_str()),
+        (Some("2 create"), Some("3 stat"))
+    );
+    recompute(&s, &q);
+    let run = s.json(&["results", "show", &q["members"][0]["run_id"].to_string()]);
+    assert_eq!(run["kind"], "meta");
+    assert!(entries(&d).is_empty(), "the trees are removed: {:?}", entries(&d));
+    let s = Scratch::new();
+    refused(
+        &s,
+        "nodata.toml",
+        &format!("[[job]]\nname = \"mdt\"\n{meta}\n[[criterion]]\njob = \"mdt\"\ncheck = \"mkdir MiB/s >= 1\"\n"),
+        6,
+        "MiB/s: the phase moves no data",
+        &[],
+    );
+}

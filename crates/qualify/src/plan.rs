@@ -10,6 +10,7 @@
 //! name = "randread"
 //! settings = { phase = ["randread"], bs = "4k", size = "1g", runtime = "30s", direct = true }
 //! # or: file = "jobs/randread.toml" | fio = "fio-rand-read.fio" | iozone = "-s 1g -r 64k -i 0 -i 1"
+//! #     | meta = "--threads 4 --files-per-thread 1000 --phase create,stat,remove"
 //! vary = "threads=1,4,16"     # a point per value, each a job of its own
 //! task = "btrfs-scrub:/mnt/pool"   # runs the job idle and with the task, in pairs
 //!
@@ -47,6 +48,7 @@ struct JobDoc {
     file: Option<Spanned<String>>,
     fio: Option<Spanned<String>>,
     iozone: Option<Spanned<String>>,
+    meta: Option<Spanned<String>>,
     settings: Option<Spanned<toml::Table>>,
     vary: Option<Spanned<String>>,
     task: Option<Spanned<String>>,
@@ -71,6 +73,8 @@ pub enum Source {
     Fio(PathBuf),
     /// IOzone's command line (as `storlab iozone` takes it).
     Iozone(Vec<String>),
+    /// A metadata workload: `storlab meta`'s flags.
+    Meta(Vec<String>),
     /// Job settings written in the plan (the keys of a storlab job file).
     Settings(toml::Table),
 }
@@ -239,26 +243,29 @@ impl Plan {
                 j.file.as_ref().map(|_| "file"),
                 j.fio.as_ref().map(|_| "fio"),
                 j.iozone.as_ref().map(|_| "iozone"),
+                j.meta.as_ref().map(|_| "meta"),
                 j.settings.as_ref().map(|_| "settings"),
             ]
             .into_iter()
             .flatten()
             .collect();
-            let source = match (given.len(), &j.file, &j.fio, &j.iozone, &j.settings) {
-                (1, Some(f), _, _, _) => Source::File(dir.join(f.get_ref())),
-                (1, _, Some(f), _, _) => Source::Fio(dir.join(f.get_ref())),
-                (1, _, _, Some(z), _) => {
-                    let args: Vec<String> = z.get_ref().split_whitespace().map(str::to_string).collect();
-                    if args.is_empty() {
-                        return Err(at(line(z.span()), format!("job '{name}': iozone is empty: give IOzone's flags, e.g. \"-s 1g -r 64k -i 0 -i 1\"")));
-                    }
-                    Source::Iozone(args)
+            let words = |v: &Spanned<String>, what: &str, e: &str| -> Result<Vec<String>, QualifyError> {
+                let args: Vec<String> = v.get_ref().split_whitespace().map(str::to_string).collect();
+                if args.is_empty() {
+                    return Err(at(line(v.span()), format!("job '{name}': {what} is empty: give {e}")));
                 }
-                (1, _, _, _, Some(s)) => Source::Settings(s.get_ref().clone()),
+                Ok(args)
+            };
+            let source = match (given.len(), &j.file, &j.fio, &j.iozone, &j.meta, &j.settings) {
+                (1, Some(f), ..) => Source::File(dir.join(f.get_ref())),
+                (1, _, Some(f), ..) => Source::Fio(dir.join(f.get_ref())),
+                (1, _, _, Some(z), ..) => Source::Iozone(words(z, "iozone", "IOzone's flags, e.g. \"-s 1g -r 64k -i 0 -i 1\"")?),
+                (1, _, _, _, Some(m), _) => Source::Meta(words(m, "meta", "storlab meta's flags, e.g. \"--threads 4 --files-per-thread 1000\"")?),
+                (1, .., Some(s)) => Source::Settings(s.get_ref().clone()),
                 (0, ..) => {
                     return Err(at(
                         jl,
-                        format!("job '{name}' runs nothing: give one of file = \"JOB.toml\", fio = \"JOB.fio\", iozone = \"FLAGS\" or settings = {{ … }}"),
+                        format!("job '{name}' runs nothing: give one of file = \"JOB.toml\", fio = \"JOB.fio\", iozone = \"FLAGS\", meta = \"FLAGS\" or settings = {{ … }}"),
                     ))
                 }
                 _ => {

@@ -5,6 +5,8 @@
 
 use std::path::PathBuf;
 
+use storlab_meta::job::MetaJob;
+use storlab_model::meta::MetaOp;
 use storlab_model::plan::PhaseKind;
 use storlab_model::qualify::{Design, Direction};
 use storlab_model::run::Tag;
@@ -20,18 +22,36 @@ use crate::{input, QualifyError};
 /// One phase of a job, as criteria name it.
 #[derive(Debug, Clone, PartialEq)]
 pub struct PhaseInfo {
-    /// Its kind.
-    pub kind: PhaseKind,
+    /// Its kind's name (a storlab phase kind, or a metadata operation: create, stat, …), as
+    /// its runs store it.
+    pub kind: String,
     /// Its own name, where the job gives one (a fio job's section).
     pub name: Option<String>,
+    /// It issues reads (a metadata operation that only looks counts as reads).
+    pub reads: bool,
+    /// It issues writes.
+    pub writes: bool,
+    /// It moves data (a metadata phase that makes or changes directories and names moves none).
+    pub data: bool,
 }
 
 impl PhaseInfo {
+    /// A storlab phase of `kind`, named `name` when the job names it.
+    fn of_kind(kind: PhaseKind, name: Option<String>) -> PhaseInfo {
+        PhaseInfo {
+            kind: kind.name().to_string(),
+            name,
+            reads: kind.reads(),
+            writes: kind.writes(),
+            data: true,
+        }
+    }
+
     /// "2 randread", "1 rr (randread)".
     pub fn label(&self, index: usize) -> String {
         match &self.name {
-            Some(n) if n != self.kind.name() => format!("{} {n} ({})", index + 1, self.kind.name()),
-            _ => format!("{} {}", index + 1, self.kind.name()),
+            Some(n) if *n != self.kind => format!("{} {n} ({})", index + 1, self.kind),
+            _ => format!("{} {}", index + 1, self.kind),
         }
     }
 }
@@ -45,8 +65,10 @@ pub struct Trial {
     pub job_name: String,
     /// The point's role, where the job has several.
     pub point: Option<Role>,
-    /// The storlab job.
+    /// The storlab job (for a metadata workload: its name and target only).
     pub job: Job,
+    /// A metadata workload (`storlab meta`), instead of the job's phases.
+    pub meta: Option<MetaJob>,
     /// The background task (`KIND:ARGS`), for a job run in pairs.
     pub task: Option<String>,
     /// Its phases.
@@ -152,10 +174,66 @@ fn at(plan: &Plan, line: u32, msg: impl std::fmt::Display) -> QualifyError {
     input(format!("{}:{line}: {msg}", plan.path.display()))
 }
 
+/// `storlab meta`'s flags, read as the command reads them.
+#[derive(clap::Parser)]
+#[command(name = "meta", no_binary_name = true)]
+struct MetaCommand {
+    #[command(flatten)]
+    flags: storlab_meta::job::MetaFlags,
+}
+
+/// A plan's metadata workload: its flags with the target the command line gives (or the plan's
+/// job), checked as `storlab meta` checks it (nothing is made).
+fn meta_of(plan: &Plan, j: &PlanJob, args: &[String], o: &Options) -> Result<MetaJob, QualifyError> {
+    use clap::Parser;
+    let here = |e: &dyn std::fmt::Display| at(plan, j.line, format!("job '{}': meta: {e}", j.name));
+    // The target: the command line's, else the plan's job's, else the flags' own.
+    let mut args = args.to_vec();
+    let given = o.targets.first().or(j.targets.first());
+    if let Some(t) = given {
+        args.push("--target".into());
+        args.push(t.display().to_string());
+    } else if !args.iter().any(|a| a == "--target" || a.starts_with("--target=")) {
+        return Err(at(
+            plan,
+            j.line,
+            format!(
+                "job '{}' has no target: give --target DIR (or target = \"DIR\" in the job)",
+                j.name
+            ),
+        ));
+    }
+    let mut m = MetaCommand::try_parse_from(&args).map_err(|e| {
+        // clap's first line says what was wrong; its usage lines are storlab meta's.
+        here(
+            &e.to_string()
+                .trim()
+                .lines()
+                .next()
+                .unwrap_or("")
+                .trim_start_matches("error: ")
+                .to_string(),
+        )
+    })?;
+    if let Some(t) = given {
+        m.flags.target = Some(t.clone());
+    }
+    if j.vary.is_some() {
+        return Err(at(plan, j.line, format!("job '{}': vary varies storlab's job settings; a metadata workload's are its flags (give a job per setting)", j.name)));
+    }
+    if j.task.is_some() {
+        return Err(at(plan, j.line, format!("job '{}': a metadata workload with a task: its pairs run storlab jobs; give the task to a job of settings", j.name)));
+    }
+    let job = MetaJob::from_flags(&m.flags).map_err(|e| here(&e))?;
+    storlab_meta::layout::Layout::prepare(&job).map_err(|e| here(&e))?;
+    Ok(job)
+}
+
 /// The storlab jobs of a plan's job: one, or one per point (`vary`, IOzone's cells).
 fn jobs_of(plan: &Plan, j: &PlanJob, o: &Options) -> Result<Vec<(Option<Role>, Job)>, QualifyError> {
     let here = |e: &dyn std::fmt::Display| at(plan, j.line, format!("job '{}': {e}", j.name));
     let mut jobs = match &j.source {
+        Source::Meta(_) => return Ok(vec![(None, Job::default())]),
         Source::File(p) => vec![(None, Job::load(p).map_err(|e| here(&e))?)],
         Source::Fio(p) => vec![(None, storlab_workload::fio::load(p, false).map_err(|e| here(&e))?.job)],
         Source::Settings(t) => {
@@ -183,7 +261,7 @@ fn jobs_of(plan: &Plan, j: &PlanJob, o: &Options) -> Result<Vec<(Option<Role>, J
     };
     // Targets: the command line's, else the plan's job's, else the job file's own.
     let targets: &[PathBuf] = if !o.targets.is_empty() { &o.targets } else { &j.targets };
-    if !matches!(j.source, Source::Iozone(_)) {
+    if !matches!(j.source, Source::Iozone(_) | Source::Meta(_)) {
         for (_, job) in &mut jobs {
             job.override_with(targets, &[], &Default::default())
                 .map_err(|e| here(&e))?;
@@ -220,9 +298,26 @@ fn phases_of(job: &Job) -> Vec<PhaseInfo> {
     job.phases
         .iter()
         .enumerate()
-        .map(|(i, (kind, _))| PhaseInfo {
-            kind: *kind,
-            name: job.streams.get(i).map(|s| s.name.clone()).filter(|n| !n.is_empty()),
+        .map(|(i, (kind, _))| {
+            PhaseInfo::of_kind(
+                *kind,
+                job.streams.get(i).map(|s| s.name.clone()).filter(|n| !n.is_empty()),
+            )
+        })
+        .collect()
+}
+
+/// The phases of a metadata workload: its operations, the looking ones counted as reads, the
+/// others as writes, as its runs count them; create, read and write move the files' data.
+fn meta_phases(job: &MetaJob) -> Vec<PhaseInfo> {
+    job.phases
+        .iter()
+        .map(|op| PhaseInfo {
+            kind: op.name().to_string(),
+            name: None,
+            reads: op.reads(),
+            writes: !op.reads(),
+            data: matches!(op, MetaOp::Create | MetaOp::Read | MetaOp::Write) && job.file_size > 0,
         })
         .collect()
 }
@@ -238,7 +333,7 @@ fn resolve_phase(qualifiers: &[String], phases: &[PhaseInfo]) -> Result<(usize, 
         phases
             .iter()
             .position(|p| p.name.as_deref() == Some(w))
-            .or_else(|| phases.iter().position(|p| p.kind.name() == w))
+            .or_else(|| phases.iter().position(|p| p.kind == w))
     };
     let names = || {
         phases
@@ -312,10 +407,23 @@ pub fn prepare(plan: Plan, o: &Options) -> Result<Prepared, QualifyError> {
             };
             // Its runs are named after the plan's job (and point).
             job.name = Some(label.clone());
-            let prepared = storlab_session::prepare(&job, &o.allow_devices)
-                .map_err(|e| at(&plan, j.line, format!("job '{label}': {e}")))?;
-            resolved.push(prepared.phases().to_vec());
-            drop(prepared);
+            let meta = match &j.source {
+                Source::Meta(args) => Some(meta_of(&plan, j, args, o)?),
+                _ => None,
+            };
+            let phases = match &meta {
+                Some(m) => {
+                    job.targets = vec![m.target.clone()];
+                    resolved.push(Vec::new());
+                    meta_phases(m)
+                }
+                None => {
+                    let prepared = storlab_session::prepare(&job, &o.allow_devices)
+                        .map_err(|e| at(&plan, j.line, format!("job '{label}': {e}")))?;
+                    resolved.push(prepared.phases().to_vec());
+                    phases_of(&job)
+                }
+            };
             if let Some(t) = &j.task {
                 storlab_impact::request::tasks(std::slice::from_ref(t), &job)
                     .map_err(|e| at(&plan, j.line, format!("job '{label}': task {t}: {e}")))?;
@@ -325,9 +433,10 @@ pub fn prepare(plan: Plan, o: &Options) -> Result<Prepared, QualifyError> {
                 label,
                 job_name: j.name.clone(),
                 point,
-                phases: phases_of(&job),
+                phases,
                 task: j.task.clone(),
                 job,
+                meta,
             });
         }
         of_job.push(mine);
@@ -405,17 +514,26 @@ pub fn prepare(plan: Plan, o: &Options) -> Result<Prepared, QualifyError> {
                 measure: parsed.measure,
                 way,
             };
-            let kind = trial.phases[phase].kind;
-            figure.measured_by(kind.reads(), kind.writes()).map_err(|m| {
+            let info = &trial.phases[phase];
+            if !info.data && figure.measure == Measure::Throughput {
+                return Err(here(format!(
+                    "job '{}', phase {}: MiB/s: the phase moves no data (a metadata operation's figures are its IOPS and latency)",
+                    trial.label,
+                    info.label(phase)
+                )));
+            }
+            figure.measured_by(info.reads, info.writes).map_err(|m| {
                 here(format!(
                     "job '{}', phase {}: {m}",
                     trial.label,
                     trial.phases[phase].label(phase)
                 ))
             })?;
-            if let (Reference::Absolute, Direction::AtLeast, Some(cap)) =
-                (&reference, parsed.direction, rate_cap(&resolved[ti][phase], &figure))
-            {
+            if let (Reference::Absolute, Direction::AtLeast, Some(cap)) = (
+                &reference,
+                parsed.direction,
+                resolved[ti].get(phase).and_then(|ph| rate_cap(ph, &figure)),
+            ) {
                 if thresholds[k] > cap {
                     return Err(here(format!(
                         "an impossible threshold: job '{}' is held at {} {}, below {} {}",
@@ -518,7 +636,7 @@ pub fn read_baselines(p: &mut Prepared, store: &Store) -> Result<(), QualifyErro
                 .phases
                 .iter()
                 .find(|ph| phase.name.is_some() && ph.plan().and_then(|pl| pl.name.as_deref()) == phase.name.as_deref())
-                .or_else(|| run.phases.iter().find(|ph| ph.kind.as_str() == phase.kind.name()));
+                .or_else(|| run.phases.iter().find(|ph| ph.kind.as_str() == phase.kind));
             if let Some(v) = found.and_then(|ph| c.figure.read(&ph.result)) {
                 runs.push((id, v));
             }
@@ -528,7 +646,7 @@ pub fn read_baselines(p: &mut Prepared, store: &Store) -> Result<(), QualifyErro
                 "{} finished run(s) in {} with a {} phase measuring {}: a baseline needs at least 2 (its spread is part of the comparison)",
                 runs.len(),
                 store.target(),
-                phase.kind.name(),
+                phase.kind,
                 c.figure.name()
             )));
         }

@@ -15,6 +15,9 @@ use storlab_engine::PhaseControl;
 use storlab_impact::record::Recorder;
 use storlab_impact::study::{EarlyFinish, Foreground, ForegroundRun, Pairs};
 use storlab_impact::task::Task;
+use storlab_meta::job::MetaJob;
+use storlab_meta::layout::Layout;
+use storlab_meta::record::Record;
 use storlab_model::qualify::{self as q, Decision, QualifyParams, Stopped};
 use storlab_model::run::{RunKind, RunStatus, Tag};
 use storlab_model::study::{Member, NewStudy, Role, StudyParams};
@@ -129,6 +132,9 @@ impl Execute for Alone<'_> {
         trial: usize,
         kind: RunKind,
     ) -> Result<storlab_session::Executed, QualifyError> {
+        if let Some(m) = &self.p.trials[trial].meta {
+            return run_meta(store, m, self.o);
+        }
         Runner {
             store,
             job: &self.p.trials[trial].job,
@@ -136,6 +142,27 @@ impl Execute for Alone<'_> {
         }
         .run_as(kind, &PhaseControl::new())
     }
+}
+
+/// A metadata workload's repetition, as `storlab meta` runs it: its tree made, its operations
+/// run and stored as a run of kind meta, the tree removed (unless kept).
+fn run_meta(store: &mut Store, m: &MetaJob, o: &Options) -> Result<storlab_session::Executed, QualifyError> {
+    let failed = |e: &dyn std::fmt::Display| QualifyError::Run(format!("meta on {}: {e}", m.target.display()));
+    let mut layout = Layout::prepare(m).map_err(|e| failed(&e))?;
+    layout.make().map_err(|e| failed(&e))?;
+    let ran = storlab_meta::record::run_job(
+        store,
+        &mut layout,
+        Record {
+            command: &o.command,
+            tags: &o.tags,
+            live: None,
+        },
+    );
+    let removed = if m.keep || o.keep { Ok(()) } else { layout.remove() };
+    let e = ran.map_err(|e| failed(&e))?;
+    removed.map_err(|e| failed(&e))?;
+    Ok(e)
 }
 
 /// Runs a prepared plan (its baselines read) in this process and stores it; `say` is told each

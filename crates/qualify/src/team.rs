@@ -28,8 +28,15 @@ fn word(team: &dyn Team, mine: u32) -> u32 {
         .unwrap_or(OVER)
 }
 
-/// Refuses a plan the ranks cannot run together: a job with a background task.
+/// Refuses a plan the ranks cannot run together: a job with a background task, a metadata
+/// workload (run those without mpirun).
 pub fn check(p: &Prepared) -> Result<(), QualifyError> {
+    if let Some(t) = p.trials.iter().find(|t| t.meta.is_some()) {
+        return Err(input(format!(
+            "job '{}' is a metadata workload: a qualification runs those in one process; run this plan without mpirun (or mpirun storlab-mpi meta)",
+            t.label
+        )));
+    }
     match p.trials.iter().find(|t| t.task.is_some()) {
         Some(t) => Err(input(format!(
             "job '{}' runs with a task ({}): a task's pairs are one host's; run this plan without mpirun",
