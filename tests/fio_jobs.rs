@@ -490,23 +490,33 @@ fn fios_command_line_runs_and_its_json_recomputes_and_imports_back() {
     let d = s.data();
     let dir = format!("--directory={}", d.display());
     let json = s.path().join("fio.json");
-    let out = s.storlab(&[
-        "fio",
-        "--name=rr",
-        "--rw=randread",
-        "--bs=4k",
-        "--size=8m",
-        "--ioengine=psync",
-        &dir,
-        "--runtime=2",
-        "--time_based",
-        "--log_avg_msec=200",
-        "--write_iops_log=rr",
-        "--percentile_list=50:99:99.9",
-        "--output-format=json",
-        &format!("--output={}", json.display()),
-        "--eta=never",
-    ]);
+    // In the scratch directory: fio (and storlab fio) write the IOPS log in the current one.
+    let out = Command::new(bin())
+        .args([
+            "fio",
+            "--name=rr",
+            "--rw=randread",
+            "--bs=4k",
+            "--size=8m",
+            "--ioengine=psync",
+            &dir,
+            "--runtime=2",
+            "--time_based",
+            "--log_avg_msec=200",
+            "--write_iops_log=rr",
+            "--percentile_list=50:99:99.9",
+            "--output-format=json",
+            &format!("--output={}", json.display()),
+            "--eta=never",
+        ])
+        .env("STORLAB_DB", s.db())
+        .current_dir(s.path())
+        .output()
+        .unwrap();
+    assert!(
+        s.path().join("rr_iops.log").exists(),
+        "the log is written where storlab fio ran"
+    );
     assert!(out.status.success(), "{}", stderr(&out));
     let doc: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
     assert!(doc["fio version"].as_str().unwrap().starts_with("storlab-"));
