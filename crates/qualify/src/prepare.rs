@@ -174,6 +174,18 @@ fn at(plan: &Plan, line: u32, msg: impl std::fmt::Display) -> QualifyError {
     input(format!("{}:{line}: {msg}", plan.path.display()))
 }
 
+/// A job with no target anywhere: not on the command line, the plan or its own file.
+fn no_target(plan: &Plan, j: &PlanJob) -> QualifyError {
+    at(
+        plan,
+        j.line,
+        format!(
+            "job '{}' has no target: give --target DIR (or target = \"DIR\" in the job)",
+            j.name
+        ),
+    )
+}
+
 /// `storlab meta`'s flags, read as the command reads them.
 #[derive(clap::Parser)]
 #[command(name = "meta", no_binary_name = true)]
@@ -194,14 +206,7 @@ fn meta_of(plan: &Plan, j: &PlanJob, args: &[String], o: &Options) -> Result<Met
         args.push("--target".into());
         args.push(t.display().to_string());
     } else if !args.iter().any(|a| a == "--target" || a.starts_with("--target=")) {
-        return Err(at(
-            plan,
-            j.line,
-            format!(
-                "job '{}' has no target: give --target DIR (or target = \"DIR\" in the job)",
-                j.name
-            ),
-        ));
+        return Err(no_target(plan, j));
     }
     let mut m = MetaCommand::try_parse_from(&args).map_err(|e| {
         // clap's first line says what was wrong; its usage lines are storlab meta's.
@@ -266,14 +271,7 @@ fn jobs_of(plan: &Plan, j: &PlanJob, o: &Options) -> Result<Vec<(Option<Role>, J
             job.override_with(targets, &[], &Default::default())
                 .map_err(|e| here(&e))?;
             if job.targets.is_empty() {
-                return Err(at(
-                    plan,
-                    j.line,
-                    format!(
-                        "job '{}' has no target: give --target DIR (or target = \"DIR\" in the job)",
-                        j.name
-                    ),
-                ));
+                return Err(no_target(plan, j));
             }
         }
     }
