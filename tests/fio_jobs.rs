@@ -782,13 +782,16 @@ fn think_time_a_count_of_ios_poisson_rates_rate_min_and_wait_for_act_as_in_fio()
     let r = &v.unwrap()["phases"][0]["result"];
     assert_eq!(r["ops_read"], 100);
     assert!(r["all_done"]["seconds"].as_f64().unwrap() >= 0.99, "{}", r["all_done"]);
-    // A Poisson process of 2000 IOPS: about 200 I/Os per 100 ms sample, varying as Poisson's
-    // do (variance ≈ mean); the linear process of the same rate hardly varies (a late thread's
-    // catching up moves a few I/Os into the next sample, which 100 ms samples absorb).
+    // A Poisson process of 500 IOPS: about 200 I/Os per 400 ms sample, varying as Poisson's
+    // do (variance ≈ mean); the linear process of the same rate hardly varies. A thread the
+    // scheduler holds back d seconds moves about rate × d I/Os into the next sample, adding
+    // (rate × d)² to the variance of both: at 2000 IOPS in 100 ms samples a 5 ms delay on a
+    // busy 2-core CI machine added 100 (half the mean) and the linear process looked half
+    // Poisson; at 500 IOPS in 400 ms samples the same delay adds 6.
     let spread = |process: &str| -> (f64, f64) {
         let (out, v) = run(
             &format!("{process}.fio"),
-            &format!("[p]\ndirectory={dir}\nrw=randread\nsize=4m\nruntime=3\ntime_based\nrate_iops=2000\nrate_process={process}\nwrite_iops_log=p\nlog_avg_msec=100\n"),
+            &format!("[p]\ndirectory={dir}\nrw=randread\nsize=4m\nruntime=12\ntime_based\nrate_iops=500\nrate_process={process}\nwrite_iops_log=p\nlog_avg_msec=400\n"),
         );
         assert!(out.status.success(), "{}", stderr(&out));
         let ops = ops_per_interval(&v.unwrap()["phases"][0]);
@@ -801,7 +804,7 @@ fn think_time_a_count_of_ios_poisson_rates_rate_min_and_wait_for_act_as_in_fio()
     let (lm, lv) = spread("linear");
     assert!(
         (pm - 200.0).abs() < 30.0 && (lm - 200.0).abs() < 30.0,
-        "{pm} {lm} I/Os per 100 ms"
+        "{pm} {lm} I/Os per 400 ms"
     );
     // Poisson's index of dispersion (variance / mean) is 1; the scheduler's own jitter adds
     // to both, so the bounds are wide, and the linear process must stay well under it.
