@@ -8,9 +8,8 @@ use anyhow::Result;
 use storlab_challenge::host;
 use storlab_challenge::run::SampleObserver;
 use storlab_challenge::share::{self, Share, Taken};
-use storlab_challenge::spec::{build, SpecInput};
+use storlab_challenge::spec::build;
 use storlab_challenge::stats::{compute, Ask, Window};
-use storlab_model::challenge::Pool;
 use storlab_report::challenge::{
     account_table, list_document, list_table, outcome_document, outcome_text, stats_data, stats_text, ChallengeUnit,
     ChallengeView,
@@ -33,27 +32,9 @@ pub fn dispatch(c: ChallengeCmd) -> Result<u8> {
     }
 }
 
-/// The flags over the job file's `[challenge]` table.
-fn spec_input(a: &ChallengeSpecArgs) -> Result<SpecInput> {
-    let flags = SpecInput {
-        direct: a.direct.then_some(true),
-        ..a.spec.clone()
-    };
-    Ok(match &a.job {
-        Some(f) => SpecInput::from_file(f)?.overlay(flags),
-        None => flags,
-    })
-}
-
-/// This process's name in the catalogue: the host and the process id, so that several agents
-/// on one host hold their own leases and a resumed host can tell its dead processes.
-fn agent_name() -> String {
-    format!("{}/{}", storlab_env::hostname(), std::process::id())
-}
-
 /// `storlab challenge create`: defined, not started.
 fn create(a: &ChallengeSpecArgs, out: &OutputArgs) -> Result<u8> {
-    let spec = build(&spec_input(a)?)?;
+    let spec = build(&a.input()?)?;
     share::refuse_host_actions(&spec)?;
     let store = open_new(&out.db)?;
     let id = store.create_challenge(&spec)?;
@@ -65,25 +46,16 @@ fn create(a: &ChallengeSpecArgs, out: &OutputArgs) -> Result<u8> {
         eprintln!(
             "storlab: challenge {id} defined in {}; on each client: storlab challenge agent {id} --db … {}",
             store.target(),
-            pool_flags(&spec.pools)
+            share::pool_flags(&spec.pools)
         );
     }
     Ok(0)
 }
 
-/// `--pool NAME=DIR` for each pool, as an agent's command line names them.
-fn pool_flags(pools: &[Pool]) -> String {
-    let flags: Vec<String> = pools
-        .iter()
-        .map(|p| format!("--pool {}={}", p.name, p.path.display()))
-        .collect();
-    flags.join(" ")
-}
-
 /// `storlab challenge run`: define and run on this host alone.
 fn run(a: &ChallengeSpecArgs, mib: bool, out: &OutputArgs) -> Result<u8> {
     // Checked whole before the database is opened: a refused challenge leaves nothing behind.
-    let spec = build(&spec_input(a)?)?;
+    let spec = build(&a.input()?)?;
     let live = serve_live(a.metrics.as_deref(), "challenge")?;
     let store = open_new(&out.db)?;
     let id = store.create_challenge(&spec)?;
@@ -120,21 +92,16 @@ fn agent(args: &AgentArgs) -> Result<u8> {
     take_part(store, &c, share, live.as_ref(), mib, out)
 }
 
-/// This process's share with `writers` and `readers`, alone (the caller says otherwise): its
-/// name, its command line, a live line when a person watches, stopped by Ctrl-C.
+/// This process's share with `writers` and `readers`, alone (the caller says otherwise).
 fn here(writers: u32, readers: u32, out: &OutputArgs) -> Share<'static> {
-    Share {
-        agent: agent_name(),
-        command: crate::running::command_line(),
+    let live = std::io::stderr().is_terminal() && !out.json && !out.csv;
+    Share::alone(
         writers,
         readers,
-        shared: false,
-        take_over: Vec::new(),
-        host_faults: Vec::new(),
-        live: std::io::stderr().is_terminal() && !out.json && !out.csv,
-        observer: None,
-        interrupt: storlab_session::stop_flag(),
-    }
+        crate::running::command_line(),
+        live,
+        storlab_session::stop_flag(),
+    )
 }
 
 /// Runs this host's share (crates/challenge's `share`), and prints what happened.
@@ -196,20 +163,7 @@ fn take_part(
 
 /// The command that goes on with challenge `c` on this host.
 fn go_on(c: &StoredChallenge, out: &OutputArgs, writers: u32, readers: u32) -> String {
-    let db = out
-        .db
-        .db
-        .as_deref()
-        .map(|d| match storlab_store::DbTarget::parse(d) {
-            Ok(t) => format!(" --db '{t}'"),
-            Err(_) => String::new(),
-        })
-        .unwrap_or_default();
-    format!(
-        "storlab challenge resume {}{db} {} --writers {writers} --readers {readers}",
-        c.id,
-        pool_flags(&c.spec.pools)
-    )
+    share::resume_command(c, out.db.db.as_deref(), writers, readers)
 }
 
 fn print_outcome(
@@ -221,13 +175,16 @@ fn print_outcome(
 ) -> Result<()> {
     let (o, acc, stats) = (&t.outcome, &t.account, &t.stats);
     if out.json {
-        return print_json(&outcome_document(c, &agent_name(), t));
+        return print_json(&outcome_document(c, &share::agent_name(), t));
     }
     if out.csv {
         return print_csv(&stats_data(stats, unit));
     }
     let events = store.challenge_events(c.id)?;
-    print!("{}", outcome_text(c.id, &agent_name(), o, acc, stats, &events, unit));
+    print!(
+        "{}",
+        outcome_text(c.id, &share::agent_name(), o, acc, stats, &events, unit)
+    );
     for p in &t.problems {
         eprintln!("storlab: {p}");
     }

@@ -14,27 +14,11 @@ use crate::cli::{DbArgs, OutputArgs};
 use crate::results::print_run;
 use crate::running::{code_of, Measuring};
 
-const HELP: &str = "storlab fio: fio's command line on storlab's engine.
-  storlab fio [fio's options] [JOB.fio ...]
-    --name=JOB --rw=… --bs=… …   a job, as fio takes it (options before the first --name are global)
-    JOB.fio                      job files, read as fio reads them
-    --output-format=normal|json|json+|terse   storlab's table, fio's JSON or fio's terse line (a comma list for several)
-    --minimal                    fio's terse line (version 3)
-    --output=FILE                write fio's JSON or terse line to FILE
-    --parse-only                 print the job as storlab reads it (a storlab job file) and run nothing
-    --showcmd                    print each job file as a fio command line
-    --section=NAME               run only this section of the job files (repeatable)
-    --warnings-fatal             refuse a job with any note on how storlab takes it
-    --readonly                   refuse a job that writes
-    --eta=never                  no status line
-  storlab's own: --db FILE|URL, --tag KEY=VALUE, --keep, --ignore-unknown, -q
-  docs/run.md (\"fio's command line\") says what each fio option does on storlab.";
-
 /// `storlab fio`.
 pub fn fio(args: Vec<String>) -> Result<u8> {
     let c = FioCommand::parse(&args)?;
     if c.help {
-        println!("{HELP}");
+        println!("{}", storlab_workload::fio::cli::HELP);
         return Ok(0);
     }
     if c.version {
@@ -85,14 +69,7 @@ pub fn fio(args: Vec<String>) -> Result<u8> {
     let run = store
         .run(e.run_id, true)?
         .ok_or_else(|| anyhow::anyhow!("run {} is not in {}", e.run_id, store.target()))?;
-    let o = storlab_report::fio::FioJsonOptions {
-        job_names: c.job_names.clone(),
-        percentiles: c
-            .percentiles
-            .clone()
-            .unwrap_or_else(|| storlab_report::fio::FIO_PERCENTILES.to_vec()),
-        ..Default::default()
-    };
+    let o = storlab_report::fio::FioJsonOptions::of_command(&c);
     let written = storlab_report::fio::outputs(&run, &c.formats, &o)?;
     match &c.output {
         Some(path) if !written.is_empty() => {

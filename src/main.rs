@@ -60,6 +60,7 @@ fn is_usage(e: &anyhow::Error) -> bool {
     }
     use storlab_challenge::ChallengeError;
     use storlab_monitor::MonitorError;
+    use storlab_qualify::QualifyError;
     use storlab_report::export::WriteError;
     use storlab_sched::SchedError;
     use storlab_session::SessionError;
@@ -74,6 +75,7 @@ fn is_usage(e: &anyhow::Error) -> bool {
                 ChallengeError::Input,
                 SchedError::Input,
                 MonitorError::Input,
+                QualifyError::Input,
                 StoreError::Request,
                 WriteError::Place
             )

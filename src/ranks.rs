@@ -143,42 +143,17 @@ mod mpi_ranks {
         Ok(code_of(e.status))
     }
 
-    /// Runs a qualification as one rank: every rank prepares the plan's jobs on its own
-    /// targets, all start together (rank 0 with the database and the baselines), each
-    /// repetition is one run of all ranks, rank 0 decides, stores and prints the verdict.
+    /// Runs a qualification as one rank (crates/qualify's `team`): rank 0 decides, stores and
+    /// prints the verdict.
     pub fn qualify(a: &crate::cli::QualifyArgs, _launch: &Launch) -> Result<u8> {
         let team = MpiTeam::join_for(false).map_err(anyhow::Error::msg)?;
-        let mut plan = crate::qualify::prepared_file(a)?;
-        storlab_qualify::team::check(&plan).map_err(crate::qualify::input)?;
-        let o = crate::qualify::run_options(a, None)?;
-        let ready = plan.trials.iter().try_for_each(|t| {
-            let mut job = t.job.clone();
-            job.targets = storlab_session::together::for_rank(&team, &job.targets);
-            storlab_session::prepare(&job, &o.allow_devices)
-                .map(|_| ())
-                .map_err(|e| format!("job '{}': {e}", t.label))
-        });
-        let shape = format!("{} job(s) at {} point(s)", plan.plan.jobs.len(), plan.trials.len());
-        let rank0 = together::start_together(&team, ready, &shape, "plan", || {
-            let store = open_new(&a.output.db).map_err(|e| e.to_string())?;
-            storlab_qualify::prepare::read_baselines(&mut plan.clone(), &store).map_err(|e| e.to_string())?;
-            Ok(Rank0 { store, live: None })
-        })?;
-        let mut store = rank0.map(|r| r.store);
-        if let Some(s) = &store {
-            storlab_qualify::prepare::read_baselines(&mut plan, s).map_err(crate::qualify::input)?;
-        }
-        let outcome = storlab_qualify::team::run_team(
-            &team,
-            store.as_mut(),
-            &plan,
-            &o,
-            storlab_session::stop_flag(),
-            &crate::qualify::sayer(a),
-        )?;
-        match (store, outcome) {
-            (Some(store), Some(out)) => crate::qualify::report(a, &store, out.study_id, &out.params, None),
-            _ => Ok(0),
+        let plan = a.plan.prepared_file()?;
+        let o = a.plan.run_options(command_line(), None)?;
+        let open = || open_new(&a.output.db).map_err(|e| e.to_string());
+        let stop = storlab_session::stop_flag();
+        match storlab_qualify::team::qualify_rank(&team, plan, &o, open, stop, &crate::qualify::sayer(a))? {
+            Some((store, out)) => crate::qualify::report(a, &store, out.study_id, &out.params, None),
+            None => Ok(0),
         }
     }
 

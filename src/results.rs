@@ -236,13 +236,8 @@ pub fn rm(ids: &[i64], yes: bool, out: &OutputArgs) -> Result<u8> {
 }
 
 pub fn export(a: &ExportArgs) -> Result<u8> {
-    if let Some(form) = match a.what.format.as_str() {
-        "fio-json" => Some(0),
-        "fio-json+" => Some(1),
-        "fio-terse" => Some(2),
-        _ => None,
-    } {
-        return export_fio(a, form);
+    if let Some((o, terse)) = storlab_report::fio::FioJsonOptions::of_export(&a.what.format) {
+        return export_fio(a, &o, terse);
     }
     let (file, ex) = (
         a.what.file.as_deref(),
@@ -263,28 +258,17 @@ pub fn export(a: &ExportArgs) -> Result<u8> {
     Ok(0)
 }
 
-/// `results export --format fio-json`: the runs as fio's JSON document.
-fn export_fio(a: &ExportArgs, form: u8) -> Result<u8> {
+/// `results export --format fio-json|fio-json+|fio-terse`: the runs in fio's forms.
+fn export_fio(a: &ExportArgs, o: &storlab_report::fio::FioJsonOptions, terse: bool) -> Result<u8> {
     let store = open_existing(&a.db)?;
-    let mut runs = Vec::new();
-    for id in &a.what.ids {
-        runs.push(
+    let runs = (a.what.ids.iter())
+        .map(|id| {
             store
                 .run(*id, true)?
-                .ok_or_else(|| usage(format!("there is no run {id} in {}", store.target())))?,
-        );
-    }
-    let o = storlab_report::fio::FioJsonOptions {
-        plus: form == 1,
-        ..Default::default()
-    };
-    let text = if form == 2 {
-        runs.iter()
-            .map(|r| storlab_report::fio::terse(r, &o))
-            .collect::<String>()
-    } else {
-        serde_json::to_string_pretty(&storlab_report::fio::document_of(&runs, &o))? + "\n"
-    };
+                .ok_or_else(|| usage(format!("there is no run {id} in {}", store.target())))
+        })
+        .collect::<Result<Vec<_>>>()?;
+    let text = storlab_report::fio::export(&runs, o, terse)?;
     match a.what.file.as_deref() {
         Some(path) => {
             write_whole(path, |f| Ok(f.write_all(text.as_bytes())?))?;
@@ -300,18 +284,12 @@ fn export_fio(a: &ExportArgs, form: u8) -> Result<u8> {
 }
 
 pub fn import(a: &ImportArgs) -> Result<u8> {
-    use storlab_import::record::{formats, read_text, store_pieces};
+    use storlab_import::record::{formats, store_pieces};
     let (file, out) = (&a.what.file, &a.output);
     if file.is_dir() {
         return import_dir(a);
     }
-    let text = read_text(file).map_err(|why| usage(format!("{}: {why}", file.display())))?;
-    let origin = storlab_import::Origin {
-        path: file.display().to_string(),
-        host: a.what.host.clone(),
-        tags: a.what.tags.clone(),
-    };
-    let pieces = storlab_import::parse(&origin, &text).map_err(|e| usage(e.to_string()))?;
+    let (origin, pieces) = a.what.parse_file().map_err(usage)?;
     let mut store = open_new(&out.db)?;
     let ids = store_pieces(&mut store, &origin.path, &pieces)?;
     if out.json {

@@ -1,28 +1,11 @@
 //! The flags of `storlab challenge …`: a challenge's definition and the pools a host names.
 
-use std::path::PathBuf;
-
 use clap::{Args, Subcommand};
 
 use super::OutputArgs;
 
-/// A challenge's definition: flags, or a job file's `[challenge]` table (flags win).
-#[derive(Args, Debug, Clone, Default)]
-pub struct ChallengeSpecArgs {
-    /// A job file with a `[challenge]` table (its keys are these flags' names: pool = [...],
-    /// writers, file_size, fault = [...], ...).
-    #[arg(long = "job", value_name = "FILE")]
-    pub job: Option<PathBuf>,
-    #[command(flatten)]
-    pub spec: storlab_challenge::spec::SpecInput,
-    /// Write and read with O_DIRECT, past the page cache (the devices' figures, not memory's).
-    #[arg(long)]
-    pub direct: bool,
-    /// Serve live figures for Prometheus at http://ADDR/metrics while this host takes part
-    /// (bytes read and written per pool).
-    #[arg(long, value_name = "ADDR:PORT")]
-    pub metrics: Option<String>,
-}
+/// A challenge's definition: crates/challenge's flags.
+pub type ChallengeSpecArgs = storlab_challenge::spec::SpecFlags;
 
 #[derive(Subcommand, Debug)]
 pub enum ChallengeCmd {

@@ -39,6 +39,54 @@ pub struct Share<'a> {
     pub interrupt: &'a AtomicBool,
 }
 
+impl Share<'static> {
+    /// This process's share with `writers` and `readers`, alone (the caller says otherwise):
+    /// its name, its `command` line, a `live` line when a person watches, stopped by Ctrl-C.
+    pub fn alone(writers: u32, readers: u32, command: String, live: bool, interrupt: &'static AtomicBool) -> Self {
+        Share {
+            agent: agent_name(),
+            command,
+            writers,
+            readers,
+            shared: false,
+            take_over: Vec::new(),
+            host_faults: Vec::new(),
+            live,
+            observer: None,
+            interrupt,
+        }
+    }
+}
+
+/// This process's name in the catalogue: the host and the process id, so that several agents
+/// on one host hold their own leases and a resumed host can tell its dead processes.
+pub fn agent_name() -> String {
+    format!("{}/{}", storlab_env::hostname(), std::process::id())
+}
+
+/// `--pool NAME=DIR` for each pool, as an agent's command line names them.
+pub fn pool_flags(pools: &[Pool]) -> String {
+    let flags: Vec<String> = pools
+        .iter()
+        .map(|p| format!("--pool {}={}", p.name, p.path.display()))
+        .collect();
+    flags.join(" ")
+}
+
+/// The command that goes on with challenge `c` on this host: its database (`db` as given,
+/// a password in it masked), pools, writers and readers.
+pub fn resume_command(c: &StoredChallenge, db: Option<&str>, writers: u32, readers: u32) -> String {
+    let db = db
+        .and_then(|d| storlab_store::DbTarget::parse(d).ok())
+        .map(|t| format!(" --db '{t}'"))
+        .unwrap_or_default();
+    format!(
+        "storlab challenge resume {}{db} {} --writers {writers} --readers {readers}",
+        c.id,
+        pool_flags(&c.spec.pools)
+    )
+}
+
 pub use storlab_model::challenge::Taken;
 
 /// The pools a host lets an agent touch, named on its command line or in a job file, and its
@@ -245,6 +293,48 @@ mod tests {
         };
         assert!(!broken.holds());
         assert_eq!(status_of(&done, &broken, &[]), RunStatus::Failed);
+    }
+
+    #[test]
+    fn the_resume_command_names_the_pools_and_hides_the_password() {
+        let d = tempfile::tempdir().unwrap();
+        let input = crate::spec::SpecInput {
+            pool: vec![
+                format!("P1={}", d.path().display()),
+                format!("P2={}", d.path().join("b").display()),
+            ],
+            files: Some(4),
+            ..Default::default()
+        };
+        std::fs::create_dir(d.path().join("b")).unwrap();
+        let c = StoredChallenge {
+            id: 7,
+            uuid: "u".into(),
+            created_at: String::new(),
+            spec: crate::spec::build(&input).unwrap(),
+            status: "running".into(),
+            t0: None,
+        };
+        let line = resume_command(&c, Some("postgres://ann:secret@db.example/storlab"), 3, 2);
+        assert!(
+            line.starts_with("storlab challenge resume 7 --db 'postgres://ann"),
+            "{line}"
+        );
+        assert!(!line.contains("secret"), "{line}");
+        let pools = format!(
+            "--pool P1={} --pool P2={}",
+            d.path().display(),
+            d.path().join("b").display()
+        );
+        assert!(line.ends_with(&format!(" {pools} --writers 3 --readers 2")), "{line}");
+        assert_eq!(
+            resume_command(&c, None, 1, 0),
+            format!("storlab challenge resume 7 {pools} --writers 1 --readers 0")
+        );
+        assert_eq!(
+            agent_name(),
+            format!("{}/{}", storlab_env::hostname(), std::process::id())
+        );
     }
 
     #[test]

@@ -227,6 +227,41 @@ pub fn parse_fault(text: &str) -> Result<Fault, ChallengeError> {
     })
 }
 
+/// A challenge's definition as `storlab challenge run` and `create` take it: a job file's
+/// `[challenge]` table with the flags over it; its flags, declared here once (the binary
+/// flattens them).
+#[derive(Debug, Clone, Default, clap::Args)]
+pub struct SpecFlags {
+    /// A job file with a `[challenge]` table (its keys are these flags' names: pool = [...],
+    /// writers, file_size, fault = [...], ...).
+    #[arg(long = "job", value_name = "FILE")]
+    pub job: Option<PathBuf>,
+    /// The definition's own flags (pools, writers, readers, sizes, faults, ...).
+    #[command(flatten)]
+    pub spec: SpecInput,
+    /// Write and read with O_DIRECT, past the page cache (the devices' figures, not memory's).
+    #[arg(long)]
+    pub direct: bool,
+    /// Serve live figures for Prometheus at http://ADDR/metrics while this host takes part
+    /// (bytes read and written per pool).
+    #[arg(long, value_name = "ADDR:PORT")]
+    pub metrics: Option<String>,
+}
+
+impl SpecFlags {
+    /// The definition these flags give: the job file's table, if any, with the flags over it.
+    pub fn input(&self) -> Result<SpecInput, ChallengeError> {
+        let flags = SpecInput {
+            direct: self.direct.then_some(true),
+            ..self.spec.clone()
+        };
+        Ok(match &self.job {
+            Some(f) => SpecInput::from_file(f)?.overlay(flags),
+            None => flags,
+        })
+    }
+}
+
 /// The challenge the input describes, checked whole.
 pub fn build(input: &SpecInput) -> Result<ChallengeSpec, ChallengeError> {
     if input.pool.is_empty() {
@@ -425,6 +460,41 @@ for = "1m"
             (f.at, f.action, f.target.as_str(), f.for_seconds),
             (20.0, FaultAction::StopWriters, "all", Some(60.0))
         );
+    }
+
+    #[test]
+    fn the_flags_go_over_the_job_files_table() {
+        let dir = tempfile::tempdir().unwrap();
+        let job = dir.path().join("challenge.toml");
+        let pool = format!("P1={}", dir.path().display());
+        std::fs::write(
+            &job,
+            format!("[challenge]\npool = [\"{pool}\"]\nfiles = 10\nwriters = 2\n"),
+        )
+        .unwrap();
+        let flags = SpecFlags {
+            job: Some(job),
+            spec: SpecInput {
+                writers: Some(5),
+                ..SpecInput::default()
+            },
+            direct: true,
+            metrics: None,
+        };
+        let i = flags.input().unwrap();
+        // The file's pool and count, the flag's writers over the file's, --direct as a flag.
+        assert_eq!(
+            (i.pool, i.files, i.writers, i.direct),
+            (vec![pool], Some(10), Some(5), Some(true))
+        );
+        // Without --direct the file decides (here: it says nothing).
+        let i = SpecFlags { direct: false, ..flags }.input().unwrap();
+        assert_eq!(i.direct, None);
+        let missing = SpecFlags {
+            job: Some(dir.path().join("nope.toml")),
+            ..SpecFlags::default()
+        };
+        assert!(missing.input().unwrap_err().to_string().contains("nope.toml"));
     }
 
     #[test]

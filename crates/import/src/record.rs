@@ -116,6 +116,22 @@ pub struct ImportFlags {
     pub tags: Vec<storlab_model::run::Tag>,
 }
 
+impl ImportFlags {
+    /// The one file named, read and parsed, nothing stored yet (so that a file that does not
+    /// read leaves no database behind): where its runs come from and what they are, or why it
+    /// does not read.
+    pub fn parse_file(&self) -> Result<(Origin, Vec<Piece>), String> {
+        let text = read_text(&self.file).map_err(|why| format!("{}: {why}", self.file.display()))?;
+        let origin = Origin {
+            path: self.file.display().to_string(),
+            host: self.host.clone(),
+            tags: self.tags.clone(),
+        };
+        let pieces = parse(&origin, &text).map_err(|e| e.to_string())?;
+        Ok((origin, pieces))
+    }
+}
+
 /// What became of one file.
 #[derive(Debug)]
 pub enum Outcome {

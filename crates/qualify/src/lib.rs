@@ -19,11 +19,14 @@
 //!   kind `qualify` with every run behind it;
 //! - against.rs: an earlier qualification's plan run again and compared (`--against`);
 //! - team.rs: the same under mpirun, each repetition one run of every rank, rank 0 deciding;
-//! - listing.rs: the qualifications in the database side by side (`results list --kind qualify`).
+//! - listing.rs: the qualifications in the database side by side (`results list --kind qualify`);
+//! - flags.rs: `storlab qualify`'s flags, declared once, and what they ask: the plan (a file's, or
+//!   with `--against` an earlier qualification's) prepared with its baselines, how the runs are made.
 #![deny(missing_docs)]
 
 pub mod against;
 pub mod check;
+pub mod flags;
 pub mod listing;
 pub mod plan;
 pub mod prepare;
@@ -51,39 +54,4 @@ pub(crate) fn input(msg: impl Into<String>) -> QualifyError {
     QualifyError::Input(msg.into())
 }
 
-/// What `storlab qualify` was given, as written: its flags, declared here once (the binary
-/// flattens them into its command line).
-#[derive(Debug, Clone, Default, clap::Args)]
-pub struct QualifyFlags {
-    /// The qualification plan (TOML; docs/qualify.md). Not needed with --against, which runs
-    /// the earlier qualification's plan again.
-    #[arg(value_name = "PLAN")]
-    pub plan: Option<std::path::PathBuf>,
-    /// A target for every job (a directory, a file, or a device with --allow-device); repeat
-    /// for several. Replaces the targets the plan's jobs name.
-    #[arg(long = "target", value_name = "PATH")]
-    pub targets: Vec<std::path::PathBuf>,
-    /// A block device the jobs may write to (named again, as for `storlab run`).
-    #[arg(long = "allow-device", value_name = "DEVICE")]
-    pub allow_devices: Vec<std::path::PathBuf>,
-    /// At most this many repetitions of each job (default: the plan's, else 10; at least 3).
-    #[arg(long = "max-repeats", value_name = "N")]
-    pub max_repeats: Option<u32>,
-    /// Stop starting repetitions after this long (e.g. 2h): what is not decided by then stays
-    /// UNDECIDED.
-    #[arg(long = "max-time", value_name = "DURATION")]
-    pub max_time: Option<String>,
-    /// Run an earlier qualification's plan again and compare: its study id, a run of it, or
-    /// KEY=VALUE (the newest qualification whose runs carry that tag).
-    #[arg(long, value_name = "ID|KEY=VALUE")]
-    pub against: Option<String>,
-    /// A tag stored with every run, e.g. fw=1.3; repeatable.
-    #[arg(long = "tag", value_name = "KEY=VALUE", value_parser = storlab_model::run::parse_tag)]
-    pub tags: Vec<storlab_model::run::Tag>,
-    /// Keep the files the jobs create.
-    #[arg(long)]
-    pub keep: bool,
-    /// Check the plan (and its baselines) and print what would run; run nothing.
-    #[arg(long = "dry-run")]
-    pub dry_run: bool,
-}
+pub use flags::QualifyFlags;

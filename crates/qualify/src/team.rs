@@ -9,7 +9,8 @@ use std::sync::atomic::AtomicBool;
 
 use storlab_model::run::RunKind;
 use storlab_session::team::Team;
-use storlab_session::together::for_rank;
+use storlab_session::together::{for_rank, start_together, Rank0};
+use storlab_session::SessionError;
 use storlab_store::Store;
 
 use crate::prepare::Prepared;
@@ -117,4 +118,43 @@ pub fn run_team(
             Ok(None)
         }
     }
+}
+
+/// One rank's qualification from the start: `plan` (prepared from the file every rank reads)
+/// checked for running under mpirun and each trial's job prepared on this rank's own targets;
+/// the ranks start together once each is ready and rank 0 has opened the database (`open`)
+/// and found the plan's baselines in it — so that a rank that cannot run, or a baseline that
+/// is missing, refuses on every rank before anything runs. Then [`run_team`]: rank 0 gets its
+/// store and the qualification back, the others None.
+pub fn qualify_rank(
+    team: &dyn Team,
+    mut plan: Prepared,
+    o: &Options,
+    open: impl FnOnce() -> Result<Store, String>,
+    stop: &AtomicBool,
+    say: &dyn Fn(&str),
+) -> Result<Option<(Store, Outcome)>, QualifyError> {
+    check(&plan)?;
+    let ready = plan.trials.iter().try_for_each(|t| {
+        let mut job = t.job.clone();
+        job.targets = for_rank(team, &job.targets);
+        storlab_session::prepare(&job, &o.allow_devices)
+            .map(|_| ())
+            .map_err(|e| format!("job '{}': {e}", t.label))
+    });
+    let shape = format!("{} job(s) at {} point(s)", plan.plan.jobs.len(), plan.trials.len());
+    let rank0 = start_together(team, ready, &shape, "plan", || {
+        let store = open()?;
+        crate::prepare::read_baselines(&mut plan, &store).map_err(|e| e.to_string())?;
+        Ok(Rank0 { store, live: None })
+    })
+    .map_err(|e| match e {
+        // A rank that cannot run the plan, or rank 0 without its database or a baseline: the
+        // user's to fix, as the same refusal without mpirun.
+        SessionError::Disagreed(why) => input(why),
+        other => QualifyError::Run(other.to_string()),
+    })?;
+    let mut store = rank0.map(|r| r.store);
+    let outcome = run_team(team, store.as_mut(), &plan, o, stop, say)?;
+    Ok(store.zip(outcome))
 }

@@ -41,6 +41,44 @@ impl Default for FioJsonOptions {
     }
 }
 
+impl FioJsonOptions {
+    /// As `storlab fio`'s command line asks: its jobs' names, its `percentile_list`.
+    pub fn of_command(c: &storlab_workload::fio::cli::FioCommand) -> FioJsonOptions {
+        FioJsonOptions {
+            job_names: c.job_names.clone(),
+            percentiles: c.percentiles.clone().unwrap_or_else(|| FIO_PERCENTILES.to_vec()),
+            plus: false,
+        }
+    }
+
+    /// As `results export --format` asks: None for a format that is not fio's (fio-json,
+    /// fio-json+, fio-terse), else the options and whether the form is the terse line.
+    pub fn of_export(format: &str) -> Option<(FioJsonOptions, bool)> {
+        let (plus, terse) = match format {
+            "fio-json" => (false, false),
+            "fio-json+" => (true, false),
+            "fio-terse" => (false, true),
+            _ => return None,
+        };
+        Some((
+            FioJsonOptions {
+                plus,
+                ..Default::default()
+            },
+            terse,
+        ))
+    }
+}
+
+/// The runs as `results export` writes them in fio's forms: one JSON document of them all, or
+/// a terse line each.
+pub fn export(runs: &[RunDetail], o: &FioJsonOptions, terse: bool) -> Result<String, serde_json::Error> {
+    Ok(match terse {
+        true => runs.iter().map(|r| self::terse(r, o)).collect(),
+        false => serde_json::to_string_pretty(&document_of(runs, o))? + "\n",
+    })
+}
+
 /// A decoded latency histogram (ns).
 type Hist = hdrhistogram::Histogram<u64>;
 

@@ -14,6 +14,23 @@ use super::text::{read_command_line, read_file, Keywords, Section};
 use super::{build, FioJob, Source};
 use crate::WorkloadError;
 
+/// `storlab fio --help`: the flags this command line takes, as [`FioCommand::parse`] reads them.
+pub const HELP: &str = "storlab fio: fio's command line on storlab's engine.
+  storlab fio [fio's options] [JOB.fio ...]
+    --name=JOB --rw=… --bs=… …   a job, as fio takes it (options before the first --name are global)
+    JOB.fio                      job files, read as fio reads them
+    --output-format=normal|json|json+|terse   storlab's table, fio's JSON or fio's terse line (a comma list for several)
+    --minimal                    fio's terse line (version 3)
+    --output=FILE                write fio's JSON or terse line to FILE
+    --parse-only                 print the job as storlab reads it (a storlab job file) and run nothing
+    --showcmd                    print each job file as a fio command line
+    --section=NAME               run only this section of the job files (repeatable)
+    --warnings-fatal             refuse a job with any note on how storlab takes it
+    --readonly                   refuse a job that writes
+    --eta=never                  no status line
+  storlab's own: --db FILE|URL, --tag KEY=VALUE, --keep, --ignore-unknown, -q
+  docs/run.md (\"fio's command line\") says what each fio option does on storlab.";
+
 /// A format `--output-format` names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum OutputFormat {
