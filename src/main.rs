@@ -92,7 +92,10 @@ fn dispatch(cli: Cli) -> anyhow::Result<u8> {
         Cmd::Sweep(a) => commands::sweep(*a),
         Cmd::Impact(a) => commands::impact(*a),
         Cmd::Meta(a) => meta::meta(*a),
-        Cmd::Qualify(a) => qualify::qualify(*a),
+        Cmd::Qualify(a) => match ranks::launched() {
+            Some(launch) => ranks::qualify(&a, &launch),
+            None => qualify::qualify(*a),
+        },
         Cmd::Report(a) => report::report(a),
         Cmd::Challenge(c) => challenge::dispatch(c),
         Cmd::Monitor(c) => monitor::dispatch(c),
@@ -106,7 +109,10 @@ fn dispatch(cli: Cli) -> anyhow::Result<u8> {
             DbCmd::Copy { from, to, json } => db::copy(&from, &to, json),
         },
         Cmd::Results(r) => match r {
-            ResultsCmd::List { limit, filter, output } => results::list(limit, filter, &output),
+            ResultsCmd::List { limit, filter, output } => match filter.kind {
+                Some(storlab_model::run::RunKind::Qualify) => qualify::list(limit, &filter, &output),
+                _ => results::list(limit, filter, &output),
+            },
             ResultsCmd::Tag { id, tags, output } => results::tag(id, &tags, &output),
             ResultsCmd::Untag { id, keys, output } => results::untag(id, &keys, &output),
             ResultsCmd::Rm { ids, yes, output } => results::rm(&ids, yes, &output),

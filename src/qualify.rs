@@ -1,7 +1,8 @@
 //! `storlab qualify`: a plan of criteria run until statistics decide them (crates/qualify, its
 //! flags and what they ask included), the verdict printed from what was stored (crates/report),
 //! and an exit status a pipeline can gate on: 0 every criterion passed, 1 one failed, 5 one
-//! stayed undecided. Under mpirun each repetition is one run of every rank (src/ranks.rs).
+//! stayed undecided. Under mpirun each repetition is one run of every rank (src/ranks.rs, where
+//! main sends it, so that this file and ranks.rs do not import each other).
 
 use anyhow::Result;
 use storlab_model::qualify::{Decision, QualifyParams, Stopped};
@@ -47,9 +48,6 @@ pub fn report(
 }
 
 pub fn qualify(a: QualifyArgs) -> Result<u8> {
-    if let Some(launch) = crate::ranks::launched() {
-        return crate::ranks::qualify(&a, &launch);
-    }
     // --against reads its plan from the database, which must exist; a plan file may start one.
     // Every refusal (exit 2: QualifyError::Input) comes before anything runs.
     let mut store = match a.plan.reads_earlier() {
@@ -68,13 +66,9 @@ pub fn qualify(a: QualifyArgs) -> Result<u8> {
 
 /// `results list --kind qualify`: the qualifications side by side, one row each (their runs are
 /// in `results study ID`).
-pub fn list(
-    store: &Store,
-    limit: usize,
-    f: &storlab_report::runs::ListFilter,
-    out: &crate::cli::OutputArgs,
-) -> Result<u8> {
-    let found = storlab_qualify::listing::list(store, f.host.as_deref(), &f.tags, limit)?;
+pub fn list(limit: usize, f: &storlab_report::runs::ListFilter, out: &crate::cli::OutputArgs) -> Result<u8> {
+    let store = open_existing(&out.db)?;
+    let found = storlab_qualify::listing::list(&store, f.host.as_deref(), &f.tags, limit)?;
     let t = || {
         let rows: Vec<_> = found
             .iter()

@@ -136,9 +136,6 @@ pub fn print_study(store: &Store, id: i64, json: bool) -> Result<()> {
 
 pub fn list(limit: usize, f: ListFilter, out: &OutputArgs) -> Result<u8> {
     let store = open_existing(&out.db)?;
-    if f.kind == Some(storlab_model::run::RunKind::Qualify) {
-        return crate::qualify::list(&store, limit, &f, out);
-    }
     let runs = store.find_runs(&f.runs(limit))?;
     let t = || storlab_report::runs::list_table(&runs);
     emit(out, || &runs, t, || t().to_text())?;

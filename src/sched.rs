@@ -125,7 +125,7 @@ pub fn risk(a: crate::cli::RiskArgs) -> Result<u8> {
     let q = storlab_sched::question::question(&a.inputs, &crate::results::opener(&a.db))?;
     let report = storlab_sched::risk::assess(&q).map_err(usage)?;
     if let Some(f) = &a.html {
-        let html = storlab_report::risk::page(&report);
+        let html = storlab_report::html::risk_page(&report);
         storlab_report::export::write_whole(f, |w| Ok(std::io::Write::write_all(w, html.as_bytes())?))?;
         eprintln!("storlab: wrote {}", f.display());
     }

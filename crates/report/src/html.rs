@@ -196,27 +196,6 @@ svg .xl{font-size:10px;text-anchor:middle;fill:#57606a}svg .ax{font-size:10px;fi
 svg .lg{font-size:10px}svg .g{stroke:#eaeef2}svg .f{fill:none;stroke:#d0d7de}svg .e{stroke:#1f2328;stroke-width:1.5}
 "#;
 
-/// A run's machine and the storage under its targets.
-pub(crate) fn env_block(run: &RunDetail) -> String {
-    let e = &run.environment;
-    let mut s = format!(
-        "<p class=\"meta\">host <b>{}</b> · kernel {} · {} · {} CPUs · {:.1} GiB RAM{}</p>",
-        esc(&run.run.host),
-        esc(&e.kernel),
-        esc(&e.cpu_model),
-        e.cpus,
-        e.memory_bytes as f64 / (1u64 << 30) as f64,
-        e.source
-            .as_deref()
-            .map(|x| format!(" · {}", esc(x)))
-            .unwrap_or_default()
-    );
-    if !e.targets.is_empty() {
-        s += &crate::runs::targets(run).to_html();
-    }
-    s
-}
-
 /// Each like plot's scale: the largest value any run's plot of that phase kind and metric
 /// shows, so that like plots share one scale (unless the options free them).
 struct Scales {
@@ -518,7 +497,7 @@ fn host_charts(p: &Phase, hosts: &[crate::ranks::HostSeries], scales: &Scales) -
 fn run_section(sec: &RunSection, series: &[PhaseSeries], scales: &Scales) -> (String, bool) {
     let r = &sec.run;
     let mut body = run_heading(r);
-    body += &env_block(r);
+    body += &crate::runs::env_html(r);
     if !r.phases.is_empty() {
         body += &crate::runs::summary(r).to_html();
     }
@@ -659,4 +638,17 @@ pub fn render(
     html += &body;
     html += "</body></html>\n";
     html
+}
+
+/// `storlab risk --html`: the whole page of one risk report.
+pub fn risk_page(r: &storlab_model::risk::RiskReport) -> String {
+    render(
+        &[],
+        None,
+        &[],
+        &[],
+        &[],
+        std::slice::from_ref(r),
+        &HtmlOptions { free_scales: false },
+    )
 }

@@ -10,9 +10,10 @@ use std::fmt::Write;
 use storlab_model::qualify::{Criterion, Decision, QualifyParams, Reference};
 use storlab_stats::sequential::assess;
 
-use crate::studies::{human_duration, StudyView};
+use storlab_model::run::RunDetail;
+
 use crate::svg::{esc, line_chart_marked, nice_ceiling, Series, COLORS};
-use crate::table::{Cell, Table};
+use crate::table::{human_duration, Cell, Table};
 
 /// A figure with its unit, as the verdict shows it (a latency in µs, ms or s as it is large).
 pub fn with_unit(v: f64, unit: &str) -> String {
@@ -214,13 +215,13 @@ pub fn comparison(earlier: &QualifyParams, now: &QualifyParams) -> Table {
 }
 
 /// A stored qualification for the terminal.
-pub fn render_text(v: &StudyView, p: &QualifyParams) -> String {
+pub fn render_text(id: i64, runs: usize, p: &QualifyParams) -> String {
     let mut s = format!(
         "qualification {} · plan \"{}\" ({}) · {} runs · {} · {}\n",
-        v.study.id,
+        id,
         p.plan_name,
         p.plan_path,
-        v.study.members.len(),
+        runs,
         human_duration(p.seconds),
         p.stopped.map(|x| x.words()).unwrap_or("")
     );
@@ -357,21 +358,27 @@ fn charts(p: &QualifyParams, free: bool) -> String {
 }
 
 /// Each host's machine and storage, from its first run in the qualification.
-fn environments(v: &StudyView) -> String {
+fn environments(runs: &[RunDetail]) -> String {
     let mut seen: Vec<&str> = Vec::new();
     let mut s = String::new();
-    for r in &v.runs {
+    for r in runs {
         if seen.contains(&r.run.host.as_str()) {
             continue;
         }
         seen.push(&r.run.host);
-        s += &crate::html::env_block(r);
+        s += &crate::runs::env_html(r);
     }
     s
 }
 
 /// The certificate: the qualification's section of the HTML report.
-pub fn render_html(v: &StudyView, p: &QualifyParams, earlier: Option<&QualifyParams>, free: bool) -> String {
+pub fn render_html(
+    runs: &[RunDetail],
+    members: usize,
+    p: &QualifyParams,
+    earlier: Option<&QualifyParams>,
+    free: bool,
+) -> String {
     let outcome = p.outcome();
     let colour = match outcome {
         Decision::Pass => "#1a7f37",
@@ -382,7 +389,7 @@ pub fn render_html(v: &StudyView, p: &QualifyParams, earlier: Option<&QualifyPar
         "<p class=\"meta\">plan <b>{}</b> ({}) · {} runs · {} · stopped: {}{}</p>",
         esc(&p.plan_name),
         esc(&p.plan_path),
-        v.study.members.len(),
+        members,
         human_duration(p.seconds),
         p.stopped.map(|x| x.words()).unwrap_or(""),
         p.against
@@ -418,7 +425,7 @@ pub fn render_html(v: &StudyView, p: &QualifyParams, earlier: Option<&QualifyPar
     }
     s += "</table>";
     s += "<h3>Where it ran</h3>";
-    s += &environments(v);
+    s += &environments(runs);
     s += "<h3>The plan</h3>";
     let _ = write!(s, "<pre class=\"plan\">{}</pre>", esc(&p.plan_text));
     s

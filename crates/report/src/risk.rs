@@ -141,13 +141,6 @@ fn chance_unit(top: f64) -> (f64, &'static str) {
     }
 }
 
-/// `storlab risk --html`: the whole report page of one risk report (the section below, in the
-/// report's page with its style).
-pub fn page(r: &RiskReport) -> String {
-    let opts = crate::html::HtmlOptions { free_scales: false };
-    crate::html::render(&[], None, &[], &[], &[], std::slice::from_ref(r), &opts)
-}
-
 /// The risk section: the inputs, the tables, and the chance of loss for the fleet against the
 /// verify interval (and against k).
 pub fn render_html(r: &RiskReport) -> String {

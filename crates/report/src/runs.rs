@@ -7,6 +7,7 @@ use storlab_model::run::{parse_tag, Phase, PhaseParams, Run, RunDetail, RunEvent
 use storlab_units::{latency, thousands, Size};
 
 use crate::compare::bs_text;
+use crate::svg::esc;
 use crate::table::{Cell, Table};
 
 const MIB: f64 = 1024.0 * 1024.0;
@@ -666,4 +667,25 @@ pub fn imported_table(runs: &[RunDetail]) -> Table {
         ]);
     }
     t
+}
+
+/// A run's machine and the storage under its targets.
+pub(crate) fn env_html(run: &RunDetail) -> String {
+    let e = &run.environment;
+    let mut s = format!(
+        "<p class=\"meta\">host <b>{}</b> · kernel {} · {} · {} CPUs · {:.1} GiB RAM{}</p>",
+        esc(&run.run.host),
+        esc(&e.kernel),
+        esc(&e.cpu_model),
+        e.cpus,
+        e.memory_bytes as f64 / (1u64 << 30) as f64,
+        e.source
+            .as_deref()
+            .map(|x| format!(" · {}", esc(x)))
+            .unwrap_or_default()
+    );
+    if !e.targets.is_empty() {
+        s += &targets(run).to_html();
+    }
+    s
 }

@@ -14,7 +14,7 @@ use storlab_stats::{Comparison, Verdict};
 
 use crate::runs::if_measured;
 use crate::svg::{esc, line_chart_marked, nice_ceiling, Series, COLORS};
-use crate::table::{Cell, Table};
+use crate::table::{human_duration, Cell, Table};
 
 const MIB: f64 = 1024.0 * 1024.0;
 
@@ -288,20 +288,6 @@ fn projection_text(p: &Projection, worse: Option<&Projection>, what: &str) -> St
         );
     }
     s
-}
-
-/// Seconds as "2 d 11 h 3 min" (RAL wrote its durations so), or "12.3 s" when short.
-pub fn human_duration(s: f64) -> String {
-    if s < 120.0 {
-        return format!("{s:.1} s");
-    }
-    let m = (s / 60.0).round() as u64;
-    let (d, h, m) = (m / 1440, m / 60 % 24, m % 60);
-    match (d, h) {
-        (0, 0) => format!("{m} min"),
-        (0, _) => format!("{h} h {m} min"),
-        _ => format!("{d} d {h} h {m} min"),
-    }
 }
 
 /// A task in words, or as given where the study did not store its words (stored before they
@@ -601,7 +587,7 @@ pub fn render_text(v: &StudyView) -> String {
         StudyParams::Impact(p) => users_text(v, p),
         StudyParams::ImpactReverse(p) => reverse_text(v, p),
         StudyParams::ImpactHeld(p) => held_text(v, p),
-        StudyParams::Qualify(p) => crate::qualify::render_text(v, p),
+        StudyParams::Qualify(p) => crate::qualify::render_text(v.study.id, v.study.members.len(), p),
         other => {
             let mut s = format!("study {}: {}\n", v.study.id, other.kind());
             if let Some(c) = other.command() {
@@ -940,7 +926,7 @@ pub fn render_html(v: &StudyView, top: &dyn Fn(&str, f64) -> f64) -> String {
                 StudyParams::Qualify(q) => Some(q),
                 _ => None,
             });
-            s += &crate::qualify::render_html(v, p, earlier, false);
+            s += &crate::qualify::render_html(&v.runs, v.study.members.len(), p, earlier, false);
         }
         StudyParams::Sweep(p) if !is_matrix(v) => {
             let vary = p.vary.first().map(String::as_str).unwrap_or("the point");

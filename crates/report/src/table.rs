@@ -244,6 +244,20 @@ impl Table {
     }
 }
 
+/// Seconds as "2 d 11 h 3 min" (RAL wrote its durations so), or "12.3 s" when short.
+pub fn human_duration(s: f64) -> String {
+    if s < 120.0 {
+        return format!("{s:.1} s");
+    }
+    let m = (s / 60.0).round() as u64;
+    let (d, h, m) = (m / 1440, m / 60 % 24, m % 60);
+    match (d, h) {
+        (0, 0) => format!("{m} min"),
+        (0, _) => format!("{h} h {m} min"),
+        _ => format!("{d} d {h} h {m} min"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
