@@ -3,12 +3,11 @@
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
-use std::time::Duration;
 
 use anyhow::Result;
 use storlab_sched::schedule::Schedule;
 
-use crate::cli::{DbArgs, GuardArgs, SchedCmd, SchedStatusArgs};
+use crate::cli::{DbArgs, SchedCmd, SchedStatusArgs};
 use crate::results::{json_or_text, open_new, opener, print_json};
 use crate::usage;
 use storlab_sched::agent::AgentOptions;
@@ -28,13 +27,13 @@ pub fn dispatch(c: SchedCmd) -> Result<u8> {
         }
         SchedCmd::Status(a) => status(&a),
         SchedCmd::Events(a) => events(a.pool.as_deref(), a.json, &a.db),
-        SchedCmd::Guard(GuardArgs { task, deadline, poll }) => {
+        SchedCmd::Guard(flags) => {
             // The guard must outlive its agent: main() set SIGPIPE back to its default, under
             // which the guard's next line to a killed agent would kill the guard too, before it
             // could stop the task. Writes to the closed pipe now fail, and are ignored.
             // SAFETY: setting a signal's disposition to SIG_IGN installs no handler.
             unsafe { libc::signal(libc::SIGPIPE, libc::SIG_IGN) };
-            Ok(storlab_sched::guard::run(&task, deadline, poll)?)
+            Ok(storlab_sched::guard::run(&flags)?)
         }
     }
 }
@@ -43,14 +42,6 @@ pub fn dispatch(c: SchedCmd) -> Result<u8> {
 /// when it names a study).
 fn with_studies(schedule: Schedule, db: &DbArgs) -> Result<Schedule> {
     Ok(schedule.with_studies(&crate::results::opener(db))?)
-}
-
-fn duration(flag: &str, v: &str) -> Result<Duration> {
-    let d: storlab_units::Duration = v.parse().map_err(|e| usage(format!("{flag} {v}: {e}")))?;
-    if d.0 == 0 {
-        return Err(usage(format!("{flag} {v}: a duration above 0, e.g. 5s")));
-    }
-    Ok(Duration::from_nanos(d.0))
 }
 
 /// `storlab sched plan FILE`: the schedule checked whole, its plan printed.
@@ -82,10 +73,15 @@ fn agent(flags: &storlab_sched::agent::AgentFlags, db: &DbArgs) -> Result<u8> {
 
 fn status(a: &SchedStatusArgs) -> Result<u8> {
     use storlab_sched::{metrics, status::look};
-    let (file, json, db) = (&a.schedule, a.json, &a.db);
+    let (file, json, db) = (&a.flags.schedule, a.flags.json, &a.db);
     let schedule = with_studies(Schedule::read(file)?, db)?;
-    let interval = duration("--interval", &a.interval)?;
-    let listener = a.metrics.as_deref().map(storlab_metrics::endpoint::bind).transpose()?;
+    let interval = a.flags.interval()?;
+    let listener = a
+        .flags
+        .metrics
+        .as_deref()
+        .map(storlab_metrics::endpoint::bind)
+        .transpose()?;
     let store = open_new(db)?;
     let (pools, now) = look(&schedule, &store)?;
     let Some(listener) = listener else {

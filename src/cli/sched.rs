@@ -41,7 +41,7 @@ pub enum SchedCmd {
     Events(SchedEventsArgs),
     /// The process that holds an agent's task (started by the agent).
     #[command(hide = true)]
-    Guard(GuardArgs),
+    Guard(storlab_sched::guard::GuardFlags),
 }
 
 /// `storlab sched plan`.
@@ -60,19 +60,8 @@ pub struct SchedPlanArgs {
 /// `storlab sched status`.
 #[derive(Args, Debug)]
 pub struct SchedStatusArgs {
-    /// The schedule file.
-    #[arg(long, value_name = "FILE", default_value = "/etc/storlab/schedule.toml")]
-    pub schedule: std::path::PathBuf,
-    /// Serve the status as Prometheus metrics at ADDR (host:port), refreshed every
-    /// --interval, until stopped.
-    #[arg(long, value_name = "ADDR")]
-    pub metrics: Option<String>,
-    /// How often --metrics reads the database.
-    #[arg(long, value_name = "DURATION", default_value = "15s")]
-    pub interval: String,
-    /// Print one JSON document.
-    #[arg(long)]
-    pub json: bool,
+    #[command(flatten)]
+    pub flags: storlab_sched::status::StatusFlags,
     #[command(flatten)]
     pub db: DbArgs,
 }
@@ -88,18 +77,4 @@ pub struct SchedEventsArgs {
     pub json: bool,
     #[command(flatten)]
     pub db: DbArgs,
-}
-
-/// `storlab sched guard` (hidden).
-#[derive(Args, Debug)]
-pub struct GuardArgs {
-    /// The task, KIND:ARGS.
-    #[arg(long)]
-    pub task: String,
-    /// Seconds until the lease deadline.
-    #[arg(long)]
-    pub deadline: f64,
-    /// Seconds between looks at the task.
-    #[arg(long)]
-    pub poll: f64,
 }

@@ -89,9 +89,25 @@ fn stop(task: &mut dyn Task, why: &str) -> i32 {
     }
 }
 
+/// `storlab sched guard`'s flags (a hidden command: the agent starts it with these, see
+/// `AgentOptions::start_guard`), declared here once.
+#[derive(Debug, Clone, clap::Args)]
+pub struct GuardFlags {
+    /// The task, KIND:ARGS.
+    #[arg(long)]
+    pub task: String,
+    /// Seconds until the lease deadline.
+    #[arg(long)]
+    pub deadline: f64,
+    /// Seconds between looks at the task.
+    #[arg(long)]
+    pub poll: f64,
+}
+
 /// `storlab sched guard`: the task `task` (KIND:ARGS) held until `deadline` seconds, looked at
 /// every `poll` seconds (at least 10 ms), stopped by Ctrl-C or SIGTERM too; the exit code.
-pub fn run(task: &str, deadline: f64, poll: f64) -> Result<u8, crate::SchedError> {
+pub fn run(flags: &GuardFlags) -> Result<u8, crate::SchedError> {
+    let (task, deadline, poll) = (flags.task.as_str(), flags.deadline, flags.poll);
     let task = storlab_impact::kinds::parse(task).map_err(|e| crate::SchedError::Input(format!("--task: {e}")))?;
     let stop = std::sync::Arc::new(AtomicBool::new(false));
     let s = stop.clone();

@@ -136,9 +136,54 @@ pub fn status(schedule: &Schedule, known: &[SchedServer], now: f64) -> Vec<PoolS
         .collect()
 }
 
+/// `storlab sched status`'s flags, declared here once (the binary flattens them beside the
+/// database's).
+#[derive(Debug, Clone, clap::Args)]
+pub struct StatusFlags {
+    /// The schedule file.
+    #[arg(long, value_name = "FILE", default_value = "/etc/storlab/schedule.toml")]
+    pub schedule: std::path::PathBuf,
+    /// Serve the status as Prometheus metrics at ADDR (host:port), refreshed every
+    /// --interval, until stopped.
+    #[arg(long, value_name = "ADDR")]
+    pub metrics: Option<String>,
+    /// How often --metrics reads the database.
+    #[arg(long, value_name = "DURATION", default_value = "15s")]
+    pub interval: String,
+    /// Print one JSON document.
+    #[arg(long)]
+    pub json: bool,
+}
+
+impl StatusFlags {
+    /// `--interval`: a duration above 0.
+    pub fn interval(&self) -> Result<std::time::Duration, crate::SchedError> {
+        crate::question::duration("--interval", &self.interval)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_interval_is_a_duration_above_zero() {
+        let f = |v: &str| StatusFlags {
+            schedule: "s.toml".into(),
+            metrics: None,
+            interval: v.into(),
+            json: false,
+        };
+        assert_eq!(f("15s").interval().unwrap(), std::time::Duration::from_secs(15));
+        assert_eq!(f("2m").interval().unwrap(), std::time::Duration::from_secs(120));
+        let zero = f("0s").interval().unwrap_err().to_string();
+        assert!(zero.contains("--interval 0s: a duration above 0"), "{zero}");
+        assert!(f("often")
+            .interval()
+            .unwrap_err()
+            .to_string()
+            .starts_with("--interval often:"));
+    }
 
     #[test]
     fn errors_are_counted_from_the_tasks_words() {
