@@ -253,9 +253,10 @@ fn four_pools_on_three_filesystems_through_their_faults() {
 fn a_corrupted_block_is_named_with_its_file_and_offset() {
     let s = Scratch::new();
     let pool = s.data();
-    // The readers wait 10 s: long enough for the test to change a written file, even when the
-    // machine is busy with the other tests and the database answers slowly (at 3 s a loaded
-    // run once saw the readers take every file before the test found one written).
+    // The readers wait 30 s: long enough for the test to change a written file, even when the
+    // machine is busy with the other tests and the disk answers slowly (at 3 s a loaded run
+    // once saw the readers take every file before the test found one written; at 10 s a full
+    // run did again, with the four-pools test's loop devices keeping the virtual disk busy).
     let mut procs = Procs(vec![Command::new(bin())
         .args([
             "challenge",
@@ -266,19 +267,24 @@ fn a_corrupted_block_is_named_with_its_file_and_offset() {
             "4",
         ])
         .args(["--file-size", "64k", "--bs", "16k", "--interval", "1s", "--lt", "1s"])
-        .args(["--fault", "0s:stop-readers:all:10s", "--json", "--db", &s.db()])
+        .args(["--fault", "0s:stop-readers:all:30s", "--json", "--db", &s.db()])
         .stdout(Stdio::piped())
         .stderr(Stdio::piped())
         .spawn()
         .unwrap()]);
     // A file the catalogue says is written (not the first by number: the writers run side by
     // side, and file 1 may still be being written when file 2 is done).
-    let deadline = Instant::now() + Duration::from_secs(40);
+    let (started, deadline) = (Instant::now(), Instant::now() + Duration::from_secs(60));
     let file = loop {
         if Instant::now() >= deadline || procs.0[0].try_wait().unwrap().is_some() {
             let _ = procs.0[0].kill();
             let out = wait_for(&mut procs, 0, 10);
-            panic!("no file was written; the challenge said: {}", stderr(&out));
+            panic!(
+                "no written file seen in {:?}; the challenge said: {}{}",
+                started.elapsed(),
+                stderr(&out),
+                stdout(&out)
+            );
         }
         if let Some(store) = s.try_store() {
             if store.challenge_ids().map(|v| !v.is_empty()).unwrap_or(false) {
