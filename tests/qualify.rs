@@ -897,6 +897,22 @@ fn a_metadata_workload_is_qualified_by_its_operations() {
     let run = s.json(&["results", "show", &q["members"][0]["run_id"].to_string()]);
     assert_eq!(run["kind"], "meta");
     assert!(entries(&d).is_empty(), "the trees are removed: {:?}", entries(&d));
+    // --target replaces the target the workload's own flags name, as it replaces a job's.
+    let named = plan(
+        &s,
+        "named.toml",
+        "[[job]]\nname = \"mdt\"\nmeta = \"--target /nonexistent/plan-dir --threads 1 --files-per-thread 10 --phase create\"\n[[criterion]]\njob = \"mdt\"\ncheck = \"create IOPS >= 1\"\n",
+    );
+    let out = s.storlab(&["qualify", &named, "--target", d.to_str().unwrap(), "--dry-run"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let out = s.storlab(&["qualify", &named, "--dry-run"]);
+    assert_eq!(
+        out.status.code(),
+        Some(2),
+        "the plan's own target is checked: {}",
+        stdout(&out)
+    );
+    assert!(stderr(&out).contains("/nonexistent/plan-dir"), "{}", stderr(&out));
     let s = Scratch::new();
     refused(
         &s,

@@ -186,9 +186,11 @@ fn no_target(plan: &Plan, j: &PlanJob) -> QualifyError {
     )
 }
 
-/// `storlab meta`'s flags, read as the command reads them.
+/// `storlab meta`'s flags, read as the command reads them — except that a flag given twice
+/// takes its last value, so that the target the command line (or the plan's job) gives, put
+/// last, replaces the one the flags name, as `--target` replaces a job's targets.
 #[derive(clap::Parser)]
-#[command(name = "meta", no_binary_name = true)]
+#[command(name = "meta", no_binary_name = true, args_override_self = true)]
 struct MetaCommand {
     #[command(flatten)]
     flags: storlab_meta::job::MetaFlags,
@@ -199,7 +201,8 @@ struct MetaCommand {
 fn meta_of(plan: &Plan, j: &PlanJob, args: &[String], o: &Options) -> Result<MetaJob, QualifyError> {
     use clap::Parser;
     let here = |e: &dyn std::fmt::Display| at(plan, j.line, format!("job '{}': meta: {e}", j.name));
-    // The target: the command line's, else the plan's job's, else the flags' own.
+    // The target: the command line's, else the plan's job's, else the flags' own (given last,
+    // it wins over the flags').
     let mut args = args.to_vec();
     let given = o.targets.first().or(j.targets.first());
     if let Some(t) = given {
@@ -208,7 +211,7 @@ fn meta_of(plan: &Plan, j: &PlanJob, args: &[String], o: &Options) -> Result<Met
     } else if !args.iter().any(|a| a == "--target" || a.starts_with("--target=")) {
         return Err(no_target(plan, j));
     }
-    let mut m = MetaCommand::try_parse_from(&args).map_err(|e| {
+    let m = MetaCommand::try_parse_from(&args).map_err(|e| {
         // clap's first line says what was wrong; its usage lines are storlab meta's.
         here(
             &e.to_string()
@@ -220,9 +223,6 @@ fn meta_of(plan: &Plan, j: &PlanJob, args: &[String], o: &Options) -> Result<Met
                 .to_string(),
         )
     })?;
-    if let Some(t) = given {
-        m.flags.target = Some(t.clone());
-    }
     if j.vary.is_some() {
         return Err(at(plan, j.line, format!("job '{}': vary varies storlab's job settings; a metadata workload's are its flags (give a job per setting)", j.name)));
     }
