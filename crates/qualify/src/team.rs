@@ -9,7 +9,7 @@ use std::sync::atomic::AtomicBool;
 
 use storlab_model::run::RunKind;
 use storlab_session::team::Team;
-use storlab_session::together::{for_rank, start_together, Rank0};
+use storlab_session::together::{job_for_rank, start_together, Rank0};
 use storlab_session::SessionError;
 use storlab_store::Store;
 
@@ -57,8 +57,7 @@ fn run_trial(
     trial: usize,
     kind: RunKind,
 ) -> Result<Option<storlab_session::Executed>, QualifyError> {
-    let mut job = p.trials[trial].job.clone();
-    job.targets = for_rank(team, &job.targets);
+    let job = job_for_rank(team, &p.trials[trial].job);
     let prepared = storlab_session::prepare(&job, &o.allow_devices).map_err(|e| QualifyError::Run(e.to_string()))?;
     storlab_session::run_prepared_team(team, store, prepared, &o.run_options(kind, None), false)
         .map_err(|e| QualifyError::Run(format!("{}: {e}", p.trials[trial].label)))
@@ -136,9 +135,7 @@ pub fn qualify_rank(
 ) -> Result<Option<(Store, Outcome)>, QualifyError> {
     check(&plan)?;
     let ready = plan.trials.iter().try_for_each(|t| {
-        let mut job = t.job.clone();
-        job.targets = for_rank(team, &job.targets);
-        storlab_session::prepare(&job, &o.allow_devices)
+        storlab_session::prepare(&job_for_rank(team, &t.job), &o.allow_devices)
             .map(|_| ())
             .map_err(|e| format!("job '{}': {e}", t.label))
     });

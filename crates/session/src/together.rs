@@ -30,6 +30,14 @@ pub fn for_rank(team: &dyn Team, targets: &[PathBuf]) -> Vec<PathBuf> {
     targets.iter().map(|t| expand(t, team.rank(), team.host())).collect()
 }
 
+/// `job` as this rank runs it: its targets this rank's (see [`expand`]).
+pub fn job_for_rank(team: &dyn Team, job: &Job) -> Job {
+    Job {
+        targets: for_rank(team, &job.targets),
+        ..job.clone()
+    }
+}
+
 /// What rank 0 alone holds through a run of many ranks: the database, and the live views of the
 /// run it shows (`--metrics`, the status line).
 pub struct Rank0 {
@@ -94,8 +102,7 @@ pub fn run_job(
             "phases that run at the same time (a fio job file's jobs without a stonewall between them) do not run under mpirun: add stonewall between the jobs",
         )));
     }
-    let mut job = job.clone();
-    job.targets = for_rank(team, &job.targets);
+    let job = job_for_rank(team, job);
     let prepared = prepare(&job, o.allow_devices);
     // The ranks meet before each phase and, with --stonewall, watch for each other in it: a
     // rank with another number of phases, or another --stonewall, would wait for ever.
