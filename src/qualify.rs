@@ -48,13 +48,13 @@ pub fn report(
 }
 
 pub fn qualify(a: QualifyArgs) -> Result<u8> {
-    // --against reads its plan from the database, which must exist; a plan file may start one.
-    // Every refusal (exit 2: QualifyError::Input) comes before anything runs.
-    let mut store = match a.plan.reads_earlier() {
-        true => open_existing(&a.output.db)?,
-        false => open_new(&a.output.db)?,
+    // Every refusal (exit 2: QualifyError::Input) comes before anything runs, a plan file's
+    // before the database is opened; --against reads its plan from the database.
+    let open = |existing| match existing {
+        true => open_existing(&a.output.db),
+        false => open_new(&a.output.db),
     };
-    let (plan, earlier) = a.plan.planned(&store)?;
+    let (mut store, (plan, earlier)) = a.plan.planned(open)?;
     if a.plan.dry_run {
         print!("{}", plan.outline());
         return Ok(0);

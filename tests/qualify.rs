@@ -427,6 +427,14 @@ fn bad_plans_are_refused_with_their_line_before_anything_runs() {
         "write MiB/s: the phase does no writes",
         &[],
     );
+    if !common::on_postgres() {
+        // A plan refused before any baseline is looked for makes no database.
+        assert!(
+            !std::path::Path::new(&s.db()).exists(),
+            "a refused plan made {}",
+            s.db()
+        );
+    }
     refused(
         &s,
         "phase.toml",

@@ -52,12 +52,6 @@ pub struct QualifyFlags {
 pub type Planned = (Prepared, Option<(i64, QualifyParams)>);
 
 impl QualifyFlags {
-    /// True when the plan is an earlier qualification's, read from the database (which must
-    /// then exist); otherwise the plan is a file and the database may be new.
-    pub fn reads_earlier(&self) -> bool {
-        self.against.is_some() && self.plan.is_none()
-    }
-
     /// The plan file given: exactly one of PLAN and `--against`, and `--against` only where
     /// the database is read first (not under mpirun, whose ranks all read the file).
     pub fn plan_file(&self) -> Result<&Path, QualifyError> {
@@ -88,18 +82,28 @@ impl QualifyFlags {
     }
 
     /// The plan — the file given, or with `--against` the earlier qualification's — prepared,
-    /// with its baselines read from `store`; every refusal before anything runs.
-    pub fn planned(&self, store: &Store) -> Result<Planned, QualifyError> {
-        let (mut plan, earlier) = match &self.against {
+    /// with its baselines read, and the database they were read from: `open(existing)` opens
+    /// it, an existing one for `--against` (its plan is stored there), else one it may make.
+    /// A plan file is prepared before the database is opened, so that a refused plan leaves no
+    /// database behind; every refusal comes before anything runs.
+    pub fn planned<E: From<QualifyError>>(
+        &self,
+        open: impl FnOnce(bool) -> Result<Store, E>,
+    ) -> Result<(Store, Planned), E> {
+        let (store, mut plan, earlier) = match &self.against {
             Some(spec) if self.plan.is_none() => {
-                let (id, old) = against::earlier(store, spec)?;
+                let store = open(true)?;
+                let (id, old) = against::earlier(&store, spec)?;
                 let plan = prepare::prepare(against::plan_of(&old)?, &self.prepare_options())?;
-                (plan, Some((id, old)))
+                (store, plan, Some((id, old)))
             }
-            _ => (self.prepared_file()?, None),
+            _ => {
+                let plan = self.prepared_file()?;
+                (open(false)?, plan, None)
+            }
         };
-        prepare::read_baselines(&mut plan, store)?;
-        Ok((plan, earlier))
+        prepare::read_baselines(&mut plan, &store)?;
+        Ok((store, (plan, earlier)))
     }
 
     /// How the runs are made: these flags, the command line as stored, and the earlier
@@ -136,13 +140,17 @@ mod tests {
             ..Default::default()
         };
         assert!(both.plan_file().unwrap_err().to_string().contains("not both"));
-        assert!(!both.reads_earlier());
         let earlier = QualifyFlags {
             against: Some("fw=1.2".into()),
             ..Default::default()
         };
-        assert!(earlier.reads_earlier());
         assert!(earlier.plan_file().unwrap_err().to_string().contains("mpirun"));
+        // --against's plan is in the database: an existing one is asked for.
+        let asked = earlier.planned(|existing| Err(input(format!("opened, existing: {existing}"))));
+        assert_eq!(
+            asked.err().map(|e| e.to_string()).as_deref(),
+            Some("opened, existing: true")
+        );
         let timed = QualifyFlags {
             max_time: Some("2h".into()),
             keep: true,
@@ -162,7 +170,7 @@ mod tests {
     }
 
     #[test]
-    fn a_missing_plan_file_is_refused_with_its_name() {
+    fn a_missing_plan_file_is_refused_with_its_name_before_the_database_is_opened() {
         let f = QualifyFlags {
             plan: Some("/nonexistent/plan.toml".into()),
             ..Default::default()
@@ -172,5 +180,10 @@ mod tests {
             matches!(&e, QualifyError::Input(m) if m.contains("/nonexistent/plan.toml")),
             "{e}"
         );
+        // Refused before the database is opened (a refused plan makes none).
+        let e = f.planned(|_| -> Result<Store, QualifyError> { panic!("the database was opened") });
+        assert!(e
+            .err()
+            .is_some_and(|e| e.to_string().contains("/nonexistent/plan.toml")));
     }
 }
