@@ -89,21 +89,8 @@ fn status(a: &SchedStatusArgs) -> Result<u8> {
         json_or_text(json, doc, || storlab_report::sched::status_table(&pools, now).to_text())?;
         return Ok(0);
     };
-    let mut registry = prometheus_client::registry::Registry::default();
-    let m = metrics::SchedMetrics::register(&mut registry);
-    m.set(&pools, now);
-    let endpoint = storlab_metrics::endpoint::Endpoint::start(listener, Arc::new(registry))?;
-    eprintln!("storlab sched status: metrics on http://{}/metrics", endpoint.addr());
-    let stop = Arc::new(AtomicBool::new(false));
-    let s = stop.clone();
-    let _ = ctrlc::set_handler(move || s.store(true, Ordering::Relaxed));
-    metrics::keep_current(
-        &m,
-        interval,
-        &stop,
-        || look(&schedule, &store),
-        |e| eprintln!("storlab sched status: {e}; the metrics keep their last values"),
-    );
+    let say = |line: &str| eprintln!("storlab sched status: {line}");
+    metrics::serve(listener, (pools, now), interval, || look(&schedule, &store), say)?;
     Ok(0)
 }
 

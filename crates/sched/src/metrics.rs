@@ -98,6 +98,30 @@ impl SchedMetrics {
         }
     }
 }
+/// `storlab sched status --metrics`: the status `first` (the pools, read at a time) served at
+/// `listener` as Prometheus metrics, read again by `look` every `interval` until Ctrl-C or
+/// SIGTERM; `say` is told where they are served and each read that failed.
+pub fn serve<E: std::fmt::Display>(
+    listener: std::net::TcpListener,
+    first: (Vec<PoolStatus>, f64),
+    interval: std::time::Duration,
+    look: impl Fn() -> Result<(Vec<PoolStatus>, f64), E>,
+    say: impl Fn(&str),
+) -> Result<(), storlab_metrics::endpoint::MetricsError> {
+    let mut registry = Registry::default();
+    let m = SchedMetrics::register(&mut registry);
+    m.set(&first.0, first.1);
+    let endpoint = storlab_metrics::endpoint::Endpoint::start(listener, std::sync::Arc::new(registry))?;
+    say(&format!("metrics on http://{}/metrics", endpoint.addr()));
+    let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
+    let s = stop.clone();
+    let _ = ctrlc::set_handler(move || s.store(true, std::sync::atomic::Ordering::Relaxed));
+    keep_current(&m, interval, &stop, look, |e| {
+        say(&format!("{e}; the metrics keep their last values"))
+    });
+    Ok(())
+}
+
 /// Keeps `m` current until `stop` is set: every `interval` the status is read again by `look`;
 /// a read that fails keeps the last values and is told to `failed`.
 pub fn keep_current<E: std::fmt::Display>(
