@@ -68,6 +68,12 @@ pub fn now_ns() -> u64 {
     }
 }
 
+/// Nanoseconds since `epoch` (a [`now_ns`] reading).
+#[inline]
+pub(crate) fn since(epoch: u64) -> u64 {
+    now_ns().saturating_sub(epoch)
+}
+
 /// Calibrates now, so that the first phase does not pay for it inside its timing.
 pub fn init() {
     let _ = tsc();

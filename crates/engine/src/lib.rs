@@ -9,16 +9,25 @@
 pub mod access;
 pub mod backend;
 pub mod clock;
+mod collect;
+mod complete;
 pub mod data;
+mod filesetup;
+mod latency_target;
+mod merge;
+mod pacing;
+mod phase;
+mod placement;
 pub mod ranks;
-mod run;
+mod stat;
+mod steady;
+mod worker;
 
+pub use filesetup::lay_out_phase;
 /// The latency histogram's type, as [`IntervalObserver`] receives it.
 pub use hdrhistogram::Histogram;
-pub use run::{
-    children_cpu, encode_histogram, latency_of, lay_out_phase, new_histogram, process_cpu, run_group_observed,
-    run_phase, run_phase_observed, run_phase_with, thread_cpu, IntervalObserver, PhaseControl,
-};
+pub use phase::{run_group_observed, run_phase, run_phase_observed, run_phase_with, IntervalObserver, PhaseControl};
+pub use stat::{children_cpu, encode_histogram, latency_of, new_histogram, process_cpu, thread_cpu};
 pub use storlab_model::plan::*;
 pub use storlab_model::result::*;
 pub use storlab_model::{plan, result};

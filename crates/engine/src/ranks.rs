@@ -6,7 +6,7 @@ use hdrhistogram::serialization::Deserializer;
 use hdrhistogram::Histogram;
 
 use crate::result::{PhaseResult, Throughput, WorkerResult};
-use crate::run::{encode_histogram, latency_of, new_histogram};
+use crate::stat::{encode_histogram, latency_of, new_histogram};
 
 /// One rank's part, its times on rank 0's clock.
 #[derive(Debug, Clone)]

@@ -1,0 +1,89 @@
+//! fio's latency_target (io_u.c): the search for the deepest queue whose I/Os meet a latency
+//! target.
+
+use crate::worker::Worker;
+
+/// One worker's search for the deepest queue that meets a latency target (fio's io_u.c).
+#[derive(Debug)]
+pub(crate) struct LatencySeek {
+    pub(crate) target_ns: u64,
+    /// The depth being tried.
+    pub(crate) qd: u32,
+    /// The deepest that met the target, and the shallowest that missed it (or iodepth).
+    pub(crate) low: u32,
+    pub(crate) high: u32,
+    /// Met windows in a row just below `high`.
+    pub(crate) stable: u32,
+    pub(crate) window_start: u64,
+    pub(crate) ios: u64,
+    pub(crate) failed: u64,
+    /// Settled: the measured window ends then.
+    pub(crate) settled_until: Option<u64>,
+}
+
+impl Worker<'_> {
+    /// fio's latency_target (io_u.c, lat_target_check): when a window has passed, the share of
+    /// its I/Os within the target decides: met, the depth doubles (until the first miss, then
+    /// halves the distance to the last miss); missed, it halves the distance to the last depth
+    /// that met it. When a met window leaves the depth where it was, the search has settled:
+    /// the measured part starts at the next interval and lasts one window. Returns true when
+    /// that window is over. latency_run keeps searching for the whole phase, measured.
+    pub(crate) fn latency_check(&mut self) -> bool {
+        let now = self.now();
+        let window = self.plan.settings.latency_window.0.max(1);
+        let iodepth = self.plan.settings.iodepth.max(1);
+        let keep_searching = self.plan.settings.latency_run;
+        let next_boundary = self.next_boundary;
+        // The measured part: a window, and at least a whole sample interval.
+        let measured = window.max(self.plan.settings.interval.0);
+        let Some(l) = self.lat.as_mut() else { return false };
+        if let Some(until) = l.settled_until {
+            return now >= until;
+        }
+        if now < l.window_start + window {
+            return false;
+        }
+        if l.ios > 0 {
+            let share = (l.ios - l.failed) as f64 / l.ios as f64 * 100.0;
+            let qd = l.qd;
+            if share >= self.plan.settings.latency_percentile {
+                l.low = l.qd;
+                if l.qd + 1 == l.high {
+                    l.stable += 1;
+                    if l.stable >= 3 {
+                        l.high += 1;
+                        l.stable = 0;
+                    }
+                }
+                l.qd = if l.high != iodepth {
+                    (l.qd + l.high) / 2
+                } else {
+                    l.qd * 2
+                }
+                .clamp(1, iodepth);
+                if !keep_searching && l.qd == qd {
+                    l.settled_until = Some(next_boundary + measured);
+                }
+            } else if l.qd == 1 {
+                // Not even one I/O at a time meets it: measured there (and reported as missed).
+                if !keep_searching {
+                    l.settled_until = Some(next_boundary + measured);
+                }
+            } else {
+                l.high = l.qd;
+                if l.qd == l.low {
+                    l.low -= 1;
+                }
+                l.qd = ((l.qd + l.low) / 2).max(1);
+                l.stable = 0;
+            }
+        }
+        l.window_start = now;
+        l.ios = 0;
+        l.failed = 0;
+        if l.settled_until.is_some() {
+            self.ramp_end = next_boundary;
+        }
+        false
+    }
+}

@@ -1,0 +1,135 @@
+//! The merge of a phase's results: every worker's totals, histograms, verification, errors
+//! and CPU time into the phase's result, with its rate, latency search and throughputs as the
+//! phase measured them (the time from the measured part's start to the first and the last
+//! worker's end).
+
+use hdrhistogram::Histogram;
+use storlab_units::Rate;
+
+use crate::plan::PhasePlan;
+use crate::result::*;
+use crate::stat::{encode_histogram, latency_of, new_histogram, Counters};
+
+/// What one worker measured over its measured part.
+pub(crate) struct WorkerOutcome {
+    pub(crate) result: WorkerResult,
+    pub(crate) totals: Counters,
+    pub(crate) hist: Box<[Histogram<u64>; 2]>,
+    pub(crate) end_ns: u64,
+    pub(crate) first_done_snapshot: Option<Counters>,
+    pub(crate) verify: VerifyReport,
+    pub(crate) errors: ErrorsReport,
+    pub(crate) interrupted: bool,
+    /// Where its measured part began (the ramp's end, or where its latency search settled).
+    pub(crate) measure_start: u64,
+    /// fio's latency_target: the depth it settled at.
+    pub(crate) latency_depth: u32,
+}
+
+/// The phase's result from its workers' outcomes and the samples collected.
+pub(crate) fn merge(
+    plan: &PhasePlan,
+    outs: Vec<WorkerOutcome>,
+    samples: Vec<Sample>,
+    layout_seconds: f64,
+) -> PhaseResult {
+    // A latency search is a ramp that ends where each worker settled: the latest of them.
+    let measure_start = outs
+        .iter()
+        .map(|o| o.measure_start)
+        .max()
+        .unwrap_or(plan.settings.ramp.0);
+    let mut latency_search = plan.settings.latency_target.map(|t| LatencySearch {
+        target_ns: t.0,
+        percentile: plan.settings.latency_percentile,
+        window_ns: plan.settings.latency_window.0,
+        depths: outs.iter().map(|o| o.latency_depth).collect(),
+        met: false,
+        within_percent: 0.0,
+    });
+    let mut totals = Counters::default();
+    let mut hist = [new_histogram(), new_histogram()];
+    let mut first = Counters::default();
+    let mut verify = VerifyReport::default();
+    let mut errors = ErrorsReport::default();
+    let mut interrupted = false;
+    let mut last_end = measure_start;
+    let mut first_end = u64::MAX;
+    let (mut cpu_user, mut cpu_sys) = (0.0, 0.0);
+    let mut workers = Vec::with_capacity(outs.len());
+    for o in outs {
+        totals.add(&o.totals);
+        let _ = hist[0].add(&o.hist[0]);
+        let _ = hist[1].add(&o.hist[1]);
+        first.add(&o.first_done_snapshot.unwrap_or(o.totals));
+        verify.merge(o.verify);
+        errors.merge(o.errors);
+        interrupted |= o.interrupted;
+        last_end = last_end.max(o.end_ns);
+        first_end = first_end.min(o.end_ns);
+        cpu_user += o.result.cpu_user;
+        cpu_sys += o.result.cpu_sys;
+        workers.push(o.result);
+    }
+    let mut all = new_histogram();
+    let _ = all.add(&hist[0]);
+    let _ = all.add(&hist[1]);
+    let encoded = encode_histogram(&all);
+    // Whether the measured part (at the settled depth) met the target: the share of its I/Os
+    // within it, from the phase's histogram.
+    if let Some(ls) = latency_search.as_mut() {
+        if !all.is_empty() {
+            ls.within_percent = all.count_between(0, ls.target_ns) as f64 / all.len() as f64 * 100.0;
+            ls.met = ls.within_percent >= ls.percentile;
+        }
+    }
+    let all_secs = (last_end.saturating_sub(measure_start)) as f64 / 1e9;
+    let first_secs = (first_end.min(last_end).saturating_sub(measure_start)) as f64 / 1e9;
+    let rate = plan.rate().map(|r| {
+        let workers = plan.workers.len() as u32;
+        let target = if r.per_worker {
+            r.rate.value() * workers as f64
+        } else {
+            r.rate.value()
+        };
+        let (unit, achieved) = match r.rate {
+            Rate::Iops(_) => (RateUnit::Iops, totals.ops() as f64 / all_secs.max(1e-9)),
+            Rate::BytesPerSec(_) => (RateUnit::BytesPerSec, totals.bytes() as f64 / all_secs.max(1e-9)),
+        };
+        RateReport {
+            target,
+            unit,
+            achieved,
+            late_ios: totals.late,
+            late_after_ns: plan.settings.late_after.0,
+        }
+    });
+    let spread = storlab_model::result::worker_spread(&workers);
+    PhaseResult {
+        bytes_read: totals.bytes[0],
+        bytes_written: totals.bytes[1],
+        ops_read: totals.ops[0],
+        ops_written: totals.ops[1],
+        all_done: Throughput::new(all_secs, totals.bytes(), totals.ops()),
+        first_done: Throughput::new(first_secs, first.bytes(), first.ops()),
+        worker_min_bytes_per_sec: spread.0,
+        worker_max_bytes_per_sec: spread.1,
+        workers,
+        cpu_user,
+        cpu_sys,
+        latency: latency_of(&all),
+        latency_read: latency_of(&hist[0]),
+        latency_write: latency_of(&hist[1]),
+        histogram: encoded,
+        histograms_rw: [encode_histogram(&hist[0]), encode_histogram(&hist[1])],
+        samples,
+        rate,
+        verify: plan.verifies().then_some(verify),
+        layout_seconds,
+        interrupted,
+        not_measured: Vec::new(),
+        steady: None,
+        errors: (errors.count > 0).then_some(errors),
+        latency_search,
+    }
+}

@@ -1,0 +1,274 @@
+//! A phase and its entry points: the phases of a group laid out, their workers started
+//! together behind a barrier (each opening its files and back-end first), their intervals
+//! collected into samples and their outcomes merged into each phase's result (fio's
+//! backend.c: run_threads).
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+use std::sync::mpsc;
+use std::sync::{Barrier, OnceLock};
+
+use hdrhistogram::Histogram;
+
+use crate::clock::now_ns;
+use crate::collect::{collect, Msg};
+use crate::filesetup::{lay_out_phase, prepare_worker};
+use crate::merge::{merge, WorkerOutcome};
+use crate::pacing::Flow;
+use crate::placement::unshare_fd_table;
+use crate::plan::PhasePlan;
+use crate::result::{PhaseResult, Sample};
+use crate::steady::SteadyWatch;
+use crate::worker::Worker;
+use crate::EngineError;
+
+/// Shared between the workers of one phase; written rarely (once per phase), read per I/O.
+/// `abort` is shared by every phase of a group: one failing worker stops them all.
+pub(crate) struct Shared<'g> {
+    pub(crate) epoch: OnceLock<u64>,
+    pub(crate) first_done_ns: AtomicU64,
+    pub(crate) abort: &'g AtomicBool,
+    /// fio's exitall: a phase of the group is done, so the group's others end too (the group's
+    /// own flag: the caller's control goes on to the next group unfinished).
+    pub(crate) exit_all: &'g AtomicBool,
+    /// This phase is done (steady state reached): its workers stop issuing, the others go on.
+    pub(crate) done: AtomicBool,
+}
+/// Lets the caller of a time-based phase end it early as if its runtime had run out (the
+/// result is complete, not `interrupted`), and tells it when the phase's clock started, so that
+/// events outside the engine (a rebuild starting) can be placed on the samples' time axis.
+#[derive(Debug, Default)]
+pub struct PhaseControl {
+    finish: AtomicBool,
+    started_ns: AtomicU64,
+}
+
+impl PhaseControl {
+    /// A control that has not finished anything.
+    pub fn new() -> PhaseControl {
+        PhaseControl::default()
+    }
+
+    /// Ends the phase: every worker stops issuing, waits for what is in flight and reports.
+    pub fn finish(&self) {
+        self.finish.store(true, Ordering::Relaxed);
+    }
+
+    /// Makes the control new again for the next phase: a stonewalled run ends each phase with
+    /// [`finish`](Self::finish) and runs the next with the same control.
+    pub fn rearm(&self) {
+        self.finish.store(false, Ordering::Relaxed);
+        self.started_ns.store(0, Ordering::Release);
+    }
+
+    /// When the phase's clock (t = 0 of its samples) started, on [`crate::clock::now_ns`]'s
+    /// scale; None until the workers have started.
+    pub fn started_ns(&self) -> Option<u64> {
+        Some(self.started_ns.load(Ordering::Acquire)).filter(|t| *t != 0)
+    }
+}
+
+/// What a phase reports as it goes, for a live view (Prometheus metrics): each worker's
+/// interval, told from the thread that collects the intervals into samples, never from a
+/// worker's I/O loop, so that observing costs the I/O nothing.
+pub trait IntervalObserver: Sync {
+    /// One worker's interval on target `target` (the job's target number): bytes and
+    /// operations read (`[0]`) and written (`[1]`), and the latencies of its reads and writes
+    /// in nanoseconds.
+    fn interval(&self, target: u16, bytes: [u64; 2], ops: [u64; 2], latency_ns: &[Histogram<u64>; 2]);
+    /// An interval every worker has reported, merged into the sample that will be stored
+    /// (a status line shows the last one's throughput, IOPS and p99).
+    fn sample(&self, _sample: &Sample) {}
+}
+
+/// Runs one phase. `stop` (set by Ctrl-C) ends it early; the result then says `interrupted`.
+pub fn run_phase(plan: &PhasePlan, stop: &AtomicBool) -> Result<PhaseResult, EngineError> {
+    run_phase_with(plan, stop, &PhaseControl::new())
+}
+
+/// [`run_phase`], with a [`PhaseControl`] through which the caller can end the phase and learn
+/// when it started.
+pub fn run_phase_with(plan: &PhasePlan, stop: &AtomicBool, control: &PhaseControl) -> Result<PhaseResult, EngineError> {
+    run_phase_observed(plan, stop, control, None)
+}
+
+/// [`run_phase_with`], telling `observer` each worker's interval as it arrives.
+pub fn run_phase_observed(
+    plan: &PhasePlan,
+    stop: &AtomicBool,
+    control: &PhaseControl,
+    observer: Option<&dyn IntervalObserver>,
+) -> Result<PhaseResult, EngineError> {
+    let mut results = run_group_observed(&[plan], stop, control, observer)?;
+    Ok(results.remove(0))
+}
+
+/// Runs phases at the same time (fio's jobs with no stonewall between them): every worker of
+/// every phase is released together, each phase's clock starting at that moment plus its
+/// `start_delay`; a failing worker stops them all; a phase with `exitall` ends the others when
+/// it is done (as [`PhaseControl::finish`]). Returns each phase's result, in order.
+pub fn run_group_observed(
+    plans: &[&PhasePlan],
+    stop: &AtomicBool,
+    control: &PhaseControl,
+    observer: Option<&dyn IntervalObserver>,
+) -> Result<Vec<PhaseResult>, EngineError> {
+    crate::clock::init();
+    let mut layout_seconds = Vec::with_capacity(plans.len());
+    for plan in plans {
+        layout_seconds.push(lay_out_phase(plan, stop)?);
+    }
+    if stop.load(Ordering::Relaxed) {
+        // Stopped while laying out: nothing was measured.
+        return Ok(plans
+            .iter()
+            .zip(&layout_seconds)
+            .map(|(plan, l)| {
+                let mut r = merge(plan, Vec::new(), Vec::new(), *l);
+                r.interrupted = true;
+                r
+            })
+            .collect());
+    }
+    let total: usize = plans.iter().map(|p| p.workers.len()).sum();
+    let abort = AtomicBool::new(false);
+    let exit_all = AtomicBool::new(false);
+    let shared: Vec<Shared> = plans
+        .iter()
+        .map(|_| Shared {
+            epoch: OnceLock::new(),
+            first_done_ns: AtomicU64::new(0),
+            abort: &abort,
+            exit_all: &exit_all,
+            done: AtomicBool::new(false),
+        })
+        .collect();
+    // fio's flows: per flow_id, the I/Os issued and the weights of the workers still running.
+    let mut flows: Vec<(u32, Flow)> = Vec::new();
+    for plan in plans {
+        if let Some(w) = plan.settings.flow {
+            let add = w as u64 * plan.workers.len() as u64;
+            match flows.iter_mut().find(|(id, _)| *id == plan.settings.flow_id) {
+                Some((_, f)) => {
+                    f.total_weight.fetch_add(add, Ordering::Relaxed);
+                }
+                None => flows.push((
+                    plan.settings.flow_id,
+                    Flow {
+                        issued: AtomicU64::new(0),
+                        total_weight: AtomicU64::new(add),
+                    },
+                )),
+            }
+        }
+    }
+    let barrier = Barrier::new(total);
+    let start_barrier = Barrier::new(total);
+    let mut results: Vec<Option<Result<PhaseResult, EngineError>>> = plans.iter().map(|_| None).collect();
+
+    std::thread::scope(|scope| {
+        let mut collectors = Vec::new();
+        for (pi, plan) in plans.iter().enumerate() {
+            let (tx, rx) = mpsc::channel::<Msg>();
+            for (i, wf) in plan.workers.iter().enumerate() {
+                let tx = tx.clone();
+                let shared = &shared;
+                let flows = &flows;
+                let mine = &shared[pi];
+                let barrier = &barrier;
+                let start_barrier = &start_barrier;
+                scope.spawn(move || {
+                    unshare_fd_table();
+                    // Every worker opens its file and back-end before the first barrier, so
+                    // that a refusal (O_DIRECT, io_uring) stops the phases before any worker
+                    // did I/O.
+                    let prepared = prepare_worker(plan, i, wf);
+                    if prepared.is_err() {
+                        mine.abort.store(true, Ordering::Relaxed);
+                    }
+                    // Everyone arrives; one sets the epochs; everyone starts together.
+                    if barrier.wait().is_leader() {
+                        let epoch = now_ns();
+                        for (p, s) in plans.iter().zip(shared.iter()) {
+                            let _ = s.epoch.set(epoch + p.settings.start_delay.0);
+                        }
+                        control.started_ns.store(epoch, Ordering::Release);
+                    }
+                    start_barrier.wait();
+                    let (outcome, last_index) = match prepared {
+                        Err(e) => (Err(e), None),
+                        Ok((files, pool, be)) => {
+                            let mut w = Worker::new(plan, i, wf, files, pool, be, mine, &tx);
+                            w.flow = plan.settings.flow.and_then(|weight| {
+                                flows
+                                    .iter()
+                                    .find(|(id, _)| *id == plan.settings.flow_id)
+                                    .map(|(_, f)| (f, weight as u64))
+                            });
+                            let outcome = w.run(stop, &control.finish);
+                            if let Some((f, weight)) = w.flow {
+                                // Done: its weight no longer counts against the others.
+                                f.total_weight.fetch_sub(weight, Ordering::Relaxed);
+                            }
+                            if outcome.is_err() {
+                                mine.abort.store(true, Ordering::Relaxed);
+                            }
+                            (outcome, w.last_sent)
+                        }
+                    };
+                    let _ = tx.send(Msg::Done {
+                        worker: i,
+                        last_index,
+                        outcome: Box::new(outcome),
+                    });
+                });
+            }
+            drop(tx);
+            let layout = layout_seconds[pi];
+            let mine = &shared[pi];
+            collectors.push(scope.spawn(move || {
+                let n = plan.workers.len();
+                let mut samples = Vec::new();
+                let mut outcomes: Vec<Option<Result<WorkerOutcome, EngineError>>> = (0..n).map(|_| None).collect();
+                let many_targets = plan.workers.iter().any(|w| w.target != plan.workers[0].target);
+                let mut steady = plan.settings.steady.map(|c| SteadyWatch::new(c, plan));
+                collect(
+                    &rx,
+                    n,
+                    many_targets,
+                    observer,
+                    &mut samples,
+                    &mut outcomes,
+                    &mut |s: &Sample| {
+                        if let Some(w) = steady.as_mut() {
+                            if w.judge(s) {
+                                mine.done.store(true, Ordering::Relaxed);
+                            }
+                        }
+                    },
+                );
+                let mut outs = Vec::with_capacity(n);
+                for o in outcomes {
+                    match o {
+                        Some(Ok(o)) => outs.push(o),
+                        Some(Err(e)) => return Err(e),
+                        None => return Err(EngineError::Internal("a worker ended without reporting".into())),
+                    }
+                }
+                let mut r = merge(plan, outs, samples, layout);
+                r.steady = steady.map(SteadyWatch::report);
+                Ok(r)
+            }));
+        }
+        for (pi, c) in collectors.into_iter().enumerate() {
+            results[pi] = Some(
+                c.join()
+                    .unwrap_or_else(|_| Err(EngineError::Internal("a phase's collector panicked".into()))),
+            );
+        }
+    });
+    let mut out = Vec::with_capacity(plans.len());
+    for r in results {
+        out.push(r.unwrap_or_else(|| Err(EngineError::Internal("a phase was not collected".into())))?);
+    }
+    Ok(out)
+}

@@ -1,0 +1,101 @@
+//! What the engine counts and measures, the same way everywhere: a worker's counters of one
+//! interval, latency histograms (HDR, 0.1 % resolution) and their summaries and stored
+//! encoding, and the CPU time the kernel accounts to a thread, the process or its children
+//! (fio's stat.c).
+
+use hdrhistogram::serialization::{Serializer, V2DeflateSerializer};
+use hdrhistogram::Histogram;
+
+use crate::backend::Op;
+use crate::result::Latency;
+
+/// Summarises a histogram of nanoseconds.
+pub fn latency_of(h: &Histogram<u64>) -> Latency {
+    if h.is_empty() {
+        return Latency::default();
+    }
+    Latency {
+        count: h.len(),
+        min_ns: h.min(),
+        mean_ns: h.mean(),
+        max_ns: h.max(),
+        p50_ns: h.value_at_quantile(0.50),
+        p90_ns: h.value_at_quantile(0.90),
+        p99_ns: h.value_at_quantile(0.99),
+        p99_9_ns: h.value_at_quantile(0.999),
+        p99_99_ns: h.value_at_quantile(0.9999),
+    }
+}
+
+/// Highest latency the histograms hold exactly: one hour. Longer ones are clamped to it.
+const MAX_LATENCY_NS: u64 = 3_600_000_000_000;
+
+/// A latency histogram with 3 significant digits (0.1 % resolution) from 1 ns to one hour.
+pub fn new_histogram() -> Histogram<u64> {
+    Histogram::new_with_bounds(1, MAX_LATENCY_NS, 3).expect("valid histogram bounds")
+}
+
+/// One interval's worth of a worker's I/O.
+#[derive(Default, Clone, Copy)]
+pub(crate) struct Counters {
+    pub(crate) bytes: [u64; 2],
+    pub(crate) ops: [u64; 2],
+    /// The I/Os' latencies summed, ns: each interval's mean (fio's latency log).
+    pub(crate) lat_ns: [u64; 2],
+    pub(crate) late: u64,
+}
+
+impl Counters {
+    pub(crate) fn add(&mut self, o: &Counters) {
+        for i in 0..2 {
+            self.bytes[i] += o.bytes[i];
+            self.ops[i] += o.ops[i];
+            self.lat_ns[i] += o.lat_ns[i];
+        }
+        self.late += o.late;
+    }
+    pub(crate) fn bytes(&self) -> u64 {
+        self.bytes[0] + self.bytes[1]
+    }
+    pub(crate) fn ops(&self) -> u64 {
+        self.ops[0] + self.ops[1]
+    }
+}
+/// The index of a direction in the engine's `[read, write]` pairs.
+pub(crate) fn slot_index(op: Op) -> usize {
+    match op {
+        Op::Read => 0,
+        Op::Write => 1,
+    }
+}
+/// A histogram in the HdrHistogram V2 deflate encoding the store keeps.
+pub fn encode_histogram(h: &Histogram<u64>) -> Vec<u8> {
+    let mut encoded = Vec::new();
+    let _ = V2DeflateSerializer::new().serialize(h, &mut encoded);
+    encoded
+}
+
+/// The calling thread's CPU time so far, user and system, seconds.
+pub fn thread_cpu() -> (f64, f64) {
+    cpu(libc::RUSAGE_THREAD)
+}
+
+/// This process's CPU time so far (all its threads), user and system, seconds.
+pub fn process_cpu() -> (f64, f64) {
+    cpu(libc::RUSAGE_SELF)
+}
+
+/// The CPU time of this process's children that ended and were waited for, user and system,
+/// seconds.
+pub fn children_cpu() -> (f64, f64) {
+    cpu(libc::RUSAGE_CHILDREN)
+}
+
+fn cpu(who: libc::c_int) -> (f64, f64) {
+    // SAFETY: an all-zero rusage is a valid value of this plain C struct.
+    let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
+    // SAFETY: getrusage fills the struct we pass; `who` is one of the RUSAGE_ constants.
+    unsafe { libc::getrusage(who, &mut ru) };
+    let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
+    (tv(ru.ru_utime), tv(ru.ru_stime))
+}
