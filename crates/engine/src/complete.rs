@@ -1,16 +1,13 @@
 //! Completion (fio's io_u.c: io_completed): reaping what the back-end finished, and for each
 //! I/O its accounting — fill's end of space, errors gone on past, short transfers, latency
-//! into the interval's histogram, the read's data verified, a written block into the
-//! verify backlog — and flushes.
+//! into the interval's histogram, a written block into the verify backlog, a read handed to
+//! verification (verify.rs) — and flushes.
 
 use std::sync::atomic::Ordering;
 
 use crate::backend::Op;
-use crate::data;
-use crate::plan::GenerationRange;
-use crate::result::*;
 use crate::stat::slot_index;
-use crate::worker::Worker;
+use crate::worker::{InFlight, Worker};
 use crate::EngineError;
 
 impl Worker<'_> {
@@ -57,9 +54,38 @@ impl Worker<'_> {
         Ok(())
     }
 
+    /// Accounts for one I/O that ended with `result` (bytes moved, or a negative errno) at
+    /// `end`: settled (fill, errors gone on past, short transfers), timed into the interval,
+    /// held to rate_min, then a write counted for the flushes and the verify backlog, a read
+    /// verified; its slot freed.
     #[inline]
     pub(crate) fn complete(&mut self, slot: u32, result: i32, end: u64) -> Result<(), EngineError> {
         let mut io = self.inflight[slot as usize];
+        if !self.settle(&mut io, result)? {
+            self.free.push(slot);
+            return Ok(());
+        }
+        self.tick(end)?;
+        self.account(&io, end);
+        self.check_rate_min(end)?;
+        if io.write {
+            self.writes_since_flush += 1;
+            if let Some(b) = self.backlog.as_mut() {
+                b.written(io.file, io.offset, io.len as u64);
+            }
+        } else if self.plan.verifies() {
+            self.verify_read(slot, &io);
+        }
+        self.free.push(slot);
+        self.snapshot_first_done();
+        Ok(())
+    }
+
+    /// What an I/O's result means: true when it moved data that counts (its length cut to
+    /// what fill_device let it move), false when it is done with nothing to count (fill's
+    /// end of space, an error gone on past), an error when the phase must end.
+    #[inline]
+    fn settle(&mut self, io: &mut InFlight, result: i32) -> Result<bool, EngineError> {
         let op = if io.write { Op::Write } else { Op::Read };
         // fio's fill_device: a write ends at ENOSPC or EDQUOT (or a short write), a read at
         // the end of the file; the part moved counts.
@@ -68,8 +94,7 @@ impl Worker<'_> {
         if self.plan.settings.fill && (short || full) {
             self.full = true;
             if result <= 0 {
-                self.free.push(slot);
-                return Ok(());
+                return Ok(false);
             }
             io.len = result as u32;
         }
@@ -84,8 +109,7 @@ impl Worker<'_> {
                     self.errors.first = self.io_error_in(io.file as usize, op, io.offset, e).to_string();
                 }
                 self.errors.count += 1;
-                self.free.push(slot);
-                return Ok(());
+                return Ok(false);
             }
             return Err(self.io_error_in(io.file as usize, op, io.offset, e));
         }
@@ -98,8 +122,14 @@ impl Worker<'_> {
                 got: result as u32,
             });
         }
-        self.tick(end)?;
-        let d = slot_index(op);
+        Ok(true)
+    }
+
+    /// The I/O's latency (from its start, the scheduled time under a rate) and bytes into
+    /// the interval, and into the latency-target search's window.
+    #[inline]
+    fn account(&mut self, io: &InFlight, end: u64) {
+        let d = slot_index(if io.write { Op::Write } else { Op::Read });
         let lat = end.saturating_sub(io.start_ns).max(1);
         if let Some(l) = self.lat.as_mut() {
             l.ios += 1;
@@ -111,54 +141,11 @@ impl Worker<'_> {
         self.interval.lat_ns[d] += lat;
         self.interval.bytes[d] += io.len as u64;
         self.interval.ops[d] += 1;
-        self.check_rate_min(end)?;
-        if io.write {
-            self.writes_since_flush += 1;
-            if self.backlog_every().is_some() {
-                self.backlog.push((io.file, io.offset, io.len as u64));
-            }
-        } else if self.plan.verifies() {
-            // Only the whole 4 KiB blocks of a read cut short by the file's end (fill).
-            let whole = if self.full {
-                io.len as usize / crate::plan::VERIFY_BLOCK as usize * crate::plan::VERIFY_BLOCK as usize
-            } else {
-                io.len as usize
-            };
-            // SAFETY: the I/O on this slot has completed; nothing else uses the buffer.
-            let buf = unsafe { self.pool.slice_mut(slot as usize, whole) };
-            let file = &self.file_names[io.file as usize];
-            let report = &mut self.verify;
-            // Before the job's first write (any generation accepted) the files may hold an
-            // earlier run's data: an intact block with another seed is that run's, counted
-            // apart. After a write in this job, another seed is a lost write: bad.
-            let earlier = self.plan.verify_generations == GenerationRange { min: 0, max: u32::MAX };
-            let mut foreign: Vec<u64> = Vec::new();
-            report.blocks_checked += data::verify(
-                buf,
-                io.offset,
-                self.plan.seed,
-                self.plan.verify_generations,
-                self.plan.settings.pattern.bytes(),
-                |offset, reason| {
-                    if let (true, BadReason::WrongSeed { stored }) = (earlier, &reason) {
-                        foreign.push(*stored);
-                        return;
-                    }
-                    report.bad_blocks += 1;
-                    if report.bad.len() < MAX_BAD_LISTED {
-                        report.bad.push(BadBlock {
-                            file: file.clone(),
-                            offset,
-                            reason,
-                        });
-                    }
-                },
-            );
-            for seed in foreign {
-                report.add_foreign(seed, 1);
-            }
-        }
-        self.free.push(slot);
+    }
+
+    /// Once a worker of the phase is done, what this one had moved by then (first-done).
+    #[inline]
+    fn snapshot_first_done(&mut self) {
         if self.first_done_snapshot.is_none() && self.shared.first_done_ns.load(Ordering::Relaxed) != 0 {
             let mut snap = self.totals;
             if self.measuring {
@@ -166,6 +153,5 @@ impl Worker<'_> {
             }
             self.first_done_snapshot = Some(snap);
         }
-        Ok(())
     }
 }

@@ -176,6 +176,32 @@ pub struct Dedupe {
 }
 
 impl Dedupe {
+    /// The generator of worker `worker` of a write phase with fio's dedupe_percentage, over
+    /// its `len` bytes.
+    pub(crate) fn for_worker(plan: &crate::plan::PhasePlan, worker: usize, len: u64) -> Option<Dedupe> {
+        let st = &plan.settings;
+        (st.dedupe > 0 && plan.kind.writes()).then(|| Dedupe {
+            percent: st.dedupe,
+            set_blocks: st.dedupe_set.map(|p| len * p as u64 / 100 / st.bs.min().max(1)),
+            global: st.dedupe_global,
+            worker: worker as u64,
+            workers: plan.workers.len() as u64,
+            // Each phase's blocks are its own: jobs running together (fio's a and b) and later
+            // write phases do not repeat each other's.
+            seed: plan.seed
+                ^ (plan.generation as u64).wrapping_mul(0xA076_1D64_78BD_642F)
+                ^ plan
+                    .name
+                    .as_deref()
+                    .unwrap_or("")
+                    .bytes()
+                    .fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+                        (h ^ b as u64).wrapping_mul(0x0100_0000_01b3)
+                    }),
+            unique: 0,
+        })
+    }
+
     /// Fills `buf` for the next write: a new unique block, or a duplicate.
     pub fn fill(&mut self, buf: &mut [u8], pattern: &DataPattern, rng: &mut SmallRng) {
         let dup = self.unique > 0 && rng.gen_range(0..100u8) < self.percent;

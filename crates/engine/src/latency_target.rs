@@ -1,6 +1,7 @@
 //! fio's latency_target (io_u.c): the search for the deepest queue whose I/Os meet a latency
 //! target.
 
+use crate::plan::PhasePlan;
 use crate::worker::Worker;
 
 /// One worker's search for the deepest queue that meets a latency target (fio's io_u.c).
@@ -19,6 +20,23 @@ pub(crate) struct LatencySeek {
     pub(crate) failed: u64,
     /// Settled: the measured window ends then.
     pub(crate) settled_until: Option<u64>,
+}
+
+impl LatencySeek {
+    /// The search of a phase with a latency target, starting at depth 1.
+    pub(crate) fn new(plan: &PhasePlan) -> Option<LatencySeek> {
+        plan.settings.latency_target.map(|t| LatencySeek {
+            target_ns: t.0,
+            qd: 1,
+            low: 1,
+            high: plan.settings.iodepth.max(1),
+            stable: 0,
+            window_start: 0,
+            ios: 0,
+            failed: 0,
+            settled_until: None,
+        })
+    }
 }
 
 impl Worker<'_> {

@@ -21,6 +21,7 @@ mod placement;
 pub mod ranks;
 mod stat;
 mod steady;
+mod verify;
 mod worker;
 
 pub use filesetup::lay_out_phase;

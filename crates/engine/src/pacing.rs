@@ -1,18 +1,168 @@
-//! Pacing: how fast a worker may issue — fio's flows (flow.c), and waiting for a scheduled
-//! time without overshooting it.
+//! Pacing: how fast a worker may issue — a target rate (linear or Poisson, fio's rate and
+//! rate_process), think time, fio's flows (flow.c), the minimum rate (rate_min), and waiting
+//! for a scheduled time without overshooting it.
 
-use std::sync::atomic::AtomicU64;
+use std::sync::atomic::{AtomicU64, Ordering};
 
-use crate::clock::since;
+use rand::{rngs::SmallRng, Rng};
+use storlab_model::settings::RateProcess;
+use storlab_units::Rate;
+
+use crate::clock::{now_ns, since};
+use crate::plan::PhasePlan;
 use crate::worker::Worker;
 use crate::EngineError;
-use storlab_units::Rate;
+
+/// A worker's target rate: when its next I/O is due. Under rate control the clock of an I/O
+/// starts at its scheduled time, not when it was issued, so that a stalled device shows in
+/// latency (no coordinated omission), and an I/O issued later than `late_after` behind its
+/// time is counted late.
+pub(crate) struct RatePacer {
+    /// Nanoseconds between I/Os, or per byte.
+    gap: f64,
+    per_byte: bool,
+    process: RateProcess,
+    late_after: u64,
+    /// When the next I/O is due, ns since the phase's start.
+    next: f64,
+}
+
+impl RatePacer {
+    /// The worker's share of the phase's rate, if it has one.
+    pub(crate) fn new(plan: &PhasePlan) -> Option<RatePacer> {
+        let r = plan.rate()?;
+        let rate = if r.per_worker {
+            r.rate
+        } else {
+            r.rate.split(plan.workers.len() as u32)
+        };
+        let (gap, per_byte) = match rate {
+            Rate::Iops(v) => (1e9 / v, false),
+            Rate::BytesPerSec(v) => (1e9 / v, true),
+        };
+        Some(RatePacer {
+            gap,
+            per_byte,
+            process: plan.settings.rate_process,
+            late_after: plan.settings.late_after.0,
+            next: 0.0,
+        })
+    }
+
+    /// When the next I/O is due.
+    #[inline]
+    pub(crate) fn due(&self) -> u64 {
+        self.next as u64
+    }
+
+    /// The due I/O of `len` bytes is issued at `now`: schedules the next one, evenly or with
+    /// exponential gaps of the same mean (a Poisson process). True when it went out late.
+    #[inline]
+    pub(crate) fn advance(&mut self, len: u64, now: u64, rng: &mut SmallRng) -> bool {
+        let due = self.due();
+        let step = if self.per_byte { self.gap * len as f64 } else { self.gap };
+        self.next += match self.process {
+            RateProcess::Linear => step,
+            // -ln(U), U uniform in (0, 1].
+            RateProcess::Poisson => step * -(1.0 - rng.gen::<f64>()).ln(),
+        };
+        now > due + self.late_after
+    }
+}
+
+/// fio's thinktime: after every `blocks` I/Os, a pause, its first `spin` part spent spinning.
+pub(crate) struct Think {
+    total: u64,
+    spin: u64,
+    blocks: u64,
+}
+
+impl Think {
+    /// The phase's think time, if it has one.
+    pub(crate) fn new(plan: &PhasePlan) -> Option<Think> {
+        let st = &plan.settings;
+        (st.think.0 > 0).then(|| Think {
+            total: st.think.0,
+            spin: st.think_spin.0,
+            blocks: st.think_blocks.max(1) as u64,
+        })
+    }
+
+    /// After `issued` I/Os: pauses when it is time to; true when it did.
+    #[inline]
+    pub(crate) fn pause_after(&self, issued: u64) -> bool {
+        if !issued.is_multiple_of(self.blocks) {
+            return false;
+        }
+        let spin_until = now_ns() + self.spin.min(self.total);
+        while now_ns() < spin_until {
+            std::hint::spin_loop();
+        }
+        let rest = self.total.saturating_sub(self.spin);
+        if rest > 0 {
+            std::thread::sleep(std::time::Duration::from_nanos(rest));
+        }
+        true
+    }
+}
 
 /// One of fio's flows (flow.c): the I/Os its workers issued and the weights of those still
 /// running. A worker may issue while its share of the I/Os is at most its share of the weight.
 pub(crate) struct Flow {
     pub(crate) issued: AtomicU64,
     pub(crate) total_weight: AtomicU64,
+}
+
+/// What a worker's flow lets it do next.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum FlowGate {
+    /// Issue.
+    Go,
+    /// Ahead of its share: reap what is in flight first.
+    Reap,
+    /// Ahead of its share with nothing in flight: it waited; look again.
+    Again,
+}
+
+/// A worker's place in its flow: the flow, its weight and the I/Os it issued.
+pub(crate) struct FlowShare<'a> {
+    flow: &'a Flow,
+    weight: u64,
+    count: u64,
+}
+
+impl<'a> FlowShare<'a> {
+    /// Joins `flow` with `weight`.
+    pub(crate) fn new(flow: &'a Flow, weight: u64) -> FlowShare<'a> {
+        FlowShare { flow, weight, count: 0 }
+    }
+
+    /// Whether the worker may issue its next I/O; counts it when it may. A worker ahead of
+    /// its share with nothing in flight sleeps `sleep_ns` (fio's flow_sleep) or yields.
+    #[inline]
+    pub(crate) fn gate(&mut self, in_flight: u32, sleep_ns: u64) -> FlowGate {
+        let issued = self.flow.issued.load(Ordering::Relaxed).max(1);
+        let total = self.flow.total_weight.load(Ordering::Relaxed).max(1);
+        if self.count as f64 / issued as f64 > self.weight as f64 / total as f64 {
+            if in_flight > 0 {
+                return FlowGate::Reap;
+            }
+            if sleep_ns > 0 {
+                std::thread::sleep(std::time::Duration::from_nanos(sleep_ns));
+            } else {
+                std::thread::yield_now();
+            }
+            return FlowGate::Again;
+        }
+        self.flow.issued.fetch_add(1, Ordering::Relaxed);
+        self.count += 1;
+        FlowGate::Go
+    }
+
+    /// The worker is done: its weight no longer counts against the others.
+    pub(crate) fn leave(&self) {
+        self.flow.total_weight.fetch_sub(self.weight, Ordering::Relaxed);
+    }
 }
 
 /// Sleeps, then spins, until `at` nanoseconds after `epoch`: sleeping alone overshoots by tens

@@ -13,7 +13,7 @@ use crate::clock::now_ns;
 use crate::collect::{collect, Msg};
 use crate::filesetup::{lay_out_phase, prepare_worker};
 use crate::merge::{merge, WorkerOutcome};
-use crate::pacing::Flow;
+use crate::pacing::{Flow, FlowShare};
 use crate::placement::unshare_fd_table;
 use crate::plan::PhasePlan;
 use crate::result::{PhaseResult, Sample};
@@ -202,12 +202,11 @@ pub fn run_group_observed(
                                 flows
                                     .iter()
                                     .find(|(id, _)| *id == plan.settings.flow_id)
-                                    .map(|(_, f)| (f, weight as u64))
+                                    .map(|(_, f)| FlowShare::new(f, weight as u64))
                             });
                             let outcome = w.run(stop, &control.finish);
-                            if let Some((f, weight)) = w.flow {
-                                // Done: its weight no longer counts against the others.
-                                f.total_weight.fetch_sub(weight, Ordering::Relaxed);
+                            if let Some(share) = &w.flow {
+                                share.leave();
                             }
                             if outcome.is_err() {
                                 mine.abort.store(true, Ordering::Relaxed);

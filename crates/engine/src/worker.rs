@@ -7,6 +7,10 @@
 //! Nothing there allocates, locks or sends. Once per interval the worker sends its interval
 //! histograms and counters to the collector (collect.rs), which merges the workers' intervals
 //! into one sample and drops the histograms, so memory does not grow with run time.
+//!
+//! Each feature keeps its own state in its own type, in its own file: the rate and think time
+//! and flows (pacing.rs), the verify backlog (verify.rs), the latency-target search
+//! (latency_target.rs), the dedupe generator (data.rs); the loop below calls each as a step.
 
 use std::fs::File;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -14,8 +18,6 @@ use std::sync::mpsc;
 
 use hdrhistogram::Histogram;
 use rand::{rngs::SmallRng, Rng, SeedableRng};
-use storlab_model::settings::RateProcess;
-use storlab_units::Rate;
 
 use crate::access::FileSet;
 use crate::backend::{Backend, Completion, IoUnit, Op, Queued};
@@ -25,11 +27,12 @@ use crate::data::{self, BufferPool};
 use crate::filesetup::file_set;
 use crate::latency_target::LatencySeek;
 use crate::merge::WorkerOutcome;
-use crate::pacing::{wait_until, Flow};
+use crate::pacing::{wait_until, FlowGate, FlowShare, RatePacer, Think};
 use crate::phase::Shared;
 use crate::plan::{FsyncPolicy, PhasePlan, WorkerFile};
 use crate::result::*;
 use crate::stat::{new_histogram, thread_cpu, Counters};
+use crate::verify::VerifyBacklog;
 use crate::EngineError;
 
 /// Where one I/O in flight came from.
@@ -41,6 +44,15 @@ pub(crate) struct InFlight {
     pub(crate) write: bool,
     /// Which of the worker's files.
     pub(crate) file: u16,
+}
+
+/// The next I/O to issue: which of the worker's files, read or write, where and how long.
+#[derive(Clone, Copy)]
+pub(crate) struct NextIo {
+    pub(crate) file: usize,
+    pub(crate) op: Op,
+    pub(crate) offset: u64,
+    pub(crate) len: u64,
 }
 
 /// One worker thread's state for one phase: its files and back-end, its access pattern, its
@@ -79,10 +91,12 @@ pub(crate) struct Worker<'a> {
     pub(crate) verify: VerifyReport,
     /// When the last synchronous I/O completed (the next one's start).
     pub(crate) last_end: Option<u64>,
-    /// fio's flow this worker weighs against, and its weight.
-    pub(crate) flow: Option<(&'a Flow, u64)>,
-    /// I/Os this worker issued under its flow.
-    pub(crate) flow_count: u64,
+    /// A target rate: when the next I/O is due.
+    pub(crate) rate: Option<RatePacer>,
+    /// fio's thinktime.
+    pub(crate) think: Option<Think>,
+    /// fio's flow this worker weighs against, its weight and what it issued.
+    pub(crate) flow: Option<FlowShare<'a>>,
     /// fill: the filesystem is full (a write) or the file ended (a read); issue no more.
     pub(crate) full: bool,
     /// fio's dedupe_percentage: the blocks written repeat others.
@@ -96,11 +110,25 @@ pub(crate) struct Worker<'a> {
     /// Where the measured part begins: the ramp's end, or where the latency search settles
     /// (unknown, u64::MAX, until it does).
     pub(crate) ramp_end: u64,
-    /// verify_backlog: blocks written and not yet read back, and those being read back.
-    pub(crate) backlog: Vec<(u16, u64, u64)>,
-    pub(crate) verify_queue: std::collections::VecDeque<(u16, u64, u64)>,
-    /// The reads of the backlog are queued: let them complete before writing on.
-    pub(crate) backlog_draining: bool,
+    /// fio's verify_backlog: blocks written and not yet read back, and those being read back.
+    pub(crate) backlog: Option<VerifyBacklog>,
+}
+
+/// The issuing loop's own state, from one step to the next.
+#[derive(Default)]
+struct Issuing {
+    in_flight: u32,
+    /// Queued on the back-end and not yet handed to the kernel.
+    to_commit: u32,
+    issued: u64,
+    /// An I/O drawn but not yet due (a rate's schedule).
+    pending: Option<NextIo>,
+    /// Nothing more is issued: what is in flight is reaped and the loop ends.
+    done: bool,
+    /// The access pattern has no more I/O (not a deadline, a stop or exitall).
+    exhausted: bool,
+    /// Ctrl-C ended it.
+    interrupted: bool,
 }
 
 impl<'a> Worker<'a> {
@@ -117,7 +145,6 @@ impl<'a> Worker<'a> {
     ) -> Worker<'a> {
         let depth = plan.settings.iodepth.max(1) as usize;
         let worker_seed = plan.seed.wrapping_add(index as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
-        let len = wf.total_len();
         Worker {
             plan,
             target: wf.target,
@@ -148,54 +175,21 @@ impl<'a> Worker<'a> {
             flush_ns: 0,
             verify: VerifyReport::default(),
             last_end: None,
+            rate: RatePacer::new(plan),
+            think: Think::new(plan),
             flow: None,
-            flow_count: 0,
             full: false,
             errors: ErrorsReport::default(),
             rate_check: None,
-            lat: plan.settings.latency_target.map(|t| LatencySeek {
-                target_ns: t.0,
-                qd: 1,
-                low: 1,
-                high: plan.settings.iodepth.max(1),
-                stable: 0,
-                window_start: 0,
-                ios: 0,
-                failed: 0,
-                settled_until: None,
-            }),
+            lat: LatencySeek::new(plan),
             // The search is a ramp, unless latency_run measures it all (as fio reports it).
             ramp_end: if plan.settings.latency_target.is_some() && !plan.settings.latency_run {
                 u64::MAX
             } else {
                 plan.settings.ramp.0
             },
-            dedupe: (plan.settings.dedupe > 0 && plan.kind.writes()).then(|| data::Dedupe {
-                percent: plan.settings.dedupe,
-                set_blocks: plan
-                    .settings
-                    .dedupe_set
-                    .map(|p| len * p as u64 / 100 / plan.settings.bs.min().max(1)),
-                global: plan.settings.dedupe_global,
-                worker: index as u64,
-                workers: plan.workers.len() as u64,
-                // Each phase's blocks are its own: jobs running together (fio's a and b)
-                // and later write phases do not repeat each other's.
-                seed: plan.seed
-                    ^ (plan.generation as u64).wrapping_mul(0xA076_1D64_78BD_642F)
-                    ^ plan
-                        .name
-                        .as_deref()
-                        .unwrap_or("")
-                        .bytes()
-                        .fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
-                            (h ^ b as u64).wrapping_mul(0x0100_0000_01b3)
-                        }),
-                unique: 0,
-            }),
-            backlog: Vec::new(),
-            verify_queue: std::collections::VecDeque::new(),
-            backlog_draining: false,
+            dedupe: data::Dedupe::for_worker(plan, index, wf.total_len()),
+            backlog: VerifyBacklog::new(plan),
         }
     }
 
@@ -203,10 +197,41 @@ impl<'a> Worker<'a> {
         since(self.epoch)
     }
 
+    /// Runs the worker's part of the phase: waits for its start, issues and reaps until done,
+    /// then finishes (the flush at the end, the last interval) and reports.
     pub(crate) fn run(&mut self, stop: &AtomicBool, finish: &AtomicBool) -> Result<WorkerOutcome, EngineError> {
         self.epoch = *self.shared.epoch.get().expect("epoch set before the start barrier");
-        // A phase that starts later than the others it runs with (fio's startdelay) waits in
-        // slices, so that Ctrl-C, a failing worker or exitall end the wait.
+        self.wait_for_start(stop, finish);
+        let cpu_start = thread_cpu();
+        self.next_boundary = self.boundary_after(0);
+        let deadline = self.deadline();
+        let mut st = Issuing::default();
+        loop {
+            self.issue_while_room(&mut st, stop, finish, deadline)?;
+            self.commit(&mut st.to_commit)?;
+            if self.lat.is_some() && !st.done && self.latency_check() {
+                // Settled and measured: this worker is done (fio ends the job there).
+                st.done = true;
+            }
+            if st.in_flight == 0 {
+                if st.done {
+                    // The pass is done: what is left of the backlog is read back too.
+                    if st.exhausted && self.read_back_the_rest() {
+                        st.done = false;
+                        continue;
+                    }
+                    break;
+                }
+                continue;
+            }
+            st.in_flight -= self.reap(1)?;
+        }
+        self.finish(st.interrupted, cpu_start)
+    }
+
+    /// A phase that starts later than the others it runs with (fio's startdelay) waits in
+    /// slices, so that Ctrl-C, a failing worker or exitall end the wait.
+    fn wait_for_start(&self, stop: &AtomicBool, finish: &AtomicBool) {
         while now_ns() < self.epoch {
             if stop.load(Ordering::Relaxed)
                 || self.shared.abort.load(Ordering::Relaxed)
@@ -218,258 +243,280 @@ impl<'a> Worker<'a> {
             let left = self.epoch.saturating_sub(now_ns());
             std::thread::sleep(std::time::Duration::from_nanos(left.min(50_000_000)));
         }
-        let (u0, s0) = thread_cpu();
-        self.next_boundary = self.boundary_after(0);
-        let depth = self.plan.settings.iodepth.max(1);
-        // A runtime makes the phase time-based; a timeout only cuts its passes short.
-        let deadline = match (self.plan.settings.runtime, self.plan.settings.timeout) {
+    }
+
+    /// When issuing stops: a runtime makes the phase time-based; a timeout only cuts its
+    /// passes short.
+    fn deadline(&self) -> Option<u64> {
+        match (self.plan.settings.runtime, self.plan.settings.timeout) {
             (Some(r), _) => Some(self.plan.settings.ramp.0 + r.0),
             (None, Some(t)) if t.0 > 0 => Some(t.0),
             _ => None,
-        };
-        let mut rate_gap = self.plan.rate().map(|r| {
-            let r = if r.per_worker {
-                r.rate
-            } else {
-                r.rate.split(self.plan.workers.len() as u32)
-            };
-            match r {
-                Rate::Iops(v) => (1e9 / v, false),
-                Rate::BytesPerSec(v) => (1e9 / v, true),
-            }
-        });
-        let mut next_sched = 0.0f64;
-        let mut issued = 0u64;
-        let think_ns = self.plan.settings.think.0;
-        let mut pending: Option<(usize, Op, u64, u64)> = None;
-        let mut done_issuing = false;
-        // The access pattern has no more I/O (not a deadline, a stop or exitall).
-        let mut exhausted = false;
-        let mut interrupted = false;
-        let mut in_flight = 0u32;
-        let mut to_commit = 0u32;
+        }
+    }
 
-        loop {
-            // fio's latency_target: the depth the search is trying (or settled at).
-            let depth = self.lat.as_ref().map_or(depth, |l| l.qd);
-            while in_flight < depth && !done_issuing {
-                if stop.load(Ordering::Relaxed) {
-                    interrupted = true;
-                    done_issuing = true;
-                    break;
-                }
-                if self.shared.abort.load(Ordering::Relaxed)
-                    || finish.load(Ordering::Relaxed)
-                    || self.shared.exit_all.load(Ordering::Relaxed)
-                    || self.shared.done.load(Ordering::Relaxed)
-                {
-                    done_issuing = true;
-                    break;
-                }
-                if self.full || self.plan.settings.ios.is_some_and(|n| issued >= n) {
-                    done_issuing = true;
-                    break;
-                }
-                if let Some((f, weight)) = self.flow {
-                    let issued = f.issued.load(Ordering::Relaxed).max(1);
-                    let total = f.total_weight.load(Ordering::Relaxed).max(1);
-                    if self.flow_count as f64 / issued as f64 > weight as f64 / total as f64 {
-                        // Ahead of its share: reap what is in flight, or wait and look again.
-                        if in_flight > 0 {
-                            break;
-                        }
-                        let nap = self.plan.settings.flow_sleep.0;
-                        if nap > 0 {
-                            std::thread::sleep(std::time::Duration::from_nanos(nap));
-                        } else {
-                            std::thread::yield_now();
-                        }
-                        self.last_end = None;
-                        continue;
-                    }
-                    f.issued.fetch_add(1, Ordering::Relaxed);
-                    self.flow_count += 1;
-                }
-                // fio's verify_backlog: every N blocks written are read back and checked, with
-                // nothing else in flight, before the writing goes on.
-                if let Some(n) = self.backlog_every() {
-                    if self.backlog_draining || (self.verify_queue.is_empty() && self.backlog.len() as u64 >= n) {
-                        if in_flight > 0 {
-                            break;
-                        }
-                        self.backlog_draining = false;
-                        self.verify_queue.extend(self.backlog.drain(..));
-                    }
-                }
-                let next = pending.take().or_else(|| {
-                    let v = self
-                        .verify_queue
-                        .pop_front()
-                        .map(|(f, o, l)| (f as usize, Op::Read, o, l));
-                    if v.is_some() && self.verify_queue.is_empty() {
-                        self.backlog_draining = true;
-                    }
-                    v.or_else(|| self.access.next(&mut self.rng))
-                });
-                let Some((file, op, offset, len)) = next else {
-                    done_issuing = true;
-                    exhausted = true;
-                    break;
-                };
-                // After a synchronous completion its end time is this I/O's start: one clock
-                // read per I/O instead of two (the gap between them is the engine's own
-                // bookkeeping, a few tens of nanoseconds, which then counts as latency).
-                let mut now = match self.last_end.take() {
-                    Some(t) if rate_gap.is_none() => t,
-                    _ => self.now(),
-                };
-                if deadline.is_some_and(|d| now >= d) {
-                    done_issuing = true;
-                    break;
-                }
-                let start = if let Some((gap, per_byte)) = rate_gap.as_mut() {
-                    let sched = next_sched as u64;
-                    if now < sched {
-                        if in_flight > 0 {
-                            // Not due yet: take in what has completed meanwhile (without
-                            // blocking), so completions are timed when they happen.
-                            pending = Some((file, op, offset, len));
-                            in_flight -= self.reap(0)?;
-                            if sched - now > 300_000 {
-                                std::thread::sleep(std::time::Duration::from_micros(50));
-                            }
-                            continue;
-                        }
-                        wait_until(self.epoch, sched);
-                        now = self.now();
-                    }
-                    let step = if *per_byte { *gap * len as f64 } else { *gap };
-                    next_sched += match self.plan.settings.rate_process {
-                        RateProcess::Linear => step,
-                        // Exponential gaps with the same mean: -ln(U), U uniform in (0, 1].
-                        RateProcess::Poisson => step * -(1.0 - self.rng.gen::<f64>()).ln(),
-                    };
-                    if now > sched + self.plan.settings.late_after.0 {
-                        self.interval.late += 1;
-                    }
-                    sched
-                } else {
-                    now
-                };
-                let slot = self
-                    .free
-                    .pop()
-                    .expect("a free slot when fewer than depth are in flight");
-                let write = op == Op::Write;
-                if write {
-                    // SAFETY: the slot is free: no I/O uses its buffer.
-                    let buf = unsafe { self.pool.slice_mut(slot as usize, len as usize) };
-                    if self.plan.write_headers {
-                        data::stamp(buf, offset, self.plan.seed, self.plan.generation);
-                    } else if let Some(d) = self.dedupe.as_mut() {
-                        d.fill(buf, &self.plan.settings.pattern, &mut self.rng);
-                    } else if self.plan.settings.pattern.unique_per_block() {
-                        data::scramble(buf, offset, self.plan.seed);
-                    }
-                }
-                self.inflight[slot as usize] = InFlight {
-                    start_ns: start,
-                    offset,
-                    len: len as u32,
-                    write,
-                    file: file as u16,
-                };
-                // fio's cmdprio_percentage: this request carries a priority of its own.
-                let ioprio = match self.plan.settings.cmdprio {
-                    Some(c) => {
-                        let pct = if write { c.write_percent } else { c.read_percent };
-                        if pct > 0 && self.rng.gen_range(0..100u8) < pct {
-                            c.priority.value()
-                        } else {
-                            0
-                        }
-                    }
-                    None => 0,
-                };
-                let queued = match self.backend.queue(
-                    IoUnit {
-                        op,
-                        file: file as u16,
-                        offset,
-                        len: len as u32,
-                        slot,
-                        ioprio,
-                    },
-                    &self.pool,
-                ) {
-                    // A synchronous back-end's failed I/O goes where an asynchronous one's
-                    // completion goes, to `complete`: it ends the phase there, or (fill,
-                    // continue_on_error) counts it and goes on.
-                    Err(e) if e.raw_os_error().is_some() => {
-                        let end = self.now();
-                        self.complete(slot, -e.raw_os_error().unwrap_or(libc::EIO), end)?;
-                        issued += 1;
-                        continue;
-                    }
-                    r => r.map_err(|e| self.io_error_in(file, op, offset, e))?,
-                };
-                match queued {
-                    Queued::Completed(n) => {
-                        let end = self.now();
-                        self.complete(slot, n as i32, end)?;
-                        self.last_end = Some(end);
-                    }
-                    Queued::InFlight => {
-                        in_flight += 1;
-                        to_commit += 1;
-                        if to_commit >= self.plan.submit_batch {
-                            self.backend.commit().map_err(|e| self.io_error(Op::Read, 0, e))?;
-                            to_commit = 0;
-                        }
-                    }
-                }
-                issued += 1;
-                if think_ns > 0 && issued.is_multiple_of(self.plan.settings.think_blocks.max(1) as u64) {
-                    // fio's thinktime: spin for its spin part, sleep the rest.
-                    let spin_until = now_ns() + self.plan.settings.think_spin.0.min(think_ns);
-                    while now_ns() < spin_until {
-                        std::hint::spin_loop();
-                    }
-                    let rest = think_ns.saturating_sub(self.plan.settings.think_spin.0);
-                    if rest > 0 {
-                        std::thread::sleep(std::time::Duration::from_nanos(rest));
-                    }
-                    self.last_end = None;
-                }
-                if let FsyncPolicy::Every(n) = self.plan.settings.fsync {
-                    if self.writes_since_flush >= n {
-                        in_flight -= self.drain(in_flight, &mut to_commit)?;
-                        self.flush()?;
-                    }
-                }
+    /// The depth in force: the job's, or the one fio's latency_target search is trying.
+    #[inline]
+    fn depth(&self) -> u32 {
+        let depth = self.plan.settings.iodepth.max(1);
+        self.lat.as_ref().map_or(depth, |l| l.qd)
+    }
+
+    /// Issues I/Os while fewer than the depth are in flight, step by step: whether it may go
+    /// on, its flow's share, the verify backlog, the next I/O, the deadline, the rate, the
+    /// I/O itself, think time and the flushes every N writes. Returns to reap when a step
+    /// needs what is in flight completed first.
+    #[inline]
+    fn issue_while_room(
+        &mut self,
+        st: &mut Issuing,
+        stop: &AtomicBool,
+        finish: &AtomicBool,
+        deadline: Option<u64>,
+    ) -> Result<(), EngineError> {
+        while st.in_flight < self.depth() && !st.done {
+            if self.must_stop(st, stop, finish) {
+                st.done = true;
+                break;
             }
-            if to_commit > 0 {
-                self.backend.commit().map_err(|e| self.io_error(Op::Read, 0, e))?;
-                to_commit = 0;
+            match self.flow_gate(st.in_flight) {
+                FlowGate::Go => {}
+                FlowGate::Reap => break,
+                FlowGate::Again => continue,
             }
-            if self.lat.is_some() && !done_issuing && self.latency_check() {
-                // Settled and measured: this worker is done (fio ends the job there).
-                done_issuing = true;
+            if self.backlog_holds_writes(st.in_flight) {
+                break;
             }
-            if in_flight == 0 {
-                if done_issuing {
-                    // The pass is done: what is left of the backlog is read back too.
-                    if exhausted && !self.backlog.is_empty() {
-                        self.verify_queue.extend(self.backlog.drain(..));
-                        done_issuing = false;
-                        continue;
-                    }
-                    break;
-                }
+            let Some(io) = st.pending.take().or_else(|| self.next_io()) else {
+                st.done = true;
+                st.exhausted = true;
+                break;
+            };
+            // After a synchronous completion its end time is this I/O's start: one clock
+            // read per I/O instead of two (the gap between them is the engine's own
+            // bookkeeping, a few tens of nanoseconds, which then counts as latency).
+            let now = match self.last_end.take() {
+                Some(t) if self.rate.is_none() => t,
+                _ => self.now(),
+            };
+            if deadline.is_some_and(|d| now >= d) {
+                st.done = true;
+                break;
+            }
+            let Some(start) = self.pace(io, now, st)? else { continue };
+            if !self.issue(io, start, st)? {
                 continue;
             }
-            in_flight -= self.reap(1)?;
+            self.think_after(st.issued);
+            self.flush_every_n(st)?;
         }
+        Ok(())
+    }
+
+    /// Whether issuing must end now: Ctrl-C (interrupted), a failed worker, the caller's
+    /// finish, exitall, steady state reached, fill's end of space, or number_ios.
+    #[inline]
+    fn must_stop(&self, st: &mut Issuing, stop: &AtomicBool, finish: &AtomicBool) -> bool {
+        if stop.load(Ordering::Relaxed) {
+            st.interrupted = true;
+            return true;
+        }
+        self.shared.abort.load(Ordering::Relaxed)
+            || finish.load(Ordering::Relaxed)
+            || self.shared.exit_all.load(Ordering::Relaxed)
+            || self.shared.done.load(Ordering::Relaxed)
+            || self.full
+            || self.plan.settings.ios.is_some_and(|n| st.issued >= n)
+    }
+
+    /// fio's flow: whether this worker is within its share of its flow's I/Os.
+    #[inline]
+    fn flow_gate(&mut self, in_flight: u32) -> FlowGate {
+        let Some(flow) = self.flow.as_mut() else {
+            return FlowGate::Go;
+        };
+        let gate = flow.gate(in_flight, self.plan.settings.flow_sleep.0);
+        if gate == FlowGate::Again {
+            self.last_end = None;
+        }
+        gate
+    }
+
+    /// fio's verify_backlog: true while the written blocks' read-backs must wait for what is
+    /// in flight (nothing else may be then).
+    #[inline]
+    fn backlog_holds_writes(&mut self, in_flight: u32) -> bool {
+        self.backlog.as_mut().is_some_and(|b| !b.start_reading_back(in_flight))
+    }
+
+    /// The next I/O: a read-back of the verify backlog, else the access pattern's next.
+    #[inline]
+    fn next_io(&mut self) -> Option<NextIo> {
+        if let Some(io) = self.backlog.as_mut().and_then(VerifyBacklog::next_read) {
+            return Some(io);
+        }
+        self.access
+            .next(&mut self.rng)
+            .map(|(file, op, offset, len)| NextIo { file, op, offset, len })
+    }
+
+    /// Under a target rate, when the I/O starts: its scheduled time (waited for when nothing
+    /// is in flight), or None when it is not due yet and completions are taken in meanwhile
+    /// (without blocking, so that they are timed when they happen). Without a rate, `now`.
+    #[inline]
+    fn pace(&mut self, io: NextIo, mut now: u64, st: &mut Issuing) -> Result<Option<u64>, EngineError> {
+        let Some(due) = self.rate.as_ref().map(RatePacer::due) else {
+            return Ok(Some(now));
+        };
+        if now < due {
+            if st.in_flight > 0 {
+                st.pending = Some(io);
+                st.in_flight -= self.reap(0)?;
+                if due - now > 300_000 {
+                    std::thread::sleep(std::time::Duration::from_micros(50));
+                }
+                return Ok(None);
+            }
+            wait_until(self.epoch, due);
+            now = self.now();
+        }
+        let late = match self.rate.as_mut() {
+            Some(r) => r.advance(io.len, now, &mut self.rng),
+            None => false,
+        };
+        if late {
+            self.interval.late += 1;
+        }
+        Ok(Some(due))
+    }
+
+    /// Queues one I/O started at `start` on the back-end: its buffer filled when it writes,
+    /// its own priority drawn (cmdprio). Returns false when a synchronous back-end's I/O
+    /// failed and was gone on past (the rest of this round's steps are skipped).
+    #[inline]
+    fn issue(&mut self, io: NextIo, start: u64, st: &mut Issuing) -> Result<bool, EngineError> {
+        let slot = self
+            .free
+            .pop()
+            .expect("a free slot when fewer than depth are in flight");
+        let write = io.op == Op::Write;
+        if write {
+            self.fill_buffer(slot, io.offset, io.len);
+        }
+        self.inflight[slot as usize] = InFlight {
+            start_ns: start,
+            offset: io.offset,
+            len: io.len as u32,
+            write,
+            file: io.file as u16,
+        };
+        let ioprio = self.request_priority(write);
+        let unit = IoUnit {
+            op: io.op,
+            file: io.file as u16,
+            offset: io.offset,
+            len: io.len as u32,
+            slot,
+            ioprio,
+        };
+        let queued = match self.backend.queue(unit, &self.pool) {
+            // A synchronous back-end's failed I/O goes where an asynchronous one's completion
+            // goes, to `complete`: it ends the phase there, or (fill, continue_on_error)
+            // counts it and goes on.
+            Err(e) if e.raw_os_error().is_some() => {
+                let end = self.now();
+                self.complete(slot, -e.raw_os_error().unwrap_or(libc::EIO), end)?;
+                st.issued += 1;
+                return Ok(false);
+            }
+            r => r.map_err(|e| self.io_error_in(io.file, io.op, io.offset, e))?,
+        };
+        match queued {
+            Queued::Completed(n) => {
+                let end = self.now();
+                self.complete(slot, n as i32, end)?;
+                self.last_end = Some(end);
+            }
+            Queued::InFlight => {
+                st.in_flight += 1;
+                st.to_commit += 1;
+                if st.to_commit >= self.plan.submit_batch {
+                    self.commit(&mut st.to_commit)?;
+                }
+            }
+        }
+        st.issued += 1;
+        Ok(true)
+    }
+
+    /// Fills a write's buffer: storlab's verification headers, a dedupe generator's blocks,
+    /// or the pattern made unique per block.
+    #[inline]
+    fn fill_buffer(&mut self, slot: u32, offset: u64, len: u64) {
+        // SAFETY: the slot is free: no I/O uses its buffer.
+        let buf = unsafe { self.pool.slice_mut(slot as usize, len as usize) };
+        if self.plan.write_headers {
+            data::stamp(buf, offset, self.plan.seed, self.plan.generation);
+        } else if let Some(d) = self.dedupe.as_mut() {
+            d.fill(buf, &self.plan.settings.pattern, &mut self.rng);
+        } else if self.plan.settings.pattern.unique_per_block() {
+            data::scramble(buf, offset, self.plan.seed);
+        }
+    }
+
+    /// fio's cmdprio_percentage: this request's own priority, or 0 for the thread's.
+    #[inline]
+    fn request_priority(&mut self, write: bool) -> u16 {
+        let Some(c) = self.plan.settings.cmdprio else { return 0 };
+        let pct = if write { c.write_percent } else { c.read_percent };
+        if pct > 0 && self.rng.gen_range(0..100u8) < pct {
+            c.priority.value()
+        } else {
+            0
+        }
+    }
+
+    /// Hands what was queued to the kernel.
+    #[inline]
+    fn commit(&mut self, to_commit: &mut u32) -> Result<(), EngineError> {
+        if *to_commit > 0 {
+            self.backend.commit().map_err(|e| self.io_error(Op::Read, 0, e))?;
+            *to_commit = 0;
+        }
+        Ok(())
+    }
+
+    /// fio's thinktime after every `think_blocks` I/Os.
+    #[inline]
+    fn think_after(&mut self, issued: u64) {
+        if let Some(t) = self.think.as_ref() {
+            if t.pause_after(issued) {
+                self.last_end = None;
+            }
+        }
+    }
+
+    /// fsync=N: every N writes, what is in flight completes and the files are flushed.
+    #[inline]
+    fn flush_every_n(&mut self, st: &mut Issuing) -> Result<(), EngineError> {
+        if let FsyncPolicy::Every(n) = self.plan.settings.fsync {
+            if self.writes_since_flush >= n {
+                st.in_flight -= self.drain(st.in_flight, &mut st.to_commit)?;
+                self.flush()?;
+            }
+        }
+        Ok(())
+    }
+
+    /// At the pass's end, queues the read-back of the blocks still in the verify backlog;
+    /// false when there are none.
+    fn read_back_the_rest(&mut self) -> bool {
+        self.backlog.as_mut().is_some_and(VerifyBacklog::read_back_the_rest)
+    }
+
+    /// Ends the worker's part: the latency search's verdict, the flush at the end, the close
+    /// (IOzone's -c), the last interval, exitall and first-done, and the worker's outcome.
+    fn finish(&mut self, interrupted: bool, (u0, s0): (f64, f64)) -> Result<WorkerOutcome, EngineError> {
         if let Some(l) = self.lat.as_ref().filter(|l| l.settled_until.is_none() && !interrupted) {
             if !self.plan.settings.latency_run {
                 return Err(EngineError::LatencyUnsettled {
@@ -478,20 +525,7 @@ impl<'a> Worker<'a> {
                 });
             }
         }
-        let mut end = self.now();
-        if self.plan.settings.fsync == FsyncPolicy::End && self.plan.kind.writes() && !interrupted {
-            self.flush()?;
-            if self.plan.settings.fsync_timed {
-                end = self.now();
-            }
-        }
-        if self.plan.settings.close_timed {
-            // IOzone's -c: closing (which on NFS flushes) counts. The back-end holds the
-            // descriptor (and a mapping or ring); dropping both closes the file.
-            self.backend = Box::new(crate::backend::Closed);
-            self._files.clear();
-            end = self.now();
-        }
+        let end = self.end_of_io(interrupted)?;
         self.tick(end)?;
         self.send_interval(end);
         if !interrupted && self.plan.settings.exitall {
@@ -533,21 +567,32 @@ impl<'a> Worker<'a> {
         })
     }
 
+    /// When the worker's I/O ended: after the flush at the end when it is timed, after
+    /// closing the files when that is (IOzone's -c; on NFS a close flushes).
+    fn end_of_io(&mut self, interrupted: bool) -> Result<u64, EngineError> {
+        let mut end = self.now();
+        if self.plan.settings.fsync == FsyncPolicy::End && self.plan.kind.writes() && !interrupted {
+            self.flush()?;
+            if self.plan.settings.fsync_timed {
+                end = self.now();
+            }
+        }
+        if self.plan.settings.close_timed {
+            // The back-end holds the descriptor (and a mapping or ring); dropping both closes
+            // the file.
+            self.backend = Box::new(crate::backend::Closed);
+            self._files.clear();
+            end = self.now();
+        }
+        Ok(end)
+    }
+
     /// The worker's file for results and messages: its one file, or its first and how many more.
     pub(crate) fn file_label(&self) -> String {
         match self.file_names.len() {
             1 => self.file_names[0].clone(),
             n => format!("{} and {} more", self.file_names[0], n - 1),
         }
-    }
-
-    /// fio's verify_backlog: read back every N blocks written, in a verified write phase.
-    #[inline]
-    pub(crate) fn backlog_every(&self) -> Option<u64> {
-        self.plan
-            .settings
-            .verify_backlog
-            .filter(|_| self.plan.settings.verify && self.plan.kind.writes())
     }
 
     /// An I/O error of a submission or a wait, which is no one file's.
