@@ -17,6 +17,9 @@ p.add_argument("--out", required=True)
 p.add_argument("--seconds", type=int, default=10)
 p.add_argument("--repeat", type=int, default=5)
 p.add_argument("--only", default="")
+# Another build of storlab (an earlier commit's) run beside this one in the I/O comparisons 1
+# and 2, so that a change to the engine is measured before and after in one run.
+p.add_argument("--baseline", default="")
 args = p.parse_args()
 
 SECS = args.seconds
@@ -38,8 +41,8 @@ def fio(name, filename, **kw):
     return {"iops": d["iops"], "bw": d["bw_bytes"]}
 
 
-def storlab(target, db, *flags):
-    cmd = [args.storlab, "run", "--target", target, "--runtime", f"{SECS}s", "--db", db, "--json", *flags]
+def storlab(target, db, *flags, binary=None):
+    cmd = [binary or args.storlab, "run", "--target", target, "--runtime", f"{SECS}s", "--db", db, "--json", *flags]
     out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
     done = json.loads(out)["phases"][0]["result"]["all_done"]
     return {"iops": done["iops"], "bw": done["bytes_per_sec"], "run": json.loads(out)}
@@ -75,6 +78,13 @@ def compare(title, where, contenders, key, unit):
     return res
 
 
+def baseline(target, *flags):
+    """The --baseline build as one more contender, when given."""
+    if not args.baseline:
+        return []
+    return [("storlab baseline", lambda: storlab(target, db, *flags, binary=args.baseline))]
+
+
 def want(name):
     return not args.only or name in args.only.split(",")
 
@@ -95,12 +105,15 @@ try:
         compare("1. 4 KiB random read, psync, 1 worker, 1 GiB file", "tmpfs (/dev/shm): the engine's own cost",
                 [("storlab", lambda: storlab(shm_file, db, "--phase", "randread", "--bs", "4k", "--engine", "psync")),
                  ("fio", lambda: fio("r", shm_file, ioengine="psync", rw="randread", bs="4k", size="1g")),
-                 ("pread loop", lambda: loop(shm_file))], "iops", "IOPS")
+                 ("pread loop", lambda: loop(shm_file))] + baseline(shm_file, "--phase", "randread", "--bs", "4k", "--engine", "psync"),
+                "iops", "IOPS")
 
     if want("uring"):
         compare("2. 4 KiB random read, io_uring, queue depth 16, 1 worker, 1 GiB file", "tmpfs (/dev/shm)",
                 [("storlab", lambda: storlab(shm_file, db, "--phase", "randread", "--bs", "4k", "--engine", "io_uring", "--iodepth", "16")),
-                 ("fio", lambda: fio("r", shm_file, ioengine="io_uring", rw="randread", bs="4k", size="1g", iodepth=16))], "iops", "IOPS")
+                 ("fio", lambda: fio("r", shm_file, ioengine="io_uring", rw="randread", bs="4k", size="1g", iodepth=16))]
+                + baseline(shm_file, "--phase", "randread", "--bs", "4k", "--engine", "io_uring", "--iodepth", "16"),
+                "iops", "IOPS")
 
     if want("direct"):
         disk_file = os.path.join(disk, "file.dat")

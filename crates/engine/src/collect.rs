@@ -31,61 +31,42 @@ pub(crate) enum Msg {
         outcome: Box<Result<WorkerOutcome, EngineError>>,
     },
 }
-/// The mean of `ops` latencies summing to `sum` ns, where there were any.
-fn mean_ns(sum: u64, ops: u64) -> Option<f64> {
-    (ops > 0).then(|| sum as f64 / ops as f64)
+
+/// An interval some workers have reported: their sum so far.
+struct Pending {
+    t_start: u64,
+    t_end: u64,
+    ramp: bool,
+    counters: Counters,
+    hist: Histogram<u64>,
+    reported: usize,
+    per_target: BTreeMap<u16, Counters>,
 }
 
-/// Receives interval messages until every worker is done; each interval becomes a sample as
-/// soon as every worker still running has reported it.
-pub(crate) fn collect(
-    rx: &mpsc::Receiver<Msg>,
-    n: usize,
-    many_targets: bool,
-    observer: Option<&dyn IntervalObserver>,
-    samples: &mut Vec<Sample>,
-    outcomes: &mut [Option<Result<WorkerOutcome, EngineError>>],
-    on_sample: &mut dyn FnMut(&Sample),
-) {
-    struct Pending {
-        t_start: u64,
-        t_end: u64,
-        ramp: bool,
-        counters: Counters,
-        hist: Histogram<u64>,
-        reported: usize,
-        per_target: BTreeMap<u16, Counters>,
-    }
-    let mut pending: BTreeMap<u32, Pending> = BTreeMap::new();
-    let mut last_index: Vec<Option<Option<u32>>> = vec![None; n];
-    let mut done = 0;
-    let finalize = |p: Pending, index: u32, samples: &mut Vec<Sample>| {
-        let h = &p.hist;
-        let q = |x: f64| {
-            if h.is_empty() {
-                0
-            } else {
-                h.value_at_quantile(x)
-            }
-        };
-        samples.push(Sample {
+impl Pending {
+    /// The interval as one sample: its figures, percentiles and per-target split.
+    fn into_sample(self, index: u32) -> Sample {
+        let h = &self.hist;
+        let q = |x: f64| if h.is_empty() { 0 } else { h.value_at_quantile(x) };
+        let c = &self.counters;
+        Sample {
             index,
-            t_start: p.t_start as f64 / 1e9,
-            t_end: p.t_end as f64 / 1e9,
-            ramp: p.ramp,
-            bytes_read: p.counters.bytes[0],
-            bytes_written: p.counters.bytes[1],
-            ops_read: p.counters.ops[0],
-            ops_written: p.counters.ops[1],
+            t_start: self.t_start as f64 / 1e9,
+            t_end: self.t_end as f64 / 1e9,
+            ramp: self.ramp,
+            bytes_read: c.bytes[0],
+            bytes_written: c.bytes[1],
+            ops_read: c.ops[0],
+            ops_written: c.ops[1],
             lat_p50_ns: q(0.5),
             lat_p90_ns: q(0.9),
             lat_p99_ns: q(0.99),
             lat_p99_9_ns: q(0.999),
             lat_max_ns: if h.is_empty() { 0 } else { h.max() },
-            late_ios: p.counters.late,
-            lat_mean_read_ns: mean_ns(p.counters.lat_ns[0], p.counters.ops[0]),
-            lat_mean_write_ns: mean_ns(p.counters.lat_ns[1], p.counters.ops[1]),
-            targets: p
+            late_ios: c.late,
+            lat_mean_read_ns: mean_ns(c.lat_ns[0], c.ops[0]),
+            lat_mean_write_ns: mean_ns(c.lat_ns[1], c.ops[1]),
+            targets: self
                 .per_target
                 .iter()
                 .map(|(t, c)| TargetSample {
@@ -96,16 +77,118 @@ pub(crate) fn collect(
                     ops_written: c.ops[1],
                 })
                 .collect(),
-        });
-    };
-    let mut tell = |samples: &[Sample]| {
-        if let Some(s) = samples.last() {
-            if let Some(o) = observer {
-                o.sample(s);
-            }
-            on_sample(s);
         }
+    }
+}
+
+/// The mean of `ops` latencies summing to `sum` ns, where there were any.
+fn mean_ns(sum: u64, ops: u64) -> Option<f64> {
+    (ops > 0).then(|| sum as f64 / ops as f64)
+}
+
+/// What the collector of one phase gathered: its samples, and each worker's outcome (None for
+/// a worker that never reported).
+pub(crate) struct Collected {
+    pub(crate) samples: Vec<Sample>,
+    pub(crate) outcomes: Vec<Option<Result<WorkerOutcome, EngineError>>>,
+}
+
+/// The collector's state: the intervals not yet complete, and the last interval each worker
+/// that is done sent (`None` while it runs).
+struct Collector<'o> {
+    pending: BTreeMap<u32, Pending>,
+    last_index: Vec<Option<Option<u32>>>,
+    many_targets: bool,
+    observer: Option<&'o dyn IntervalObserver>,
+    got: Collected,
+}
+
+impl Collector<'_> {
+    /// One worker's interval, added to the interval's sum.
+    #[allow(clippy::too_many_arguments)]
+    fn interval(
+        &mut self,
+        index: u32,
+        target: u16,
+        span: (u64, u64),
+        ramp: bool,
+        counters: Counters,
+        hist: &[Histogram<u64>; 2],
+    ) {
+        if let Some(o) = self.observer {
+            o.interval(target, counters.bytes, counters.ops, hist);
+        }
+        let p = self.pending.entry(index).or_insert_with(|| Pending {
+            t_start: span.0,
+            t_end: span.1,
+            ramp,
+            counters: Counters::default(),
+            hist: new_histogram(),
+            reported: 0,
+            per_target: BTreeMap::new(),
+        });
+        if self.many_targets {
+            p.per_target.entry(target).or_default().add(&counters);
+        }
+        p.t_end = p.t_end.max(span.1);
+        p.t_start = p.t_start.min(span.0);
+        p.counters.add(&counters);
+        let _ = p.hist.add(&hist[0]);
+        let _ = p.hist.add(&hist[1]);
+        p.reported += 1;
+    }
+
+    /// Turns each interval into a sample, in order, once every worker that is still running,
+    /// or that ran past it, has reported it.
+    fn complete_ready(&mut self, on_sample: &mut dyn FnMut(&Sample)) {
+        while let Some((&index, p)) = self.pending.iter().next() {
+            let expected = self
+                .last_index
+                .iter()
+                .filter(|l| match l {
+                    None => true,
+                    Some(last) => last.is_some_and(|x| x >= index),
+                })
+                .count();
+            if p.reported < expected {
+                break;
+            }
+            let p = self.pending.remove(&index).expect("the first pending interval");
+            self.emit(p.into_sample(index), on_sample);
+        }
+    }
+
+    /// Stores a sample and tells the live views and the caller.
+    fn emit(&mut self, s: Sample, on_sample: &mut dyn FnMut(&Sample)) {
+        if let Some(o) = self.observer {
+            o.sample(&s);
+        }
+        on_sample(&s);
+        self.got.samples.push(s);
+    }
+}
+
+/// Receives interval messages until every one of the `n` workers is done; each interval becomes
+/// a sample as soon as every worker still running has reported it, and is handed to
+/// `on_sample` (steady-state detection) and the observer.
+pub(crate) fn collect(
+    rx: &mpsc::Receiver<Msg>,
+    n: usize,
+    many_targets: bool,
+    observer: Option<&dyn IntervalObserver>,
+    on_sample: &mut dyn FnMut(&Sample),
+) -> Collected {
+    let mut c = Collector {
+        pending: BTreeMap::new(),
+        last_index: vec![None; n],
+        many_targets,
+        observer,
+        got: Collected {
+            samples: Vec::new(),
+            outcomes: (0..n).map(|_| None).collect(),
+        },
     };
+    let mut done = 0;
     while done < n {
         let Ok(msg) = rx.recv() else { break };
         match msg {
@@ -117,61 +200,23 @@ pub(crate) fn collect(
                 ramp,
                 counters,
                 hist,
-            } => {
-                if let Some(o) = observer {
-                    o.interval(target, counters.bytes, counters.ops, &hist);
-                }
-                let p = pending.entry(index).or_insert_with(|| Pending {
-                    t_start,
-                    t_end,
-                    ramp,
-                    counters: Counters::default(),
-                    hist: new_histogram(),
-                    reported: 0,
-                    per_target: BTreeMap::new(),
-                });
-                if many_targets {
-                    p.per_target.entry(target).or_default().add(&counters);
-                }
-                p.t_end = p.t_end.max(t_end);
-                p.t_start = p.t_start.min(t_start);
-                p.counters.add(&counters);
-                let _ = p.hist.add(&hist[0]);
-                let _ = p.hist.add(&hist[1]);
-                p.reported += 1;
-            }
+            } => c.interval(index, target, (t_start, t_end), ramp, counters, &hist),
             Msg::Done {
                 worker,
-                last_index: li,
+                last_index,
                 outcome,
             } => {
-                last_index[worker] = Some(li);
-                outcomes[worker] = Some(*outcome);
+                c.last_index[worker] = Some(last_index);
+                c.got.outcomes[worker] = Some(*outcome);
                 done += 1;
             }
         }
-        // An interval is complete when every worker that is still running, or that ran past it,
-        // has reported it.
-        while let Some((&index, p)) = pending.iter().next() {
-            let expected = last_index
-                .iter()
-                .filter(|l| match l {
-                    None => true,
-                    Some(last) => last.is_some_and(|x| x >= index),
-                })
-                .count();
-            if p.reported < expected {
-                break;
-            }
-            let p = pending.remove(&index).unwrap();
-            finalize(p, index, samples);
-            tell(samples);
-        }
+        c.complete_ready(on_sample);
     }
-    for (index, p) in std::mem::take(&mut pending) {
-        finalize(p, index, samples);
-        tell(samples);
+    for (index, p) in std::mem::take(&mut c.pending) {
+        c.emit(p.into_sample(index), on_sample);
     }
+    c.got
 }
 
 impl Worker<'_> {

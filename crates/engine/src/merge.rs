@@ -26,6 +26,53 @@ pub(crate) struct WorkerOutcome {
     pub(crate) latency_depth: u32,
 }
 
+/// The workers' outcomes summed.
+struct Sum {
+    totals: Counters,
+    hist: [Histogram<u64>; 2],
+    /// What each worker had moved when the first was done.
+    first: Counters,
+    verify: VerifyReport,
+    errors: ErrorsReport,
+    interrupted: bool,
+    last_end: u64,
+    first_end: u64,
+    cpu: (f64, f64),
+    workers: Vec<WorkerResult>,
+}
+
+impl Sum {
+    fn of(outs: Vec<WorkerOutcome>, measure_start: u64) -> Sum {
+        let mut s = Sum {
+            totals: Counters::default(),
+            hist: [new_histogram(), new_histogram()],
+            first: Counters::default(),
+            verify: VerifyReport::default(),
+            errors: ErrorsReport::default(),
+            interrupted: false,
+            last_end: measure_start,
+            first_end: u64::MAX,
+            cpu: (0.0, 0.0),
+            workers: Vec::with_capacity(outs.len()),
+        };
+        for o in outs {
+            s.totals.add(&o.totals);
+            let _ = s.hist[0].add(&o.hist[0]);
+            let _ = s.hist[1].add(&o.hist[1]);
+            s.first.add(&o.first_done_snapshot.unwrap_or(o.totals));
+            s.verify.merge(o.verify);
+            s.errors.merge(o.errors);
+            s.interrupted |= o.interrupted;
+            s.last_end = s.last_end.max(o.end_ns);
+            s.first_end = s.first_end.min(o.end_ns);
+            s.cpu.0 += o.result.cpu_user;
+            s.cpu.1 += o.result.cpu_sys;
+            s.workers.push(o.result);
+        }
+        s
+    }
+}
+
 /// The phase's result from its workers' outcomes and the samples collected.
 pub(crate) fn merge(
     plan: &PhasePlan,
@@ -39,71 +86,24 @@ pub(crate) fn merge(
         .map(|o| o.measure_start)
         .max()
         .unwrap_or(plan.settings.ramp.0);
-    let mut latency_search = plan.settings.latency_target.map(|t| LatencySearch {
-        target_ns: t.0,
-        percentile: plan.settings.latency_percentile,
-        window_ns: plan.settings.latency_window.0,
-        depths: outs.iter().map(|o| o.latency_depth).collect(),
-        met: false,
-        within_percent: 0.0,
-    });
-    let mut totals = Counters::default();
-    let mut hist = [new_histogram(), new_histogram()];
-    let mut first = Counters::default();
-    let mut verify = VerifyReport::default();
-    let mut errors = ErrorsReport::default();
-    let mut interrupted = false;
-    let mut last_end = measure_start;
-    let mut first_end = u64::MAX;
-    let (mut cpu_user, mut cpu_sys) = (0.0, 0.0);
-    let mut workers = Vec::with_capacity(outs.len());
-    for o in outs {
-        totals.add(&o.totals);
-        let _ = hist[0].add(&o.hist[0]);
-        let _ = hist[1].add(&o.hist[1]);
-        first.add(&o.first_done_snapshot.unwrap_or(o.totals));
-        verify.merge(o.verify);
-        errors.merge(o.errors);
-        interrupted |= o.interrupted;
-        last_end = last_end.max(o.end_ns);
-        first_end = first_end.min(o.end_ns);
-        cpu_user += o.result.cpu_user;
-        cpu_sys += o.result.cpu_sys;
-        workers.push(o.result);
-    }
+    let depths: Vec<u32> = outs.iter().map(|o| o.latency_depth).collect();
+    let Sum {
+        totals,
+        hist,
+        first,
+        verify,
+        errors,
+        interrupted,
+        last_end,
+        first_end,
+        cpu,
+        workers,
+    } = Sum::of(outs, measure_start);
     let mut all = new_histogram();
     let _ = all.add(&hist[0]);
     let _ = all.add(&hist[1]);
-    let encoded = encode_histogram(&all);
-    // Whether the measured part (at the settled depth) met the target: the share of its I/Os
-    // within it, from the phase's histogram.
-    if let Some(ls) = latency_search.as_mut() {
-        if !all.is_empty() {
-            ls.within_percent = all.count_between(0, ls.target_ns) as f64 / all.len() as f64 * 100.0;
-            ls.met = ls.within_percent >= ls.percentile;
-        }
-    }
     let all_secs = (last_end.saturating_sub(measure_start)) as f64 / 1e9;
     let first_secs = (first_end.min(last_end).saturating_sub(measure_start)) as f64 / 1e9;
-    let rate = plan.rate().map(|r| {
-        let workers = plan.workers.len() as u32;
-        let target = if r.per_worker {
-            r.rate.value() * workers as f64
-        } else {
-            r.rate.value()
-        };
-        let (unit, achieved) = match r.rate {
-            Rate::Iops(_) => (RateUnit::Iops, totals.ops() as f64 / all_secs.max(1e-9)),
-            Rate::BytesPerSec(_) => (RateUnit::BytesPerSec, totals.bytes() as f64 / all_secs.max(1e-9)),
-        };
-        RateReport {
-            target,
-            unit,
-            achieved,
-            late_ios: totals.late,
-            late_after_ns: plan.settings.late_after.0,
-        }
-    });
     let spread = storlab_model::result::worker_spread(&workers);
     PhaseResult {
         bytes_read: totals.bytes[0],
@@ -115,21 +115,61 @@ pub(crate) fn merge(
         worker_min_bytes_per_sec: spread.0,
         worker_max_bytes_per_sec: spread.1,
         workers,
-        cpu_user,
-        cpu_sys,
+        cpu_user: cpu.0,
+        cpu_sys: cpu.1,
         latency: latency_of(&all),
         latency_read: latency_of(&hist[0]),
         latency_write: latency_of(&hist[1]),
-        histogram: encoded,
+        histogram: encode_histogram(&all),
         histograms_rw: [encode_histogram(&hist[0]), encode_histogram(&hist[1])],
         samples,
-        rate,
+        rate: rate_report(plan, &totals, all_secs),
         verify: plan.verifies().then_some(verify),
         layout_seconds,
         interrupted,
         not_measured: Vec::new(),
         steady: None,
         errors: (errors.count > 0).then_some(errors),
-        latency_search,
+        latency_search: latency_search(plan, depths, &all),
     }
+}
+
+/// fio's latency_target: the depths the workers settled at, and whether the measured part
+/// met the target — the share of its I/Os within it, from the phase's histogram.
+fn latency_search(plan: &PhasePlan, depths: Vec<u32>, all: &Histogram<u64>) -> Option<LatencySearch> {
+    let t = plan.settings.latency_target?;
+    let mut ls = LatencySearch {
+        target_ns: t.0,
+        percentile: plan.settings.latency_percentile,
+        window_ns: plan.settings.latency_window.0,
+        depths,
+        met: false,
+        within_percent: 0.0,
+    };
+    if !all.is_empty() {
+        ls.within_percent = all.count_between(0, ls.target_ns) as f64 / all.len() as f64 * 100.0;
+        ls.met = ls.within_percent >= ls.percentile;
+    }
+    Some(ls)
+}
+
+/// A target rate against what the phase achieved over `secs`, and its late I/Os.
+fn rate_report(plan: &PhasePlan, totals: &Counters, secs: f64) -> Option<RateReport> {
+    let r = plan.rate()?;
+    let target = if r.per_worker {
+        r.rate.value() * plan.workers.len() as f64
+    } else {
+        r.rate.value()
+    };
+    let (unit, achieved) = match r.rate {
+        Rate::Iops(_) => (RateUnit::Iops, totals.ops() as f64 / secs.max(1e-9)),
+        Rate::BytesPerSec(_) => (RateUnit::BytesPerSec, totals.bytes() as f64 / secs.max(1e-9)),
+    };
+    Some(RateReport {
+        target,
+        unit,
+        achieved,
+        late_ios: totals.late,
+        late_after_ns: plan.settings.late_after.0,
+    })
 }

@@ -129,145 +129,179 @@ pub fn run_group_observed(
             })
             .collect());
     }
-    let total: usize = plans.iter().map(|p| p.workers.len()).sum();
     let abort = AtomicBool::new(false);
     let exit_all = AtomicBool::new(false);
-    let shared: Vec<Shared> = plans
-        .iter()
-        .map(|_| Shared {
-            epoch: OnceLock::new(),
-            first_done_ns: AtomicU64::new(0),
-            abort: &abort,
-            exit_all: &exit_all,
-            done: AtomicBool::new(false),
-        })
-        .collect();
-    // fio's flows: per flow_id, the I/Os issued and the weights of the workers still running.
-    let mut flows: Vec<(u32, Flow)> = Vec::new();
-    for plan in plans {
-        if let Some(w) = plan.settings.flow {
-            let add = w as u64 * plan.workers.len() as u64;
-            match flows.iter_mut().find(|(id, _)| *id == plan.settings.flow_id) {
-                Some((_, f)) => {
-                    f.total_weight.fetch_add(add, Ordering::Relaxed);
-                }
-                None => flows.push((
-                    plan.settings.flow_id,
-                    Flow {
-                        issued: AtomicU64::new(0),
-                        total_weight: AtomicU64::new(add),
-                    },
-                )),
-            }
-        }
-    }
-    let barrier = Barrier::new(total);
-    let start_barrier = Barrier::new(total);
-    let mut results: Vec<Option<Result<PhaseResult, EngineError>>> = plans.iter().map(|_| None).collect();
-
+    let group = Group::new(plans, &abort, &exit_all, stop, control);
+    let mut results: Vec<Result<PhaseResult, EngineError>> = Vec::with_capacity(plans.len());
     std::thread::scope(|scope| {
         let mut collectors = Vec::new();
         for (pi, plan) in plans.iter().enumerate() {
             let (tx, rx) = mpsc::channel::<Msg>();
-            for (i, wf) in plan.workers.iter().enumerate() {
+            for i in 0..plan.workers.len() {
                 let tx = tx.clone();
-                let shared = &shared;
-                let flows = &flows;
-                let mine = &shared[pi];
-                let barrier = &barrier;
-                let start_barrier = &start_barrier;
-                scope.spawn(move || {
-                    unshare_fd_table();
-                    // Every worker opens its file and back-end before the first barrier, so
-                    // that a refusal (O_DIRECT, io_uring) stops the phases before any worker
-                    // did I/O.
-                    let prepared = prepare_worker(plan, i, wf);
-                    if prepared.is_err() {
-                        mine.abort.store(true, Ordering::Relaxed);
-                    }
-                    // Everyone arrives; one sets the epochs; everyone starts together.
-                    if barrier.wait().is_leader() {
-                        let epoch = now_ns();
-                        for (p, s) in plans.iter().zip(shared.iter()) {
-                            let _ = s.epoch.set(epoch + p.settings.start_delay.0);
-                        }
-                        control.started_ns.store(epoch, Ordering::Release);
-                    }
-                    start_barrier.wait();
-                    let (outcome, last_index) = match prepared {
-                        Err(e) => (Err(e), None),
-                        Ok((files, pool, be)) => {
-                            let mut w = Worker::new(plan, i, wf, files, pool, be, mine, &tx);
-                            w.flow = plan.settings.flow.and_then(|weight| {
-                                flows
-                                    .iter()
-                                    .find(|(id, _)| *id == plan.settings.flow_id)
-                                    .map(|(_, f)| FlowShare::new(f, weight as u64))
-                            });
-                            let outcome = w.run(stop, &control.finish);
-                            if let Some(share) = &w.flow {
-                                share.leave();
-                            }
-                            if outcome.is_err() {
-                                mine.abort.store(true, Ordering::Relaxed);
-                            }
-                            (outcome, w.last_sent)
-                        }
-                    };
-                    let _ = tx.send(Msg::Done {
-                        worker: i,
-                        last_index,
-                        outcome: Box::new(outcome),
-                    });
-                });
+                let group = &group;
+                scope.spawn(move || group.worker_thread(pi, i, tx));
             }
             drop(tx);
-            let layout = layout_seconds[pi];
-            let mine = &shared[pi];
-            collectors.push(scope.spawn(move || {
-                let n = plan.workers.len();
-                let mut samples = Vec::new();
-                let mut outcomes: Vec<Option<Result<WorkerOutcome, EngineError>>> = (0..n).map(|_| None).collect();
-                let many_targets = plan.workers.iter().any(|w| w.target != plan.workers[0].target);
-                let mut steady = plan.settings.steady.map(|c| SteadyWatch::new(c, plan));
-                collect(
-                    &rx,
-                    n,
-                    many_targets,
-                    observer,
-                    &mut samples,
-                    &mut outcomes,
-                    &mut |s: &Sample| {
-                        if let Some(w) = steady.as_mut() {
-                            if w.judge(s) {
-                                mine.done.store(true, Ordering::Relaxed);
-                            }
-                        }
-                    },
-                );
-                let mut outs = Vec::with_capacity(n);
-                for o in outcomes {
-                    match o {
-                        Some(Ok(o)) => outs.push(o),
-                        Some(Err(e)) => return Err(e),
-                        None => return Err(EngineError::Internal("a worker ended without reporting".into())),
-                    }
-                }
-                let mut r = merge(plan, outs, samples, layout);
-                r.steady = steady.map(SteadyWatch::report);
-                Ok(r)
-            }));
+            let (group, layout) = (&group, layout_seconds[pi]);
+            collectors.push(scope.spawn(move || group.collect_phase(pi, &rx, observer, layout)));
         }
-        for (pi, c) in collectors.into_iter().enumerate() {
-            results[pi] = Some(
+        for c in collectors {
+            results.push(
                 c.join()
                     .unwrap_or_else(|_| Err(EngineError::Internal("a phase's collector panicked".into()))),
             );
         }
     });
-    let mut out = Vec::with_capacity(plans.len());
-    for r in results {
-        out.push(r.unwrap_or_else(|| Err(EngineError::Internal("a phase was not collected".into())))?);
+    results.into_iter().collect()
+}
+
+/// What the workers of a group of phases share while they run: the phases, each one's shared
+/// state, fio's flows, the two barriers they start behind, Ctrl-C and the caller's control.
+struct Group<'g> {
+    plans: &'g [&'g PhasePlan],
+    shared: Vec<Shared<'g>>,
+    /// fio's flows: per flow_id, the I/Os issued and the weights of the workers still running.
+    flows: Vec<(u32, Flow)>,
+    arrive: Barrier,
+    start: Barrier,
+    stop: &'g AtomicBool,
+    control: &'g PhaseControl,
+}
+
+impl<'g> Group<'g> {
+    fn new(
+        plans: &'g [&'g PhasePlan],
+        abort: &'g AtomicBool,
+        exit_all: &'g AtomicBool,
+        stop: &'g AtomicBool,
+        control: &'g PhaseControl,
+    ) -> Group<'g> {
+        let total: usize = plans.iter().map(|p| p.workers.len()).sum();
+        let shared = plans
+            .iter()
+            .map(|_| Shared {
+                epoch: OnceLock::new(),
+                first_done_ns: AtomicU64::new(0),
+                abort,
+                exit_all,
+                done: AtomicBool::new(false),
+            })
+            .collect();
+        Group {
+            plans,
+            shared,
+            flows: flows_of(plans),
+            arrive: Barrier::new(total),
+            start: Barrier::new(total),
+            stop,
+            control,
+        }
     }
-    Ok(out)
+
+    /// Worker `i` of phase `pi`: opens its files and back-end, starts with every worker of
+    /// the group, runs, and tells its collector how it ended.
+    fn worker_thread(&self, pi: usize, i: usize, tx: mpsc::Sender<Msg>) {
+        let (plan, mine) = (self.plans[pi], &self.shared[pi]);
+        let wf = &plan.workers[i];
+        unshare_fd_table();
+        // Every worker opens its file and back-end before the first barrier, so that a refusal
+        // (O_DIRECT, io_uring) stops the phases before any worker did I/O.
+        let prepared = prepare_worker(plan, i, wf);
+        if prepared.is_err() {
+            mine.abort.store(true, Ordering::Relaxed);
+        }
+        self.start_together();
+        let (outcome, last_index) = match prepared {
+            Err(e) => (Err(e), None),
+            Ok((files, pool, be)) => {
+                let mut w = Worker::new(plan, i, wf, files, pool, be, mine, &tx);
+                w.flow = plan.settings.flow.and_then(|weight| {
+                    self.flows
+                        .iter()
+                        .find(|(id, _)| *id == plan.settings.flow_id)
+                        .map(|(_, f)| FlowShare::new(f, weight as u64))
+                });
+                let outcome = w.run(self.stop, &self.control.finish);
+                if let Some(share) = &w.flow {
+                    share.leave();
+                }
+                if outcome.is_err() {
+                    mine.abort.store(true, Ordering::Relaxed);
+                }
+                (outcome, w.last_sent)
+            }
+        };
+        let _ = tx.send(Msg::Done {
+            worker: i,
+            last_index,
+            outcome: Box::new(outcome),
+        });
+    }
+
+    /// Everyone arrives; one sets the phases' epochs (each with its start delay); everyone
+    /// starts together.
+    fn start_together(&self) {
+        if self.arrive.wait().is_leader() {
+            let epoch = now_ns();
+            for (p, s) in self.plans.iter().zip(self.shared.iter()) {
+                let _ = s.epoch.set(epoch + p.settings.start_delay.0);
+            }
+            self.control.started_ns.store(epoch, Ordering::Release);
+        }
+        self.start.wait();
+    }
+
+    /// Phase `pi`'s collector: its samples as they complete (judged for steady state), then
+    /// its workers' outcomes merged into its result.
+    fn collect_phase(
+        &self,
+        pi: usize,
+        rx: &mpsc::Receiver<Msg>,
+        observer: Option<&dyn IntervalObserver>,
+        layout_seconds: f64,
+    ) -> Result<PhaseResult, EngineError> {
+        let (plan, mine) = (self.plans[pi], &self.shared[pi]);
+        let n = plan.workers.len();
+        let many_targets = plan.workers.iter().any(|w| w.target != plan.workers[0].target);
+        let mut steady = plan.settings.steady.map(|c| SteadyWatch::new(c, plan));
+        let got = collect(rx, n, many_targets, observer, &mut |s: &Sample| {
+            if steady.as_mut().is_some_and(|w| w.judge(s)) {
+                mine.done.store(true, Ordering::Relaxed);
+            }
+        });
+        let mut outs: Vec<WorkerOutcome> = Vec::with_capacity(n);
+        for o in got.outcomes {
+            match o {
+                Some(Ok(o)) => outs.push(o),
+                Some(Err(e)) => return Err(e),
+                None => return Err(EngineError::Internal("a worker ended without reporting".into())),
+            }
+        }
+        let mut r = merge(plan, outs, got.samples, layout_seconds);
+        r.steady = steady.map(SteadyWatch::report);
+        Ok(r)
+    }
+}
+
+/// fio's flows of a group: per flow_id, its workers' weights summed.
+fn flows_of(plans: &[&PhasePlan]) -> Vec<(u32, Flow)> {
+    let mut flows: Vec<(u32, Flow)> = Vec::new();
+    for plan in plans {
+        let Some(w) = plan.settings.flow else { continue };
+        let add = w as u64 * plan.workers.len() as u64;
+        match flows.iter_mut().find(|(id, _)| *id == plan.settings.flow_id) {
+            Some((_, f)) => {
+                f.total_weight.fetch_add(add, Ordering::Relaxed);
+            }
+            None => flows.push((
+                plan.settings.flow_id,
+                Flow {
+                    issued: AtomicU64::new(0),
+                    total_weight: AtomicU64::new(add),
+                },
+            )),
+        }
+    }
+    flows
 }

@@ -21,9 +21,17 @@ pub(crate) fn unshare_fd_table() {
     unsafe { libc::unshare(libc::CLONE_FILES) };
 }
 
-/// Puts the calling worker thread on its CPUs and its memory on its nodes (fio's
-/// cpus_allowed, cpus_allowed_policy, numa_cpu_nodes, numa_mem_policy).
+/// Gives the calling worker thread its I/O priority, puts it on its CPUs and its memory on
+/// its nodes (fio's prioclass and prio, cpus_allowed, cpus_allowed_policy, numa_cpu_nodes,
+/// numa_mem_policy).
 pub(crate) fn place_thread(plan: &PhasePlan, index: usize) -> std::io::Result<()> {
+    set_io_priority(plan)?;
+    set_cpus(plan, index)?;
+    set_memory_policy(plan)
+}
+
+/// The thread's I/O class and level.
+fn set_io_priority(plan: &PhasePlan) -> std::io::Result<()> {
     if let Some(p) = plan.settings.priority {
         // SAFETY: ioprio_set(IOPRIO_WHO_PROCESS = 1, 0 = the calling thread, value) changes
         // only this thread's I/O priority; no memory is passed.
@@ -36,6 +44,11 @@ pub(crate) fn place_thread(plan: &PhasePlan, index: usize) -> std::io::Result<()
             ));
         }
     }
+    Ok(())
+}
+
+/// The thread's CPUs: the whole list, or its own one of them (split).
+fn set_cpus(plan: &PhasePlan, index: usize) -> std::io::Result<()> {
     if let Some(cpus) = &plan.settings.cpus {
         let mine: Vec<u32> = match plan.settings.cpus_policy {
             CpusPolicy::Shared => cpus.0.clone(),
@@ -59,6 +72,11 @@ pub(crate) fn place_thread(plan: &PhasePlan, index: usize) -> std::io::Result<()
             }
         }
     }
+    Ok(())
+}
+
+/// The NUMA nodes the thread's memory comes from.
+fn set_memory_policy(plan: &PhasePlan) -> std::io::Result<()> {
     let (mode, nodes): (i32, Vec<u32>) = match &plan.settings.memory_policy {
         MemoryPolicy::Default => return Ok(()),
         MemoryPolicy::Local => (4, Vec::new()),

@@ -239,7 +239,32 @@ impl Access {
     #[inline]
     pub fn next(&mut self, rng: &mut SmallRng) -> Option<(Op, u64, u64)> {
         let len = self.sizes.pick(rng);
-        let op = match self.kind {
+        let op = self.direction(rng);
+        let (offset, len) = match self.kind {
+            PhaseKind::Write | PhaseKind::Rewrite | PhaseKind::Read | PhaseKind::Reread
+                if self.hole == 0 && self.strided.is_none() && self.pass_bytes.is_none() =>
+            {
+                (self.next_contiguous(len)?, len)
+            }
+            PhaseKind::Write | PhaseKind::Rewrite | PhaseKind::Read | PhaseKind::Reread => {
+                (self.next_sequential(len)?, len)
+            }
+            PhaseKind::Rw => (self.next_mixed_sequential(op, len)?, len),
+            PhaseKind::Backread => (self.next_backward(len)?, len),
+            PhaseKind::Randread | PhaseKind::Randwrite | PhaseKind::Randrw if self.map.is_some() => {
+                self.next_mapped(len)?
+            }
+            PhaseKind::Randread | PhaseKind::Randwrite | PhaseKind::Randrw => (self.next_uniform(len, rng)?, len),
+            PhaseKind::Recrewrite => (self.next_in_place(len)?, len),
+            PhaseKind::Strideread => (self.next_stride(len)?, len),
+        };
+        Some((op, offset, len))
+    }
+
+    /// Read or write: a mixed phase draws it by its read share.
+    #[inline]
+    fn direction(&self, rng: &mut SmallRng) -> Op {
+        match self.kind {
             PhaseKind::Randrw | PhaseKind::Rw => {
                 if rng.gen_range(0..100u8) < self.read_pct {
                     Op::Read
@@ -249,159 +274,177 @@ impl Access {
             }
             k if k.writes() => Op::Write,
             _ => Op::Read,
-        };
-        let offset = match self.kind {
-            PhaseKind::Write | PhaseKind::Rewrite | PhaseKind::Read | PhaseKind::Reread
-                if self.hole == 0 && self.strided.is_none() && self.pass_bytes.is_none() =>
-            {
-                if self.pos + len > self.end {
-                    if !self.another_pass() {
-                        return None;
-                    }
-                    self.pos = self.start;
-                }
-                let o = self.pos;
-                self.pos += len;
-                o
+        }
+    }
+
+    /// Takes `len` bytes from the pass's count (a phase of passes; time-based ones have
+    /// none), starting another pass when this one cannot hold them; false when no pass is
+    /// left.
+    #[inline]
+    fn take_from_pass(&mut self, len: u64) -> bool {
+        if self.time_based {
+            return true;
+        }
+        if self.remaining < len {
+            // another_pass refills `remaining` when a pass is left.
+            let again = self.another_pass();
+            if !again || self.remaining < len {
+                return false;
             }
-            PhaseKind::Write | PhaseKind::Rewrite | PhaseKind::Read | PhaseKind::Reread => self.next_sequential(len)?,
-            PhaseKind::Rw => {
-                // fio's rw=rw: reads and writes each go through the region from its start, and
-                // the pass ends when they have moved the region's size between them.
-                if !self.time_based && self.remaining < len {
-                    let again = self.another_pass();
-                    if !again || self.remaining < len {
-                        return None;
-                    }
-                    self.pos = self.start;
-                    self.wpos = self.start;
-                }
-                if !self.time_based {
-                    self.remaining -= len;
-                }
-                let pos = if op == Op::Write { &mut self.wpos } else { &mut self.pos };
-                if *pos + len > self.end {
-                    *pos = self.start;
-                }
-                let o = *pos;
-                *pos += len;
-                o
+        }
+        self.remaining -= len;
+        true
+    }
+
+    /// Block after block from the region's start, without holes or zones.
+    #[inline]
+    fn next_contiguous(&mut self, len: u64) -> Option<u64> {
+        if self.pos + len > self.end {
+            if !self.another_pass() {
+                return None;
             }
-            PhaseKind::Backread => {
-                if self.pos < self.start + len {
-                    if !self.another_pass() {
-                        return None;
-                    }
-                    self.pos = self.end;
-                }
-                self.pos -= len;
-                self.pos
+            self.pos = self.start;
+        }
+        let o = self.pos;
+        self.pos += len;
+        Some(o)
+    }
+
+    /// fio's rw=rw: reads and writes each go through the region from its start, and the pass
+    /// ends when they have moved the region's size between them.
+    #[inline]
+    fn next_mixed_sequential(&mut self, op: Op, len: u64) -> Option<u64> {
+        if !self.time_based && self.remaining < len {
+            let again = self.another_pass();
+            if !again || self.remaining < len {
+                return None;
             }
-            PhaseKind::Randread | PhaseKind::Randwrite | PhaseKind::Randrw if self.map.is_some() => {
-                let align = self.align;
-                let want = len / align;
-                if let Some(limit) = self.pass_bytes {
-                    // io_size: the pass is a byte count; the map starts over when it is full.
-                    if self.moved + len > limit {
-                        if !self.another_pass() {
-                            return None;
-                        }
-                        self.moved = 0;
-                        self.map.as_mut().expect("a map").restart();
-                    }
-                    let map = self.map.as_mut().expect("a map");
-                    let (slot, run) = match map.take(want) {
-                        Some(t) => t,
-                        None => {
-                            map.restart();
-                            map.take(want)?
-                        }
-                    };
-                    self.moved += run * align;
-                    return Some((op, self.start + slot * align, run * align));
-                }
-                let map = self.map.as_mut().expect("a map");
-                let (slot, run) = match map.take(want) {
-                    Some(t) => t,
-                    None => {
-                        if !self.another_pass() {
-                            return None;
-                        }
-                        let map = self.map.as_mut().expect("a map");
-                        map.restart();
-                        map.take(want)?
-                    }
-                };
-                return Some((op, self.start + slot * align, run * align));
+            self.pos = self.start;
+            self.wpos = self.start;
+        }
+        if !self.time_based {
+            self.remaining -= len;
+        }
+        let pos = if op == Op::Write { &mut self.wpos } else { &mut self.pos };
+        if *pos + len > self.end {
+            *pos = self.start;
+        }
+        let o = *pos;
+        *pos += len;
+        Some(o)
+    }
+
+    /// Block by block from the region's end.
+    #[inline]
+    fn next_backward(&mut self, len: u64) -> Option<u64> {
+        if self.pos < self.start + len {
+            if !self.another_pass() {
+                return None;
             }
-            PhaseKind::Randread | PhaseKind::Randwrite | PhaseKind::Randrw => {
-                if !self.time_based {
-                    if self.remaining < len {
-                        // another_pass refills `remaining` when a pass is left.
-                        let again = self.another_pass();
-                        if !again || self.remaining < len {
-                            return None;
-                        }
-                    }
-                    self.remaining -= len;
-                }
-                let (lo, hi) = if self.zones.is_empty() {
-                    (self.start, self.end)
-                } else {
-                    let r = rng.gen_range(0..100u32);
-                    let z = self
-                        .zones
-                        .iter()
-                        .find(|z| r < z.0)
-                        .unwrap_or(&self.zones[self.zones.len() - 1]);
-                    // A zone narrower than the block runs to the region's end.
-                    (z.1, z.2.max(z.1 + len).min(self.end))
-                };
-                let lo = lo.div_ceil(self.align) * self.align;
-                if lo + len > hi {
-                    return Some((op, hi.saturating_sub(len) / self.align * self.align, len));
-                }
-                let slots = (hi - lo - len) / self.align + 1;
-                lo + rng.gen_range(0..slots) * self.align
-            }
-            PhaseKind::Recrewrite => {
-                if !self.time_based {
-                    if self.remaining < len {
-                        let again = self.another_pass();
-                        if !again || self.remaining < len {
-                            return None;
-                        }
-                    }
-                    self.remaining -= len;
-                }
-                self.start
-            }
-            PhaseKind::Strideread => {
-                // Records pass, pass + stride, pass + 2·stride, ...; then the next pass, until
-                // every record was read once (IOzone's stride read, -j).
-                let records = (self.end - self.start) / len;
-                if records == 0 {
+            self.pos = self.end;
+        }
+        self.pos -= len;
+        Some(self.pos)
+    }
+
+    /// fio's random map: the next free run of blocks in the pass's random order, as (offset,
+    /// length). With io_size the pass is a byte count, and the map starts over when it is
+    /// full.
+    #[inline]
+    fn next_mapped(&mut self, len: u64) -> Option<(u64, u64)> {
+        let align = self.align;
+        let want = len / align;
+        if let Some(limit) = self.pass_bytes {
+            if self.moved + len > limit {
+                if !self.another_pass() {
                     return None;
                 }
-                if self.stride_done >= records {
-                    if !self.another_pass() {
-                        return None;
-                    }
-                    self.stride_done = 0;
-                    self.stride_pass = 0;
-                    self.pos = 0;
+                self.moved = 0;
+                self.map.as_mut().expect("a map").restart();
+            }
+            let map = self.map.as_mut().expect("a map");
+            let (slot, run) = match map.take(want) {
+                Some(t) => t,
+                None => {
+                    map.restart();
+                    map.take(want)?
                 }
-                let mut record = self.pos;
-                if record >= records {
-                    self.stride_pass += 1;
-                    record = self.stride_pass;
+            };
+            self.moved += run * align;
+            return Some((self.start + slot * align, run * align));
+        }
+        let map = self.map.as_mut().expect("a map");
+        let (slot, run) = match map.take(want) {
+            Some(t) => t,
+            None => {
+                if !self.another_pass() {
+                    return None;
                 }
-                self.pos = record + self.stride;
-                self.stride_done += 1;
-                self.start + record * len
+                let map = self.map.as_mut().expect("a map");
+                map.restart();
+                map.take(want)?
             }
         };
-        Some((op, offset, len))
+        Some((self.start + slot * align, run * align))
+    }
+
+    /// An offset drawn anew (fio's norandommap), uniformly over the region or in a zone drawn
+    /// by the zones' shares, aligned.
+    #[inline]
+    fn next_uniform(&mut self, len: u64, rng: &mut SmallRng) -> Option<u64> {
+        if !self.take_from_pass(len) {
+            return None;
+        }
+        let (lo, hi) = if self.zones.is_empty() {
+            (self.start, self.end)
+        } else {
+            let r = rng.gen_range(0..100u32);
+            let z = self
+                .zones
+                .iter()
+                .find(|z| r < z.0)
+                .unwrap_or(&self.zones[self.zones.len() - 1]);
+            // A zone narrower than the block runs to the region's end.
+            (z.1, z.2.max(z.1 + len).min(self.end))
+        };
+        let lo = lo.div_ceil(self.align) * self.align;
+        if lo + len > hi {
+            return Some(hi.saturating_sub(len) / self.align * self.align);
+        }
+        let slots = (hi - lo - len) / self.align + 1;
+        Some(lo + rng.gen_range(0..slots) * self.align)
+    }
+
+    /// IOzone's record rewrite: the same record over and over.
+    #[inline]
+    fn next_in_place(&mut self, len: u64) -> Option<u64> {
+        self.take_from_pass(len).then_some(self.start)
+    }
+
+    /// Records pass, pass + stride, pass + 2·stride, ...; then the next pass, until every
+    /// record was read once (IOzone's stride read, -j).
+    #[inline]
+    fn next_stride(&mut self, len: u64) -> Option<u64> {
+        let records = (self.end - self.start) / len;
+        if records == 0 {
+            return None;
+        }
+        if self.stride_done >= records {
+            if !self.another_pass() {
+                return None;
+            }
+            self.stride_done = 0;
+            self.stride_pass = 0;
+            self.pos = 0;
+        }
+        let mut record = self.pos;
+        if record >= records {
+            self.stride_pass += 1;
+            record = self.stride_pass;
+        }
+        self.pos = record + self.stride;
+        self.stride_done += 1;
+        Some(self.start + record * len)
     }
 }
 
