@@ -14,6 +14,9 @@ use storlab_units::{Duration, Rate, Size};
 
 use crate::values::{BackendKind, BlockSizes, DataPattern, FsyncPolicy};
 
+mod text;
+pub use text::SettingText;
+
 /// Whether a target rate is shared by all workers or applies to each.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -411,7 +414,7 @@ pub enum SettingError {
 /// setting is an `Option`), then the value's name ("" for a switch), the help text and the
 /// reader.
 macro_rules! settings {
-    ($( $key:ident : $ty:ty $(= $default:literal)? $(| $none:literal)?, $value:literal, $help:literal, $read:path; )+) => {
+    ($( $key:ident : $ty:ty $(= $default:literal)? $(| $none:literal)?, $value:literal, $help:literal, $read:ident; )+) => {
         /// The settings a job file, one of its phases or the command line gives: None where
         /// it gives none.
         #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -468,6 +471,26 @@ macro_rules! settings {
                 $( if top.$key.is_some() { self.$key = top.$key.clone(); } )+
             }
 
+            /// The settings given here as (key, text) pairs in the table's order, each text one
+            /// its reader reads back to the same value (a storlab job file's values).
+            pub fn entries(&self) -> Vec<(&'static str, String)> {
+                let mut out = Vec::new();
+                $( if let Some(v) = &self.$key { out.push((stringify!($key), settings!(@text $read, v))); } )+
+                out
+            }
+
+            /// Sets every setting that `other` gives. A setting that both give with different
+            /// values is a conflict: its key is returned and nothing after it is set.
+            pub fn merge_disjoint(&mut self, other: &Settings) -> Result<(), &'static str> {
+                $( if let Some(v) = &other.$key {
+                    match &self.$key {
+                        Some(mine) if mine != v => return Err(stringify!($key)),
+                        _ => self.$key = Some(v.clone()),
+                    }
+                } )+
+                Ok(())
+            }
+
             /// The settings with the defaults applied.
             pub fn resolve(&self) -> PhaseSettings {
                 PhaseSettings {
@@ -476,6 +499,10 @@ macro_rules! settings {
             }
         }
     };
+    (@text read_size, $v:expr) => { text::size_text($v) };
+    (@text read_io_size, $v:expr) => { text::size_text($v) };
+    (@text read_seed, $v:expr) => { text::seed_text($v) };
+    (@text $read:ident, $v:expr) => { text::SettingText::text($v) };
     (@field $ty:ty = $default:literal) => { $ty };
     (@field $ty:ty | $none:literal) => { Option<$ty> };
     (@default_text $default:literal) => { $default };
@@ -826,7 +853,7 @@ fn read_rate_process(s: &str) -> Result<RateProcess, String> {
 }
 
 /// `uniform`, or `zoned:50/5:30/15:20/` (fio's spelling: a blank region share is what is left).
-fn read_distribution(s: &str) -> Result<Distribution, String> {
+pub fn read_distribution(s: &str) -> Result<Distribution, String> {
     if s == "uniform" || s == "random" {
         return Ok(Distribution::Uniform);
     }
@@ -974,7 +1001,8 @@ fn read_cpus_policy(s: &str) -> Result<CpusPolicy, String> {
     }
 }
 
-fn read_memory_policy(s: &str) -> Result<MemoryPolicy, String> {
+/// `default`, `local`, `prefer:NODE`, `bind:NODES` or `interleave:NODES`.
+pub fn read_memory_policy(s: &str) -> Result<MemoryPolicy, String> {
     let (mode, nodes) = s.split_once(':').unwrap_or((s, ""));
     let list = || {
         CpuList::parse(nodes)
@@ -1002,7 +1030,7 @@ fn read_memory_policy(s: &str) -> Result<MemoryPolicy, String> {
 }
 
 /// fio's `iops:10%`, `iops_slope:0.1%`, `bw:5%`, `bw_slope:1000`.
-fn read_steady(s: &str) -> Result<Steady, String> {
+pub fn read_steady(s: &str) -> Result<Steady, String> {
     let (what, limit) = s.split_once(':').ok_or_else(|| {
         format!("'{s}' is not a criterion: expected iops, iops_slope, bw or bw_slope, ':' and a limit (10%)")
     })?;

@@ -13,6 +13,7 @@ pub mod presets;
 mod settings;
 pub mod sweep;
 mod validate;
+mod write;
 
 pub use settings::{apply, apply_str, PhaseSettings, Setting, Settings, JOB_KEYS, SETTINGS};
 pub use validate::{cache_may_flatter, resolve, Plan, ResolveOptions, TargetKind};

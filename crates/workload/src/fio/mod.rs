@@ -328,11 +328,10 @@ pub fn build(
     // to its end, as fio reads the file's length then.
     let mut filled: Vec<PathBuf> = Vec::new();
     for (job, c) in groups.iter_mut().flatten() {
-        let fills = c.settings.iter().any(|(k, v)| k == "fill" && v == "true");
-        if fills {
+        if c.settings.fill == Some(true) {
             filled.extend(c.targets.iter().cloned());
-        } else if c.targets.iter().any(|t| filled.contains(t)) && !c.settings.iter().any(|(k, _)| k == "size") {
-            c.settings.push(("fill".into(), "true".into()));
+        } else if c.targets.iter().any(|t| filled.contains(t)) && c.settings.size.is_none() {
+            c.settings.fill = Some(true);
             notes.push(format!(
                 "job '{}' reads the file an earlier job filled (fill_device): to its end",
                 job.name
@@ -416,7 +415,7 @@ pub fn build(
             name: Some(name),
             targets,
             settings: Settings::default(),
-            phases: phases.into_iter().map(|(k, s, _)| (k, s)).collect(),
+            phases,
             streams,
             origin: source.origin.clone(),
             notes: job_notes,
@@ -430,18 +429,22 @@ pub fn build(
     })
 }
 
-/// A phase as read: its kind, its settings, and the same settings as storlab text (for TOML).
-type ReadPhase = (PhaseKind, Settings, Vec<(String, String)>);
+/// A phase as read: its kind and its settings.
+type ReadPhase = (PhaseKind, Settings);
 
-/// One phase of a converted job: its settings with its workers.
+/// One phase of a converted job: its settings with its workers, each checked as storlab reads
+/// it from a job file (its text through its reader: the ranges and rules of `storlab run`).
 fn read_phase(kind: PhaseKind, c: &Converted, job: &Resolved) -> Result<ReadPhase, WorkloadError> {
-    let mut kv = c.settings.clone();
-    kv.push(("threads".into(), c.threads.to_string()));
-    let mut settings = Settings::default();
-    for (k, v) in &kv {
-        apply_str(&mut settings, k, v, &format!("{} (job '{}')", job.at, job.name))?;
+    let mut settings = c.settings.clone();
+    settings.threads =
+        Some(u32::try_from(c.threads).map_err(|_| {
+            WorkloadError::invalid(format!("{} (job '{}')", job.at, job.name), "numjobs: too many jobs")
+        })?);
+    let mut checked = Settings::default();
+    for (k, v) in settings.entries() {
+        apply_str(&mut checked, k, &v, &format!("{} (job '{}')", job.at, job.name))?;
     }
-    Ok((kind, settings, kv))
+    Ok((kind, settings))
 }
 
 /// The job as a storlab job file.
@@ -454,7 +457,6 @@ fn to_toml(
     notes: &[String],
     ignored: &[String],
 ) -> String {
-    let q = |s: &str| format!("\"{}\"", s.replace('\\', "\\\\").replace('"', "\\\""));
     let mut out = format!("# storlab's reading of {shown}\n");
     for n in notes {
         out += &format!("# {n}\n");
@@ -462,41 +464,14 @@ fn to_toml(
     if !ignored.is_empty() {
         out += &format!("# ignored (--ignore-unknown): {}\n", ignored.join(", "));
     }
-    out += &format!("name = {}\n", q(name));
-    out += &format!(
-        "target = [{}]\n",
-        targets
-            .iter()
-            .map(|t| q(&t.display().to_string()))
-            .collect::<Vec<_>>()
-            .join(", ")
-    );
-    for (i, (kind, _, kv)) in phases.iter().enumerate() {
-        out += &format!("\n[[phase]]\nkind = {}\n", q(kind.name()));
-        if let Some(st) = streams.get(i) {
-            out += &format!("name = {}\n", q(&st.name));
-            if !st.set.is_empty() {
-                out += &format!("files = {}\n", q(&st.set));
-            }
-            if st.together {
-                out += "together = true\n";
-            }
-            if !st.targets.is_empty() {
-                let t: Vec<String> = st.targets.iter().map(|p| q(&p.display().to_string())).collect();
-                out += &format!("target = [{}]\n", t.join(", "));
-            }
-        }
-        for (k, v) in kv {
-            let value = match k.as_str() {
-                "threads" | "iodepth" | "iodepth_batch" | "rwmix" | "direct" | "verify" | "random_map" | "loops"
-                | "sync" | "exitall" => v.clone(),
-                "fsync" if v != "end" => v.clone(),
-                _ => q(v),
-            };
-            out += &format!("{k} = {value}\n");
-        }
-    }
-    out
+    let job = Job {
+        name: Some(name.to_string()),
+        targets: targets.to_vec(),
+        phases: phases.to_vec(),
+        streams: streams.to_vec(),
+        ..Job::default()
+    };
+    out + &job.to_toml()
 }
 
 #[cfg(test)]
@@ -517,7 +492,7 @@ mod tests {
         assert_eq!(j.job.targets, vec![PathBuf::from("/data")]);
         assert!(
             j.toml
-                .contains("kind = \"randread\"\nname = \"r\"\nfiles = \"1.r\"\ntarget = [\"/data\"]\nbs = \"4KiB\""),
+                .contains("kind = \"randread\"\nname = \"r\"\nfiles = \"1.r\"\ntarget = [\"/data\"]\nthreads = 2\nsize = \"16MiB\"\nbs = \"4KiB\""),
             "{}",
             j.toml
         );

@@ -253,7 +253,7 @@ pub const OPTIONS: &[FioOption] = &[
     h("rate_iops", &[], Int),
     h("rate_iops_min", &[], Int),
     h("rate_process", &[], Str),
-    n("rate_cycle", &["ratecycle"], Int, "the window over which fio checks rate_min: storlab checks it every sample interval"),
+    h("rate_cycle", &["ratecycle"], Int),
     n("rate_ignore_thinktime", &[], Bool, "storlab has no think time"),
     r("max_latency", &[], Micros, LATENCY_TARGET),
     h("latency_target", &[], Micros),

@@ -1,0 +1,273 @@
+//! What a job writes and keeps: its flushes, the data in its buffers, deduplicable blocks,
+//! verification, the errors it goes on past, fio's logs, and its files' life (create, unlink,
+//! overwrite).
+
+use storlab_model::plan::PhaseKind;
+use storlab_model::settings::{ErrnoList, ErrorsGoneOn};
+use storlab_model::values::{BackendKind, DataPattern, FsyncPolicy};
+use storlab_units::Duration;
+
+use super::super::value;
+use super::{set, Conversion, Opts};
+use crate::WorkloadError;
+
+/// fsync=N or fdatasync=N after every N writes; end_fsync, fsync_on_close and end_syncfs
+/// once at the end.
+pub(crate) fn flushes(j: Opts, cx: &mut Conversion) -> Result<(), WorkloadError> {
+    let every = |k: &str| -> Result<u32, WorkloadError> {
+        u32::try_from(j.int(k)?.unwrap_or(0)).map_err(|_| j.refuse(k, "too many writes"))
+    };
+    let (fsync, fdatasync) = (every("fsync")?, every("fdatasync")?);
+    if fsync > 0 {
+        return set!(cx, "fsync", fsync = FsyncPolicy::Every(fsync));
+    }
+    if fdatasync > 0 {
+        cx.note(format!(
+            "fdatasync={fdatasync} flushes with fsync(2), which also writes the file's metadata when it changed"
+        ));
+        return set!(cx, "fdatasync", fsync = FsyncPolicy::Every(fdatasync));
+    }
+    let ends = [
+        ("end_fsync", "fsync"),
+        ("fsync_on_close", "fsync on close"),
+        ("end_syncfs", "syncfs"),
+    ];
+    let mut end = None;
+    for (k, what) in ends {
+        if j.on(k)? {
+            if k != "end_fsync" {
+                cx.note(format!(
+                    "{k}=1 ({what}): storlab flushes each file it wrote with fsync(2) at the end of the phase, timed"
+                ));
+            }
+            end = end.or(Some(k));
+        }
+    }
+    match end {
+        Some(k) if cx.kind.writes() => set!(cx, k, fsync = FsyncPolicy::End),
+        _ => Ok(()),
+    }
+}
+
+/// The data written: zeros, or partly compressible. With verify_pattern (the row before) the
+/// pattern fills the buffers, as in fio.
+pub(crate) fn buffers(j: Opts, cx: &mut Conversion) -> Result<(), WorkloadError> {
+    if cx.settings().pattern.is_some() {
+        for k in ["zero_buffers", "buffer_compress_percentage"] {
+            if j.given(k) {
+                cx.note(format!("{k}: verify_pattern fills the buffers instead, as in fio"));
+            }
+        }
+        return Ok(());
+    }
+    if j.on("zero_buffers")? {
+        return set!(cx, "zero_buffers", pattern = DataPattern::Zeros);
+    }
+    match j.int("buffer_compress_percentage")?.filter(|p| *p > 0) {
+        Some(p) => set!(
+            cx,
+            "buffer_compress_percentage",
+            pattern = DataPattern::Compressible(p.min(100) as u8)
+        ),
+        None => Ok(()),
+    }
+}
+
+/// Deduplicable data: a share of the blocks repeat the last unique one, or one of a working
+/// set.
+pub(crate) fn dedupe(j: Opts, cx: &mut Conversion) -> Result<(), WorkloadError> {
+    let Some(p) = j.int("dedupe_percentage")?.filter(|p| *p > 0) else {
+        return Ok(());
+    };
+    if p > 100 {
+        return Err(j.refuse("dedupe_percentage", "a percentage above 100"));
+    }
+    set!(cx, "dedupe_percentage", dedupe = p as u8)?;
+    match j.val("dedupe_mode").unwrap_or("repeat") {
+        "repeat" => Ok(()),
+        "working_set" => {
+            let w = j.int("dedupe_working_set_percentage")?.unwrap_or(5);
+            if w == 0 || w > 100 {
+                return Err(j.refuse("dedupe_working_set_percentage", "expected 1 to 100"));
+            }
+            set!(cx, "dedupe_working_set_percentage", dedupe_set = w as u8)?;
+            if j.on("dedupe_global")? {
+                set!(cx, "dedupe_global", dedupe_global = true)?;
+            }
+            Ok(())
+        }
+        m => Err(j.refuse(
+            "dedupe_mode",
+            format!("'{m}': fio's dedupe_mode is repeat or working_set"),
+        )),
+    }
+}
+
+/// Verification: storlab's own stamp and check whatever fio's method, a given pattern, and
+/// read-backs of every N blocks written.
+pub(crate) fn verify(j: Opts, cx: &mut Conversion) -> Result<(), WorkloadError> {
+    cx.verify = match j.val("verify") {
+        None | Some("0") | Some("none") | Some("null") => false,
+        Some(m) => {
+            cx.note(format!(
+                "verify={m}: storlab stamps and checks its own header and CRC-32C in every 4 KiB"
+            ));
+            true
+        }
+    };
+    if let Some(p) = j.val("verify_pattern") {
+        let bytes = value::pattern(p).map_err(|e| j.refuse("verify_pattern", e))?;
+        if cx.verify {
+            set!(cx, "verify_pattern", pattern = DataPattern::Bytes(bytes))?;
+            cx.note(format!(
+                "verify_pattern={p}: written over and over in every 4 KiB after storlab's 32-byte header, and checked on reading"
+            ));
+        } else {
+            cx.note(format!(
+                "verify_pattern={p}: without verify fio writes its usual data, and so does storlab"
+            ));
+        }
+    }
+    let backlog = j
+        .int("verify_backlog")?
+        .filter(|n| *n > 0 && cx.verify && cx.kind.writes());
+    if let Some(n) = backlog {
+        cx.note(format!("verify_backlog={n}: every {n} blocks written are read back and checked before the job writes on (storlab's verify_backlog), as in fio; the reads are the job's reads"));
+        set!(cx, "verify_backlog", verify_backlog = n)?;
+        cx.backlog = true;
+    }
+    if cx.verify {
+        set!(cx, "verify", verify = true)?;
+    }
+    cx.verify_after_write = j.on_or("do_verify", true)?;
+    Ok(())
+}
+
+/// fio's logs: their sample interval (log_avg_msec), and the files `storlab fio` writes.
+pub(crate) fn logs(j: Opts, cx: &mut Conversion) -> Result<(), WorkloadError> {
+    let logs = ["write_bw_log", "write_lat_log", "write_iops_log", "write_hist_log"];
+    let any = logs.iter().any(|k| j.given(k));
+    let avg = j.int("log_avg_msec")?.unwrap_or(0);
+    if any && avg == 0 {
+        cx.note("fio logs every I/O without log_avg_msec; storlab's logs have one line per sample interval (1s unless interval or log_avg_msec says otherwise)");
+    }
+    if any && avg > 0 {
+        if avg < 10 {
+            return Err(j.refuse(
+                "log_avg_msec",
+                "samples shorter than 10 ms: storlab's interval is 10 ms or more",
+            ));
+        }
+        set!(cx, "log_avg_msec", interval = Duration(avg * 1_000_000))?;
+    }
+    for k in logs {
+        if !j.given(k) {
+            continue;
+        }
+        let prefix = j
+            .val(k)
+            .filter(|v| !v.is_empty() && *v != "1")
+            .unwrap_or(j.name())
+            .to_string();
+        match k {
+            "write_bw_log" | "write_iops_log" => {
+                let what = if k == "write_bw_log" { "bw" } else { "iops" };
+                cx.note(format!("{k}: storlab fio writes {prefix}_{what}.log in fio's log format from the run's interval samples (one file for the job's workers, as fio's per_job_logs=0); storlab run --fio keeps the samples only"));
+                cx.logs.push((what.to_string(), prefix));
+            }
+            "write_lat_log" => {
+                // storlab times each I/O from submission to completion: fio's lat, and for a
+                // synchronous engine its clat too. The submission alone (slat) is not timed.
+                let sync = cx.engine != BackendKind::IoUring;
+                let files = if sync {
+                    format!("{prefix}_lat.log and {prefix}_clat.log (a synchronous engine's completion latency is the whole)")
+                } else {
+                    format!("{prefix}_lat.log")
+                };
+                cx.note(format!("{k}: storlab fio writes {files} in fio's log format, each line an interval's mean latency in ns; {prefix}_slat.log is not written (storlab does not time the submission alone)"));
+                cx.logs.push(("lat".to_string(), prefix.clone()));
+                if sync {
+                    cx.logs.push(("clat".to_string(), prefix));
+                }
+            }
+            _ => cx.note(format!("{k}: storlab keeps each interval's latency percentiles and mean, not fio's histogram buckets: no histogram log is written")),
+        }
+    }
+    Ok(())
+}
+
+/// The files' life: created on open, removed at the end, a write of a laid-out file.
+pub(crate) fn lifecycle(j: Opts, cx: &mut Conversion) -> Result<(), WorkloadError> {
+    if j.on("create_on_open")? {
+        cx.note("create_on_open=1: storlab creates and opens each file before the phase starts (not timed)");
+    }
+    for k in ["unlink", "unlink_each_loop"] {
+        if j.on(k)? {
+            cx.note(format!("{k}=1: storlab removes the files it made when the run ends (unless --keep), and never a file it was given"));
+        }
+    }
+    if j.on("overwrite")? && cx.kind == PhaseKind::Write {
+        cx.note("overwrite=1: the file is laid out first and then overwritten (storlab's rewrite)");
+        cx.overwrite = true;
+    }
+    Ok(())
+}
+
+/// fio's ignore_error (READS,WRITES,VERIFY lists of errors to go on past; a list given replaces
+/// fio's default, EIO and EILSEQ, for its direction) and continue_on_error.
+pub(crate) fn errors(j: Opts, cx: &mut Conversion) -> Result<(), WorkloadError> {
+    let lists: Vec<&str> = j
+        .val("ignore_error")
+        .map(|v| v.split(',').collect())
+        .unwrap_or_default();
+    let list_for = |i: usize| -> Result<ErrnoList, WorkloadError> {
+        let text = lists
+            .get(i)
+            .map(|l| l.trim())
+            .filter(|l| !l.is_empty())
+            .unwrap_or("EIO:EILSEQ");
+        ErrnoList::parse(text).map_err(|e| j.refuse("ignore_error", e))
+    };
+    let (reads, writes) = (list_for(0)?, list_for(1)?);
+    let errnos = match j.val("continue_on_error") {
+        Some("read") => reads.clone(),
+        Some("write") => writes.clone(),
+        _ => {
+            let mut both = reads.clone();
+            both.0.extend(writes.0.iter().filter(|n| !reads.contains(**n)));
+            if reads != writes && j.given("ignore_error") {
+                cx.note("ignore_error: storlab goes on past the reads' and the writes' errors alike (their union)");
+            }
+            both
+        }
+    };
+    if j.given("ignore_error") || j.given("continue_on_error") {
+        let by = if j.given("ignore_error") {
+            "ignore_error"
+        } else {
+            "continue_on_error"
+        };
+        set!(cx, by, continue_errnos = errnos)?;
+    }
+    let gone_on = match j.val("continue_on_error") {
+        None | Some("none") | Some("0") => return Ok(()),
+        Some("read") => ErrorsGoneOn::Read,
+        Some("write") => ErrorsGoneOn::Write,
+        Some("io") => ErrorsGoneOn::Io,
+        Some(v @ ("1" | "all")) => {
+            cx.note(format!("continue_on_error={v}: storlab goes on past failed reads and writes (io); a block that fails its check is counted as bad and the phase goes on, as with any verify"));
+            ErrorsGoneOn::Io
+        }
+        Some("verify") => {
+            cx.note("continue_on_error=verify: storlab counts every block that fails its check and goes on, as it always does");
+            return Ok(());
+        }
+        Some(v) => {
+            return Err(j.refuse(
+                "continue_on_error",
+                format!("'{v}': fio's continue_on_error is none, read, write, io, verify or all"),
+            ))
+        }
+    };
+    set!(cx, "continue_on_error", continue_on_error = gone_on)
+}

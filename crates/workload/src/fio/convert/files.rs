@@ -1,0 +1,254 @@
+//! Where a job runs and how much: its file or directory, its workers (numjobs), a worker's
+//! several files (nrfiles, filesize, file_service_type), the size and the bytes per pass, the
+//! strided zones, and where each worker's region starts.
+
+use std::path::{Path, PathBuf};
+
+use storlab_model::plan::PhaseKind;
+use storlab_model::settings::{FileService, FileSizes, Share, Strided};
+
+use super::super::value::{self, SizeValue};
+use super::{set, Conversion, Opts};
+use crate::WorkloadError;
+
+/// The targets, the workers, a worker's files, the size and the bytes per pass.
+pub(crate) fn files(j: Opts, cx: &mut Conversion) -> Result<(), WorkloadError> {
+    let nrfiles = j.int("nrfiles")?.unwrap_or(1);
+    if nrfiles == 0 {
+        return Err(j.refuse("nrfiles", "0 files: expected 1 or more"));
+    }
+    if nrfiles > 1 && j.given("filename") {
+        return Err(j.refuse(
+            "nrfiles",
+            format!("{nrfiles} files with one filename: name them with filename=a:b:…, or give a directory and let storlab name them"),
+        ));
+    }
+    cx.threads = j.int("numjobs")?.unwrap_or(1);
+    if cx.threads == 0 {
+        return Err(j.refuse("numjobs", "0 jobs: expected 1 or more"));
+    }
+    cx.targets = targets(j, cx)?;
+    cx.named_file = j.given("filename");
+    let file_sizes = file_sizes(j, nrfiles)?;
+    if nrfiles > 1 {
+        set!(
+            cx,
+            "nrfiles",
+            nrfiles = u32::try_from(nrfiles).map_err(|_| j.refuse("nrfiles", "too many files"))?
+        )?;
+    }
+    if let Some((low, high)) = file_sizes {
+        set!(cx, "filesize", filesize = FileSizes { low, high })?;
+    }
+    file_service(j, cx, nrfiles)?;
+    sizes(j, cx, file_sizes.is_some())
+}
+
+/// filename (in directory) or directory: the job's one target.
+fn targets(j: Opts, cx: &mut Conversion) -> Result<Vec<PathBuf>, WorkloadError> {
+    let dir = j.val("directory").map(PathBuf::from);
+    Ok(match j.val("filename") {
+        Some(f) if f.contains(':') => {
+            return Err(j.refuse(
+                "filename",
+                "several files per job: storlab has one file (or device) per worker",
+            ))
+        }
+        Some(f) => {
+            if cx.threads > 1 {
+                cx.note(format!(
+                    "its {} jobs share filename={f}: each covers the whole region, as fio's clones do",
+                    cx.threads
+                ));
+                set!(cx, "numjobs", share = Share::Whole)?;
+            }
+            vec![match &dir {
+                Some(d) => d.join(f),
+                None => PathBuf::from(f),
+            }]
+        }
+        None => vec![dir.unwrap_or_else(|| PathBuf::from("."))],
+    })
+}
+
+/// fio's filesize: each file's size, or a range each file's is drawn from (in a directory,
+/// where storlab makes the files); `size` then bounds what a pass moves. None where filesize
+/// is one file's size (see `sizes`).
+fn file_sizes(j: Opts, nrfiles: u64) -> Result<Option<(u64, u64)>, WorkloadError> {
+    let v = match j.val("filesize") {
+        Some(v) if v.contains('-') || (nrfiles > 1 && !j.given("filename")) => v,
+        _ => return Ok(None),
+    };
+    let read = |t: &str| value::bytes(t, j.kb()).map_err(|e| j.refuse("filesize", e));
+    let (lo, hi) = match v.split_once('-') {
+        Some((a, b)) => (read(a)?, read(b)?),
+        None => {
+            let b = read(v)?;
+            (b, b)
+        }
+    };
+    if j.given("filename") {
+        return Err(j.refuse(
+            "filesize",
+            "a range of file sizes for a named file: storlab draws the sizes of files it makes in a directory; give the file's size",
+        ));
+    }
+    if lo == 0 || hi < lo {
+        return Err(j.refuse(
+            "filesize",
+            format!("{v}: expected a size above 0, or a range LO-HI with 0 < LO ≤ HI"),
+        ));
+    }
+    Ok(Some((lo, hi)))
+}
+
+/// fio's file_service_type, for a worker with several files.
+fn file_service(j: Opts, cx: &mut Conversion, nrfiles: u64) -> Result<(), WorkloadError> {
+    let Some(v) = j.val("file_service_type") else {
+        return Ok(());
+    };
+    let (how, n) = v.split_once(':').unwrap_or((v, ""));
+    let count = || -> Result<u32, WorkloadError> {
+        if n.is_empty() {
+            return Ok(1);
+        }
+        n.trim().parse::<u32>().ok().filter(|c| *c > 0).ok_or_else(|| {
+            j.refuse(
+                "file_service_type",
+                format!("'{n}': the I/Os before switching are a whole number above 0"),
+            )
+        })
+    };
+    let service = match how {
+        "roundrobin" => FileService::RoundRobin(count()?),
+        "random" => FileService::Random(count()?),
+        "sequential" => FileService::Sequential,
+        _ => {
+            return Err(j.refuse(
+                "file_service_type",
+                format!("{how}: files chosen by a skewed distribution (zipf, pareto, normal, gauss); storlab serves them roundrobin, sequential or random"),
+            ))
+        }
+    };
+    if nrfiles > 1 {
+        set!(cx, "file_service_type", file_service = service)?;
+    }
+    Ok(())
+}
+
+/// The length of the job's existing file or device, for a size given as a percentage.
+fn target_len(cx: &Conversion) -> Option<u64> {
+    let path: &Path = cx.targets.first().filter(|_| cx.named_file)?;
+    std::fs::metadata(path).ok().map(|m| m.len()).filter(|l| *l > 0)
+}
+
+/// size and io_size: the bytes per worker's file, and per pass. With filesize one file's size,
+/// a smaller size is what a pass moves (fio's size bounds the job).
+fn sizes(j: Opts, cx: &mut Conversion, ranged: bool) -> Result<(), WorkloadError> {
+    let size_of = |k: &str, cx: &Conversion| -> Result<Option<u64>, WorkloadError> {
+        let Some(v) = j.val(k) else { return Ok(None) };
+        match value::size(v, j.kb()).map_err(|e| j.refuse(k, e))? {
+            SizeValue::Bytes(b) => Ok(Some(b)),
+            SizeValue::Percent(p) => match target_len(cx) {
+                Some(len) => Ok(Some((len as f64 * p / 100.0) as u64)),
+                None => Err(j.refuse(k, "a percentage of a file or device that is not there: give filename= an existing file or device, or a size in bytes")),
+            },
+        }
+    };
+    cx.size_given = j.given("size");
+    let io_size = match j.val("io_size") {
+        Some(b) => Some(value::bytes(b, j.kb()).map_err(|e| j.refuse("io_size", e))?).filter(|b| *b > 0),
+        None => None,
+    };
+    let (size, by) = if ranged {
+        (size_of("size", cx)?, "size")
+    } else {
+        match (size_of("size", cx)?, size_of("filesize", cx)?) {
+            // One file of filesize, of which a pass moves size (unless io_size says).
+            (Some(a), Some(b)) if a < b => {
+                if io_size.is_none() {
+                    set!(cx, "size", io_size = a)?;
+                }
+                (Some(b), "filesize")
+            }
+            (Some(_), Some(b)) => (Some(b), "filesize"),
+            (Some(a), None) => (Some(a), "size"),
+            (None, b) => (b, "filesize"),
+        }
+    };
+    if let Some(b) = size {
+        set!(cx, by, size = b)?;
+    }
+    if let Some(b) = io_size {
+        set!(cx, "io_size", io_size = b)?;
+    }
+    Ok(())
+}
+
+/// fio's zonemode=strided: zonesize bytes in each zone of zonerange, zoneskip between them.
+pub(crate) fn zones(j: Opts, cx: &mut Conversion) -> Result<(), WorkloadError> {
+    match j.val("zonemode") {
+        None | Some("none") => {
+            for k in ["zonesize", "zoneskip", "zonerange"] {
+                if j.given(k) && j.given("zonemode") {
+                    cx.note(format!("{k}: zonemode=none, so fio ignores it too"));
+                }
+            }
+            Ok(())
+        }
+        Some("strided") => {
+            let get = |k: &str| -> Result<u64, WorkloadError> {
+                match j.val(k) {
+                    Some(v) => value::bytes(v, j.kb()).map_err(|e| j.refuse(k, e)),
+                    None => Ok(0),
+                }
+            };
+            let (size, skip, range) = (get("zonesize")?, get("zoneskip")?, get("zonerange")?);
+            if size == 0 {
+                return Err(j.refuse(
+                    "zonesize",
+                    "zonemode=strided without a zonesize: expected the bytes to move in each zone",
+                ));
+            }
+            if !matches!(cx.kind, PhaseKind::Read | PhaseKind::Write) {
+                return Err(j.refuse(
+                    "zonemode",
+                    "random I/O within strided zones: storlab's strided zones are read or written sequentially",
+                ));
+            }
+            let range = if range == 0 { size } else { range };
+            set!(cx, "zonemode", strided = Strided { size, range, skip })
+        }
+        Some("zbd") => Err(j.refuse("zonemode", super::super::options::ZONES)),
+        Some(m) => Err(j.refuse("zonemode", format!("'{m}': fio's zonemode is none, strided or zbd"))),
+    }
+}
+
+/// Where each worker's region starts: offset, and offset_increment for each further worker.
+pub(crate) fn offsets(j: Opts, cx: &mut Conversion) -> Result<(), WorkloadError> {
+    for k in ["offset", "offset_increment"] {
+        let Some(v) = j.val(k) else { continue };
+        let b = match value::size(v, j.kb()).map_err(|e| j.refuse(k, e))? {
+            SizeValue::Bytes(b) => b,
+            SizeValue::Percent(p) => match target_len(cx) {
+                Some(len) => (len as f64 * p / 100.0) as u64,
+                None => return Err(j.refuse(k, "a percentage of a file or device that is not there: give filename= an existing file or device, or an offset in bytes")),
+            },
+        };
+        if b > 0 {
+            let s = if k == "offset" {
+                crate::Settings {
+                    offset: Some(b),
+                    ..Default::default()
+                }
+            } else {
+                crate::Settings {
+                    offset_increment: Some(b),
+                    ..Default::default()
+                }
+            };
+            cx.set(k, s)?;
+        }
+    }
+    Ok(())
+}
