@@ -18,8 +18,8 @@ use crate::{exit, usage};
 
 /// Runs one job through the one run path and prints the stored run.
 fn execute(job: &Job, kind: RunKind, a: &JobArgs, out: &OutputArgs) -> Result<u8> {
-    if let Some(launch) = crate::ranks::launched() {
-        return crate::ranks::execute(job, kind, a, out, &launch);
+    if let Some(launch) = crate::team::launched() {
+        return crate::team::execute(job, kind, a, out, &launch);
     }
     a.alone()?;
     // Refusals come before the database is opened: a refused job leaves nothing behind.
@@ -75,7 +75,18 @@ pub fn run(args: RunArgs) -> Result<u8> {
             }
             job
         }
-        None => args.job.to_job()?,
+        None => {
+            let job = args.job.to_job()?;
+            if args.parse_only {
+                json_or_text(
+                    args.output.json,
+                    || serde_json::json!({ "job": &job, "toml": job.to_toml() }),
+                    || job.to_toml(),
+                )?;
+                return Ok(0);
+            }
+            job
+        }
     };
     if let Some(id) = args.verify_against {
         job.verify_against(id, crate::results::open_existing(&args.output.db)?.writer_seed(id)?)?;
@@ -144,8 +155,8 @@ pub fn iozone(args: Vec<String>) -> Result<u8> {
     }
     // Every cell is checked before anything is written.
     let jobs = a.jobs()?;
-    if let Some(launch) = crate::ranks::launched() {
-        return crate::ranks::iozone(&a, jobs, &launch);
+    if let Some(launch) = crate::team::launched() {
+        return crate::team::iozone(&a, jobs, &launch);
     }
     let opts = storlab_session::resolve_options(&[]);
     for (_, j) in &jobs {

@@ -1,5 +1,5 @@
 //! How `storlab iozone` runs, prints and ends, shared by the one-process path (commands.rs) and the
-//! MPI ranks' path (ranks.rs), so that neither imports the other. (What it stores, the study's
+//! MPI ranks' path (team.rs), so that neither imports the other. (What it stores, the study's
 //! parameters and each cell's role, is the workload crate's: `IozoneArgs::study_params`,
 //! `IozoneArgs::study`, `IozoneCell::role`.)
 

@@ -13,11 +13,11 @@ mod iozone;
 mod meta;
 mod monitor;
 mod qualify;
-mod ranks;
 mod report;
 mod results;
 mod running;
 mod sched;
+mod team;
 
 use std::process::ExitCode;
 
@@ -92,8 +92,8 @@ fn dispatch(cli: Cli) -> anyhow::Result<u8> {
         Cmd::Sweep(a) => commands::sweep(*a),
         Cmd::Impact(a) => commands::impact(*a),
         Cmd::Meta(a) => meta::meta(*a),
-        Cmd::Qualify(a) => match ranks::launched() {
-            Some(launch) => ranks::qualify(&a, &launch),
+        Cmd::Qualify(a) => match team::launched() {
+            Some(launch) => team::qualify(&a, &launch),
             None => qualify::qualify(*a),
         },
         Cmd::Report(a) => report::report(a),

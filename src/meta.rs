@@ -34,8 +34,8 @@ pub fn meta(a: MetaArgs) -> Result<u8> {
         None => {}
     }
     let job = MetaJob::from_flags(&a.workload).map_err(|e| usage(e.to_string()))?;
-    if let Some(launch) = crate::ranks::launched() {
-        return crate::ranks::meta(job, &a, &launch);
+    if let Some(launch) = crate::team::launched() {
+        return crate::team::meta(job, &a, &launch);
     }
     // Refusals come before anything is made or stored.
     let mut layout = Layout::prepare(&job).map_err(|e| usage(e.to_string()))?;

@@ -1,8 +1,8 @@
 //! `storlab qualify`: a plan of criteria run until statistics decide them (crates/qualify, its
 //! flags and what they ask included), the verdict printed from what was stored (crates/report),
 //! and an exit status a pipeline can gate on: 0 every criterion passed, 1 one failed, 5 one
-//! stayed undecided. Under mpirun each repetition is one run of every rank (src/ranks.rs, where
-//! main sends it, so that this file and ranks.rs do not import each other).
+//! stayed undecided. Under mpirun each repetition is one run of every rank (src/team.rs, where
+//! main sends it, so that this file and team.rs do not import each other).
 
 use anyhow::Result;
 use storlab_model::qualify::{Decision, QualifyParams, Stopped};

@@ -1109,3 +1109,58 @@ fn old_data_is_verified_with_the_seed_as_printed_or_against_its_run() {
         stderr(&out)
     );
 }
+
+/// `storlab run JOB.toml --parse-only` prints the job as storlab reads it, the flags laid over,
+/// and runs nothing (it ran the job, ignoring the flag).
+#[test]
+fn parse_only_prints_a_job_file_and_runs_nothing() {
+    let s = Scratch::new();
+    let data = s.data();
+    let job = s.path().join("job.toml");
+    std::fs::write(
+        &job,
+        format!(
+            "name = \"pq\"\ntarget = \"{}\"\nsize = \"64m\"\nbs = \"4k\"\nphase = [\"write\", \"randread\"]\n",
+            data.display()
+        ),
+    )
+    .unwrap();
+    let out = s.storlab(&[
+        "run",
+        job.to_str().unwrap(),
+        "--parse-only",
+        "--iodepth",
+        "8",
+        "--engine",
+        "io_uring",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    for line in [
+        "name = \"pq\"",
+        "size = \"64MiB\"",
+        "iodepth = 8",
+        "engine = \"io_uring\"",
+        "kind = \"randread\"",
+    ] {
+        assert!(text.lines().any(|l| l == line), "no '{line}' in:\n{text}");
+    }
+    assert!(entries(&data).is_empty(), "--parse-only wrote {:?}", entries(&data));
+    assert!(s.nothing_stored(), "--parse-only stored a run");
+    // What it printed is a job file that reads back to the same job.
+    let printed = s.path().join("printed.toml");
+    std::fs::write(&printed, text).unwrap();
+    let a = s.json(&[
+        "run",
+        job.to_str().unwrap(),
+        "--parse-only",
+        "--iodepth",
+        "8",
+        "--engine",
+        "io_uring",
+    ]);
+    let b = s.json(&["run", printed.to_str().unwrap(), "--parse-only"]);
+    assert_eq!(a["job"]["settings"], b["job"]["settings"]);
+    assert_eq!(a["job"]["phases"], b["job"]["phases"]);
+    assert_eq!(a["job"]["targets"], b["job"]["targets"]);
+}

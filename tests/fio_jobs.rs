@@ -171,6 +171,48 @@ fn check_phase(file: &str, job: &str, o: &BTreeMap<String, String>, phase: &Valu
     );
 }
 
+/// `storlab run --fio F --parse-only` prints a storlab job file; `storlab run THAT --parse-only`
+/// reads it back to the same job, for every example storlab accepts, and neither runs anything.
+#[test]
+fn every_accepted_fio_example_prints_a_job_file_that_reads_back_the_same() {
+    let s = Scratch::new();
+    let dir = example("fio-rand-read.fio").parent().unwrap().to_path_buf();
+    let mut accepted = 0;
+    for entry in std::fs::read_dir(&dir).unwrap() {
+        let file = entry.unwrap().path();
+        if file.extension().is_none_or(|e| e != "fio") {
+            continue;
+        }
+        let f = file.to_str().unwrap();
+        let toml = s.storlab(&["run", "--fio", f, "--parse-only"]);
+        if !toml.status.success() {
+            continue;
+        }
+        accepted += 1;
+        let job_file = s.path().join("job.toml");
+        std::fs::write(&job_file, &toml.stdout).unwrap();
+        let read = s.json(&["run", "--fio", f, "--parse-only"]);
+        let back = s.json(&["run", job_file.to_str().unwrap(), "--parse-only"]);
+        for key in ["name", "targets", "settings", "phases", "streams"] {
+            assert_eq!(back["job"][key], read["job"][key], "{f}: {key}\n{}", stdout(&toml));
+        }
+        // What it prints is what it read.
+        assert_eq!(
+            back["toml"].as_str().unwrap(),
+            read["toml"]
+                .as_str()
+                .unwrap()
+                .lines()
+                .filter(|l| !l.starts_with('#'))
+                .map(|l| format!("{l}\n"))
+                .collect::<String>(),
+            "{f}"
+        );
+    }
+    assert!(accepted >= 30, "{accepted} examples accepted");
+    assert!(s.nothing_stored(), "--parse-only runs nothing");
+}
+
 #[test]
 fn fios_examples_are_read_as_fio_reads_them_or_refused_by_name() {
     let s = Scratch::new();

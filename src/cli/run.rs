@@ -32,9 +32,9 @@ pub struct RunArgs {
     /// With --fio: go on without the options storlab cannot honour, and list them.
     #[arg(long = "ignore-unknown", requires = "fio")]
     pub ignore_unknown: bool,
-    /// With --fio: print the job as storlab reads it (a storlab job file, TOML; with --json the
-    /// job as data) and run nothing.
-    #[arg(long = "parse-only", requires = "fio")]
+    /// Print the job as storlab reads it, flags laid over (a storlab job file, TOML; with --json
+    /// the job as data), and run nothing.
+    #[arg(long = "parse-only")]
     pub parse_only: bool,
     /// Verify data an earlier run wrote (kept with --keep): its seed from the database, and
     /// --verify on. Blocks it wrote then are checked as this run's own.

@@ -18,9 +18,9 @@ mod merge;
 mod pacing;
 mod phase;
 mod placement;
-pub mod ranks;
 mod stat;
 mod steady;
+pub mod team;
 mod verify;
 mod worker;
 

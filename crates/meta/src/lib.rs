@@ -19,7 +19,7 @@ pub mod job;
 pub mod layout;
 pub mod phase;
 pub mod record;
-pub mod together;
+pub mod team;
 pub mod untar;
 pub mod walk;
 

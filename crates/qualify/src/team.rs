@@ -8,8 +8,8 @@
 use std::sync::atomic::AtomicBool;
 
 use storlab_model::run::RunKind;
+use storlab_session::team::start::{job_for_rank, start_together, Rank0};
 use storlab_session::team::Team;
-use storlab_session::together::{job_for_rank, start_together, Rank0};
 use storlab_session::SessionError;
 use storlab_store::Store;
 

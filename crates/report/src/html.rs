@@ -216,7 +216,7 @@ impl Scales {
                     let e = shared.entry(format!("{} {metric}", p.kind)).or_insert(0.0);
                     *e = e.max(v);
                 }
-                for h in crate::ranks::per_host_over_time(&sec.run.rank_phases, p.seq) {
+                for h in crate::team::per_host_over_time(&sec.run.rank_phases, p.seq) {
                     for (metric, v) in [("MiB/s", max_y(&h.mibs)), ("IOPS", max_y(&h.iops))] {
                         let e = shared.entry(format!("{} {metric} per host", p.kind)).or_insert(0.0);
                         *e = e.max(v);
@@ -451,8 +451,8 @@ fn phase_charts(r: &RunDetail, p: &Phase, s: &PhaseSeries, scales: &Scales) -> (
 
 /// A phase many MPI ranks ran: its throughput and IOPS over time, all ranks together and a line
 /// per host, on the phase's common clock (rank 0's); and whether a series had to be thinned.
-fn host_charts(p: &Phase, hosts: &[crate::ranks::HostSeries], scales: &Scales) -> (String, bool) {
-    let lines = |pick: &dyn Fn(&crate::ranks::HostSeries) -> Points| -> Vec<Series> {
+fn host_charts(p: &Phase, hosts: &[crate::team::HostSeries], scales: &Scales) -> (String, bool) {
+    let lines = |pick: &dyn Fn(&crate::team::HostSeries) -> Points| -> Vec<Series> {
         hosts
             .iter()
             .enumerate()
@@ -464,7 +464,7 @@ fn host_charts(p: &Phase, hosts: &[crate::ranks::HostSeries], scales: &Scales) -
             .collect()
     };
     let own =
-        |pick: &dyn Fn(&crate::ranks::HostSeries) -> &Points| hosts.iter().map(|h| max_y(pick(h))).fold(0.0, f64::max);
+        |pick: &dyn Fn(&crate::team::HostSeries) -> &Points| hosts.iter().map(|h| max_y(pick(h))).fold(0.0, f64::max);
     let charts = [
         line_chart(
             &format!("{} — throughput per host", p.kind),
@@ -501,7 +501,7 @@ fn run_section(sec: &RunSection, series: &[PhaseSeries], scales: &Scales) -> (St
     if !r.phases.is_empty() {
         body += &crate::runs::summary(r).to_html();
     }
-    let rank_tables = [crate::ranks::ranks_table(r), crate::ranks::hosts_table(r)];
+    let rank_tables = [crate::team::ranks_table(r), crate::team::hosts_table(r)];
     for t in sec.extra.iter().chain(rank_tables.iter().flatten()) {
         let _ = write!(body, "<h3>{}</h3>", esc(&t.name));
         body += &t.to_html();
@@ -509,7 +509,7 @@ fn run_section(sec: &RunSection, series: &[PhaseSeries], scales: &Scales) -> (St
     let mut thinned = false;
     for (p, s) in r.phases.iter().zip(series) {
         let _ = write!(body, "<h3>phase {} · {}</h3>", p.seq + 1, esc(p.kind.as_str()));
-        let mut hosts = crate::ranks::per_host_over_time(&r.rank_phases, p.seq);
+        let mut hosts = crate::team::per_host_over_time(&r.rank_phases, p.seq);
         if hosts.len() == 2 {
             // One host: its line is all ranks' line.
             hosts.remove(0);

@@ -1,10 +1,15 @@
-//! storlab's results in and out, typed from the result model (crates/model): every table is one
-//! [`table::Table`] drawn for the terminal and in HTML and written by the exporters behind one
-//! trait (export.rs: CSV, JSON, Markdown, XLSX); runs (runs.rs), studies (studies.rs), scans
-//! (scan.rs), comparisons (compare.rs), IOzone's layout (iozone.rs) and the ranks of an MPI run (ranks.rs)
-//! each have their builders;
-//! the self-contained HTML report (html.rs, svg.rs); and the imports of fio's JSON (fio.rs) and
-//! IOzone's text (iozone.rs) as runs. No HTML and no table is built outside this crate.
+//! Everything storlab shows a person or hands to another tool: the tables on the terminal, the
+//! self-contained HTML report with its plots, and the files the exporters write — every one
+//! built here from the result model (crates/model), none outside this crate.
+//!
+//! Every table is one [`table::Table`] drawn for the terminal and in HTML and written by the
+//! exporters behind one trait (export.rs: CSV, JSON, Markdown, XLSX). Its builders: runs
+//! (runs.rs), studies by kind (studies.rs), scans (scan.rs), comparisons (compare.rs), IOzone's
+//! layout and workbook (iozone.rs), the ranks and hosts of a team (team.rs), a data challenge
+//! (challenge.rs), the monitor's window (monitor.rs), the scheduler's plan and status
+//! (sched.rs), the risk model (risk.rs), a qualification's verdict and certificate
+//! (qualify.rs); a stored run as fio's JSON document or terse line (fio.rs); the HTML page
+//! (html.rs) and its SVG plots (svg.rs).
 #![deny(missing_docs)]
 
 pub mod challenge;
@@ -15,7 +20,6 @@ pub mod html;
 pub mod iozone;
 pub mod monitor;
 pub mod qualify;
-pub mod ranks;
 pub mod risk;
 pub mod runs;
 pub mod scan;
@@ -23,3 +27,4 @@ pub mod sched;
 pub mod studies;
 pub mod svg;
 pub mod table;
+pub mod team;

@@ -300,7 +300,7 @@ pub fn render(run: &RunDetail) -> String {
     s += "\n";
     s += &summary(run).to_text();
     // A run of many MPI ranks: each rank's part, and the hosts they ran on.
-    for t in [crate::ranks::ranks_table(run), crate::ranks::hosts_table(run)]
+    for t in [crate::team::ranks_table(run), crate::team::hosts_table(run)]
         .into_iter()
         .flatten()
     {
@@ -606,7 +606,7 @@ pub fn data_tables(runs: &[RunDetail]) -> Vec<Table> {
         out.push(samples);
     }
     out.push(env);
-    out.extend(crate::ranks::ranks_data(runs));
+    out.extend(crate::team::ranks_data(runs));
     out
 }
 

@@ -25,7 +25,6 @@ use storlab_store::{Store, StoreError};
 use storlab_workload::{cache_may_flatter, resolve, Job, ResolveOptions, WorkloadError};
 
 pub mod team;
-pub mod together;
 
 /// Why a run could not be run or stored.
 #[derive(Debug, thiserror::Error)]

@@ -193,7 +193,7 @@ mod tests {
     use std::sync::{Barrier, Mutex};
 
     /// Ranks as threads of one process: all_gather through a shared table and a barrier, as
-    /// MPI's would through the network. Stands in for crates/dist's MpiTeam, which needs mpirun.
+    /// MPI's would through the network. Stands in for crates/team's MpiTeam, which needs mpirun.
     struct Threads {
         rank: u32,
         size: u32,

@@ -2,15 +2,15 @@
 //! lays out its tree in its own target (`%r`, `%h` filled in); ranks whose workers share a tree
 //! and whose targets are one directory share one tree, rank 0's, as mdtest's ranks do without
 //! -u (their workers numbered apart); all start together or not at all
-//! (`storlab_session::together::start_together`), rank 0 makes a shared tree before the others
+//! (`storlab_session::team::start::start_together`), rank 0 makes a shared tree before the others
 //! use it, the phases run together, rank 0 stores the one run, and each tree goes at the end
 //! unless kept.
 
 use std::path::PathBuf;
 
 use storlab_model::run::Tag;
+use storlab_session::team::start::{expand, start_together, Rank0, Stored};
 use storlab_session::team::{agree, Team};
-use storlab_session::together::{expand, start_together, Rank0, Stored};
 use storlab_session::{Executed, LiveRun, SessionError};
 
 use crate::job::MetaJob;

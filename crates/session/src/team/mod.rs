@@ -1,15 +1,17 @@
 //! One run by many processes at once (MPI ranks under `mpirun` or `srun`): every rank runs the
 //! same phases on its own targets, all ranks start each phase together, and rank 0 stores one
-//! run: the phases merged over the common interval ([`storlab_engine::ranks::merge_ranks`]),
+//! run: the phases merged over the common interval ([`storlab_engine::team::merge_ranks`]),
 //! each rank's host, clock offset and environment, and each rank's part of each phase.
 //!
-//! The ranks talk only through a [`Team`]; crates/dist implements it over MPI. Nothing here
+//! The ranks talk only through a [`Team`]; crates/team implements it over MPI. Nothing here
 //! knows MPI, so the one run path stays the same for one process and for many.
+
+pub mod start;
 
 use std::sync::atomic::Ordering;
 
 use serde::{Deserialize, Serialize};
-use storlab_engine::ranks::{merge_ranks, RankPart};
+use storlab_engine::team::{merge_ranks, RankPart};
 use storlab_engine::PhaseControl;
 use storlab_model::env::Environment;
 use storlab_model::result::PhaseResult;

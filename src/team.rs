@@ -1,12 +1,12 @@
 //! `mpirun storlab run | meta | iozone`: this process is one rank of several. With the `mpi`
-//! feature the ranks run the job as one run (crates/dist's team; crates/session's and
-//! crates/meta's `together`); without it storlab refuses, rather than run as many independent
-//! copies that each store a run of their own.
+//! feature the ranks run the job as one run, a team (crates/team's MPI team; the `team`
+//! modules of crates/session, crates/meta and crates/qualify); without it storlab refuses,
+//! rather than run as many independent copies that each store a run of their own.
 
-use storlab_dist::Launch;
+use storlab_team::Launch;
 
 #[cfg(feature = "mpi")]
-pub use mpi_ranks::{execute, iozone, meta, qualify};
+pub use mpi_team::{execute, iozone, meta, qualify};
 #[cfg(not(feature = "mpi"))]
 pub use refused::{execute, iozone, meta, qualify};
 
@@ -14,16 +14,16 @@ pub use refused::{execute, iozone, meta, qualify};
 /// launch for a storlab built with MPI (one rank too, so that `%r` and `%h` are filled in and
 /// the run has its rank row), a launch of several for one without (which refuses).
 pub fn launched() -> Option<Launch> {
-    storlab_dist::launched().filter(|l| l.size > 1 || cfg!(feature = "mpi"))
+    storlab_team::launched().filter(|l| l.size > 1 || cfg!(feature = "mpi"))
 }
 
 /// A storlab without MPI under mpirun: each command refuses, naming the launcher.
 #[cfg(not(feature = "mpi"))]
 mod refused {
     use anyhow::Result;
-    use storlab_dist::Launch;
     use storlab_meta::job::MetaJob;
     use storlab_model::run::RunKind;
+    use storlab_team::Launch;
     use storlab_workload::iozone::{IozoneArgs, IozoneCell};
     use storlab_workload::Job;
 
@@ -63,15 +63,15 @@ mod refused {
 /// The three commands under mpirun, each one crate call between joining the team and printing
 /// what rank 0 stored.
 #[cfg(feature = "mpi")]
-mod mpi_ranks {
+mod mpi_team {
     use anyhow::Result;
-    use storlab_dist::mpi_team::MpiTeam;
-    use storlab_dist::Launch;
     use storlab_meta::job::MetaJob;
     use storlab_model::run::RunKind;
+    use storlab_session::team::start::{self, Rank0};
     use storlab_session::team::Team;
-    use storlab_session::together::{self, Rank0};
     use storlab_session::RunOptions;
+    use storlab_team::mpi::MpiTeam;
+    use storlab_team::Launch;
     use storlab_workload::iozone::{IozoneArgs, IozoneCell};
     use storlab_workload::Job;
 
@@ -106,7 +106,7 @@ mod mpi_ranks {
         let opts = RunOptions::of_job(kind, a, &command, None);
         // Only rank 0 serves --metrics and shows a status line; it holds the endpoint here.
         let mut live = None;
-        let stored = together::run_job(&team, job, &opts, a.stonewall, || {
+        let stored = start::run_job(&team, job, &opts, a.stonewall, || {
             live = serve_live(a.metrics.as_deref(), "run").map_err(|e| e.to_string())?;
             let status = status_line(out, a.quiet, None);
             let store = open_new(&out.db).map_err(|e| e.to_string())?;
@@ -128,7 +128,7 @@ mod mpi_ranks {
         let team = MpiTeam::join_for(false).map_err(anyhow::Error::msg)?;
         let out = &a.record.output;
         let command = command_line();
-        let t = storlab_meta::together::run(&team, job, &command, &a.record.tags, || {
+        let t = storlab_meta::team::run(&team, job, &command, &a.record.tags, || {
             rank0(out, a.record.quiet, None)
         })?;
         if let Some(root) = &t.kept {
@@ -167,7 +167,7 @@ mod mpi_ranks {
         let out = crate::iozone::output(a);
         let opts = crate::iozone::options(a, None);
         let study = (n > 1).then(|| a.study(&params));
-        let stored = together::run_cells(&team, jobs, study, &opts, || {
+        let stored = start::run_cells(&team, jobs, study, &opts, || {
             rank0(&out, a.quiet, (n > 1).then(|| format!("IOzone, {n} cells")))
         })?;
         let Some((store, (study, done))) = stored else {
