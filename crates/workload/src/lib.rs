@@ -136,27 +136,175 @@ fn phase_kind(name: &str, origin: &str) -> Result<PhaseKind, WorkloadError> {
     })
 }
 
+/// A job file's text as a TOML table; a syntax error names its line and column.
+fn toml_table(text: &str, path: &str) -> Result<toml::Table, WorkloadError> {
+    text.parse().map_err(|e: toml::de::Error| {
+        let (line, column) = e
+            .span()
+            .map(|s| {
+                let before = &text[..s.start.min(text.len())];
+                (
+                    before.matches('\n').count() + 1,
+                    before.len() - before.rfind('\n').map(|i| i + 1).unwrap_or(0) + 1,
+                )
+            })
+            .unwrap_or((0, 0));
+        WorkloadError::Syntax {
+            path: path.to_string(),
+            line,
+            column,
+            message: e.message().to_string(),
+        }
+    })
+}
+
+/// A path, or a list of paths.
+fn path_list(value: &toml::Value, origin: &str) -> Result<Vec<std::path::PathBuf>, WorkloadError> {
+    match value {
+        toml::Value::String(s) => Ok(vec![s.into()]),
+        toml::Value::Array(a) => a
+            .iter()
+            .map(|v| {
+                v.as_str()
+                    .map(Into::into)
+                    .ok_or_else(|| WorkloadError::invalid(origin, "expected a list of paths"))
+            })
+            .collect(),
+        _ => Err(WorkloadError::invalid(origin, "expected a path or a list of paths")),
+    }
+}
+
+/// `phase = ["write", "read"]` or `[[phase]]` tables, added to the job in order.
+fn read_phases(value: &toml::Value, path: &str, origin: &str, job: &mut Job) -> Result<(), WorkloadError> {
+    let toml::Value::Array(items) = value else {
+        return Err(WorkloadError::invalid(
+            origin,
+            "expected a list: phase = [\"write\", \"read\"] or [[phase]] tables",
+        ));
+    };
+    for (i, item) in items.iter().enumerate() {
+        let porigin = format!("{path}: phase {}", i + 1);
+        match item {
+            toml::Value::String(name) => job.phases.push((phase_kind(name, &porigin)?, Settings::default())),
+            toml::Value::Table(t) => {
+                let (kind, settings, stream) = read_phase_table(t, &porigin)?;
+                if let Some(stream) = stream {
+                    job.streams.resize(job.phases.len(), Stream::default());
+                    job.streams.push(stream);
+                }
+                job.phases.push((kind, settings));
+            }
+            _ => {
+                return Err(WorkloadError::invalid(
+                    &porigin,
+                    "expected a phase name or a table with kind = ...",
+                ))
+            }
+        }
+    }
+    Ok(())
+}
+
+/// One `[[phase]]` table: its kind, its settings, and where and when it runs when it says
+/// (name, files, together, target).
+fn read_phase_table(t: &toml::Table, porigin: &str) -> Result<(PhaseKind, Settings, Option<Stream>), WorkloadError> {
+    let kind_name = t.get("kind").and_then(|v| v.as_str()).ok_or_else(|| {
+        WorkloadError::invalid(
+            porigin,
+            "a [[phase]] table needs kind = \"write\" (or another phase name)",
+        )
+    })?;
+    let kind = phase_kind(kind_name, porigin)?;
+    let mut s = Settings::default();
+    let mut stream = Stream::default();
+    let mut has_stream = false;
+    for (k, v) in t.iter().filter(|(k, _)| k.as_str() != "kind") {
+        let korigin = format!("{porigin} ({kind_name}), key {k}");
+        let text = |v: &toml::Value| {
+            v.as_str()
+                .map(str::to_string)
+                .ok_or_else(|| WorkloadError::invalid(&korigin, "expected a string"))
+        };
+        match k.as_str() {
+            "name" => stream.name = text(v)?,
+            "files" => stream.set = text(v)?,
+            "together" => {
+                stream.together = v
+                    .as_bool()
+                    .ok_or_else(|| WorkloadError::invalid(&korigin, "expected true or false"))?
+            }
+            "target" => stream.targets = path_list(v, &korigin)?,
+            _ => {
+                apply(&mut s, k, v, &korigin)?;
+                continue;
+            }
+        }
+        has_stream = true;
+    }
+    Ok((kind, s, has_stream.then_some(stream)))
+}
+
+/// `[task.NAME]` tables: each a command given as three argument vectors.
+fn read_tasks(
+    value: &toml::Value,
+    path: &str,
+    origin: &str,
+) -> Result<std::collections::BTreeMap<String, CommandTask>, WorkloadError> {
+    let toml::Value::Table(tasks) = value else {
+        return Err(WorkloadError::invalid(
+            origin,
+            "expected [task.NAME] tables with start, status and stop",
+        ));
+    };
+    let mut out = std::collections::BTreeMap::new();
+    for (name, t) in tasks {
+        let torigin = format!("{path}: [task.{name}]");
+        let toml::Value::Table(t) = t else {
+            return Err(WorkloadError::invalid(
+                &torigin,
+                "expected a table with start, status and stop",
+            ));
+        };
+        if let Some(k) = t.keys().find(|k| !matches!(k.as_str(), "start" | "status" | "stop")) {
+            return Err(WorkloadError::invalid(
+                &torigin,
+                format!("unknown key '{k}': expected start, status and stop"),
+            ));
+        }
+        let argv = |k: &str| -> Result<Vec<String>, WorkloadError> {
+            let v = t.get(k).ok_or_else(|| {
+                WorkloadError::invalid(
+                    &torigin,
+                    format!("{k} is missing: each of start, status and stop is a command"),
+                )
+            })?;
+            let words: Option<Vec<String>> = v
+                .as_array()
+                .and_then(|a| a.iter().map(|w| w.as_str().map(String::from)).collect());
+            match words {
+                Some(w) if !w.is_empty() => Ok(w),
+                _ => Err(WorkloadError::invalid(
+                    &torigin,
+                    format!("{k}: expected an argument vector, e.g. {k} = [\"tw_cli\", \"/c0/u0\", \"show\"] (no shell string)"),
+                )),
+            }
+        };
+        out.insert(
+            name.clone(),
+            CommandTask {
+                start: argv("start")?,
+                status: argv("status")?,
+                stop: argv("stop")?,
+            },
+        );
+    }
+    Ok(out)
+}
+
 impl Job {
     /// Parses a job file's text; `path` names it in messages.
     pub fn parse(text: &str, path: &str) -> Result<Job, WorkloadError> {
-        let table: toml::Table = text.parse().map_err(|e: toml::de::Error| {
-            let (line, column) = e
-                .span()
-                .map(|s| {
-                    let before = &text[..s.start.min(text.len())];
-                    (
-                        before.matches('\n').count() + 1,
-                        before.len() - before.rfind('\n').map(|i| i + 1).unwrap_or(0) + 1,
-                    )
-                })
-                .unwrap_or((0, 0));
-            WorkloadError::Syntax {
-                path: path.to_string(),
-                line,
-                column,
-                message: e.message().to_string(),
-            }
-        })?;
+        let table = toml_table(text, path)?;
         let mut job = Job {
             origin: path.to_string(),
             ..Default::default()
@@ -172,145 +320,9 @@ impl Job {
                             .to_string(),
                     )
                 }
-                "target" | "targets" => {
-                    job.targets = match value {
-                        toml::Value::String(s) => vec![s.into()],
-                        toml::Value::Array(a) => a
-                            .iter()
-                            .map(|v| {
-                                v.as_str()
-                                    .map(Into::into)
-                                    .ok_or_else(|| WorkloadError::invalid(&origin, "expected a list of paths"))
-                            })
-                            .collect::<Result<_, _>>()?,
-                        _ => return Err(WorkloadError::invalid(&origin, "expected a path or a list of paths")),
-                    }
-                }
-                "phase" | "phases" => {
-                    let toml::Value::Array(items) = value else {
-                        return Err(WorkloadError::invalid(
-                            &origin,
-                            "expected a list: phase = [\"write\", \"read\"] or [[phase]] tables",
-                        ));
-                    };
-                    for (i, item) in items.iter().enumerate() {
-                        let porigin = format!("{path}: phase {}", i + 1);
-                        match item {
-                            toml::Value::String(name) => {
-                                job.phases.push((phase_kind(name, &porigin)?, Settings::default()))
-                            }
-                            toml::Value::Table(t) => {
-                                let kind_name = t.get("kind").and_then(|v| v.as_str()).ok_or_else(|| {
-                                    WorkloadError::invalid(
-                                        &porigin,
-                                        "a [[phase]] table needs kind = \"write\" (or another phase name)",
-                                    )
-                                })?;
-                                let kind = phase_kind(kind_name, &porigin)?;
-                                let mut s = Settings::default();
-                                let mut stream = Stream::default();
-                                let mut has_stream = false;
-                                for (k, v) in t.iter().filter(|(k, _)| k.as_str() != "kind") {
-                                    let korigin = format!("{porigin} ({kind_name}), key {k}");
-                                    let text = |v: &toml::Value| {
-                                        v.as_str()
-                                            .map(str::to_string)
-                                            .ok_or_else(|| WorkloadError::invalid(&korigin, "expected a string"))
-                                    };
-                                    match k.as_str() {
-                                        "name" => stream.name = text(v)?,
-                                        "files" => stream.set = text(v)?,
-                                        "together" => {
-                                            stream.together = v.as_bool().ok_or_else(|| {
-                                                WorkloadError::invalid(&korigin, "expected true or false")
-                                            })?
-                                        }
-                                        "target" => {
-                                            stream.targets = match v {
-                                                toml::Value::String(p) => vec![p.into()],
-                                                toml::Value::Array(a) => a
-                                                    .iter()
-                                                    .map(|x| text(x).map(Into::into))
-                                                    .collect::<Result<_, _>>()?,
-                                                _ => {
-                                                    return Err(WorkloadError::invalid(
-                                                        &korigin,
-                                                        "expected a path or a list of paths",
-                                                    ))
-                                                }
-                                            }
-                                        }
-                                        _ => {
-                                            apply(&mut s, k, v, &korigin)?;
-                                            continue;
-                                        }
-                                    }
-                                    has_stream = true;
-                                }
-                                if has_stream {
-                                    job.streams.resize(job.phases.len(), Stream::default());
-                                    job.streams.push(stream);
-                                }
-                                job.phases.push((kind, s));
-                            }
-                            _ => {
-                                return Err(WorkloadError::invalid(
-                                    &porigin,
-                                    "expected a phase name or a table with kind = ...",
-                                ))
-                            }
-                        }
-                    }
-                }
-                "task" => {
-                    let toml::Value::Table(tasks) = value else {
-                        return Err(WorkloadError::invalid(
-                            &origin,
-                            "expected [task.NAME] tables with start, status and stop",
-                        ));
-                    };
-                    for (name, t) in tasks {
-                        let torigin = format!("{path}: [task.{name}]");
-                        let toml::Value::Table(t) = t else {
-                            return Err(WorkloadError::invalid(
-                                &torigin,
-                                "expected a table with start, status and stop",
-                            ));
-                        };
-                        if let Some(k) = t.keys().find(|k| !matches!(k.as_str(), "start" | "status" | "stop")) {
-                            return Err(WorkloadError::invalid(
-                                &torigin,
-                                format!("unknown key '{k}': expected start, status and stop"),
-                            ));
-                        }
-                        let argv = |k: &str| -> Result<Vec<String>, WorkloadError> {
-                            let v = t.get(k).ok_or_else(|| {
-                                WorkloadError::invalid(
-                                    &torigin,
-                                    format!("{k} is missing: each of start, status and stop is a command"),
-                                )
-                            })?;
-                            let words: Option<Vec<String>> = v
-                                .as_array()
-                                .and_then(|a| a.iter().map(|w| w.as_str().map(String::from)).collect());
-                            match words {
-                                Some(w) if !w.is_empty() => Ok(w),
-                                _ => Err(WorkloadError::invalid(
-                                    &torigin,
-                                    format!("{k}: expected an argument vector, e.g. {k} = [\"tw_cli\", \"/c0/u0\", \"show\"] (no shell string)"),
-                                )),
-                            }
-                        };
-                        job.tasks.insert(
-                            name.clone(),
-                            CommandTask {
-                                start: argv("start")?,
-                                status: argv("status")?,
-                                stop: argv("stop")?,
-                            },
-                        );
-                    }
-                }
+                "target" | "targets" => job.targets = path_list(value, &origin)?,
+                "phase" | "phases" => read_phases(value, path, &origin, &mut job)?,
+                "task" => job.tasks = read_tasks(value, path, &origin)?,
                 _ => apply(&mut job.settings, key, value, &origin)?,
             }
         }

@@ -206,43 +206,91 @@ pub fn build(
     ignore_unknown: bool,
     only: &[String],
 ) -> Result<FioJob, WorkloadError> {
-    let mut ignored = Vec::new();
-    let mut notes: Vec<String> = unset
-        .iter()
-        .map(|u| format!("{u} is not set: read as empty, as fio reads it"))
-        .collect();
+    let mut read = read_sections(sections, &unset, ignore_unknown, only)?;
+    if let Some(missing) = only.iter().find(|s| !read.jobs.iter().any(|(j, _)| &j.name == *s)) {
+        return Err(WorkloadError::invalid(
+            &source.shown,
+            format!("--section={missing}: there is no such job section"),
+        ));
+    }
+    if read.jobs.is_empty() {
+        return Err(WorkloadError::invalid(
+            &source.shown,
+            "no jobs: a fio job file needs at least one [section] besides [global] (a command line, a --name=)",
+        ));
+    }
+    let groups = convert_groups(std::mem::take(&mut read.jobs), &mut read.notes)?;
+    let laid = lay_out(&groups, &mut read.notes)?;
+    let name = read.run_name.unwrap_or_else(|| source.name.clone());
+    let toml = to_toml(
+        &name,
+        &laid.targets,
+        &laid.phases,
+        &laid.streams,
+        &source.shown,
+        &read.notes,
+        &read.ignored,
+    );
+    let mut job_notes = read.notes.clone();
+    if !read.ignored.is_empty() {
+        job_notes.push(format!(
+            "ignored fio options (--ignore-unknown): {}",
+            read.ignored.join(", ")
+        ));
+    }
+    Ok(FioJob {
+        job: Job {
+            name: Some(name),
+            targets: laid.targets,
+            settings: Settings::default(),
+            phases: laid.phases,
+            streams: laid.streams,
+            origin: source.origin.clone(),
+            notes: job_notes,
+            ..Job::default()
+        },
+        toml,
+        notes: read.notes,
+        ignored: read.ignored,
+        phase_names: laid.names,
+        phase_logs: laid.logs,
+    })
+}
+
+/// The sections read: each job with its options resolved and whether a stonewall starts it,
+/// the run's name from [global], the notes so far and what --ignore-unknown left out.
+struct ReadSections {
+    jobs: Vec<(Resolved, bool)>,
+    run_name: Option<String>,
+    notes: Vec<String>,
+    ignored: Vec<String>,
+}
+
+/// Reads the sections in order: each option checked, [global]'s options kept for the jobs
+/// after it, each job resolved (its kb_base) with its stonewall.
+fn read_sections(
+    sections: Vec<Section>,
+    unset: &[String],
+    ignore_unknown: bool,
+    only: &[String],
+) -> Result<ReadSections, WorkloadError> {
+    let mut r = ReadSections {
+        jobs: Vec::new(),
+        run_name: None,
+        notes: unset
+            .iter()
+            .map(|u| format!("{u} is not set: read as empty, as fio reads it"))
+            .collect(),
+        ignored: Vec::new(),
+    };
     let mut noted = std::collections::BTreeSet::new();
     let mut global: BTreeMap<String, Opt> = BTreeMap::new();
-    let mut jobs: Vec<(Resolved, bool)> = Vec::new();
-    let mut run_name = None;
     for sec in sections {
-        let mut own: Vec<Opt> = Vec::new();
-        for o in sec.opts {
-            // An unset variable is empty in fio; an empty place or pattern is refused rather
-            // than read as fio would (the current directory, the defaults).
-            if o.value.as_deref() == Some("") && !matches!(o.key.as_str(), "description" | "name") {
-                if let Some(u) = unset.iter().find(|u| u.ends_with(&format!("({})", o.at))) {
-                    let var = u.split(" (").next().unwrap_or(u);
-                    return Err(bad(
-                        &o.at,
-                        format!("{}= is empty: {var} is not set (fio would read it as empty)", o.key),
-                    ));
-                }
-            }
-            match check(o, ignore_unknown)? {
-                Checked::Keep(o) => own.push(o),
-                Checked::Noted(n) => {
-                    if noted.insert(n.clone()) {
-                        notes.push(n);
-                    }
-                }
-                Checked::Ignored(i) => ignored.push(i),
-            }
-        }
+        let own = checked_options(sec.opts, unset, ignore_unknown, &mut noted, &mut r)?;
         if sec.name == "global" {
             for o in own {
                 if o.key == "name" {
-                    run_name = o.value.clone();
+                    r.run_name = o.value.clone();
                 }
                 global.insert(o.key.clone(), o);
             }
@@ -252,80 +300,113 @@ pub fn build(
         for o in own {
             opts.insert(o.key.clone(), o);
         }
-        let kb = match opts.get("kb_base").and_then(|o| o.value.as_deref()) {
-            None | Some("1024") => KbBase(1024),
-            Some("1000") => KbBase(1000),
-            Some(v) => {
-                return Err(bad(
-                    &opts["kb_base"].at,
-                    format!("kb_base={v}: fio's kb_base is 1024 or 1000"),
-                ))
-            }
-        };
-        let r = Resolved {
+        let job = Resolved {
             name: sec.name.clone(),
             at: sec.at.clone(),
+            kb: kb_base(&opts)?,
             opts,
-            kb,
         };
-        // A stonewall in [global] applies to every job. wait_for the job just before, which
-        // runs alone, is a stonewall; waiting for a job while others run on is refused.
-        let mut stonewall = r.on("stonewall")?;
-        if let Some(w) = r.val("wait_for") {
-            let at = r.get("wait_for").expect("given").at.clone();
-            let group_start = jobs.iter().rposition(|(_, sw)| *sw).unwrap_or(0);
-            match jobs.last() {
-                Some((prev, _)) if prev.name == w && (stonewall || jobs.len() - group_start == 1) => stonewall = true,
-                Some((prev, _)) if prev.name == w => {
-                    return Err(bad(
-                        &at,
-                        format!("wait_for={w}: '{w}' runs with other jobs, which '{}' would not wait for: storlab starts a job after all the jobs before it (stonewall)", r.name),
-                    ))
-                }
-                _ => {
-                    return Err(bad(
-                        &at,
-                        format!("wait_for={w}: storlab starts a job after the job just before it (stonewall); '{w}' is not the job just before '{}'", r.name),
-                    ))
-                }
-            }
-        }
+        let stonewall = starts_alone(&job, &r.jobs)?;
         if !only.is_empty() && !only.contains(&sec.name) {
             continue;
         }
         for k in ["group_reporting", "new_group"] {
-            if r.get(k).is_some() && noted.insert(k.to_string()) {
-                notes.push(format!(
+            if job.get(k).is_some() && noted.insert(k.to_string()) {
+                r.notes.push(format!(
                     "{k}: storlab reports each phase as one group of all its workers"
                 ));
             }
         }
-        jobs.push((r, stonewall));
+        r.jobs.push((job, stonewall));
     }
-    if let Some(missing) = only.iter().find(|s| !jobs.iter().any(|(j, _)| &j.name == *s)) {
-        return Err(WorkloadError::invalid(
-            &source.shown,
-            format!("--section={missing}: there is no such job section"),
-        ));
+    Ok(r)
+}
+
+/// A section's options, each checked against fio's table: kept, noted once, or left out.
+fn checked_options(
+    opts: Vec<Opt>,
+    unset: &[String],
+    ignore_unknown: bool,
+    noted: &mut std::collections::BTreeSet<String>,
+    r: &mut ReadSections,
+) -> Result<Vec<Opt>, WorkloadError> {
+    let mut own = Vec::new();
+    for o in opts {
+        // An unset variable is empty in fio; an empty place or pattern is refused rather than
+        // read as fio would (the current directory, the defaults).
+        if o.value.as_deref() == Some("") && !matches!(o.key.as_str(), "description" | "name") {
+            if let Some(u) = unset.iter().find(|u| u.ends_with(&format!("({})", o.at))) {
+                let var = u.split(" (").next().unwrap_or(u);
+                return Err(bad(
+                    &o.at,
+                    format!("{}= is empty: {var} is not set (fio would read it as empty)", o.key),
+                ));
+            }
+        }
+        match check(o, ignore_unknown)? {
+            Checked::Keep(o) => own.push(o),
+            Checked::Noted(n) => {
+                if noted.insert(n.clone()) {
+                    r.notes.push(n);
+                }
+            }
+            Checked::Ignored(i) => r.ignored.push(i),
+        }
     }
-    if jobs.is_empty() {
-        return Err(WorkloadError::invalid(
-            &source.shown,
-            "no jobs: a fio job file needs at least one [section] besides [global] (a command line, a --name=)",
-        ));
+    Ok(own)
+}
+
+/// How the job counts a `k` (fio's kb_base).
+fn kb_base(opts: &BTreeMap<String, Opt>) -> Result<KbBase, WorkloadError> {
+    match opts.get("kb_base").and_then(|o| o.value.as_deref()) {
+        None | Some("1024") => Ok(KbBase(1024)),
+        Some("1000") => Ok(KbBase(1000)),
+        Some(v) => Err(bad(
+            &opts["kb_base"].at,
+            format!("kb_base={v}: fio's kb_base is 1024 or 1000"),
+        )),
     }
-    // Jobs between stonewalls run together in fio: each is a phase of its own, on files of its
-    // own (fio names a job's files after the job), started with the others.
+}
+
+/// Whether a job starts after all the jobs before it: a stonewall (one in [global] applies to
+/// every job), or wait_for the job just before, which runs alone; waiting for a job while
+/// others run on is refused.
+fn starts_alone(job: &Resolved, before: &[(Resolved, bool)]) -> Result<bool, WorkloadError> {
+    let stonewall = job.on("stonewall")?;
+    let Some(w) = job.val("wait_for") else {
+        return Ok(stonewall);
+    };
+    let at = job.get("wait_for").expect("given").at.clone();
+    let group_start = before.iter().rposition(|(_, sw)| *sw).unwrap_or(0);
+    match before.last() {
+        Some((prev, _)) if prev.name == w && (stonewall || before.len() - group_start == 1) => Ok(true),
+        Some((prev, _)) if prev.name == w => Err(bad(
+            &at,
+            format!("wait_for={w}: '{w}' runs with other jobs, which '{}' would not wait for: storlab starts a job after all the jobs before it (stonewall)", job.name),
+        )),
+        _ => Err(bad(
+            &at,
+            format!("wait_for={w}: storlab starts a job after the job just before it (stonewall); '{w}' is not the job just before '{}'", job.name),
+        )),
+    }
+}
+
+/// The jobs converted, in groups that run together (fio runs the jobs between stonewalls at
+/// the same time, each on files of its own). A later job that reads a file an earlier job
+/// filled (fill_device) without a size of its own reads it to its end, as fio reads the
+/// file's length then.
+fn convert_groups(
+    jobs: Vec<(Resolved, bool)>,
+    notes: &mut Vec<String>,
+) -> Result<Vec<Vec<(Resolved, Converted)>>, WorkloadError> {
     let mut groups: Vec<Vec<(Resolved, Converted)>> = Vec::new();
     for (i, (job, stonewall)) in jobs.into_iter().enumerate() {
-        let c = convert(&job, &mut notes)?;
+        let c = convert(&job, notes)?;
         if i == 0 || stonewall {
             groups.push(Vec::new());
         }
         groups.last_mut().expect("a group").push((job, c));
     }
-    // fill_device: a later job that reads the filled file without a size of its own reads it
-    // to its end, as fio reads the file's length then.
     let mut filled: Vec<PathBuf> = Vec::new();
     for (job, c) in groups.iter_mut().flatten() {
         if c.settings.fill == Some(true) {
@@ -338,21 +419,38 @@ pub fn build(
             ));
         }
     }
-    let mut phases: Vec<ReadPhase> = Vec::new();
-    let mut streams: Vec<Stream> = Vec::new();
-    let mut phase_names = Vec::new();
-    let mut phase_logs = Vec::new();
-    let mut targets: Vec<PathBuf> = Vec::new();
+    Ok(groups)
+}
+
+/// The groups as storlab phases: each job a phase on its own file set (the first of a group
+/// starting it, the others together with it), a verified write's read after the whole group;
+/// the job's targets; each phase's name and logs.
+struct Laid {
+    phases: Vec<ReadPhase>,
+    streams: Vec<Stream>,
+    names: Vec<String>,
+    logs: Vec<Vec<(String, String)>>,
+    targets: Vec<PathBuf>,
+}
+
+fn lay_out(groups: &[Vec<(Resolved, Converted)>], notes: &mut Vec<String>) -> Result<Laid, WorkloadError> {
+    let mut laid = Laid {
+        phases: Vec::new(),
+        streams: Vec::new(),
+        names: Vec::new(),
+        logs: Vec::new(),
+        targets: Vec::new(),
+    };
     let mut index = 0usize;
     let mut said_deferred = false;
-    for group in &groups {
+    for group in groups {
         let mut deferred = Vec::new();
         for (ji, (job, c)) in group.iter().enumerate() {
             let set = format!("{index}.{}", job.name);
             index += 1;
             for t in &c.targets {
-                if !targets.contains(t) {
-                    targets.push(t.clone());
+                if !laid.targets.contains(t) {
+                    laid.targets.push(t.clone());
                 }
             }
             for (n, kind) in c.kinds.iter().enumerate() {
@@ -361,19 +459,12 @@ pub fn build(
                     deferred.push((job, c, *kind, set.clone()));
                     continue;
                 }
-                phase_names.push(if n == 0 {
-                    job.name.clone()
+                let (name, logs) = if n == 0 {
+                    (job.name.clone(), c.logs.clone())
                 } else {
-                    format!("{} (verify)", job.name)
-                });
-                phase_logs.push(if n == 0 { c.logs.clone() } else { Vec::new() });
-                phases.push(read_phase(*kind, c, job)?);
-                streams.push(Stream {
-                    name: job.name.clone(),
-                    together: n == 0 && ji > 0,
-                    set: set.clone(),
-                    targets: c.targets.clone(),
-                });
+                    (format!("{} (verify)", job.name), Vec::new())
+                };
+                laid.push(job, name, logs, read_phase(*kind, c, job)?, (n == 0 && ji > 0, &set), c);
             }
         }
         if !deferred.is_empty() && !said_deferred {
@@ -381,52 +472,43 @@ pub fn build(
             notes.push("the verifying reads of jobs that run together follow the whole group (fio verifies each job's files after its own writes, while the others still run)".into());
         }
         for (k, (job, c, kind, set)) in deferred.into_iter().enumerate() {
-            phase_names.push(format!("{} (verify)", job.name));
-            phase_logs.push(Vec::new());
-            phases.push(read_phase(kind, c, job)?);
-            streams.push(Stream {
-                name: job.name.clone(),
-                together: k > 0,
-                set,
-                targets: c.targets.clone(),
-            });
+            let name = format!("{} (verify)", job.name);
+            laid.push(job, name, Vec::new(), read_phase(kind, c, job)?, (k > 0, &set), c);
         }
     }
     // One job: its phases are a storlab job's usual ones, on the job's targets (the streams
     // keep only their names).
-    let one_set = streams.iter().all(|st| st.set == streams[0].set);
-    if one_set {
-        for st in &mut streams {
+    if laid.streams.iter().all(|st| st.set == laid.streams[0].set) {
+        for st in &mut laid.streams {
             st.set.clear();
             st.targets.clear();
         }
     }
-    let name = run_name.unwrap_or_else(|| source.name.clone());
-    let toml = to_toml(&name, &targets, &phases, &streams, &source.shown, &notes, &ignored);
-    let mut job_notes = notes.clone();
-    if !ignored.is_empty() {
-        job_notes.push(format!(
-            "ignored fio options (--ignore-unknown): {}",
-            ignored.join(", ")
-        ));
+    Ok(laid)
+}
+
+impl Laid {
+    /// One phase of `job` with its name, logs and stream (whether it runs with the one before,
+    /// its file set).
+    fn push(
+        &mut self,
+        job: &Resolved,
+        name: String,
+        logs: Vec<(String, String)>,
+        phase: ReadPhase,
+        (together, set): (bool, &str),
+        c: &Converted,
+    ) {
+        self.streams.push(Stream {
+            name: job.name.clone(),
+            together,
+            set: set.to_string(),
+            targets: c.targets.clone(),
+        });
+        self.names.push(name);
+        self.logs.push(logs);
+        self.phases.push(phase);
     }
-    Ok(FioJob {
-        job: Job {
-            name: Some(name),
-            targets,
-            settings: Settings::default(),
-            phases,
-            streams,
-            origin: source.origin.clone(),
-            notes: job_notes,
-            ..Job::default()
-        },
-        toml,
-        notes,
-        ignored,
-        phase_names,
-        phase_logs,
-    })
 }
 
 /// A phase as read: its kind and its settings.

@@ -1,0 +1,348 @@
+//! The rules every phase is held to before anything runs, one small function each in one
+//! table: pure checks of a phase's settings against its kind and its files' size, testable
+//! without a disk. Each says what was wrong and what would be right.
+
+use storlab_model::plan::{BackendKind, BlockSizes, PhaseKind, VERIFY_BLOCK};
+use storlab_units::{Duration, Size};
+
+use crate::PhaseSettings;
+
+/// What a rule looks at: the phase's kind and settings, the smallest region one of its
+/// workers has, and whether the job verifies anywhere (so that every block carries a header).
+pub(crate) struct PhaseFacts<'a> {
+    pub(crate) kind: PhaseKind,
+    pub(crate) e: &'a PhaseSettings,
+    pub(crate) region: u64,
+    pub(crate) any_verify: bool,
+}
+
+/// A rule: None when the phase keeps it, else what is wrong and what would be right.
+type Rule = fn(&PhaseFacts) -> Option<String>;
+
+/// The rules, in the order their refusals are said.
+pub(crate) const PHASE_RULES: &[Rule] = &[
+    bs_fits_the_file,
+    sequential_passes_end_on_a_block,
+    depth_needs_an_asynchronous_engine,
+    iovecs_need_pvsync,
+    iovecs_divide_the_block,
+    stdio_has_no_direct,
+    mmap_has_no_direct,
+    direct_blocks_are_sector_multiples,
+    verified_blocks_are_4k_multiples,
+    verified_randrw_is_one_deep,
+    cmdprio_needs_io_uring,
+    dedupe_needs_unique_data,
+    holes_and_strides_are_sequential,
+    steady_state_needs_two_samples,
+    batch_fits_the_depth,
+];
+
+/// The first rule the phase breaks, if any.
+pub(crate) fn broken(f: &PhaseFacts) -> Option<String> {
+    PHASE_RULES.iter().find_map(|rule| rule(f))
+}
+
+/// The first block size of the phase that `bad` finds wrong.
+fn first_bad(bs: &BlockSizes, bad: impl Fn(u64) -> bool) -> Option<u64> {
+    match bs {
+        BlockSizes::Fixed(b) => bad(*b).then_some(*b),
+        BlockSizes::Mix(m) => m.iter().map(|(b, _)| *b).find(|b| bad(*b)),
+    }
+}
+
+fn bs_fits_the_file(f: &PhaseFacts) -> Option<String> {
+    (f.e.bs.max() > f.region).then(|| {
+        format!(
+            "bs {} is larger than the file size {}: make bs at most the size, or size at least the bs",
+            Size(f.e.bs.max()),
+            Size(f.region)
+        )
+    })
+}
+
+fn sequential_passes_end_on_a_block(f: &PhaseFacts) -> Option<String> {
+    let passes = f.e.runtime.is_none()
+        && matches!(
+            f.kind,
+            PhaseKind::Write | PhaseKind::Rewrite | PhaseKind::Read | PhaseKind::Reread | PhaseKind::Backread
+        );
+    match f.e.bs {
+        BlockSizes::Fixed(b) if passes && !f.region.is_multiple_of(b) => Some(format!(
+            "the file size {} is not a multiple of bs {}: the last block would be partial; choose a size that is",
+            Size(f.region),
+            Size(b)
+        )),
+        _ => None,
+    }
+}
+
+fn depth_needs_an_asynchronous_engine(f: &PhaseFacts) -> Option<String> {
+    (f.e.iodepth > f.e.engine.max_depth()).then(|| {
+        format!(
+            "iodepth {} needs an asynchronous back-end: {} does one I/O at a time per worker; use engine = \"io_uring\" or iodepth = 1",
+            f.e.iodepth,
+            f.e.engine.name()
+        )
+    })
+}
+
+fn iovecs_need_pvsync(f: &PhaseFacts) -> Option<String> {
+    (f.e.iovecs > 1 && f.e.engine != BackendKind::Pvsync).then(|| {
+        format!(
+            "iovecs {} needs engine = \"pvsync\" (preadv/pwritev); {} does one buffer per I/O",
+            f.e.iovecs,
+            f.e.engine.name()
+        )
+    })
+}
+
+fn iovecs_divide_the_block(f: &PhaseFacts) -> Option<String> {
+    let n = f.e.iovecs as u64;
+    (n > 1 && (!f.e.bs.min().is_multiple_of(n) || !f.e.bs.max().is_multiple_of(n)))
+        .then(|| format!("bs must divide into iovecs {} equal buffers", f.e.iovecs))
+}
+
+fn stdio_has_no_direct(f: &PhaseFacts) -> Option<String> {
+    (f.e.direct && f.e.engine == BackendKind::Stdio).then(|| {
+        "direct with engine stdio: a stdio stream's own buffer cannot meet O_DIRECT's alignment; use psync".into()
+    })
+}
+
+fn mmap_has_no_direct(f: &PhaseFacts) -> Option<String> {
+    (f.e.direct && f.e.engine == BackendKind::Mmap).then(|| {
+        "direct = true cannot work with the mmap back-end (a mapping always goes through the page cache): use psync or io_uring".into()
+    })
+}
+
+fn direct_blocks_are_sector_multiples(f: &PhaseFacts) -> Option<String> {
+    if !f.e.direct {
+        return None;
+    }
+    first_bad(&f.e.bs, |b| b % 512 != 0).map(|b| {
+        format!(
+            "O_DIRECT needs block sizes that are multiples of the device's logical block size (512 or 4096 bytes); bs {} is not",
+            Size(b)
+        )
+    })
+}
+
+fn verified_blocks_are_4k_multiples(f: &PhaseFacts) -> Option<String> {
+    if !f.any_verify {
+        return None;
+    }
+    first_bad(&f.e.bs, |b| b % VERIFY_BLOCK != 0).map(|b| {
+        format!(
+            "verification stamps every 4 KiB, so every bs must be a multiple of 4KiB; bs {} is not",
+            Size(b)
+        )
+    })
+}
+
+fn verified_randrw_is_one_deep(f: &PhaseFacts) -> Option<String> {
+    (f.e.verify && f.kind == PhaseKind::Randrw && f.e.iodepth > 1).then(|| {
+        "verify on randrw needs iodepth 1: a read and a write of the same block in flight together have no defined result".into()
+    })
+}
+
+fn cmdprio_needs_io_uring(f: &PhaseFacts) -> Option<String> {
+    (f.e.cmdprio.is_some() && f.e.engine != BackendKind::IoUring).then(|| {
+        format!(
+            "cmdprio needs engine io_uring: only its requests carry a priority of their own ({} runs every I/O at the worker's; `priority` sets that)",
+            f.e.engine.name()
+        )
+    })
+}
+
+fn dedupe_needs_unique_data(f: &PhaseFacts) -> Option<String> {
+    if f.e.dedupe == 0 {
+        return None;
+    }
+    if f.any_verify {
+        return Some("dedupe with verify: every verified 4 KiB carries its own offset, so no two blocks are alike; drop one of them".into());
+    }
+    (!f.e.pattern.unique_per_block()).then(|| {
+        "dedupe with a pattern of zeros or fixed bytes: every block is already the same; use random or compress:NN data".into()
+    })
+}
+
+fn holes_and_strides_are_sequential(f: &PhaseFacts) -> Option<String> {
+    let sequential = matches!(
+        f.kind,
+        PhaseKind::Write | PhaseKind::Rewrite | PhaseKind::Read | PhaseKind::Reread
+    );
+    ((f.e.hole > 0 || f.e.strided.is_some()) && !sequential).then(|| {
+        format!(
+            "hole and strided place sequential I/O: a {} phase has none (use them with write, rewrite, read or reread)",
+            f.kind.name()
+        )
+    })
+}
+
+fn steady_state_needs_two_samples(f: &PhaseFacts) -> Option<String> {
+    (f.e.steady.is_some() && f.e.steady_window.0 < 2 * f.e.interval.0).then(|| {
+        format!(
+            "steady needs a steady_window of two sample intervals ({}) or more",
+            Duration(2 * f.e.interval.0)
+        )
+    })
+}
+
+fn batch_fits_the_depth(f: &PhaseFacts) -> Option<String> {
+    f.e.iodepth_batch.filter(|b| *b > f.e.iodepth).map(|b| {
+        format!(
+            "iodepth_batch {b} is larger than iodepth {}: a submission cannot hold more I/Os than are in flight",
+            f.e.iodepth
+        )
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Settings;
+
+    /// The first rule a phase of `kind` with `settings` (a job file's keys) and files of
+    /// `region` bytes breaks.
+    fn refusal(kind: PhaseKind, settings: &[(&str, &str)], region: u64, any_verify: bool) -> Option<String> {
+        let mut s = Settings::default();
+        for (k, v) in settings {
+            s.apply_str(k, v).unwrap();
+        }
+        let e = s.resolve();
+        broken(&PhaseFacts {
+            kind,
+            e: &e,
+            region,
+            any_verify,
+        })
+    }
+
+    /// A phase's kind, its settings, its files' size, whether the job verifies, and a piece of
+    /// the refusal it must get.
+    type Case<'a> = (PhaseKind, &'a [(&'a str, &'a str)], u64, bool, &'a str);
+
+    #[test]
+    fn each_rule_refuses_what_it_names_and_passes_the_rest() {
+        let mib = 1 << 20;
+        // A plain phase keeps every rule.
+        assert_eq!(refusal(PhaseKind::Randread, &[], mib, false), None);
+        let cases: &[Case] = &[
+            (
+                PhaseKind::Read,
+                &[("bs", "2m")],
+                mib,
+                false,
+                "larger than the file size",
+            ),
+            (
+                PhaseKind::Write,
+                &[("bs", "3k")],
+                mib,
+                false,
+                "not a multiple of bs 3KiB",
+            ),
+            (
+                PhaseKind::Read,
+                &[("iodepth", "8")],
+                mib,
+                false,
+                "needs an asynchronous back-end",
+            ),
+            (
+                PhaseKind::Read,
+                &[("iovecs", "4")],
+                mib,
+                false,
+                "needs engine = \"pvsync\"",
+            ),
+            (
+                PhaseKind::Read,
+                &[("iovecs", "3"), ("engine", "pvsync")],
+                3 * mib,
+                false,
+                "iovecs 3 equal buffers",
+            ),
+            (
+                PhaseKind::Read,
+                &[("direct", "true"), ("engine", "stdio")],
+                mib,
+                false,
+                "stdio",
+            ),
+            (
+                PhaseKind::Read,
+                &[("direct", "true"), ("engine", "mmap")],
+                mib,
+                false,
+                "mmap back-end",
+            ),
+            (
+                PhaseKind::Randread,
+                &[("direct", "true"), ("bs", "4k:1,1000:1")],
+                mib,
+                false,
+                "bs 1000B is not",
+            ),
+            (PhaseKind::Randread, &[("bs", "2k")], mib, true, "multiple of 4KiB"),
+            (
+                PhaseKind::Randrw,
+                &[("verify", "true"), ("iodepth", "4"), ("engine", "io_uring")],
+                mib,
+                true,
+                "iodepth 1",
+            ),
+            (
+                PhaseKind::Randread,
+                &[("cmdprio", "20:rt:0")],
+                mib,
+                false,
+                "cmdprio needs engine io_uring",
+            ),
+            (
+                PhaseKind::Randwrite,
+                &[("dedupe", "20")],
+                mib,
+                true,
+                "dedupe with verify",
+            ),
+            (
+                PhaseKind::Randwrite,
+                &[("dedupe", "20"), ("pattern", "zeros")],
+                mib,
+                false,
+                "already the same",
+            ),
+            (
+                PhaseKind::Randread,
+                &[("hole", "4k")],
+                mib,
+                false,
+                "a randread phase has none",
+            ),
+            (
+                PhaseKind::Randread,
+                &[("steady", "iops:5%"), ("steady_window", "1s")],
+                mib,
+                false,
+                "two sample intervals (2s)",
+            ),
+            (
+                PhaseKind::Randread,
+                &[("engine", "io_uring"), ("iodepth", "4"), ("iodepth_batch", "8")],
+                mib,
+                false,
+                "larger than iodepth 4",
+            ),
+        ];
+        for (kind, settings, region, verify, needle) in cases {
+            let r = refusal(*kind, settings, *region, *verify);
+            assert!(
+                r.as_deref().is_some_and(|m| m.contains(needle)),
+                "{settings:?}: {r:?}, not '{needle}'"
+            );
+        }
+        // Each rule is reached by a case above.
+        assert_eq!(PHASE_RULES.len(), cases.len() - 1);
+    }
+}

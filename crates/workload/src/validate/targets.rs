@@ -1,0 +1,190 @@
+//! The targets themselves, probed on the machine: what each is (a directory, a new or existing
+//! file, a block device named with --allow-device, /dev/null or /dev/zero), whether it is
+//! writable, the free space for what storlab will create, and whether its filesystem takes
+//! O_DIRECT.
+
+use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
+use std::path::{Path, PathBuf};
+
+use storlab_units::Size;
+
+use super::sets::Placed;
+use super::{ResolveOptions, TargetKind};
+use crate::WorkloadError;
+
+/// A refusal of a target: its path and what is wrong with it.
+pub(super) fn target_error(path: &Path, message: impl Into<String>) -> WorkloadError {
+    WorkloadError::Target {
+        path: path.display().to_string(),
+        message: message.into(),
+    }
+}
+
+fn writable_dir(p: &Path) -> Result<(), WorkloadError> {
+    if storlab_env::space::statvfs(p).is_some_and(|s| s.read_only) {
+        return Err(target_error(
+            p,
+            "is on a read-only filesystem: choose a writable directory",
+        ));
+    }
+    if let Err(e) = rustix::fs::access(p, rustix::fs::Access::WRITE_OK | rustix::fs::Access::EXEC_OK) {
+        return Err(target_error(
+            p,
+            format!(
+                "is not writable by this user ({}): choose a directory you can write to",
+                std::io::Error::from(e)
+            ),
+        ));
+    }
+    Ok(())
+}
+
+fn device_size(p: &Path) -> Option<u64> {
+    use std::io::{Seek, SeekFrom};
+    std::fs::File::open(p).ok()?.seek(SeekFrom::End(0)).ok()
+}
+
+/// What a target is, and its length when it is an existing file or device.
+pub(super) fn classify(p: &Path, opts: &ResolveOptions) -> Result<(TargetKind, Option<u64>), WorkloadError> {
+    match std::fs::metadata(p) {
+        Ok(m) if m.is_dir() => {
+            writable_dir(p)?;
+            Ok((TargetKind::Directory, None))
+        }
+        Ok(m) if m.is_file() => Ok((TargetKind::File, Some(m.len()))),
+        Ok(m) if m.file_type().is_block_device() => {
+            let canon = std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+            let allowed = opts
+                .allow_devices
+                .iter()
+                .any(|a| std::fs::canonicalize(a).map(|a| a == canon).unwrap_or(false));
+            if !allowed {
+                return Err(target_error(
+                    p,
+                    format!("is a block device: writing to it destroys what it holds; to use it, add --allow-device {} (naming this device)", p.display()),
+                ));
+            }
+            Ok((TargetKind::Device, device_size(p)))
+        }
+        Ok(m) if m.file_type().is_char_device() => {
+            let canon = std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+            if canon == Path::new("/dev/null") || canon == Path::new("/dev/zero") {
+                Ok((TargetKind::CharDevice, None))
+            } else {
+                Err(target_error(
+                    p,
+                    "is a character device: storlab takes /dev/null and /dev/zero, not others",
+                ))
+            }
+        }
+        Ok(_) => Err(target_error(
+            p,
+            "is neither a directory, a regular file nor a block device",
+        )),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            let parent = p
+                .parent()
+                .filter(|d| !d.as_os_str().is_empty())
+                .unwrap_or(Path::new("."));
+            if parent.is_dir() {
+                writable_dir(parent)
+                    .map_err(|_| target_error(p, format!("cannot be created: {} is not writable", parent.display())))?;
+                Ok((TargetKind::NewFile, None))
+            } else {
+                Err(target_error(
+                    p,
+                    "does not exist: create the directory first, or name an existing directory or file",
+                ))
+            }
+        }
+        Err(e) => Err(target_error(p, format!("cannot be examined: {e}"))),
+    }
+}
+
+/// Tries O_DIRECT where the files will live; Err names the filesystem that refuses it.
+pub(super) fn probe_direct(dir_or_file: &Path, kind: TargetKind, tag: &str) -> Result<(), WorkloadError> {
+    let refuse = |e: std::io::Error| {
+        let fs = fs_type(dir_or_file);
+        target_error(
+            dir_or_file,
+            format!("the filesystem here{fs} refuses O_DIRECT ({e}): run without direct, or choose a target on a block-device filesystem (ext4, XFS, btrfs)"),
+        )
+    };
+    match kind {
+        TargetKind::Directory | TargetKind::NewFile => {
+            let dir = if kind == TargetKind::Directory {
+                dir_or_file.to_path_buf()
+            } else {
+                dir_or_file.parent().unwrap_or(Path::new(".")).to_path_buf()
+            };
+            let probe = dir.join(format!(".storlab-direct-probe-{tag}"));
+            let r = (|| -> std::io::Result<()> {
+                let f = std::fs::OpenOptions::new()
+                    .read(true)
+                    .write(true)
+                    .create_new(true)
+                    .custom_flags(libc::O_DIRECT)
+                    .open(&probe)?;
+                let _ = std::fs::remove_file(&probe);
+                // One 4 KiB block, aligned as O_DIRECT wants it.
+                #[repr(align(4096))]
+                struct Block([u8; 4096]);
+                let block = Box::new(Block([0; 4096]));
+                rustix::io::pwrite(&f, &block.0, 0)?;
+                Ok(())
+            })();
+            let _ = std::fs::remove_file(&probe);
+            r.map_err(refuse)
+        }
+        TargetKind::CharDevice => Err(refuse(std::io::Error::from_raw_os_error(libc::EINVAL))),
+        TargetKind::File | TargetKind::Device => std::fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_DIRECT)
+            .open(dir_or_file)
+            .map(|_| ())
+            .map_err(refuse),
+    }
+}
+
+/// The filesystem type of a path, for messages (" (tmpfs)").
+fn fs_type(p: &Path) -> String {
+    storlab_env::mounts::mount_of(p, &storlab_env::mounts::mounts())
+        .map(|m| format!(" ({})", m.fs_type))
+        .unwrap_or_default()
+}
+
+/// Free space, per filesystem, for what storlab will create (a set that may fill its
+/// filesystem is not held to it).
+pub(super) fn check_free_space(placed: &Placed) -> Result<(), WorkloadError> {
+    let mut need: Vec<(u64, PathBuf, u64)> = Vec::new();
+    for w in placed
+        .workers
+        .iter()
+        .zip(&placed.fills)
+        .filter(|(_, fills)| !**fills)
+        .flat_map(|(w, _)| w)
+        .filter(|w| w.owned)
+    {
+        let dir = w.path.parent().unwrap_or(Path::new(".")).to_path_buf();
+        let dev = std::fs::metadata(&dir).map(|m| m.dev()).unwrap_or(0);
+        match need.iter_mut().find(|(d, _, _)| *d == dev) {
+            Some(n) => n.2 += w.len,
+            None => need.push((dev, dir, w.len)),
+        }
+    }
+    for (_, dir, bytes) in need {
+        if let Some(free) = storlab_env::space::statvfs(&dir).and_then(|s| s.free) {
+            if bytes > free {
+                return Err(target_error(
+                    &dir,
+                    format!(
+                        "the job needs {} here but only {} is free: reduce size or threads, or choose another target",
+                        Size(bytes).human(),
+                        Size(free).human()
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(())
+}
