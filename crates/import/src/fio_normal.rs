@@ -10,9 +10,9 @@
 use std::collections::BTreeMap;
 
 use serde_json::json;
-use storlab_model::result::{Figure, Latency, PhaseResult};
-use storlab_model::run::{ImportedParams, ImportedRun, Phase, PhaseName, PhaseParams};
+use storlab_model::run::{ImportedParams, ImportedRun, PhaseName};
 
+use crate::fio_figures::{DirFigures, JobFigures, RunFacts};
 use crate::{ImportError, Origin};
 
 /// True when `text` holds a job's report in fio's normal format.
@@ -128,31 +128,54 @@ struct Job {
 
 /// Parses every job report of fio's normal output in `text`.
 pub fn parse(origin: &Origin, text: &str) -> Result<Vec<ImportedRun>, ImportError> {
-    // The banner: each job's rw and block size.
-    let mut banner: BTreeMap<String, (String, Option<u64>)> = BTreeMap::new();
+    let banner = banner(text);
+    let jobs = read_jobs(origin, text)?;
+    if jobs.is_empty() {
+        return Err(origin.error("no job reports (\"name: (groupid=0, jobs=1): err= 0: ...\") in fio's normal output"));
+    }
+    let version = text
+        .lines()
+        .find_map(|l| l.trim().strip_prefix("fio-"))
+        .unwrap_or("unknown")
+        .to_string();
+    let host = origin.host_or("fio");
+    jobs.iter()
+        .map(|job| job_run(origin, &host, &version, text, &banner, job))
+        .collect()
+}
+
+/// The banner fio prints first: each job's rw and block size.
+fn banner(text: &str) -> BTreeMap<String, (String, Option<u64>)> {
+    let mut banner = BTreeMap::new();
     for l in text.lines() {
-        if let Some((name, rest)) = l.split_once(": (g=") {
-            let rw = rest
-                .split("rw=")
-                .nth(1)
-                .and_then(|r| r.split(',').next())
-                .map(str::to_string);
-            let bs = rest
-                .split("bs=(R) ")
-                .nth(1)
-                .and_then(|r| r.split('-').next())
-                .and_then(size)
-                .map(|b| b as u64);
-            if let Some(rw) = rw {
-                banner.insert(name.trim().to_string(), (rw, bs));
-            }
+        let Some((name, rest)) = l.split_once(": (g=") else {
+            continue;
+        };
+        let rw = rest
+            .split("rw=")
+            .nth(1)
+            .and_then(|r| r.split(',').next())
+            .map(str::to_string);
+        let bs = rest
+            .split("bs=(R) ")
+            .nth(1)
+            .and_then(|r| r.split('-').next())
+            .and_then(size)
+            .map(|b| b as u64);
+        if let Some(rw) = rw {
+            banner.insert(name.trim().to_string(), (rw, bs));
         }
     }
+    banner
+}
+
+/// Every job's report, line by line.
+fn read_jobs(origin: &Origin, text: &str) -> Result<Vec<Job>, ImportError> {
     let mut jobs: Vec<Job> = Vec::new();
+    // Inside a percentiles block: its unit in ns.
     let mut pct_unit: Option<f64> = None;
     for (k, l) in text.lines().enumerate() {
         let line_no = k + 1;
-        let bad = |what: &str| origin.error(format!("line {line_no}: {what} in fio's normal output"));
         if let Some((name, n, err, date)) = job_header(l) {
             jobs.push(Job {
                 name: name.to_string(),
@@ -165,197 +188,171 @@ pub fn parse(origin: &Origin, text: &str) -> Result<Vec<ImportedRun>, ImportErro
             continue;
         }
         let Some(job) = jobs.last_mut() else { continue };
-        let t = l.trim();
-        if t.starts_with("Run status group") {
-            // The group summaries say again what the jobs said.
-            pct_unit = None;
+        read_line(job, l.trim(), &mut pct_unit)
+            .map_err(|what| origin.error(format!("line {line_no}: {what} in fio's normal output")))?;
+    }
+    Ok(jobs)
+}
+
+/// One line of a job's report: a direction's figures, the CPU, a latency line, a percentiles
+/// block; Err says what did not read.
+fn read_line(job: &mut Job, t: &str, pct_unit: &mut Option<f64>) -> Result<(), String> {
+    if t.starts_with("Run status group") {
+        // The group summaries say again what the jobs said.
+        *pct_unit = None;
+        return Ok(());
+    }
+    if let Some((dir, rest)) = t.split_once(": IOPS=") {
+        if matches!(dir, "read" | "write" | "trim") {
+            job.dirs.push(direction_line(dir, rest)?);
+            *pct_unit = None;
+        }
+        return Ok(());
+    }
+    if let Some(rest) = t.strip_prefix("cpu") {
+        let p = pairs(rest.trim_start().trim_start_matches(':'));
+        job.usr_pct = p.get("usr").and_then(|v| v.trim_end_matches('%').parse().ok());
+        job.sys_pct = p.get("sys").and_then(|v| v.trim_end_matches('%').parse().ok());
+        return Ok(());
+    }
+    let Some(dir) = job.dirs.last_mut() else { return Ok(()) };
+    latency_line(dir, t)?;
+    if let Some(unit) = t
+        .strip_prefix("clat percentiles (")
+        .or_else(|| t.strip_prefix("lat percentiles ("))
+        .and_then(|r| r.strip_suffix("):"))
+    {
+        *pct_unit = Some(unit_ns(unit).ok_or_else(|| format!("the percentile unit \"{unit}\""))?);
+        dir.pct.clear();
+        return Ok(());
+    }
+    match (*pct_unit, t.strip_prefix('|')) {
+        (Some(m), Some(rest)) => percentile_row(dir, rest, m),
+        (_, None) => {
+            *pct_unit = None;
+            Ok(())
+        }
+        _ => Ok(()),
+    }
+}
+
+/// "515k, BW=2010MiB/s (2108MB/s)(22.1MiB/11msec)": a direction's IOPS, bandwidth, data moved
+/// and runtime.
+fn direction_line(dir: &str, rest: &str) -> Result<Direction, String> {
+    let iops = scaled(rest.split(',').next().unwrap_or("")).ok_or("an IOPS figure that does not read")?;
+    let bw = rest
+        .split("BW=")
+        .nth(1)
+        .and_then(|b| b.split_whitespace().next())
+        .and_then(|b| b.strip_suffix("/s"))
+        .and_then(size)
+        .ok_or("a BW= figure that does not read")?;
+    let (io, runtime) = rest
+        .rsplit_once(")(")
+        .and_then(|(_, x)| x.split(')').next())
+        .and_then(|x| x.split_once('/'))
+        .and_then(|(a, b)| Some((size(a)?, duration(b)?)))
+        .ok_or("no (io/runtime) figure after BW=")?;
+    Ok(Direction {
+        name: dir.to_string(),
+        iops,
+        bytes_per_sec: bw,
+        bytes: io,
+        seconds: runtime,
+        ..Direction::default()
+    })
+}
+
+/// "clat (nsec): min=812, max=4025.8k, avg=2607.64, stdev=75621.60" (or "lat (…)"): the
+/// direction's completion or total latency.
+fn latency_line(dir: &mut Direction, t: &str) -> Result<(), String> {
+    for (prefix, total) in [("lat (", true), ("clat (", false)] {
+        let Some(rest) = t.strip_prefix(prefix) else { continue };
+        let Some((unit, figures)) = rest.split_once("):") else {
+            continue;
+        };
+        if !figures.contains("min=") {
             continue;
         }
-        if let Some((dir, rest)) = t.split_once(": IOPS=") {
-            if !matches!(dir, "read" | "write" | "trim") {
-                continue;
-            }
-            // "515k, BW=2010MiB/s (2108MB/s)(22.1MiB/11msec)"
-            let iops =
-                scaled(rest.split(',').next().unwrap_or("")).ok_or_else(|| bad("an IOPS figure that does not read"))?;
-            let bw = rest
-                .split("BW=")
-                .nth(1)
-                .and_then(|b| b.split_whitespace().next())
-                .and_then(|b| b.strip_suffix("/s"))
-                .and_then(size)
-                .ok_or_else(|| bad("a BW= figure that does not read"))?;
-            let (io, runtime) = rest
-                .rsplit_once(")(")
-                .and_then(|(_, x)| x.split(')').next())
-                .and_then(|x| x.split_once('/'))
-                .and_then(|(a, b)| Some((size(a)?, duration(b)?)))
-                .ok_or_else(|| bad("no (io/runtime) figure after BW="))?;
-            job.dirs.push(Direction {
-                name: dir.to_string(),
-                iops,
-                bytes_per_sec: bw,
-                bytes: io,
-                seconds: runtime,
-                ..Direction::default()
-            });
-            pct_unit = None;
-            continue;
-        }
-        if let Some(rest) = t.strip_prefix("cpu") {
-            let p = pairs(rest.trim_start().trim_start_matches(':'));
-            job.usr_pct = p.get("usr").and_then(|v| v.trim_end_matches('%').parse().ok());
-            job.sys_pct = p.get("sys").and_then(|v| v.trim_end_matches('%').parse().ok());
-            continue;
-        }
-        let Some(dir) = job.dirs.last_mut() else { continue };
-        // "clat (nsec): min=812, max=4025.8k, avg=2607.64, stdev=75621.60"
-        for (prefix, total) in [("lat (", true), ("clat (", false)] {
-            let Some(rest) = t.strip_prefix(prefix) else { continue };
-            let Some((unit, figures)) = rest.split_once("):") else {
-                continue;
-            };
-            if !figures.contains("min=") {
-                continue;
-            }
-            let m = unit_ns(unit).ok_or_else(|| bad(&format!("the latency unit \"{unit}\"")))?;
-            let p = pairs(figures);
-            let get = |k: &str| p.get(k).and_then(|v| scaled(v)).map(|v| v * m);
-            let f = match (get("min"), get("avg"), get("max")) {
-                (Some(a), Some(b), Some(c)) => (a, b, c),
-                _ => return Err(bad("a latency line without min, avg and max")),
-            };
-            if total {
-                dir.lat = Some(f);
-            } else {
-                dir.clat = Some(f);
-            }
-        }
-        if let Some(unit) = t
-            .strip_prefix("clat percentiles (")
-            .or_else(|| t.strip_prefix("lat percentiles ("))
-            .and_then(|r| r.strip_suffix("):"))
-        {
-            pct_unit = Some(unit_ns(unit).ok_or_else(|| bad(&format!("the percentile unit \"{unit}\"")))?);
-            dir.pct.clear();
-            continue;
-        }
-        if let (Some(m), Some(rest)) = (pct_unit, t.strip_prefix('|')) {
-            // " 1.00th=[    852],  5.00th=[    916], 10.00th=[    956],"
-            for item in rest.split("],") {
-                let Some((p, v)) = item.split_once("th=[") else {
-                    continue;
-                };
-                let v = v.trim().trim_end_matches(']');
-                match (p.trim().parse::<f64>(), scaled(v)) {
-                    (Ok(p), Some(v)) => dir.pct.push((p, v * m)),
-                    _ => return Err(bad(&format!("a percentile \"{}\" that does not read", item.trim()))),
-                }
-            }
-        } else if !t.starts_with('|') {
-            pct_unit = None;
+        let m = unit_ns(unit).ok_or_else(|| format!("the latency unit \"{unit}\""))?;
+        let p = pairs(figures);
+        let get = |k: &str| p.get(k).and_then(|v| scaled(v)).map(|v| v * m);
+        let f = match (get("min"), get("avg"), get("max")) {
+            (Some(a), Some(b), Some(c)) => (a, b, c),
+            _ => return Err("a latency line without min, avg and max".into()),
+        };
+        if total {
+            dir.lat = Some(f);
+        } else {
+            dir.clat = Some(f);
         }
     }
-    if jobs.is_empty() {
-        return Err(origin.error("no job reports (\"name: (groupid=0, jobs=1): err= 0: ...\") in fio's normal output"));
+    Ok(())
+}
+
+/// " 1.00th=[    852],  5.00th=[    916], 10.00th=[    956],": percentiles in the block's unit.
+fn percentile_row(dir: &mut Direction, rest: &str, unit_ns: f64) -> Result<(), String> {
+    for item in rest.split("],") {
+        let Some((p, v)) = item.split_once("th=[") else {
+            continue;
+        };
+        let v = v.trim().trim_end_matches(']');
+        match (p.trim().parse::<f64>(), scaled(v)) {
+            (Ok(p), Some(v)) => dir.pct.push((p, v * unit_ns)),
+            _ => return Err(format!("a percentile \"{}\" that does not read", item.trim())),
+        }
     }
-    let version = text
-        .lines()
-        .find_map(|l| l.trim().strip_prefix("fio-"))
-        .unwrap_or("unknown")
-        .to_string();
-    let host = origin.host_or("fio");
-    let mut runs = Vec::new();
-    for job in jobs {
-        if job.dirs.is_empty() {
-            return Err(origin.error(format!(
-                "line {}: fio's report of job '{}' has no read, write or trim figures",
-                job.line, job.name
-            )));
-        }
-        let (rw, bs) = banner.get(&job.name).cloned().unwrap_or(("unknown".into(), None));
-        let is_read = |d: &&Direction| d.name == "read";
-        let reads: Vec<&Direction> = job.dirs.iter().filter(is_read).collect();
-        let writes: Vec<&Direction> = job.dirs.iter().filter(|d| !is_read(d)).collect();
-        let ops = |d: &Direction| (d.iops * d.seconds).round();
-        let bytes_read: f64 = reads.iter().map(|d| d.bytes).sum();
-        let bytes_written: f64 = writes.iter().map(|d| d.bytes).sum();
-        let ops_read: f64 = reads.iter().map(|d| ops(d)).sum();
-        let ops_written: f64 = writes.iter().map(|d| ops(d)).sum();
-        let seconds = job.dirs.iter().map(|d| d.seconds).fold(0.0, f64::max);
-        let lat_of = |d: &Direction| d.lat.or(d.clat);
-        let n = (ops_read + ops_written).max(1.0);
-        let have_lat = job.dirs.iter().all(|d| lat_of(d).is_some());
-        let pct = |p: f64| -> u64 {
-            job.dirs
-                .iter()
-                .filter_map(|d| d.pct.iter().find(|x| (x.0 - p).abs() < 1e-6))
-                .map(|x| x.1)
-                .fold(0.0, f64::max) as u64
-        };
-        let have_pct = job.dirs.iter().all(|d| !d.pct.is_empty());
-        let mut notes = vec![
-            "fio's normal text rounds what it prints (IOPS=515k, io=22.1MiB): the figures are as printed; I/O counts are IOPS × runtime".to_string(),
-            "percentiles are fio's completion latency (clat), the larger of the directions' when several moved data; min, mean and max its total latency (lat)".into(),
-            "fio reports one figure per job (or group): no first done, no spread between its workers".into(),
-        ];
-        if job.error != 0 {
-            notes.push(format!("fio reported error {} for this job", job.error));
-        }
-        let mut result = PhaseResult {
-            cpu_user: job.usr_pct.unwrap_or(0.0) / 100.0 * seconds,
-            cpu_sys: job.sys_pct.unwrap_or(0.0) / 100.0 * seconds,
-            latency: if have_lat && have_pct {
-                Latency {
-                    count: (ops_read + ops_written) as u64,
-                    min_ns: job
-                        .dirs
-                        .iter()
-                        .filter_map(|d| lat_of(d).map(|l| l.0))
-                        .fold(f64::INFINITY, f64::min) as u64,
-                    mean_ns: job
-                        .dirs
-                        .iter()
-                        .filter_map(|d| lat_of(d).map(|l| l.1 * ops(d)))
-                        .sum::<f64>()
-                        / n,
-                    max_ns: job
-                        .dirs
-                        .iter()
-                        .filter_map(|d| lat_of(d).map(|l| l.2))
-                        .fold(0.0, f64::max) as u64,
-                    p50_ns: pct(50.0),
-                    p90_ns: pct(90.0),
-                    p99_ns: pct(99.0),
-                    p99_9_ns: pct(99.9),
-                    p99_99_ns: pct(99.99),
-                }
-            } else {
-                Latency::default()
-            },
-            ..crate::moved(
-                (bytes_read, ops_read),
-                (bytes_written, ops_written),
-                seconds,
-                job.dirs.iter().map(|d| d.bytes_per_sec).sum(),
-                job.dirs.iter().map(|d| d.iops).sum(),
-            )
-        };
-        let mut missing = vec![Figure::FirstDone, Figure::WorkerSpread];
-        if !(have_lat && have_pct) {
-            missing.push(Figure::Latency);
-            notes.push("the report has no latency percentiles for every direction: latency not measured".into());
-        }
-        if job.usr_pct.is_none() || job.sys_pct.is_none() {
-            missing.push(Figure::Cpu);
-        }
-        result.mark_not_measured(&missing);
-        let started = crate::ctime_rfc3339(&job.date);
-        runs.push(origin.run(
-            &host,
-            format!("fio {}", job.name),
-            format!("fio ({version}) job '{}', imported from {}", job.name, origin.path),
-            json!({
+    Ok(())
+}
+
+/// One job's report as a run, through the step every fio text format shares.
+fn job_run(
+    origin: &Origin,
+    host: &str,
+    version: &str,
+    text: &str,
+    banner: &BTreeMap<String, (String, Option<u64>)>,
+    job: &Job,
+) -> Result<ImportedRun, ImportError> {
+    if job.dirs.is_empty() {
+        return Err(origin.error(format!(
+            "line {}: fio's report of job '{}' has no read, write or trim figures",
+            job.line, job.name
+        )));
+    }
+    let (rw, bs) = banner.get(&job.name).cloned().unwrap_or(("unknown".into(), None));
+    let figures = JobFigures {
+        dirs: job
+            .dirs
+            .iter()
+            .map(|d| DirFigures {
+                read: d.name == "read",
+                bytes: d.bytes,
+                bytes_per_sec: d.bytes_per_sec,
+                iops: d.iops,
+                seconds: d.seconds,
+                lat: d.lat.or(d.clat),
+                pct: d.pct.clone(),
+            })
+            .collect(),
+        cpu_pct: job.usr_pct.zip(job.sys_pct),
+    };
+    let mut notes = vec![
+        "fio's normal text rounds what it prints (IOPS=515k, io=22.1MiB): the figures are as printed; I/O counts are IOPS × runtime".to_string(),
+        "percentiles are fio's completion latency (clat), the larger of the directions' when several moved data; min, mean and max its total latency (lat)".into(),
+        "fio reports one figure per job (or group): no first done, no spread between its workers".into(),
+    ];
+    if job.error != 0 {
+        notes.push(format!("fio reported error {} for this job", job.error));
+    }
+    let started = crate::ctime_rfc3339(&job.date);
+    Ok(figures.run(
+        origin,
+        host,
+        RunFacts {
+            job: job.name.clone(),
+            version: version.to_string(),
+            document: json!({
                 "imported_from": origin.path,
                 "format": "fio normal",
                 "fio_version": version,
@@ -364,22 +361,15 @@ pub fn parse(origin: &Origin, text: &str) -> Result<Vec<ImportedRun>, ImportErro
                 "text": text,
                 "time": if started.is_some() { "fio's report date, taken as UTC" } else { "not in the file: the time of the import" },
             }),
-            started.unwrap_or_else(crate::now),
-            format!("imported from fio {version}'s normal output: fio does not record the machine"),
-            vec![Phase {
-                seq: 0,
-                kind: PhaseName::from_name(&rw),
-                params: PhaseParams::Imported(ImportedParams {
-                    tool: format!("fio {version}"),
-                    bs,
-                    workers: Some(job.jobs),
-                    notes,
-                    ..ImportedParams::default()
-                }),
-                result,
-                cache_flattered: false,
-            }],
-        ));
-    }
-    Ok(runs)
+            started: started.unwrap_or_else(crate::now),
+            source: format!("imported from fio {version}'s normal output: fio does not record the machine"),
+            kind: PhaseName::from_name(&rw),
+            params: ImportedParams {
+                bs,
+                workers: Some(job.jobs),
+                notes,
+                ..ImportedParams::default()
+            },
+        },
+    ))
 }

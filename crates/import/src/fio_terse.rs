@@ -14,9 +14,9 @@
 //! the phase is named after the directions that moved data, and those figures are absent.
 
 use serde_json::json;
-use storlab_model::result::{Figure, Latency, PhaseResult};
-use storlab_model::run::{ImportedParams, ImportedRun, Phase, PhaseName, PhaseParams};
+use storlab_model::run::{ImportedParams, ImportedRun, PhaseName};
 
+use crate::fio_figures::{DirFigures, JobFigures, RunFacts};
 use crate::{ImportError, Origin};
 
 /// Fields per direction, by terse version.
@@ -72,138 +72,136 @@ pub fn parse(origin: &Origin, text: &str) -> Result<Vec<ImportedRun>, ImportErro
     let host = origin.host_or("fio");
     let mut runs = Vec::new();
     for (k, line) in text.lines().enumerate() {
-        if !is_terse(line) {
-            continue;
+        if is_terse(line) {
+            runs.push(line_run(origin, &host, k + 1, line)?);
         }
-        let line_no = k + 1;
-        let f: Vec<&str> = line.trim().split(';').collect();
-        let version: u32 = f[0].parse().unwrap_or(3);
-        if f.len() < fields_needed(version) {
-            return Err(origin.error(format!(
-                "line {line_no}: fio terse version {version} has {} fields per job, this line {} (is it cut short?)",
-                fields_needed(version),
-                f.len()
-            )));
-        }
-        let num = |i: usize| -> Result<f64, ImportError> {
-            let raw = f[i].trim_end_matches('%');
-            raw.parse::<f64>().map_err(|_| {
-                origin.error(format!(
-                    "line {line_no}: field {} (\"{}\") of fio's terse line is not a number",
+    }
+    if runs.is_empty() {
+        return Err(origin.error("no fio terse lines (\"3;fio-3.33;job;...\")"));
+    }
+    Ok(runs)
+}
+
+/// One terse line's fields, read by number with its line named in a refusal.
+struct Fields<'a> {
+    f: Vec<&'a str>,
+    line_no: usize,
+    origin: &'a Origin,
+}
+
+impl Fields<'_> {
+    /// Field `i` (from 0) as a number (a trailing % dropped).
+    fn num(&self, i: usize) -> Result<f64, ImportError> {
+        self.f[i].trim_end_matches('%').parse::<f64>().map_err(|_| {
+            self.origin.error(format!(
+                "line {}: field {} (\"{}\") of fio's terse line is not a number",
+                self.line_no,
+                i + 1,
+                self.f[i]
+            ))
+        })
+    }
+
+    /// Direction `d`'s fields from `b`: KiB, KiB/s, IOPS, runtime (ms), the completion
+    /// percentiles (P%=µs, fio's unused "0%=0" slots passed over), total latency min, max,
+    /// mean (µs).
+    fn direction(&self, d: usize, b: usize) -> Result<(Direction, bool), ImportError> {
+        let mut clat_pct = Vec::new();
+        for (i, field) in self.f.iter().enumerate().take(b + 32).skip(b + 12) {
+            let pv = field
+                .split_once("%=")
+                .and_then(|(p, v)| Some((p.parse::<f64>().ok()?, v.parse::<f64>().ok()?)));
+            let Some((p, v)) = pv else {
+                return Err(self.origin.error(format!(
+                    "line {}: field {} (\"{}\") is not a percentile (P%=µs)",
+                    self.line_no,
                     i + 1,
-                    f[i]
-                ))
-            })
-        };
-        let fio_version = f[1].trim_start_matches("fio-").to_string();
-        let name = f[2].to_string();
-        let error = num(4)?;
-        let mut dirs = Vec::new();
-        for d in 0..directions(version) {
-            let b = 5 + d * per_direction(version);
-            let mut clat_pct = Vec::new();
-            for (i, field) in f.iter().enumerate().take(b + 32).skip(b + 12) {
-                // "99.000000%=1234"; fio pads unused slots with "0%=0".
-                let Some((p, v)) = field.split_once("%=") else {
-                    return Err(origin.error(format!(
-                        "line {line_no}: field {} (\"{}\") is not a percentile (P%=µs)",
-                        i + 1,
-                        field
-                    )));
-                };
-                let (p, v): (f64, f64) = match (p.parse(), v.parse()) {
-                    (Ok(p), Ok(v)) => (p, v),
-                    _ => {
-                        return Err(origin.error(format!(
-                            "line {line_no}: field {} (\"{}\") is not a percentile (P%=µs)",
-                            i + 1,
-                            field
-                        )))
-                    }
-                };
-                if p > 0.0 {
-                    clat_pct.push((p, v));
-                }
+                    field
+                )));
+            };
+            if p > 0.0 {
+                clat_pct.push((p, v));
             }
-            dirs.push(Direction {
-                bytes: num(b)? * 1024.0,
-                bytes_per_sec: num(b + 1)? * 1024.0,
-                iops: num(b + 2)?,
-                runtime_ms: num(b + 3)?,
-                clat_pct,
-                lat_min_us: num(b + 32)?,
-                lat_max_us: num(b + 33)?,
-                lat_mean_us: num(b + 34)?,
-            });
         }
-        let cpu_at = 5 + per_direction(version) * directions(version);
-        let (usr_pct, sys_pct) = (num(cpu_at)?, num(cpu_at + 1)?);
-        let active: Vec<&Direction> = dirs.iter().filter(|d| d.bytes > 0.0).collect();
-        let read = dirs[0].bytes > 0.0;
-        let write = dirs[1..].iter().any(|d| d.bytes > 0.0);
-        let kind = match (read, write) {
-            (true, false) => "reads",
-            (false, true) => "writes",
-            _ => "reads and writes",
+        let dir = Direction {
+            bytes: self.num(b)? * 1024.0,
+            bytes_per_sec: self.num(b + 1)? * 1024.0,
+            iops: self.num(b + 2)?,
+            runtime_ms: self.num(b + 3)?,
+            clat_pct,
+            lat_min_us: self.num(b + 32)?,
+            lat_max_us: self.num(b + 33)?,
+            lat_mean_us: self.num(b + 34)?,
         };
-        let runtime_ms = active.iter().map(|d| d.runtime_ms).fold(0.0, f64::max);
-        let seconds = runtime_ms / 1e3;
-        let ops_of = |d: &Direction| (d.iops * d.runtime_ms / 1e3).round();
-        let bytes_read = dirs[0].bytes;
-        let bytes_written: f64 = dirs[1..].iter().map(|d| d.bytes).sum();
-        let ops_read = ops_of(&dirs[0]);
-        let ops_written: f64 = dirs[1..].iter().map(ops_of).sum();
-        let pct = |p: f64| -> u64 {
-            active
-                .iter()
-                .filter_map(|d| d.clat_pct.iter().find(|x| (x.0 - p).abs() < 1e-6))
-                .map(|x| x.1)
-                .fold(0.0, f64::max) as u64
-                * 1000
-        };
-        let n = (ops_read + ops_written).max(1.0);
-        let mean_us = active.iter().map(|d| d.lat_mean_us * ops_of(d)).sum::<f64>() / n;
-        let mut notes = vec![
-            "fio's terse output: no access pattern (rw), block size or job count; latency in whole µs".to_string(),
-            "percentiles are fio's completion latency (clat), the larger of the directions' when both moved data; min, mean and max are its total latency".into(),
-            "fio reports one figure per job (or group): no first done, no spread between its workers".into(),
-            "IOPS per direction × its runtime gives the I/O counts".into(),
-        ];
-        if error != 0.0 {
-            notes.push(format!("fio reported error {error} for this job"));
-        }
-        let mut result = PhaseResult {
-            cpu_user: usr_pct / 100.0 * seconds,
-            cpu_sys: sys_pct / 100.0 * seconds,
-            latency: Latency {
-                count: (ops_read + ops_written) as u64,
-                min_ns: (active.iter().map(|d| d.lat_min_us).fold(f64::INFINITY, f64::min) * 1e3) as u64,
-                mean_ns: mean_us * 1e3,
-                max_ns: (active.iter().map(|d| d.lat_max_us).fold(0.0, f64::max) * 1e3) as u64,
-                p50_ns: pct(50.0),
-                p90_ns: pct(90.0),
-                p99_ns: pct(99.0),
-                p99_9_ns: pct(99.9),
-                p99_99_ns: pct(99.99),
-            },
-            ..crate::moved(
-                (bytes_read, ops_read),
-                (bytes_written, ops_written),
-                seconds,
-                active.iter().map(|d| d.bytes_per_sec).sum(),
-                active.iter().map(|d| d.iops).sum(),
-            )
-        };
-        let mut missing = vec![Figure::FirstDone, Figure::WorkerSpread];
-        if active.is_empty() {
-            missing.push(Figure::Latency);
-        }
-        result.mark_not_measured(&missing);
-        runs.push(origin.run(
-            &host,
-            format!("fio {name}"),
-            format!("fio ({fio_version}) job '{name}', imported from {}", origin.path),
-            json!({
+        Ok((dir, d == 0))
+    }
+}
+
+/// One terse line as a run, through the step every fio text format shares.
+fn line_run(origin: &Origin, host: &str, line_no: usize, line: &str) -> Result<ImportedRun, ImportError> {
+    let fields = Fields {
+        f: line.trim().split(';').collect(),
+        line_no,
+        origin,
+    };
+    let f = &fields.f;
+    let version: u32 = f[0].parse().unwrap_or(3);
+    if f.len() < fields_needed(version) {
+        return Err(origin.error(format!(
+            "line {line_no}: fio terse version {version} has {} fields per job, this line {} (is it cut short?)",
+            fields_needed(version),
+            f.len()
+        )));
+    }
+    let fio_version = f[1].trim_start_matches("fio-").to_string();
+    let name = f[2].to_string();
+    let error = fields.num(4)?;
+    let mut dirs = Vec::new();
+    for d in 0..directions(version) {
+        dirs.push(fields.direction(d, 5 + d * per_direction(version))?);
+    }
+    let cpu_at = 5 + per_direction(version) * directions(version);
+    let cpu_pct = Some((fields.num(cpu_at)?, fields.num(cpu_at + 1)?));
+    let read = dirs[0].0.bytes > 0.0;
+    let write = dirs[1..].iter().any(|d| d.0.bytes > 0.0);
+    let kind = match (read, write) {
+        (true, false) => "reads",
+        (false, true) => "writes",
+        _ => "reads and writes",
+    };
+    // The directions that moved data.
+    let figures = JobFigures {
+        dirs: dirs
+            .iter()
+            .filter(|(d, _)| d.bytes > 0.0)
+            .map(|(d, is_read)| DirFigures {
+                read: *is_read,
+                bytes: d.bytes,
+                bytes_per_sec: d.bytes_per_sec,
+                iops: d.iops,
+                seconds: d.runtime_ms / 1e3,
+                lat: Some((d.lat_min_us * 1e3, d.lat_mean_us * 1e3, d.lat_max_us * 1e3)),
+                pct: d.clat_pct.iter().map(|(p, us)| (*p, us * 1e3)).collect(),
+            })
+            .collect(),
+        cpu_pct,
+    };
+    let mut notes = vec![
+        "fio's terse output: no access pattern (rw), block size or job count; latency in whole µs".to_string(),
+        "percentiles are fio's completion latency (clat), the larger of the directions' when both moved data; min, mean and max are its total latency".into(),
+        "fio reports one figure per job (or group): no first done, no spread between its workers".into(),
+        "IOPS per direction × its runtime gives the I/O counts".into(),
+    ];
+    if error != 0.0 {
+        notes.push(format!("fio reported error {error} for this job"));
+    }
+    Ok(figures.run(
+        origin,
+        host,
+        RunFacts {
+            job: name,
+            version: fio_version.clone(),
+            document: json!({
                 "imported_from": origin.path,
                 "format": format!("fio terse version {version}"),
                 "fio_version": fio_version,
@@ -211,23 +209,13 @@ pub fn parse(origin: &Origin, text: &str) -> Result<Vec<ImportedRun>, ImportErro
                 "group": f[3],
                 "text": line,
             }),
-            crate::now(),
-            format!("imported from fio {fio_version}'s terse output: fio does not record the machine, terse output not the time"),
-            vec![Phase {
-                seq: 0,
-                kind: PhaseName::Other(kind.into()),
-                params: PhaseParams::Imported(ImportedParams {
-                    tool: format!("fio {fio_version}"),
-                    notes,
-                    ..ImportedParams::default()
-                }),
-                result,
-                cache_flattered: false,
-            }],
-        ));
-    }
-    if runs.is_empty() {
-        return Err(origin.error("no fio terse lines (\"3;fio-3.33;job;...\")"));
-    }
-    Ok(runs)
+            started: crate::now(),
+            source: format!("imported from fio {fio_version}'s terse output: fio does not record the machine, terse output not the time"),
+            kind: PhaseName::Other(kind.into()),
+            params: ImportedParams {
+                notes,
+                ..ImportedParams::default()
+            },
+        },
+    ))
 }

@@ -15,6 +15,7 @@ use storlab_model::env::Environment;
 use storlab_model::result::{PhaseResult, Throughput};
 use storlab_model::run::{ImportedRun, NewRun, Phase, RunKind};
 
+mod fio_figures;
 pub mod fio_json;
 pub mod fio_normal;
 pub mod fio_terse;
