@@ -789,60 +789,90 @@ fn renew_and_reclaim(s: &Shared) -> Result<bool, ChallengeError> {
     Ok(true)
 }
 
-/// Carries out this host's fault plan on time and undoes each fault after its FOR; at the
-/// end (or on Ctrl-C) undoes what is still undone (pools mounted again, read-write again) and
-/// stops tasks still running. Every step is an event on the timeline.
-fn faults(s: &Shared, finished: &AtomicBool) {
-    let plan_faults = &s.faults;
-    let mut plan: Vec<(f64, usize, bool)> = Vec::new();
-    for (i, f) in plan_faults.iter().enumerate() {
-        plan.push((f.at, i, false));
-        if let Some(d) = f.for_seconds {
-            plan.push((f.at + d, i, true));
+/// This host's fault plan as it is carried out: its steps in time order (each fault, and its
+/// undoing after its FOR), the next step, the pools taken away and the tasks started.
+struct FaultPlan {
+    steps: Vec<(f64, usize, bool)>,
+    next: usize,
+    taken: HashMap<usize, (Mount, Vec<usize>)>,
+    tasks: Vec<(String, Box<dyn Task>)>,
+}
+
+impl FaultPlan {
+    fn new(faults: &[Fault]) -> FaultPlan {
+        let mut steps: Vec<(f64, usize, bool)> = Vec::new();
+        for (i, f) in faults.iter().enumerate() {
+            steps.push((f.at, i, false));
+            if let Some(d) = f.for_seconds {
+                steps.push((f.at + d, i, true));
+            }
+        }
+        steps.sort_by(|a, b| a.0.total_cmp(&b.0));
+        FaultPlan {
+            steps,
+            next: 0,
+            taken: HashMap::new(),
+            tasks: Vec::new(),
         }
     }
-    plan.sort_by(|a, b| a.0.total_cmp(&b.0));
-    let mut taken: HashMap<usize, (Mount, Vec<usize>)> = HashMap::new();
-    let mut tasks: Vec<(String, Box<dyn Task>)> = Vec::new();
-    let mut next = 0;
-    let mut polled = Instant::now();
-    while !finished.load(Ordering::Relaxed) {
-        while next < plan.len() && s.t() >= plan[next].0 {
-            let (_, i, undo) = plan[next];
-            next += 1;
-            let (kind, detail) = carry_out(s, &plan_faults[i], i, undo, &mut taken, &mut tasks);
+
+    /// Carries out every step that is due, each an event on the timeline.
+    fn carry_out_due(&mut self, s: &Shared) {
+        while self.next < self.steps.len() && s.t() >= self.steps[self.next].0 {
+            let (_, i, undo) = self.steps[self.next];
+            self.next += 1;
+            let (kind, detail) = carry_out(s, &s.faults[i], i, undo, &mut self.taken, &mut self.tasks);
             s.event(kind, detail);
         }
-        if polled.elapsed() >= Duration::from_secs(1) {
-            polled = Instant::now();
-            tasks.retain_mut(|(what, task)| match task.poll() {
-                Ok(TaskState::Done { completed, detail }) => {
-                    let how = if completed { "finished" } else { "ended unfinished" };
-                    s.event("task", format!("{what} {how}: {detail}"));
-                    false
-                }
-                Ok(_) => true,
-                Err(e) => {
-                    s.event("task", format!("{what}: {e}"));
-                    false
-                }
-            });
+    }
+
+    /// Carries out the plan on time until the challenge is finished, looking at its tasks
+    /// every second; then undoes what is still undone (pools mounted again, read-write again)
+    /// and stops tasks still running.
+    fn run(mut self, s: &Shared, finished: &AtomicBool) {
+        let mut polled = Instant::now();
+        while !finished.load(Ordering::Relaxed) {
+            self.carry_out_due(s);
+            if polled.elapsed() >= Duration::from_secs(1) {
+                polled = Instant::now();
+                self.poll_tasks(s);
+            }
+            std::thread::sleep(Duration::from_millis(20));
         }
-        std::thread::sleep(Duration::from_millis(20));
+        self.undo_the_rest(s);
     }
-    // The challenge is over: nothing is left taken away.
-    let mut left: Vec<usize> = taken.keys().copied().collect();
-    left.sort();
-    for i in left {
-        let (kind, detail) = carry_out(s, &plan_faults[i], i, true, &mut taken, &mut tasks);
-        s.event(kind, format!("{detail} (at the challenge's end)"));
+
+    /// Tasks that ended are said and dropped.
+    fn poll_tasks(&mut self, s: &Shared) {
+        self.tasks.retain_mut(|(what, task)| match task.poll() {
+            Ok(TaskState::Done { completed, detail }) => {
+                let how = if completed { "finished" } else { "ended unfinished" };
+                s.event("task", format!("{what} {how}: {detail}"));
+                false
+            }
+            Ok(_) => true,
+            Err(e) => {
+                s.event("task", format!("{what}: {e}"));
+                false
+            }
+        });
     }
-    for (what, mut task) in tasks {
-        let said = match task.stop() {
-            Ok(()) => format!("{what} stopped at the challenge's end"),
-            Err(e) => format!("{what} could not be stopped: {e}"),
-        };
-        s.event("task", said);
+
+    /// The challenge is over: nothing is left taken away, no task left running.
+    fn undo_the_rest(mut self, s: &Shared) {
+        let mut left: Vec<usize> = self.taken.keys().copied().collect();
+        left.sort();
+        for i in left {
+            let (kind, detail) = carry_out(s, &s.faults[i], i, true, &mut self.taken, &mut self.tasks);
+            s.event(kind, format!("{detail} (at the challenge's end)"));
+        }
+        for (what, mut task) in self.tasks {
+            let said = match task.stop() {
+                Ok(()) => format!("{what} stopped at the challenge's end"),
+                Err(e) => format!("{what} could not be stopped: {e}"),
+            };
+            s.event("task", said);
+        }
     }
 }
 
@@ -1087,9 +1117,13 @@ pub fn run(store: Store, challenge: &StoredChallenge, cfg: &RunConfig) -> Result
     let s = &shared;
     let finished = AtomicBool::new(false);
     let mut errors: Vec<ChallengeError> = Vec::new();
+    // Faults due at the start are in force before any writer or reader starts (a plan that
+    // stops the readers at 0s stops them before they take a file).
+    let mut plan = FaultPlan::new(&s.faults);
+    plan.carry_out_due(s);
     std::thread::scope(|scope| {
         let sampler = scope.spawn(|| sampler(s, cfg.live, cfg.observer, &finished, first_idx));
-        let faulter = scope.spawn(|| faults(s, &finished));
+        let faulter = scope.spawn(|| plan.run(s, &finished));
         let writers: Vec<_> = (0..cfg.writers as u64)
             .map(|me| {
                 scope.spawn(move || {
