@@ -131,113 +131,181 @@ fn rank_failed(rank: u32, host: &str, why: &str) -> String {
 /// first rank's part is done ([`Team::stonewalled`]).
 pub fn run_team_phases(
     team: &dyn Team,
-    mut store: Option<&mut Store>,
+    store: Option<&mut Store>,
     new_run: &NewRun,
     env: &Environment,
     phases: &mut dyn Phases,
     o: &RunOptions,
     stonewall: Option<&PhaseControl>,
 ) -> Result<Option<Executed>, SessionError> {
-    let stop = stop_flag();
-    // Rank 0 begins the run; the others learn whether it could.
-    let begun = match store.as_deref_mut() {
-        Some(s) => s
-            .begin_run(new_run)
-            .and_then(|id| s.save_environment(id, env).map(|_| id)),
-        None => Ok(0),
-    };
-    let (standing, who) = meet(
-        team,
-        &match &begun {
-            Ok(_) => Standing::Ok,
-            Err(e) => Standing::Failed(format!("cannot store the run: {e}")),
-        },
-    );
-    if let Standing::Failed(why) = standing {
-        let (rank, host) = who.unwrap_or_default();
-        return match begun {
-            Err(e) => Err(e.into()),
-            Ok(_) => Err(SessionError::Rank(rank_failed(rank, &host, &why))),
-        };
-    }
-    let run_id = begun.unwrap_or(0);
-    let mine = serde_json::to_vec(&RankRow {
-        rank: team.rank(),
-        host: team.host().to_string(),
-        clock_offset_seconds: team.clock_offset(),
-        environment: env.clone(),
-    })
-    .unwrap_or_default();
-    // What went wrong in rank 0's storing: told to every rank at the next meeting instead of
-    // returned at once, which would leave the others waiting for rank 0 there.
-    let mut trouble: Option<String> = None;
-    // Rank 0 keeps each rank's host, to name the ranks' parts of each phase.
-    let mut hosts: Vec<String> = Vec::new();
-    if let (Some(all), Some(s)) = (team.gather(&mine), store.as_deref_mut()) {
-        let rows: Vec<RankRow> = all.iter().filter_map(|b| serde_json::from_slice(b).ok()).collect();
-        hosts = rows.iter().map(|r| r.host.clone()).collect();
-        if let Err(e) = s.save_ranks(run_id, &rows) {
-            trouble = Some(format!("cannot store the ranks: {e}"));
+    let mut run = TeamRun::begin(team, store, new_run, env, o)?;
+    for seq in 0..phases.count() {
+        if !run.ready(seq, phases) {
+            break;
+        }
+        let (name, ..) = phases.describe(seq);
+        let name = name.as_str().to_string();
+        run.event(RunEventKind::PhaseStart, &format!("{} ({name})", seq + 1));
+        let (part, standing) = run.run_phase(seq, &name, phases, stonewall);
+        let gathered = team.gather(&serde_json::to_vec(&part).unwrap_or_default());
+        if !run.went_on(seq, &name, standing)? {
+            break;
+        }
+        if let Some(all) = gathered {
+            run.store_phase(seq, &name, &all);
         }
     }
-    if let (Some(l), true) = (o.live, team.rank() == 0) {
-        l.run_started(run_id, new_run.kind);
+    run.finish()
+}
+
+/// A run of a team as it goes: where it is stored (rank 0), its hosts, how it stands, what it
+/// stored, and what went wrong in rank 0's storing, to be told to every rank at the next
+/// meeting (returning at once would leave the others waiting for rank 0 there).
+struct TeamRun<'a> {
+    team: &'a dyn Team,
+    store: Option<&'a mut Store>,
+    options: &'a RunOptions<'a>,
+    stop: &'static std::sync::atomic::AtomicBool,
+    run_id: i64,
+    /// Each rank's host (rank 0 only), to name the ranks' parts of each phase.
+    hosts: Vec<String>,
+    trouble: Option<String>,
+    results: Vec<PhaseResult>,
+    status: RunStatus,
+    detail: Option<String>,
+    failure: Option<String>,
+}
+
+impl<'a> TeamRun<'a> {
+    /// Rank 0 begins the run and stores every rank's row; the others learn whether it could.
+    fn begin(
+        team: &'a dyn Team,
+        mut store: Option<&'a mut Store>,
+        new_run: &NewRun,
+        env: &Environment,
+        options: &'a RunOptions<'a>,
+    ) -> Result<TeamRun<'a>, SessionError> {
+        let begun = match store.as_deref_mut() {
+            Some(s) => s
+                .begin_run(new_run)
+                .and_then(|id| s.save_environment(id, env).map(|_| id)),
+            None => Ok(0),
+        };
+        let here = match &begun {
+            Ok(_) => Standing::Ok,
+            Err(e) => Standing::Failed(format!("cannot store the run: {e}")),
+        };
+        if let (Standing::Failed(why), who) = meet(team, &here) {
+            let (rank, host) = who.unwrap_or_default();
+            return match begun {
+                Err(e) => Err(e.into()),
+                Ok(_) => Err(SessionError::Rank(rank_failed(rank, &host, &why))),
+            };
+        }
+        let mut run = TeamRun {
+            team,
+            store,
+            options,
+            stop: stop_flag(),
+            run_id: begun.unwrap_or(0),
+            hosts: Vec::new(),
+            trouble: None,
+            results: Vec::new(),
+            status: RunStatus::Ok,
+            detail: None,
+            failure: None,
+        };
+        run.store_ranks(env);
+        if let (Some(l), true) = (options.live, team.rank() == 0) {
+            l.run_started(run.run_id, new_run.kind);
+        }
+        Ok(run)
     }
-    let mut results = Vec::new();
-    let mut status = RunStatus::Ok;
-    let mut detail = None;
-    let mut failure = None;
-    for seq in 0..phases.count() {
-        // Each rank readies the phase (lays out its files) before the ranks meet: the meeting
-        // is the barrier, and the phase's timed part starts right after it on every rank.
-        let readied = match (&trouble, stop.load(Ordering::Relaxed)) {
+
+    /// Every rank's row (rank, host, clock offset, environment), stored by rank 0.
+    fn store_ranks(&mut self, env: &Environment) {
+        let mine = serde_json::to_vec(&RankRow {
+            rank: self.team.rank(),
+            host: self.team.host().to_string(),
+            clock_offset_seconds: self.team.clock_offset(),
+            environment: env.clone(),
+        })
+        .unwrap_or_default();
+        if let (Some(all), Some(s)) = (self.team.gather(&mine), self.store.as_deref_mut()) {
+            let rows: Vec<RankRow> = all.iter().filter_map(|b| serde_json::from_slice(b).ok()).collect();
+            self.hosts = rows.iter().map(|r| r.host.clone()).collect();
+            if let Err(e) = s.save_ranks(self.run_id, &rows) {
+                self.trouble = Some(format!("cannot store the ranks: {e}"));
+            }
+        }
+    }
+
+    /// Stores an event (rank 0); a failure is trouble, told at the next meeting.
+    fn event(&mut self, kind: RunEventKind, text: &str) {
+        if let Some(s) = self.store.as_deref_mut() {
+            if let Err(e) = s.add_event(self.run_id, kind, text) {
+                self.trouble = Some(format!("cannot store the run: {e}"));
+            }
+        }
+    }
+
+    /// Each rank readies phase `seq` (lays out its files), then the ranks meet: the meeting is
+    /// the barrier, and the phase's timed part starts right after it on every rank. False when
+    /// the run ends here.
+    fn ready(&mut self, seq: usize, phases: &mut dyn Phases) -> bool {
+        let stopped = || self.stop.load(Ordering::Relaxed);
+        let readied = match (&self.trouble, stopped()) {
             (None, false) => phases
-                .prepare(seq, stop)
+                .prepare(seq, self.stop)
                 .map_err(|e| format!("phase {} could not be readied: {e}", seq + 1)),
             _ => Ok(()),
         };
-        let here = match (&trouble, readied, stop.load(Ordering::Relaxed)) {
+        let here = match (&self.trouble, readied, stopped()) {
             (Some(t), _, _) => Standing::Failed(t.clone()),
             (None, Err(why), _) => Standing::Failed(why),
             (None, Ok(()), true) => Standing::Interrupted,
             (None, Ok(()), false) => Standing::Ok,
         };
-        match meet(team, &here) {
-            (Standing::Ok, _) => {}
+        match meet(self.team, &here) {
+            (Standing::Ok, _) => true,
             (Standing::Interrupted, _) => {
-                status = RunStatus::Aborted;
-                break;
+                self.status = RunStatus::Aborted;
+                false
             }
             (Standing::Failed(why), who) => {
                 let (rank, host) = who.unwrap_or_default();
-                failure = Some(rank_failed(rank, &host, &why));
-                break;
+                self.failure = Some(rank_failed(rank, &host, &why));
+                false
             }
         }
-        let (name, ..) = phases.describe(seq);
-        let name = name.as_str().to_string();
-        if let Some(s) = store.as_deref_mut() {
-            if let Err(e) = s.add_event(run_id, RunEventKind::PhaseStart, &format!("{} ({name})", seq + 1)) {
-                trouble = Some(format!("cannot store the run: {e}"));
-            }
-        }
-        let observer = o
+    }
+
+    /// This rank's part of phase `seq` (stonewalled when asked), on rank 0's clock, and how it
+    /// stands after it.
+    fn run_phase(
+        &self,
+        seq: usize,
+        name: &str,
+        phases: &mut dyn Phases,
+        stonewall: Option<&PhaseControl>,
+    ) -> (Option<Part>, Standing) {
+        let observer = self
+            .options
             .live
-            .filter(|_| team.rank() == 0)
+            .filter(|_| self.team.rank() == 0)
             .map(|l| l as &dyn crate::IntervalObserver);
         let mut ran = None;
         match stonewall {
             Some(control) => {
                 control.rearm();
-                team.stonewalled(&|| control.finish(), &mut || {
-                    ran = Some(phases.run(seq, stop, observer))
+                self.team.stonewalled(&|| control.finish(), &mut || {
+                    ran = Some(phases.run(seq, self.stop, observer))
                 });
             }
-            None => ran = Some(phases.run(seq, stop, observer)),
+            None => ran = Some(phases.run(seq, self.stop, observer)),
         }
-        let ran = ran.unwrap_or_else(|| Err("the team never ran the phase".into()));
-        let end = wall() - team.clock_offset();
-        let (part, standing) = match ran {
+        let end = wall() - self.team.clock_offset();
+        match ran.unwrap_or_else(|| Err("the team never ran the phase".into())) {
             Ok(p) => {
                 let standing = if p.result.interrupted {
                     Standing::Interrupted
@@ -259,52 +327,57 @@ pub fn run_team_phases(
                 None,
                 Standing::Failed(format!("phase {} ({name}) failed: {e}", seq + 1)),
             ),
-        };
-        let sent = serde_json::to_vec(&part).unwrap_or_default();
-        let gathered = team.gather(&sent);
-        let (verdict, who) = meet(team, &standing);
-        match verdict {
-            Standing::Failed(why) => {
+        }
+    }
+
+    /// The ranks meet after phase `seq`: true when every rank's part is in; a failed or
+    /// interrupted rank ends the run (an interrupted phase is not stored).
+    fn went_on(&mut self, seq: usize, name: &str, standing: Standing) -> Result<bool, SessionError> {
+        match meet(self.team, &standing) {
+            (Standing::Failed(why), who) => {
                 let (rank, host) = who.unwrap_or_default();
-                failure = Some(rank_failed(rank, &host, &why));
-                break;
+                self.failure = Some(rank_failed(rank, &host, &why));
+                Ok(false)
             }
-            Standing::Interrupted => {
+            (Standing::Interrupted, _) => {
                 let msg = format!(
                     "interrupted during phase {} ({name}); that phase is not stored",
                     seq + 1
                 );
-                if let Some(s) = store.as_deref_mut() {
-                    s.add_event(run_id, RunEventKind::Interrupted, &msg)?;
+                if let Some(s) = self.store.as_deref_mut() {
+                    s.add_event(self.run_id, RunEventKind::Interrupted, &msg)?;
                 }
-                status = RunStatus::Aborted;
-                detail = Some(msg);
-                break;
+                self.status = RunStatus::Aborted;
+                self.detail = Some(msg);
+                Ok(false)
             }
-            Standing::Ok => {}
+            (Standing::Ok, _) => Ok(true),
         }
-        let (Some(all), Some(s)) = (gathered, store.as_deref_mut()) else {
-            continue;
-        };
+    }
+
+    /// Rank 0 stores phase `seq`: the ranks' parts merged, and each rank's part with its
+    /// interval from the earliest start.
+    fn store_phase(&mut self, seq: usize, name: &str, all: &[Vec<u8>]) {
+        let Some(s) = self.store.as_deref_mut() else { return };
         let rows: Vec<(u32, String, Part)> = all
             .iter()
             .enumerate()
             .filter_map(|(rank, b)| {
                 let p: Option<Part> = serde_json::from_slice(b).ok()?;
-                Some((rank as u32, hosts.get(rank).cloned().unwrap_or_default(), p?))
+                Some((rank as u32, self.hosts.get(rank).cloned().unwrap_or_default(), p?))
             })
             .collect();
         if rows.len() != all.len() {
-            trouble = Some(format!(
+            self.trouble = Some(format!(
                 "phase {} ({name}): rank 0 could read the parts of only {} of {} ranks",
                 seq + 1,
                 rows.len(),
                 all.len()
             ));
-            continue;
+            return;
         }
-        let Some(phase) = merged_phase(seq, PhaseName::from_name(&name), &rows) else {
-            continue;
+        let Some(phase) = merged_phase(seq, PhaseName::from_name(name), &rows) else {
+            return;
         };
         let origin = rows.iter().map(|(_, _, p)| p.start).fold(f64::INFINITY, f64::min);
         let parts: Vec<RankPhaseRow> = rows
@@ -319,40 +392,43 @@ pub fn run_team_phases(
             })
             .collect();
         match s
-            .save_phase(run_id, &phase)
-            .and_then(|_| s.save_rank_phases(run_id, &parts))
+            .save_phase(self.run_id, &phase)
+            .and_then(|_| s.save_rank_phases(self.run_id, &parts))
         {
-            Ok(()) => results.push(phase.result),
-            Err(e) => trouble = Some(format!("cannot store phase {} ({name}): {e}", seq + 1)),
+            Ok(()) => self.results.push(phase.result),
+            Err(e) => self.trouble = Some(format!("cannot store phase {} ({name}): {e}", seq + 1)),
         }
     }
-    // The last meeting: a failure of rank 0's after the last phase reaches every rank, and no
-    // rank leaves while another still waits.
-    let last = match &trouble {
-        Some(t) if failure.is_none() => Standing::Failed(t.clone()),
-        _ => Standing::Ok,
-    };
-    if let (Standing::Failed(why), who) = meet(team, &last) {
-        let (rank, host) = who.unwrap_or_default();
-        failure = failure.or(Some(rank_failed(rank, &host, &why)));
-    }
-    let Some(s) = store else {
-        return match failure {
-            Some(f) => Err(SessionError::Rank(f)),
-            None => Ok(None),
+
+    /// The last meeting — a failure of rank 0's after the last phase reaches every rank, and
+    /// no rank leaves while another still waits — then rank 0 finishes the run.
+    fn finish(mut self) -> Result<Option<Executed>, SessionError> {
+        let last = match &self.trouble {
+            Some(t) if self.failure.is_none() => Standing::Failed(t.clone()),
+            _ => Standing::Ok,
         };
-    };
-    if let Some(f) = failure {
-        s.add_event(run_id, RunEventKind::PhaseFailed, &f)?;
-        s.finish_run(run_id, RunStatus::Failed, Some(&f))?;
-        return Err(SessionError::Rank(f));
+        if let (Standing::Failed(why), who) = meet(self.team, &last) {
+            let (rank, host) = who.unwrap_or_default();
+            self.failure = self.failure.or(Some(rank_failed(rank, &host, &why)));
+        }
+        let Some(s) = self.store else {
+            return match self.failure {
+                Some(f) => Err(SessionError::Rank(f)),
+                None => Ok(None),
+            };
+        };
+        if let Some(f) = self.failure {
+            s.add_event(self.run_id, RunEventKind::PhaseFailed, &f)?;
+            s.finish_run(self.run_id, RunStatus::Failed, Some(&f))?;
+            return Err(SessionError::Rank(f));
+        }
+        s.finish_run(self.run_id, self.status, self.detail.as_deref())?;
+        Ok(Some(Executed {
+            run_id: self.run_id,
+            status: self.status,
+            results: self.results,
+        }))
     }
-    s.finish_run(run_id, status, detail.as_deref())?;
-    Ok(Some(Executed {
-        run_id,
-        status,
-        results,
-    }))
 }
 
 /// The phase rank 0 stores: the ranks' parts merged; a metadata phase's entries and errors
