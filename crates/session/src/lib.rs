@@ -535,16 +535,18 @@ pub fn run_phases(
     }
     let stop = stop_flag();
     let shown: Vec<String> = targets.iter().map(|t| t.display().to_string()).collect();
-    let mut results = Vec::new();
-    let mut status = RunStatus::Ok;
-    let mut detail: Option<String> = None;
-    let mut bad_blocks = 0u64;
-    let mut errors: Vec<String> = Vec::new();
+    let mut tally = Tally {
+        status: RunStatus::Ok,
+        detail: None,
+        results: Vec::new(),
+        bad_blocks: 0,
+        errors: Vec::new(),
+    };
     let n = phases.count();
     let mut seq = 0;
-    'phases: while seq < n {
+    while seq < n {
         if stop.load(Ordering::Relaxed) {
-            status = RunStatus::Aborted;
+            tally.status = RunStatus::Aborted;
             break;
         }
         // The phases that run at the same time as this one.
@@ -552,25 +554,7 @@ pub fn run_phases(
         while group.len() + seq < n && phases.together(seq + group.len()) {
             group.push(seq + group.len());
         }
-        let mut names = Vec::new();
-        for &s in &group {
-            let (name, runtime_seconds, bytes, sampled) = phases.describe(s);
-            let name = name.as_str().to_string();
-            store.add_event(run_id, RunEventKind::PhaseStart, &format!("{} ({name})", s + 1))?;
-            if let Some(l) = o.live {
-                l.phase_started(&PhaseStart {
-                    run_id,
-                    seq: s + 1,
-                    phases: n,
-                    kind: &name,
-                    targets: &shown,
-                    runtime_seconds,
-                    bytes,
-                    sampled,
-                });
-            }
-            names.push(name);
-        }
+        let names = announce(store, run_id, phases, &group, o, &shown)?;
         let observer: Option<&dyn IntervalObserver> = o.live.map(|l| l as &dyn IntervalObserver);
         let ran = if group.len() == 1 {
             phases.run(seq, stop, observer).map(|p| vec![p])
@@ -588,23 +572,92 @@ pub fn run_phases(
         }
         let ran = match ran {
             Ok(p) => p,
-            Err(e) => {
-                let which = if group.len() == 1 {
-                    format!("phase {} ({})", seq + 1, names[0])
-                } else {
-                    format!("phases {}–{} (together)", seq + 1, seq + group.len())
-                };
-                let msg = format!("{which} failed: {e}");
-                store.add_event(run_id, RunEventKind::PhaseFailed, &msg)?;
-                store.finish_run(run_id, RunStatus::Failed, Some(&msg))?;
-                return Err(SessionError::Phase {
-                    run_id,
-                    seq: seq + 1,
-                    kind: names.join("+"),
-                    source: e,
-                });
-            }
+            Err(e) => return Err(failed(store, run_id, &group, &names, e)?),
         };
+        if !tally.store(store, run_id, ran, names)? {
+            break;
+        }
+        seq += group.len();
+    }
+    tally.finish(store, run_id)
+}
+
+/// Stores each phase of a group as it starts and tells the live views; their names.
+fn announce(
+    store: &mut Store,
+    run_id: i64,
+    phases: &dyn Phases,
+    group: &[usize],
+    o: &RunOptions,
+    shown: &[String],
+) -> Result<Vec<String>, SessionError> {
+    let mut names = Vec::new();
+    for &s in group {
+        let (name, runtime_seconds, bytes, sampled) = phases.describe(s);
+        let name = name.as_str().to_string();
+        store.add_event(run_id, RunEventKind::PhaseStart, &format!("{} ({name})", s + 1))?;
+        if let Some(l) = o.live {
+            l.phase_started(&PhaseStart {
+                run_id,
+                seq: s + 1,
+                phases: phases.count(),
+                kind: &name,
+                targets: shown,
+                runtime_seconds,
+                bytes,
+                sampled,
+            });
+        }
+        names.push(name);
+    }
+    Ok(names)
+}
+
+/// A group of phases failed: the run is stored as failed, and the error says which.
+fn failed(
+    store: &mut Store,
+    run_id: i64,
+    group: &[usize],
+    names: &[String],
+    e: Box<dyn std::error::Error + Send + Sync>,
+) -> Result<SessionError, SessionError> {
+    let seq = group[0];
+    let which = if group.len() == 1 {
+        format!("phase {} ({})", seq + 1, names[0])
+    } else {
+        format!("phases {}–{} (together)", seq + 1, seq + group.len())
+    };
+    let msg = format!("{which} failed: {e}");
+    store.add_event(run_id, RunEventKind::PhaseFailed, &msg)?;
+    store.finish_run(run_id, RunStatus::Failed, Some(&msg))?;
+    Ok(SessionError::Phase {
+        run_id,
+        seq: seq + 1,
+        kind: names.join("+"),
+        source: e,
+    })
+}
+
+/// What the stored phases of a run add up to: its status so far, the phases' results, bad
+/// blocks, and a metadata phase's errors.
+struct Tally {
+    status: RunStatus,
+    detail: Option<String>,
+    results: Vec<PhaseResult>,
+    bad_blocks: u64,
+    errors: Vec<String>,
+}
+
+impl Tally {
+    /// Stores the phases that ran; false when one was interrupted (it is not stored, and the
+    /// run ends there).
+    fn store(
+        &mut self,
+        store: &mut Store,
+        run_id: i64,
+        ran: Vec<Phase>,
+        names: Vec<String>,
+    ) -> Result<bool, SessionError> {
         for (stored, name) in ran.into_iter().zip(names) {
             let seq = stored.seq as usize;
             if stored.result.interrupted {
@@ -613,12 +666,12 @@ pub fn run_phases(
                     seq + 1
                 );
                 store.add_event(run_id, RunEventKind::Interrupted, &msg)?;
-                status = RunStatus::Aborted;
-                detail = Some(msg);
-                break 'phases;
+                self.status = RunStatus::Aborted;
+                self.detail = Some(msg);
+                return Ok(false);
             }
             if let Some(v) = &stored.result.verify {
-                bad_blocks += v.bad_blocks;
+                self.bad_blocks += v.bad_blocks;
             }
             if let PhaseParams::Meta(m) = &stored.params {
                 if m.errors > 0 {
@@ -629,27 +682,31 @@ pub fn run_phases(
                         .unwrap_or_default();
                     let msg = format!("phase {} ({name}): {} error(s){first}", seq + 1, m.errors);
                     store.add_event(run_id, RunEventKind::PhaseFailed, &msg)?;
-                    errors.push(msg);
+                    self.errors.push(msg);
                 }
             }
             store.save_phase(run_id, &stored)?;
-            results.push(stored.result);
+            self.results.push(stored.result);
         }
-        seq += group.len();
+        Ok(true)
     }
-    if status == RunStatus::Ok && !errors.is_empty() {
-        status = RunStatus::Failed;
-        detail = Some(errors.join("; "));
-    } else if status == RunStatus::Ok && bad_blocks > 0 {
-        status = RunStatus::Corrupt;
-        detail = Some(format!("verification found {bad_blocks} bad 4 KiB block(s)"));
+
+    /// The run's status: failed on errors, corrupt on bad blocks, else as it ran; stored.
+    fn finish(mut self, store: &mut Store, run_id: i64) -> Result<Executed, SessionError> {
+        if self.status == RunStatus::Ok && !self.errors.is_empty() {
+            self.status = RunStatus::Failed;
+            self.detail = Some(self.errors.join("; "));
+        } else if self.status == RunStatus::Ok && self.bad_blocks > 0 {
+            self.status = RunStatus::Corrupt;
+            self.detail = Some(format!("verification found {} bad 4 KiB block(s)", self.bad_blocks));
+        }
+        store.finish_run(run_id, self.status, self.detail.as_deref())?;
+        Ok(Executed {
+            run_id,
+            status: self.status,
+            results: self.results,
+        })
     }
-    store.finish_run(run_id, status, detail.as_deref())?;
-    Ok(Executed {
-        run_id,
-        status,
-        results,
-    })
 }
 
 /// Stores a scan as a run of kind `scan`: its options as the job, the environment of its
