@@ -177,7 +177,9 @@ pub fn run(
     drive(store, p, o, stop, say, &mut Alone { p, o })
 }
 
-/// [`run`] with the plain repetitions run by `exec`.
+/// [`run`] with the plain repetitions run by `exec`: the tasks started, the rounds run until
+/// every criterion is decided (or stopped), the tasks stopped however it ended, and the
+/// qualification stored with every run.
 pub(crate) fn drive(
     store: &mut Store,
     p: &Prepared,
@@ -186,23 +188,7 @@ pub(crate) fn drive(
     say: &dyn Fn(&str),
     exec: &mut dyn Execute,
 ) -> Result<Outcome, QualifyError> {
-    let t0 = Instant::now();
     let rec = Recorder::new();
-    let max = p.criteria.first().map_or(0, |c| c.design.max_repeats);
-    let mut tallies: Vec<Tally> = p
-        .criteria
-        .iter()
-        .map(|_| Tally {
-            values: Vec::new(),
-            runs: Vec::new(),
-            reading: Reading {
-                observed: None,
-                interval: None,
-                decision: Decision::Undecided,
-            },
-            decided_at: None,
-        })
-        .collect();
     let mut tasks: Vec<Option<Box<dyn Task>>> = p
         .trials
         .iter()
@@ -218,172 +204,29 @@ pub(crate) fn drive(
         .iter_mut()
         .map(|t| t.as_mut().map(|t| Pairs::new(t.as_mut())))
         .collect();
-    let mut members: Vec<Member> = Vec::new();
-    let mut stopped = None;
-    let result = (|| -> Result<(), QualifyError> {
-        'rounds: for r in 1..=max {
-            rec.event("round-start", format!("round {r}"));
-            for (ti, trial) in p.trials.iter().enumerate() {
-                let mine: Vec<usize> = (0..p.criteria.len()).filter(|&c| p.criteria[c].trial == ti).collect();
-                if mine.iter().all(|&c| tallies[c].decided_at.is_some()) {
-                    continue;
-                }
-                if stop.load(Ordering::Relaxed) {
-                    stopped = Some(Stopped::Interrupted);
-                    break 'rounds;
-                }
-                if o.max_time.is_some_and(|m| t0.elapsed().as_secs_f64() >= m) {
-                    stopped = Some(Stopped::MaxTime);
-                    break 'rounds;
-                }
-                // This repetition's figure for each of the trial's criteria, and its runs.
-                let (figures, run_ids, interrupted): (Vec<Option<f64>>, Vec<i64>, bool) = match pairs[ti].as_mut() {
-                    None => {
-                        let e = exec.run(store, ti, RunKind::Qualify)?;
-                        members.push(Member {
-                            run_id: e.run_id,
-                            role: Role::Trial {
-                                job: trial.label.clone(),
-                                repetition: r,
-                                loaded: None,
-                            },
-                        });
-                        let interrupted = e.status == RunStatus::Aborted;
-                        let f = mine
-                            .iter()
-                            .map(|&c| {
-                                e.results
-                                    .get(p.criteria[c].phase)
-                                    .and_then(|ph| p.criteria[c].figure.read(ph))
-                            })
-                            .collect();
-                        (f, vec![e.run_id], interrupted)
-                    }
-                    Some(pair) => {
-                        let mut runner = Runner {
-                            store,
-                            job: &trial.job,
-                            o,
-                        };
-                        let (reps, interrupted) = pair
-                            .pair(r, &mut runner, EarlyFinish::Restart, &rec, stop)
-                            .map_err(|e| QualifyError::Run(format!("{}: {e}", trial.label)))?;
-                        for rep in &reps {
-                            members.push(Member {
-                                run_id: rep.run_id,
-                                role: Role::Trial {
-                                    job: trial.label.clone(),
-                                    repetition: r,
-                                    loaded: Some(rep.loaded),
-                                },
-                            });
-                        }
-                        // The idle run and the last loaded one the task covered from start to end.
-                        let idle = reps.iter().rfind(|x| !x.loaded);
-                        let loaded = reps.iter().rfind(|x| x.loaded && x.overlapped);
-                        let ids = idle.iter().chain(loaded.iter()).map(|x| x.run_id).collect();
-                        let f = mine
-                            .iter()
-                            .map(|&c| {
-                                let cr = &p.criteria[c];
-                                let of = |x: &storlab_impact::study::Repetition| {
-                                    x.results.get(cr.phase).and_then(|ph| cr.figure.read(ph))
-                                };
-                                let (i, l) = (idle.and_then(of)?, loaded.and_then(of)?);
-                                Some(cost(i, l, cr.figure.more_is_better()))
-                            })
-                            .collect();
-                        (f, ids, interrupted)
-                    }
-                };
-                if interrupted {
-                    stopped = Some(Stopped::Interrupted);
-                    break 'rounds;
-                }
-                let mut said: Vec<String> = Vec::new();
-                for (&c, f) in mine.iter().zip(figures) {
-                    let cr = &p.criteria[c];
-                    let t = &mut tallies[c];
-                    if t.decided_at.is_some() {
-                        continue;
-                    }
-                    let Some(v) = f else {
-                        if cr.reference == Reference::Impact {
-                            // The task ended before the job, twice: no pair to count this round.
-                            say(&format!(
-                                "{} r{r}: the task ended before the job did; this pair is not counted",
-                                trial.label
-                            ));
-                            continue;
-                        }
-                        return Err(QualifyError::Run(format!(
-                            "{} r{r} (run {}): the run did not measure {} of phase {}",
-                            trial.label,
-                            run_ids.first().copied().unwrap_or(0),
-                            cr.figure.name(),
-                            trial.phases[cr.phase].label(cr.phase)
-                        )));
-                    };
-                    t.values.push(v);
-                    t.runs.push(run_ids.clone());
-                    t.reading = reading(cr, &t.values);
-                    if t.reading.decision != Decision::Undecided {
-                        t.decided_at = Some(t.values.len() as u32);
-                        let line = format!(
-                            "{} after {} repetition(s): {}",
-                            t.reading.decision.word(),
-                            t.values.len(),
-                            describe(cr, &t.reading, &trial.label)
-                        );
-                        rec.event("decided", &line);
-                    }
-                    said.push(format!(
-                        "{} {}{}",
-                        figure_text(cr),
-                        show(v),
-                        match t.decided_at {
-                            Some(_) => format!(" → {} ({})", t.reading.decision.word(), cr.text),
-                            None => String::new(),
-                        }
-                    ));
-                }
-                if !said.is_empty() {
-                    say(&format!("{} r{r}: {}", trial.label, said.join(" · ")));
-                }
-            }
-            if tallies.iter().all(|t| t.decided_at.is_some()) {
-                stopped = Some(Stopped::Decided);
-                break;
-            }
-        }
-        Ok(())
-    })();
+    let mut rounds = Rounds {
+        p,
+        o,
+        stop,
+        say,
+        rec: &rec,
+        t0: Instant::now(),
+        tallies: p.criteria.iter().map(|_| Tally::new()).collect(),
+        members: Vec::new(),
+        stopped: None,
+    };
+    let result = rounds.run(store, exec, &mut pairs);
     // However it ended, the tasks this qualification started are stopped.
     let finished: Vec<anyhow::Result<()>> = pairs.into_iter().flatten().map(|p| p.finish(&rec)).collect();
-    let stopped = stopped.unwrap_or(if result.is_err() {
+    let stopped = rounds.stopped.unwrap_or(if result.is_err() {
         Stopped::Failed
     } else {
         Stopped::MaxRepeats
     });
-    let params = QualifyParams {
-        plan_name: p.plan.name.clone(),
-        plan_path: p.plan.path.display().to_string(),
-        plan_text: p.plan.text.clone(),
-        targets: p
-            .trials
-            .first()
-            .map(|t| t.job.targets.iter().map(|x| x.display().to_string()).collect())
-            .unwrap_or_default(),
-        command: o.command.clone(),
-        against: o.against,
-        stopped: Some(stopped),
-        seconds: t0.elapsed().as_secs_f64(),
-        method: METHOD.to_string(),
-        criteria: p.criteria.iter().zip(&tallies).map(|(c, t)| record(p, c, t)).collect(),
-    };
+    let params = rounds.params(stopped);
     let study_id = store.save_study(&NewStudy {
         params: StudyParams::Qualify(params.clone()),
-        members,
+        members: rounds.members,
         events: rec.events(),
         task_samples: rec.samples(),
     })?;
@@ -392,6 +235,253 @@ pub(crate) fn drive(
         f.map_err(|e| QualifyError::Run(e.to_string()))?;
     }
     Ok(Outcome { study_id, params })
+}
+
+impl Tally {
+    fn new() -> Tally {
+        Tally {
+            values: Vec::new(),
+            runs: Vec::new(),
+            reading: Reading {
+                observed: None,
+                interval: None,
+                decision: Decision::Undecided,
+            },
+            decided_at: None,
+        }
+    }
+}
+
+/// One repetition of a trial: each of its criteria's figure (None where the run did not give
+/// one), the runs it comes from, and whether Ctrl-C cut it short.
+struct Repetition {
+    figures: Vec<Option<f64>>,
+    run_ids: Vec<i64>,
+    interrupted: bool,
+}
+
+/// The rounds of a qualification as they go: every criterion's tally, the runs made, and why
+/// it stopped once it did.
+struct Rounds<'a> {
+    p: &'a Prepared,
+    o: &'a Options,
+    stop: &'a AtomicBool,
+    say: &'a dyn Fn(&str),
+    rec: &'a Recorder,
+    t0: Instant,
+    tallies: Vec<Tally>,
+    members: Vec<Member>,
+    stopped: Option<Stopped>,
+}
+
+impl Rounds<'_> {
+    /// Round after round each undecided trial once, until all are decided, the repetitions
+    /// run out, the time allowed is over or Ctrl-C.
+    fn run(
+        &mut self,
+        store: &mut Store,
+        exec: &mut dyn Execute,
+        pairs: &mut [Option<Pairs>],
+    ) -> Result<(), QualifyError> {
+        let max = self.p.criteria.first().map_or(0, |c| c.design.max_repeats);
+        for r in 1..=max {
+            self.rec.event("round-start", format!("round {r}"));
+            for (ti, pair) in pairs.iter_mut().enumerate() {
+                let mine: Vec<usize> = (0..self.p.criteria.len())
+                    .filter(|&c| self.p.criteria[c].trial == ti)
+                    .collect();
+                if mine.iter().all(|&c| self.tallies[c].decided_at.is_some()) {
+                    continue;
+                }
+                if self.stop.load(Ordering::Relaxed) {
+                    self.stopped = Some(Stopped::Interrupted);
+                    return Ok(());
+                }
+                if self.o.max_time.is_some_and(|m| self.t0.elapsed().as_secs_f64() >= m) {
+                    self.stopped = Some(Stopped::MaxTime);
+                    return Ok(());
+                }
+                let rep = match pair.as_mut() {
+                    None => self.plain(store, exec, ti, r, &mine)?,
+                    Some(pair) => self.paired(store, pair, ti, r, &mine)?,
+                };
+                if rep.interrupted {
+                    self.stopped = Some(Stopped::Interrupted);
+                    return Ok(());
+                }
+                self.count(ti, r, &mine, rep)?;
+            }
+            if self.tallies.iter().all(|t| t.decided_at.is_some()) {
+                self.stopped = Some(Stopped::Decided);
+                return Ok(());
+            }
+        }
+        Ok(())
+    }
+
+    /// A trial without a task: one run.
+    fn plain(
+        &mut self,
+        store: &mut Store,
+        exec: &mut dyn Execute,
+        ti: usize,
+        r: u32,
+        mine: &[usize],
+    ) -> Result<Repetition, QualifyError> {
+        let e = exec.run(store, ti, RunKind::Qualify)?;
+        self.members.push(Member {
+            run_id: e.run_id,
+            role: Role::Trial {
+                job: self.p.trials[ti].label.clone(),
+                repetition: r,
+                loaded: None,
+            },
+        });
+        let figures = mine
+            .iter()
+            .map(|&c| {
+                let cr = &self.p.criteria[c];
+                e.results.get(cr.phase).and_then(|ph| cr.figure.read(ph))
+            })
+            .collect();
+        Ok(Repetition {
+            figures,
+            run_ids: vec![e.run_id],
+            interrupted: e.status == RunStatus::Aborted,
+        })
+    }
+
+    /// A trial with a task: a pair of runs, idle and loaded; each criterion's figure its cost.
+    fn paired(
+        &mut self,
+        store: &mut Store,
+        pair: &mut Pairs,
+        ti: usize,
+        r: u32,
+        mine: &[usize],
+    ) -> Result<Repetition, QualifyError> {
+        let trial = &self.p.trials[ti];
+        let mut runner = Runner {
+            store,
+            job: &trial.job,
+            o: self.o,
+        };
+        let (reps, interrupted) = pair
+            .pair(r, &mut runner, EarlyFinish::Restart, self.rec, self.stop)
+            .map_err(|e| QualifyError::Run(format!("{}: {e}", trial.label)))?;
+        for rep in &reps {
+            self.members.push(Member {
+                run_id: rep.run_id,
+                role: Role::Trial {
+                    job: trial.label.clone(),
+                    repetition: r,
+                    loaded: Some(rep.loaded),
+                },
+            });
+        }
+        // The idle run and the last loaded one the task covered from start to end.
+        let idle = reps.iter().rfind(|x| !x.loaded);
+        let loaded = reps.iter().rfind(|x| x.loaded && x.overlapped);
+        let run_ids = idle.iter().chain(loaded.iter()).map(|x| x.run_id).collect();
+        let figures = mine
+            .iter()
+            .map(|&c| {
+                let cr = &self.p.criteria[c];
+                let of =
+                    |x: &storlab_impact::study::Repetition| x.results.get(cr.phase).and_then(|ph| cr.figure.read(ph));
+                let (i, l) = (idle.and_then(of)?, loaded.and_then(of)?);
+                Some(cost(i, l, cr.figure.more_is_better()))
+            })
+            .collect();
+        Ok(Repetition {
+            figures,
+            run_ids,
+            interrupted,
+        })
+    }
+
+    /// A repetition's figures into its criteria's tallies, each looked at and decided when its
+    /// interval is on one side; what it measured said on the terminal.
+    fn count(&mut self, ti: usize, r: u32, mine: &[usize], rep: Repetition) -> Result<(), QualifyError> {
+        let trial = &self.p.trials[ti];
+        let mut said: Vec<String> = Vec::new();
+        for (&c, f) in mine.iter().zip(rep.figures) {
+            let cr = &self.p.criteria[c];
+            let t = &mut self.tallies[c];
+            if t.decided_at.is_some() {
+                continue;
+            }
+            let Some(v) = f else {
+                if cr.reference == Reference::Impact {
+                    // The task ended before the job, twice: no pair to count this round.
+                    (self.say)(&format!(
+                        "{} r{r}: the task ended before the job did; this pair is not counted",
+                        trial.label
+                    ));
+                    continue;
+                }
+                return Err(QualifyError::Run(format!(
+                    "{} r{r} (run {}): the run did not measure {} of phase {}",
+                    trial.label,
+                    rep.run_ids.first().copied().unwrap_or(0),
+                    cr.figure.name(),
+                    trial.phases[cr.phase].label(cr.phase)
+                )));
+            };
+            t.values.push(v);
+            t.runs.push(rep.run_ids.clone());
+            t.reading = reading(cr, &t.values);
+            if t.reading.decision != Decision::Undecided {
+                t.decided_at = Some(t.values.len() as u32);
+                let line = format!(
+                    "{} after {} repetition(s): {}",
+                    t.reading.decision.word(),
+                    t.values.len(),
+                    describe(cr, &t.reading, &trial.label)
+                );
+                self.rec.event("decided", &line);
+            }
+            said.push(format!(
+                "{} {}{}",
+                figure_text(cr),
+                show(v),
+                match t.decided_at {
+                    Some(_) => format!(" → {} ({})", t.reading.decision.word(), cr.text),
+                    None => String::new(),
+                }
+            ));
+        }
+        if !said.is_empty() {
+            (self.say)(&format!("{} r{r}: {}", trial.label, said.join(" · ")));
+        }
+        Ok(())
+    }
+
+    /// The qualification's record: its plan, how it stopped, its criteria.
+    fn params(&self, stopped: Stopped) -> QualifyParams {
+        let p = self.p;
+        QualifyParams {
+            plan_name: p.plan.name.clone(),
+            plan_path: p.plan.path.display().to_string(),
+            plan_text: p.plan.text.clone(),
+            targets: p
+                .trials
+                .first()
+                .map(|t| t.job.targets.iter().map(|x| x.display().to_string()).collect())
+                .unwrap_or_default(),
+            command: self.o.command.clone(),
+            against: self.o.against,
+            stopped: Some(stopped),
+            seconds: self.t0.elapsed().as_secs_f64(),
+            method: METHOD.to_string(),
+            criteria: p
+                .criteria
+                .iter()
+                .zip(&self.tallies)
+                .map(|(c, t)| record(p, c, t))
+                .collect(),
+        }
+    }
 }
 
 /// A criterion's figure as the terminal names it ("IOPS", "lat p99 µs", "read MiB/s cost %").
