@@ -282,211 +282,300 @@ pub fn run(
     started: impl FnOnce(i64, Option<SocketAddr>),
     mut event: impl FnMut(&MonitorEvent),
 ) -> Result<Outcome, MonitorError> {
-    let mut sampler = Sampler::new(cfg.watches, cfg.files);
-    let series: Vec<Series> = sampler.series();
-    let spec = cfg.spec;
-    let mut registry = Registry::default();
-    let metrics = MonitorMetrics::register(&mut registry);
-    let registry = Arc::new(registry);
-    // The monitor appends and scans recent rows for retention: 512 KiB of SQLite page cache hold
-    // what it reads, and its memory stays flat from the start (bench/monitor-results.md).
-    store.limit_cache(512)?;
-    // A server that goes away is waited for here (the sweeps kept meanwhile), not spooled.
-    store.ride_out();
-    let window = store.outage_window();
-    // The samples' times are on the database server's clock (crates/store's clock.rs), so that
-    // hosts whose clocks disagree line up in `monitor stats`: read now, held to it every
-    // minute, each reading recorded.
-    let reading = store.read_clock()?;
-    let mut base = TimeBase::new(&reading);
-    let t0 = base.now();
-    // Another monitor of this host on this database is the user's to stop: refused as input.
-    let id = store
-        .create_monitor(&cfg.host, &spec, &series, t0)
-        .map_err(|e| match e {
-            storlab_store::StoreError::Request(m) => MonitorError::Input(m),
-            e => e.into(),
-        })?;
-    store.add_clock_reading(&format!("monitor {id}"), &cfg.host, &reading, 0.0)?;
-    let mut clock_read = Instant::now();
-    let endpoint = cfg
-        .metrics
-        .map(|l| Endpoint::start(l, registry.clone()))
-        .transpose()
-        .map_err(|e| MonitorError::Io(e.to_string()))?;
-    // From the reading on, the host's monotonic clock: a step of the wall clock moves no
-    // sample and every sample begins where the one before it ended (crates/stats' intervals
-    // place them by those spans).
-    let start = Instant::now();
-    let tb = base.at(start);
-    let mut baseline = sampler.sweep(tb, 0.0);
-    baseline.events.insert(
-        0,
-        MonitorEvent {
-            t: t0,
-            pool: String::new(),
-            name: String::new(),
-            kind: "started".into(),
-            detail: format!(
-                "monitor {id} on {}: {} series in {} pools",
-                cfg.host,
-                series.len(),
-                spec.pools.len()
-            ),
-        },
-    );
-    let mut out = Outcome {
-        id,
-        sweeps: 0,
-        events: 0,
-        lost_sweeps: 0,
-    };
-    let mut pending: VecDeque<(f64, Sweep)> = VecDeque::new();
-    // Every pool's figures exist from the start, at 0, so that a scrape before the first
-    // interval ends finds them.
-    let zero: Vec<(String, PoolPoint, PoolPoint)> = spec
-        .pools
-        .iter()
-        .map(|p| (p.name.clone(), PoolPoint::default(), PoolPoint::default()))
-        .collect();
-    metrics.publish(&series, &baseline, &sampler.present(), &zero, 0.0);
-    for e in &baseline.events {
-        event(e);
-    }
-    out.events += baseline.events.len() as u64;
-    pending.push_back((tb, baseline));
-    started(id, endpoint.as_ref().map(|e| e.addr()));
-    let k = ((spec.lt / spec.interval).round() as usize).max(1);
-    let mut recent: Vec<(String, VecDeque<PoolPoint>)> = Vec::new();
-    let mut live = LiveRates::new(&spec, &series, &cfg.host);
-    let mut last = start;
-    let mut last_t = tb;
-    let mut last_retention = t0;
+    let mut m = Monitor::start(store, cfg, &mut event)?;
+    started(m.out.id, m.endpoint.as_ref().map(|e| e.addr()));
     let mut n: u64 = 0;
     loop {
         n += 1;
-        let due = start + Duration::from_secs_f64(spec.interval * n as f64);
-        let end = cfg.duration.map(|d| start + Duration::from_secs_f64(d));
+        let stopping = m.wait_for_sweep(n);
+        m.keep_clock();
+        m.sweep(&mut event);
+        flush(store, m.out.id, &mut m.pending);
+        m.end_if_away()?;
+        m.keep_retention();
+        if stopping {
+            return m.stop();
+        }
+    }
+}
+
+/// A monitor as it runs: its sampler and series, its time base on the database server's
+/// clock, the sweeps not yet stored, each pool's recent points for the long-term figures, and
+/// what it has done.
+struct Monitor<'s> {
+    store: &'s Store,
+    host: String,
+    spec: MonitorSpec,
+    series: Vec<Series>,
+    sampler: Sampler,
+    metrics: MonitorMetrics,
+    endpoint: Option<Endpoint>,
+    duration: Option<f64>,
+    stop_flag: Arc<AtomicBool>,
+    window: Duration,
+    base: TimeBase,
+    clock_read: Instant,
+    start: Instant,
+    last: Instant,
+    last_t: f64,
+    last_retention: f64,
+    pending: VecDeque<(f64, Sweep)>,
+    /// Each pool's last points, as many as a long-term window holds.
+    recent: Vec<(String, VecDeque<PoolPoint>)>,
+    live: LiveRates,
+    out: Outcome,
+}
+
+impl<'s> Monitor<'s> {
+    /// Creates the monitor in the database and takes its first sweep, the baseline of every
+    /// counter: every pool's figures exist from the start, at 0, so that a scrape before the
+    /// first interval ends finds them.
+    fn start(
+        store: &'s Store,
+        cfg: MonitorConfig,
+        event: &mut dyn FnMut(&MonitorEvent),
+    ) -> Result<Monitor<'s>, MonitorError> {
+        let mut sampler = Sampler::new(cfg.watches, cfg.files);
+        let series: Vec<Series> = sampler.series();
+        let spec = cfg.spec;
+        let mut registry = Registry::default();
+        let metrics = MonitorMetrics::register(&mut registry);
+        let registry = Arc::new(registry);
+        // The monitor appends and scans recent rows for retention: 512 KiB of SQLite page cache
+        // hold what it reads, and its memory stays flat from the start
+        // (bench/monitor-results.md).
+        store.limit_cache(512)?;
+        // A server that goes away is waited for here (the sweeps kept meanwhile), not spooled.
+        store.ride_out();
+        // The samples' times are on the database server's clock (crates/store's clock.rs), so
+        // that hosts whose clocks disagree line up in `monitor stats`: read now, held to it
+        // every minute, each reading recorded.
+        let reading = store.read_clock()?;
+        let base = TimeBase::new(&reading);
+        let t0 = base.now();
+        // Another monitor of this host on this database is the user's to stop: refused as input.
+        let id = store
+            .create_monitor(&cfg.host, &spec, &series, t0)
+            .map_err(|e| match e {
+                storlab_store::StoreError::Request(m) => MonitorError::Input(m),
+                e => e.into(),
+            })?;
+        store.add_clock_reading(&format!("monitor {id}"), &cfg.host, &reading, 0.0)?;
+        let endpoint = cfg
+            .metrics
+            .map(|l| Endpoint::start(l, registry.clone()))
+            .transpose()
+            .map_err(|e| MonitorError::Io(e.to_string()))?;
+        // From the reading on, the host's monotonic clock: a step of the wall clock moves no
+        // sample and every sample begins where the one before it ended (crates/stats'
+        // intervals place them by those spans).
+        let start = Instant::now();
+        let tb = base.at(start);
+        let mut baseline = sampler.sweep(tb, 0.0);
+        let detail = format!(
+            "monitor {id} on {}: {} series in {} pools",
+            cfg.host,
+            series.len(),
+            spec.pools.len()
+        );
+        baseline.events.insert(0, monitor_event(t0, "started", detail));
+        let zero: Vec<(String, PoolPoint, PoolPoint)> = spec
+            .pools
+            .iter()
+            .map(|p| (p.name.clone(), PoolPoint::default(), PoolPoint::default()))
+            .collect();
+        metrics.publish(&series, &baseline, &sampler.present(), &zero, 0.0);
+        baseline.events.iter().for_each(&mut *event);
+        let live = LiveRates::new(&spec, &series, &cfg.host);
+        let mut m = Monitor {
+            store,
+            host: cfg.host,
+            window: store.outage_window(),
+            spec,
+            series,
+            sampler,
+            metrics,
+            endpoint,
+            duration: cfg.duration,
+            stop_flag: cfg.stop,
+            base,
+            clock_read: Instant::now(),
+            start,
+            last: start,
+            last_t: tb,
+            last_retention: t0,
+            pending: VecDeque::new(),
+            recent: Vec::new(),
+            live,
+            out: Outcome {
+                id,
+                sweeps: 0,
+                events: baseline.events.len() as u64,
+                lost_sweeps: 0,
+            },
+        };
+        m.pending.push_back((tb, baseline));
+        Ok(m)
+    }
+
+    /// Waits for sweep `n`'s time (or the duration's end, or a stop); true when the monitor
+    /// is stopping.
+    fn wait_for_sweep(&self, n: u64) -> bool {
+        let due = self.start + Duration::from_secs_f64(self.spec.interval * n as f64);
+        let end = self.duration.map(|d| self.start + Duration::from_secs_f64(d));
         let target = end.map_or(due, |e| e.min(due));
-        while Instant::now() < target && !cfg.stop.load(Ordering::Relaxed) {
+        while Instant::now() < target && !self.stop_flag.load(Ordering::Relaxed) {
             std::thread::sleep((target - Instant::now()).min(Duration::from_millis(50)));
         }
-        let stopping = cfg.stop.load(Ordering::Relaxed) || end.is_some_and(|e| Instant::now() >= e);
-        if clock_read.elapsed() >= CLOCK_EVERY {
-            // Skipped while the database is away; tried at the next sweep.
-            if let Ok(r) = store.read_clock() {
-                let step = base.correct(&r);
-                let _ = store.add_clock_reading(&format!("monitor {id}"), &cfg.host, &r, step);
-                clock_read = Instant::now();
-            }
+        self.stop_flag.load(Ordering::Relaxed) || end.is_some_and(|e| Instant::now() >= e)
+    }
+
+    /// Every minute the database server's clock is read again (skipped while the database is
+    /// away; tried at the next sweep).
+    fn keep_clock(&mut self) {
+        if self.clock_read.elapsed() < CLOCK_EVERY {
+            return;
         }
+        if let Ok(r) = self.store.read_clock() {
+            let step = self.base.correct(&r);
+            let _ = self
+                .store
+                .add_clock_reading(&format!("monitor {}", self.out.id), &self.host, &r, step);
+            self.clock_read = Instant::now();
+        }
+    }
+
+    /// One sweep: its samples and events, each pool's point with its long-term figures
+    /// published, and the sweep kept to store (the oldest dropped past MAX_PENDING).
+    fn sweep(&mut self, event: &mut dyn FnMut(&MonitorEvent)) {
         let at = Instant::now();
-        let t = base.at(at);
+        let t = self.base.at(at);
         // The sweep's span on the time base, so that it begins where the last ended also across
         // a step of the base after a reading of the server's clock.
-        let seconds = match t - last_t {
-            d if d <= 0.0 => (at - last).as_secs_f64(),
+        let seconds = match t - self.last_t {
+            d if d <= 0.0 => (at - self.last).as_secs_f64(),
             d => d,
         };
-        let sweep = sampler.sweep(t, seconds);
-        last = at;
-        last_t = t;
+        let sweep = self.sampler.sweep(t, seconds);
+        self.last = at;
+        self.last_t = t;
         let took = at.elapsed().as_secs_f64();
-        let pts = pool_points(&series, &sweep.disks);
+        let pools = self.pool_figures(&sweep);
+        self.metrics
+            .publish(&self.series, &sweep, &self.sampler.present(), &pools, took);
+        sweep.events.iter().for_each(&mut *event);
+        self.out.sweeps += 1;
+        self.out.events += sweep.events.len() as u64;
+        self.pending.push_back((t, sweep));
+        while self.pending.len() > MAX_PENDING {
+            self.pending.pop_front();
+            self.out.lost_sweeps += 1;
+        }
+    }
+
+    /// Each pool's point of a sweep with its long-term figures: the mean of its recent points,
+    /// rates from the live long-term windows.
+    fn pool_figures(&mut self, sweep: &Sweep) -> Vec<(String, PoolPoint, PoolPoint)> {
+        let k = ((self.spec.lt / self.spec.interval).round() as usize).max(1);
         let mut pools = Vec::new();
-        for (pool, p) in pts {
+        for (pool, p) in pool_points(&self.series, &sweep.disks) {
             let Some(p) = p.into_iter().next() else { continue };
-            let i = match recent.iter().position(|(n, _)| *n == pool) {
+            let i = match self.recent.iter().position(|(n, _)| *n == pool) {
                 Some(i) => i,
                 None => {
-                    recent.push((pool.clone(), VecDeque::new()));
-                    recent.len() - 1
+                    self.recent.push((pool.clone(), VecDeque::new()));
+                    self.recent.len() - 1
                 }
             };
-            let q = &mut recent[i].1;
+            let q = &mut self.recent[i].1;
             q.push_back(p.clone());
             while q.len() > k {
                 q.pop_front();
             }
             pools.push((pool, p, long_term(q)));
         }
-        live.add(&sweep);
+        self.live.add(sweep);
         for (pool, _, lt) in &mut pools {
-            if let Some((r, w)) = live.long_term(pool) {
+            if let Some((r, w)) = self.live.long_term(pool) {
                 (lt.read_rate, lt.write_rate) = (r, w);
             }
         }
-        metrics.publish(&series, &sweep, &sampler.present(), &pools, took);
-        for e in &sweep.events {
-            event(e);
-        }
-        out.sweeps += 1;
-        out.events += sweep.events.len() as u64;
-        pending.push_back((t, sweep));
-        while pending.len() > MAX_PENDING {
-            pending.pop_front();
-            out.lost_sweeps += 1;
-        }
-        flush(store, id, &mut pending);
-        if let Some(away) = store.outage().filter(|d| *d > window) {
-            // Longer than the window: an orderly end. What was swept and not stored is said;
-            // the same command (or the service's restart) starts a new monitor.
-            drop(endpoint);
-            return Err(MonitorError::Away(format!(
-                "the results database has been away for {:.0} s, longer than the outage window ({:.0} s, STORLAB_DB_RETRY): \
-                 monitor {id} ends with {} sweep(s) of the last {:.0} s not stored; start it again (the same command, or \
-                 systemctl restart storlab-monitor) once the database is back",
-                away.as_secs_f64(),
-                window.as_secs_f64(),
-                pending.len(),
-                pending.back().zip(pending.front()).map_or(0.0, |(b, f)| b.0 - f.0)
-            )));
-        }
-        if t - last_retention >= spec.lt && pending.is_empty() {
-            if let Err(e) = keep_retention(store, &cfg.host, &spec, t) {
+        pools
+    }
+
+    /// A database away longer than the window: an orderly end. What was swept and not stored
+    /// is said; the same command (or the service's restart) starts a new monitor.
+    fn end_if_away(&self) -> Result<(), MonitorError> {
+        let Some(away) = self.store.outage().filter(|d| *d > self.window) else {
+            return Ok(());
+        };
+        let p = &self.pending;
+        Err(MonitorError::Away(format!(
+            "the results database has been away for {:.0} s, longer than the outage window ({:.0} s, STORLAB_DB_RETRY): \
+             monitor {} ends with {} sweep(s) of the last {:.0} s not stored; start it again (the same command, or \
+             systemctl restart storlab-monitor) once the database is back",
+            away.as_secs_f64(),
+            self.window.as_secs_f64(),
+            self.out.id,
+            p.len(),
+            p.back().zip(p.front()).map_or(0.0, |(b, f)| b.0 - f.0)
+        )))
+    }
+
+    /// Every long-term window, once what was swept is stored: the levels compacted and the
+    /// oldest purged.
+    fn keep_retention(&mut self) {
+        if self.last_t - self.last_retention >= self.spec.lt && self.pending.is_empty() {
+            if let Err(e) = keep_retention(self.store, &self.host, &self.spec, self.last_t) {
                 eprintln!("storlab monitor: retention: {e}");
             }
-            last_retention = t;
+            self.last_retention = self.last_t;
         }
-        if stopping {
-            let t = base.now();
-            pending.push_back((
-                t,
-                Sweep {
-                    events: vec![MonitorEvent {
-                        t,
-                        pool: String::new(),
-                        name: String::new(),
-                        kind: "stopped".into(),
-                        detail: format!("monitor {id} stopped after {} sweeps", out.sweeps),
-                    }],
-                    ..Sweep::default()
-                },
-            ));
-            // The last sweeps and the stop are stored before the monitor ends; a server still
-            // away is waited for a while (systemd allows 90 s for a stop).
-            let until = Instant::now() + window.min(STOP_WAIT);
-            loop {
-                flush(store, id, &mut pending);
-                if pending.is_empty() {
-                    if let Err(e) = store.stop_monitor(id, t) {
-                        if Instant::now() < until {
-                            std::thread::sleep(Duration::from_millis(250));
-                            continue;
-                        }
-                        return Err(e.into());
+    }
+
+    /// The stop: the last sweeps and the stop stored before the monitor ends; a server still
+    /// away is waited for a while (systemd allows 90 s for a stop).
+    fn stop(mut self) -> Result<Outcome, MonitorError> {
+        let t = self.base.now();
+        let detail = format!("monitor {} stopped after {} sweeps", self.out.id, self.out.sweeps);
+        self.pending.push_back((
+            t,
+            Sweep {
+                events: vec![monitor_event(t, "stopped", detail)],
+                ..Sweep::default()
+            },
+        ));
+        let until = Instant::now() + self.window.min(STOP_WAIT);
+        loop {
+            flush(self.store, self.out.id, &mut self.pending);
+            if self.pending.is_empty() {
+                if let Err(e) = self.store.stop_monitor(self.out.id, t) {
+                    if Instant::now() < until {
+                        std::thread::sleep(Duration::from_millis(250));
+                        continue;
                     }
-                    break;
+                    return Err(e.into());
                 }
-                if Instant::now() >= until {
-                    out.lost_sweeps += pending.len() as u64;
-                    break;
-                }
-                std::thread::sleep(Duration::from_millis(250));
+                break;
             }
-            drop(endpoint);
-            return Ok(out);
+            if Instant::now() >= until {
+                self.out.lost_sweeps += self.pending.len() as u64;
+                break;
+            }
+            std::thread::sleep(Duration::from_millis(250));
         }
+        Ok(self.out)
+    }
+}
+
+/// A monitor's own event (started, stopped) at `t`.
+fn monitor_event(t: f64, kind: &str, detail: String) -> MonitorEvent {
+    MonitorEvent {
+        t,
+        pool: String::new(),
+        name: String::new(),
+        kind: kind.into(),
+        detail,
     }
 }
 
