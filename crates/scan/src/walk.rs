@@ -237,7 +237,9 @@ impl Local {
     }
 }
 
-/// Scans every root; see the crate documentation for what is counted.
+/// Scans every root; see the crate documentation for what is counted: the roots checked and
+/// their first jobs made, the tree walked by the worker threads, their counts merged into the
+/// rows, the total and the coldest directories.
 pub fn scan(opts: &ScanOptions) -> Result<Report, ScanError> {
     let started = Instant::now();
     if opts.roots.is_empty() {
@@ -249,99 +251,21 @@ pub fn scan(opts: &ScanOptions) -> Result<Report, ScanError> {
             opts.roots.len()
         )));
     }
-    let t = opts.ages.len();
     let excludes = Excludes::new(&opts.exclude)?;
-    let by_owner = opts.group_by.per_owner();
-    let mut root_mounts = Vec::new();
-    let mut notes = Vec::new();
-    let mut note_mounts = Vec::new();
-    let all_mounts = storlab_env::mounts::mounts();
-    let mut groups = Vec::new();
-    let mut jobs = Vec::new();
-    let mut upper = Stats::new(t);
-    let mut recs = Vec::new();
-    for (i, root) in opts.roots.iter().enumerate() {
-        let st =
-            statx(CWD, root, AtFlags::empty(), StatxFlags::TYPE | StatxFlags::MNT_ID).map_err(|e| ScanError::Root {
-                path: root.display().to_string(),
-                reason: if e == Errno::NOENT {
-                    "it does not exist".into()
-                } else {
-                    e.to_string()
-                },
-            })?;
-        if FileType::from_raw_mode(st.stx_mode as u32) != FileType::Directory {
-            return Err(ScanError::Root {
-                path: root.display().to_string(),
-                reason: "it is not a directory (scan takes directories)".into(),
-            });
-        }
-        root_mounts.push(st.stx_mnt_id);
-        if let Some(m) = storlab_env::mounts::mount_of(root, &all_mounts) {
-            match note_mounts
-                .iter_mut()
-                .find(|(n, _): &&mut (storlab_env::mounts::Mount, Vec<String>)| n.id == m.id)
-            {
-                Some((_, paths)) => paths.push(root.display().to_string()),
-                None => note_mounts.push((m, vec![root.display().to_string()])),
-            }
-        }
-        let group = match opts.group_by {
-            GroupBy::Path => {
-                groups.push(GroupInfo {
-                    root: i as u16,
-                    path: root.clone(),
-                    own_files_only: false,
-                    owner: None,
-                });
-                Some(groups.len() as u32 - 1)
-            }
-            // Per owner, each directory counts in its owner's row when it is listed.
-            GroupBy::Depth(_) | GroupBy::User | GroupBy::Group => None,
-        };
-        if group.is_none() && !by_owner {
-            upper.dirs += 1;
-        }
-        let rec = if opts.top > 0 {
-            recs.push(DirRec {
-                parent: u32::MAX,
-                path: root.clone().into_boxed_path(),
-            });
-            recs.len() as u32 - 1
-        } else {
-            u32::MAX
-        };
-        jobs.push(Job {
-            path: root.clone(),
-            depth: 0,
-            group,
-            rec,
-            root: i as u16,
-        });
-    }
-    // One note per mount, naming the PATHs on it.
-    for (m, paths) in &note_mounts {
-        if let Some(n) = crate::mounts::atime_note(&paths.join(", "), m, opts.time, &opts.ages) {
-            notes.push(n);
-        }
-    }
-    // The root directories themselves, in their rows.
-    let mut root_dirs: Vec<(u32, u64)> = Vec::new();
-    for j in &jobs {
-        if let Some(g) = j.group {
-            root_dirs.push((g, 1));
-        }
-    }
-    jobs.reverse(); // the stack pops the first root first
+    let mut start = Start::of(opts)?;
+    start.jobs.reverse(); // the stack pops the first root first
     let shared = Shared {
         opts,
-        queue: Mutex::new(Queue { jobs, busy: 0 }),
+        queue: Mutex::new(Queue {
+            jobs: std::mem::take(&mut start.jobs),
+            busy: 0,
+        }),
         ready: Condvar::new(),
-        groups: Mutex::new(groups),
+        groups: Mutex::new(std::mem::take(&mut start.groups)),
         links: (0..64).map(|_| Mutex::new(HashSet::new())).collect(),
         visited: Mutex::new(HashSet::new()),
-        recs: Mutex::new(recs),
-        root_mounts,
+        recs: Mutex::new(std::mem::take(&mut start.recs)),
+        root_mounts: std::mem::take(&mut start.root_mounts),
         problems: Mutex::new((0, Vec::new())),
         skipped: Mutex::new((0, Vec::new())),
         thresholds_ns: opts.ages.iter().map(|s| *s as i128 * 1_000_000_000).collect(),
@@ -357,16 +281,159 @@ pub fn scan(opts: &ScanOptions) -> Result<Report, ScanError> {
             .map(|h| h.join().expect("scan worker panicked"))
             .collect()
     });
-
-    // Merge the threads' counts.
     let groups = shared.groups.into_inner().unwrap();
+    let recs = shared.recs.into_inner().unwrap();
+    let merged = merge(opts, groups, &start.root_dirs, start.upper, recs.len(), locals);
+    let top = top_cold(&recs, merged.own, opts.top);
+    let (problem_count, problems) = shared.problems.into_inner().unwrap();
+    let (skipped_mount_count, skipped_mounts) = shared.skipped.into_inner().unwrap();
+    let (excluded_count, excluded) = shared.excluded.into_inner().unwrap();
+    Ok(Report {
+        options: opts.clone(),
+        rows: merged.rows,
+        total: merged.total,
+        top,
+        problem_count,
+        problems,
+        skipped_mount_count,
+        skipped_mounts,
+        excluded_count,
+        excluded,
+        notes: start.notes,
+        entries: merged.entries,
+        seconds: started.elapsed().as_secs_f64(),
+    })
+}
+
+/// What the walk starts from: each root checked (a directory that exists), its mount, its row
+/// (per path) or none (per owner, rows come as directories are listed), its record for the
+/// coldest directories, and its first job; one atime note per mount, naming its roots.
+struct Start {
+    root_mounts: Vec<u64>,
+    notes: Vec<String>,
+    groups: Vec<GroupInfo>,
+    jobs: Vec<Job>,
+    upper: Stats,
+    recs: Vec<DirRec>,
+    /// The root directories themselves, counted in their rows.
+    root_dirs: Vec<(u32, u64)>,
+}
+
+impl Start {
+    fn of(opts: &ScanOptions) -> Result<Start, ScanError> {
+        let mut start = Start {
+            root_mounts: Vec::new(),
+            notes: Vec::new(),
+            groups: Vec::new(),
+            jobs: Vec::new(),
+            upper: Stats::new(opts.ages.len()),
+            recs: Vec::new(),
+            root_dirs: Vec::new(),
+        };
+        let all_mounts = storlab_env::mounts::mounts();
+        let mut note_mounts: Vec<(storlab_env::mounts::Mount, Vec<String>)> = Vec::new();
+        for (i, root) in opts.roots.iter().enumerate() {
+            start.root_mounts.push(root_mount(root)?);
+            if let Some(m) = storlab_env::mounts::mount_of(root, &all_mounts) {
+                match note_mounts.iter_mut().find(|(n, _)| n.id == m.id) {
+                    Some((_, paths)) => paths.push(root.display().to_string()),
+                    None => note_mounts.push((m, vec![root.display().to_string()])),
+                }
+            }
+            start.add_root(opts, i, root);
+        }
+        for (m, paths) in &note_mounts {
+            if let Some(n) = crate::mounts::atime_note(&paths.join(", "), m, opts.time, &opts.ages) {
+                start.notes.push(n);
+            }
+        }
+        Ok(start)
+    }
+
+    /// Root `i`'s row (per path), record and first job.
+    fn add_root(&mut self, opts: &ScanOptions, i: usize, root: &Path) {
+        let group = match opts.group_by {
+            GroupBy::Path => {
+                self.groups.push(GroupInfo {
+                    root: i as u16,
+                    path: root.to_path_buf(),
+                    own_files_only: false,
+                    owner: None,
+                });
+                Some(self.groups.len() as u32 - 1)
+            }
+            // Per owner, each directory counts in its owner's row when it is listed.
+            GroupBy::Depth(_) | GroupBy::User | GroupBy::Group => None,
+        };
+        if group.is_none() && !opts.group_by.per_owner() {
+            self.upper.dirs += 1;
+        }
+        if let Some(g) = group {
+            self.root_dirs.push((g, 1));
+        }
+        let rec = if opts.top > 0 {
+            self.recs.push(DirRec {
+                parent: u32::MAX,
+                path: root.to_path_buf().into_boxed_path(),
+            });
+            self.recs.len() as u32 - 1
+        } else {
+            u32::MAX
+        };
+        self.jobs.push(Job {
+            path: root.to_path_buf(),
+            depth: 0,
+            group,
+            rec,
+            root: i as u16,
+        });
+    }
+}
+
+/// A root's mount id; refused when it does not exist or is not a directory.
+fn root_mount(root: &Path) -> Result<u64, ScanError> {
+    let st =
+        statx(CWD, root, AtFlags::empty(), StatxFlags::TYPE | StatxFlags::MNT_ID).map_err(|e| ScanError::Root {
+            path: root.display().to_string(),
+            reason: if e == Errno::NOENT {
+                "it does not exist".into()
+            } else {
+                e.to_string()
+            },
+        })?;
+    if FileType::from_raw_mode(st.stx_mode as u32) != FileType::Directory {
+        return Err(ScanError::Root {
+            path: root.display().to_string(),
+            reason: "it is not a directory (scan takes directories)".into(),
+        });
+    }
+    Ok(st.stx_mnt_id)
+}
+
+/// The threads' counts merged: the rows (sorted), the total, the entries, and each
+/// directory's own files for the coldest directories.
+struct Merged {
+    rows: Vec<Row>,
+    total: Stats,
+    entries: u64,
+    own: Vec<(Amount, Vec<Amount>)>,
+}
+
+fn merge(
+    opts: &ScanOptions,
+    groups: Vec<GroupInfo>,
+    root_dirs: &[(u32, u64)],
+    mut upper: Stats,
+    recs: usize,
+    locals: Vec<Local>,
+) -> Merged {
+    let t = opts.ages.len();
     let mut row_stats: Vec<Stats> = (0..groups.len()).map(|_| Stats::new(t)).collect();
     for (g, n) in root_dirs {
-        row_stats[g as usize].dirs += n;
+        row_stats[*g as usize].dirs += n;
     }
     let mut entries = 0;
-    let recs = shared.recs.into_inner().unwrap();
-    let mut own: Vec<(Amount, Vec<Amount>)> = (0..recs.len())
+    let mut own: Vec<(Amount, Vec<Amount>)> = (0..recs)
         .map(|_| (Amount::default(), vec![Amount::default(); t]))
         .collect();
     for l in locals {
@@ -400,8 +467,20 @@ pub fn scan(opts: &ScanOptions) -> Result<Report, ScanError> {
             owner: g.owner.map(|id| crate::owners::owner(opts.group_by, id)),
         })
         .collect();
+    sort_rows(opts, &mut rows);
+    Merged {
+        rows,
+        total,
+        entries,
+        own,
+    }
+}
+
+/// Per owner, the largest first (who uses the space), then by id; else by path; within each
+/// root, in the roots' order.
+fn sort_rows(opts: &ScanOptions, rows: &mut [Row]) {
+    let by_owner = opts.group_by.per_owner();
     let root_index = |p: &Path| opts.roots.iter().position(|r| r == p).unwrap_or(usize::MAX);
-    // Per owner, the largest first (who uses the space), then by id; else by path.
     rows.sort_by(|a, b| {
         let within = if by_owner {
             let id = |r: &Row| r.owner.as_ref().map(|o| o.id);
@@ -415,26 +494,6 @@ pub fn scan(opts: &ScanOptions) -> Result<Report, ScanError> {
         };
         root_index(&a.root).cmp(&root_index(&b.root)).then(within)
     });
-
-    let top = top_cold(&recs, own, opts.top);
-    let (problem_count, problems) = shared.problems.into_inner().unwrap();
-    let (skipped_mount_count, skipped_mounts) = shared.skipped.into_inner().unwrap();
-    let (excluded_count, excluded) = shared.excluded.into_inner().unwrap();
-    Ok(Report {
-        options: opts.clone(),
-        rows,
-        total,
-        top,
-        problem_count,
-        problems,
-        skipped_mount_count,
-        skipped_mounts,
-        excluded_count,
-        excluded,
-        notes,
-        entries,
-        seconds: started.elapsed().as_secs_f64(),
-    })
 }
 
 /// Adds every directory's own files up its tree and picks the `n` with the most data older
