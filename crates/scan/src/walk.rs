@@ -613,39 +613,12 @@ fn list(sh: &Shared, job: &Job, local: &mut Local, children: &mut Vec<Job>) {
         Ok(fd) => fd,
         Err(e) => return problem(sh, job.path.clone(), e),
     };
-    // Stay on the PATH's mount unless asked to cross (and then never enter a directory twice).
-    match statx(
-        &fd,
-        "",
-        AtFlags::EMPTY_PATH,
-        StatxFlags::MNT_ID | StatxFlags::INO | StatxFlags::UID | StatxFlags::GID,
-    ) {
-        Ok(st) => {
-            if sh.opts.cross_mounts {
-                let key = (dev_of(&st), st.stx_ino);
-                if !sh.visited.lock().unwrap().insert(key) {
-                    return;
-                }
-            } else if st.stx_mnt_id != sh.root_mounts[job.root as usize] {
-                let mut s = sh.skipped.lock().unwrap();
-                s.0 += 1;
-                if s.1.len() < PROBLEMS_NAMED {
-                    s.1.push(job.path.clone());
-                }
-                return;
-            }
-            // Per owner, a directory counts in its owner's row, once, when it is listed.
-            if let Some(owner) = sh.owner_of(&st) {
-                let g = local.owner_row(sh, job.root, owner);
-                local.stats(g, t).dirs += 1;
-            }
-        }
-        Err(e) => return problem(sh, job.path.clone(), e),
+    if !enter(sh, job, local, &fd) {
+        return;
     }
     let mut own = (Amount::default(), vec![Amount::default(); t]);
     let mut own_group: Option<u32> = job.group;
     let by_owner = sh.opts.group_by.per_owner();
-    let child_depth = job.depth + 1;
     let mut buf = std::mem::take(&mut local.buf);
     let mut dir = RawDir::new(fd.as_fd(), &mut buf);
     while let Some(entry) = dir.next() {
@@ -661,15 +634,8 @@ fn list(sh: &Shared, job: &Job, local: &mut Local, children: &mut Vec<Job>) {
             continue;
         }
         local.entries += 1;
-        if let Some(ex) = &sh.excludes {
-            if ex.excludes(&job.path, name) {
-                let mut x = sh.excluded.lock().unwrap();
-                x.0 += 1;
-                if x.1.len() < PROBLEMS_NAMED {
-                    x.1.push(job.path.join(OsStr::from_bytes(name)));
-                }
-                continue;
-            }
+        if excluded(sh, job, name) {
+            continue;
         }
         let mut kind = entry.file_type();
         let mut st: Option<Statx> = None;
@@ -688,72 +654,10 @@ fn list(sh: &Shared, job: &Job, local: &mut Local, children: &mut Vec<Job>) {
             }
         }
         match kind {
-            FileType::Directory => {
-                let path = job.path.join(OsStr::from_bytes(name));
-                let group = match sh.opts.group_by {
-                    GroupBy::Path => job.group,
-                    GroupBy::Depth(n) if child_depth == n => Some(new_group(sh, job.root, path.clone(), false)),
-                    GroupBy::Depth(n) if child_depth < n => None,
-                    GroupBy::Depth(_) => job.group,
-                    GroupBy::User | GroupBy::Group => None,
-                };
-                match group {
-                    Some(g) => local.stats(g, t).dirs += 1,
-                    None if !by_owner => local.upper.dirs += 1,
-                    None => {}
-                }
-                let rec = if sh.opts.top > 0 {
-                    let mut r = sh.recs.lock().unwrap();
-                    r.push(DirRec {
-                        parent: job.rec,
-                        path: path.clone().into_boxed_path(),
-                    });
-                    r.len() as u32 - 1
-                } else {
-                    u32::MAX
-                };
-                children.push(Job {
-                    path,
-                    depth: child_depth,
-                    group,
-                    rec,
-                    root: job.root,
-                });
-            }
+            FileType::Directory => children.push(child(sh, job, local, job.path.join(OsStr::from_bytes(name)))),
             FileType::RegularFile => {
                 let st = st.expect("regular files are stat'ed");
-                if st.stx_nlink > 1 {
-                    let key = (dev_of(&st), st.stx_ino);
-                    let shard = (st.stx_ino as usize) % sh.links.len();
-                    if !sh.links[shard].lock().unwrap().insert(key) {
-                        continue;
-                    }
-                }
-                let g = entry_row(sh, job, local, &mut own_group, Some(&st));
-                let size = st.stx_size;
-                let alloc = st.stx_blocks * 512;
-                let ts = |t: rustix::fs::StatxTimestamp| t.tv_sec as i128 * 1_000_000_000 + t.tv_nsec as i128;
-                let when = match sh.opts.time {
-                    TimeBasis::Atime => ts(st.stx_atime),
-                    TimeBasis::Mtime => ts(st.stx_mtime),
-                    TimeBasis::Max => ts(st.stx_atime).max(ts(st.stx_mtime)),
-                };
-                let age_ns = (sh.opts.now_ns - when).max(0);
-                let s = local.stats(g, t);
-                s.data.add_file(size, alloc);
-                for (i, th) in sh.thresholds_ns.iter().enumerate() {
-                    if age_ns > *th {
-                        s.cold[i].add_file(size, alloc);
-                        if job.rec != u32::MAX {
-                            own.1[i].add_file(size, alloc);
-                        }
-                    }
-                }
-                s.age[age_bucket((age_ns / 1_000_000_000) as u64)].add_file(size, alloc);
-                s.size[size_bucket(size)].add_file(size, alloc);
-                if job.rec != u32::MAX {
-                    own.0.add_file(size, alloc);
-                }
+                count_file(sh, job, local, &mut own, &mut own_group, &st);
             }
             FileType::Symlink => {
                 let g = entry_row(sh, job, local, &mut own_group, st.as_ref());
@@ -768,6 +672,139 @@ fn list(sh: &Shared, job: &Job, local: &mut Local, children: &mut Vec<Job>) {
     local.buf = buf;
     if job.rec != u32::MAX && own.0.files > 0 {
         local.own.push((job.rec, own.0, own.1));
+    }
+}
+
+/// Whether to list an opened directory: on the PATH's mount unless asked to cross (and then
+/// never a directory twice); per owner, the directory counts in its owner's row, once.
+#[inline]
+fn enter(sh: &Shared, job: &Job, local: &mut Local, fd: &OwnedFd) -> bool {
+    let st = match statx(
+        fd,
+        "",
+        AtFlags::EMPTY_PATH,
+        StatxFlags::MNT_ID | StatxFlags::INO | StatxFlags::UID | StatxFlags::GID,
+    ) {
+        Ok(st) => st,
+        Err(e) => {
+            problem(sh, job.path.clone(), e);
+            return false;
+        }
+    };
+    if sh.opts.cross_mounts {
+        let key = (dev_of(&st), st.stx_ino);
+        if !sh.visited.lock().unwrap().insert(key) {
+            return false;
+        }
+    } else if st.stx_mnt_id != sh.root_mounts[job.root as usize] {
+        let mut s = sh.skipped.lock().unwrap();
+        s.0 += 1;
+        if s.1.len() < PROBLEMS_NAMED {
+            s.1.push(job.path.clone());
+        }
+        return false;
+    }
+    if let Some(owner) = sh.owner_of(&st) {
+        let g = local.owner_row(sh, job.root, owner);
+        local.stats(g, sh.thresholds_ns.len()).dirs += 1;
+    }
+    true
+}
+
+/// True when --exclude leaves the entry out (counted, the first ones named).
+#[inline]
+fn excluded(sh: &Shared, job: &Job, name: &[u8]) -> bool {
+    let Some(ex) = &sh.excludes else { return false };
+    if !ex.excludes(&job.path, name) {
+        return false;
+    }
+    let mut x = sh.excluded.lock().unwrap();
+    x.0 += 1;
+    if x.1.len() < PROBLEMS_NAMED {
+        x.1.push(job.path.join(OsStr::from_bytes(name)));
+    }
+    true
+}
+
+/// A subdirectory: counted in its row (a new one at the depth rows are made), recorded for
+/// the coldest directories, and queued.
+#[inline]
+fn child(sh: &Shared, job: &Job, local: &mut Local, path: PathBuf) -> Job {
+    let t = sh.thresholds_ns.len();
+    let child_depth = job.depth + 1;
+    let group = match sh.opts.group_by {
+        GroupBy::Path => job.group,
+        GroupBy::Depth(n) if child_depth == n => Some(new_group(sh, job.root, path.clone(), false)),
+        GroupBy::Depth(n) if child_depth < n => None,
+        GroupBy::Depth(_) => job.group,
+        GroupBy::User | GroupBy::Group => None,
+    };
+    match group {
+        Some(g) => local.stats(g, t).dirs += 1,
+        None if !sh.opts.group_by.per_owner() => local.upper.dirs += 1,
+        None => {}
+    }
+    let rec = if sh.opts.top > 0 {
+        let mut r = sh.recs.lock().unwrap();
+        r.push(DirRec {
+            parent: job.rec,
+            path: path.clone().into_boxed_path(),
+        });
+        r.len() as u32 - 1
+    } else {
+        u32::MAX
+    };
+    Job {
+        path,
+        depth: child_depth,
+        group,
+        rec,
+        root: job.root,
+    }
+}
+
+/// A regular file (a hard link once): its size and allocation into its row, by age and by
+/// size, and into its directory's own files for the coldest directories.
+#[inline]
+fn count_file(
+    sh: &Shared,
+    job: &Job,
+    local: &mut Local,
+    own: &mut (Amount, Vec<Amount>),
+    own_group: &mut Option<u32>,
+    st: &Statx,
+) {
+    if st.stx_nlink > 1 {
+        let key = (dev_of(st), st.stx_ino);
+        let shard = (st.stx_ino as usize) % sh.links.len();
+        if !sh.links[shard].lock().unwrap().insert(key) {
+            return;
+        }
+    }
+    let g = entry_row(sh, job, local, own_group, Some(st));
+    let size = st.stx_size;
+    let alloc = st.stx_blocks * 512;
+    let ts = |t: rustix::fs::StatxTimestamp| t.tv_sec as i128 * 1_000_000_000 + t.tv_nsec as i128;
+    let when = match sh.opts.time {
+        TimeBasis::Atime => ts(st.stx_atime),
+        TimeBasis::Mtime => ts(st.stx_mtime),
+        TimeBasis::Max => ts(st.stx_atime).max(ts(st.stx_mtime)),
+    };
+    let age_ns = (sh.opts.now_ns - when).max(0);
+    let s = local.stats(g, sh.thresholds_ns.len());
+    s.data.add_file(size, alloc);
+    for (i, th) in sh.thresholds_ns.iter().enumerate() {
+        if age_ns > *th {
+            s.cold[i].add_file(size, alloc);
+            if job.rec != u32::MAX {
+                own.1[i].add_file(size, alloc);
+            }
+        }
+    }
+    s.age[age_bucket((age_ns / 1_000_000_000) as u64)].add_file(size, alloc);
+    s.size[size_bucket(size)].add_file(size, alloc);
+    if job.rec != u32::MAX {
+        own.0.add_file(size, alloc);
     }
 }
 
