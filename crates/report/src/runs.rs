@@ -253,7 +253,35 @@ pub fn render(run: &RunDetail) -> String {
     if !run.environment.targets.is_empty() {
         s += &targets(run).to_text();
     }
-    if r.imported {
+    s += &workload_line(run);
+    s += "\n";
+    s += &summary(run).to_text();
+    // A run of many MPI ranks: each rank's part, and the hosts they ran on.
+    for t in [crate::team::ranks_table(run), crate::team::hosts_table(run)]
+        .into_iter()
+        .flatten()
+    {
+        s += "\n";
+        s += &t.to_text();
+    }
+    s += &metadata_errors(run);
+    s += &cache_note(run);
+    s += &verification(run);
+    for e in run
+        .events
+        .iter()
+        .filter(|e| matches!(e.kind, RunEventKind::Interrupted | RunEventKind::PhaseFailed))
+    {
+        s += &format!("\n{}: {}\n", e.kind, e.detail);
+    }
+    s
+}
+
+/// The workload in a line: where an import came from, or the workers, file set, engine and
+/// depth of a job, or a metadata workload's shape.
+fn workload_line(run: &RunDetail) -> String {
+    let mut s = String::new();
+    if run.run.imported {
         s += &format!(
             "imported: {}\n",
             run.environment.source.as_deref().unwrap_or("from another tool")
@@ -273,71 +301,75 @@ pub fn render(run: &RunDetail) -> String {
             },
         );
     }
-    if let Some(PhaseParams::Meta(m)) = run
-        .phases
-        .first()
-        .map(|p| &p.params)
-        .filter(|_| run.phases[0].kind.as_str() == "walk")
-    {
-        s += &format!(
-            "a walk of every entry with {} threads (storlab scan's walker)\n",
-            m.workers
-        );
-    } else if let Some(PhaseParams::Meta(m)) = run.phases.first().map(|p| &p.params) {
-        s += &format!(
-            "{}{} worker(s) · {} items each · tree {},{} ({} directories{}) · files of {}{}\n",
-            ranks_prefix(run),
-            m.workers,
-            thousands(m.items_per_worker),
-            m.tree.depth,
-            m.tree.branch,
-            m.tree.directories().unwrap_or(0),
-            if m.shared_dir { ", shared" } else { " per worker" },
-            Size(m.file_size).human(),
-            if m.sync { " · fsync" } else { "" },
-        );
+    match run.phases.first().map(|p| (&p.params, p.kind.as_str())) {
+        Some((PhaseParams::Meta(m), "walk")) => {
+            s += &format!(
+                "a walk of every entry with {} threads (storlab scan's walker)\n",
+                m.workers
+            );
+        }
+        Some((PhaseParams::Meta(m), _)) => {
+            s += &format!(
+                "{}{} worker(s) · {} items each · tree {},{} ({} directories{}) · files of {}{}\n",
+                ranks_prefix(run),
+                m.workers,
+                thousands(m.items_per_worker),
+                m.tree.depth,
+                m.tree.branch,
+                m.tree.directories().unwrap_or(0),
+                if m.shared_dir { ", shared" } else { " per worker" },
+                Size(m.file_size).human(),
+                if m.sync { " · fsync" } else { "" },
+            );
+        }
+        _ => {}
     }
-    s += "\n";
-    s += &summary(run).to_text();
-    // A run of many MPI ranks: each rank's part, and the hosts they ran on.
-    for t in [crate::team::ranks_table(run), crate::team::hosts_table(run)]
-        .into_iter()
-        .flatten()
-    {
-        s += "\n";
-        s += &t.to_text();
-    }
+    s
+}
+
+/// Each metadata phase's errors, the first ones named.
+fn metadata_errors(run: &RunDetail) -> String {
+    let mut s = String::new();
     for p in &run.phases {
-        if let PhaseParams::Meta(m) = &p.params {
-            if m.errors > 0 {
-                s += &format!(
-                    "\nphase {} ({}): {} error(s), the first:\n",
-                    p.seq + 1,
-                    p.kind,
-                    m.errors
-                );
-                for e in &m.first_errors {
-                    s += &format!("  {e}\n");
-                }
+        let PhaseParams::Meta(m) = &p.params else { continue };
+        if m.errors > 0 {
+            s += &format!(
+                "\nphase {} ({}): {} error(s), the first:\n",
+                p.seq + 1,
+                p.kind,
+                m.errors
+            );
+            for e in &m.first_errors {
+                s += &format!("  {e}\n");
             }
         }
     }
+    s
+}
+
+/// The phases the page cache may have flattered, said.
+fn cache_note(run: &RunDetail) -> String {
     let flattered: Vec<String> = run
         .phases
         .iter()
         .filter(|p| p.cache_flattered)
         .map(|p| p.kind.to_string())
         .collect();
-    if !flattered.is_empty() {
-        s += &format!(
-            "\ncache?: the file set is smaller than 3 × RAM and {} ran without O_DIRECT (or, for writes, without a flush): the page cache may have flattered these figures.\n",
-            flattered.join(", ")
-        );
+    if flattered.is_empty() {
+        return String::new();
     }
+    format!(
+        "\ncache?: the file set is smaller than 3 × RAM and {} ran without O_DIRECT (or, for writes, without a flush): the page cache may have flattered these figures.\n",
+        flattered.join(", ")
+    )
+}
+
+/// Each phase's verification: blocks another run wrote (not corruption), and bad blocks, the
+/// first 20 named.
+fn verification(run: &RunDetail) -> String {
+    let mut s = String::new();
     for p in &run.phases {
-        let Some(v) = p.result.verify.as_ref() else {
-            continue;
-        };
+        let Some(v) = p.result.verify.as_ref() else { continue };
         if v.foreign_blocks > 0 {
             let seeds: Vec<String> = v
                 .foreign
@@ -374,13 +406,6 @@ pub fn render(run: &RunDetail) -> String {
             );
         }
     }
-    for e in run
-        .events
-        .iter()
-        .filter(|e| matches!(e.kind, RunEventKind::Interrupted | RunEventKind::PhaseFailed))
-    {
-        s += &format!("\n{}: {}\n", e.kind, e.detail);
-    }
     s
 }
 
@@ -411,195 +436,94 @@ pub fn export_tables(
     Ok(all)
 }
 
+/// The phases table's columns: one row per phase.
+const PHASE_COLUMNS: &[&str] = &[
+    "run",
+    "host",
+    "job",
+    "seq",
+    "phase",
+    "engine",
+    "block size (bytes)",
+    "workers",
+    "iodepth",
+    "direct",
+    "bytes read",
+    "bytes written",
+    "seconds",
+    "MiB/s",
+    "IOPS",
+    "first done MiB/s",
+    "worker min MiB/s",
+    "worker max MiB/s",
+    "lat min (µs)",
+    "lat mean (µs)",
+    "lat p50 (µs)",
+    "lat p90 (µs)",
+    "lat p99 (µs)",
+    "lat p99.9 (µs)",
+    "lat p99.99 (µs)",
+    "lat max (µs)",
+    "CPU user (s)",
+    "CPU sys (s)",
+    "cache may flatter",
+    "interrupted",
+    "bad blocks",
+];
+
+/// The samples table's columns: one row per interval.
+const SAMPLE_COLUMNS: &[&str] = &[
+    "run",
+    "seq",
+    "phase",
+    "interval",
+    "t start (s)",
+    "t end (s)",
+    "length (s)",
+    "partial",
+    "ramp",
+    "bytes read",
+    "bytes written",
+    "reads",
+    "writes",
+    "MiB/s",
+    "IOPS",
+    "lat p50 (µs)",
+    "lat p90 (µs)",
+    "lat p99 (µs)",
+    "lat p99.9 (µs)",
+    "lat max (µs)",
+    "late I/Os",
+];
+
+/// The environment table's columns: one row per target.
+const ENVIRONMENT_COLUMNS: &[&str] = &[
+    "run",
+    "host",
+    "kernel",
+    "CPU",
+    "CPUs",
+    "memory (bytes)",
+    "target",
+    "filesystem",
+    "mount options",
+    "device",
+    "model",
+    "RAID",
+];
+
 /// The data tables of stored runs: phases (one row per phase), samples (one row per interval,
 /// when the runs were read with samples), and environment (one row per target).
 pub fn data_tables(runs: &[RunDetail]) -> Vec<Table> {
-    let mut phases = Table::new(
-        "phases",
-        &[
-            "run",
-            "host",
-            "job",
-            "seq",
-            "phase",
-            "engine",
-            "block size (bytes)",
-            "workers",
-            "iodepth",
-            "direct",
-            "bytes read",
-            "bytes written",
-            "seconds",
-            "MiB/s",
-            "IOPS",
-            "first done MiB/s",
-            "worker min MiB/s",
-            "worker max MiB/s",
-            "lat min (µs)",
-            "lat mean (µs)",
-            "lat p50 (µs)",
-            "lat p90 (µs)",
-            "lat p99 (µs)",
-            "lat p99.9 (µs)",
-            "lat p99.99 (µs)",
-            "lat max (µs)",
-            "CPU user (s)",
-            "CPU sys (s)",
-            "cache may flatter",
-            "interrupted",
-            "bad blocks",
-        ],
-    );
-    let mut samples = Table::new(
-        "samples",
-        &[
-            "run",
-            "seq",
-            "phase",
-            "interval",
-            "t start (s)",
-            "t end (s)",
-            "length (s)",
-            "partial",
-            "ramp",
-            "bytes read",
-            "bytes written",
-            "reads",
-            "writes",
-            "MiB/s",
-            "IOPS",
-            "lat p50 (µs)",
-            "lat p90 (µs)",
-            "lat p99 (µs)",
-            "lat p99.9 (µs)",
-            "lat max (µs)",
-            "late I/Os",
-        ],
-    );
-    let mut env = Table::new(
-        "environment",
-        &[
-            "run",
-            "host",
-            "kernel",
-            "CPU",
-            "CPUs",
-            "memory (bytes)",
-            "target",
-            "filesystem",
-            "mount options",
-            "device",
-            "model",
-            "RAID",
-        ],
-    );
-    let us = |ns: f64| Cell::from(ns / 1e3);
+    let mut phases = Table::new("phases", PHASE_COLUMNS);
+    let mut samples = Table::new("samples", SAMPLE_COLUMNS);
+    let mut env = Table::new("environment", ENVIRONMENT_COLUMNS);
     for r in runs {
         for p in &r.phases {
-            let x = &p.result;
-            let plan = p.plan();
-            let bs = match p.block_sizes() {
-                Some(storlab_model::plan::BlockSizes::Fixed(b)) => Cell::from(b),
-                Some(mix) => bs_text(&mix).into(),
-                None => Cell::Empty,
-            };
-            // A figure the source did not record is an empty cell (null in JSON), never 0.
-            let m = |f: Figure, c: Cell| if x.measured(f) { c } else { Cell::Empty };
-            phases.push(vec![
-                r.run.id.into(),
-                r.run.host.as_str().into(),
-                r.run.job_name.clone().unwrap_or_default().into(),
-                (p.seq + 1).into(),
-                p.kind.to_string().into(),
-                match &p.params {
-                    PhaseParams::Plan(plan) => plan.settings.engine.name().into(),
-                    PhaseParams::Imported(i) => i.tool.as_str().into(),
-                    PhaseParams::Meta(_) => "meta".into(),
-                },
-                bs,
-                p.workers().into(),
-                plan.map(|p| p.settings.iodepth).into(),
-                plan.map(|p| p.settings.direct).into(),
-                m(Figure::Throughput, x.bytes_read.into()),
-                m(Figure::Throughput, x.bytes_written.into()),
-                m(Figure::Seconds, x.all_done.seconds.into()),
-                m(Figure::Throughput, (x.all_done.bytes_per_sec / MIB).into()),
-                m(Figure::Iops, x.all_done.iops.into()),
-                m(Figure::FirstDone, (x.first_done.bytes_per_sec / MIB).into()),
-                m(Figure::WorkerSpread, (x.worker_min_bytes_per_sec / MIB).into()),
-                m(Figure::WorkerSpread, (x.worker_max_bytes_per_sec / MIB).into()),
-                m(Figure::Latency, us(x.latency.min_ns as f64)),
-                m(Figure::Latency, us(x.latency.mean_ns)),
-                m(Figure::Latency, us(x.latency.p50_ns as f64)),
-                m(Figure::Latency, us(x.latency.p90_ns as f64)),
-                m(Figure::Latency, us(x.latency.p99_ns as f64)),
-                m(Figure::Latency, us(x.latency.p99_9_ns as f64)),
-                m(Figure::Latency, us(x.latency.p99_99_ns as f64)),
-                m(Figure::Latency, us(x.latency.max_ns as f64)),
-                m(Figure::Cpu, x.cpu_user.into()),
-                m(Figure::Cpu, x.cpu_sys.into()),
-                p.cache_flattered.into(),
-                x.interrupted.into(),
-                p.bad_blocks().into(),
-            ]);
-            let nominal = storlab_model::result::nominal_interval(&x.samples).unwrap_or(0.0);
-            for s in &x.samples {
-                let dt = (s.t_end - s.t_start).max(1e-9);
-                samples.push(vec![
-                    r.run.id.into(),
-                    (p.seq + 1).into(),
-                    p.kind.to_string().into(),
-                    s.index.into(),
-                    s.t_start.into(),
-                    s.t_end.into(),
-                    s.seconds().into(),
-                    s.is_partial(nominal).into(),
-                    s.ramp.into(),
-                    s.bytes_read.into(),
-                    s.bytes_written.into(),
-                    s.ops_read.into(),
-                    s.ops_written.into(),
-                    ((s.bytes_read + s.bytes_written) as f64 / dt / MIB).into(),
-                    ((s.ops_read + s.ops_written) as f64 / dt).into(),
-                    us(s.lat_p50_ns as f64),
-                    us(s.lat_p90_ns as f64),
-                    us(s.lat_p99_ns as f64),
-                    us(s.lat_p99_9_ns as f64),
-                    us(s.lat_max_ns as f64),
-                    s.late_ios.into(),
-                ]);
-            }
+            phases.push(phase_row(r, p));
+            sample_rows(&mut samples, r, p);
         }
-        let e = &r.environment;
-        let base: Vec<Cell> = vec![
-            r.run.id.into(),
-            e.host.as_str().into(),
-            e.kernel.as_str().into(),
-            e.cpu_model.as_str().into(),
-            if e.cpus > 0 { e.cpus.into() } else { Cell::Empty },
-            if e.memory_bytes > 0 {
-                e.memory_bytes.into()
-            } else {
-                Cell::Empty
-            },
-        ];
-        if e.targets.is_empty() {
-            let mut row = base.clone();
-            row.extend(std::iter::repeat_n(Cell::Empty, 6));
-            env.push(row);
-        }
-        for t in &e.targets {
-            let mut row = base.clone();
-            row.extend([
-                t.path.as_str().into(),
-                t.fs_type.as_str().into(),
-                t.mount_options.as_str().into(),
-                t.device.clone().into(),
-                t.model.clone().into(),
-                t.raid.clone().into(),
-            ]);
-            env.push(row);
-        }
+        environment_rows(&mut env, r);
     }
     let mut out = vec![phases];
     if !samples.rows.is_empty() {
@@ -608,6 +532,127 @@ pub fn data_tables(runs: &[RunDetail]) -> Vec<Table> {
     out.push(env);
     out.extend(crate::team::ranks_data(runs));
     out
+}
+
+/// Nanoseconds as a cell in µs.
+fn us(ns: f64) -> Cell {
+    Cell::from(ns / 1e3)
+}
+
+/// One phase's row of the phases table. A figure the source did not record is an empty cell
+/// (null in JSON), never 0.
+fn phase_row(r: &RunDetail, p: &Phase) -> Vec<Cell> {
+    let x = &p.result;
+    let plan = p.plan();
+    let bs = match p.block_sizes() {
+        Some(storlab_model::plan::BlockSizes::Fixed(b)) => Cell::from(b),
+        Some(mix) => bs_text(&mix).into(),
+        None => Cell::Empty,
+    };
+    let m = |f: Figure, c: Cell| if x.measured(f) { c } else { Cell::Empty };
+    vec![
+        r.run.id.into(),
+        r.run.host.as_str().into(),
+        r.run.job_name.clone().unwrap_or_default().into(),
+        (p.seq + 1).into(),
+        p.kind.to_string().into(),
+        match &p.params {
+            PhaseParams::Plan(plan) => plan.settings.engine.name().into(),
+            PhaseParams::Imported(i) => i.tool.as_str().into(),
+            PhaseParams::Meta(_) => "meta".into(),
+        },
+        bs,
+        p.workers().into(),
+        plan.map(|p| p.settings.iodepth).into(),
+        plan.map(|p| p.settings.direct).into(),
+        m(Figure::Throughput, x.bytes_read.into()),
+        m(Figure::Throughput, x.bytes_written.into()),
+        m(Figure::Seconds, x.all_done.seconds.into()),
+        m(Figure::Throughput, (x.all_done.bytes_per_sec / MIB).into()),
+        m(Figure::Iops, x.all_done.iops.into()),
+        m(Figure::FirstDone, (x.first_done.bytes_per_sec / MIB).into()),
+        m(Figure::WorkerSpread, (x.worker_min_bytes_per_sec / MIB).into()),
+        m(Figure::WorkerSpread, (x.worker_max_bytes_per_sec / MIB).into()),
+        m(Figure::Latency, us(x.latency.min_ns as f64)),
+        m(Figure::Latency, us(x.latency.mean_ns)),
+        m(Figure::Latency, us(x.latency.p50_ns as f64)),
+        m(Figure::Latency, us(x.latency.p90_ns as f64)),
+        m(Figure::Latency, us(x.latency.p99_ns as f64)),
+        m(Figure::Latency, us(x.latency.p99_9_ns as f64)),
+        m(Figure::Latency, us(x.latency.p99_99_ns as f64)),
+        m(Figure::Latency, us(x.latency.max_ns as f64)),
+        m(Figure::Cpu, x.cpu_user.into()),
+        m(Figure::Cpu, x.cpu_sys.into()),
+        p.cache_flattered.into(),
+        x.interrupted.into(),
+        p.bad_blocks().into(),
+    ]
+}
+
+/// A phase's rows of the samples table: one per interval.
+fn sample_rows(samples: &mut Table, r: &RunDetail, p: &Phase) {
+    let nominal = storlab_model::result::nominal_interval(&p.result.samples).unwrap_or(0.0);
+    for s in &p.result.samples {
+        let dt = (s.t_end - s.t_start).max(1e-9);
+        samples.push(vec![
+            r.run.id.into(),
+            (p.seq + 1).into(),
+            p.kind.to_string().into(),
+            s.index.into(),
+            s.t_start.into(),
+            s.t_end.into(),
+            s.seconds().into(),
+            s.is_partial(nominal).into(),
+            s.ramp.into(),
+            s.bytes_read.into(),
+            s.bytes_written.into(),
+            s.ops_read.into(),
+            s.ops_written.into(),
+            ((s.bytes_read + s.bytes_written) as f64 / dt / MIB).into(),
+            ((s.ops_read + s.ops_written) as f64 / dt).into(),
+            us(s.lat_p50_ns as f64),
+            us(s.lat_p90_ns as f64),
+            us(s.lat_p99_ns as f64),
+            us(s.lat_p99_9_ns as f64),
+            us(s.lat_max_ns as f64),
+            s.late_ios.into(),
+        ]);
+    }
+}
+
+/// A run's rows of the environment table: one per target (one without targets when it has
+/// none).
+fn environment_rows(env: &mut Table, r: &RunDetail) {
+    let e = &r.environment;
+    let base: Vec<Cell> = vec![
+        r.run.id.into(),
+        e.host.as_str().into(),
+        e.kernel.as_str().into(),
+        e.cpu_model.as_str().into(),
+        if e.cpus > 0 { e.cpus.into() } else { Cell::Empty },
+        if e.memory_bytes > 0 {
+            e.memory_bytes.into()
+        } else {
+            Cell::Empty
+        },
+    ];
+    if e.targets.is_empty() {
+        let mut row = base.clone();
+        row.extend(std::iter::repeat_n(Cell::Empty, 6));
+        env.push(row);
+    }
+    for t in &e.targets {
+        let mut row = base.clone();
+        row.extend([
+            t.path.as_str().into(),
+            t.fs_type.as_str().into(),
+            t.mount_options.as_str().into(),
+            t.device.clone().into(),
+            t.model.clone().into(),
+            t.raid.clone().into(),
+        ]);
+        env.push(row);
+    }
 }
 
 /// Runs as `results list` shows them, newest first.
