@@ -102,15 +102,22 @@ fn showcmd(sections: &[Section]) -> String {
     out
 }
 
-impl FioCommand {
-    /// Reads `storlab fio`'s arguments (after `fio`).
-    pub fn parse(args: &[String]) -> Result<FioCommand, WorkloadError> {
-        // storlab's own flags first; the rest is fio's.
+/// storlab's own flags on `storlab fio`'s command line (the rest is fio's).
+#[derive(Default)]
+struct StorlabFlags {
+    db: Option<String>,
+    tags: Vec<Tag>,
+    allow_devices: Vec<PathBuf>,
+    keep: bool,
+    ignore_unknown: bool,
+    quiet: bool,
+}
+
+impl StorlabFlags {
+    /// storlab's own flags taken out of `args`; fio's arguments, in order.
+    fn split(args: &[String]) -> Result<(StorlabFlags, Vec<String>), WorkloadError> {
+        let mut own = StorlabFlags::default();
         let mut fio_args = Vec::new();
-        let mut db = None;
-        let mut tags = Vec::new();
-        let mut allow_devices = Vec::new();
-        let (mut keep, mut ignore_unknown, mut quiet) = (false, false, false);
         let mut i = 0;
         while i < args.len() {
             let a = args[i].as_str();
@@ -125,19 +132,82 @@ impl FioCommand {
                     .ok_or_else(|| usage(format!("{flag} needs a value")))
             };
             match a {
-                x if x == "--db" || x.starts_with("--db=") => db = Some(value("--db")?),
-                x if x == "--tag" || x.starts_with("--tag=") => {
-                    tags.push(parse_tag(&value("--tag")?).map_err(|e| usage(format!("--tag: {e}")))?)
-                }
+                x if x == "--db" || x.starts_with("--db=") => own.db = Some(value("--db")?),
+                x if x == "--tag" || x.starts_with("--tag=") => own
+                    .tags
+                    .push(parse_tag(&value("--tag")?).map_err(|e| usage(format!("--tag: {e}")))?),
                 x if x == "--allow-device" || x.starts_with("--allow-device=") => {
-                    allow_devices.push(PathBuf::from(value("--allow-device")?))
+                    own.allow_devices.push(PathBuf::from(value("--allow-device")?))
                 }
-                "--keep" => keep = true,
-                "--ignore-unknown" => ignore_unknown = true,
-                "-q" | "--quiet" => quiet = true,
+                "--keep" => own.keep = true,
+                "--ignore-unknown" => own.ignore_unknown = true,
+                "-q" | "--quiet" => own.quiet = true,
                 _ => fio_args.push(a.to_string()),
             }
         }
+        Ok((own, fio_args))
+    }
+}
+
+/// What fio's own flags (`--output-format`, `--section`, …) ask besides the command's fields.
+#[derive(Default)]
+struct Asked {
+    /// `--section`: the sections to run.
+    only: Vec<String>,
+    showcmd: bool,
+    readonly: bool,
+}
+
+/// One of fio's own flags, with its value (empty when bare), read into the command.
+fn fio_flag(c: &mut FioCommand, asked: &mut Asked, flag: &str, v: String) -> Result<(), WorkloadError> {
+    match flag {
+        "output-format" => {
+            for f in v.split(',') {
+                c.formats.push(match f.trim() {
+                    "normal" => OutputFormat::Normal,
+                    "json" => OutputFormat::Json,
+                    "json+" => OutputFormat::JsonPlus,
+                    "terse" => OutputFormat::Terse,
+                    other => {
+                        return Err(usage(format!(
+                            "--output-format={other}: fio's formats are normal, json, json+ and terse"
+                        )))
+                    }
+                });
+            }
+        }
+        "minimal" => c.formats.push(OutputFormat::Terse),
+        "output" => c.output = Some(PathBuf::from(v)),
+        "parse-only" => c.parse_only = true,
+        "showcmd" => asked.showcmd = true,
+        "section" => asked.only.push(v),
+        "warnings-fatal" => c.warnings_fatal = true,
+        "eta" => match v.as_str() {
+            "never" => c.quiet = true,
+            "always" | "auto" => {}
+            _ => return Err(usage(format!("--eta={v}: fio's are never, always and auto"))),
+        },
+        "eta-newline" | "eta-interval" | "status-interval" => {}
+        "terse-version" if v == "3" => {}
+        "terse-version" => return Err(usage(format!("--terse-version={v}: storlab writes fio's terse version 3"))),
+        "version" => c.version = true,
+        "help" => c.help = true,
+        "readonly" => asked.readonly = true,
+        other => {
+            return Err(usage(format!(
+                "--{other}: fio's {other} is not one storlab takes (it takes --output-format, --output, --minimal, --parse-only, --showcmd, --section, --warnings-fatal, --readonly, --eta, --terse-version=3, --version, --help)"
+            )))
+        }
+    }
+    Ok(())
+}
+
+impl FioCommand {
+    /// Reads `storlab fio`'s arguments (after `fio`): storlab's own flags, fio's own flags,
+    /// then the job — the command line's sections, each job file's after the command line's
+    /// globals (fio reads the files with the command line's options as their defaults).
+    pub fn parse(args: &[String]) -> Result<FioCommand, WorkloadError> {
+        let (own, fio_args) = StorlabFlags::split(args)?;
         let kw = Keywords::here();
         let mut unset = Vec::new();
         let cl = read_command_line(&fio_args, &kw, &mut unset)?;
@@ -149,61 +219,19 @@ impl FioCommand {
             parse_only: false,
             showcmd: Vec::new(),
             warnings_fatal: false,
-            quiet,
+            quiet: own.quiet,
             version: false,
             help: false,
             percentiles: None,
-            db,
-            tags,
-            keep,
-            allow_devices,
+            db: own.db,
+            tags: own.tags,
+            keep: own.keep,
+            allow_devices: own.allow_devices,
             command_line: format!("fio {}", fio_args.join(" ")),
         };
-        let mut only = Vec::new();
-        let mut want_showcmd = false;
+        let mut asked = Asked::default();
         for (flag, v) in &cl.flags {
-            let v = v.clone().unwrap_or_default();
-            match flag.as_str() {
-                "output-format" => {
-                    for f in v.split(',') {
-                        c.formats.push(match f.trim() {
-                            "normal" => OutputFormat::Normal,
-                            "json" => OutputFormat::Json,
-                            "json+" => OutputFormat::JsonPlus,
-                            "terse" => OutputFormat::Terse,
-                            other => {
-                                return Err(usage(format!(
-                                    "--output-format={other}: fio's formats are normal, json, json+ and terse"
-                                )))
-                            }
-                        });
-                    }
-                }
-                "minimal" => c.formats.push(OutputFormat::Terse),
-                "output" => c.output = Some(PathBuf::from(v)),
-                "parse-only" => c.parse_only = true,
-                "showcmd" => want_showcmd = true,
-                "section" => only.push(v),
-                "warnings-fatal" => c.warnings_fatal = true,
-                "eta" => match v.as_str() {
-                    "never" => c.quiet = true,
-                    "always" | "auto" => {}
-                    _ => return Err(usage(format!("--eta={v}: fio's are never, always and auto"))),
-                },
-                "eta-newline" | "eta-interval" | "status-interval" => {}
-                "terse-version" if v == "3" => {}
-                "terse-version" => {
-                    return Err(usage(format!("--terse-version={v}: storlab writes fio's terse version 3")))
-                }
-                "version" => c.version = true,
-                "help" => c.help = true,
-                "readonly" => {}
-                other => {
-                    return Err(usage(format!(
-                        "--{other}: fio's {other} is not one storlab takes (it takes --output-format, --output, --minimal, --parse-only, --showcmd, --section, --warnings-fatal, --readonly, --eta, --terse-version=3, --version, --help)"
-                    )))
-                }
-            }
+            fio_flag(&mut c, &mut asked, flag, v.clone().unwrap_or_default())?;
         }
         if c.formats.is_empty() {
             c.formats.push(OutputFormat::Normal);
@@ -211,10 +239,8 @@ impl FioCommand {
         if c.version || c.help {
             return Ok(c);
         }
-        // The command line's sections, then each file's after the command line's globals (fio
-        // reads the files with the command line's options as their defaults).
         let global = cl.sections[0].clone();
-        let mut sections = cl.sections;
+        let mut sections = cl.sections.clone();
         for f in &cl.files {
             let path = Path::new(f);
             let text = super::text::read_job_text(path).map_err(|e| WorkloadError::Read {
@@ -223,46 +249,19 @@ impl FioCommand {
             })?;
             let mut file_sections = Vec::new();
             read_file(&text, path, 0, &kw, &mut unset, &mut file_sections)?;
-            if want_showcmd {
+            if asked.showcmd {
                 c.showcmd.push(showcmd(&file_sections));
             }
             sections.push(global.clone());
             sections.extend(file_sections);
         }
-        if want_showcmd {
+        if asked.showcmd {
             return Ok(c);
         }
-        if let Some(p) = sections
-            .iter()
-            .flat_map(|s| s.opts.iter())
-            .rev()
-            .find(|o| o.key == "percentile_list")
-        {
-            let v = p.value.clone().unwrap_or_default();
-            c.percentiles = Some(
-                super::value::float_list(&v)
-                    .map_err(|e| WorkloadError::invalid(p.at.to_string(), format!("percentile_list={v}: {e}")))?,
-            );
-        }
-        let readonly = cl.flags.iter().any(|(f, _)| f == "readonly");
-        let name = cl
-            .files
-            .first()
-            .and_then(|f| Path::new(f).file_stem())
-            .map(|s| s.to_string_lossy().into_owned())
-            .or_else(|| sections.iter().find(|s| s.name != "global").map(|s| s.name.clone()))
-            .unwrap_or_else(|| "fio".into());
-        let source = Source {
-            name,
-            origin: format!("fio command line: {}", c.command_line),
-            shown: if cl.files.is_empty() {
-                "fio's command line".into()
-            } else {
-                format!("fio's command line and {}", cl.files.join(", "))
-            },
-        };
-        let job = build(sections, &source, unset, ignore_unknown, &only)?;
-        if readonly {
+        c.percentiles = percentiles(&sections)?;
+        let source = source_of(&cl.files, &sections, &c.command_line);
+        let job = build(sections, &source, unset, own.ignore_unknown, &asked.only)?;
+        if asked.readonly {
             if let Some((k, _)) = job.job.phases.iter().find(|(k, _)| k.writes()) {
                 return Err(usage(format!(
                     "--readonly: the job writes (a {} phase); leave out --readonly or the writing job",
@@ -280,5 +279,40 @@ impl FioCommand {
         c.job_names = job.phase_names.clone();
         c.job = Some(job);
         Ok(c)
+    }
+}
+
+/// The percentiles the job asks for (the last `percentile_list` given).
+fn percentiles(sections: &[Section]) -> Result<Option<Vec<f64>>, WorkloadError> {
+    let Some(p) = sections
+        .iter()
+        .flat_map(|s| s.opts.iter())
+        .rev()
+        .find(|o| o.key == "percentile_list")
+    else {
+        return Ok(None);
+    };
+    let v = p.value.clone().unwrap_or_default();
+    super::value::float_list(&v)
+        .map(Some)
+        .map_err(|e| WorkloadError::invalid(p.at.to_string(), format!("percentile_list={v}: {e}")))
+}
+
+/// Where the job came from: named after its first file, else its first job.
+fn source_of(files: &[String], sections: &[Section], command_line: &str) -> Source {
+    let name = files
+        .first()
+        .and_then(|f| Path::new(f).file_stem())
+        .map(|s| s.to_string_lossy().into_owned())
+        .or_else(|| sections.iter().find(|s| s.name != "global").map(|s| s.name.clone()))
+        .unwrap_or_else(|| "fio".into());
+    Source {
+        name,
+        origin: format!("fio command line: {command_line}"),
+        shown: if files.is_empty() {
+            "fio's command line".into()
+        } else {
+            format!("fio's command line and {}", files.join(", "))
+        },
     }
 }
