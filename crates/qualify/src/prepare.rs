@@ -16,7 +16,7 @@ use storlab_units::Rate;
 use storlab_workload::Job;
 
 use crate::check::{self, Figure, Measure, Target, Way};
-use crate::plan::{Plan, PlanJob, Source};
+use crate::plan::{Plan, PlanCriterion, PlanJob, Source};
 use crate::{input, QualifyError};
 
 /// One phase of a job, as criteria name it.
@@ -392,13 +392,39 @@ pub fn prepare(plan: Plan, o: &Options) -> Result<Prepared, QualifyError> {
             "--max-repeats {max_repeats}: a verdict needs at least {FIRST_LOOK} repetitions of a job"
         )));
     }
-    let mut trials: Vec<Trial> = Vec::new();
-    // Each trial's resolved phases (for rate caps), and each plan job's trials.
-    let mut resolved: Vec<Vec<storlab_model::plan::PhasePlan>> = Vec::new();
-    let mut of_job: Vec<Vec<usize>> = Vec::new();
+    let trials = prepare_trials(&plan, o)?;
+    let mut designs = Designs {
+        max_repeats,
+        made: Vec::new(),
+    };
+    let mut criteria = Vec::new();
+    for c in &plan.criteria {
+        criteria.extend(prepare_criterion(&plan, &trials, c, &mut designs, criteria.len())?);
+    }
+    Ok(Prepared {
+        plan,
+        trials: trials.trials,
+        criteria,
+    })
+}
+
+/// The plan's jobs as trials: each job at each of its points, checked as `storlab run` checks
+/// it, with its resolved phases (for rate caps) and each plan job's trials.
+struct Trials {
+    trials: Vec<Trial>,
+    resolved: Vec<Vec<storlab_model::plan::PhasePlan>>,
+    of_job: Vec<Vec<usize>>,
+}
+
+fn prepare_trials(plan: &Plan, o: &Options) -> Result<Trials, QualifyError> {
+    let mut t = Trials {
+        trials: Vec::new(),
+        resolved: Vec::new(),
+        of_job: Vec::new(),
+    };
     for j in &plan.jobs {
         let mut mine = Vec::new();
-        for (point, mut job) in jobs_of(&plan, j, o)? {
+        for (point, mut job) in jobs_of(plan, j, o)? {
             let label = match &point {
                 Some(r) => format!("{} {r}", j.name),
                 None => j.name.clone(),
@@ -406,28 +432,28 @@ pub fn prepare(plan: Plan, o: &Options) -> Result<Prepared, QualifyError> {
             // Its runs are named after the plan's job (and point).
             job.name = Some(label.clone());
             let meta = match &j.source {
-                Source::Meta(args) => Some(meta_of(&plan, j, args, o)?),
+                Source::Meta(args) => Some(meta_of(plan, j, args, o)?),
                 _ => None,
             };
             let phases = match &meta {
                 Some(m) => {
                     job.targets = vec![m.target.clone()];
-                    resolved.push(Vec::new());
+                    t.resolved.push(Vec::new());
                     meta_phases(m)
                 }
                 None => {
                     let prepared = storlab_session::prepare(&job, &o.allow_devices)
-                        .map_err(|e| at(&plan, j.line, format!("job '{label}': {e}")))?;
-                    resolved.push(prepared.phases().to_vec());
+                        .map_err(|e| at(plan, j.line, format!("job '{label}': {e}")))?;
+                    t.resolved.push(prepared.phases().to_vec());
                     phases_of(&job)
                 }
             };
-            if let Some(t) = &j.task {
-                storlab_impact::request::tasks(std::slice::from_ref(t), &job)
-                    .map_err(|e| at(&plan, j.line, format!("job '{label}': task {t}: {e}")))?;
+            if let Some(task) = &j.task {
+                storlab_impact::request::tasks(std::slice::from_ref(task), &job)
+                    .map_err(|e| at(plan, j.line, format!("job '{label}': task {task}: {e}")))?;
             }
-            mine.push(trials.len());
-            trials.push(Trial {
+            mine.push(t.trials.len());
+            t.trials.push(Trial {
                 label,
                 job_name: j.name.clone(),
                 point,
@@ -437,128 +463,155 @@ pub fn prepare(plan: Plan, o: &Options) -> Result<Prepared, QualifyError> {
                 meta,
             });
         }
-        of_job.push(mine);
+        t.of_job.push(mine);
     }
-    let mut designs: Vec<Design> = Vec::new();
-    let mut design_for = |confidence: f64| -> Design {
-        match designs
+    Ok(t)
+}
+
+/// The sequential designs made so far, one per confidence (calibrating one takes a
+/// simulation).
+struct Designs {
+    max_repeats: u32,
+    made: Vec<Design>,
+}
+
+impl Designs {
+    fn at(&mut self, confidence: f64) -> Design {
+        if let Some(d) = self
+            .made
             .iter()
-            .find(|d| d.confidence == confidence && d.max_repeats == max_repeats)
+            .find(|d| d.confidence == confidence && d.max_repeats == self.max_repeats)
         {
-            Some(d) => *d,
-            None => {
-                let d = storlab_stats::sequential::calibrate(confidence, FIRST_LOOK, max_repeats);
-                designs.push(d);
-                d
-            }
+            return *d;
         }
+        let d = storlab_stats::sequential::calibrate(confidence, FIRST_LOOK, self.max_repeats);
+        self.made.push(d);
+        d
+    }
+}
+
+/// One criterion of the plan, for each trial of its job: its phase and figure found, its
+/// threshold (one, or one per point), what it is measured against, its design.
+fn prepare_criterion(
+    plan: &Plan,
+    trials: &Trials,
+    c: &PlanCriterion,
+    designs: &mut Designs,
+    before: usize,
+) -> Result<Vec<Criterion>, QualifyError> {
+    let here = |m: String| at(plan, c.line, format!("'{}': {m}", c.check));
+    let parsed = check::parse(&c.check).map_err(|m| at(plan, c.line, m))?;
+    let ji = plan
+        .jobs
+        .iter()
+        .position(|j| j.name == c.job)
+        .expect("plan.rs checked the job");
+    let job = &plan.jobs[ji];
+    let mine = &trials.of_job[ji];
+    let thresholds: Vec<f64> = match &parsed.target {
+        Target::Values(v) if v.len() == 1 => vec![v[0]; mine.len()],
+        Target::Values(v) if v.len() == mine.len() => v.clone(),
+        Target::Values(v) => {
+            return Err(here(format!(
+                "{} thresholds for the {} point(s) of job '{}': give one, or one per point",
+                v.len(),
+                mine.len(),
+                job.name
+            )))
+        }
+        Target::OfBaseline(r) => vec![*r; mine.len()],
+        Target::Cost(p) => vec![*p; mine.len()],
     };
-    let mut criteria = Vec::new();
-    for c in &plan.criteria {
-        let here = |m: String| at(&plan, c.line, format!("'{}': {m}", c.check));
-        let parsed = check::parse(&c.check).map_err(|m| at(&plan, c.line, m))?;
-        let ji = plan
-            .jobs
-            .iter()
-            .position(|j| j.name == c.job)
-            .expect("plan.rs checked the job");
-        let job = &plan.jobs[ji];
-        let mine = &of_job[ji];
-        let thresholds: Vec<f64> = match &parsed.target {
-            Target::Values(v) if v.len() == 1 => vec![v[0]; mine.len()],
-            Target::Values(v) if v.len() == mine.len() => v.clone(),
-            Target::Values(v) => {
+    let reference = reference_of(&parsed.target, c, job).map_err(here)?;
+    let confidence = match reference {
+        // The baseline's interval and this qualification's each get half the error.
+        Reference::Baseline { .. } => 1.0 - (1.0 - c.confidence) / 2.0,
+        _ => c.confidence,
+    };
+    let design = designs.at(confidence);
+    let mut out = Vec::new();
+    for (k, &ti) in mine.iter().enumerate() {
+        let trial = &trials.trials[ti];
+        let (phase, figure) = figure_of(&parsed, trial).map_err(here)?;
+        if let (Reference::Absolute, Direction::AtLeast, Some(cap)) = (
+            &reference,
+            parsed.direction,
+            trials.resolved[ti].get(phase).and_then(|ph| rate_cap(ph, &figure)),
+        ) {
+            if thresholds[k] > cap {
                 return Err(here(format!(
-                    "{} thresholds for the {} point(s) of job '{}': give one, or one per point",
-                    v.len(),
-                    mine.len(),
-                    job.name
-                )))
-            }
-            Target::OfBaseline(r) => vec![*r; mine.len()],
-            Target::Cost(p) => vec![*p; mine.len()],
-        };
-        let reference = match (&parsed.target, &c.baseline, &job.task) {
-            (Target::OfBaseline(_), Some(b), _) => Reference::Baseline {
-                spec: b.clone(),
-                runs: Vec::new(),
-            },
-            (Target::OfBaseline(_), None, _) => {
-                return Err(here("a criterion against a baseline needs baseline = \"KEY=VALUE\" (a tag of stored runs), \"runs ID,ID,…\" or \"study ID\"".into()))
-            }
-            (_, Some(_), _) => {
-                return Err(here("baseline is given, but the check does not compare with it: write … >= P% of baseline".into()))
-            }
-            (Target::Cost(_), None, Some(_)) => Reference::Impact,
-            (Target::Cost(_), None, None) => {
-                return Err(here(format!("a cost needs a task to cost: give job '{}' task = \"KIND:ARGS\"", job.name)))
-            }
-            (Target::Values(_), None, Some(_)) => {
-                return Err(here(format!("job '{}' runs with a task: hold the task's cost to a budget (… cost <= 5%), not a figure of the runs idle and loaded together", job.name)))
-            }
-            (Target::Values(_), None, None) => Reference::Absolute,
-        };
-        let confidence = match reference {
-            // The baseline's interval and this qualification's each get half the error.
-            Reference::Baseline { .. } => 1.0 - (1.0 - c.confidence) / 2.0,
-            _ => c.confidence,
-        };
-        let design = design_for(confidence);
-        for (k, &ti) in mine.iter().enumerate() {
-            let trial = &trials[ti];
-            let (phase, way) = resolve_phase(&parsed.qualifiers, &trial.phases)
-                .map_err(|m| here(format!("job '{}': {m}", trial.label)))?;
-            let figure = Figure {
-                measure: parsed.measure,
-                way,
-            };
-            let info = &trial.phases[phase];
-            if !info.data && figure.measure == Measure::Throughput {
-                return Err(here(format!(
-                    "job '{}', phase {}: MiB/s: the phase moves no data (a metadata operation's figures are its IOPS and latency)",
+                    "an impossible threshold: job '{}' is held at {} {}, below {} {}",
                     trial.label,
-                    info.label(phase)
+                    fmt(cap),
+                    figure.unit(),
+                    fmt(thresholds[k]),
+                    figure.unit()
                 )));
             }
-            figure.measured_by(info.reads, info.writes).map_err(|m| {
-                here(format!(
-                    "job '{}', phase {}: {m}",
-                    trial.label,
-                    trial.phases[phase].label(phase)
-                ))
-            })?;
-            if let (Reference::Absolute, Direction::AtLeast, Some(cap)) = (
-                &reference,
-                parsed.direction,
-                resolved[ti].get(phase).and_then(|ph| rate_cap(ph, &figure)),
-            ) {
-                if thresholds[k] > cap {
-                    return Err(here(format!(
-                        "an impossible threshold: job '{}' is held at {} {}, below {} {}",
-                        trial.label,
-                        fmt(cap),
-                        figure.unit(),
-                        fmt(thresholds[k]),
-                        figure.unit()
-                    )));
-                }
-            }
-            criteria.push(Criterion {
-                index: criteria.len() as u32 + 1,
-                text: c.check.clone(),
-                line: c.line,
-                trial: ti,
-                phase,
-                figure,
-                direction: parsed.direction,
-                threshold: thresholds[k],
-                reference: reference.clone(),
-                confidence: c.confidence,
-                design,
-            });
         }
+        out.push(Criterion {
+            index: (before + out.len()) as u32 + 1,
+            text: c.check.clone(),
+            line: c.line,
+            trial: ti,
+            phase,
+            figure,
+            direction: parsed.direction,
+            threshold: thresholds[k],
+            reference: reference.clone(),
+            confidence: c.confidence,
+            design,
+        });
     }
-    Ok(Prepared { plan, trials, criteria })
+    Ok(out)
+}
+
+/// What a criterion is measured against: a number, a baseline of stored runs, or (a job with a
+/// task) the task's cost; what does not fit its job is said.
+fn reference_of(target: &Target, c: &PlanCriterion, job: &PlanJob) -> Result<Reference, String> {
+    Ok(match (target, &c.baseline, &job.task) {
+        (Target::OfBaseline(_), Some(b), _) => Reference::Baseline {
+            spec: b.clone(),
+            runs: Vec::new(),
+        },
+        (Target::OfBaseline(_), None, _) => {
+            return Err("a criterion against a baseline needs baseline = \"KEY=VALUE\" (a tag of stored runs), \"runs ID,ID,…\" or \"study ID\"".into())
+        }
+        (_, Some(_), _) => {
+            return Err("baseline is given, but the check does not compare with it: write … >= P% of baseline".into())
+        }
+        (Target::Cost(_), None, Some(_)) => Reference::Impact,
+        (Target::Cost(_), None, None) => {
+            return Err(format!("a cost needs a task to cost: give job '{}' task = \"KIND:ARGS\"", job.name))
+        }
+        (Target::Values(_), None, Some(_)) => {
+            return Err(format!("job '{}' runs with a task: hold the task's cost to a budget (… cost <= 5%), not a figure of the runs idle and loaded together", job.name))
+        }
+        (Target::Values(_), None, None) => Reference::Absolute,
+    })
+}
+
+/// The phase of a trial a criterion names, and the figure it reads there (one the phase
+/// measures).
+fn figure_of(parsed: &check::Check, trial: &Trial) -> Result<(usize, Figure), String> {
+    let (phase, way) =
+        resolve_phase(&parsed.qualifiers, &trial.phases).map_err(|m| format!("job '{}': {m}", trial.label))?;
+    let figure = Figure {
+        measure: parsed.measure,
+        way,
+    };
+    let info = &trial.phases[phase];
+    if !info.data && figure.measure == Measure::Throughput {
+        return Err(format!(
+            "job '{}', phase {}: MiB/s: the phase moves no data (a metadata operation's figures are its IOPS and latency)",
+            trial.label,
+            info.label(phase)
+        ));
+    }
+    figure
+        .measured_by(info.reads, info.writes)
+        .map_err(|m| format!("job '{}', phase {}: {m}", trial.label, info.label(phase)))?;
+    Ok((phase, figure))
 }
 
 fn fmt(v: f64) -> String {
