@@ -330,143 +330,198 @@ pub fn parse(origin: &Origin, text: &str) -> Result<(Vec<ImportedRun>, bool), Im
     parse_at(origin, text, 1)
 }
 
-/// [`parse`] of a part starting at line `first_line` of the file.
+/// [`parse`] of a part starting at line `first_line` of the file: a throughput-mode report
+/// as one run, or a matrix's cells each as a run.
 pub fn parse_at(origin: &Origin, text: &str, first_line: usize) -> Result<(Vec<ImportedRun>, bool), ImportError> {
-    let bad = |what: &str| origin.error(format!("IOzone output from line {first_line}: {what}"));
-    let command = after(text, "Command line used:")
-        .unwrap_or("iozone (command line not in the file)")
-        .to_string();
-    let version = text
-        .lines()
-        .find(|l| l.contains("Version $Revision:"))
-        .and_then(|l| l.split("Revision:").nth(1))
-        .map(|v| v.trim().trim_end_matches('$').trim().to_string())
-        .unwrap_or_else(|| "unknown".into());
-    let began = after(text, "Run began:").and_then(crate::ctime_rfc3339);
-    let started = began.clone().unwrap_or_else(crate::now);
-    let ops_mode = text.contains("OPS Mode.") || text.contains("ops/sec");
-    let tool = format!("IOzone {version}");
-    let host = origin.host_or("IOzone");
-    let run = |name: String, phases: Vec<Phase>, extra: Value| {
-        origin.run(
-            &host,
+    let h = Header::of(origin, text, first_line);
+    if text.contains("Children see throughput for") {
+        return Ok((vec![throughput(&h)?], false));
+    }
+    Ok((matrix(&h)?, true))
+}
+
+/// What a part of IOzone's output says of itself: its command line, IOzone's version, when it
+/// began, whether it counted operations (-O), and where it is.
+struct Header<'a> {
+    origin: &'a Origin,
+    text: &'a str,
+    first_line: usize,
+    command: String,
+    version: String,
+    began: Option<String>,
+    ops_mode: bool,
+    host: String,
+}
+
+impl<'a> Header<'a> {
+    fn of(origin: &'a Origin, text: &'a str, first_line: usize) -> Header<'a> {
+        Header {
+            origin,
+            text,
+            first_line,
+            command: after(text, "Command line used:")
+                .unwrap_or("iozone (command line not in the file)")
+                .to_string(),
+            version: text
+                .lines()
+                .find(|l| l.contains("Version $Revision:"))
+                .and_then(|l| l.split("Revision:").nth(1))
+                .map(|v| v.trim().trim_end_matches('$').trim().to_string())
+                .unwrap_or_else(|| "unknown".into()),
+            began: after(text, "Run began:").and_then(crate::ctime_rfc3339),
+            ops_mode: text.contains("OPS Mode.") || text.contains("ops/sec"),
+            host: origin.host_or("IOzone"),
+        }
+    }
+
+    /// A refusal naming where the part starts.
+    fn bad(&self, what: &str) -> ImportError {
+        self.origin
+            .error(format!("IOzone output from line {}: {what}", self.first_line))
+    }
+
+    fn tool(&self) -> String {
+        format!("IOzone {}", self.version)
+    }
+
+    /// A run of `phases`; `extra` says which cell (or throughput test) it is.
+    fn run(&self, name: String, phases: Vec<Phase>, extra: Value) -> ImportedRun {
+        self.origin.run(
+            &self.host,
             name,
-            format!("{command} (imported from {})", origin.path),
+            format!("{} (imported from {})", self.command, self.origin.path),
             json!({
-                "imported_from": origin.path,
+                "imported_from": self.origin.path,
                 "format": "iozone text",
-                "iozone_version": version,
-                "command": command,
-                "first_line": first_line,
+                "iozone_version": self.version,
+                "command": self.command,
+                "first_line": self.first_line,
                 "cell": extra,
-                "text": text,
-                "time": if began.is_some() { "IOzone's \"Run began\", taken as UTC" } else { "not in the file: the time of the import" },
+                "text": self.text,
+                "time": if self.began.is_some() { "IOzone's \"Run began\", taken as UTC" } else { "not in the file: the time of the import" },
             }),
-            started.clone(),
-            format!("imported from IOzone {version}: IOzone does not record the machine"),
+            self.began.clone().unwrap_or_else(crate::now),
+            format!("imported from IOzone {}: IOzone does not record the machine", self.version),
             phases,
         )
-    };
-
-    if text.contains("Children see throughput for") {
-        // Throughput mode.
-        let workers: f64 = after(text, "Throughput test with")
-            .and_then(|s| s.split_whitespace().next())
-            .and_then(|n| n.parse().ok())
-            .ok_or_else(|| bad("a throughput report without \"Throughput test with N processes\""))?;
-        let each = after(text, "Each process writes a").or_else(|| after(text, "Each thread writes a"));
-        let (file_kb, rec_kb): (f64, f64) = each
-            .and_then(|s| {
-                let w: Vec<&str> = s.split_whitespace().collect();
-                Some((w.first()?.parse().ok()?, w.get(4)?.parse().ok()?))
-            })
-            .ok_or_else(|| bad("no \"Each process writes a N kByte file in M kByte records\" line"))?;
-        let lines: Vec<&str> = text.lines().collect();
-        let value = |l: &str| -> Option<f64> { l.split('=').nth(1)?.split_whitespace().next()?.parse().ok() };
-        let mut phases = Vec::new();
-        for (i, l) in lines.iter().enumerate() {
-            let t = l.trim();
-            let Some(rest) = t.strip_prefix("Children see throughput for") else {
-                continue;
-            };
-            let who: String = rest
-                .split('=')
-                .next()
-                .unwrap_or("")
-                .split_whitespace()
-                .skip(1)
-                .collect::<Vec<_>>()
-                .join(" ");
-            let kind = kind_of(&who).ok_or_else(|| bad(&format!("an unknown test \"{who}\"")))?;
-            // This test's lines: up to the next "Children see".
-            let block: Vec<&str> = lines[i..]
-                .iter()
-                .take_while({
-                    let mut first = true;
-                    move |x| std::mem::take(&mut first) || !x.trim().starts_with("Children see")
-                })
-                .copied()
-                .collect();
-            let find = |prefix: &str| {
-                block
-                    .iter()
-                    .find(|x| x.trim().starts_with(prefix))
-                    .and_then(|x| value(x))
-            };
-            let children = value(t).ok_or_else(|| bad("a \"Children see\" line without a figure"))?;
-            let parent = find("Parent sees").unwrap_or(children);
-            let spread = find("Min throughput").zip(find("Max throughput"));
-            // "CPU Utilization: Wall time 0.006 CPU time 0.010 CPU utilization 161.96 %"
-            let cpu = block
-                .iter()
-                .find(|x| x.trim().to_lowercase().starts_with("cpu utilization: wall time"))
-                .and_then(|x| x.split("CPU time").nth(1))
-                .and_then(|x| x.split_whitespace().next())
-                .and_then(|x| x.parse::<f64>().ok());
-            let k = if ops_mode { rec_kb * 1024.0 } else { 1024.0 };
-            phases.push(phase(
-                phases.len() as u32,
-                kind,
-                Printed {
-                    bytes: workers * file_kb * 1024.0,
-                    parent: parent * k,
-                    children: children * k,
-                    spread: spread.map(|(a, b)| (a * k, b * k)),
-                    cpu,
-                },
-                ImportedParams {
-                    tool: tool.clone(),
-                    test: Some(who.clone()),
-                    bs: Some((rec_kb * 1024.0) as u64),
-                    file_size: Some((file_kb * 1024.0) as u64),
-                    workers: Some(workers as u32),
-                    ..ImportedParams::default()
-                },
-                true,
-            ));
-        }
-        if phases.is_empty() {
-            return Err(bad("no test results"));
-        }
-        return Ok((
-            vec![run(
-                format!("iozone -t {workers} (imported)"),
-                phases,
-                json!({ "workers": workers, "file_kb": file_kb, "record_kb": rec_kb, "ops_mode": ops_mode }),
-            )],
-            false,
-        ));
     }
+}
 
-    // A matrix: the -R reports when IOzone printed them (they carry CPU with -+u), else the
-    // automatic-mode table.
-    let (mut cells, cpu) = read_reports(origin, text, first_line)?;
+/// Throughput mode (-t): every test's "Children see" block a phase of one run.
+fn throughput(h: &Header) -> Result<ImportedRun, ImportError> {
+    let text = h.text;
+    let workers: f64 = after(text, "Throughput test with")
+        .and_then(|s| s.split_whitespace().next())
+        .and_then(|n| n.parse().ok())
+        .ok_or_else(|| h.bad("a throughput report without \"Throughput test with N processes\""))?;
+    let each = after(text, "Each process writes a").or_else(|| after(text, "Each thread writes a"));
+    let (file_kb, rec_kb): (f64, f64) = each
+        .and_then(|s| {
+            let w: Vec<&str> = s.split_whitespace().collect();
+            Some((w.first()?.parse().ok()?, w.get(4)?.parse().ok()?))
+        })
+        .ok_or_else(|| h.bad("no \"Each process writes a N kByte file in M kByte records\" line"))?;
+    let lines: Vec<&str> = text.lines().collect();
+    let mut phases = Vec::new();
+    for (i, l) in lines.iter().enumerate() {
+        let Some(rest) = l.trim().strip_prefix("Children see throughput for") else {
+            continue;
+        };
+        phases.push(throughput_phase(
+            h,
+            &lines[i..],
+            rest,
+            phases.len() as u32,
+            (workers, file_kb, rec_kb),
+        )?);
+    }
+    if phases.is_empty() {
+        return Err(h.bad("no test results"));
+    }
+    Ok(h.run(
+        format!("iozone -t {workers} (imported)"),
+        phases,
+        json!({ "workers": workers, "file_kb": file_kb, "record_kb": rec_kb, "ops_mode": h.ops_mode }),
+    ))
+}
+
+/// One test's block of a throughput report, from its "Children see" line (`rest` after the
+/// words) up to the next: the children's and the parent's figures, the slowest and fastest
+/// process, CPU.
+fn throughput_phase(
+    h: &Header,
+    from: &[&str],
+    rest: &str,
+    seq: u32,
+    (workers, file_kb, rec_kb): (f64, f64, f64),
+) -> Result<Phase, ImportError> {
+    let value = |l: &str| -> Option<f64> { l.split('=').nth(1)?.split_whitespace().next()?.parse().ok() };
+    let who: String = rest
+        .split('=')
+        .next()
+        .unwrap_or("")
+        .split_whitespace()
+        .skip(1)
+        .collect::<Vec<_>>()
+        .join(" ");
+    let kind = kind_of(&who).ok_or_else(|| h.bad(&format!("an unknown test \"{who}\"")))?;
+    let block: Vec<&str> = from
+        .iter()
+        .take_while({
+            let mut first = true;
+            move |x| std::mem::take(&mut first) || !x.trim().starts_with("Children see")
+        })
+        .copied()
+        .collect();
+    let find = |prefix: &str| {
+        block
+            .iter()
+            .find(|x| x.trim().starts_with(prefix))
+            .and_then(|x| value(x))
+    };
+    let children = value(from[0].trim()).ok_or_else(|| h.bad("a \"Children see\" line without a figure"))?;
+    let parent = find("Parent sees").unwrap_or(children);
+    let spread = find("Min throughput").zip(find("Max throughput"));
+    // "CPU Utilization: Wall time 0.006 CPU time 0.010 CPU utilization 161.96 %"
+    let cpu = block
+        .iter()
+        .find(|x| x.trim().to_lowercase().starts_with("cpu utilization: wall time"))
+        .and_then(|x| x.split("CPU time").nth(1))
+        .and_then(|x| x.split_whitespace().next())
+        .and_then(|x| x.parse::<f64>().ok());
+    let k = if h.ops_mode { rec_kb * 1024.0 } else { 1024.0 };
+    Ok(phase(
+        seq,
+        kind,
+        Printed {
+            bytes: workers * file_kb * 1024.0,
+            parent: parent * k,
+            children: children * k,
+            spread: spread.map(|(a, b)| (a * k, b * k)),
+            cpu,
+        },
+        ImportedParams {
+            tool: h.tool(),
+            test: Some(who),
+            bs: Some((rec_kb * 1024.0) as u64),
+            file_size: Some((file_kb * 1024.0) as u64),
+            workers: Some(workers as u32),
+            ..ImportedParams::default()
+        },
+        true,
+    ))
+}
+
+/// A matrix: the -R reports when IOzone printed them (they carry CPU with -+u), else the
+/// automatic-mode table; each cell a run of its tests.
+fn matrix(h: &Header) -> Result<Vec<ImportedRun>, ImportError> {
+    let (mut cells, cpu) = read_reports(h.origin, h.text, h.first_line)?;
     let from_reports = !cells.is_empty();
     if !from_reports {
-        cells = read_table(origin, text, first_line)?;
+        cells = read_table(h.origin, h.text, h.first_line)?;
     }
     if cells.is_empty() {
-        return Err(bad(
+        return Err(h.bad(
             "no figures: neither a throughput report (\"Children see throughput\"), nor an -R report (\"Excel output is below\"), nor the automatic-mode table (\"kB  reclen  write ...\")",
         ));
     }
@@ -474,8 +529,8 @@ pub fn parse_at(origin: &Origin, text: &str, first_line: usize) -> Result<(Vec<I
     for ((file_kb, rec_kb), tests) in cells {
         let mut phases = Vec::new();
         for (name, figure) in tests {
-            let kind = kind_of(&name).ok_or_else(|| bad(&format!("an unknown report \"{name} report\"")))?;
-            let bps = figure * if ops_mode { rec_kb as f64 * 1024.0 } else { 1024.0 };
+            let kind = kind_of(&name).ok_or_else(|| h.bad(&format!("an unknown report \"{name} report\"")))?;
+            let bps = figure * if h.ops_mode { rec_kb as f64 * 1024.0 } else { 1024.0 };
             let bytes = file_kb as f64 * 1024.0;
             let seconds = if bps > 0.0 { bytes / bps } else { 0.0 };
             let cpu = cpu
@@ -494,7 +549,7 @@ pub fn parse_at(origin: &Origin, text: &str, first_line: usize) -> Result<(Vec<I
                     cpu,
                 },
                 ImportedParams {
-                    tool: tool.clone(),
+                    tool: h.tool(),
                     test: Some(name.clone()),
                     bs: Some(rec_kb * 1024),
                     file_size: Some(file_kb * 1024),
@@ -504,11 +559,11 @@ pub fn parse_at(origin: &Origin, text: &str, first_line: usize) -> Result<(Vec<I
                 false,
             ));
         }
-        runs.push(run(
+        runs.push(h.run(
             format!("iozone {file_kb} kB × {rec_kb} kB (imported)"),
             phases,
-            json!({ "workers": 1, "file_kb": file_kb, "record_kb": rec_kb, "ops_mode": ops_mode, "from": if from_reports { "-R reports" } else { "automatic-mode table" } }),
+            json!({ "workers": 1, "file_kb": file_kb, "record_kb": rec_kb, "ops_mode": h.ops_mode, "from": if from_reports { "-R reports" } else { "automatic-mode table" } }),
         ));
     }
-    Ok((runs, true))
+    Ok(runs)
 }
