@@ -891,13 +891,6 @@ fn carry_out(
         Err(_) => held.store(u64::MAX, Ordering::Relaxed),
     };
     let kind = if undo { "undo" } else { "fault" };
-    let names = |pools: &[usize]| {
-        pools
-            .iter()
-            .map(|p| s.spec.pools[*p].name.as_str())
-            .collect::<Vec<_>>()
-            .join(", ")
-    };
     let detail = match (f.action, undo) {
         (FaultAction::Drain, false) => {
             if let Some(p) = pool {
@@ -930,110 +923,164 @@ fn carry_out(
             "readers restarted".to_string()
         }
         (FaultAction::Unmount | FaultAction::ReadOnly | FaultAction::Detach, false) => {
-            let Some(p) = pool else {
-                return ("fault-failed", format!("{} {}: no such pool", f.action, f.target));
-            };
-            let m = match faults::pool_mount(&s.spec.pools[p], f.action) {
-                Ok(m) => m,
-                Err(e) => return ("fault-failed", e.to_string()),
-            };
-            let on = faults::pools_on(&s.spec.pools, &m);
-            let quiet = s.quiesce(&on, PoolState::Away);
-            let done = match f.action {
-                FaultAction::Unmount => faults::unmount(&m),
-                FaultAction::ReadOnly => faults::remount(&m, true),
-                _ => faults::detach(&m),
-            };
-            let what = match f.action {
-                FaultAction::Unmount => format!("{} unmounted (umount -l)", m.mount_point),
-                FaultAction::ReadOnly => format!("{} remounted read-only", m.mount_point),
-                _ => format!("{} unmounted and its device {} detached", m.mount_point, m.source),
-            };
-            let pending = if quiet {
-                ""
-            } else {
-                " (files were still open in it after a minute)"
-            };
-            match done {
-                Err(e) => {
-                    for p in &on {
-                        s.set_pool_state(*p, PoolState::Open);
-                    }
-                    return (
-                        "fault-failed",
-                        format!("{what}: failed: {e}; pool(s) {} in service again", names(&on)),
-                    );
-                }
-                Ok(()) if f.action == FaultAction::Detach => {
-                    let mut lost = 0;
-                    for p in &on {
-                        s.set_pool_state(*p, PoolState::Gone);
-                        let why = format!("waiting in pool {} when its device was detached", s.spec.pools[*p].name);
-                        match s.cat.with(|st, _| st.lose_pool(s.id, *p, &why)) {
-                            Ok(n) => {
-                                lost += n;
-                                less(&s.pools[*p].backlog, n);
-                            }
-                            Err(e) => eprintln!(
-                                "storlab: could not record pool {}'s files as lost: {e}",
-                                s.spec.pools[*p].name
-                            ),
-                        }
-                    }
-                    format!(
-                        "pool(s) {} gone: {what}{pending}; {lost} waiting file(s) lost",
-                        names(&on)
-                    )
-                }
-                Ok(()) => {
-                    taken.insert(i, (m, on.clone()));
-                    format!("pool(s) {} away: {what}{pending}", names(&on))
-                }
-            }
+            return take_pool_away(s, f, pool, i, taken)
         }
-        (FaultAction::Unmount | FaultAction::ReadOnly, true) => {
-            let Some((m, on)) = taken.remove(&i) else {
-                return ("undo", format!("{} {}: nothing to undo", f.action, f.target));
-            };
-            let done = if f.action == FaultAction::Unmount {
-                faults::mount_again(&m)
-            } else {
-                faults::remount(&m, false)
-            };
-            match done {
-                Ok(()) => {
-                    for p in &on {
-                        s.set_pool_state(*p, PoolState::Open);
-                    }
-                    format!("pool(s) {} back: {} mounted read-write", names(&on), m.mount_point)
-                }
-                Err(e) => {
-                    return (
-                        "fault-failed",
-                        format!("pool(s) {} could not come back: {e}; they stay away", names(&on)),
-                    )
-                }
-            }
-        }
+        (FaultAction::Unmount | FaultAction::ReadOnly, true) => return bring_pool_back(s, f, i, taken),
         (FaultAction::Detach | FaultAction::Command | FaultAction::Task, true) => {
             format!("{} {}: nothing to undo", f.action, f.target)
         }
         (FaultAction::Command, false) => faults::command(&f.target),
-        (FaultAction::Task, false) => match storlab_impact::kinds::parse(&f.target) {
-            Ok(mut task) => {
-                let what = task.describe();
-                match task.start() {
-                    Ok(()) => {
-                        tasks.push((what.clone(), task));
-                        format!("{what} started")
-                    }
-                    Err(e) => return ("fault-failed", format!("{what}: {e}")),
-                }
-            }
-            Err(e) => return ("fault-failed", format!("task {}: {e}", f.target)),
-        },
+        (FaultAction::Task, false) => return start_task(f, tasks),
     };
     (kind, detail)
+}
+
+/// The pools' names, as the events say them.
+fn pool_names(s: &Shared, pools: &[usize]) -> String {
+    pools
+        .iter()
+        .map(|p| s.spec.pools[*p].name.as_str())
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+/// Unmount, read-only or detach: the filesystem of pool `pool` (and every pool on it) taken
+/// away once its open files are done (a minute at most); a detached device's waiting files
+/// lost, the others kept to bring back.
+fn take_pool_away(
+    s: &Shared,
+    f: &Fault,
+    pool: Option<usize>,
+    i: usize,
+    taken: &mut HashMap<usize, (Mount, Vec<usize>)>,
+) -> (&'static str, String) {
+    let Some(p) = pool else {
+        return ("fault-failed", format!("{} {}: no such pool", f.action, f.target));
+    };
+    let m = match faults::pool_mount(&s.spec.pools[p], f.action) {
+        Ok(m) => m,
+        Err(e) => return ("fault-failed", e.to_string()),
+    };
+    let on = faults::pools_on(&s.spec.pools, &m);
+    let quiet = s.quiesce(&on, PoolState::Away);
+    let (done, what) = match f.action {
+        FaultAction::Unmount => (faults::unmount(&m), format!("{} unmounted (umount -l)", m.mount_point)),
+        FaultAction::ReadOnly => (
+            faults::remount(&m, true),
+            format!("{} remounted read-only", m.mount_point),
+        ),
+        _ => (
+            faults::detach(&m),
+            format!("{} unmounted and its device {} detached", m.mount_point, m.source),
+        ),
+    };
+    let pending = if quiet {
+        ""
+    } else {
+        " (files were still open in it after a minute)"
+    };
+    match done {
+        Err(e) => {
+            for p in &on {
+                s.set_pool_state(*p, PoolState::Open);
+            }
+            (
+                "fault-failed",
+                format!("{what}: failed: {e}; pool(s) {} in service again", pool_names(s, &on)),
+            )
+        }
+        Ok(()) if f.action == FaultAction::Detach => {
+            let lost = lose_pools(s, &on);
+            (
+                "fault",
+                format!(
+                    "pool(s) {} gone: {what}{pending}; {lost} waiting file(s) lost",
+                    pool_names(s, &on)
+                ),
+            )
+        }
+        Ok(()) => {
+            let detail = format!("pool(s) {} away: {what}{pending}", pool_names(s, &on));
+            taken.insert(i, (m, on));
+            ("fault", detail)
+        }
+    }
+}
+
+/// Pools whose device went: gone, their waiting files recorded as lost; how many.
+fn lose_pools(s: &Shared, on: &[usize]) -> u64 {
+    let mut lost = 0;
+    for p in on {
+        s.set_pool_state(*p, PoolState::Gone);
+        let why = format!("waiting in pool {} when its device was detached", s.spec.pools[*p].name);
+        match s.cat.with(|st, _| st.lose_pool(s.id, *p, &why)) {
+            Ok(n) => {
+                lost += n;
+                less(&s.pools[*p].backlog, n);
+            }
+            Err(e) => eprintln!(
+                "storlab: could not record pool {}'s files as lost: {e}",
+                s.spec.pools[*p].name
+            ),
+        }
+    }
+    lost
+}
+
+/// An unmounted or read-only filesystem mounted read-write again, its pools in service.
+fn bring_pool_back(
+    s: &Shared,
+    f: &Fault,
+    i: usize,
+    taken: &mut HashMap<usize, (Mount, Vec<usize>)>,
+) -> (&'static str, String) {
+    let Some((m, on)) = taken.remove(&i) else {
+        return ("undo", format!("{} {}: nothing to undo", f.action, f.target));
+    };
+    let done = if f.action == FaultAction::Unmount {
+        faults::mount_again(&m)
+    } else {
+        faults::remount(&m, false)
+    };
+    match done {
+        Ok(()) => {
+            for p in &on {
+                s.set_pool_state(*p, PoolState::Open);
+            }
+            (
+                "undo",
+                format!(
+                    "pool(s) {} back: {} mounted read-write",
+                    pool_names(s, &on),
+                    m.mount_point
+                ),
+            )
+        }
+        Err(e) => (
+            "fault-failed",
+            format!(
+                "pool(s) {} could not come back: {e}; they stay away",
+                pool_names(s, &on)
+            ),
+        ),
+    }
+}
+
+/// An impact task started (stopped at the challenge's end at the latest).
+fn start_task(f: &Fault, tasks: &mut Vec<(String, Box<dyn Task>)>) -> (&'static str, String) {
+    match storlab_impact::kinds::parse(&f.target) {
+        Ok(mut task) => {
+            let what = task.describe();
+            match task.start() {
+                Ok(()) => {
+                    tasks.push((what.clone(), task));
+                    ("fault", format!("{what} started"))
+                }
+                Err(e) => ("fault-failed", format!("{what}: {e}")),
+            }
+        }
+        Err(e) => ("fault-failed", format!("task {}: {e}", f.target)),
+    }
 }
 
 /// Runs the challenge's share of this host until its end (the duration, every file done, or
