@@ -1086,10 +1086,48 @@ fn start_task(f: &Fault, tasks: &mut Vec<(String, Box<dyn Task>)>) -> (&'static 
 /// Runs the challenge's share of this host until its end (the duration, every file done, or
 /// Ctrl-C); stores samples, events and the catalogue as it goes.
 pub fn run(store: Store, challenge: &StoredChallenge, cfg: &RunConfig) -> Result<(Store, HostOutcome), ChallengeError> {
+    let (shared, first_idx, started) = begin(store, challenge, cfg)?;
+    let mut errors = work(&shared, cfg, first_idx);
+    let seconds = started.elapsed().as_secs_f64();
+    // What waits for the database is stored before the share ends (within the window).
+    if let Err(e) = shared.cat.flush_all() {
+        errors.insert(0, e);
+    }
+    // An outage past the window ends every thread with `Away`: that is the reason to give.
+    if let Some(why) = shared.cat.gave_up() {
+        return Err(ChallengeError::Away(why));
+    }
+    if let Some(e) = errors.into_iter().next() {
+        return Err(e);
+    }
+    let outages = shared.cat.outages.load(Ordering::Relaxed);
+    let dropped = shared.cat.dropped.load(Ordering::Relaxed);
+    let store = shared.cat.into_store();
+    let outcome = HostOutcome {
+        seconds,
+        bytes_written: shared.total_written.load(Ordering::Relaxed),
+        bytes_read: shared.total_read.load(Ordering::Relaxed),
+        writer_idle: shared.writer_idle_ns.load(Ordering::Relaxed) as f64 / 1e9,
+        reader_idle: shared.reader_idle_ns.load(Ordering::Relaxed) as f64 / 1e9,
+        interrupted: cfg.interrupt.load(Ordering::Relaxed),
+        outages,
+        dropped,
+        problems: Vec::new(),
+    };
+    Ok((store, outcome))
+}
+
+/// This host's share begun: its fault plan (the challenge's faults done inside storlab — drain,
+/// stop writers or readers — and the host actions this host's own plan names; never a host
+/// action read from the database), the pools' directories, the catalogue with the files taken
+/// back from this host's dead agents, and the state the threads share. Returns it with the
+/// next sample's index and when the share started.
+fn begin<'a>(
+    store: Store,
+    challenge: &'a StoredChallenge,
+    cfg: &RunConfig<'a>,
+) -> Result<(Shared<'a>, u64, Instant), ChallengeError> {
     let spec = &challenge.spec;
-    // The plan carried out here: the challenge's faults done inside storlab (drain, stop
-    // writers or readers), and the host actions this host's own plan names; never a host
-    // action read from the database.
     let plan: Vec<Fault> = spec
         .faults
         .iter()
@@ -1161,11 +1199,16 @@ pub fn run(store: Store, challenge: &StoredChallenge, cfg: &RunConfig) -> Result
             ),
         );
     }
-    let s = &shared;
+    Ok((shared, first_idx, started))
+}
+
+/// The share's threads, started together and joined: the sampler, the fault plan (what is
+/// due at the start carried out before any writer or reader starts: a plan that stops the
+/// readers at 0s stops them before they take a file), the writers, the readers, and the
+/// watcher that stops the readers at the deadline. Returns their errors.
+fn work(s: &Shared, cfg: &RunConfig, first_idx: u64) -> Vec<ChallengeError> {
     let finished = AtomicBool::new(false);
     let mut errors: Vec<ChallengeError> = Vec::new();
-    // Faults due at the start are in force before any writer or reader starts (a plan that
-    // stops the readers at 0s stops them before they take a file).
     let mut plan = FaultPlan::new(&s.faults);
     plan.carry_out_due(s);
     std::thread::scope(|scope| {
@@ -1196,22 +1239,7 @@ pub fn run(store: Store, challenge: &StoredChallenge, cfg: &RunConfig) -> Result
                 })
             })
             .collect();
-        // At the deadline readers stop too (after the file in hand); without one they empty the
-        // pools.
-        let watcher = scope.spawn(|| {
-            while !s.writers_done.load(Ordering::Relaxed) || s.writers_running.load(Ordering::Relaxed) > 0 {
-                if s.past_deadline() {
-                    s.readers_done.store(true, Ordering::Relaxed);
-                }
-                if s.interrupt.load(Ordering::Relaxed) {
-                    return;
-                }
-                std::thread::sleep(Duration::from_millis(20));
-            }
-            if s.past_deadline() {
-                s.readers_done.store(true, Ordering::Relaxed);
-            }
-        });
+        let watcher = scope.spawn(|| watch_deadline(s));
         for w in writers.into_iter().chain(readers) {
             match w.join() {
                 Ok(Err(e)) => errors.push(e),
@@ -1226,33 +1254,24 @@ pub fn run(store: Store, challenge: &StoredChallenge, cfg: &RunConfig) -> Result
         }
         let _ = faulter.join();
     });
-    let seconds = started.elapsed().as_secs_f64();
-    // What waits for the database is stored before the share ends (within the window).
-    if let Err(e) = shared.cat.flush_all() {
-        errors.insert(0, e);
+    errors
+}
+
+/// At the deadline readers stop too (after the file in hand); without one they empty the
+/// pools.
+fn watch_deadline(s: &Shared) {
+    while !s.writers_done.load(Ordering::Relaxed) || s.writers_running.load(Ordering::Relaxed) > 0 {
+        if s.past_deadline() {
+            s.readers_done.store(true, Ordering::Relaxed);
+        }
+        if s.interrupt.load(Ordering::Relaxed) {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(20));
     }
-    // An outage past the window ends every thread with `Away`: that is the reason to give.
-    if let Some(why) = shared.cat.gave_up() {
-        return Err(ChallengeError::Away(why));
+    if s.past_deadline() {
+        s.readers_done.store(true, Ordering::Relaxed);
     }
-    if let Some(e) = errors.into_iter().next() {
-        return Err(e);
-    }
-    let outages = shared.cat.outages.load(Ordering::Relaxed);
-    let dropped = shared.cat.dropped.load(Ordering::Relaxed);
-    let store = shared.cat.into_store();
-    let outcome = HostOutcome {
-        seconds,
-        bytes_written: shared.total_written.load(Ordering::Relaxed),
-        bytes_read: shared.total_read.load(Ordering::Relaxed),
-        writer_idle: shared.writer_idle_ns.load(Ordering::Relaxed) as f64 / 1e9,
-        reader_idle: shared.reader_idle_ns.load(Ordering::Relaxed) as f64 / 1e9,
-        interrupted: cfg.interrupt.load(Ordering::Relaxed),
-        outages,
-        dropped,
-        problems: Vec::new(),
-    };
-    Ok((store, outcome))
 }
 
 /// Compares the catalogue with the pools' directories: every file it says is waiting is there
