@@ -308,7 +308,10 @@ impl Schedule {
     /// Parses and checks the text of a schedule file (`path` names it in messages).
     pub fn parse(text: &str, path: &Path) -> Result<Schedule, SchedError> {
         let shown = path.display();
-        let at = |pos: usize, msg: String| SchedError::Input(format!("{shown}, line {}: {msg}", line(text, pos)));
+        let w = Where {
+            text,
+            shown: shown.to_string(),
+        };
         let doc: FileDoc = toml::from_str(text).map_err(|e| {
             let l = e
                 .span()
@@ -319,7 +322,7 @@ impl Schedule {
         let header = doc.schedule.unwrap_or_default();
         let lease = match &header.lease {
             Some(l) => seconds(l.get_ref()).filter(|s| *s >= 1.0).ok_or_else(|| {
-                at(
+                w.at(
                     l.span().start,
                     format!("lease '{}': a duration of at least 1s, e.g. 60s", l.get_ref()),
                 )
@@ -336,125 +339,9 @@ impl Schedule {
         for p in &doc.pool {
             let name = p.name.get_ref().trim().to_string();
             if pools.iter().any(|q| q.name == name) {
-                return Err(at(p.name.span().start, format!("pool {name} is named twice")));
+                return Err(w.at(p.name.span().start, format!("pool {name} is named twice")));
             }
-            let budget = percent(p.budget.get_ref())
-                .filter(|b| (0.0..=100.0).contains(b))
-                .ok_or_else(|| {
-                    at(
-                        p.budget.span().start,
-                        format!(
-                            "pool {name}: budget '{}': a throughput loss from 0 % to 100 %",
-                            p.budget.get_ref()
-                        ),
-                    )
-                })?;
-            let mut studies = PoolStudies::default();
-            let cost = match study_ref(p.cost.get_ref()) {
-                Some(r) => {
-                    let (id, worse) = r.map_err(|e| at(p.cost.span().start, format!("pool {name}: cost: {e}")))?;
-                    studies.cost = Some((id, worse, line(text, p.cost.span().start)));
-                    // Read from the database by Schedule::resolve, and checked there.
-                    f64::NAN
-                }
-                None => {
-                    let cost = percent(p.cost.get_ref()).filter(|c| *c >= 0.0).ok_or_else(|| {
-                        at(
-                            p.cost.span().start,
-                            format!(
-                                "pool {name}: cost '{}': one verifying server's loss in %, e.g. 13.9%, or study:ID (a storlab impact study of the task)",
-                                p.cost.get_ref()
-                            ),
-                        )
-                    })?;
-                    if cost == 0.0 {
-                        return Err(at(
-                            p.cost.span().start,
-                            format!("pool {name}: cost 0 %: a verify costs its server something; measure it (storlab impact --task …) and give the loss"),
-                        ));
-                    }
-                    cost
-                }
-            };
-            let dur = |d: &Option<Spanned<String>>, what: &str| -> Result<Option<f64>, SchedError> {
-                d.as_ref()
-                    .map(|d| {
-                        seconds(d.get_ref()).filter(|s| *s > 0.0).ok_or_else(|| {
-                            at(
-                                d.span().start,
-                                format!("pool {name}: {what} '{}': a duration such as 6h", d.get_ref()),
-                            )
-                        })
-                    })
-                    .transpose()
-            };
-            let duration = match p.duration.as_ref().and_then(|d| study_ref(d.get_ref()).map(|r| (d, r))) {
-                Some((d, r)) => {
-                    let (id, _) = r.map_err(|e| at(d.span().start, format!("pool {name}: duration: {e}")))?;
-                    studies.duration = Some((id, line(text, d.span().start)));
-                    None
-                }
-                None => dur(&p.duration, "duration")?,
-            };
-            let duration_loaded = dur(&p.duration_loaded, "duration_loaded")?;
-            let windows_text: Vec<String> = p.windows.as_ref().map(|w| w.get_ref().clone()).unwrap_or_default();
-            let windows = Windows::parse(&windows_text).map_err(|e| {
-                at(
-                    p.windows.as_ref().map_or(0, |w| w.span().start),
-                    format!("pool {name}: {e}"),
-                )
-            })?;
-            let every = dur(&p.every, "every")?;
-            let busy = p
-                .busy
-                .as_ref()
-                .map(|b| busy(b.get_ref(), &name).map_err(|e| at(b.span().start, format!("pool {name}: busy: {e}"))))
-                .transpose()?;
-            if p.server.is_empty() {
-                return Err(at(p.name.span().start, format!("pool {name} has no [[pool.server]]")));
-            }
-            let mut servers = Vec::new();
-            for s in &p.server {
-                let sname = s.name.get_ref().trim().to_string();
-                if let Some((_, other, l)) = seen_servers.iter().find(|(n, _, _)| *n == sname) {
-                    let msg = if *other == name {
-                        format!("server {sname} is named twice in pool {name} (first on line {l})")
-                    } else {
-                        format!("server {sname} is in pool {other} (line {l}) and in pool {name}; a server belongs to one pool")
-                    };
-                    return Err(at(s.name.span().start, msg));
-                }
-                seen_servers.push((sname.clone(), name.clone(), line(text, s.name.span().start)));
-                let task = s.task.get_ref().trim().to_string();
-                let kind = task.split_once(':').map(|(k, _)| k).unwrap_or(&task);
-                if !storlab_impact::kinds::KINDS.iter().any(|k| k.name == kind) {
-                    return Err(at(
-                        s.task.span().start,
-                        format!(
-                            "server {sname}: task '{task}': unknown kind '{kind}' (kinds: {})",
-                            storlab_impact::kinds::known()
-                        ),
-                    ));
-                }
-                servers.push(Server { name: sname, task });
-            }
-            let n = servers.len() as u32;
-            if studies.cost.is_none() {
-                check_k(cost, budget, n, &name).map_err(|e| at(p.cost.span().start, e))?;
-            }
-            pools.push(Pool {
-                name,
-                budget,
-                cost,
-                duration,
-                duration_loaded,
-                windows,
-                windows_text,
-                every,
-                busy,
-                studies,
-                servers,
-            });
+            pools.push(w.pool(p, name, &mut seen_servers)?);
         }
         Ok(Schedule {
             path: path.to_path_buf(),
@@ -546,6 +433,154 @@ impl Schedule {
             self.path.display(),
             all.join(", ")
         )))
+    }
+}
+
+/// Where a schedule file's mistakes are: its text (for line numbers) and its name.
+struct Where<'t> {
+    text: &'t str,
+    shown: String,
+}
+
+impl Where<'_> {
+    /// A mistake at byte `pos`, named with its line.
+    fn at(&self, pos: usize, msg: String) -> SchedError {
+        SchedError::Input(format!("{}, line {}: {msg}", self.shown, line(self.text, pos)))
+    }
+
+    /// A `[[pool]]`, checked whole: its budget, its cost (given, or a study's), its durations
+    /// (given, or a study's), windows, cadence, busy rule and servers; k within its budget.
+    fn pool(&self, p: &PoolDoc, name: String, seen: &mut Vec<(String, String, usize)>) -> Result<Pool, SchedError> {
+        let budget = percent(p.budget.get_ref())
+            .filter(|b| (0.0..=100.0).contains(b))
+            .ok_or_else(|| {
+                self.at(
+                    p.budget.span().start,
+                    format!(
+                        "pool {name}: budget '{}': a throughput loss from 0 % to 100 %",
+                        p.budget.get_ref()
+                    ),
+                )
+            })?;
+        let mut studies = PoolStudies::default();
+        let cost = self.cost(p, &name, &mut studies)?;
+        let dur = |d: &Option<Spanned<String>>, what: &str| -> Result<Option<f64>, SchedError> {
+            d.as_ref()
+                .map(|d| {
+                    seconds(d.get_ref()).filter(|s| *s > 0.0).ok_or_else(|| {
+                        self.at(
+                            d.span().start,
+                            format!("pool {name}: {what} '{}': a duration such as 6h", d.get_ref()),
+                        )
+                    })
+                })
+                .transpose()
+        };
+        let duration = match p.duration.as_ref().and_then(|d| study_ref(d.get_ref()).map(|r| (d, r))) {
+            Some((d, r)) => {
+                let (id, _) = r.map_err(|e| self.at(d.span().start, format!("pool {name}: duration: {e}")))?;
+                studies.duration = Some((id, line(self.text, d.span().start)));
+                None
+            }
+            None => dur(&p.duration, "duration")?,
+        };
+        let duration_loaded = dur(&p.duration_loaded, "duration_loaded")?;
+        let windows_text: Vec<String> = p.windows.as_ref().map(|w| w.get_ref().clone()).unwrap_or_default();
+        let windows = Windows::parse(&windows_text).map_err(|e| {
+            self.at(
+                p.windows.as_ref().map_or(0, |w| w.span().start),
+                format!("pool {name}: {e}"),
+            )
+        })?;
+        let every = dur(&p.every, "every")?;
+        let busy = p
+            .busy
+            .as_ref()
+            .map(|b| busy(b.get_ref(), &name).map_err(|e| self.at(b.span().start, format!("pool {name}: busy: {e}"))))
+            .transpose()?;
+        let servers = self.servers(p, &name, seen)?;
+        if studies.cost.is_none() {
+            check_k(cost, budget, servers.len() as u32, &name).map_err(|e| self.at(p.cost.span().start, e))?;
+        }
+        Ok(Pool {
+            budget,
+            cost,
+            duration,
+            duration_loaded,
+            windows,
+            windows_text,
+            every,
+            busy,
+            studies,
+            servers,
+            name,
+        })
+    }
+
+    /// A pool's cost: one verifying server's loss in %, or a study's (read from the database
+    /// by Schedule::resolve, and checked there).
+    fn cost(&self, p: &PoolDoc, name: &str, studies: &mut PoolStudies) -> Result<f64, SchedError> {
+        if let Some(r) = study_ref(p.cost.get_ref()) {
+            let (id, worse) = r.map_err(|e| self.at(p.cost.span().start, format!("pool {name}: cost: {e}")))?;
+            studies.cost = Some((id, worse, line(self.text, p.cost.span().start)));
+            return Ok(f64::NAN);
+        }
+        let cost = percent(p.cost.get_ref()).filter(|c| *c >= 0.0).ok_or_else(|| {
+            self.at(
+                p.cost.span().start,
+                format!(
+                    "pool {name}: cost '{}': one verifying server's loss in %, e.g. 13.9%, or study:ID (a storlab impact study of the task)",
+                    p.cost.get_ref()
+                ),
+            )
+        })?;
+        if cost == 0.0 {
+            return Err(self.at(
+                p.cost.span().start,
+                format!("pool {name}: cost 0 %: a verify costs its server something; measure it (storlab impact --task …) and give the loss"),
+            ));
+        }
+        Ok(cost)
+    }
+
+    /// A pool's servers: each in one pool only, its task of a kind storlab knows.
+    fn servers(
+        &self,
+        p: &PoolDoc,
+        name: &str,
+        seen: &mut Vec<(String, String, usize)>,
+    ) -> Result<Vec<Server>, SchedError> {
+        if p.server.is_empty() {
+            return Err(self.at(p.name.span().start, format!("pool {name} has no [[pool.server]]")));
+        }
+        let mut servers = Vec::new();
+        for s in &p.server {
+            let sname = s.name.get_ref().trim().to_string();
+            if let Some((_, other, l)) = seen.iter().find(|(n, _, _)| *n == sname) {
+                let msg = if other == name {
+                    format!("server {sname} is named twice in pool {name} (first on line {l})")
+                } else {
+                    format!(
+                        "server {sname} is in pool {other} (line {l}) and in pool {name}; a server belongs to one pool"
+                    )
+                };
+                return Err(self.at(s.name.span().start, msg));
+            }
+            seen.push((sname.clone(), name.to_string(), line(self.text, s.name.span().start)));
+            let task = s.task.get_ref().trim().to_string();
+            let kind = task.split_once(':').map(|(k, _)| k).unwrap_or(&task);
+            if !storlab_impact::kinds::KINDS.iter().any(|k| k.name == kind) {
+                return Err(self.at(
+                    s.task.span().start,
+                    format!(
+                        "server {sname}: task '{task}': unknown kind '{kind}' (kinds: {})",
+                        storlab_impact::kinds::known()
+                    ),
+                ));
+            }
+            servers.push(Server { name: sname, task });
+        }
+        Ok(servers)
     }
 }
 
