@@ -187,28 +187,23 @@ impl Plan {
     /// Reads a plan's text; `path` names it in messages and is where its job files are looked
     /// for (relative to its directory).
     pub fn parse(text: &str, path: &Path) -> Result<Plan, QualifyError> {
-        let shown = path.display().to_string();
-        let at = |line: u32, msg: String| input(format!("{shown}:{line}: {msg}"));
+        let w = PlanText {
+            text,
+            shown: path.display().to_string(),
+            dir: path.parent().map(Path::to_path_buf).unwrap_or_default(),
+        };
         let doc: PlanDoc = toml::from_str(text).map_err(|e| {
             let line = e.span().map(|s| line_of(text, s.start)).unwrap_or(0);
-            at(line, e.message().to_string())
+            w.at(line, e.message().to_string())
         })?;
-        let line = |s: std::ops::Range<usize>| line_of(text, s.start);
-        let dir = path.parent().map(Path::to_path_buf).unwrap_or_default();
-        let confidence_of = |v: &Option<Spanned<toml::Value>>, default: f64| -> Result<f64, QualifyError> {
-            match v {
-                None => Ok(default),
-                Some(v) => confidence(v.get_ref()).map_err(|m| at(line(v.span()), m)),
-            }
-        };
-        let plan_confidence = confidence_of(&doc.confidence, 0.95)?;
+        let plan_confidence = w.confidence_of(&doc.confidence, 0.95)?;
         let max_repeats = match &doc.max_repeats {
             None => DEFAULT_MAX_REPEATS,
             Some(m) => {
                 let v = *m.get_ref();
                 if !(3..=1000).contains(&v) {
-                    return Err(at(
-                        line(m.span()),
+                    return Err(w.at(
+                        w.line(m.span()),
                         format!("max_repeats {v}: expected 3 to 1000 (a verdict needs at least 3 repetitions)"),
                     ));
                 }
@@ -220,109 +215,25 @@ impl Plan {
             Some(t) => Some(
                 t.get_ref()
                     .parse::<storlab_units::Duration>()
-                    .map_err(|e| at(line(t.span()), format!("max_time: {e}")))?
+                    .map_err(|e| w.at(w.line(t.span()), format!("max_time: {e}")))?
                     .0 as f64
                     / 1e9,
             ),
         };
         let mut jobs: Vec<PlanJob> = Vec::new();
         for j in &doc.job {
-            let jl = line(j.span());
-            let j = j.get_ref();
-            let name = j.name.get_ref().trim().to_string();
-            if name.is_empty() {
-                return Err(at(line(j.name.span()), "a job's name is empty".into()));
-            }
-            if let Some(other) = jobs.iter().find(|o| o.name == name) {
-                return Err(at(
-                    line(j.name.span()),
-                    format!("a second job named '{name}' (the first is on line {}): criteria name jobs, so names must differ", other.line),
-                ));
-            }
-            let given: Vec<&str> = [
-                j.file.as_ref().map(|_| "file"),
-                j.fio.as_ref().map(|_| "fio"),
-                j.iozone.as_ref().map(|_| "iozone"),
-                j.meta.as_ref().map(|_| "meta"),
-                j.settings.as_ref().map(|_| "settings"),
-            ]
-            .into_iter()
-            .flatten()
-            .collect();
-            let words = |v: &Spanned<String>, what: &str, e: &str| -> Result<Vec<String>, QualifyError> {
-                let args: Vec<String> = v.get_ref().split_whitespace().map(str::to_string).collect();
-                if args.is_empty() {
-                    return Err(at(line(v.span()), format!("job '{name}': {what} is empty: give {e}")));
-                }
-                Ok(args)
-            };
-            let source = match (given.len(), &j.file, &j.fio, &j.iozone, &j.meta, &j.settings) {
-                (1, Some(f), ..) => Source::File(dir.join(f.get_ref())),
-                (1, _, Some(f), ..) => Source::Fio(dir.join(f.get_ref())),
-                (1, _, _, Some(z), ..) => Source::Iozone(words(z, "iozone", "IOzone's flags, e.g. \"-s 1g -r 64k -i 0 -i 1\"")?),
-                (1, _, _, _, Some(m), _) => Source::Meta(words(m, "meta", "storlab meta's flags, e.g. \"--threads 4 --files-per-thread 1000\"")?),
-                (1, .., Some(s)) => Source::Settings(s.get_ref().clone()),
-                (0, ..) => {
-                    return Err(at(
-                        jl,
-                        format!("job '{name}' runs nothing: give one of file = \"JOB.toml\", fio = \"JOB.fio\", iozone = \"FLAGS\", meta = \"FLAGS\" or settings = {{ … }}"),
-                    ))
-                }
-                _ => {
-                    return Err(at(
-                        jl,
-                        format!("job '{name}' gives {}: a job runs one of them", given.join(" and ")),
-                    ))
-                }
-            };
-            let targets = match &j.target {
-                None => Vec::new(),
-                Some(t) => match t.get_ref() {
-                    toml::Value::String(s) => vec![PathBuf::from(s)],
-                    toml::Value::Array(a) => a
-                        .iter()
-                        .map(|v| v.as_str().map(PathBuf::from))
-                        .collect::<Option<Vec<_>>>()
-                        .ok_or_else(|| at(line(t.span()), "target: expected a path or a list of paths".into()))?,
-                    _ => return Err(at(line(t.span()), "target: expected a path or a list of paths".into())),
-                },
-            };
-            jobs.push(PlanJob {
-                name,
-                line: jl,
-                source,
-                vary: j.vary.as_ref().map(|v| (v.get_ref().clone(), line(v.span()))),
-                task: j.task.as_ref().map(|t| t.get_ref().trim().to_string()),
-                targets,
-            });
+            let job = w.job(j, &jobs)?;
+            jobs.push(job);
         }
         if jobs.is_empty() {
-            return Err(at(1, "the plan has no [[job]]: nothing to qualify".into()));
+            return Err(w.at(1, "the plan has no [[job]]: nothing to qualify".into()));
         }
         let mut criteria = Vec::new();
         for c in &doc.criterion {
-            let c = c.get_ref();
-            let cl = line(c.check.span());
-            let job = c.job.get_ref().trim().to_string();
-            if !jobs.iter().any(|j| j.name == job) {
-                return Err(at(
-                    line(c.job.span()),
-                    format!(
-                        "criterion on job '{job}', which the plan does not have; its jobs: {}",
-                        jobs.iter().map(|j| j.name.as_str()).collect::<Vec<_>>().join(", ")
-                    ),
-                ));
-            }
-            criteria.push(PlanCriterion {
-                job,
-                line: cl,
-                check: c.check.get_ref().trim().to_string(),
-                confidence: confidence_of(&c.confidence, plan_confidence)?,
-                baseline: c.baseline.as_ref().map(|b| b.get_ref().trim().to_string()),
-            });
+            criteria.push(w.criterion(c.get_ref(), &jobs, plan_confidence)?);
         }
         if criteria.is_empty() {
-            return Err(at(1, "the plan has no [[criterion]]: nothing to decide".into()));
+            return Err(w.at(1, "the plan has no [[criterion]]: nothing to decide".into()));
         }
         Ok(Plan {
             name: doc.name.unwrap_or_else(|| {
@@ -337,6 +248,139 @@ impl Plan {
             max_time,
             jobs,
             criteria,
+        })
+    }
+}
+
+/// A plan file's text as its mistakes are named: its lines, its name, and its directory (job
+/// files are relative to it).
+struct PlanText<'t> {
+    text: &'t str,
+    shown: String,
+    dir: PathBuf,
+}
+
+impl PlanText<'_> {
+    fn at(&self, line: u32, msg: String) -> QualifyError {
+        input(format!("{}:{line}: {msg}", self.shown))
+    }
+
+    fn line(&self, s: std::ops::Range<usize>) -> u32 {
+        line_of(self.text, s.start)
+    }
+
+    /// A confidence given, or the default.
+    fn confidence_of(&self, v: &Option<Spanned<toml::Value>>, default: f64) -> Result<f64, QualifyError> {
+        match v {
+            None => Ok(default),
+            Some(v) => confidence(v.get_ref()).map_err(|m| self.at(self.line(v.span()), m)),
+        }
+    }
+
+    /// A `[[job]]`: its name (unique), what it runs (exactly one of file, fio, iozone, meta,
+    /// settings), its vary, task and targets.
+    fn job(&self, j: &Spanned<JobDoc>, before: &[PlanJob]) -> Result<PlanJob, QualifyError> {
+        let jl = self.line(j.span());
+        let j = j.get_ref();
+        let name = j.name.get_ref().trim().to_string();
+        if name.is_empty() {
+            return Err(self.at(self.line(j.name.span()), "a job's name is empty".into()));
+        }
+        if let Some(other) = before.iter().find(|o| o.name == name) {
+            return Err(self.at(
+                self.line(j.name.span()),
+                format!(
+                    "a second job named '{name}' (the first is on line {}): criteria name jobs, so names must differ",
+                    other.line
+                ),
+            ));
+        }
+        let source = self.source(j, &name, jl)?;
+        let targets = match &j.target {
+            None => Vec::new(),
+            Some(t) => match t.get_ref() {
+                toml::Value::String(s) => vec![PathBuf::from(s)],
+                toml::Value::Array(a) => a
+                    .iter()
+                    .map(|v| v.as_str().map(PathBuf::from))
+                    .collect::<Option<Vec<_>>>()
+                    .ok_or_else(|| self.at(self.line(t.span()), "target: expected a path or a list of paths".into()))?,
+                _ => return Err(self.at(self.line(t.span()), "target: expected a path or a list of paths".into())),
+            },
+        };
+        Ok(PlanJob {
+            name,
+            line: jl,
+            source,
+            vary: j.vary.as_ref().map(|v| (v.get_ref().clone(), self.line(v.span()))),
+            task: j.task.as_ref().map(|t| t.get_ref().trim().to_string()),
+            targets,
+        })
+    }
+
+    /// What a job runs: exactly one of its file, fio file, IOzone flags, meta flags, settings.
+    fn source(&self, j: &JobDoc, name: &str, jl: u32) -> Result<Source, QualifyError> {
+        let given: Vec<&str> = [
+            j.file.as_ref().map(|_| "file"),
+            j.fio.as_ref().map(|_| "fio"),
+            j.iozone.as_ref().map(|_| "iozone"),
+            j.meta.as_ref().map(|_| "meta"),
+            j.settings.as_ref().map(|_| "settings"),
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        let words = |v: &Spanned<String>, what: &str, e: &str| -> Result<Vec<String>, QualifyError> {
+            let args: Vec<String> = v.get_ref().split_whitespace().map(str::to_string).collect();
+            if args.is_empty() {
+                return Err(self.at(self.line(v.span()), format!("job '{name}': {what} is empty: give {e}")));
+            }
+            Ok(args)
+        };
+        Ok(match (given.len(), &j.file, &j.fio, &j.iozone, &j.meta, &j.settings) {
+            (1, Some(f), ..) => Source::File(self.dir.join(f.get_ref())),
+            (1, _, Some(f), ..) => Source::Fio(self.dir.join(f.get_ref())),
+            (1, _, _, Some(z), ..) => Source::Iozone(words(z, "iozone", "IOzone's flags, e.g. \"-s 1g -r 64k -i 0 -i 1\"")?),
+            (1, _, _, _, Some(m), _) => Source::Meta(words(m, "meta", "storlab meta's flags, e.g. \"--threads 4 --files-per-thread 1000\"")?),
+            (1, .., Some(s)) => Source::Settings(s.get_ref().clone()),
+            (0, ..) => {
+                return Err(self.at(
+                    jl,
+                    format!("job '{name}' runs nothing: give one of file = \"JOB.toml\", fio = \"JOB.fio\", iozone = \"FLAGS\", meta = \"FLAGS\" or settings = {{ … }}"),
+                ))
+            }
+            _ => {
+                return Err(self.at(
+                    jl,
+                    format!("job '{name}' gives {}: a job runs one of them", given.join(" and ")),
+                ))
+            }
+        })
+    }
+
+    /// A `[[criterion]]`, on a job the plan has.
+    fn criterion(
+        &self,
+        c: &CriterionDoc,
+        jobs: &[PlanJob],
+        plan_confidence: f64,
+    ) -> Result<PlanCriterion, QualifyError> {
+        let job = c.job.get_ref().trim().to_string();
+        if !jobs.iter().any(|j| j.name == job) {
+            return Err(self.at(
+                self.line(c.job.span()),
+                format!(
+                    "criterion on job '{job}', which the plan does not have; its jobs: {}",
+                    jobs.iter().map(|j| j.name.as_str()).collect::<Vec<_>>().join(", ")
+                ),
+            ));
+        }
+        Ok(PlanCriterion {
+            job,
+            line: self.line(c.check.span()),
+            check: c.check.get_ref().trim().to_string(),
+            confidence: self.confidence_of(&c.confidence, plan_confidence)?,
+            baseline: c.baseline.as_ref().map(|b| b.get_ref().trim().to_string()),
         })
     }
 }
