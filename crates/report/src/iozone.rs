@@ -136,9 +136,25 @@ fn who_line(p: &IozonePhase, workers: u32) -> String {
 /// where they always did, with what IOzone never gave (first done / all done, latency
 /// percentiles) on storlab's own lines.
 pub fn render(a: &IozoneArgs, results: &[CellResult]) -> String {
-    let throughput_mode = a.throughput_mode();
-    let unit = if a.ops { "ops" } else { "kB" };
-    let port = if a.threads_flag { "thread" } else { "process" };
+    let mut s = header(a);
+    if a.throughput_mode() {
+        for r in results {
+            s += &throughput_cell(a, r);
+        }
+        if a.excel_report {
+            s += &throughput_excel(a, results);
+        }
+    } else {
+        s += &auto_table(a, results);
+        if a.excel_report {
+            s += &auto_excel(a, results);
+        }
+    }
+    s
+}
+
+/// IOzone's heading: the command line, the unit and the modes in force.
+fn header(a: &IozoneArgs) -> String {
     let mut s = String::new();
     s += "\tstorlab iozone: IOzone's tests on storlab's engine\n";
     s += &format!("\tCommand line used: {}\n", a.command_line);
@@ -146,156 +162,167 @@ pub fn render(a: &IozoneArgs, results: &[CellResult]) -> String {
         "\tOutput is in {}\n",
         if a.ops { "operations per second" } else { "kBytes/sec" }
     );
-    if a.direct {
-        s += "\tO_DIRECT feature enabled\n";
+    for (on, line) in [
+        (a.direct, "\tO_DIRECT feature enabled\n"),
+        (a.osync, "\tSYNC Mode.\n"),
+        (a.flush_timed, "\tInclude fsync in write timing\n"),
+        (a.close_timed, "\tInclude close in write timing\n"),
+        (!a.stonewall, "\tStonewall disabled\n"),
+    ] {
+        if on {
+            s += line;
+        }
     }
-    if a.osync {
-        s += "\tSYNC Mode.\n";
+    s
+}
+
+/// One cell of throughput mode (-t): per test, the children's and the parent's throughput,
+/// the spread per process, CPU and each child's transfer when asked, and storlab's line.
+fn throughput_cell(a: &IozoneArgs, r: &CellResult) -> String {
+    let unit = if a.ops { "ops" } else { "kB" };
+    let port = if a.threads_flag { "thread" } else { "process" };
+    let c = r.cell;
+    let mut s = format!(
+        "\n\tThroughput test with {} {}{}\n\tEach {} writes a {} kByte file in {} kByte records\n",
+        c.workers,
+        port,
+        if c.workers == 1 { "" } else { "es" },
+        port,
+        c.file / 1024,
+        c.record / 1024
+    );
+    for (label, p) in &r.phases {
+        let f = figures(p, a);
+        let w = who_line(label, c.workers);
+        s += &format!(
+            "\n\tChildren see throughput for {w} {:10.2} {unit}/sec\n",
+            f.children_see
+        );
+        s += &format!("\tParent sees throughput for {w} {:10.2} {unit}/sec\n", f.parent_sees);
+        s += &format!(
+            "\tMin throughput per {port} \t\t\t= {:10.2} {unit}/sec \n",
+            f.min_per_worker
+        );
+        s += &format!(
+            "\tMax throughput per {port} \t\t\t= {:10.2} {unit}/sec\n",
+            f.max_per_worker
+        );
+        s += &format!(
+            "\tAvg throughput per {port} \t\t\t= {:10.2} {unit}/sec\n",
+            f.avg_per_worker
+        );
+        s += &format!("\tMin xfer \t\t\t\t\t= {:10.2} {unit}\n", f.min_xfer);
+        if a.cpu {
+            let cpu = p.cpu_user + p.cpu_sys;
+            let wall = p.all_done.seconds;
+            s += &format!(
+                "\tCPU Utilization: Wall time {wall:8.3}    CPU time {cpu:8.3}    CPU utilization {:6.2} %\n",
+                cpu / wall.max(1e-9) * 100.0
+            );
+        }
+        if a.show_xfer {
+            for (i, wk) in p.workers.iter().enumerate() {
+                s += &format!(
+                    "\tChild[{i}] xfer count = {:10.2} {unit}, Throughput = {:10.2} {unit}/sec\n",
+                    if a.ops { wk.ops as f64 } else { wk.bytes as f64 / KB },
+                    if a.ops {
+                        wk.ops as f64 / wk.seconds.max(1e-9)
+                    } else {
+                        wk.bytes_per_sec / KB
+                    }
+                );
+            }
+        }
+        s += &storlab_line(p);
     }
-    if a.flush_timed {
-        s += "\tInclude fsync in write timing\n";
-    }
-    if a.close_timed {
-        s += "\tInclude close in write timing\n";
-    }
-    if !a.stonewall {
-        s += "\tStonewall disabled\n";
-    }
-    if throughput_mode {
+    s
+}
+
+/// Throughput mode's -R report: per test, the children's throughput at each process count.
+fn throughput_excel(a: &IozoneArgs, results: &[CellResult]) -> String {
+    let port = if a.threads_flag { "thread" } else { "process" };
+    let mut s = format!("\n\n\"Throughput report Y-axis is type of test X-axis is number of {port}es\"\n");
+    s += &format!(
+        "\"Record size = {} kBytes \"\n",
+        results.first().map(|r| r.cell.record / 1024).unwrap_or(0)
+    );
+    s += &format!("\"Output is in {}\"\n\n", if a.ops { "ops/sec" } else { "kBytes/sec" });
+    for label in a.phases() {
+        s += &format!("\"{:>15} \"", label.label);
         for r in results {
-            let c = r.cell;
-            s += &format!(
-                "\n\tThroughput test with {} {}{}\n\tEach {} writes a {} kByte file in {} kByte records\n",
-                c.workers,
-                port,
-                if c.workers == 1 { "" } else { "es" },
-                port,
-                c.file / 1024,
-                c.record / 1024
-            );
-            for (label, p) in &r.phases {
-                let f = figures(p, a);
-                let w = who_line(label, c.workers);
-                s += &format!(
-                    "\n\tChildren see throughput for {w} {:10.2} {unit}/sec\n",
-                    f.children_see
-                );
-                s += &format!("\tParent sees throughput for {w} {:10.2} {unit}/sec\n", f.parent_sees);
-                s += &format!(
-                    "\tMin throughput per {port} \t\t\t= {:10.2} {unit}/sec \n",
-                    f.min_per_worker
-                );
-                s += &format!(
-                    "\tMax throughput per {port} \t\t\t= {:10.2} {unit}/sec\n",
-                    f.max_per_worker
-                );
-                s += &format!(
-                    "\tAvg throughput per {port} \t\t\t= {:10.2} {unit}/sec\n",
-                    f.avg_per_worker
-                );
-                s += &format!("\tMin xfer \t\t\t\t\t= {:10.2} {unit}\n", f.min_xfer);
-                if a.cpu {
-                    let cpu = p.cpu_user + p.cpu_sys;
-                    let wall = p.all_done.seconds;
-                    s += &format!(
-                        "\tCPU Utilization: Wall time {wall:8.3}    CPU time {cpu:8.3}    CPU utilization {:6.2} %\n",
-                        cpu / wall.max(1e-9) * 100.0
-                    );
-                }
-                if a.show_xfer {
-                    for (i, wk) in p.workers.iter().enumerate() {
-                        s += &format!(
-                            "\tChild[{i}] xfer count = {:10.2} {unit}, Throughput = {:10.2} {unit}/sec\n",
-                            if a.ops { wk.ops as f64 } else { wk.bytes as f64 / KB },
-                            if a.ops {
-                                wk.ops as f64 / wk.seconds.max(1e-9)
-                            } else {
-                                wk.bytes_per_sec / KB
-                            }
-                        );
-                    }
-                }
-                s += &storlab_line(p);
+            if let Some((_, p)) = r.phases.iter().find(|(l, _)| *l == label) {
+                s += &format!("{:10.2} ", figures(p, a).children_see);
             }
         }
-        if a.excel_report {
-            s += &format!("\n\n\"Throughput report Y-axis is type of test X-axis is number of {port}es\"\n");
-            s += &format!(
-                "\"Record size = {} kBytes \"\n",
-                results.first().map(|r| r.cell.record / 1024).unwrap_or(0)
-            );
-            s += &format!("\"Output is in {}\"\n\n", if a.ops { "ops/sec" } else { "kBytes/sec" });
-            for label in a.phases() {
-                s += &format!("\"{:>15} \"", label.label);
-                for r in results {
-                    if let Some((_, p)) = r.phases.iter().find(|(l, _)| *l == label) {
-                        s += &format!("{:10.2} ", figures(p, a).children_see);
-                    }
-                }
-                s += "\n\n";
+        s += "\n\n";
+    }
+    s
+}
+
+/// IOzone's single-worker table, its header as IOzone prints it (columns for every test) and
+/// each row with the figures of the tests run, in IOzone's order and widths; then storlab's
+/// latency per cell.
+fn auto_table(a: &IozoneArgs, results: &[CellResult]) -> String {
+    let mut s = String::new();
+    s += "                                                              random    random     bkwd    record    stride                                    \n";
+    s += "              kB  reclen    write  rewrite    read    reread    read     write     read   rewrite      read   fwrite frewrite    fread  freread";
+    if a.tests.iter().any(|t| *t >= 9) {
+        // IOzone adds these columns when it runs its pwrite/pread and pwritev/preadv tests.
+        s += "   pwrite repwrite    pread  repread  pwritev repwritev  preadv repreadv";
+    }
+    s += "\n";
+    for r in results {
+        s += &format!("{:16}{:8}", r.cell.file / 1024, r.cell.record / 1024);
+        for (label, p) in &r.phases {
+            let v = figures(p, a).parent_sees.round() as i64;
+            // IOzone prints record rewrite and stride read with a leading space.
+            if matches!(label.label, "Record rewrite" | "Stride read") {
+                s += &format!(" {v:9}");
+            } else {
+                s += &format!("{v:9}");
             }
-        }
-    } else {
-        // IOzone's single-worker table, its header as IOzone prints it (columns for every
-        // test) and each row with the figures of the tests run, in IOzone's order and widths.
-        let labels = a.phases();
-        s += "                                                              random    random     bkwd    record    stride                                    \n";
-        s += "              kB  reclen    write  rewrite    read    reread    read     write     read   rewrite      read   fwrite frewrite    fread  freread";
-        if a.tests.iter().any(|t| *t >= 9) {
-            // IOzone adds these columns when it runs its pwrite/pread and pwritev/preadv tests.
-            s += "   pwrite repwrite    pread  repread  pwritev repwritev  preadv repreadv";
         }
         s += "\n";
-        for r in results {
-            s += &format!("{:16}{:8}", r.cell.file / 1024, r.cell.record / 1024);
-            for (label, p) in &r.phases {
-                let v = figures(p, a).parent_sees.round() as i64;
-                // IOzone prints record rewrite and stride read with a leading space.
-                if matches!(label.label, "Record rewrite" | "Stride read") {
-                    s += &format!(" {v:9}");
-                } else {
-                    s += &format!("{v:9}");
+    }
+    s += "\nstorlab: first done / all done are the same with one worker; latency per cell:\n";
+    for r in results {
+        for (label, p) in &r.phases {
+            s += &format!(
+                "{:>8} kB {:>6} kB {:<16}",
+                r.cell.file / 1024,
+                r.cell.record / 1024,
+                label.label
+            );
+            s += storlab_line(p).trim_start_matches("\tstorlab: ");
+        }
+    }
+    s
+}
+
+/// The -R reports: per test, a matrix of file size by record size.
+fn auto_excel(a: &IozoneArgs, results: &[CellResult]) -> String {
+    let mut s = String::from("\nExcel output is below:\n");
+    for label in &a.phases() {
+        s += &format!("\n\"{} report\"\n", label.report);
+        let recs = distinct(results.iter().map(|r| r.cell.record));
+        s += "      ";
+        for rec in &recs {
+            s += &format!("  \"{}\"", rec / 1024);
+        }
+        s += "\n";
+        for file in distinct(results.iter().map(|r| r.cell.file)) {
+            s += &format!("\"{}\"  ", file / 1024);
+            for rec in &recs {
+                match results
+                    .iter()
+                    .find(|r| r.cell.file == file && r.cell.record == *rec)
+                    .and_then(|r| r.phases.iter().find(|(l, _)| l == label))
+                {
+                    Some((_, p)) => s += &format!("{:.0} ", figures(p, a).parent_sees),
+                    None => s += "  ",
                 }
             }
             s += "\n";
-        }
-        s += "\nstorlab: first done / all done are the same with one worker; latency per cell:\n";
-        for r in results {
-            for (label, p) in &r.phases {
-                s += &format!(
-                    "{:>8} kB {:>6} kB {:<16}",
-                    r.cell.file / 1024,
-                    r.cell.record / 1024,
-                    label.label
-                );
-                s += storlab_line(p).trim_start_matches("\tstorlab: ");
-            }
-        }
-        if a.excel_report {
-            s += "\nExcel output is below:\n";
-            for label in &labels {
-                s += &format!("\n\"{} report\"\n", label.report);
-                let recs = distinct(results.iter().map(|r| r.cell.record));
-                s += "      ";
-                for rec in &recs {
-                    s += &format!("  \"{}\"", rec / 1024);
-                }
-                s += "\n";
-                for file in distinct(results.iter().map(|r| r.cell.file)) {
-                    s += &format!("\"{}\"  ", file / 1024);
-                    for rec in &recs {
-                        match results
-                            .iter()
-                            .find(|r| r.cell.file == file && r.cell.record == *rec)
-                            .and_then(|r| r.phases.iter().find(|(l, _)| l == label))
-                        {
-                            Some((_, p)) => s += &format!("{:.0} ", figures(p, a).parent_sees),
-                            None => s += "  ",
-                        }
-                    }
-                    s += "\n";
-                }
-            }
         }
     }
     s
