@@ -52,10 +52,34 @@ pub fn render(report: &Report, run_id: i64) -> String {
         report.seconds,
         report.entries as f64 / report.seconds.max(1e-9),
     );
-    let by_owner = o.group_by.per_owner();
-    let first = if by_owner { "owner" } else { "path" };
+    s += &rows_table(report);
+    s += &histogram(
+        report,
+        &format!("age ({}; files / data)", o.time.name()),
+        &AGE_LABELS,
+        &|st| st.age.to_vec(),
+    );
+    s += &histogram(report, "size (files / data)", &SIZE_LABELS, &|st| st.size.to_vec());
+    s += &coldest(report);
+    s += &footnotes(report);
+    s
+}
+
+/// The first column's heading: the rows are owners or paths.
+fn first_column(report: &Report) -> &'static str {
+    if report.options.group_by.per_owner() {
+        "owner"
+    } else {
+        "path"
+    }
+}
+
+/// The rows and the total: data, allocated, files, directories, and per age threshold what
+/// is older.
+fn rows_table(report: &Report) -> String {
+    let o = &report.options;
     let mut head = vec![
-        first.to_string(),
+        first_column(report).to_string(),
         "data".into(),
         "allocated".into(),
         "files".into(),
@@ -89,56 +113,71 @@ pub fn render(report: &Report, run_id: i64) -> String {
         rows.push(line(report.row_label(r), &r.stats));
     }
     rows.push(line("total".into(), &report.total));
-    s += &Table::from_text("scan", rows).to_text();
+    Table::from_text("scan", rows).to_text()
+}
 
-    let hist = |title: &str, labels: &[&str], pick: &dyn Fn(&Stats) -> Vec<storlab_model::scan::Amount>| {
-        let mut rows = vec![std::iter::once(first.to_string())
-            .chain(labels.iter().map(|l| l.to_string()))
-            .collect::<Vec<_>>()];
-        let mut add = |label: String, st: &Stats| {
-            let cells = pick(st)
-                .iter()
-                .map(|a| format!("{} / {}", thousands(a.files), bytes(a.apparent)))
-                .collect::<Vec<_>>();
-            rows.push(std::iter::once(label).chain(cells).collect());
-        };
-        for r in &report.rows {
-            add(report.row_label(r), &r.stats);
-        }
-        add("total".into(), &report.total);
-        format!("\n{title}\n{}", Table::from_text(title, rows).to_text())
+/// A histogram (by age or size) of each row and the total: files / data per bucket.
+fn histogram(
+    report: &Report,
+    title: &str,
+    labels: &[&str],
+    pick: &dyn Fn(&Stats) -> Vec<storlab_model::scan::Amount>,
+) -> String {
+    let mut rows = vec![std::iter::once(first_column(report).to_string())
+        .chain(labels.iter().map(|l| l.to_string()))
+        .collect::<Vec<_>>()];
+    let mut add = |label: String, st: &Stats| {
+        let cells = pick(st)
+            .iter()
+            .map(|a| format!("{} / {}", thousands(a.files), bytes(a.apparent)))
+            .collect::<Vec<_>>();
+        rows.push(std::iter::once(label).chain(cells).collect());
     };
-    s += &hist(&format!("age ({}; files / data)", o.time.name()), &AGE_LABELS, &|st| {
-        st.age.to_vec()
-    });
-    s += &hist("size (files / data)", &SIZE_LABELS, &|st| st.size.to_vec());
-
-    if !report.top.is_empty() {
-        let first = age_label(o.ages[0]);
-        let mut rows = vec![vec![
-            "directory".to_string(),
-            format!(">{first} data"),
-            format!(">{first} files"),
-            "all data".into(),
-            format!("% >{first}"),
-        ]];
-        for d in &report.top {
-            rows.push(vec![
-                d.path.display().to_string(),
-                bytes(d.cold[0].apparent),
-                thousands(d.cold[0].files),
-                bytes(d.data.apparent),
-                format!(
-                    "{:.2} %",
-                    d.cold[0].apparent as f64 * 100.0 / d.data.apparent.max(1) as f64
-                ),
-            ]);
-        }
-        s += &format!("\nlargest cold directories (data not accessed for more than {first}, whole tree below each)\n");
-        s += &Table::from_text("scan", rows).to_text();
+    for r in &report.rows {
+        add(report.row_label(r), &r.stats);
     }
+    add("total".into(), &report.total);
+    format!("\n{title}\n{}", Table::from_text(title, rows).to_text())
+}
+
+/// The largest cold directories, when asked for.
+fn coldest(report: &Report) -> String {
+    if report.top.is_empty() {
+        return String::new();
+    }
+    let first = age_label(report.options.ages[0]);
+    let mut rows = vec![vec![
+        "directory".to_string(),
+        format!(">{first} data"),
+        format!(">{first} files"),
+        "all data".into(),
+        format!("% >{first}"),
+    ]];
+    for d in &report.top {
+        rows.push(vec![
+            d.path.display().to_string(),
+            bytes(d.cold[0].apparent),
+            thousands(d.cold[0].files),
+            bytes(d.data.apparent),
+            format!(
+                "{:.2} %",
+                d.cold[0].apparent as f64 * 100.0 / d.data.apparent.max(1) as f64
+            ),
+        ]);
+    }
+    format!(
+        "\nlargest cold directories (data not accessed for more than {first}, whole tree below each)\n{}",
+        Table::from_text("scan", rows).to_text()
+    )
+}
+
+/// What else was found and what was left out: links and other entries, mounts not entered,
+/// entries excluded, the notes, and the entries that could not be counted.
+fn footnotes(report: &Report) -> String {
+    let o = &report.options;
     let t = &report.total;
-    s += &format!(
+    let more = |count: u64, named: usize| if count as usize > named { ", ..." } else { "" };
+    let mut s = format!(
         "\nalso: {} symbolic link(s) (not followed), {} other entr{} (fifos, sockets, devices)\n",
         thousands(t.symlinks),
         thousands(t.others),
@@ -149,11 +188,7 @@ pub fn render(report: &Report, run_id: i64) -> String {
             "not descended into {} other mount(s) (--cross-mounts to include them): {}{}\n",
             report.skipped_mount_count,
             list_paths(&report.skipped_mounts),
-            if report.skipped_mount_count as usize > report.skipped_mounts.len() {
-                ", ..."
-            } else {
-                ""
-            }
+            more(report.skipped_mount_count, report.skipped_mounts.len())
         );
     }
     if report.excluded_count > 0 {
@@ -163,11 +198,7 @@ pub fn render(report: &Report, run_id: i64) -> String {
             thousands(report.excluded_count),
             if report.excluded_count == 1 { "y" } else { "ies" },
             list_paths(&report.excluded),
-            if report.excluded_count as usize > report.excluded.len() {
-                ", ..."
-            } else {
-                ""
-            }
+            more(report.excluded_count, report.excluded.len())
         );
     }
     for n in &report.notes {
