@@ -162,61 +162,104 @@ const MAX_MARKS: usize = 24;
 pub fn render_html(v: &MonitorView, free: bool) -> (String, bool) {
     use std::fmt::Write;
 
-    use storlab_model::monitor::pool_points;
-
     use crate::challenge::{stats_table, ChallengeUnit};
-    use crate::svg::{esc, line_chart_marked, nice_ceiling, Series, COLORS};
-    // The plots span the samples (the window may be wider than what was monitored in it).
-    let first = v
-        .window
-        .disks
-        .iter()
-        .map(|d| d.t - d.seconds)
-        .fold(f64::INFINITY, f64::min)
-        .max(v.from);
-    let last = v
-        .window
-        .disks
-        .iter()
-        .map(|d| d.t)
-        .fold(f64::NEG_INFINITY, f64::max)
-        .min(v.to);
-    let (first, last) = if first < last { (first, last) } else { (v.from, v.to) };
-    let (scale, unit) = match last - first {
-        d if d > 3.0 * 86400.0 => (86400.0, "days"),
-        d if d > 3.0 * 3600.0 => (3600.0, "hours"),
-        d if d > 180.0 => (60.0, "minutes"),
-        _ => (1.0, "seconds"),
-    };
-    let x = |t: f64| (t - first) / scale;
+    let axis = Axis::of(v);
     let mut h = String::new();
     let _ = write!(
         h,
-        "<h2>Monitor <span class=\"meta\">{} to {}</span></h2><p class=\"meta\">{} series · long-term averages over {} s · samples from {} to {}; time in {unit} from the first</p>",
+        "<h2>Monitor <span class=\"meta\">{} to {}</span></h2><p class=\"meta\">{} series · long-term averages over {} s · samples from {} to {}; time in {} from the first</p>",
         utc(v.from),
         utc(v.to),
         v.window.series.len(),
         v.lt,
-        utc(first),
-        utc(last)
+        utc(axis.first),
+        utc(axis.last),
+        axis.unit
     );
     h += &stats_table(&v.stats, ChallengeUnit::MB).to_html();
     h += &figures_table(&v.figures).to_html();
-    let mut marks: Vec<(f64, String)> = v
-        .window
-        .events
-        .iter()
-        .filter(|e| e.kind != "started" && e.kind != "stopped")
-        .map(|e| (e.t, format!("{} {}", e.kind, e.name)))
-        .chain(v.timeline.iter().cloned())
-        .collect();
-    marks.sort_by(|a, b| a.0.total_cmp(&b.0));
-    let marks: Vec<(f64, String)> = marks
-        .into_iter()
-        .filter(|(t, _)| *t >= first && *t <= last)
-        .take(MAX_MARKS)
-        .map(|(t, m)| (x(t), m.chars().take(40).collect()))
-        .collect();
+    let (charts, thinned) = pool_charts(v, &axis, free);
+    h += &charts;
+    let mut events = v.window.events.clone();
+    events.extend(v.timeline.iter().map(|(t, m)| MonitorEvent {
+        t: *t,
+        pool: String::new(),
+        name: String::new(),
+        kind: "database".into(),
+        detail: m.clone(),
+    }));
+    events.sort_by(|a, b| a.t.total_cmp(&b.t));
+    h += &events_table(&events).to_html();
+    (h, thinned)
+}
+
+/// The plots' time axis: it spans the samples (the window may be wider than what was
+/// monitored in it), in the unit that keeps the numbers small.
+struct Axis {
+    first: f64,
+    last: f64,
+    scale: f64,
+    unit: &'static str,
+}
+
+impl Axis {
+    fn of(v: &MonitorView) -> Axis {
+        let disks = &v.window.disks;
+        let first = disks
+            .iter()
+            .map(|d| d.t - d.seconds)
+            .fold(f64::INFINITY, f64::min)
+            .max(v.from);
+        let last = disks.iter().map(|d| d.t).fold(f64::NEG_INFINITY, f64::max).min(v.to);
+        let (first, last) = if first < last { (first, last) } else { (v.from, v.to) };
+        let (scale, unit) = match last - first {
+            d if d > 3.0 * 86400.0 => (86400.0, "days"),
+            d if d > 3.0 * 3600.0 => (3600.0, "hours"),
+            d if d > 180.0 => (60.0, "minutes"),
+            _ => (1.0, "seconds"),
+        };
+        Axis {
+            first,
+            last,
+            scale,
+            unit,
+        }
+    }
+
+    /// A time on the axis.
+    fn x(&self, t: f64) -> f64 {
+        (t - self.first) / self.scale
+    }
+
+    /// The events and database outages inside the span, as marks (the first MAX_MARKS).
+    fn marks(&self, v: &MonitorView) -> Vec<(f64, String)> {
+        let mut marks: Vec<(f64, String)> = v
+            .window
+            .events
+            .iter()
+            .filter(|e| e.kind != "started" && e.kind != "stopped")
+            .map(|e| (e.t, format!("{} {}", e.kind, e.name)))
+            .chain(v.timeline.iter().cloned())
+            .collect();
+        marks.sort_by(|a, b| a.0.total_cmp(&b.0));
+        marks
+            .into_iter()
+            .filter(|(t, _)| *t >= self.first && *t <= self.last)
+            .take(MAX_MARKS)
+            .map(|(t, m)| (self.x(t), m.chars().take(40).collect()))
+            .collect()
+    }
+}
+
+/// Each pool's throughput, latency and utilisation over time, on scales shared by the pools
+/// (each its own with `free`); whether a chart was thinned.
+fn pool_charts(v: &MonitorView, axis: &Axis, free: bool) -> (String, bool) {
+    use std::fmt::Write;
+
+    use storlab_model::monitor::{pool_points, PoolPoint};
+
+    use crate::svg::{esc, line_chart_marked, nice_ceiling, Series, COLORS};
+    let marks = axis.marks(v);
     let pools = pool_points(&v.window.series, &v.window.disks);
     let names: Vec<String> = pools.iter().map(|(p, _)| p.clone()).collect();
     let placed = storlab_stats::intervals::monitor_placed(
@@ -227,29 +270,30 @@ pub fn render_html(v: &MonitorView, free: bool) -> (String, bool) {
         v.interval,
         v.from,
     );
-    let top = |f: &dyn Fn(&storlab_model::monitor::PoolPoint) -> f64| {
-        pools.iter().flat_map(|(_, p)| p.iter().map(f)).fold(0.0, f64::max)
-    };
     let top_rate = placed.rates.iter().flatten().flatten().fold(0.0, |a: f64, b| a.max(*b));
+    let top_latency = pools
+        .iter()
+        .flat_map(|(_, p)| p.iter().map(|p| p.latency * 1000.0))
+        .fold(0.0, f64::max);
     let shared_mb = nice_ceiling((top_rate / 1e6).max(0.001));
-    let shared_ms = nice_ceiling(top(&|p| p.latency * 1000.0).max(0.001));
+    let shared_ms = nice_ceiling(top_latency.max(0.001));
+    let own = |s: &[Series]| {
+        nice_ceiling(
+            s.iter()
+                .flat_map(|s| s.points.iter().map(|p| p.1))
+                .fold(0.001, f64::max),
+        )
+    };
+    let mut h = String::new();
     let mut thinned = false;
-    for (pool, pts) in &pools {
-        let line = |name: &str, color: &'static str, f: &dyn Fn(&storlab_model::monitor::PoolPoint) -> f64| Series {
+    for (p, (pool, pts)) in pools.iter().enumerate() {
+        let line = |name: &str, color: &'static str, f: &dyn Fn(&PoolPoint) -> f64| Series {
             name: name.into(),
             color,
-            points: pts.iter().map(|p| (x(p.t), f(p))).collect(),
-        };
-        let own = |s: &[Series]| {
-            nice_ceiling(
-                s.iter()
-                    .flat_map(|s| s.points.iter().map(|p| p.1))
-                    .fold(0.001, f64::max),
-            )
+            points: pts.iter().map(|q| (axis.x(q.t), f(q))).collect(),
         };
         // Throughput as `monitor stats` reads it: the samples on the intervals by the time
         // they cover (an interval nobody measured left out, not drawn as 0).
-        let p = names.iter().position(|n| n == pool).unwrap_or(0);
         let rate = |name: &str, color: &'static str, c: usize| Series {
             name: name.into(),
             color,
@@ -257,13 +301,23 @@ pub fn render_html(v: &MonitorView, free: bool) -> (String, bool) {
                 .ends
                 .iter()
                 .zip(&placed.rates[c])
-                .filter_map(|(e, r)| r.map(|r| (x(*e), r / 1e6)))
+                .filter_map(|(e, r)| r.map(|r| (axis.x(*e), r / 1e6)))
                 .collect(),
         };
         let tp = [rate("read", COLORS[0], 2 * p), rate("write", COLORS[1], 2 * p + 1)];
-        let lat = [line("latency", COLORS[4], &|p| p.latency * 1000.0)];
-        let util = [line("busiest device", COLORS[3], &|p| p.utilisation * 100.0)];
+        let lat = [line("latency", COLORS[4], &|q| q.latency * 1000.0)];
+        let util = [line("busiest device", COLORS[3], &|q| q.utilisation * 100.0)];
         let _ = write!(h, "<h3>Pool {}</h3>", esc(pool));
+        let slug: String = pool
+            .chars()
+            .map(|c| {
+                if c.is_ascii_alphanumeric() {
+                    c.to_ascii_lowercase()
+                } else {
+                    '-'
+                }
+            })
+            .collect();
         for (title, key, yunit, series, y_max) in [
             (
                 "Throughput",
@@ -281,31 +335,19 @@ pub fn render_html(v: &MonitorView, free: bool) -> (String, bool) {
             ),
             ("Utilisation", "utilisation", "%", &util[..], 100.0),
         ] {
-            let slug: String = pool
-                .chars()
-                .map(|c| {
-                    if c.is_ascii_alphanumeric() {
-                        c.to_ascii_lowercase()
-                    } else {
-                        '-'
-                    }
-                })
-                .collect();
             let key = format!("monitor-{slug}-{key}");
-            let (svg, t) = line_chart_marked(&format!("{pool}: {title}"), &key, yunit, unit, series, y_max, &marks);
+            let (svg, t) = line_chart_marked(
+                &format!("{pool}: {title}"),
+                &key,
+                yunit,
+                axis.unit,
+                series,
+                y_max,
+                &marks,
+            );
             thinned |= t;
             h += &svg;
         }
     }
-    let mut events = v.window.events.clone();
-    events.extend(v.timeline.iter().map(|(t, m)| MonitorEvent {
-        t: *t,
-        pool: String::new(),
-        name: String::new(),
-        kind: "database".into(),
-        detail: m.clone(),
-    }));
-    events.sort_by(|a, b| a.t.total_cmp(&b.t));
-    h += &events_table(&events).to_html();
     (h, thinned)
 }
