@@ -195,23 +195,46 @@ pub fn compare_stored(
 /// Compares groups of runs (each a label and its runs, the first the baseline). Differences
 /// between the runs' workloads are listed, not refused: the caller decides.
 pub fn compare_groups(labels: &[String], members: &[Vec<RunDetail>]) -> CompareReport {
-    // Every run must have the same phases with the same workload, or be allowed to differ.
+    let differences = differences(labels, members);
+    let mut warnings = group_warnings(labels, members);
+    let n_phases = members.iter().flatten().map(|r| r.phases.len()).min().unwrap_or(0);
+    let mut metrics = Vec::new();
+    for seq in 0..n_phases {
+        for (name, unit) in METRICS {
+            metrics.extend(compare_metric(labels, members, seq, name, unit, &mut warnings));
+        }
+    }
+    CompareReport {
+        groups: labels
+            .iter()
+            .zip(members)
+            .map(|(s, g)| (s.clone(), g.iter().map(|r| r.run.id).collect()))
+            .collect(),
+        differences,
+        metrics,
+        warnings,
+    }
+}
+
+/// What differs between the runs and the first: their phases, or each phase's workload (one
+/// line per setting and value, naming every run with it).
+fn differences(labels: &[String], members: &[Vec<RunDetail>]) -> Vec<String> {
     let reference = &members[0][0];
     let mut differences = Vec::new();
     type DiffKey = (u32, String, String, String, String);
     let mut param_diffs: Vec<(DiffKey, Vec<i64>)> = Vec::new();
+    let kinds = |r: &RunDetail| {
+        r.phases
+            .iter()
+            .map(|p| p.kind.to_string())
+            .collect::<Vec<_>>()
+            .join(",")
+    };
     for (gi, g) in members.iter().enumerate() {
         for r in g {
             if r.phases.len() != reference.phases.len()
                 || r.phases.iter().zip(&reference.phases).any(|(a, b)| a.kind != b.kind)
             {
-                let kinds = |r: &RunDetail| {
-                    r.phases
-                        .iter()
-                        .map(|p| p.kind.to_string())
-                        .collect::<Vec<_>>()
-                        .join(",")
-                };
                 differences.push(format!(
                     "run {} ({}) has phases {} where run {} has {}",
                     r.run.id,
@@ -226,18 +249,19 @@ pub fn compare_groups(labels: &[String], members: &[Vec<RunDetail>]) -> CompareR
                 let (wa, wb) = (workload_of(a), workload_of(b));
                 for k in wa.keys().chain(wb.keys()).collect::<std::collections::BTreeSet<_>>() {
                     let (va, vb) = (wa.get(k), wb.get(k));
-                    if va != vb {
-                        let key = (
-                            a.seq,
-                            a.kind.to_string(),
-                            k.clone(),
-                            va.cloned().unwrap_or_else(|| "unset".into()),
-                            vb.cloned().unwrap_or_else(|| "unset".into()),
-                        );
-                        match param_diffs.iter_mut().find(|(d, _)| *d == key) {
-                            Some((_, ids)) => ids.push(r.run.id),
-                            None => param_diffs.push((key, vec![r.run.id])),
-                        }
+                    if va == vb {
+                        continue;
+                    }
+                    let key = (
+                        a.seq,
+                        a.kind.to_string(),
+                        k.clone(),
+                        va.cloned().unwrap_or_else(|| "unset".into()),
+                        vb.cloned().unwrap_or_else(|| "unset".into()),
+                    );
+                    match param_diffs.iter_mut().find(|(d, _)| *d == key) {
+                        Some((_, ids)) => ids.push(r.run.id),
+                        None => param_diffs.push((key, vec![r.run.id])),
                     }
                 }
             }
@@ -253,8 +277,11 @@ pub fn compare_groups(labels: &[String], members: &[Vec<RunDetail>]) -> CompareR
         ));
     }
     differences.dedup();
-    let n_phases = members.iter().flatten().map(|r| r.phases.len()).min().unwrap_or(0);
-    let mut metrics = Vec::new();
+    differences
+}
+
+/// A group of one run (no spread) and runs the page cache may have flattered, said.
+fn group_warnings(labels: &[String], members: &[Vec<RunDetail>]) -> Vec<String> {
     let mut warnings = Vec::new();
     for (gi, g) in members.iter().enumerate() {
         if g.len() < 2 {
@@ -271,66 +298,66 @@ pub fn compare_groups(labels: &[String], members: &[Vec<RunDetail>]) -> CompareR
             ));
         }
     }
-    for seq in 0..n_phases {
-        for (name, unit) in METRICS {
-            // Runs whose source did not measure the metric are left out of it, and said so.
-            let values: Vec<Vec<f64>> = members
-                .iter()
-                .map(|g| {
-                    g.iter()
-                        .map(|r| metric(&r.phases[seq], name))
-                        .filter(|v| !v.is_nan())
-                        .collect()
-                })
-                .collect();
-            for (gi, g) in members.iter().enumerate() {
-                let have = values[gi].len();
-                if have < g.len() {
-                    warnings.push(format!(
-                        "{}: {name} of phase {} not measured in {} of its {} run(s) (imported from a tool that does not report it): {}",
-                        labels[gi],
-                        seq + 1,
-                        g.len() - have,
-                        g.len(),
-                        if have == 0 { "not compared".to_string() } else { "compared over the others".to_string() }
-                    ));
-                }
-            }
-            let base = &values[0];
-            for (gi, vals) in values.iter().enumerate().skip(1) {
-                if base.is_empty() || vals.is_empty() {
-                    continue;
-                }
-                let Some(c) = compare(base, vals) else { continue };
-                let reading = match (c.verdict, higher_is_better(name)) {
-                    (Verdict::Higher, true) | (Verdict::Lower, false) => "better",
-                    (Verdict::Higher, false) | (Verdict::Lower, true) => "worse",
-                    (Verdict::NotSignificant, _) => "no significant difference",
-                    (Verdict::TooFew, _) => "too few runs to tell",
-                };
-                metrics.push(MetricComparison {
-                    phase: seq as u32 + 1,
-                    kind: members[0][0].phases[seq].kind.to_string(),
-                    metric: name.to_string(),
-                    unit: unit.to_string(),
-                    group: labels[gi].clone(),
-                    baseline: labels[0].clone(),
-                    comparison: c,
-                    reading: reading.into(),
-                });
-            }
+    warnings
+}
+
+/// One metric of phase `seq`, each group against the first (Welch). Runs whose source did not
+/// measure the metric are left out of it, and said so.
+fn compare_metric(
+    labels: &[String],
+    members: &[Vec<RunDetail>],
+    seq: usize,
+    name: &str,
+    unit: &str,
+    warnings: &mut Vec<String>,
+) -> Vec<MetricComparison> {
+    let values: Vec<Vec<f64>> = members
+        .iter()
+        .map(|g| {
+            g.iter()
+                .map(|r| metric(&r.phases[seq], name))
+                .filter(|v| !v.is_nan())
+                .collect()
+        })
+        .collect();
+    for (gi, g) in members.iter().enumerate() {
+        let have = values[gi].len();
+        if have < g.len() {
+            warnings.push(format!(
+                "{}: {name} of phase {} not measured in {} of its {} run(s) (imported from a tool that does not report it): {}",
+                labels[gi],
+                seq + 1,
+                g.len() - have,
+                g.len(),
+                if have == 0 { "not compared".to_string() } else { "compared over the others".to_string() }
+            ));
         }
     }
-    CompareReport {
-        groups: labels
-            .iter()
-            .zip(members)
-            .map(|(s, g)| (s.clone(), g.iter().map(|r| r.run.id).collect()))
-            .collect(),
-        differences,
-        metrics,
-        warnings,
+    let base = &values[0];
+    let mut out = Vec::new();
+    for (gi, vals) in values.iter().enumerate().skip(1) {
+        if base.is_empty() || vals.is_empty() {
+            continue;
+        }
+        let Some(c) = compare(base, vals) else { continue };
+        let reading = match (c.verdict, higher_is_better(name)) {
+            (Verdict::Higher, true) | (Verdict::Lower, false) => "better",
+            (Verdict::Higher, false) | (Verdict::Lower, true) => "worse",
+            (Verdict::NotSignificant, _) => "no significant difference",
+            (Verdict::TooFew, _) => "too few runs to tell",
+        };
+        out.push(MetricComparison {
+            phase: seq as u32 + 1,
+            kind: members[0][0].phases[seq].kind.to_string(),
+            metric: name.to_string(),
+            unit: unit.to_string(),
+            group: labels[gi].clone(),
+            baseline: labels[0].clone(),
+            comparison: c,
+            reading: reading.into(),
+        });
     }
+    out
 }
 
 fn num(x: f64) -> String {
