@@ -264,33 +264,7 @@ impl SpecFlags {
 
 /// The challenge the input describes, checked whole.
 pub fn build(input: &SpecInput) -> Result<ChallengeSpec, ChallengeError> {
-    if input.pool.is_empty() {
-        return Err(bad("no pools: give at least one --pool NAME=DIR"));
-    }
-    let pools = input
-        .pool
-        .iter()
-        .map(|p| parse_pool(p))
-        .collect::<Result<Vec<_>, _>>()?;
-    let mut names = HashSet::new();
-    let mut paths = HashSet::new();
-    for p in &pools {
-        if !names.insert(p.name.clone()) {
-            return Err(bad(format!("two pools are named {}", p.name)));
-        }
-        let meta =
-            std::fs::metadata(&p.path).map_err(|e| bad(format!("pool {}: {}: {e}", p.name, p.path.display())))?;
-        if !meta.is_dir() {
-            return Err(bad(format!("pool {}: {} is not a directory", p.name, p.path.display())));
-        }
-        let real = std::fs::canonicalize(&p.path).map_err(|e| bad(format!("pool {}: {e}", p.name)))?;
-        if !paths.insert(real.clone()) {
-            return Err(bad(format!(
-                "pools share a directory ({}): give each pool its own (several may share a filesystem)",
-                real.display()
-            )));
-        }
-    }
+    let pools = pools(input)?;
     let writers = input.writers.unwrap_or(1);
     let readers = input.readers.unwrap_or(1);
     if writers == 0 && readers == 0 {
@@ -298,12 +272,12 @@ pub fn build(input: &SpecInput) -> Result<ChallengeSpec, ChallengeError> {
     }
     let bs = size("bs", &input.bs, 1 << 20)?;
     let file_size = size("file-size", &input.file_size, 2 << 30)?;
-    if bs == 0 || bs % 4096 != 0 {
+    if bs == 0 || !bs.is_multiple_of(4096) {
         return Err(bad(format!(
             "--bs {bs}: a request is a whole number of 4 KiB blocks (each carries a verification header)"
         )));
     }
-    if file_size == 0 || file_size % 4096 != 0 {
+    if file_size == 0 || !file_size.is_multiple_of(4096) {
         return Err(bad(format!(
             "--file-size {file_size}: a file is a whole number of 4 KiB blocks"
         )));
@@ -319,64 +293,12 @@ pub fn build(input: &SpecInput) -> Result<ChallengeSpec, ChallengeError> {
     if backlog == 0 {
         return Err(bad("--backlog 0: writers could never finish a file; give 1 or more"));
     }
-    let interval = seconds("interval", &input.interval)?.unwrap_or(10.0);
-    let lt = seconds("lt", &input.lt)?.unwrap_or(100.0);
-    if interval <= 0.0 || lt < interval {
-        return Err(bad(format!(
-            "--interval {interval} s and --lt {lt} s: the interval must be more than zero and the long-term window at least one interval"
-        )));
-    }
-    let lease = seconds("lease", &input.lease)?.unwrap_or(60.0);
-    if lease < 2.0 * interval.min(10.0) {
-        return Err(bad(format!(
-            "--lease {lease} s: a lease is renewed every interval (at most every 10 s); give at least twice that"
-        )));
-    }
+    let (interval, lt, lease) = timings(input)?;
     let spread = match &input.spread {
         None => Spread::Equal,
         Some(s) => s.parse().map_err(|e: String| bad(format!("--spread: {e}")))?,
     };
-    let faults = input
-        .fault
-        .iter()
-        .map(|f| parse_fault(f))
-        .collect::<Result<Vec<_>, _>>()?;
-    for (f, text) in faults.iter().zip(&input.fault) {
-        if let Some(d) = duration {
-            if f.at >= d {
-                return Err(bad(format!(
-                    "--fault {text}: at {} s, after the challenge's end ({d} s)",
-                    f.at
-                )));
-            }
-        }
-        let on_pool = matches!(
-            f.action,
-            FaultAction::Unmount | FaultAction::ReadOnly | FaultAction::Detach | FaultAction::Drain
-        );
-        if on_pool && !names.contains(&f.target) {
-            return Err(bad(format!(
-                "--fault {text}: no pool named '{}' (the pools: {})",
-                f.target,
-                pools.iter().map(|p| p.name.as_str()).collect::<Vec<_>>().join(", ")
-            )));
-        }
-        if matches!(f.action, FaultAction::StopWriters | FaultAction::StopReaders)
-            && f.target != "all"
-            && f.target.parse::<u32>().is_err()
-        {
-            return Err(bad(format!(
-                "--fault {text}: the target is 'all' or a number of workers"
-            )));
-        }
-        if matches!(f.action, FaultAction::Unmount | FaultAction::ReadOnly) && f.for_seconds.is_none() {
-            return Err(bad(format!(
-                "--fault {text}: say when the pool comes back (AT:{}:{}:FOR)",
-                f.action, f.target
-            )));
-        }
-    }
-    crate::faults::check(&pools, &faults)?;
+    let faults = faults(input, &pools, duration)?;
     let direct = input.direct.unwrap_or(false);
     if direct {
         for p in &pools {
@@ -406,6 +328,101 @@ pub fn build(input: &SpecInput) -> Result<ChallengeSpec, ChallengeError> {
         lease,
         direct,
     })
+}
+
+/// The pools: at least one, each named once, each an existing directory of its own.
+fn pools(input: &SpecInput) -> Result<Vec<Pool>, ChallengeError> {
+    if input.pool.is_empty() {
+        return Err(bad("no pools: give at least one --pool NAME=DIR"));
+    }
+    let pools = input
+        .pool
+        .iter()
+        .map(|p| parse_pool(p))
+        .collect::<Result<Vec<_>, _>>()?;
+    let mut names = HashSet::new();
+    let mut paths = HashSet::new();
+    for p in &pools {
+        if !names.insert(p.name.clone()) {
+            return Err(bad(format!("two pools are named {}", p.name)));
+        }
+        let meta =
+            std::fs::metadata(&p.path).map_err(|e| bad(format!("pool {}: {}: {e}", p.name, p.path.display())))?;
+        if !meta.is_dir() {
+            return Err(bad(format!("pool {}: {} is not a directory", p.name, p.path.display())));
+        }
+        let real = std::fs::canonicalize(&p.path).map_err(|e| bad(format!("pool {}: {e}", p.name)))?;
+        if !paths.insert(real.clone()) {
+            return Err(bad(format!(
+                "pools share a directory ({}): give each pool its own (several may share a filesystem)",
+                real.display()
+            )));
+        }
+    }
+    Ok(pools)
+}
+
+/// The sample interval, the long-term window and the lease: a lease outlives two renewals.
+fn timings(input: &SpecInput) -> Result<(f64, f64, f64), ChallengeError> {
+    let interval = seconds("interval", &input.interval)?.unwrap_or(10.0);
+    let lt = seconds("lt", &input.lt)?.unwrap_or(100.0);
+    if interval <= 0.0 || lt < interval {
+        return Err(bad(format!(
+            "--interval {interval} s and --lt {lt} s: the interval must be more than zero and the long-term window at least one interval"
+        )));
+    }
+    let lease = seconds("lease", &input.lease)?.unwrap_or(60.0);
+    if lease < 2.0 * interval.min(10.0) {
+        return Err(bad(format!(
+            "--lease {lease} s: a lease is renewed every interval (at most every 10 s); give at least twice that"
+        )));
+    }
+    Ok((interval, lt, lease))
+}
+
+/// The fault plan: each fault before the end, on a pool there is, a count of workers, and a
+/// pool taken away said when it comes back.
+fn faults(input: &SpecInput, pools: &[Pool], duration: Option<f64>) -> Result<Vec<Fault>, ChallengeError> {
+    let faults = input
+        .fault
+        .iter()
+        .map(|f| parse_fault(f))
+        .collect::<Result<Vec<_>, _>>()?;
+    for (f, text) in faults.iter().zip(&input.fault) {
+        if let Some(d) = duration.filter(|d| f.at >= *d) {
+            return Err(bad(format!(
+                "--fault {text}: at {} s, after the challenge's end ({d} s)",
+                f.at
+            )));
+        }
+        let on_pool = matches!(
+            f.action,
+            FaultAction::Unmount | FaultAction::ReadOnly | FaultAction::Detach | FaultAction::Drain
+        );
+        if on_pool && !pools.iter().any(|p| p.name == f.target) {
+            return Err(bad(format!(
+                "--fault {text}: no pool named '{}' (the pools: {})",
+                f.target,
+                pools.iter().map(|p| p.name.as_str()).collect::<Vec<_>>().join(", ")
+            )));
+        }
+        if matches!(f.action, FaultAction::StopWriters | FaultAction::StopReaders)
+            && f.target != "all"
+            && f.target.parse::<u32>().is_err()
+        {
+            return Err(bad(format!(
+                "--fault {text}: the target is 'all' or a number of workers"
+            )));
+        }
+        if matches!(f.action, FaultAction::Unmount | FaultAction::ReadOnly) && f.for_seconds.is_none() {
+            return Err(bad(format!(
+                "--fault {text}: say when the pool comes back (AT:{}:{}:FOR)",
+                f.action, f.target
+            )));
+        }
+    }
+    crate::faults::check(pools, &faults)?;
+    Ok(faults)
 }
 
 #[cfg(test)]
