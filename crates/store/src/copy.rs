@@ -12,7 +12,7 @@ use std::collections::HashMap;
 use storlab_model::run::{RunKind, RunStatus};
 use storlab_model::study::NewStudy;
 
-use crate::db::{one, vals};
+use crate::db::{one, vals, Row};
 use crate::runs::named;
 use crate::write::{
     insert_environment, insert_event, insert_phase, insert_rank_phases, insert_ranks, insert_run, insert_scan,
@@ -65,83 +65,105 @@ impl Store {
         let mut ids: HashMap<i64, i64> = HashMap::new();
         for (n, r) in runs.iter().enumerate() {
             progress(n, runs.len());
-            let (id, uuid) = (r.i64(0)?, r.text(1)?);
-            let status: RunStatus = named(r.text(9)?)?;
-            let there = one(dest.query("SELECT id, status FROM runs WHERE uuid = ?1", vals![&uuid])?);
-            let replace = match &there {
-                Some(t) => {
-                    let theirs: RunStatus = named(t.text(1)?)?;
-                    let finishes_it = unfinished(theirs) && !unfinished(status);
-                    if !finishes_it {
-                        ids.insert(id, t.i64(0)?);
-                        report.runs_skipped += 1;
-                        continue;
-                    }
-                    Some(t.i64(0)?)
-                }
-                None => None,
-            };
-            let detail = self
-                .run(id, true)?
-                .ok_or_else(|| StoreError::Request(format!("run {id} went away during the copy")))?;
-            let has_environment = !self
-                .query("SELECT run_id FROM environments WHERE run_id = ?1", vals![id])?
-                .is_empty();
-            let scan = self.scan(id)?;
-            let job = r
-                .opt_text(7)?
-                .map(|j| serde_json::from_str(&j))
-                .transpose()?
-                .unwrap_or_default();
-            let kind: RunKind = named(r.text(5)?)?;
-            let new_id = dest.tx(|c| {
-                if let Some(old) = replace {
-                    c.exec("DELETE FROM runs WHERE id = ?1", vals![old])?;
-                }
-                let new_id = insert_run(
-                    c,
-                    &RunRow {
-                        id: None,
-                        uuid: &uuid,
-                        started_at: &r.text(2)?,
-                        finished_at: r.opt_text(3)?.as_deref(),
-                        host: &r.text(4)?,
-                        kind,
-                        job_name: r.opt_text(6)?.as_deref(),
-                        job: &job,
-                        command: r.opt_text(8)?.as_deref(),
-                        status,
-                        status_detail: r.opt_text(10)?.as_deref(),
-                        pid: r.opt_i64(11)?,
-                        imported: r.bool(12)?,
-                        cache_flattered: r.bool(13)?,
-                    },
-                )?;
-                insert_tags(c, new_id, &detail.run.tags)?;
-                if has_environment {
-                    insert_environment(c, new_id, &detail.environment)?;
-                }
-                for p in &detail.phases {
-                    insert_phase(c, new_id, p)?;
-                }
-                for e in &detail.events {
-                    insert_event(c, new_id, &e.at, e.kind, &e.detail)?;
-                }
-                if let Some(s) = &scan {
-                    insert_scan(c, new_id, s)?;
-                }
-                insert_ranks(c, new_id, &detail.ranks)?;
-                insert_rank_phases(c, new_id, &detail.rank_phases)?;
-                Ok(new_id)
-            })?;
-            ids.insert(id, new_id);
-            if replace.is_some() {
-                report.runs_replaced += 1;
-            } else {
-                report.runs_copied += 1;
-            }
+            self.copy_run(dest, r, &mut ids, &mut report)?;
         }
         progress(runs.len(), runs.len());
+        self.copy_studies(dest, &ids, &mut report)?;
+        Ok(report)
+    }
+
+    /// One run (a row of `runs`): skipped when the destination has it, unless this copy
+    /// finishes a run the destination has unfinished; else copied whole in one transaction.
+    fn copy_run(&self, dest: &Store, r: &Row, ids: &mut HashMap<i64, i64>, report: &mut CopyReport) -> Result<()> {
+        let (id, uuid) = (r.i64(0)?, r.text(1)?);
+        let status: RunStatus = named(r.text(9)?)?;
+        let there = one(dest.query("SELECT id, status FROM runs WHERE uuid = ?1", vals![&uuid])?);
+        let replace = match &there {
+            Some(t) => {
+                let theirs: RunStatus = named(t.text(1)?)?;
+                let finishes_it = unfinished(theirs) && !unfinished(status);
+                if !finishes_it {
+                    ids.insert(id, t.i64(0)?);
+                    report.runs_skipped += 1;
+                    return Ok(());
+                }
+                Some(t.i64(0)?)
+            }
+            None => None,
+        };
+        let new_id = self.insert_copy(dest, r, replace)?;
+        ids.insert(id, new_id);
+        if replace.is_some() {
+            report.runs_replaced += 1;
+        } else {
+            report.runs_copied += 1;
+        }
+        Ok(())
+    }
+
+    /// The run of row `r` written into `dest` (replacing its run `replace`) with everything it
+    /// holds: tags, environment, phases, events, scan, ranks. Its new id.
+    fn insert_copy(&self, dest: &Store, r: &Row, replace: Option<i64>) -> Result<i64> {
+        let (id, uuid) = (r.i64(0)?, r.text(1)?);
+        let status: RunStatus = named(r.text(9)?)?;
+        let detail = self
+            .run(id, true)?
+            .ok_or_else(|| StoreError::Request(format!("run {id} went away during the copy")))?;
+        let has_environment = !self
+            .query("SELECT run_id FROM environments WHERE run_id = ?1", vals![id])?
+            .is_empty();
+        let scan = self.scan(id)?;
+        let job = r
+            .opt_text(7)?
+            .map(|j| serde_json::from_str(&j))
+            .transpose()?
+            .unwrap_or_default();
+        let kind: RunKind = named(r.text(5)?)?;
+        dest.tx(|c| {
+            if let Some(old) = replace {
+                c.exec("DELETE FROM runs WHERE id = ?1", vals![old])?;
+            }
+            let new_id = insert_run(
+                c,
+                &RunRow {
+                    id: None,
+                    uuid: &uuid,
+                    started_at: &r.text(2)?,
+                    finished_at: r.opt_text(3)?.as_deref(),
+                    host: &r.text(4)?,
+                    kind,
+                    job_name: r.opt_text(6)?.as_deref(),
+                    job: &job,
+                    command: r.opt_text(8)?.as_deref(),
+                    status,
+                    status_detail: r.opt_text(10)?.as_deref(),
+                    pid: r.opt_i64(11)?,
+                    imported: r.bool(12)?,
+                    cache_flattered: r.bool(13)?,
+                },
+            )?;
+            insert_tags(c, new_id, &detail.run.tags)?;
+            if has_environment {
+                insert_environment(c, new_id, &detail.environment)?;
+            }
+            for p in &detail.phases {
+                insert_phase(c, new_id, p)?;
+            }
+            for e in &detail.events {
+                insert_event(c, new_id, &e.at, e.kind, &e.detail)?;
+            }
+            if let Some(s) = &scan {
+                insert_scan(c, new_id, s)?;
+            }
+            insert_ranks(c, new_id, &detail.ranks)?;
+            insert_rank_phases(c, new_id, &detail.rank_phases)?;
+            Ok(new_id)
+        })
+    }
+
+    /// Every study the destination does not have, its members, events and task samples moved
+    /// to the runs' new ids.
+    fn copy_studies(&self, dest: &Store, ids: &HashMap<i64, i64>, report: &mut CopyReport) -> Result<()> {
         for r in self.query("SELECT id, uuid FROM studies ORDER BY id", &[])? {
             let (id, uuid) = (r.i64(0)?, r.text(1)?);
             if !dest
@@ -175,6 +197,6 @@ impl Store {
             dest.tx(|c| insert_study(c, None, &uuid, &study.created_at, &new))?;
             report.studies_copied += 1;
         }
-        Ok(report)
+        Ok(())
     }
 }
