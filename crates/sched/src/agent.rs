@@ -195,6 +195,30 @@ fn wall() -> f64 {
         .unwrap_or(0.0)
 }
 
+/// The agent's watch over one task under a lease: when the lease ends on this host's clock
+/// (less a margin), when to renew it, what the guard said last, and whether the task is held.
+struct Tending {
+    lease: Duration,
+    margin: Duration,
+    expiry: Instant,
+    renew_every: Duration,
+    next_renew: Instant,
+    started: Option<Instant>,
+    last_progress: Option<(Instant, String)>,
+    held: Option<String>,
+    asked_to_stop: bool,
+    next_hold_look: Instant,
+}
+
+impl Tending {
+    /// Seconds left before the guard must have stopped the task.
+    fn left(&self) -> f64 {
+        self.expiry
+            .saturating_duration_since(Instant::now() + self.margin)
+            .as_secs_f64()
+    }
+}
+
 /// An agent at work.
 struct Agent<'a> {
     o: &'a AgentOptions,
@@ -343,15 +367,26 @@ impl Agent<'_> {
         Ok((child, stdin, rx))
     }
 
-    /// Runs the task under `grant` (asked for at `asked`) to its end.
+    /// Runs the task under `grant` (asked for at `asked`) to its end: a guard started with the
+    /// lease's deadline, then each line the guard says heard, the agent's stop passed on, the
+    /// lease renewed every third of it, and the task paused while its pool is busy.
     fn task(&mut self, grant: Grant, asked: Instant) -> Result<Ended, String> {
         let lease = Duration::from_secs_f64(self.lease);
-        let margin = Duration::from_secs_f64(self.margin());
         // The lease ends `lease` after the database's now, which came after `asked`: counted
         // from `asked` on this host's monotonic clock, the local deadline is never late.
-        let mut expiry = asked + lease;
-        let left = |expiry: Instant| expiry.saturating_duration_since(Instant::now() + margin).as_secs_f64();
-        let (mut child, mut to_guard, from_guard) = match self.start_guard(left(expiry)) {
+        let mut t = Tending {
+            lease,
+            margin: Duration::from_secs_f64(self.margin()),
+            expiry: asked + lease,
+            renew_every: lease / 3,
+            next_renew: asked + lease / 3,
+            started: None,
+            last_progress: None,
+            held: None,
+            asked_to_stop: false,
+            next_hold_look: Instant::now(),
+        };
+        let (mut child, mut to_guard, from_guard) = match self.start_guard(t.left()) {
             Ok(g) => g,
             Err(e) => {
                 self.report(grant.token, "failed", &e, None);
@@ -363,13 +398,6 @@ impl Agent<'_> {
             let _ = writeln!(to_guard, "{line}");
             let _ = to_guard.flush();
         };
-        let renew_every = lease / 3;
-        let mut next_renew = asked + renew_every;
-        let mut started: Option<Instant> = None;
-        let mut last_progress: Option<(Instant, String)> = None;
-        let mut held: Option<String> = None;
-        let mut asked_to_stop = false;
-        let mut next_hold_look = Instant::now();
         let ended = loop {
             let line = match from_guard.recv_timeout(Duration::from_millis(50)) {
                 Ok(l) => Some(l),
@@ -381,94 +409,32 @@ impl Agent<'_> {
                 }
             };
             if let Some(says) = line.as_deref().and_then(GuardSays::parse) {
-                match says {
-                    GuardSays::Started => {
-                        started = Some(Instant::now());
-                        self.report(grant.token, "started", &self.server.task.clone(), None);
-                    }
-                    GuardSays::Running(p, b) => {
-                        let words = match (p, b) {
-                            (Some(p), Some(b)) => format!("{p:.1} % ({b} bytes)"),
-                            (Some(p), None) => format!("{p:.1} %"),
-                            (None, Some(b)) => format!("{b} bytes"),
-                            (None, None) => "running".into(),
-                        };
-                        // A progress event when it changed, at most one a renewal period.
-                        let due = last_progress
-                            .as_ref()
-                            .is_none_or(|(t, w)| *w != words && t.elapsed() >= renew_every);
-                        if due {
-                            self.report(grant.token, "progress", &words, None);
-                            last_progress = Some((Instant::now(), words));
-                        }
-                    }
-                    GuardSays::Paused(why) => self.report(grant.token, "paused", &why, None),
-                    GuardSays::Resumed => self.report(grant.token, "resumed", "", None),
-                    GuardSays::Done(true, detail) => {
-                        let secs = started.map_or(0.0, |s| s.elapsed().as_secs_f64());
-                        self.report(grant.token, "complete", &detail, Some((secs, &detail)));
-                        let _ = child.wait();
-                        break Ended::Complete;
-                    }
-                    GuardSays::Done(false, detail) => {
-                        self.report(grant.token, "incomplete", &detail, None);
-                        let _ = child.wait();
-                        break Ended::Other;
-                    }
-                    GuardSays::Stopped(why) => {
-                        self.report(grant.token, "stopped", &why, None);
-                        let _ = child.wait();
-                        break Ended::Other;
-                    }
-                    GuardSays::Failed(why) => {
-                        self.report(grant.token, "failed", &why, None);
-                        let _ = child.wait();
-                        break Ended::Other;
-                    }
+                if let Some(ended) = self.heard(&grant, &mut t, says) {
+                    let _ = child.wait();
+                    break ended;
                 }
             }
-            if asked_to_stop {
+            if t.asked_to_stop {
                 continue;
             }
             if self.o.stop.load(Ordering::Relaxed) {
                 send("stop the agent was told to stop");
-                asked_to_stop = true;
+                t.asked_to_stop = true;
                 continue;
             }
-            if Instant::now() >= next_renew {
-                let renewing = Instant::now();
-                let (pool, agent, l) = (self.pool.name.clone(), self.name.clone(), self.lease);
-                match self.db.with(|s| s.sched_renew(&pool, &grant, &agent, l)) {
-                    Ok(Some(_)) => {
-                        expiry = renewing + lease;
-                        next_renew = renewing + renew_every;
-                        send(&format!("deadline {:.3}", left(expiry)));
-                    }
-                    Ok(None) => {
-                        self.note(
-                            "the lease was lost (it expired or went to another server); stopping the task".into(),
-                        );
-                        send("stop the lease was lost");
-                        asked_to_stop = true;
-                    }
-                    Err(e) => {
-                        // Asked again soon; the guard stops the task by itself if no renewal
-                        // comes before the deadline it holds.
-                        self.note(format!("cannot renew the lease ({e}); asking again"));
-                        next_renew = Instant::now() + renew_every.min(self.o.poll).max(Duration::from_millis(200));
-                    }
-                }
+            if Instant::now() >= t.next_renew {
+                self.renew(&grant, &mut t, &mut send);
             }
-            if started.is_some() && Instant::now() >= next_hold_look {
-                next_hold_look = Instant::now() + self.o.poll;
-                match (self.hold(), &held) {
+            if t.started.is_some() && Instant::now() >= t.next_hold_look {
+                t.next_hold_look = Instant::now() + self.o.poll;
+                match (self.hold(), &t.held) {
                     (Some(why), None) => {
                         send(&format!("pause {why}"));
-                        held = Some(why);
+                        t.held = Some(why);
                     }
                     (None, Some(_)) => {
                         send("resume");
-                        held = None;
+                        t.held = None;
                     }
                     _ => {}
                 }
@@ -476,6 +442,77 @@ impl Agent<'_> {
         };
         self.release(&grant);
         Ok(ended)
+    }
+
+    /// A line of the guard's, reported; how the task ended when it did.
+    fn heard(&mut self, grant: &Grant, t: &mut Tending, says: GuardSays) -> Option<Ended> {
+        match says {
+            GuardSays::Started => {
+                t.started = Some(Instant::now());
+                self.report(grant.token, "started", &self.server.task.clone(), None);
+            }
+            GuardSays::Running(p, b) => {
+                let words = match (p, b) {
+                    (Some(p), Some(b)) => format!("{p:.1} % ({b} bytes)"),
+                    (Some(p), None) => format!("{p:.1} %"),
+                    (None, Some(b)) => format!("{b} bytes"),
+                    (None, None) => "running".into(),
+                };
+                // A progress event when it changed, at most one a renewal period.
+                let due = t
+                    .last_progress
+                    .as_ref()
+                    .is_none_or(|(at, w)| *w != words && at.elapsed() >= t.renew_every);
+                if due {
+                    self.report(grant.token, "progress", &words, None);
+                    t.last_progress = Some((Instant::now(), words));
+                }
+            }
+            GuardSays::Paused(why) => self.report(grant.token, "paused", &why, None),
+            GuardSays::Resumed => self.report(grant.token, "resumed", "", None),
+            GuardSays::Done(true, detail) => {
+                let secs = t.started.map_or(0.0, |s| s.elapsed().as_secs_f64());
+                self.report(grant.token, "complete", &detail, Some((secs, &detail)));
+                return Some(Ended::Complete);
+            }
+            GuardSays::Done(false, detail) => {
+                self.report(grant.token, "incomplete", &detail, None);
+                return Some(Ended::Other);
+            }
+            GuardSays::Stopped(why) => {
+                self.report(grant.token, "stopped", &why, None);
+                return Some(Ended::Other);
+            }
+            GuardSays::Failed(why) => {
+                self.report(grant.token, "failed", &why, None);
+                return Some(Ended::Other);
+            }
+        }
+        None
+    }
+
+    /// The lease renewed, the guard told its new deadline; a lost lease stops the task, a
+    /// database that does not answer is asked again soon (the guard stops the task by itself
+    /// if no renewal comes before the deadline it holds).
+    fn renew(&mut self, grant: &Grant, t: &mut Tending, send: &mut dyn FnMut(&str)) {
+        let renewing = Instant::now();
+        let (pool, agent, l) = (self.pool.name.clone(), self.name.clone(), self.lease);
+        match self.db.with(|s| s.sched_renew(&pool, grant, &agent, l)) {
+            Ok(Some(_)) => {
+                t.expiry = renewing + t.lease;
+                t.next_renew = renewing + t.renew_every;
+                send(&format!("deadline {:.3}", t.left()));
+            }
+            Ok(None) => {
+                self.note("the lease was lost (it expired or went to another server); stopping the task".into());
+                send("stop the lease was lost");
+                t.asked_to_stop = true;
+            }
+            Err(e) => {
+                self.note(format!("cannot renew the lease ({e}); asking again"));
+                t.next_renew = Instant::now() + t.renew_every.min(self.o.poll).max(Duration::from_millis(200));
+            }
+        }
     }
 
     fn release(&mut self, grant: &Grant) {
