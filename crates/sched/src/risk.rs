@@ -544,7 +544,7 @@ fn days(h: f64) -> String {
 
 /// Answers a question: the figures as configured, over verify intervals, and over k.
 pub fn assess(q: &Question) -> Result<storlab_model::risk::RiskReport, String> {
-    use storlab_model::risk::{RiskCheck, RiskReport, RiskRow};
+    use storlab_model::risk::RiskReport;
     check(&q.params)?;
     if q.arrays == 0 {
         return Err("a fleet of 0 arrays: give --arrays 1 or more".into());
@@ -554,112 +554,13 @@ pub fn assess(q: &Question) -> Result<storlab_model::risk::RiskReport, String> {
             return Err(format!("rebuild time under load {r} h: a time above 0"));
         }
     }
-    let row = |label: String, interval: Option<f64>, rebuild: f64, k: Option<(u32, f64)>| -> Result<RiskRow, String> {
-        let p = Params {
-            rebuild_hours: rebuild,
-            verify_interval: interval,
-            ..q.params.clone()
-        };
-        let f = array(&p, q.hours)?;
-        Ok(RiskRow {
-            label,
-            verify_interval_hours: interval,
-            rebuild_hours: rebuild,
-            k: k.map(|k| k.0),
-            pool_loss: k.map(|k| k.1),
-            loss_array: f.loss,
-            loss_fleet: fleet(f.loss, q.arrays),
-            mttdl_years: f.mttdl_hours / YEAR_HOURS,
-        })
-    };
     let idle = q.params.rebuild_hours;
     let worst = q.rebuild_loaded.unwrap_or(idle);
     let v = q.params.verify_interval;
-    let mut summary = vec![row("rebuild idle".into(), v, idle, None)?];
+    let mut summary = vec![risk_row(q, "rebuild idle".into(), v, idle)?];
     if let Some(l) = q.rebuild_loaded {
-        summary.push(row("rebuild under load".into(), v, l, None)?);
+        summary.push(risk_row(q, "rebuild under load".into(), v, l)?);
     }
-    let mut intervals: Vec<Option<f64>> = [1.0, 7.0, 14.0, 30.0, 90.0, 180.0, 365.0]
-        .iter()
-        .map(|d| Some(d * 24.0))
-        .collect();
-    if let Some(h) = v {
-        if !intervals.contains(&Some(h)) {
-            intervals.push(Some(h));
-        }
-    }
-    intervals.sort_by(|a, b| a.unwrap_or(f64::MAX).total_cmp(&b.unwrap_or(f64::MAX)));
-    intervals.push(None);
-    let by_interval = intervals
-        .into_iter()
-        .map(|i| {
-            let label = match i {
-                Some(h) if Some(h) == v => format!("every {} (as configured)", days(h)),
-                Some(h) => format!("every {}", days(h)),
-                None => "never verified".into(),
-            };
-            row(label, i, worst, None)
-        })
-        .collect::<Result<Vec<_>, _>>()?;
-    let by_k = match &q.scheduling {
-        Some(s) => (1..=s.servers)
-            .map(|k| {
-                let loss = s.cost * k as f64 / s.servers as f64;
-                let within = if loss <= s.budget + 1e-9 { "within" } else { "over" };
-                let label = format!("k = {k}, {within} the {:.1} % budget", s.budget);
-                let interval = s.interval(k);
-                let f = array(
-                    &Params {
-                        rebuild_hours: worst,
-                        verify_interval: Some(interval),
-                        verify_hours: s.verify_hours,
-                        ..q.params.clone()
-                    },
-                    q.hours,
-                )?;
-                Ok(RiskRow {
-                    label,
-                    verify_interval_hours: Some(interval),
-                    rebuild_hours: worst,
-                    k: Some(k),
-                    pool_loss: Some(loss),
-                    loss_array: f.loss,
-                    loss_fleet: fleet(f.loss, q.arrays),
-                    mttdl_years: f.mttdl_hours / YEAR_HOURS,
-                })
-            })
-            .collect::<Result<Vec<_>, String>>()?,
-        None => Vec::new(),
-    };
-    let check = (q.simulate.0 > 0)
-        .then(|| -> Result<RiskCheck, String> {
-            let c = Params {
-                rebuild_hours: worst,
-                ..q.params.clone()
-            }
-            .chain()?;
-            // Each path runs until data are lost: about MTTDL × (the healthy state's exit rate)
-            // transitions. Refused beyond what a few seconds draw.
-            let per_path = c.mttdl_hours() * transitions(&c)[0].iter().map(|(_, r)| r).sum::<f64>();
-            let events = per_path * q.simulate.0 as f64;
-            if events > MAX_SIMULATED_EVENTS {
-                return Err(format!(
-                    "--monte-carlo {}: each path runs until data are lost, about {per_path:.2e} transitions here, {events:.1e} in all; at most {MAX_SIMULATED_EVENTS:.0e} are drawn (fewer paths, or raise the rates to check the model itself)",
-                    q.simulate.0
-                ));
-            }
-            let sim = simulate(&c, q.simulate.0, q.hours, q.simulate.1);
-            let solved = c.mttdl_hours() / c.copies as f64;
-            let (m, lo, hi) = sim.mttdl_hours;
-            let per = |h: f64| h / c.copies as f64 / YEAR_HOURS;
-            Ok(RiskCheck {
-                runs: sim.runs,
-                mttdl_years: [per(m), per(lo), per(hi)],
-                solved_years: solved / YEAR_HOURS,
-                agrees: lo <= solved * c.copies as f64 && solved * c.copies as f64 <= hi,
-            })
-        })
-        .transpose()?;
     Ok(RiskReport {
         raid: q.params.raid.name(),
         drives: q.params.drives,
@@ -671,10 +572,127 @@ pub fn assess(q: &Question) -> Result<storlab_model::risk::RiskReport, String> {
         rebuild_source: q.rebuild_source.clone(),
         verify_source: q.verify_source.clone(),
         summary,
-        by_interval,
-        by_k,
-        check,
+        by_interval: by_interval(q, worst)?,
+        by_k: by_k(q, worst)?,
+        check: simulation_check(q, worst)?,
     })
+}
+
+/// The array's and the fleet's chance of loss and the MTTDL with this verify interval and
+/// rebuild time.
+fn risk_row(
+    q: &Question,
+    label: String,
+    interval: Option<f64>,
+    rebuild: f64,
+) -> Result<storlab_model::risk::RiskRow, String> {
+    let p = Params {
+        rebuild_hours: rebuild,
+        verify_interval: interval,
+        ..q.params.clone()
+    };
+    let f = array(&p, q.hours)?;
+    Ok(storlab_model::risk::RiskRow {
+        label,
+        verify_interval_hours: interval,
+        rebuild_hours: rebuild,
+        k: None,
+        pool_loss: None,
+        loss_array: f.loss,
+        loss_fleet: fleet(f.loss, q.arrays),
+        mttdl_years: f.mttdl_hours / YEAR_HOURS,
+    })
+}
+
+/// The risk at verify intervals from a day to a year, the configured one among them, and never.
+fn by_interval(q: &Question, worst: f64) -> Result<Vec<storlab_model::risk::RiskRow>, String> {
+    let v = q.params.verify_interval;
+    let mut intervals: Vec<Option<f64>> = [1.0, 7.0, 14.0, 30.0, 90.0, 180.0, 365.0]
+        .iter()
+        .map(|d| Some(d * 24.0))
+        .collect();
+    if let Some(h) = v {
+        if !intervals.contains(&Some(h)) {
+            intervals.push(Some(h));
+        }
+    }
+    intervals.sort_by(|a, b| a.unwrap_or(f64::MAX).total_cmp(&b.unwrap_or(f64::MAX)));
+    intervals.push(None);
+    intervals
+        .into_iter()
+        .map(|i| {
+            let label = match i {
+                Some(h) if Some(h) == v => format!("every {} (as configured)", days(h)),
+                Some(h) => format!("every {}", days(h)),
+                None => "never verified".into(),
+            };
+            risk_row(q, label, i, worst)
+        })
+        .collect()
+}
+
+/// With a scheduler's pool: the risk for each number of servers verifying at once, the
+/// interval that gives, and whether its loss is within the budget.
+fn by_k(q: &Question, worst: f64) -> Result<Vec<storlab_model::risk::RiskRow>, String> {
+    let Some(s) = &q.scheduling else { return Ok(Vec::new()) };
+    (1..=s.servers)
+        .map(|k| {
+            let loss = s.cost * k as f64 / s.servers as f64;
+            let within = if loss <= s.budget + 1e-9 { "within" } else { "over" };
+            let interval = s.interval(k);
+            let f = array(
+                &Params {
+                    rebuild_hours: worst,
+                    verify_interval: Some(interval),
+                    verify_hours: s.verify_hours,
+                    ..q.params.clone()
+                },
+                q.hours,
+            )?;
+            Ok(storlab_model::risk::RiskRow {
+                label: format!("k = {k}, {within} the {:.1} % budget", s.budget),
+                verify_interval_hours: Some(interval),
+                rebuild_hours: worst,
+                k: Some(k),
+                pool_loss: Some(loss),
+                loss_array: f.loss,
+                loss_fleet: fleet(f.loss, q.arrays),
+                mttdl_years: f.mttdl_hours / YEAR_HOURS,
+            })
+        })
+        .collect()
+}
+
+/// With --monte-carlo: the simulation's MTTDL and its interval against the solution.
+fn simulation_check(q: &Question, worst: f64) -> Result<Option<storlab_model::risk::RiskCheck>, String> {
+    if q.simulate.0 == 0 {
+        return Ok(None);
+    }
+    let c = Params {
+        rebuild_hours: worst,
+        ..q.params.clone()
+    }
+    .chain()?;
+    // Each path runs until data are lost: about MTTDL × (the healthy state's exit rate)
+    // transitions. Refused beyond what a few seconds draw.
+    let per_path = c.mttdl_hours() * transitions(&c)[0].iter().map(|(_, r)| r).sum::<f64>();
+    let events = per_path * q.simulate.0 as f64;
+    if events > MAX_SIMULATED_EVENTS {
+        return Err(format!(
+            "--monte-carlo {}: each path runs until data are lost, about {per_path:.2e} transitions here, {events:.1e} in all; at most {MAX_SIMULATED_EVENTS:.0e} are drawn (fewer paths, or raise the rates to check the model itself)",
+            q.simulate.0
+        ));
+    }
+    let sim = simulate(&c, q.simulate.0, q.hours, q.simulate.1);
+    let solved = c.mttdl_hours() / c.copies as f64;
+    let (m, lo, hi) = sim.mttdl_hours;
+    let per = |h: f64| h / c.copies as f64 / YEAR_HOURS;
+    Ok(Some(storlab_model::risk::RiskCheck {
+        runs: sim.runs,
+        mttdl_years: [per(m), per(lo), per(hi)],
+        solved_years: solved / YEAR_HOURS,
+        agrees: lo <= solved * c.copies as f64 && solved * c.copies as f64 <= hi,
+    }))
 }
 
 #[cfg(test)]
