@@ -127,125 +127,127 @@ const MD_GAUGES: [(&str, &str, &str); 4] = [
     ("degraded", "storlab_md_degraded_disks", "Disks missing from the array"),
 ];
 
+/// Registers `metric` as `name` with its help and unit; the metric, to keep.
+fn reg<M: prometheus_client::registry::Metric + Clone>(
+    registry: &mut Registry,
+    name: &str,
+    help: &str,
+    unit: Option<Unit>,
+    metric: M,
+) -> M {
+    match unit {
+        Some(u) => registry.register_with_unit(name, help, u, metric.clone()),
+        None => registry.register(name, help, metric.clone()),
+    }
+    metric
+}
+
 impl MonitorMetrics {
     /// Registers the families in `registry`.
     pub fn register(registry: &mut Registry) -> MonitorMetrics {
-        let mut disk_counters = Vec::new();
-        for (i, (name, help, unit)) in DISK_COUNTERS.iter().enumerate() {
-            let f = Family::<Labels, Counter>::default();
-            match unit {
-                Some(u) => registry.register_with_unit(*name, *help, u.clone(), f.clone()),
-                None => registry.register(*name, *help, f.clone()),
-            }
-            disk_counters.push((i, f));
-        }
-        let mut disk_seconds = Vec::new();
-        for (i, (name, help)) in DISK_SECONDS.iter().enumerate() {
-            let f = Family::<Labels, CounterF>::default();
-            registry.register_with_unit(*name, *help, Unit::Seconds, f.clone());
-            disk_seconds.push((i, f));
-        }
-        let disk_in_flight = Family::<Labels, Gauge>::default();
-        registry.register(
+        let disk_counters = DISK_COUNTERS
+            .iter()
+            .enumerate()
+            .map(|(i, (name, help, unit))| (i, reg(registry, name, help, unit.clone(), Family::default())))
+            .collect();
+        let disk_seconds = DISK_SECONDS
+            .iter()
+            .enumerate()
+            .map(|(i, (name, help))| (i, reg(registry, name, help, Some(Unit::Seconds), Family::default())))
+            .collect();
+        let disk_in_flight = reg(
+            registry,
             "storlab_disk_io_now",
             "I/Os in flight at the last sample",
-            disk_in_flight.clone(),
+            None,
+            Family::default(),
         );
-        let disk_present = Family::<Labels, Gauge>::default();
-        registry.register(
+        let disk_present = reg(
+            registry,
             "storlab_disk_present",
             "1 while the device is in /proc/diskstats (a loop device: attached), 0 while it is gone",
-            disk_present.clone(),
+            None,
+            Family::default(),
         );
         let fs = FS_GAUGES
             .iter()
-            .map(|(name, help, bytes)| {
-                let f = Family::<Labels, Gauge>::default();
-                if *bytes {
-                    registry.register_with_unit(*name, *help, Unit::Bytes, f.clone());
-                } else {
-                    registry.register(*name, *help, f.clone());
-                }
-                f
-            })
+            .map(|(name, help, bytes)| reg(registry, name, help, bytes.then_some(Unit::Bytes), Family::default()))
             .collect();
-        let fs_mounted = Family::<Labels, Gauge>::default();
-        registry.register(
+        let fs_mounted = reg(
+            registry,
             "storlab_filesystem_mounted",
             "1 while the pool's mount point is mounted",
-            fs_mounted.clone(),
+            None,
+            Family::default(),
         );
         let md = MD_GAUGES
             .iter()
-            .map(|(key, name, help)| {
-                let f = Family::<Labels, GaugeF>::default();
-                registry.register(*name, *help, f.clone());
-                (*key, f)
-            })
+            .map(|(key, name, help)| (*key, reg(registry, name, help, None, Family::default())))
             .collect();
-        let btrfs_errors = Family::<Labels, Counter>::default();
-        registry.register(
+        let btrfs_errors = reg(
+            registry,
             "storlab_btrfs_device_errors",
             "Errors btrfs counted on a device (type: write_errs, read_errs, flush_errs, corruption_errs, generation_errs)",
-            btrfs_errors.clone(),
+            None,
+            Family::default(),
         );
         let btrfs_scrub = BTRFS_SCRUB
             .iter()
-            .map(|(key, name, help, unit)| {
-                let f = Family::<Labels, GaugeF>::default();
-                match unit {
-                    Some(u) => registry.register_with_unit(*name, *help, u.clone(), f.clone()),
-                    None => registry.register(*name, *help, f.clone()),
-                }
-                (*key, f)
-            })
+            .map(|(key, name, help, unit)| (*key, reg(registry, name, help, unit.clone(), Family::default())))
             .collect();
-        let nfs_ops = Family::<Labels, Counter>::default();
-        registry.register(
+        let nfs_ops = reg(
+            registry,
             "storlab_nfs_operations",
             "NFS operations sent, per operation (/proc/self/mountstats)",
-            nfs_ops.clone(),
+            None,
+            Family::default(),
         );
-        let nfs_rtt = Family::<Labels, CounterF>::default();
-        registry.register_with_unit(
+        let nfs_rtt = reg(
+            registry,
             "storlab_nfs_operation_rtt",
             "Round-trip time of NFS operations, summed",
-            Unit::Seconds,
-            nfs_rtt.clone(),
+            Some(Unit::Seconds),
+            Family::default(),
         );
-        let nfs_bytes = Family::<Labels, Counter>::default();
-        registry.register_with_unit(
+        let nfs_bytes = reg(
+            registry,
             "storlab_nfs_application",
             "Bytes the applications read and wrote through the mount (direction: read, write)",
-            Unit::Bytes,
-            nfs_bytes.clone(),
+            Some(Unit::Bytes),
+            Family::default(),
         );
         let pool = POOL_GAUGES
             .iter()
             .map(|(name, help, unit)| {
-                let f = Family::<Labels, GaugeF>::default();
-                registry.register_with_unit(*name, *help, Unit::Other(unit.to_string()), f.clone());
-                f
+                reg(
+                    registry,
+                    name,
+                    help,
+                    Some(Unit::Other(unit.to_string())),
+                    Family::default(),
+                )
             })
             .collect();
-        let sweeps = Counter::default();
-        registry.register(
+        let sweeps = reg(
+            registry,
             "storlab_monitor_sweeps",
             "Sweeps the monitor took (one per interval)",
-            sweeps.clone(),
+            None,
+            Counter::default(),
         );
-        let events = Family::<Labels, Counter>::default();
-        registry.register(
+        let events = reg(
+            registry,
             "storlab_monitor_events",
             "Events the monitor recorded, per kind",
-            events.clone(),
+            None,
+            Family::default(),
         );
-        let sweep_seconds = GaugeF::default();
-        registry.register_with_unit(
+        let sweep_seconds = reg(
+            registry,
             "storlab_monitor_sweep_duration",
             "How long the last sweep took",
-            Unit::Seconds,
-            sweep_seconds.clone(),
+            Some(Unit::Seconds),
+            GaugeF::default(),
         );
         MonitorMetrics {
             disk_counters,
