@@ -4,7 +4,8 @@
 //!
 //! - spec.rs: the definition from flags or a job file, checked whole before anything is written;
 //! - files.rs: one file's write (stamped) and read (verified);
-//! - run.rs: this host's writers, readers, sampler and fault plan;
+//! - run/: this host's share at work — its threads started and joined (mod.rs), the writers
+//!   and readers (workers.rs), the sampler (sampler.rs), the fault plan carried out (plan.rs);
 //! - catalogue.rs: the store as this host's threads reach it, ridden through the database's
 //!   outages, and the host's times on the database server's clock;
 //! - host.rs: the host's checks around its share (its pools, its dead processes, the end);
