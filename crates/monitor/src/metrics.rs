@@ -127,12 +127,56 @@ const MD_GAUGES: [(&str, &str, &str); 4] = [
     ("degraded", "storlab_md_degraded_disks", "Disks missing from the array"),
 ];
 
-/// Registers `metric` as `name` with its help and unit; the metric, to keep.
+/// A metric's name, help and unit.
+type Info<'a> = (&'a str, &'a str, Option<Unit>);
+
+const DISK_IO_NOW: Info = ("storlab_disk_io_now", "I/Os in flight at the last sample", None);
+const DISK_PRESENT: Info = (
+    "storlab_disk_present",
+    "1 while the device is in /proc/diskstats (a loop device: attached), 0 while it is gone",
+    None,
+);
+const FS_MOUNTED: Info = (
+    "storlab_filesystem_mounted",
+    "1 while the pool's mount point is mounted",
+    None,
+);
+const BTRFS_DEVICE_ERRORS: Info = (
+    "storlab_btrfs_device_errors",
+    "Errors btrfs counted on a device (type: write_errs, read_errs, flush_errs, corruption_errs, generation_errs)",
+    None,
+);
+const NFS_OPERATIONS: Info = (
+    "storlab_nfs_operations",
+    "NFS operations sent, per operation (/proc/self/mountstats)",
+    None,
+);
+const NFS_RTT: Info = (
+    "storlab_nfs_operation_rtt",
+    "Round-trip time of NFS operations, summed",
+    Some(Unit::Seconds),
+);
+const NFS_APPLICATION: Info = (
+    "storlab_nfs_application",
+    "Bytes the applications read and wrote through the mount (direction: read, write)",
+    Some(Unit::Bytes),
+);
+const MONITOR_SWEEPS: Info = (
+    "storlab_monitor_sweeps",
+    "Sweeps the monitor took (one per interval)",
+    None,
+);
+const MONITOR_EVENTS: Info = ("storlab_monitor_events", "Events the monitor recorded, per kind", None);
+const MONITOR_SWEEP_DURATION: Info = (
+    "storlab_monitor_sweep_duration",
+    "How long the last sweep took",
+    Some(Unit::Seconds),
+);
+
+/// Registers `metric` with its name, help and unit; the metric, to keep.
 fn reg<M: prometheus_client::registry::Metric + Clone>(
     registry: &mut Registry,
-    name: &str,
-    help: &str,
-    unit: Option<Unit>,
+    (name, help, unit): Info,
     metric: M,
 ) -> M {
     match unit {
@@ -148,107 +192,45 @@ impl MonitorMetrics {
         let disk_counters = DISK_COUNTERS
             .iter()
             .enumerate()
-            .map(|(i, (name, help, unit))| (i, reg(registry, name, help, unit.clone(), Family::default())))
+            .map(|(i, (name, help, unit))| (i, reg(registry, (name, help, unit.clone()), Family::default())))
             .collect();
         let disk_seconds = DISK_SECONDS
             .iter()
             .enumerate()
-            .map(|(i, (name, help))| (i, reg(registry, name, help, Some(Unit::Seconds), Family::default())))
+            .map(|(i, (name, help))| (i, reg(registry, (name, help, Some(Unit::Seconds)), Family::default())))
             .collect();
-        let disk_in_flight = reg(
-            registry,
-            "storlab_disk_io_now",
-            "I/Os in flight at the last sample",
-            None,
-            Family::default(),
-        );
-        let disk_present = reg(
-            registry,
-            "storlab_disk_present",
-            "1 while the device is in /proc/diskstats (a loop device: attached), 0 while it is gone",
-            None,
-            Family::default(),
-        );
+        let disk_in_flight = reg(registry, DISK_IO_NOW, Family::default());
+        let disk_present = reg(registry, DISK_PRESENT, Family::default());
         let fs = FS_GAUGES
             .iter()
-            .map(|(name, help, bytes)| reg(registry, name, help, bytes.then_some(Unit::Bytes), Family::default()))
+            .map(|(name, help, bytes)| reg(registry, (name, help, bytes.then_some(Unit::Bytes)), Family::default()))
             .collect();
-        let fs_mounted = reg(
-            registry,
-            "storlab_filesystem_mounted",
-            "1 while the pool's mount point is mounted",
-            None,
-            Family::default(),
-        );
+        let fs_mounted = reg(registry, FS_MOUNTED, Family::default());
         let md = MD_GAUGES
             .iter()
-            .map(|(key, name, help)| (*key, reg(registry, name, help, None, Family::default())))
+            .map(|(key, name, help)| (*key, reg(registry, (name, help, None), Family::default())))
             .collect();
-        let btrfs_errors = reg(
-            registry,
-            "storlab_btrfs_device_errors",
-            "Errors btrfs counted on a device (type: write_errs, read_errs, flush_errs, corruption_errs, generation_errs)",
-            None,
-            Family::default(),
-        );
+        let btrfs_errors = reg(registry, BTRFS_DEVICE_ERRORS, Family::default());
         let btrfs_scrub = BTRFS_SCRUB
             .iter()
-            .map(|(key, name, help, unit)| (*key, reg(registry, name, help, unit.clone(), Family::default())))
+            .map(|(key, name, help, unit)| (*key, reg(registry, (name, help, unit.clone()), Family::default())))
             .collect();
-        let nfs_ops = reg(
-            registry,
-            "storlab_nfs_operations",
-            "NFS operations sent, per operation (/proc/self/mountstats)",
-            None,
-            Family::default(),
-        );
-        let nfs_rtt = reg(
-            registry,
-            "storlab_nfs_operation_rtt",
-            "Round-trip time of NFS operations, summed",
-            Some(Unit::Seconds),
-            Family::default(),
-        );
-        let nfs_bytes = reg(
-            registry,
-            "storlab_nfs_application",
-            "Bytes the applications read and wrote through the mount (direction: read, write)",
-            Some(Unit::Bytes),
-            Family::default(),
-        );
+        let nfs_ops = reg(registry, NFS_OPERATIONS, Family::default());
+        let nfs_rtt = reg(registry, NFS_RTT, Family::default());
+        let nfs_bytes = reg(registry, NFS_APPLICATION, Family::default());
         let pool = POOL_GAUGES
             .iter()
             .map(|(name, help, unit)| {
                 reg(
                     registry,
-                    name,
-                    help,
-                    Some(Unit::Other(unit.to_string())),
+                    (name, help, Some(Unit::Other(unit.to_string()))),
                     Family::default(),
                 )
             })
             .collect();
-        let sweeps = reg(
-            registry,
-            "storlab_monitor_sweeps",
-            "Sweeps the monitor took (one per interval)",
-            None,
-            Counter::default(),
-        );
-        let events = reg(
-            registry,
-            "storlab_monitor_events",
-            "Events the monitor recorded, per kind",
-            None,
-            Family::default(),
-        );
-        let sweep_seconds = reg(
-            registry,
-            "storlab_monitor_sweep_duration",
-            "How long the last sweep took",
-            Some(Unit::Seconds),
-            GaugeF::default(),
-        );
+        let sweeps = reg(registry, MONITOR_SWEEPS, Counter::default());
+        let events = reg(registry, MONITOR_EVENTS, Family::default());
+        let sweep_seconds = reg(registry, MONITOR_SWEEP_DURATION, GaugeF::default());
         MonitorMetrics {
             disk_counters,
             disk_seconds,
