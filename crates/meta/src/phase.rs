@@ -336,6 +336,7 @@ fn write_all(fd: &OwnedFd, mut data: &[u8]) -> Result<(), String> {
 /// Does one item's operation; returns the system calls' operations counted, the bytes moved
 /// and the entries acted on, or what was wrong.
 #[allow(clippy::too_many_arguments)]
+#[inline]
 fn one(
     op: MetaOp,
     dir: &OwnedFd,
@@ -366,66 +367,14 @@ fn one(
             Ok((1, 0, 1))
         }
         MetaOp::Create | MetaOp::Write => {
-            let flags = if op == MetaOp::Create {
-                OFlags::CREATE | OFlags::EXCL | OFlags::WRONLY | OFlags::CLOEXEC
-            } else {
-                OFlags::WRONLY | OFlags::CLOEXEC
-            };
-            let fd = rustix::fs::openat(dir, name, flags, Mode::from_raw_mode(0o644))
-                .map_err(|e| format!("open for {op}: {e}"))?;
-            write_all(&fd, data)?;
-            if sync {
-                rustix::fs::fsync(&fd).map_err(|e| format!("fsync: {e}"))?;
-            }
-            drop(fd);
+            create_or_write(op, dir, name, data, sync)?;
             if op == MetaOp::Create {
                 sync_dir()?;
             }
             Ok((1, data.len() as u64, 1))
         }
-        MetaOp::Stat => {
-            let st = rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW).map_err(|e| format!("stat: {e}"))?;
-            let kind = FileType::from_raw_mode(st.st_mode);
-            if kind != FileType::RegularFile {
-                return Err(format!("stat: a {kind:?}, not the regular file created"));
-            }
-            if st.st_size as u64 != data.len() as u64 {
-                return Err(format!("stat: {} bytes, not the {} written", st.st_size, data.len()));
-            }
-            Ok((1, 0, 1))
-        }
-        MetaOp::Read => {
-            let fd = rustix::fs::openat(dir, name, OFlags::RDONLY | OFlags::CLOEXEC, Mode::empty())
-                .map_err(|e| format!("open for read: {e}"))?;
-            // One byte more than was written is asked for, so that a longer file shows in the
-            // count; once the size written is reached the file is taken as read whole (a regular
-            // file's read returns less than asked only at its end), without a last read of 0
-            // bytes: mdtest's read is one read(2), and so is this one.
-            let mut got = 0;
-            loop {
-                match rustix::io::read(&fd, &mut back[got..]) {
-                    Ok(0) => break,
-                    Ok(n) => {
-                        got += n;
-                        if got >= data.len() {
-                            break;
-                        }
-                    }
-                    Err(rustix::io::Errno::INTR) => {}
-                    Err(e) => return Err(format!("read: {e}")),
-                }
-            }
-            if got != data.len() {
-                return Err(format!("read {got} bytes, not the {} written", data.len()));
-            }
-            let mut want = [0u8; 16];
-            let n = data.len().min(16);
-            stamp(&mut want[..n], w, i);
-            if back[..n] != want[..n] {
-                return Err("read: the data is not what was written to this file".into());
-            }
-            Ok((1, got as u64, 1))
-        }
+        MetaOp::Stat => stat_check(dir, name, data).map(|_| (1, 0, 1)),
+        MetaOp::Read => read_check(dir, name, data, back, w, i).map(|got| (1, got, 1)),
         MetaOp::Rename => {
             // `file.…` becomes `moved.…`, and a second rename names it back.
             let prefix = if name.to_bytes()[0] == b'f' { b'r' } else { b'f' };
@@ -454,4 +403,71 @@ fn one(
         }
         MetaOp::Walk | MetaOp::Untar => Err(format!("{op} is not an item's operation (it is `storlab meta {op}`)")),
     }
+}
+
+/// A file created (O_EXCL) or opened to be written, its data written, fsync'd when asked.
+#[inline]
+fn create_or_write(op: MetaOp, dir: &OwnedFd, name: &CStr, data: &[u8], sync: bool) -> Result<(), String> {
+    let flags = if op == MetaOp::Create {
+        OFlags::CREATE | OFlags::EXCL | OFlags::WRONLY | OFlags::CLOEXEC
+    } else {
+        OFlags::WRONLY | OFlags::CLOEXEC
+    };
+    let fd =
+        rustix::fs::openat(dir, name, flags, Mode::from_raw_mode(0o644)).map_err(|e| format!("open for {op}: {e}"))?;
+    write_all(&fd, data)?;
+    if sync {
+        rustix::fs::fsync(&fd).map_err(|e| format!("fsync: {e}"))?;
+    }
+    Ok(())
+}
+
+/// A stat of the file created: a regular file of the size written.
+#[inline]
+fn stat_check(dir: &OwnedFd, name: &CStr, data: &[u8]) -> Result<(), String> {
+    let st = rustix::fs::statat(dir, name, AtFlags::SYMLINK_NOFOLLOW).map_err(|e| format!("stat: {e}"))?;
+    let kind = FileType::from_raw_mode(st.st_mode);
+    if kind != FileType::RegularFile {
+        return Err(format!("stat: a {kind:?}, not the regular file created"));
+    }
+    if st.st_size as u64 != data.len() as u64 {
+        return Err(format!("stat: {} bytes, not the {} written", st.st_size, data.len()));
+    }
+    Ok(())
+}
+
+/// The file read back whole and its first bytes checked against worker `w`'s item `i`; the
+/// bytes read.
+#[inline]
+fn read_check(dir: &OwnedFd, name: &CStr, data: &[u8], back: &mut [u8], w: u32, i: u64) -> Result<u64, String> {
+    let fd = rustix::fs::openat(dir, name, OFlags::RDONLY | OFlags::CLOEXEC, Mode::empty())
+        .map_err(|e| format!("open for read: {e}"))?;
+    // One byte more than was written is asked for, so that a longer file shows in the count;
+    // once the size written is reached the file is taken as read whole (a regular file's read
+    // returns less than asked only at its end), without a last read of 0 bytes: mdtest's read
+    // is one read(2), and so is this one.
+    let mut got = 0;
+    loop {
+        match rustix::io::read(&fd, &mut back[got..]) {
+            Ok(0) => break,
+            Ok(n) => {
+                got += n;
+                if got >= data.len() {
+                    break;
+                }
+            }
+            Err(rustix::io::Errno::INTR) => {}
+            Err(e) => return Err(format!("read: {e}")),
+        }
+    }
+    if got != data.len() {
+        return Err(format!("read {got} bytes, not the {} written", data.len()));
+    }
+    let mut want = [0u8; 16];
+    let n = data.len().min(16);
+    stamp(&mut want[..n], w, i);
+    if back[..n] != want[..n] {
+        return Err("read: the data is not what was written to this file".into());
+    }
+    Ok(got as u64)
 }
