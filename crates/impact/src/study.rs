@@ -545,9 +545,8 @@ pub fn held_rate(
 ) -> anyhow::Result<HeldStudy> {
     let control = PhaseControl::new();
     let job_done = AtomicBool::new(false);
-    let n = tasks.len();
     let (run, orchestrated) = std::thread::scope(|s| {
-        let orchestrator = s.spawn(|| -> anyhow::Result<(f64, Vec<TaskSpan>)> {
+        let orchestrator = s.spawn(|| {
             let quit = || stop.load(Ordering::Relaxed) || job_done.load(Ordering::Relaxed);
             // Wait for the phase's clock to start (the files are laid out before it).
             let phase_start = loop {
@@ -559,76 +558,20 @@ pub fn held_rate(
                 }
                 std::thread::sleep(Duration::from_millis(10));
             };
-            let mut spans: Vec<TaskSpan> = Vec::new();
-            let mut ended = vec![false; n];
-            let outcome = (|| -> anyhow::Result<()> {
-                let until = Duration::from_secs_f64((phase_start - rec.now()).max(0.0)) + o.before;
-                if !sleep_unless(until, &quit) {
-                    return Ok(());
-                }
-                let t_first = Instant::now();
-                let mut next = 0usize;
-                let mut last_start = Instant::now();
-                loop {
-                    // Start the next task when its time has come.
-                    let due = next < n
-                        && (next == 0
-                            || match o.stagger {
-                                Some(d) => last_start.elapsed() >= d,
-                                None => ended[next - 1],
-                            });
-                    if due {
-                        // The span first: a task whose start fails half-way is stopped too.
-                        spans.push(TaskSpan {
-                            task: tasks[next].describe(),
-                            start: rec.now(),
-                            end: None,
-                            detail: String::new(),
-                        });
-                        next += 1;
-                        start_running(rec, next as u32 - 1, tasks[next - 1].as_mut())?;
-                        last_start = Instant::now();
-                        continue;
-                    }
-                    for i in 0..next {
-                        if ended[i] {
-                            continue;
-                        }
-                        if let TaskState::Done { detail, .. } = look(rec, i as u32, tasks[i].as_mut(), &mut ended[i])? {
-                            spans[i].end = Some(rec.now());
-                            spans[i].detail = detail;
-                        }
-                    }
-                    if next == n && ended.iter().all(|e| *e) {
-                        break;
-                    }
-                    if t_first.elapsed() > o.limit {
-                        rec.event("task-timeout", format!("the tasks ran past {} s", o.limit.as_secs()));
-                        return Err(usage(format!(
-                            "the task(s) ran past --task-timeout ({} s) without finishing: set a longer one if they are just slow",
-                            o.limit.as_secs()
-                        )));
-                    }
-                    if !sleep_unless(POLL_EVERY, &quit) {
-                        if job_done.load(Ordering::Relaxed) && !stop.load(Ordering::Relaxed) {
-                            rec.event("job-ended-first", "the job's runtime ran out before the tasks ended");
-                        }
-                        return Ok(());
-                    }
-                }
-                rec.event("after-start", format!("{} s after the last task", o.after.as_secs_f64()));
-                sleep_unless(o.after, &quit);
-                Ok(())
-            })();
+            let mut turns = Turns {
+                spans: Vec::new(),
+                ended: vec![false; tasks.len()],
+            };
+            let outcome = turns.run(tasks, o, rec, phase_start, &quit, (&job_done, stop));
             control.finish();
             // Stop what is still running: only the tasks this study started.
-            for (i, t) in tasks.iter_mut().enumerate().take(spans.len()) {
-                if !ended[i] {
+            for (i, t) in tasks.iter_mut().enumerate().take(turns.spans.len()) {
+                if !turns.ended[i] {
                     let _ = t.stop();
                     rec.event("task-stopped", t.describe());
                 }
             }
-            outcome.map(|()| (phase_start, spans))
+            outcome.map(|()| (phase_start, turns.spans))
         });
         rec.run_started();
         let run = fg.run(RunKind::ImpactHeld, &control);
@@ -645,4 +588,93 @@ pub fn held_rate(
         phase_start,
         spans,
     })
+}
+
+/// The tasks of a held-rate study taken in turn while the job runs: each one's span, and
+/// which have ended.
+struct Turns {
+    spans: Vec<TaskSpan>,
+    ended: Vec<bool>,
+}
+
+impl Turns {
+    /// `before` into the phase, the tasks one after another (or every `stagger`), each looked
+    /// at until done; then `after` more of the job. Ends early when the job does or Ctrl-C.
+    fn run(
+        &mut self,
+        tasks: &mut [Box<dyn Task>],
+        o: &HeldOptions,
+        rec: &Recorder,
+        phase_start: f64,
+        quit: &dyn Fn() -> bool,
+        (job_done, stop): (&AtomicBool, &AtomicBool),
+    ) -> anyhow::Result<()> {
+        let n = tasks.len();
+        let until = Duration::from_secs_f64((phase_start - rec.now()).max(0.0)) + o.before;
+        if !sleep_unless(until, quit) {
+            return Ok(());
+        }
+        let t_first = Instant::now();
+        let mut next = 0usize;
+        let mut last_start = Instant::now();
+        loop {
+            // Start the next task when its time has come.
+            let due = next < n
+                && (next == 0
+                    || match o.stagger {
+                        Some(d) => last_start.elapsed() >= d,
+                        None => self.ended[next - 1],
+                    });
+            if due {
+                // The span first: a task whose start fails half-way is stopped too.
+                self.spans.push(TaskSpan {
+                    task: tasks[next].describe(),
+                    start: rec.now(),
+                    end: None,
+                    detail: String::new(),
+                });
+                next += 1;
+                start_running(rec, next as u32 - 1, tasks[next - 1].as_mut())?;
+                last_start = Instant::now();
+                continue;
+            }
+            self.look_at_running(tasks, next, rec)?;
+            if next == n && self.ended.iter().all(|e| *e) {
+                break;
+            }
+            if t_first.elapsed() > o.limit {
+                rec.event("task-timeout", format!("the tasks ran past {} s", o.limit.as_secs()));
+                return Err(usage(format!(
+                    "the task(s) ran past --task-timeout ({} s) without finishing: set a longer one if they are just slow",
+                    o.limit.as_secs()
+                )));
+            }
+            if !sleep_unless(POLL_EVERY, quit) {
+                if job_done.load(Ordering::Relaxed) && !stop.load(Ordering::Relaxed) {
+                    rec.event("job-ended-first", "the job's runtime ran out before the tasks ended");
+                }
+                return Ok(());
+            }
+        }
+        rec.event(
+            "after-start",
+            format!("{} s after the last task", o.after.as_secs_f64()),
+        );
+        sleep_unless(o.after, quit);
+        Ok(())
+    }
+
+    /// Each started task not yet ended looked at; a task done closes its span.
+    fn look_at_running(&mut self, tasks: &mut [Box<dyn Task>], started: usize, rec: &Recorder) -> anyhow::Result<()> {
+        for i in 0..started {
+            if self.ended[i] {
+                continue;
+            }
+            if let TaskState::Done { detail, .. } = look(rec, i as u32, tasks[i].as_mut(), &mut self.ended[i])? {
+                self.spans[i].end = Some(rec.now());
+                self.spans[i].detail = detail;
+            }
+        }
+        Ok(())
+    }
 }
