@@ -666,11 +666,11 @@ impl Turns {
 
     /// Each started task not yet ended looked at; a task done closes its span.
     fn look_at_running(&mut self, tasks: &mut [Box<dyn Task>], started: usize, rec: &Recorder) -> anyhow::Result<()> {
-        for i in 0..started {
+        for (i, task) in tasks.iter_mut().enumerate().take(started) {
             if self.ended[i] {
                 continue;
             }
-            if let TaskState::Done { detail, .. } = look(rec, i as u32, tasks[i].as_mut(), &mut self.ended[i])? {
+            if let TaskState::Done { detail, .. } = look(rec, i as u32, task.as_mut(), &mut self.ended[i])? {
                 self.spans[i].end = Some(rec.now());
                 self.spans[i].detail = detail;
             }
