@@ -402,105 +402,117 @@ pub fn cost_to_task(
     stop: &AtomicBool,
 ) -> anyhow::Result<TaskStudy> {
     let task = Mutex::new(task);
-    // Stops the task; an event when it was still running (a stop after its end is only for
-    // tidying up, a speed limit put back).
-    let stop_task = |task: &Mutex<&mut dyn Task>| {
-        let mut t = task.lock().unwrap_or_else(|e| e.into_inner());
-        let running = matches!(t.poll(), Ok(TaskState::Running(_)));
-        let r = t.stop();
-        if running {
-            rec.event("task-stopped", t.describe());
-        }
-        r
-    };
-    let aborted = |task: &Mutex<&mut dyn Task>| -> anyhow::Result<TaskStudy> {
-        stop_task(task).map_err(task_err)?;
-        Ok(TaskStudy {
-            idle: (0.0, Vec::new()),
-            loaded: (0.0, Vec::new()),
-            loop_runs: Vec::new(),
-            aborted: true,
-        })
-    };
-
     // Idle: the task alone.
     rec.event("side-start", "the machine idle");
-    let started = {
-        let mut t = task.lock().unwrap_or_else(|e| e.into_inner());
-        start_running(rec, 0, &mut **t)
-    };
-    if let Err(e) = started {
-        let _ = stop_task(&task);
-        return Err(e);
-    }
+    start_side(&task, rec, 0)?;
     let idle = match watch_to_end(rec, 0, &task, limit, stop) {
         Ok(Some(x)) => x,
-        Ok(None) => return aborted(&task),
+        Ok(None) => {
+            stop_task(&task, rec).map_err(task_err)?;
+            return Ok(TaskStudy {
+                idle: (0.0, Vec::new()),
+                loaded: (0.0, Vec::new()),
+                loop_runs: Vec::new(),
+                aborted: true,
+            });
+        }
         Err(e) => {
-            let _ = stop_task(&task);
+            let _ = stop_task(&task, rec);
             return Err(e);
         }
     };
-
     // Loaded: the task again, the job in a loop until it ends.
     rec.event("side-start", "with the job in a loop");
-    let started = {
-        let mut t = task.lock().unwrap_or_else(|e| e.into_inner());
-        start_running(rec, 1, &mut **t)
-    };
-    if let Err(e) = started {
-        let _ = stop_task(&task);
-        return Err(e);
-    }
+    start_side(&task, rec, 1)?;
     let done = AtomicBool::new(false);
-    let mut runs = Vec::new();
-    let mut was_aborted = false;
-    let (watched, job) = std::thread::scope(|s| {
+    let (watched, looped) = std::thread::scope(|s| {
         let watcher = s.spawn(|| {
             let r = watch_to_end(rec, 1, &task, limit, stop);
             done.store(true, Ordering::Relaxed);
             r
         });
-        let mut job: anyhow::Result<()> = Ok(());
-        let control = PhaseControl::new();
-        while !done.load(Ordering::Relaxed) {
-            rec.run_started();
-            match fg.run(RunKind::ImpactLoop, &control) {
-                Ok(r) => {
-                    rec.run_ended(r.run_id);
-                    runs.push(r.run_id);
-                    if r.aborted {
-                        was_aborted = true;
-                        break;
-                    }
-                }
-                Err(e) => {
-                    job = Err(e);
-                    break;
-                }
-            }
-        }
-        if job.is_err() || was_aborted {
+        let looped = job_in_a_loop(fg, rec, &done);
+        if looped.job.is_err() || looped.aborted {
             // The watcher ends on Ctrl-C by itself; after a failed job, stop the task so it does.
-            let _ = stop_task(&task);
+            let _ = stop_task(&task, rec);
         }
-        (watcher.join().expect("the watcher does not panic"), job)
+        (watcher.join().expect("the watcher does not panic"), looped)
     });
-    let stopped = stop_task(&task);
-    job?;
+    let stopped = stop_task(&task, rec);
+    looped.job?;
     let loaded = match watched {
         Ok(Some(x)) => x,
         Ok(None) => (0.0, Vec::new()),
-        Err(_) if was_aborted => (0.0, Vec::new()),
+        Err(_) if looped.aborted => (0.0, Vec::new()),
         Err(e) => return Err(e),
     };
     stopped.map_err(task_err)?;
     Ok(TaskStudy {
         idle,
         loaded,
-        loop_runs: runs,
-        aborted: was_aborted || stop.load(Ordering::Relaxed),
+        loop_runs: looped.runs,
+        aborted: looped.aborted || stop.load(Ordering::Relaxed),
     })
+}
+
+/// Stops the task; an event when it was still running (a stop after its end is only for
+/// tidying up, a speed limit put back).
+fn stop_task(task: &Mutex<&mut dyn Task>, rec: &Recorder) -> Result<(), crate::task::TaskError> {
+    let mut t = task.lock().unwrap_or_else(|e| e.into_inner());
+    let running = matches!(t.poll(), Ok(TaskState::Running(_)));
+    let r = t.stop();
+    if running {
+        rec.event("task-stopped", t.describe());
+    }
+    r
+}
+
+/// Starts the task as task number `index` of the study; stopped again when its start fails.
+fn start_side(task: &Mutex<&mut dyn Task>, rec: &Recorder, index: u32) -> anyhow::Result<()> {
+    let started = {
+        let mut t = task.lock().unwrap_or_else(|e| e.into_inner());
+        start_running(rec, index, &mut **t)
+    };
+    if let Err(e) = started {
+        let _ = stop_task(task, rec);
+        return Err(e);
+    }
+    Ok(())
+}
+
+/// The job run over and over while the task runs: its runs, whether Ctrl-C cut one short,
+/// and how the job ended.
+struct Looped {
+    runs: Vec<i64>,
+    aborted: bool,
+    job: anyhow::Result<()>,
+}
+
+fn job_in_a_loop(fg: &mut dyn Foreground, rec: &Recorder, done: &AtomicBool) -> Looped {
+    let mut looped = Looped {
+        runs: Vec::new(),
+        aborted: false,
+        job: Ok(()),
+    };
+    let control = PhaseControl::new();
+    while !done.load(Ordering::Relaxed) {
+        rec.run_started();
+        match fg.run(RunKind::ImpactLoop, &control) {
+            Ok(r) => {
+                rec.run_ended(r.run_id);
+                looped.runs.push(r.run_id);
+                if r.aborted {
+                    looped.aborted = true;
+                    break;
+                }
+            }
+            Err(e) => {
+                looped.job = Err(e);
+                break;
+            }
+        }
+    }
+    looped
 }
 
 // ---------------------------------------------------------------------------------------------
