@@ -220,7 +220,6 @@ impl<'t> Pairs<'t> {
         rec: &Recorder,
         stop: &AtomicBool,
     ) -> anyhow::Result<(Vec<Repetition>, bool)> {
-        let task = &self.task;
         let mut reps = Vec::new();
         for loaded in [false, true] {
             let mut tries = 0;
@@ -228,51 +227,7 @@ impl<'t> Pairs<'t> {
                 if stop.load(Ordering::Relaxed) {
                     return Ok((reps, true));
                 }
-                let mut ended = false;
-                rec.run_started();
-                if loaded {
-                    let mut t = task.lock().unwrap_or_else(|e| e.into_inner());
-                    self.live = true;
-                    start_running(rec, 0, &mut **t)?;
-                }
-                rec.event(
-                    "repetition-start",
-                    format!("repetition {r}, {}", if loaded { "with the task" } else { "idle" }),
-                );
-                // While a loaded repetition runs, the task is looked at every POLL_EVERY.
-                let job_done = AtomicBool::new(false);
-                let (run, watched) = std::thread::scope(|s| {
-                    let ended = &mut ended;
-                    let watcher = loaded.then(|| {
-                        s.spawn(|| -> anyhow::Result<()> {
-                            while !job_done.load(Ordering::Relaxed) {
-                                {
-                                    let mut t = task.lock().unwrap_or_else(|e| e.into_inner());
-                                    look(rec, 0, &mut **t, ended)?;
-                                }
-                                sleep_unless(POLL_EVERY, &|| job_done.load(Ordering::Relaxed));
-                            }
-                            Ok(())
-                        })
-                    });
-                    let run = fg.run(
-                        if loaded {
-                            RunKind::ImpactLoaded
-                        } else {
-                            RunKind::ImpactIdle
-                        },
-                        &PhaseControl::new(),
-                    );
-                    job_done.store(true, Ordering::Relaxed);
-                    let watched = watcher.map(|w| w.join().expect("the watcher does not panic"));
-                    (run, watched)
-                });
-                let run = run?;
-                rec.event("repetition-end", format!("repetition {r} (run {})", run.run_id));
-                rec.run_ended(run.run_id);
-                if let Some(w) = watched {
-                    w?;
-                }
+                let (run, mut ended) = self.side(r, loaded, fg, rec)?;
                 if run.aborted {
                     reps.push(Repetition {
                         index: r,
@@ -283,25 +238,7 @@ impl<'t> Pairs<'t> {
                     });
                     return Ok((reps, true));
                 }
-                let overlapped = !loaded || {
-                    let mut t = task.lock().unwrap_or_else(|e| e.into_inner());
-                    matches!(look(rec, 0, &mut **t, &mut ended)?, TaskState::Running(_))
-                };
-                if !overlapped {
-                    rec.event(
-                        "task-ended-early",
-                        format!("repetition {r} (run {}): the task ended before the job did", run.run_id),
-                    );
-                    self.live = false;
-                }
-                if loaded && overlapped {
-                    // The idle repetitions run with the task stopped: the next loaded one
-                    // starts it afresh.
-                    let mut t = task.lock().unwrap_or_else(|e| e.into_inner());
-                    self.live = false;
-                    t.stop().map_err(task_err)?;
-                    rec.event("task-stopped", t.describe());
-                }
+                let overlapped = !loaded || self.overlapped(r, run.run_id, rec, &mut ended)?;
                 reps.push(Repetition {
                     index: r,
                     loaded,
@@ -317,6 +254,81 @@ impl<'t> Pairs<'t> {
             }
         }
         Ok((reps, false))
+    }
+
+    /// One side of repetition `r`: the job run once, idle or with the task started afresh and
+    /// looked at every POLL_EVERY while the job runs; the run, and whether the task ended.
+    fn side(
+        &mut self,
+        r: u32,
+        loaded: bool,
+        fg: &mut dyn Foreground,
+        rec: &Recorder,
+    ) -> anyhow::Result<(ForegroundRun, bool)> {
+        let task = &self.task;
+        let mut ended = false;
+        rec.run_started();
+        if loaded {
+            let mut t = task.lock().unwrap_or_else(|e| e.into_inner());
+            self.live = true;
+            start_running(rec, 0, &mut **t)?;
+        }
+        rec.event(
+            "repetition-start",
+            format!("repetition {r}, {}", if loaded { "with the task" } else { "idle" }),
+        );
+        let job_done = AtomicBool::new(false);
+        let (run, watched) = std::thread::scope(|s| {
+            let ended = &mut ended;
+            let watcher = loaded.then(|| {
+                s.spawn(|| -> anyhow::Result<()> {
+                    while !job_done.load(Ordering::Relaxed) {
+                        {
+                            let mut t = task.lock().unwrap_or_else(|e| e.into_inner());
+                            look(rec, 0, &mut **t, ended)?;
+                        }
+                        sleep_unless(POLL_EVERY, &|| job_done.load(Ordering::Relaxed));
+                    }
+                    Ok(())
+                })
+            });
+            let kind = if loaded {
+                RunKind::ImpactLoaded
+            } else {
+                RunKind::ImpactIdle
+            };
+            let run = fg.run(kind, &PhaseControl::new());
+            job_done.store(true, Ordering::Relaxed);
+            let watched = watcher.map(|w| w.join().expect("the watcher does not panic"));
+            (run, watched)
+        });
+        let run = run?;
+        rec.event("repetition-end", format!("repetition {r} (run {})", run.run_id));
+        rec.run_ended(run.run_id);
+        if let Some(w) = watched {
+            w?;
+        }
+        Ok((run, ended))
+    }
+
+    /// Whether the task still ran when the loaded run ended (it covered the run); it is then
+    /// stopped, the idle repetitions running without it and the next loaded one starting it
+    /// afresh. A task that ended first is said.
+    fn overlapped(&mut self, r: u32, run_id: i64, rec: &Recorder, ended: &mut bool) -> anyhow::Result<bool> {
+        let mut t = self.task.lock().unwrap_or_else(|e| e.into_inner());
+        let overlapped = matches!(look(rec, 0, &mut **t, ended)?, TaskState::Running(_));
+        if !overlapped {
+            rec.event(
+                "task-ended-early",
+                format!("repetition {r} (run {run_id}): the task ended before the job did"),
+            );
+            self.live = false;
+            return Ok(false);
+        }
+        self.live = false;
+        t.stop().map_err(task_err)?;
+        rec.event("task-stopped", t.describe());
+        Ok(true)
     }
 
     /// Stops the task this study started (if it still runs) and says so.
