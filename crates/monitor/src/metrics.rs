@@ -274,10 +274,46 @@ impl MonitorMetrics {
         pools: &[(String, PoolPoint, PoolPoint)],
         took: f64,
     ) {
-        let of = |idx: u32| &series[idx as usize];
-        let disk_labels = |s: &Series| vec![("pool", s.pool.clone()), ("device", s.name.clone())];
+        self.publish_disks(series, sweep, present);
+        for s in series.iter().filter(|s| s.kind == SeriesKind::Filesystem) {
+            let l = vec![("pool", s.pool.clone()), ("mountpoint", s.name.clone())];
+            let here = sweep.fs.iter().find(|f| f.series == s.idx);
+            self.fs_mounted.get_or_create(&l).set(here.is_some() as i64);
+            if let Some(f) = here {
+                let v = [f.size, f.avail, f.free, f.files, f.files_free];
+                for (g, v) in self.fs.iter().zip(v) {
+                    g.get_or_create(&l).set(v as i64);
+                }
+            }
+        }
+        for g in &sweep.gauges {
+            self.publish_gauge(&series[g.series as usize], g);
+        }
+        for (pool, interval, lt) in pools {
+            for (window, p) in [("interval", interval), ("lt", lt)] {
+                let l = vec![("pool", pool.clone()), ("window", window.to_string())];
+                let v = [p.read_rate, p.write_rate, p.iops, p.latency, p.utilisation];
+                for (g, v) in self.pool.iter().zip(v) {
+                    g.get_or_create(&l).set(v);
+                }
+            }
+        }
+        for e in &sweep.events {
+            self.events.get_or_create(&vec![("kind", e.kind.clone())]).inc();
+        }
+        self.sweeps.inc();
+        self.sweep_seconds.set(took);
+    }
+
+    /// Each disk's counters by their steps, its I/Os in flight, and whether it is there; a
+    /// disk's counters exist from the start, at 0, so that `rate()` sees its first step.
+    fn publish_disks(&self, series: &[Series], sweep: &Sweep, present: &[(u32, bool)]) {
+        let labels = |idx: u32| {
+            let s = &series[idx as usize];
+            vec![("pool", s.pool.clone()), ("device", s.name.clone())]
+        };
         for d in &sweep.disks {
-            let l = disk_labels(of(d.series));
+            let l = labels(d.series);
             let x = &d.delta;
             let counts = [
                 x.reads,
@@ -297,10 +333,8 @@ impl MonitorMetrics {
             self.disk_in_flight.get_or_create(&l).set(x.in_flight as i64);
         }
         for (idx, here) in present {
-            let s = of(*idx);
-            let l = disk_labels(s);
+            let l = labels(*idx);
             self.disk_present.get_or_create(&l).set(*here as i64);
-            // A disk's counters exist from the start, at 0, so that `rate()` sees its first step.
             for (_, f) in &self.disk_counters {
                 let _ = f.get_or_create(&l);
             }
@@ -308,79 +342,51 @@ impl MonitorMetrics {
                 let _ = f.get_or_create(&l);
             }
         }
-        for s in series.iter().filter(|s| s.kind == SeriesKind::Filesystem) {
-            let l = vec![("pool", s.pool.clone()), ("mountpoint", s.name.clone())];
-            let here = sweep.fs.iter().find(|f| f.series == s.idx);
-            self.fs_mounted.get_or_create(&l).set(here.is_some() as i64);
-            if let Some(f) = here {
-                let v = [f.size, f.avail, f.free, f.files, f.files_free];
-                for (g, v) in self.fs.iter().zip(v) {
-                    g.get_or_create(&l).set(v as i64);
+    }
+
+    /// A gauge of a sweep into its family: an md array's state, a btrfs scrub's progress and
+    /// errors, btrfs's device errors and NFS's operations, round trips and bytes by their steps.
+    fn publish_gauge(&self, s: &Series, g: &storlab_model::monitor::GaugeSample) {
+        let dev = || vec![("pool", s.pool.clone()), ("device", s.name.clone())];
+        match s.kind {
+            SeriesKind::Md => {
+                if let Some(f) = self.md.get(g.key.as_str()) {
+                    f.get_or_create(&dev()).set(g.value);
                 }
             }
-        }
-        for g in &sweep.gauges {
-            let s = of(g.series);
-            match s.kind {
-                SeriesKind::Md => {
-                    if let Some(f) = self.md.get(g.key.as_str()) {
-                        f.get_or_create(&vec![("pool", s.pool.clone()), ("device", s.name.clone())])
-                            .set(g.value);
-                    }
-                }
-                SeriesKind::Btrfs if g.key.starts_with("scrub_") => {
-                    let l = vec![("pool", s.pool.clone()), ("device", s.name.clone())];
-                    if let Some(f) = self.btrfs_scrub.get(g.key.as_str()) {
-                        f.get_or_create(&l).set(g.value);
-                    } else if let Some(kind) = g.key.strip_prefix("scrub_").and_then(|k| k.strip_suffix("_errors")) {
-                        let mut l = l;
-                        l.push(("type", kind.to_string()));
-                        self.btrfs_scrub["errors"].get_or_create(&l).set(g.value);
-                    }
-                }
-                SeriesKind::Btrfs if BTRFS_ERRORS.contains(&g.key.as_str()) => {
-                    let grew = self.growth(g.series, &g.key, g.value);
-                    self.btrfs_errors
-                        .get_or_create(&vec![
-                            ("pool", s.pool.clone()),
-                            ("device", s.name.clone()),
-                            ("type", g.key.clone()),
-                        ])
-                        .inc_by(grew as u64);
-                }
-                SeriesKind::Nfs => {
-                    let grew = self.growth(g.series, &g.key, g.value);
-                    let mp = ("mountpoint", s.name.clone());
-                    if let Some(op) = g.key.strip_prefix("ops:") {
-                        self.nfs_ops
-                            .get_or_create(&vec![("pool", s.pool.clone()), mp, ("operation", op.to_string())])
-                            .inc_by(grew as u64);
-                    } else if let Some(op) = g.key.strip_prefix("rtt_ms:") {
-                        self.nfs_rtt
-                            .get_or_create(&vec![("pool", s.pool.clone()), mp, ("operation", op.to_string())])
-                            .inc_by(grew / 1000.0);
-                    } else if let Some(dir) = g.key.strip_suffix("_bytes") {
-                        self.nfs_bytes
-                            .get_or_create(&vec![("pool", s.pool.clone()), mp, ("direction", dir.to_string())])
-                            .inc_by(grew as u64);
-                    }
-                }
-                _ => {}
-            }
-        }
-        for (pool, interval, lt) in pools {
-            for (window, p) in [("interval", interval), ("lt", lt)] {
-                let l = vec![("pool", pool.clone()), ("window", window.to_string())];
-                let v = [p.read_rate, p.write_rate, p.iops, p.latency, p.utilisation];
-                for (g, v) in self.pool.iter().zip(v) {
-                    g.get_or_create(&l).set(v);
+            SeriesKind::Btrfs if g.key.starts_with("scrub_") => {
+                if let Some(f) = self.btrfs_scrub.get(g.key.as_str()) {
+                    f.get_or_create(&dev()).set(g.value);
+                } else if let Some(kind) = g.key.strip_prefix("scrub_").and_then(|k| k.strip_suffix("_errors")) {
+                    let mut l = dev();
+                    l.push(("type", kind.to_string()));
+                    self.btrfs_scrub["errors"].get_or_create(&l).set(g.value);
                 }
             }
+            SeriesKind::Btrfs if BTRFS_ERRORS.contains(&g.key.as_str()) => {
+                let grew = self.growth(g.series, &g.key, g.value);
+                let mut l = dev();
+                l.push(("type", g.key.clone()));
+                self.btrfs_errors.get_or_create(&l).inc_by(grew as u64);
+            }
+            SeriesKind::Nfs => {
+                let grew = self.growth(g.series, &g.key, g.value);
+                let l = |k: &'static str, v: &str| {
+                    vec![
+                        ("pool", s.pool.clone()),
+                        ("mountpoint", s.name.clone()),
+                        (k, v.to_string()),
+                    ]
+                };
+                if let Some(op) = g.key.strip_prefix("ops:") {
+                    self.nfs_ops.get_or_create(&l("operation", op)).inc_by(grew as u64);
+                } else if let Some(op) = g.key.strip_prefix("rtt_ms:") {
+                    self.nfs_rtt.get_or_create(&l("operation", op)).inc_by(grew / 1000.0);
+                } else if let Some(dir) = g.key.strip_suffix("_bytes") {
+                    self.nfs_bytes.get_or_create(&l("direction", dir)).inc_by(grew as u64);
+                }
+            }
+            _ => {}
         }
-        for e in &sweep.events {
-            self.events.get_or_create(&vec![("kind", e.kind.clone())]).inc();
-        }
-        self.sweeps.inc();
-        self.sweep_seconds.set(took);
     }
 }
