@@ -442,6 +442,87 @@ pub(crate) enum Write {
     },
 }
 
+/// A run begun: its row, running, with the process that runs it, and its tags.
+fn begin_run(c: &mut dyn Conn, id: Option<i64>, uuid: &str, started_at: &str, pid: i64, run: &NewRun) -> Result<i64> {
+    let id = insert_run(
+        c,
+        &RunRow {
+            id,
+            uuid,
+            started_at,
+            finished_at: None,
+            host: &run.host,
+            kind: run.kind,
+            job_name: run.job_name.as_deref(),
+            job: &run.job,
+            command: Some(&run.command),
+            status: RunStatus::Running,
+            status_detail: None,
+            pid: Some(pid),
+            imported: false,
+            cache_flattered: false,
+        },
+    )?;
+    insert_tags(c, id, &run.tags)?;
+    Ok(id)
+}
+
+/// What an import read: each run whole (finished when it began), and the studies they make up,
+/// their members the runs' new ids.
+fn import(
+    c: &mut dyn Conn,
+    ids: &[i64],
+    uuids: &[String],
+    runs: &[ImportedRun],
+    studies: &[(String, String, ImportStudy)],
+) -> Result<Vec<i64>> {
+    let mut made = Vec::with_capacity(runs.len());
+    for (i, (r, uuid)) in runs.iter().zip(uuids).enumerate() {
+        let id = insert_run(
+            c,
+            &RunRow {
+                id: ids.get(i).copied(),
+                uuid,
+                started_at: &r.started_at,
+                finished_at: Some(&r.started_at),
+                host: &r.run.host,
+                kind: r.run.kind,
+                job_name: r.run.job_name.as_deref(),
+                job: &r.run.job,
+                command: Some(&r.run.command),
+                status: RunStatus::Ok,
+                status_detail: None,
+                pid: None,
+                imported: true,
+                cache_flattered: false,
+            },
+        )?;
+        insert_tags(c, id, &r.run.tags)?;
+        insert_environment(c, id, &r.environment)?;
+        for p in &r.phases {
+            insert_phase(c, id, p)?;
+        }
+        made.push(id);
+    }
+    for (uuid, created_at, s) in studies {
+        let study = NewStudy {
+            params: s.params.clone(),
+            members: s
+                .members
+                .iter()
+                .map(|(i, role)| Member {
+                    run_id: made[*i],
+                    role: role.clone(),
+                })
+                .collect(),
+            events: Vec::new(),
+            task_samples: Vec::new(),
+        };
+        insert_study(c, None, uuid, created_at, &study)?;
+    }
+    Ok(made)
+}
+
 impl Write {
     /// Applies the write inside the caller's transaction; returns the ids it made.
     pub(crate) fn apply(&self, c: &mut dyn Conn) -> Result<Vec<i64>> {
@@ -452,29 +533,7 @@ impl Write {
                 started_at,
                 pid,
                 run,
-            } => {
-                let id = insert_run(
-                    c,
-                    &RunRow {
-                        id: *id,
-                        uuid,
-                        started_at,
-                        finished_at: None,
-                        host: &run.host,
-                        kind: run.kind,
-                        job_name: run.job_name.as_deref(),
-                        job: &run.job,
-                        command: Some(&run.command),
-                        status: RunStatus::Running,
-                        status_detail: None,
-                        pid: Some(*pid),
-                        imported: false,
-                        cache_flattered: false,
-                    },
-                )?;
-                insert_tags(c, id, &run.tags)?;
-                Ok(vec![id])
-            }
+            } => begin_run(c, *id, uuid, started_at, *pid, run).map(|id| vec![id]),
             Write::Environment { run_id, env } => insert_environment(c, *run_id, env).map(|_| vec![]),
             Write::Ranks { run_id, ranks } => insert_ranks(c, *run_id, ranks).map(|_| vec![]),
             Write::RankPhases { run_id, rows } => insert_rank_phases(c, *run_id, rows).map(|_| vec![]),
@@ -502,53 +561,7 @@ impl Write {
                 uuids,
                 runs,
                 studies,
-            } => {
-                let mut made = Vec::with_capacity(runs.len());
-                for (i, (r, uuid)) in runs.iter().zip(uuids).enumerate() {
-                    let id = insert_run(
-                        c,
-                        &RunRow {
-                            id: ids.get(i).copied(),
-                            uuid,
-                            started_at: &r.started_at,
-                            finished_at: Some(&r.started_at),
-                            host: &r.run.host,
-                            kind: r.run.kind,
-                            job_name: r.run.job_name.as_deref(),
-                            job: &r.run.job,
-                            command: Some(&r.run.command),
-                            status: RunStatus::Ok,
-                            status_detail: None,
-                            pid: None,
-                            imported: true,
-                            cache_flattered: false,
-                        },
-                    )?;
-                    insert_tags(c, id, &r.run.tags)?;
-                    insert_environment(c, id, &r.environment)?;
-                    for p in &r.phases {
-                        insert_phase(c, id, p)?;
-                    }
-                    made.push(id);
-                }
-                for (uuid, created_at, s) in studies {
-                    let study = NewStudy {
-                        params: s.params.clone(),
-                        members: s
-                            .members
-                            .iter()
-                            .map(|(i, role)| Member {
-                                run_id: made[*i],
-                                role: role.clone(),
-                            })
-                            .collect(),
-                        events: Vec::new(),
-                        task_samples: Vec::new(),
-                    };
-                    insert_study(c, None, uuid, created_at, &study)?;
-                }
-                Ok(made)
-            }
+            } => import(c, ids, uuids, runs, studies),
             Write::Scan { run_id, report } => insert_scan(c, *run_id, report).map(|_| vec![]),
             Write::Study {
                 id,
