@@ -201,43 +201,10 @@ fn result_of(job: &Value) -> Result<(PhaseResult, Vec<String>), String> {
         return Err("no \"read\" or \"write\" section".into());
     }
     let active: Vec<&Value> = [read, write, trim].into_iter().flatten().collect();
-    let runtime_ms = active.iter().map(|d| num(d, "runtime")).fold(0.0, f64::max);
-    let seconds = runtime_ms / 1e3;
-    let bytes_read = read.map(|d| num(d, "io_bytes")).unwrap_or(0.0);
-    let bytes_written =
-        write.map(|d| num(d, "io_bytes")).unwrap_or(0.0) + trim.map(|d| num(d, "io_bytes")).unwrap_or(0.0);
-    let ops_read = read.map(|d| num(d, "total_ios")).unwrap_or(0.0);
-    let ops_written =
-        write.map(|d| num(d, "total_ios")).unwrap_or(0.0) + trim.map(|d| num(d, "total_ios")).unwrap_or(0.0);
-    let bw: f64 = active.iter().map(|d| num(d, "bw_bytes")).sum();
-    let iops: f64 = active.iter().map(|d| num(d, "iops")).sum();
-    // Latency: fio's total latency (lat_ns: submission to completion) as storlab measures it;
-    // the mean weighted by each direction's I/Os.
-    let lat = |d: &Value, k: &str| {
-        d.get("lat_ns")
-            .and_then(|l| l.get(k))
-            .and_then(Value::as_f64)
-            .unwrap_or(0.0)
-    };
-    let n: f64 = active.iter().map(|d| num(d, "total_ios")).sum::<f64>().max(1.0);
-    let lat_mean = active.iter().map(|d| lat(d, "mean") * num(d, "total_ios")).sum::<f64>() / n;
-    let lat_min = active
-        .iter()
-        .map(|d| lat(d, "min"))
-        .filter(|v| *v > 0.0)
-        .fold(f64::INFINITY, f64::min);
-    let lat_max = active.iter().map(|d| lat(d, "max")).fold(0.0, f64::max);
-    // Percentiles: exact from json+ bins when the job mixed directions; else fio's own.
-    let pick = |key: &str, q: f64| -> f64 {
-        if active.len() > 1 {
-            if let Some(v) = merged_percentile(&active, q) {
-                return v;
-            }
-        }
-        active.iter().filter_map(|d| percentile(d, key)).fold(0.0, f64::max)
-    };
-    let usr = num(job, "usr_cpu") / 100.0 * num(job, "job_runtime") / 1e3;
-    let sys = num(job, "sys_cpu") / 100.0 * num(job, "job_runtime") / 1e3;
+    let seconds = active.iter().map(|d| num(d, "runtime")).fold(0.0, f64::max) / 1e3;
+    let of = |d: Option<&Value>, k: &str| d.map(|d| num(d, k)).unwrap_or(0.0);
+    let bytes = (of(read, "io_bytes"), of(write, "io_bytes") + of(trim, "io_bytes"));
+    let ops = (of(read, "total_ios"), of(write, "total_ios") + of(trim, "total_ios"));
     let mut notes =
         vec!["fio reports one figure per job (or group): no first done, no spread between its workers".to_string()];
     if active.len() > 1 && merged_percentile(&active, 0.5).is_none() {
@@ -246,53 +213,78 @@ fn result_of(job: &Value) -> Result<(PhaseResult, Vec<String>), String> {
     if let Some(e) = job.get("error").filter(|e| e.as_i64() != Some(0) && !e.is_null()) {
         notes.push(format!("fio reported error {e} for this job"));
     }
-    // continue_on_error: the errors the job went on past.
-    let errors = job
-        .get("total_err")
-        .and_then(Value::as_u64)
-        .filter(|n| *n > 0)
-        .map(|count| {
-            let errno = job.get("first_error").and_then(Value::as_i64).unwrap_or(0) as i32;
-            storlab_model::result::ErrorsReport {
-                count,
-                first_errno: errno,
-                first: format!(
-                    "{} (errno {errno}, as fio reported it)",
-                    std::io::Error::from_raw_os_error(errno)
-                ),
-            }
-        });
-    let all = Throughput {
-        seconds,
-        bytes: (bytes_read + bytes_written) as u64,
-        ops: (ops_read + ops_written) as u64,
-        bytes_per_sec: bw,
-        iops,
-    };
+    let cpu = |k: &str| num(job, k) / 100.0 * num(job, "job_runtime") / 1e3;
     Ok((
         PhaseResult {
-            bytes_read: bytes_read as u64,
-            bytes_written: bytes_written as u64,
-            ops_read: ops_read as u64,
-            ops_written: ops_written as u64,
-            all_done: all,
-            cpu_user: usr,
-            cpu_sys: sys,
-            latency: Latency {
-                count: (ops_read + ops_written) as u64,
-                min_ns: if lat_min.is_finite() { lat_min as u64 } else { 0 },
-                mean_ns: lat_mean,
-                max_ns: lat_max as u64,
-                p50_ns: pick("50.000000", 0.5) as u64,
-                p90_ns: pick("90.000000", 0.9) as u64,
-                p99_ns: pick("99.000000", 0.99) as u64,
-                p99_9_ns: pick("99.900000", 0.999) as u64,
-                p99_99_ns: pick("99.990000", 0.9999) as u64,
+            bytes_read: bytes.0 as u64,
+            bytes_written: bytes.1 as u64,
+            ops_read: ops.0 as u64,
+            ops_written: ops.1 as u64,
+            all_done: Throughput {
+                seconds,
+                bytes: (bytes.0 + bytes.1) as u64,
+                ops: (ops.0 + ops.1) as u64,
+                bytes_per_sec: active.iter().map(|d| num(d, "bw_bytes")).sum(),
+                iops: active.iter().map(|d| num(d, "iops")).sum(),
             },
+            cpu_user: cpu("usr_cpu"),
+            cpu_sys: cpu("sys_cpu"),
+            latency: latency_of(&active, (ops.0 + ops.1) as u64),
             not_measured: vec![Figure::FirstDone, Figure::WorkerSpread],
-            errors,
+            errors: errors_of(job),
             ..PhaseResult::default()
         },
         notes,
     ))
+}
+
+/// The job's latency: fio's total latency (lat_ns: submission to completion) as storlab
+/// measures it, the mean weighted by each direction's I/Os; percentiles exact from json+ bins
+/// when the job mixed directions, else fio's own.
+fn latency_of(active: &[&Value], count: u64) -> Latency {
+    let lat = |d: &Value, k: &str| {
+        d.get("lat_ns")
+            .and_then(|l| l.get(k))
+            .and_then(Value::as_f64)
+            .unwrap_or(0.0)
+    };
+    let n: f64 = active.iter().map(|d| num(d, "total_ios")).sum::<f64>().max(1.0);
+    let lat_min = active
+        .iter()
+        .map(|d| lat(d, "min"))
+        .filter(|v| *v > 0.0)
+        .fold(f64::INFINITY, f64::min);
+    let pick = |key: &str, q: f64| -> u64 {
+        if active.len() > 1 {
+            if let Some(v) = merged_percentile(active, q) {
+                return v as u64;
+            }
+        }
+        active.iter().filter_map(|d| percentile(d, key)).fold(0.0, f64::max) as u64
+    };
+    Latency {
+        count,
+        min_ns: if lat_min.is_finite() { lat_min as u64 } else { 0 },
+        mean_ns: active.iter().map(|d| lat(d, "mean") * num(d, "total_ios")).sum::<f64>() / n,
+        max_ns: active.iter().map(|d| lat(d, "max")).fold(0.0, f64::max) as u64,
+        p50_ns: pick("50.000000", 0.5),
+        p90_ns: pick("90.000000", 0.9),
+        p99_ns: pick("99.000000", 0.99),
+        p99_9_ns: pick("99.900000", 0.999),
+        p99_99_ns: pick("99.990000", 0.9999),
+    }
+}
+
+/// continue_on_error: the errors the job went on past.
+fn errors_of(job: &Value) -> Option<storlab_model::result::ErrorsReport> {
+    let count = job.get("total_err").and_then(Value::as_u64).filter(|n| *n > 0)?;
+    let errno = job.get("first_error").and_then(Value::as_i64).unwrap_or(0) as i32;
+    Some(storlab_model::result::ErrorsReport {
+        count,
+        first_errno: errno,
+        first: format!(
+            "{} (errno {errno}, as fio reported it)",
+            std::io::Error::from_raw_os_error(errno)
+        ),
+    })
 }
