@@ -581,20 +581,39 @@ pub fn render(
         body += &html;
         thinned_any |= thinned;
     }
+    warnings.extend(cache_warning(sections));
+    let what = title(sections, studies, challenges, monitors, risks);
+    page(&what, &warnings, &body, opts.free_scales, thinned_any)
+}
+
+/// Runs the page cache may have flattered, in one warning.
+fn cache_warning(sections: &[RunSection]) -> Option<String> {
     let flattered: Vec<String> = sections
         .iter()
         .filter(|s| s.run.phases.iter().any(|p| p.cache_flattered))
         .map(|s| s.run.run.id.to_string())
         .collect();
-    if !flattered.is_empty() {
-        warnings.push(format!(
+    (!flattered.is_empty()).then(|| {
+        format!(
             "run{} {}: some phases may have been flattered by the page cache (file set under 3 × RAM without O_DIRECT or a flush)",
             if flattered.len() > 1 { "s" } else { "" },
             flattered.join(", ")
-        ));
-    }
+        )
+    })
+}
+
+/// What the page covers, for its title: the runs and studies, a risk report, a monitor's
+/// window, challenges.
+fn title(
+    sections: &[RunSection],
+    studies: &[StudyView],
+    challenges: &[crate::challenge::ChallengeView],
+    monitors: &[crate::monitor::MonitorView],
+    risks: &[storlab_model::risk::RiskReport],
+) -> String {
     let mut what = covered(sections, studies);
-    if !risks.is_empty() && sections.is_empty() && studies.is_empty() {
+    let alone = sections.is_empty() && studies.is_empty();
+    if !risks.is_empty() && alone {
         what = format!("risk of data loss, {}", risks[0].raid);
     }
     if !monitors.is_empty() {
@@ -603,39 +622,40 @@ pub fn render(
             crate::monitor::utc(monitors[0].from),
             crate::monitor::utc(monitors[0].to)
         );
-        what = if sections.is_empty() && studies.is_empty() {
-            m
-        } else {
-            format!("{what} · {m}")
-        };
+        what = if alone { m } else { format!("{what} · {m}") };
     }
     if !challenges.is_empty() {
         let ids: Vec<String> = challenges.iter().map(|c| c.challenge.id.to_string()).collect();
-        what = if sections.is_empty() && studies.is_empty() {
+        what = if alone {
             format!("challenges {}", ids.join(", "))
         } else {
             format!("{what} · challenges {}", ids.join(", "))
         };
     }
+    what
+}
+
+/// The whole page: its head and style, what it covers, its warnings, its body.
+fn page(what: &str, warnings: &[String], body: &str, free_scales: bool, thinned_any: bool) -> String {
     let mut html = String::with_capacity(body.len() + 4096);
     let _ = write!(
         html,
         "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><title>storlab report — {}</title><style>{STYLE}</style></head><body><h1>storlab report</h1><p class=\"meta\">{} · generated {} by storlab {}{}{}</p>",
-        esc(&what),
-        esc(&what),
+        esc(what),
+        esc(what),
         humantime::format_rfc3339_seconds(std::time::SystemTime::now()),
         env!("CARGO_PKG_VERSION"),
-        if opts.free_scales { " · each plot on its own scale" } else { " · like plots share one scale" },
+        if free_scales { " · each plot on its own scale" } else { " · like plots share one scale" },
         if thinned_any { " · long series thinned for display" } else { "" }
     );
     if !warnings.is_empty() {
         html += "<div class=\"warn\"><b>Warnings</b><ul>";
-        for w in &warnings {
+        for w in warnings {
             let _ = write!(html, "<li>{}</li>", esc(w));
         }
         html += "</ul></div>";
     }
-    html += &body;
+    html += body;
     html += "</body></html>\n";
     html
 }
