@@ -171,36 +171,7 @@ impl Sampler {
             match &w.source {
                 Source::Disk { .. } => disk(s, st, disks.get(&s.name), t, seconds, &mut out),
                 Source::Filesystem { mount_point, source } => {
-                    let shown = mount_point.to_string_lossy();
-                    let now = mounts.iter().rev().find(|m| m.mount_point == shown);
-                    let mounted = now.is_some();
-                    if mounted != st.mounted {
-                        let detail = match now {
-                            Some(m) if m.source != *source => {
-                                format!("{shown} mounted again, from {} (was {source})", m.source)
-                            }
-                            Some(_) => format!("{shown} mounted again"),
-                            None => format!("{shown} is no longer mounted; its space is not sampled until it is"),
-                        };
-                        out.events
-                            .push(event(s, t, if mounted { "mounted" } else { "unmounted" }, detail));
-                        st.mounted = mounted;
-                    }
-                    if !mounted {
-                        continue;
-                    }
-                    if let Ok(v) = rustix::fs::statvfs(mount_point.as_path()) {
-                        out.fs.push(FsSample {
-                            series: s.idx,
-                            t,
-                            level: Level::Full,
-                            size: v.f_blocks * v.f_frsize,
-                            avail: v.f_bavail * v.f_frsize,
-                            free: v.f_bfree * v.f_frsize,
-                            files: v.f_files,
-                            files_free: v.f_ffree,
-                        });
-                    }
+                    filesystem(s, st, mount_point, source, &mounts, t, &mut out)
                 }
                 Source::Md => md(s, st, &self.files.sys_block, t, &mut out),
                 Source::Btrfs {
@@ -209,51 +180,100 @@ impl Sampler {
                     mount_point,
                 } => {
                     scrub(s, st, mount_point, devid, t, &mut out);
-                    let text =
-                        read_trim(format!("/sys/fs/btrfs/{uuid}/devinfo/{devid}/error_stats")).unwrap_or_default();
-                    let mut now = [0u64; 5];
-                    for l in text.lines() {
-                        let mut w = l.split_whitespace();
-                        if let (Some(k), Some(v)) = (w.next(), w.next().and_then(|v| v.parse().ok())) {
-                            if let Some(i) = BTRFS_ERRORS.iter().position(|e| *e == k) {
-                                now[i] = v;
-                            }
-                        }
-                    }
-                    if text.is_empty() {
-                        continue;
-                    }
-                    if let Some(before) = st.btrfs.filter(|b| *b != now) {
-                        let grew: Vec<String> = BTRFS_ERRORS
-                            .iter()
-                            .zip(before.iter().zip(now.iter()))
-                            .filter(|(_, (b, n))| n > b)
-                            .map(|(k, (b, n))| format!("{k} {b} → {n}"))
-                            .collect();
-                        if !grew.is_empty() {
-                            out.events
-                                .push(event(s, t, "btrfs-errors", format!("{}: {}", s.name, grew.join(", "))));
-                        }
-                    }
-                    st.btrfs = Some(now);
-                    for (k, v) in BTRFS_ERRORS.iter().zip(now) {
-                        out.gauges.push(gauge(s, t, k, v as f64));
-                    }
+                    btrfs_errors(s, st, uuid, devid, t, &mut out);
                 }
                 Source::Nfs { mount_point } => {
                     if let Some(m) = nfs.iter().find(|m| m.mount_point == *mount_point) {
-                        out.gauges.push(gauge(s, t, "read_bytes", m.read_bytes as f64));
-                        out.gauges.push(gauge(s, t, "write_bytes", m.write_bytes as f64));
-                        for (op, o) in &m.ops {
-                            out.gauges.push(gauge(s, t, &format!("ops:{op}"), o.ops as f64));
-                            out.gauges.push(gauge(s, t, &format!("rtt_ms:{op}"), o.rtt_ms as f64));
-                            out.gauges.push(gauge(s, t, &format!("bytes:{op}"), o.bytes as f64));
-                        }
+                        nfs_gauges(s, m, t, &mut out);
                     }
                 }
             }
         }
         out
+    }
+}
+
+/// A pool's filesystem: mounted or not (a change is an event), and its space and inodes.
+fn filesystem(
+    s: &Series,
+    st: &mut State,
+    mount_point: &std::path::Path,
+    source: &str,
+    mounts: &[mounts::Mount],
+    t: f64,
+    out: &mut Sweep,
+) {
+    let shown = mount_point.to_string_lossy();
+    let now = mounts.iter().rev().find(|m| m.mount_point == shown);
+    let mounted = now.is_some();
+    if mounted != st.mounted {
+        let detail = match now {
+            Some(m) if m.source != *source => format!("{shown} mounted again, from {} (was {source})", m.source),
+            Some(_) => format!("{shown} mounted again"),
+            None => format!("{shown} is no longer mounted; its space is not sampled until it is"),
+        };
+        out.events
+            .push(event(s, t, if mounted { "mounted" } else { "unmounted" }, detail));
+        st.mounted = mounted;
+    }
+    if !mounted {
+        return;
+    }
+    if let Ok(v) = rustix::fs::statvfs(mount_point) {
+        out.fs.push(FsSample {
+            series: s.idx,
+            t,
+            level: Level::Full,
+            size: v.f_blocks * v.f_frsize,
+            avail: v.f_bavail * v.f_frsize,
+            free: v.f_bfree * v.f_frsize,
+            files: v.f_files,
+            files_free: v.f_ffree,
+        });
+    }
+}
+
+/// A btrfs device's error counters (a growth is an event).
+fn btrfs_errors(s: &Series, st: &mut State, uuid: &str, devid: &str, t: f64, out: &mut Sweep) {
+    let text = read_trim(format!("/sys/fs/btrfs/{uuid}/devinfo/{devid}/error_stats")).unwrap_or_default();
+    if text.is_empty() {
+        return;
+    }
+    let mut now = [0u64; 5];
+    for l in text.lines() {
+        let mut w = l.split_whitespace();
+        if let (Some(k), Some(v)) = (w.next(), w.next().and_then(|v| v.parse().ok())) {
+            if let Some(i) = BTRFS_ERRORS.iter().position(|e| *e == k) {
+                now[i] = v;
+            }
+        }
+    }
+    if let Some(before) = st.btrfs.filter(|b| *b != now) {
+        let grew: Vec<String> = BTRFS_ERRORS
+            .iter()
+            .zip(before.iter().zip(now.iter()))
+            .filter(|(_, (b, n))| n > b)
+            .map(|(k, (b, n))| format!("{k} {b} → {n}"))
+            .collect();
+        if !grew.is_empty() {
+            out.events
+                .push(event(s, t, "btrfs-errors", format!("{}: {}", s.name, grew.join(", "))));
+        }
+    }
+    st.btrfs = Some(now);
+    for (k, v) in BTRFS_ERRORS.iter().zip(now) {
+        out.gauges.push(gauge(s, t, k, v as f64));
+    }
+}
+
+/// An NFS mount's bytes and, per operation, its count, round trips and bytes.
+fn nfs_gauges(s: &Series, m: &procfs::NfsMount, t: f64, out: &mut Sweep) {
+    out.gauges.push(gauge(s, t, "read_bytes", m.read_bytes as f64));
+    out.gauges.push(gauge(s, t, "write_bytes", m.write_bytes as f64));
+    for (op, o) in &m.ops {
+        out.gauges.push(gauge(s, t, &format!("ops:{op}"), o.ops as f64));
+        out.gauges.push(gauge(s, t, &format!("rtt_ms:{op}"), o.rtt_ms as f64));
+        out.gauges.push(gauge(s, t, &format!("bytes:{op}"), o.bytes as f64));
     }
 }
 
