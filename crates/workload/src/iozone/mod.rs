@@ -325,41 +325,49 @@ fn parse_num<T: std::str::FromStr>(flag: &str, text: &str, what: &str) -> Result
     text.parse().map_err(|_| err(format!("{flag} {text}: expected {what}")))
 }
 
+/// IOzone's arguments with its `-+x` flags spelt `--plus-x`, as clap (which has no `-+`)
+/// reads them.
+fn plus_spelt(args: &[String]) -> Vec<String> {
+    args.iter()
+        .map(|a| match a.strip_prefix("-+") {
+            Some(rest) if !rest.is_empty() => {
+                let (flag, value) = rest.split_at(1);
+                if value.is_empty() {
+                    format!("--plus-{flag}")
+                } else {
+                    format!("--plus-{flag}={value}")
+                }
+            }
+            _ => a.clone(),
+        })
+        .collect()
+}
+
+/// The tests of `-i`, each IOzone's, in IOzone's order, once each.
+fn tests_of(given: &[String]) -> Result<Vec<u8>, WorkloadError> {
+    let mut tests = given
+        .iter()
+        .map(|t| {
+            let n: u8 = parse_num("-i", t, "a test number 0 to 12")?;
+            if test(n).is_none() {
+                return Err(err(format!("-i {n}: IOzone's tests are 0 to 12")));
+            }
+            Ok(n)
+        })
+        .collect::<Result<Vec<u8>, _>>()?;
+    tests.sort_unstable();
+    tests.dedup();
+    Ok(tests)
+}
+
 impl IozoneArgs {
     /// Parses IOzone's arguments (without the program name) through clap ([`IozoneFlags`]). A
     /// flag storlab does not support is an error that names it and lists the supported ones.
     pub fn parse(args: &[String]) -> Result<IozoneArgs, WorkloadError> {
         use clap::Parser;
-        // clap has no `-+x` flags: IOzone's -+p and -+u are spelt --plus-p and --plus-u inside.
-        let spelt: Vec<String> = args
-            .iter()
-            .map(|a| match a.strip_prefix("-+") {
-                Some(rest) if !rest.is_empty() => {
-                    let (flag, value) = rest.split_at(1);
-                    if value.is_empty() {
-                        format!("--plus-{flag}")
-                    } else {
-                        format!("--plus-{flag}={value}")
-                    }
-                }
-                _ => a.clone(),
-            })
-            .collect();
-        let f = IozoneFlags::try_parse_from(&spelt).map_err(clap_error)?;
+        let f = IozoneFlags::try_parse_from(plus_spelt(args)).map_err(clap_error)?;
         let size = |flag: &str, v: &Option<String>| v.as_deref().map(|t| parse_size(flag, t)).transpose();
-        let mut tests = f
-            .tests
-            .iter()
-            .map(|t| {
-                let n: u8 = parse_num("-i", t, "a test number 0 to 12")?;
-                if test(n).is_none() {
-                    return Err(err(format!("-i {n}: IOzone's tests are 0 to 12")));
-                }
-                Ok(n)
-            })
-            .collect::<Result<Vec<u8>, _>>()?;
-        tests.sort_unstable();
-        tests.dedup();
+        let tests = tests_of(&f.tests)?;
         let workers = match f.workers.as_deref() {
             Some(t) => match parse_num::<u32>("-t", t, "a number of workers")? {
                 0 => return Err(err("-t 0: at least one worker")),
