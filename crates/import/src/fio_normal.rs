@@ -305,6 +305,13 @@ fn percentile_row(dir: &mut Direction, rest: &str, unit_ns: f64) -> Result<(), S
     Ok(())
 }
 
+/// What every run from fio's normal text says of its figures.
+const NOTES: [&str; 3] = [
+    "fio's normal text rounds what it prints (IOPS=515k, io=22.1MiB): the figures are as printed; I/O counts are IOPS × runtime",
+    "percentiles are fio's completion latency (clat), the larger of the directions' when several moved data; min, mean and max its total latency (lat)",
+    "fio reports one figure per job (or group): no first done, no spread between its workers",
+];
+
 /// One job's report as a run, through the step every fio text format shares.
 fn job_run(
     origin: &Origin,
@@ -337,11 +344,7 @@ fn job_run(
             .collect(),
         cpu_pct: job.usr_pct.zip(job.sys_pct),
     };
-    let mut notes = vec![
-        "fio's normal text rounds what it prints (IOPS=515k, io=22.1MiB): the figures are as printed; I/O counts are IOPS × runtime".to_string(),
-        "percentiles are fio's completion latency (clat), the larger of the directions' when several moved data; min, mean and max its total latency (lat)".into(),
-        "fio reports one figure per job (or group): no first done, no spread between its workers".into(),
-    ];
+    let mut notes: Vec<String> = NOTES.iter().map(|n| n.to_string()).collect();
     if job.error != 0 {
         notes.push(format!("fio reported error {} for this job", job.error));
     }

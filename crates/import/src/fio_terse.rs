@@ -137,6 +137,14 @@ impl Fields<'_> {
     }
 }
 
+/// What every run from a terse line says of its figures.
+const NOTES: [&str; 4] = [
+    "fio's terse output: no access pattern (rw), block size or job count; latency in whole µs",
+    "percentiles are fio's completion latency (clat), the larger of the directions' when both moved data; min, mean and max are its total latency",
+    "fio reports one figure per job (or group): no first done, no spread between its workers",
+    "IOPS per direction × its runtime gives the I/O counts",
+];
+
 /// One terse line as a run, through the step every fio text format shares.
 fn line_run(origin: &Origin, host: &str, line_no: usize, line: &str) -> Result<ImportedRun, ImportError> {
     let fields = Fields {
@@ -186,12 +194,7 @@ fn line_run(origin: &Origin, host: &str, line_no: usize, line: &str) -> Result<I
             .collect(),
         cpu_pct,
     };
-    let mut notes = vec![
-        "fio's terse output: no access pattern (rw), block size or job count; latency in whole µs".to_string(),
-        "percentiles are fio's completion latency (clat), the larger of the directions' when both moved data; min, mean and max are its total latency".into(),
-        "fio reports one figure per job (or group): no first done, no spread between its workers".into(),
-        "IOPS per direction × its runtime gives the I/O counts".into(),
-    ];
+    let mut notes: Vec<String> = NOTES.iter().map(|n| n.to_string()).collect();
     if error != 0.0 {
         notes.push(format!("fio reported error {error} for this job"));
     }

@@ -36,11 +36,20 @@ pub fn points(spec: &str) -> Result<(String, Vec<String>), WorkloadError> {
         }
         return Ok((key, list));
     };
+    let out = range(spec, lo, rest)?;
+    if out.len() > 1000 {
+        return Err(bad(format!("'{spec}' makes {} points: at most 1000", out.len())));
+    }
+    Ok((key, out))
+}
+
+/// A range's points: `LO..HI` doubling, `LO..HIxM` multiplying, `LO..HI+N` adding; sizes step in
+/// bytes (4k..1m doubles 4k, 8k, ...), plain numbers in units.
+fn range(spec: &str, lo: &str, rest: &str) -> Result<Vec<String>, WorkloadError> {
     let (hi, step) = match rest.find(['x', '+']) {
         Some(i) => (&rest[..i], &rest[i..]),
         None => (rest, "x2"),
     };
-    // Sizes step in bytes (4k..1m doubles 4k, 8k, ...); plain numbers in units.
     let num = |s: &str| -> Result<(u64, bool), WorkloadError> {
         if let Ok(n) = s.trim().parse::<u64>() {
             return Ok((n, false));
@@ -54,8 +63,6 @@ pub fn points(spec: &str) -> Result<(String, Vec<String>), WorkloadError> {
     if lo > hi {
         return Err(bad(format!("'{spec}': the range runs downwards")));
     }
-    let mut out = Vec::new();
-    let mut x = lo;
     let render = |v: u64| {
         if size_lo || size_hi {
             storlab_units::Size(v).to_string()
@@ -63,7 +70,7 @@ pub fn points(spec: &str) -> Result<(String, Vec<String>), WorkloadError> {
             v.to_string()
         }
     };
-    if let Some(m) = step.strip_prefix('x') {
+    let next: Box<dyn Fn(u64) -> u64> = if let Some(m) = step.strip_prefix('x') {
         let m: u64 = m
             .parse()
             .map_err(|_| bad(format!("'{step}' in '{spec}': expected x2, x4, ...")))?;
@@ -72,10 +79,7 @@ pub fn points(spec: &str) -> Result<(String, Vec<String>), WorkloadError> {
                 "'{spec}': a multiplying range needs a factor of at least 2 and a start above 0"
             )));
         }
-        while x <= hi {
-            out.push(render(x));
-            x = x.saturating_mul(m);
-        }
+        Box::new(move |x: u64| x.saturating_mul(m))
     } else {
         let a: u64 = step[1..]
             .parse()
@@ -83,15 +87,15 @@ pub fn points(spec: &str) -> Result<(String, Vec<String>), WorkloadError> {
         if a == 0 {
             return Err(bad(format!("'{spec}': a step of +0 never ends")));
         }
-        while x <= hi {
-            out.push(render(x));
-            x += a;
-        }
+        Box::new(move |x: u64| x + a)
+    };
+    let mut out = Vec::new();
+    let mut x = lo;
+    while x <= hi {
+        out.push(render(x));
+        x = next(x);
     }
-    if out.len() > 1000 {
-        return Err(bad(format!("'{spec}' makes {} points: at most 1000", out.len())));
-    }
-    Ok((key, out))
+    Ok(out)
 }
 
 /// One point of a sweep: (key, value) per varied parameter.
