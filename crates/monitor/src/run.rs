@@ -341,26 +341,7 @@ impl<'s> Monitor<'s> {
         let mut registry = Registry::default();
         let metrics = MonitorMetrics::register(&mut registry);
         let registry = Arc::new(registry);
-        // The monitor appends and scans recent rows for retention: 512 KiB of SQLite page cache
-        // hold what it reads, and its memory stays flat from the start
-        // (bench/monitor-results.md).
-        store.limit_cache(512)?;
-        // A server that goes away is waited for here (the sweeps kept meanwhile), not spooled.
-        store.ride_out();
-        // The samples' times are on the database server's clock (crates/store's clock.rs), so
-        // that hosts whose clocks disagree line up in `monitor stats`: read now, held to it
-        // every minute, each reading recorded.
-        let reading = store.read_clock()?;
-        let base = TimeBase::new(&reading);
-        let t0 = base.now();
-        // Another monitor of this host on this database is the user's to stop: refused as input.
-        let id = store
-            .create_monitor(&cfg.host, &spec, &series, t0)
-            .map_err(|e| match e {
-                storlab_store::StoreError::Request(m) => MonitorError::Input(m),
-                e => e.into(),
-            })?;
-        store.add_clock_reading(&format!("monitor {id}"), &cfg.host, &reading, 0.0)?;
+        let (id, base, t0) = create(store, &cfg.host, &spec, &series)?;
         let endpoint = cfg
             .metrics
             .map(|l| Endpoint::start(l, registry.clone()))
@@ -566,6 +547,34 @@ impl<'s> Monitor<'s> {
         }
         Ok(self.out)
     }
+}
+
+/// The monitor made in the database, its clock on the database server's: its id, its time
+/// base and its start.
+fn create(
+    store: &Store,
+    host: &str,
+    spec: &MonitorSpec,
+    series: &[Series],
+) -> Result<(i64, TimeBase, f64), MonitorError> {
+    // The monitor appends and scans recent rows for retention: 512 KiB of SQLite page cache
+    // hold what it reads, and its memory stays flat from the start (bench/monitor-results.md).
+    store.limit_cache(512)?;
+    // A server that goes away is waited for here (the sweeps kept meanwhile), not spooled.
+    store.ride_out();
+    // The samples' times are on the database server's clock (crates/store's clock.rs), so that
+    // hosts whose clocks disagree line up in `monitor stats`: read now, held to it every
+    // minute, each reading recorded.
+    let reading = store.read_clock()?;
+    let base = TimeBase::new(&reading);
+    let t0 = base.now();
+    // Another monitor of this host on this database is the user's to stop: refused as input.
+    let id = store.create_monitor(host, spec, series, t0).map_err(|e| match e {
+        storlab_store::StoreError::Request(m) => MonitorError::Input(m),
+        e => e.into(),
+    })?;
+    store.add_clock_reading(&format!("monitor {id}"), host, &reading, 0.0)?;
+    Ok((id, base, t0))
 }
 
 /// A monitor's own event (started, stopped) at `t`.

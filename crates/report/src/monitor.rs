@@ -256,9 +256,9 @@ impl Axis {
 fn pool_charts(v: &MonitorView, axis: &Axis, free: bool) -> (String, bool) {
     use std::fmt::Write;
 
-    use storlab_model::monitor::{pool_points, PoolPoint};
+    use storlab_model::monitor::pool_points;
 
-    use crate::svg::{esc, line_chart_marked, nice_ceiling, Series, COLORS};
+    use crate::svg::{esc, line_chart_marked, nice_ceiling, Series};
     let marks = axis.marks(v);
     let pools = pool_points(&v.window.series, &v.window.disks);
     let names: Vec<String> = pools.iter().map(|(p, _)| p.clone()).collect();
@@ -287,26 +287,7 @@ fn pool_charts(v: &MonitorView, axis: &Axis, free: bool) -> (String, bool) {
     let mut h = String::new();
     let mut thinned = false;
     for (p, (pool, pts)) in pools.iter().enumerate() {
-        let line = |name: &str, color: &'static str, f: &dyn Fn(&PoolPoint) -> f64| Series {
-            name: name.into(),
-            color,
-            points: pts.iter().map(|q| (axis.x(q.t), f(q))).collect(),
-        };
-        // Throughput as `monitor stats` reads it: the samples on the intervals by the time
-        // they cover (an interval nobody measured left out, not drawn as 0).
-        let rate = |name: &str, color: &'static str, c: usize| Series {
-            name: name.into(),
-            color,
-            points: placed
-                .ends
-                .iter()
-                .zip(&placed.rates[c])
-                .filter_map(|(e, r)| r.map(|r| (axis.x(*e), r / 1e6)))
-                .collect(),
-        };
-        let tp = [rate("read", COLORS[0], 2 * p), rate("write", COLORS[1], 2 * p + 1)];
-        let lat = [line("latency", COLORS[4], &|q| q.latency * 1000.0)];
-        let util = [line("busiest device", COLORS[3], &|q| q.utilisation * 100.0)];
+        let [tp, lat, util] = pool_series(p, pts, axis, &placed);
         let _ = write!(h, "<h3>Pool {}</h3>", esc(pool));
         let slug: String = pool
             .chars()
@@ -350,4 +331,36 @@ fn pool_charts(v: &MonitorView, axis: &Axis, free: bool) -> (String, bool) {
         }
     }
     (h, thinned)
+}
+
+/// A pool's three series: throughput as `monitor stats` reads it (the samples on the
+/// intervals by the time they cover, an interval nobody measured left out, not drawn as 0),
+/// latency per I/O, and the busiest device's utilisation.
+fn pool_series(
+    p: usize,
+    pts: &[storlab_model::monitor::PoolPoint],
+    axis: &Axis,
+    placed: &storlab_stats::intervals::Intervals,
+) -> [Vec<crate::svg::Series>; 3] {
+    use crate::svg::{Series, COLORS};
+    let line = |name: &str, color: &'static str, f: &dyn Fn(&storlab_model::monitor::PoolPoint) -> f64| Series {
+        name: name.into(),
+        color,
+        points: pts.iter().map(|q| (axis.x(q.t), f(q))).collect(),
+    };
+    let rate = |name: &str, color: &'static str, c: usize| Series {
+        name: name.into(),
+        color,
+        points: placed
+            .ends
+            .iter()
+            .zip(&placed.rates[c])
+            .filter_map(|(e, r)| r.map(|r| (axis.x(*e), r / 1e6)))
+            .collect(),
+    };
+    [
+        vec![rate("read", COLORS[0], 2 * p), rate("write", COLORS[1], 2 * p + 1)],
+        vec![line("latency", COLORS[4], &|q| q.latency * 1000.0)],
+        vec![line("busiest device", COLORS[3], &|q| q.utilisation * 100.0)],
+    ]
 }
