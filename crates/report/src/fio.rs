@@ -130,40 +130,50 @@ fn direction(p: &Phase, write: bool, hist: Option<&Hist>, o: &FioJsonOptions, sy
     d.insert("short_ios".into(), json!(0));
     d.insert("drop_ios".into(), json!(0));
     if ops == 0 {
-        // Nothing moved this way: fio's zeros are true here.
-        let zero = json!({ "min": 0, "max": 0, "mean": 0.0, "stddev": 0.0, "N": 0 });
-        d.insert("lat_ns".into(), zero.clone());
-        if sync_engine {
-            d.insert("clat_ns".into(), zero);
-        }
-        for k in ["bw_min", "bw_max", "bw_samples", "iops_samples"] {
-            d.insert(k.into(), json!(0));
-        }
-        for k in [
-            "bw_agg",
-            "bw_mean",
-            "bw_dev",
-            "iops_min",
-            "iops_max",
-            "iops_mean",
-            "iops_stddev",
-        ] {
-            d.insert(k.into(), json!(0.0));
-        }
+        nothing_moved(&mut d, sync_engine);
         return Value::Object(d);
     }
+    if r.not_measured.contains(&storlab_model::result::Figure::Latency) {
+        // An imported run whose tool printed no latency: left out.
+        return Value::Object(d);
+    }
+    let lat = latency_json(r, write, hist, o);
+    if sync_engine {
+        d.insert("clat_ns".into(), lat.clone());
+    }
+    d.insert("lat_ns".into(), lat);
+    sample_figures(&mut d, r, write);
+    Value::Object(d)
+}
+
+/// A direction that moved nothing: fio's zeros are true here.
+fn nothing_moved(d: &mut Map<String, Value>, sync_engine: bool) {
+    let zero = json!({ "min": 0, "max": 0, "mean": 0.0, "stddev": 0.0, "N": 0 });
+    d.insert("lat_ns".into(), zero.clone());
+    if sync_engine {
+        d.insert("clat_ns".into(), zero);
+    }
+    for k in ["bw_min", "bw_max", "bw_samples", "iops_samples"] {
+        d.insert(k.into(), json!(0));
+    }
+    for k in [
+        "bw_agg",
+        "bw_mean",
+        "bw_dev",
+        "iops_min",
+        "iops_max",
+        "iops_mean",
+        "iops_stddev",
+    ] {
+        d.insert(k.into(), json!(0.0));
+    }
+}
+
+/// A direction's latency: from its own histogram when the phase moved data one way (with
+/// json+'s bins), else the figures kept of each direction of a mixed phase.
+fn latency_json(r: &PhaseResult, write: bool, hist: Option<&Hist>, o: &FioJsonOptions) -> Value {
     let mut lat = Map::new();
-    let stored: &Latency = if r.ops_read > 0 && r.ops_written > 0 {
-        if write {
-            &r.latency_write
-        } else {
-            &r.latency_read
-        }
-    } else {
-        &r.latency
-    };
     match hist {
-        // One direction only: the phase's histogram is this direction's.
         Some(h) => {
             lat.insert("min".into(), json!(h.min()));
             lat.insert("max".into(), json!(h.max()));
@@ -189,8 +199,16 @@ fn direction(p: &Phase, write: bool, hist: Option<&Hist>, o: &FioJsonOptions, sy
                 lat.insert("bins".into(), Value::Object(bins));
             }
         }
-        // A mixed phase: what was kept of each direction.
         None => {
+            let stored: &Latency = if r.ops_read > 0 && r.ops_written > 0 {
+                if write {
+                    &r.latency_write
+                } else {
+                    &r.latency_read
+                }
+            } else {
+                &r.latency
+            };
             lat.insert("min".into(), json!(stored.min_ns));
             lat.insert("max".into(), json!(stored.max_ns));
             lat.insert("mean".into(), json!(stored.mean_ns));
@@ -206,17 +224,13 @@ fn direction(p: &Phase, write: bool, hist: Option<&Hist>, o: &FioJsonOptions, sy
             lat.insert("percentile".into(), Value::Object(pct));
         }
     }
-    let lat = Value::Object(lat);
-    if r.not_measured.contains(&storlab_model::result::Figure::Latency) {
-        // An imported run whose tool printed no latency: left out.
-        return Value::Object(d);
-    }
-    if sync_engine {
-        d.insert("clat_ns".into(), lat.clone());
-    }
-    d.insert("lat_ns".into(), lat);
-    // Bandwidth and IOPS over the phase's interval samples (fio's come from its own samples
-    // every 500 ms): a full interval each, the ramp and a last sliver left out.
+    Value::Object(lat)
+}
+
+/// Bandwidth and IOPS over the phase's interval samples (fio's come from its own samples
+/// every 500 ms): a full interval each, the ramp and a last sliver left out. A spread needs
+/// two samples at least: with fewer the figures are left out.
+fn sample_figures(d: &mut Map<String, Value>, r: &PhaseResult, write: bool) {
     let nominal = r.samples.iter().map(|s| s.seconds()).fold(0.0, f64::max);
     let samples: Vec<(f64, f64)> = r
         .samples
@@ -231,37 +245,26 @@ fn direction(p: &Phase, write: bool, hist: Option<&Hist>, o: &FioJsonOptions, sy
             (b as f64 / s.seconds() / 1024.0, n as f64 / s.seconds())
         })
         .collect();
-    // A spread needs two samples at least: with fewer the figures are left out.
-    if samples.len() >= 2 {
-        let bw: Vec<f64> = samples.iter().map(|s| s.0).collect();
-        let io: Vec<f64> = samples.iter().map(|s| s.1).collect();
-        let (bm, bd) = mean_dev(&bw);
-        let (im, id) = mean_dev(&io);
-        d.insert(
-            "bw_min".into(),
-            json!(bw.iter().cloned().fold(f64::INFINITY, f64::min).round() as u64),
-        );
-        d.insert(
-            "bw_max".into(),
-            json!(bw.iter().cloned().fold(0.0, f64::max).round() as u64),
-        );
-        d.insert("bw_agg".into(), json!(100.0));
-        d.insert("bw_mean".into(), json!(bm));
-        d.insert("bw_dev".into(), json!(bd));
-        d.insert("bw_samples".into(), json!(bw.len()));
-        d.insert(
-            "iops_min".into(),
-            json!(io.iter().cloned().fold(f64::INFINITY, f64::min).round() as u64),
-        );
-        d.insert(
-            "iops_max".into(),
-            json!(io.iter().cloned().fold(0.0, f64::max).round() as u64),
-        );
-        d.insert("iops_mean".into(), json!(im));
-        d.insert("iops_stddev".into(), json!(id));
-        d.insert("iops_samples".into(), json!(io.len()));
+    if samples.len() < 2 {
+        return;
     }
-    Value::Object(d)
+    let bw: Vec<f64> = samples.iter().map(|s| s.0).collect();
+    let io: Vec<f64> = samples.iter().map(|s| s.1).collect();
+    let (bm, bd) = mean_dev(&bw);
+    let (im, id) = mean_dev(&io);
+    let min = |v: &[f64]| v.iter().cloned().fold(f64::INFINITY, f64::min).round() as u64;
+    let max = |v: &[f64]| v.iter().cloned().fold(0.0, f64::max).round() as u64;
+    d.insert("bw_min".into(), json!(min(&bw)));
+    d.insert("bw_max".into(), json!(max(&bw)));
+    d.insert("bw_agg".into(), json!(100.0));
+    d.insert("bw_mean".into(), json!(bm));
+    d.insert("bw_dev".into(), json!(bd));
+    d.insert("bw_samples".into(), json!(bw.len()));
+    d.insert("iops_min".into(), json!(min(&io)));
+    d.insert("iops_max".into(), json!(max(&io)));
+    d.insert("iops_mean".into(), json!(im));
+    d.insert("iops_stddev".into(), json!(id));
+    d.insert("iops_samples".into(), json!(io.len()));
 }
 
 /// fio's latency distribution (`latency_ns`, `latency_us`, `latency_ms`): the percentage of
@@ -390,111 +393,13 @@ pub fn document(run: &RunDetail, o: &FioJsonOptions) -> Value {
         if i > 0 && !p.plan().is_some_and(|pl| pl.together) {
             group += 1;
         }
-        let r = &p.result;
-        let hist = decode(&r.histogram);
-        let one_way = !(r.ops_read > 0 && r.ops_written > 0);
-        let sync_engine = p.plan().is_some_and(|pl| {
-            matches!(
-                pl.settings.engine,
-                BackendKind::Psync | BackendKind::Pvsync | BackendKind::Mmap | BackendKind::Stdio | BackendKind::Null
-            )
-        });
-        let dir_hist = if one_way { hist.as_ref() } else { None };
-        let secs = r.all_done.seconds.max(1e-9);
-        let mut j = Map::new();
         let name = o
             .job_names
             .get(i)
             .cloned()
             .or_else(|| p.plan().and_then(|pl| pl.name.clone()))
             .unwrap_or_else(|| p.kind.as_str().to_string());
-        j.insert("jobname".into(), json!(name));
-        j.insert("groupid".into(), json!(group));
-        j.insert("job_start".into(), json!(started * 1000));
-        // fio's continue_on_error: the job's error is the first it went on past, with the
-        // count and the first one's errno.
-        j.insert("error".into(), json!(r.errors.as_ref().map_or(0, |e| e.first_errno)));
-        if let Some(e) = &r.errors {
-            j.insert("total_err".into(), json!(e.count));
-            j.insert("first_error".into(), json!(e.first_errno));
-        }
-        // fio's latency_target: where the search settled (fio's stat.c, one depth per job;
-        // storlab's phase gives its first worker's).
-        if let Some(ls) = &r.latency_search {
-            j.insert("latency_depth".into(), json!(ls.depths.first().copied().unwrap_or(0)));
-            j.insert("latency_target".into(), json!(ls.target_ns));
-            j.insert("latency_target_ns".into(), json!(ls.target_ns));
-            j.insert("latency_percentile".into(), json!(ls.percentile));
-            j.insert("latency_window".into(), json!(ls.window_ns / 1000));
-        }
-        j.insert("eta".into(), json!(0));
-        j.insert("elapsed".into(), json!(r.all_done.seconds.round() as u64));
-        j.insert("job options".into(), Value::Object(job_options(p)));
-        j.insert(
-            "read".into(),
-            direction(p, false, dir_hist.filter(|_| r.ops_read > 0), o, sync_engine),
-        );
-        j.insert(
-            "write".into(),
-            direction(p, true, dir_hist.filter(|_| r.ops_written > 0), o, sync_engine),
-        );
-        j.insert(
-            "trim".into(),
-            json!({ "io_bytes": 0, "io_kbytes": 0, "bw_bytes": 0, "bw": 0, "iops": 0.0, "runtime": 0, "total_ios": 0, "short_ios": 0, "drop_ios": 0 }),
-        );
-        j.insert("job_runtime".into(), json!((r.all_done.seconds * 1e3).round() as u64));
-        let cpu_known = !r.not_measured.contains(&storlab_model::result::Figure::Cpu);
-        if cpu_known {
-            j.insert("usr_cpu".into(), json!(r.cpu_user / secs * 100.0));
-            j.insert("sys_cpu".into(), json!(r.cpu_sys / secs * 100.0));
-        }
-        if let Some(h) = &hist {
-            for (k, v) in distribution(h) {
-                j.insert(k, v);
-            }
-        }
-        if let (Some(st), Some(c)) = (&r.steady, p.plan().and_then(|pl| pl.settings.steady.map(|c| (c, pl)))) {
-            let (c, pl) = c;
-            let mean = |v: &[f64]| {
-                if v.is_empty() {
-                    0.0
-                } else {
-                    v.iter().sum::<f64>() / v.len() as f64
-                }
-            };
-            let limit = if c.percent {
-                format!("{}%", c.limit)
-            } else {
-                c.limit.to_string()
-            };
-            let mut ss = Map::new();
-            ss.insert("ss".into(), json!(c.name()));
-            ss.insert("duration".into(), json!(pl.settings.steady_window.0 / 1_000_000_000));
-            ss.insert("attained".into(), json!(u8::from(st.attained)));
-            ss.insert("limit".into(), json!(limit));
-            if let Some(v) = st.criterion {
-                ss.insert(
-                    "criterion".into(),
-                    json!(if c.percent {
-                        format!("{v:.6}%")
-                    } else {
-                        format!("{v:.6}")
-                    }),
-                );
-                ss.insert((if c.slope { "slope" } else { "max_deviation" }).into(), json!(v));
-            }
-            ss.insert(
-                "data".into(),
-                json!({
-                    "bw_mean": mean(&st.bw) / 1024.0,
-                    "iops_mean": mean(&st.iops),
-                    "bw": st.bw.iter().map(|b| (b / 1024.0).round() as u64).collect::<Vec<_>>(),
-                    "iops": st.iops.iter().map(|i| i.round() as u64).collect::<Vec<_>>(),
-                }),
-            );
-            j.insert("steadystate".into(), Value::Object(ss));
-        }
-        jobs.push(Value::Object(j));
+        jobs.push(job(p, &name, group, started, o));
     }
     json!({
         "fio version": version,
@@ -504,6 +409,117 @@ pub fn document(run: &RunDetail, o: &FioJsonOptions) -> Value {
         "global options": {},
         "jobs": jobs,
     })
+}
+
+/// One phase as one of fio's jobs: its name and group, errors gone on past, the latency
+/// target's search, each direction, CPU, the latency distribution and steady state.
+fn job(p: &Phase, name: &str, group: u32, started: u64, o: &FioJsonOptions) -> Value {
+    let r = &p.result;
+    let hist = decode(&r.histogram);
+    let one_way = !(r.ops_read > 0 && r.ops_written > 0);
+    let sync_engine = p.plan().is_some_and(|pl| {
+        matches!(
+            pl.settings.engine,
+            BackendKind::Psync | BackendKind::Pvsync | BackendKind::Mmap | BackendKind::Stdio | BackendKind::Null
+        )
+    });
+    let dir_hist = if one_way { hist.as_ref() } else { None };
+    let secs = r.all_done.seconds.max(1e-9);
+    let mut j = Map::new();
+    j.insert("jobname".into(), json!(name));
+    j.insert("groupid".into(), json!(group));
+    j.insert("job_start".into(), json!(started * 1000));
+    // fio's continue_on_error: the job's error is the first it went on past, with the count
+    // and the first one's errno.
+    j.insert("error".into(), json!(r.errors.as_ref().map_or(0, |e| e.first_errno)));
+    if let Some(e) = &r.errors {
+        j.insert("total_err".into(), json!(e.count));
+        j.insert("first_error".into(), json!(e.first_errno));
+    }
+    // fio's latency_target: where the search settled (fio's stat.c, one depth per job;
+    // storlab's phase gives its first worker's).
+    if let Some(ls) = &r.latency_search {
+        j.insert("latency_depth".into(), json!(ls.depths.first().copied().unwrap_or(0)));
+        j.insert("latency_target".into(), json!(ls.target_ns));
+        j.insert("latency_target_ns".into(), json!(ls.target_ns));
+        j.insert("latency_percentile".into(), json!(ls.percentile));
+        j.insert("latency_window".into(), json!(ls.window_ns / 1000));
+    }
+    j.insert("eta".into(), json!(0));
+    j.insert("elapsed".into(), json!(r.all_done.seconds.round() as u64));
+    j.insert("job options".into(), Value::Object(job_options(p)));
+    j.insert(
+        "read".into(),
+        direction(p, false, dir_hist.filter(|_| r.ops_read > 0), o, sync_engine),
+    );
+    j.insert(
+        "write".into(),
+        direction(p, true, dir_hist.filter(|_| r.ops_written > 0), o, sync_engine),
+    );
+    j.insert(
+        "trim".into(),
+        json!({ "io_bytes": 0, "io_kbytes": 0, "bw_bytes": 0, "bw": 0, "iops": 0.0, "runtime": 0, "total_ios": 0, "short_ios": 0, "drop_ios": 0 }),
+    );
+    j.insert("job_runtime".into(), json!((r.all_done.seconds * 1e3).round() as u64));
+    if !r.not_measured.contains(&storlab_model::result::Figure::Cpu) {
+        j.insert("usr_cpu".into(), json!(r.cpu_user / secs * 100.0));
+        j.insert("sys_cpu".into(), json!(r.cpu_sys / secs * 100.0));
+    }
+    if let Some(h) = &hist {
+        for (k, v) in distribution(h) {
+            j.insert(k, v);
+        }
+    }
+    if let Some(ss) = steady_state(p) {
+        j.insert("steadystate".into(), ss);
+    }
+    Value::Object(j)
+}
+
+/// fio's steadystate section of a phase that judged it: the criterion, whether it was
+/// attained, and the window's figures.
+fn steady_state(p: &Phase) -> Option<Value> {
+    let st = p.result.steady.as_ref()?;
+    let pl = p.plan()?;
+    let c = pl.settings.steady?;
+    let mean = |v: &[f64]| {
+        if v.is_empty() {
+            0.0
+        } else {
+            v.iter().sum::<f64>() / v.len() as f64
+        }
+    };
+    let limit = if c.percent {
+        format!("{}%", c.limit)
+    } else {
+        c.limit.to_string()
+    };
+    let mut ss = Map::new();
+    ss.insert("ss".into(), json!(c.name()));
+    ss.insert("duration".into(), json!(pl.settings.steady_window.0 / 1_000_000_000));
+    ss.insert("attained".into(), json!(u8::from(st.attained)));
+    ss.insert("limit".into(), json!(limit));
+    if let Some(v) = st.criterion {
+        ss.insert(
+            "criterion".into(),
+            json!(if c.percent {
+                format!("{v:.6}%")
+            } else {
+                format!("{v:.6}")
+            }),
+        );
+        ss.insert((if c.slope { "slope" } else { "max_deviation" }).into(), json!(v));
+    }
+    ss.insert(
+        "data".into(),
+        json!({
+            "bw_mean": mean(&st.bw) / 1024.0,
+            "iops_mean": mean(&st.iops),
+            "bw": st.bw.iter().map(|b| (b / 1024.0).round() as u64).collect::<Vec<_>>(),
+            "iops": st.iops.iter().map(|i| i.round() as u64).collect::<Vec<_>>(),
+        }),
+    );
+    Some(Value::Object(ss))
 }
 
 /// Several runs as one fio document: every run's jobs, named after their run when there are
