@@ -316,39 +316,8 @@ fn figure(words: &[&str]) -> Result<(Vec<String>, Measure), String> {
 /// Reads a criterion's text.
 pub fn parse(text: &str) -> Result<Check, String> {
     let t = text.replace('≥', ">=").replace('≤', "<=");
-    let lower = t.to_ascii_lowercase();
-    // "… no worse than baseline by more than P%".
-    if let Some(i) = lower.find("no worse than") {
-        let rest = lower[i + "no worse than".len()..].trim();
-        let p = rest
-            .strip_prefix("baseline")
-            .map(str::trim)
-            .and_then(|r| r.strip_prefix("by more than"))
-            .ok_or_else(|| format!("'{text}': expected … no worse than baseline by more than P%"))?;
-        let p = percent(p)?;
-        let words: Vec<&str> = t[..i].split_whitespace().collect();
-        let (qualifiers, measure) = figure(&words)?;
-        // A throughput can lose less than all of itself; a latency may grow without end.
-        let most = if matches!(measure, Measure::Latency(_)) {
-            f64::INFINITY
-        } else {
-            100.0
-        };
-        if !(0.0..most).contains(&p) {
-            return Err(format!(
-                "'{text}': {p} % worse is not a bound: a throughput's loss lies between 0 and 100 %"
-            ));
-        }
-        let (direction, ratio) = match measure {
-            Measure::Latency(_) => (Direction::AtMost, 1.0 + p / 100.0),
-            _ => (Direction::AtLeast, 1.0 - p / 100.0),
-        };
-        return Ok(Check {
-            qualifiers,
-            measure,
-            direction,
-            target: Target::OfBaseline(ratio),
-        });
+    if let Some(i) = t.to_ascii_lowercase().find("no worse than") {
+        return no_worse_than(text, &t, i);
     }
     let (at, direction, len) = match (t.find(">="), t.find("<=")) {
         (Some(i), None) => (i, Direction::AtLeast, 2),
@@ -375,17 +344,7 @@ pub fn parse(text: &str) -> Result<Check, String> {
         return Err(format!("'{text}': nothing after the operator"));
     }
     let target = if cost {
-        if direction != Direction::AtMost {
-            return Err(format!("'{text}': a cost is held under a budget: cost <= P%"));
-        }
-        let p = percent(right)?;
-        // A throughput's loss lies below 100 %; a latency may more than double.
-        if !(p > 0.0 && (p < 100.0 || matches!(measure, Measure::Latency(_)))) {
-            return Err(format!(
-                "'{text}': a budget of {p} %: a throughput's loss lies between 0 and 100 % (at 100 % the job stopped)"
-            ));
-        }
-        Target::Cost(p)
+        cost_target(text, right, direction, measure)?
     } else if let Some((p, of)) = right.to_ascii_lowercase().split_once(" of ") {
         let p = percent(p)?;
         if p <= 0.0 {
@@ -405,6 +364,57 @@ pub fn parse(text: &str) -> Result<Check, String> {
         direction,
         target,
     })
+}
+
+/// "… no worse than baseline by more than P%" (`t` is the text with ≥ and ≤ spelt, `i` where
+/// the words begin).
+fn no_worse_than(text: &str, t: &str, i: usize) -> Result<Check, String> {
+    let lower = t.to_ascii_lowercase();
+    let rest = lower[i + "no worse than".len()..].trim();
+    let p = rest
+        .strip_prefix("baseline")
+        .map(str::trim)
+        .and_then(|r| r.strip_prefix("by more than"))
+        .ok_or_else(|| format!("'{text}': expected … no worse than baseline by more than P%"))?;
+    let p = percent(p)?;
+    let words: Vec<&str> = t[..i].split_whitespace().collect();
+    let (qualifiers, measure) = figure(&words)?;
+    // A throughput can lose less than all of itself; a latency may grow without end.
+    let most = if matches!(measure, Measure::Latency(_)) {
+        f64::INFINITY
+    } else {
+        100.0
+    };
+    if !(0.0..most).contains(&p) {
+        return Err(format!(
+            "'{text}': {p} % worse is not a bound: a throughput's loss lies between 0 and 100 %"
+        ));
+    }
+    let (direction, ratio) = match measure {
+        Measure::Latency(_) => (Direction::AtMost, 1.0 + p / 100.0),
+        _ => (Direction::AtLeast, 1.0 - p / 100.0),
+    };
+    Ok(Check {
+        qualifiers,
+        measure,
+        direction,
+        target: Target::OfBaseline(ratio),
+    })
+}
+
+/// A task's cost held under a budget: `cost <= P%`.
+fn cost_target(text: &str, right: &str, direction: Direction, measure: Measure) -> Result<Target, String> {
+    if direction != Direction::AtMost {
+        return Err(format!("'{text}': a cost is held under a budget: cost <= P%"));
+    }
+    let p = percent(right)?;
+    // A throughput's loss lies below 100 %; a latency may more than double.
+    if !(p > 0.0 && (p < 100.0 || matches!(measure, Measure::Latency(_)))) {
+        return Err(format!(
+            "'{text}': a budget of {p} %: a throughput's loss lies between 0 and 100 % (at 100 % the job stopped)"
+        ));
+    }
+    Ok(Target::Cost(p))
 }
 
 #[cfg(test)]
