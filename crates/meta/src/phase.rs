@@ -6,6 +6,7 @@
 
 use std::ffi::CStr;
 use std::os::fd::OwnedFd;
+use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Barrier;
 
@@ -40,6 +41,18 @@ struct Shared {
     progress: Vec<Progress>,
     /// The counts of every worker when the first finished, and when that was.
     first: std::sync::Mutex<Option<(u64, u64, u64)>>,
+}
+
+impl Shared {
+    /// The first worker to finish records every worker's counts at `end_ns` (IOzone's "first
+    /// done" figure); later ones find it taken.
+    fn note_first_done(&self, end_ns: u64) {
+        if !self.first_done.swap(true, Ordering::AcqRel) {
+            let ops = self.progress.iter().map(|p| p.ops.load(Ordering::Relaxed)).sum();
+            let bytes = self.progress.iter().map(|p| p.bytes.load(Ordering::Relaxed)).sum();
+            *self.first.lock().unwrap_or_else(|e| e.into_inner()) = Some((ops, bytes, end_ns));
+        }
+    }
 }
 
 /// What one worker (or one copy of an untar) did.
@@ -266,19 +279,7 @@ fn work(l: &Layout, op: MetaOp, w: u32, stop: &AtomicBool, shared: &Shared) -> W
         }
         let di = l.dir_of(i);
         if dir.as_ref().is_none_or(|(k, _)| *k != di) {
-            let path = top.join(&l.dirs[di]);
-            match rustix::fs::open(
-                &path,
-                OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
-                Mode::empty(),
-            ) {
-                Ok(fd) => dir = Some((di, fd)),
-                Err(e) => {
-                    out.fail(format!("{}: {e}", path.display()));
-                    dir = None;
-                    continue;
-                }
-            }
+            dir = open_dir(&top.join(&l.dirs[di]), &mut out).map(|fd| (di, fd));
         }
         let Some((_, d)) = &dir else { continue };
         let here = || top.join(&l.dirs[di]);
@@ -309,15 +310,22 @@ fn work(l: &Layout, op: MetaOp, w: u32, stop: &AtomicBool, shared: &Shared) -> W
         progress.bytes.store(out.bytes, Ordering::Relaxed);
     }
     out.end_ns = now_ns();
-    if !shared.first_done.swap(true, Ordering::AcqRel) {
-        let ops = shared.progress.iter().map(|p| p.ops.load(Ordering::Relaxed)).sum();
-        let bytes = shared.progress.iter().map(|p| p.bytes.load(Ordering::Relaxed)).sum();
-        *shared.first.lock().unwrap_or_else(|e| e.into_inner()) = Some((ops, bytes, out.end_ns));
-    }
+    shared.note_first_done(out.end_ns);
     let cpu1 = thread_cpu();
     out.cpu = (cpu1.0 - cpu0.0, cpu1.1 - cpu0.1);
     out.hist = hist;
     out
+}
+
+/// Opens a directory of the tree for the items in it; a failure is counted and named.
+fn open_dir(path: &Path, out: &mut WorkerOut) -> Option<OwnedFd> {
+    rustix::fs::open(
+        path,
+        OFlags::RDONLY | OFlags::DIRECTORY | OFlags::CLOEXEC,
+        Mode::empty(),
+    )
+    .map_err(|e| out.fail(format!("{}: {e}", path.display())))
+    .ok()
 }
 
 /// Writes all of `data` to `fd`.

@@ -365,23 +365,25 @@ fn run_heading(r: &RunDetail) -> String {
     )
 }
 
+/// A target's line label: the last part of its path ("target N" when the run named none).
+fn target_name(r: &RunDetail, t: u16) -> String {
+    r.environment
+        .targets
+        .get(t as usize)
+        .map(|x| {
+            x.path
+                .rsplit('/')
+                .find(|c| !c.is_empty())
+                .unwrap_or(&x.path)
+                .to_string()
+        })
+        .unwrap_or_else(|| format!("target {}", t + 1))
+}
+
 /// A phase's three plots over time — throughput and IOPS (with a line per target when there are
 /// several) and latency percentiles — and whether a series had to be thinned.
 fn phase_charts(r: &RunDetail, p: &Phase, s: &PhaseSeries, scales: &Scales) -> (String, bool) {
     let k = |m: &str| format!("{} {m}", p.kind);
-    let target_name = |t: u16| {
-        r.environment
-            .targets
-            .get(t as usize)
-            .map(|x| {
-                x.path
-                    .rsplit('/')
-                    .find(|c| !c.is_empty())
-                    .unwrap_or(&x.path)
-                    .to_string()
-            })
-            .unwrap_or_else(|| format!("target {}", t + 1))
-    };
     let with_targets = |total: &Points, name: &str, pick: &dyn Fn(&(Points, Points)) -> Points| {
         let name = if s.targets.is_empty() { name } else { "total" };
         let mut v = vec![Series {
@@ -391,7 +393,7 @@ fn phase_charts(r: &RunDetail, p: &Phase, s: &PhaseSeries, scales: &Scales) -> (
         }];
         for (i, (t, pts)) in s.targets.iter().enumerate() {
             v.push(Series {
-                name: target_name(*t),
+                name: target_name(r, *t),
                 color: COLORS[(i + 1) % COLORS.len()],
                 points: pick(pts),
             });

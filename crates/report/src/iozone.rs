@@ -363,8 +363,21 @@ pub fn write_workbook(
 /// The -b workbook's tables: a summary sheet (every cell and test), then one sheet per test:
 /// file sizes down and record sizes across (or worker counts down in a worker sweep).
 pub fn workbook(a: &IozoneArgs, results: &[CellResult]) -> Vec<Table> {
-    let throughput_mode = a.throughput_mode();
     let unit = if a.ops { "ops/sec" } else { "kB/sec" };
+    let mut tables = vec![summary_sheet(a, results, unit)];
+    for label in a.phases() {
+        let name = format!("{} report", label.report);
+        tables.push(if a.throughput_mode() {
+            workers_sheet(a, results, label, name, unit)
+        } else {
+            matrix_sheet(a, results, label, name, unit)
+        });
+    }
+    tables
+}
+
+/// The workbook's first sheet: every cell and test with all its figures and its storlab run.
+fn summary_sheet(a: &IozoneArgs, results: &[CellResult], unit: &str) -> Table {
     let mut summary = Table::new(
         "Summary",
         &[
@@ -408,51 +421,52 @@ pub fn workbook(a: &IozoneArgs, results: &[CellResult]) -> Vec<Table> {
             ]);
         }
     }
-    let mut tables = vec![summary];
-    for label in a.phases() {
-        let name = format!("{} report", label.report);
-        if throughput_mode {
-            let mut t = Table::new(
-                &name,
-                &[
-                    "workers",
-                    &format!("children see ({unit})"),
-                    &format!("parent sees ({unit})"),
-                ],
-            );
-            for r in results {
-                if let Some((_, p)) = r.phases.iter().find(|(l, _)| *l == label) {
-                    let f = figures(p, a);
-                    t.rows
-                        .push(vec![r.cell.workers.into(), f.children_see.into(), f.parent_sees.into()]);
-                }
-            }
-            tables.push(t);
-        } else {
-            let recs = distinct(results.iter().map(|r| r.cell.record));
-            let mut headers = vec![format!("file size (kB) \\ record size (kB), {unit}")];
-            headers.extend(recs.iter().map(|r| (r / 1024).to_string()));
-            let mut t = Table {
-                name,
-                headers,
-                rows: Vec::new(),
-            };
-            for file in distinct(results.iter().map(|r| r.cell.file)) {
-                let mut row: Vec<Cell> = vec![(file / 1024).into()];
-                for rec in &recs {
-                    row.push(
-                        results
-                            .iter()
-                            .find(|r| r.cell.file == file && r.cell.record == *rec)
-                            .and_then(|r| r.phases.iter().find(|(l, _)| *l == label))
-                            .map(|(_, p)| Cell::from(figures(p, a).parent_sees))
-                            .unwrap_or(Cell::Empty),
-                    );
-                }
-                t.rows.push(row);
-            }
-            tables.push(t);
+    summary
+}
+
+/// One test's sheet in a worker sweep (-t): worker counts down, children and parent across.
+fn workers_sheet(a: &IozoneArgs, results: &[CellResult], label: &IozonePhase, name: String, unit: &str) -> Table {
+    let mut t = Table::new(
+        &name,
+        &[
+            "workers",
+            &format!("children see ({unit})"),
+            &format!("parent sees ({unit})"),
+        ],
+    );
+    for r in results {
+        if let Some((_, p)) = r.phases.iter().find(|(l, _)| *l == label) {
+            let f = figures(p, a);
+            t.rows
+                .push(vec![r.cell.workers.into(), f.children_see.into(), f.parent_sees.into()]);
         }
     }
-    tables
+    t
+}
+
+/// One test's sheet in automatic mode (-a): file sizes down, record sizes across.
+fn matrix_sheet(a: &IozoneArgs, results: &[CellResult], label: &IozonePhase, name: String, unit: &str) -> Table {
+    let recs = distinct(results.iter().map(|r| r.cell.record));
+    let mut headers = vec![format!("file size (kB) \\ record size (kB), {unit}")];
+    headers.extend(recs.iter().map(|r| (r / 1024).to_string()));
+    let mut t = Table {
+        name,
+        headers,
+        rows: Vec::new(),
+    };
+    for file in distinct(results.iter().map(|r| r.cell.file)) {
+        let mut row: Vec<Cell> = vec![(file / 1024).into()];
+        for rec in &recs {
+            row.push(
+                results
+                    .iter()
+                    .find(|r| r.cell.file == file && r.cell.record == *rec)
+                    .and_then(|r| r.phases.iter().find(|(l, _)| *l == label))
+                    .map(|(_, p)| Cell::from(figures(p, a).parent_sees))
+                    .unwrap_or(Cell::Empty),
+            );
+        }
+        t.rows.push(row);
+    }
+    t
 }

@@ -5,7 +5,7 @@
 pub use storlab_model::sched::{NextDue, PoolStatus, RunningStatus, ServerStatus};
 use storlab_store::SchedServer;
 
-use crate::schedule::Schedule;
+use crate::schedule::{Pool, Schedule, Server};
 
 /// The number of errors a task's words say it found: "no errors" is 0; md's "mismatch_cnt N"
 /// is N; btrfs' error summary "csum=2 verify=1" is the sum of its counts; otherwise the first
@@ -56,84 +56,95 @@ pub fn status(schedule: &Schedule, known: &[SchedServer], now: f64) -> Vec<PoolS
         .pools
         .iter()
         .map(|p| {
-            let k = crate::plan::pool_plan(p).k;
             let find = |name: &str| known.iter().find(|r| r.pool == p.name && r.server == name);
-            // The queue: never verified first, then the oldest verify, then by name, as the
-            // database grants turns.
-            let mut queue: Vec<(Option<f64>, &str)> = p
-                .servers
-                .iter()
-                .filter_map(|s| {
-                    let r = find(&s.name);
-                    let due = match (r.and_then(|r| r.last_complete), p.every) {
-                        (Some(l), Some(e)) => l + e <= now,
-                        _ => true,
-                    };
-                    (due && r.is_none_or(|r| r.running.is_none()))
-                        .then(|| (r.and_then(|r| r.last_complete), s.name.as_str()))
-                })
-                .collect();
-            queue.sort_by(|a, b| {
-                (a.0.is_some(), a.0.unwrap_or(0.0), a.1)
-                    .partial_cmp(&(b.0.is_some(), b.0.unwrap_or(0.0), b.1))
-                    .unwrap_or(std::cmp::Ordering::Equal)
-            });
+            let queue = queue(p, &find, now);
             let servers: Vec<ServerStatus> = p
                 .servers
                 .iter()
-                .map(|s| {
-                    let r = find(&s.name);
-                    let running = r.and_then(|r| r.running.as_ref()).map(|l| RunningStatus {
-                        since: l.since,
-                        slot: l.slot,
-                        token: l.token,
-                        agent: l.agent.clone(),
-                        last: l
-                            .last
-                            .as_ref()
-                            .map(|(k, d)| if d.is_empty() { k.clone() } else { format!("{k}: {d}") }),
-                    });
-                    let last_complete = r.and_then(|r| r.last_complete);
-                    let window = p.windows.next_open(now).unwrap_or(now);
-                    let next_due = if running.is_some() {
-                        NextDue::Running
-                    } else if window > now {
-                        // Closed now: nothing starts before the windows open.
-                        NextDue::At {
-                            t: window.max(last_complete.map_or(now, |l| l + p.every.unwrap_or(0.0))),
-                        }
-                    } else if let Some(place) = queue.iter().position(|(_, n)| *n == s.name) {
-                        NextDue::Queued {
-                            place: place as u32 + 1,
-                        }
-                    } else {
-                        NextDue::At {
-                            t: last_complete.unwrap_or(now) + p.every.unwrap_or(0.0),
-                        }
-                    };
-                    let last_errors = r.and_then(|r| r.last_errors.clone());
-                    ServerStatus {
-                        pool: p.name.clone(),
-                        server: s.name.clone(),
-                        task: s.task.clone(),
-                        last_complete,
-                        last_duration: r.and_then(|r| r.last_duration),
-                        errors_found: last_errors.as_deref().and_then(errors_found),
-                        last_errors,
-                        running,
-                        seen: r.map(|r| r.seen),
-                        next_due,
-                    }
-                })
+                .map(|s| server_status(p, s, find(&s.name), &queue, now))
                 .collect();
             PoolStatus {
                 pool: p.name.clone(),
-                k,
+                k: crate::plan::pool_plan(p).k,
                 slots_in_use: servers.iter().filter(|s| s.running.is_some()).count() as u32,
                 servers,
             }
         })
         .collect()
+}
+
+/// The pool's queue: the servers due and not running, never verified first, then the oldest
+/// verify, then by name, as the database grants turns.
+fn queue<'p, 'k>(p: &'p Pool, find: &dyn Fn(&str) -> Option<&'k SchedServer>, now: f64) -> Vec<(Option<f64>, &'p str)> {
+    let mut queue: Vec<(Option<f64>, &str)> = p
+        .servers
+        .iter()
+        .filter_map(|s| {
+            let r = find(&s.name);
+            let due = match (r.and_then(|r| r.last_complete), p.every) {
+                (Some(l), Some(e)) => l + e <= now,
+                _ => true,
+            };
+            (due && r.is_none_or(|r| r.running.is_none())).then(|| (r.and_then(|r| r.last_complete), s.name.as_str()))
+        })
+        .collect();
+    queue.sort_by(|a, b| {
+        (a.0.is_some(), a.0.unwrap_or(0.0), a.1)
+            .partial_cmp(&(b.0.is_some(), b.0.unwrap_or(0.0), b.1))
+            .unwrap_or(std::cmp::Ordering::Equal)
+    });
+    queue
+}
+
+/// One server's line: its last verify, what runs now and when it is next due.
+fn server_status(
+    p: &Pool,
+    s: &Server,
+    r: Option<&SchedServer>,
+    queue: &[(Option<f64>, &str)],
+    now: f64,
+) -> ServerStatus {
+    let running = r.and_then(|r| r.running.as_ref()).map(|l| RunningStatus {
+        since: l.since,
+        slot: l.slot,
+        token: l.token,
+        agent: l.agent.clone(),
+        last: l
+            .last
+            .as_ref()
+            .map(|(k, d)| if d.is_empty() { k.clone() } else { format!("{k}: {d}") }),
+    });
+    let last_complete = r.and_then(|r| r.last_complete);
+    let window = p.windows.next_open(now).unwrap_or(now);
+    let next_due = if running.is_some() {
+        NextDue::Running
+    } else if window > now {
+        // Closed now: nothing starts before the windows open.
+        NextDue::At {
+            t: window.max(last_complete.map_or(now, |l| l + p.every.unwrap_or(0.0))),
+        }
+    } else if let Some(place) = queue.iter().position(|(_, n)| *n == s.name) {
+        NextDue::Queued {
+            place: place as u32 + 1,
+        }
+    } else {
+        NextDue::At {
+            t: last_complete.unwrap_or(now) + p.every.unwrap_or(0.0),
+        }
+    };
+    let last_errors = r.and_then(|r| r.last_errors.clone());
+    ServerStatus {
+        pool: p.name.clone(),
+        server: s.name.clone(),
+        task: s.task.clone(),
+        last_complete,
+        last_duration: r.and_then(|r| r.last_duration),
+        errors_found: last_errors.as_deref().and_then(errors_found),
+        last_errors,
+        running,
+        seen: r.map(|r| r.seen),
+        next_due,
+    }
 }
 
 /// `storlab sched status`'s flags, declared here once (the binary flattens them beside the

@@ -288,12 +288,36 @@ impl Store {
         let (command, job) = (row.opt_text(11)?, row.opt_text(12)?);
         let mut run = Self::run_row(row)?;
         run.tags = self.tags(id)?;
-        let environment: Environment = one(self.query("SELECT json FROM environments WHERE run_id = ?1", vals![id])?)
-            .map(|r| r.text(0))
-            .transpose()?
-            .map(|s| serde_json::from_str(&s))
-            .transpose()?
-            .unwrap_or_default();
+        Ok(Some(RunDetail {
+            ranks: self.run_ranks(id)?,
+            rank_phases: self.run_rank_phases(id)?,
+            run,
+            command,
+            job: job
+                .map(|j| serde_json::from_str(&j))
+                .transpose()
+                .map_err(StoreError::Json)?
+                .unwrap_or(serde_json::Value::Null),
+            environment: self.run_environment(id)?,
+            phases: self.run_phases(id, with_samples)?,
+            events: self.run_events(id)?,
+        }))
+    }
+
+    /// The environment recorded with run `id` (empty when none was).
+    fn run_environment(&self, id: i64) -> Result<Environment> {
+        Ok(
+            one(self.query("SELECT json FROM environments WHERE run_id = ?1", vals![id])?)
+                .map(|r| r.text(0))
+                .transpose()?
+                .map(|s| serde_json::from_str(&s))
+                .transpose()?
+                .unwrap_or_default(),
+        )
+    }
+
+    /// Run `id`'s phases in order, each with its samples when `with_samples`.
+    fn run_phases(&self, id: i64, with_samples: bool) -> Result<Vec<Phase>> {
         let rows = self.query(
             "SELECT id, seq, kind, params, result, histogram, cache_flattered FROM phases WHERE run_id = ?1 ORDER BY seq",
             vals![id],
@@ -314,66 +338,62 @@ impl Store {
                 cache_flattered: r.bool(6)?,
             });
         }
-        let events = self
-            .query(
-                "SELECT at, kind, detail FROM events WHERE run_id = ?1 ORDER BY id",
-                vals![id],
-            )?
-            .iter()
-            .map(|r| {
-                Ok(RunEvent {
-                    at: r.text(0)?,
-                    kind: named(r.text(1)?)?,
-                    detail: r.text(2)?,
-                })
+        Ok(phases)
+    }
+
+    /// What happened during run `id`, in the order it happened.
+    fn run_events(&self, id: i64) -> Result<Vec<RunEvent>> {
+        self.query(
+            "SELECT at, kind, detail FROM events WHERE run_id = ?1 ORDER BY id",
+            vals![id],
+        )?
+        .iter()
+        .map(|r| {
+            Ok(RunEvent {
+                at: r.text(0)?,
+                kind: named(r.text(1)?)?,
+                detail: r.text(2)?,
             })
-            .collect::<Result<_>>()?;
-        let ranks = self
-            .query(
-                "SELECT rank, host, clock_offset_seconds, environment FROM run_ranks WHERE run_id = ?1 ORDER BY rank",
-                vals![id],
-            )?
-            .iter()
-            .map(|r| {
-                Ok(RankRow {
-                    rank: r.u32(0)?,
-                    host: r.text(1)?,
-                    clock_offset_seconds: r.f64(2)?,
-                    environment: serde_json::from_str(&r.text(3)?)?,
-                })
+        })
+        .collect()
+    }
+
+    /// The ranks (hosts) of a team run `id`; empty for a run on one host.
+    fn run_ranks(&self, id: i64) -> Result<Vec<RankRow>> {
+        self.query(
+            "SELECT rank, host, clock_offset_seconds, environment FROM run_ranks WHERE run_id = ?1 ORDER BY rank",
+            vals![id],
+        )?
+        .iter()
+        .map(|r| {
+            Ok(RankRow {
+                rank: r.u32(0)?,
+                host: r.text(1)?,
+                clock_offset_seconds: r.f64(2)?,
+                environment: serde_json::from_str(&r.text(3)?)?,
             })
-            .collect::<Result<_>>()?;
-        let rank_phases = self
-            .query(
-                "SELECT seq, rank, host, start_seconds, end_seconds, result FROM phase_ranks WHERE run_id = ?1 ORDER BY seq, rank",
-                vals![id],
-            )?
-            .iter()
-            .map(|r| {
-                Ok(RankPhaseRow {
-                    seq: r.u32(0)?,
-                    rank: r.u32(1)?,
-                    host: r.text(2)?,
-                    start_seconds: r.f64(3)?,
-                    end_seconds: r.f64(4)?,
-                    result: serde_json::from_str(&r.text(5)?)?,
-                })
+        })
+        .collect()
+    }
+
+    /// Each rank's own result of each phase of a team run `id`.
+    fn run_rank_phases(&self, id: i64) -> Result<Vec<RankPhaseRow>> {
+        self.query(
+            "SELECT seq, rank, host, start_seconds, end_seconds, result FROM phase_ranks WHERE run_id = ?1 ORDER BY seq, rank",
+            vals![id],
+        )?
+        .iter()
+        .map(|r| {
+            Ok(RankPhaseRow {
+                seq: r.u32(0)?,
+                rank: r.u32(1)?,
+                host: r.text(2)?,
+                start_seconds: r.f64(3)?,
+                end_seconds: r.f64(4)?,
+                result: serde_json::from_str(&r.text(5)?)?,
             })
-            .collect::<Result<_>>()?;
-        Ok(Some(RunDetail {
-            ranks,
-            rank_phases,
-            run,
-            command,
-            job: job
-                .map(|j| serde_json::from_str(&j))
-                .transpose()
-                .map_err(StoreError::Json)?
-                .unwrap_or(serde_json::Value::Null),
-            environment,
-            phases,
-            events,
-        }))
+        })
+        .collect()
     }
 
     fn samples(&self, phase_id: i64) -> Result<Vec<Sample>> {

@@ -358,18 +358,24 @@ pub fn read_command_line(
             None => name.to_string(),
         };
         let text = substitute(&text, &at, kw, unset)?;
-        let o = option(&text, at.clone());
+        c.add_option(option(&text, at.clone()), at);
+    }
+    Ok(c)
+}
+
+impl CommandLine {
+    /// A job option joins the current section; `--name` opens a new one, as in a job file.
+    fn add_option(&mut self, o: Opt, at: At) {
         if o.key == "name" {
-            c.sections.push(Section {
+            self.sections.push(Section {
                 name: o.value.clone().unwrap_or_default(),
                 at,
                 opts: vec![o],
             });
-            continue;
+        } else {
+            self.sections.last_mut().expect("the global section").opts.push(o);
         }
-        c.sections.last_mut().expect("the global section").opts.push(o);
     }
-    Ok(c)
 }
 
 /// A line as an error quotes it: at most 80 characters.
