@@ -2,6 +2,12 @@
 //! (a run to crates/session, a study to crates/impact or session, a scan to crates/scan, the
 //! results to crates/store) and prints what they stored through crates/report, as ripgrep's
 //! binary does for its crates.
+//!
+//! cli/ declares the command line once (a file per command family); each command's work is a
+//! file here named after it (commands.rs: the commands that measure; results.rs, report.rs,
+//! db.rs: the ones that read the database; fio.rs, iozone.rs, meta.rs, challenge.rs,
+//! monitor.rs, sched.rs, qualify.rs: one each), running.rs what they all share, team.rs the
+//! same commands as one rank of an MPI team.
 #![deny(missing_docs)]
 
 mod challenge;

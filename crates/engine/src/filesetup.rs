@@ -126,7 +126,7 @@ fn allocate(f: &File, how: Fallocate, needed: u64) -> std::io::Result<()> {
 }
 
 /// Lays out the files phase `plan` reads or overwrites (written whole, synced, dropped from the
-/// page cache), unless they are there already: what [`run_phase`] does first, outside the
+/// page cache), unless they are there already: what [`crate::run_phase`] does first, outside the
 /// phase's timing. Ranks of an MPI run call it before their barrier, so that the phase starts
 /// together on all of them. Returns the seconds spent (0 when nothing was laid out).
 pub fn lay_out_phase(plan: &PhasePlan, stop: &AtomicBool) -> Result<f64, EngineError> {

@@ -1,9 +1,26 @@
-//! The storlab I/O engine: runs one phase of I/O with a set of worker threads over a back-end
-//! (psync, io_uring, mmap or null), with access patterns, open-loop rate control, HDR latency
-//! histograms, interval samples, data patterns and verification, and returns what it measured.
+//! The storlab I/O engine: what `storlab run` (and every command that runs a job) measures with.
+//! It runs one phase of I/O — or several phases together — with a set of worker threads over a
+//! back-end (psync, pvsync, stdio, io_uring, mmap or null), with access patterns, open-loop rate
+//! control, HDR latency histograms, interval samples, data patterns and verification, and returns
+//! what it measured. It is given a fully resolved [`PhasePlan`] (crates/workload builds and
+//! validates it) and returns a [`PhaseResult`]; it never decides what to run and never prints.
 //!
-//! The engine is given a fully resolved [`PhasePlan`] (the workload crate builds and validates
-//! it) and returns a [`PhaseResult`]. It never decides what to run and never prints.
+//! Where things are, in the order a phase goes (fio's own files named where they match):
+//! - phase.rs: the entry points — a group's phases laid out, their workers started on one barrier,
+//!   the samples collected, the results merged;
+//! - filesetup.rs: the files a phase reads laid out before its clock starts (fio's filesetup.c);
+//! - placement.rs: where a worker thread runs (its descriptor table, I/O priority, CPUs, memory);
+//! - worker.rs: one worker's loop (fio's do_io), as named steps;
+//! - access/: which offset and length come next — sizes.rs, random_map.rs, file_set.rs;
+//! - backend/: one file per back-end behind the [`backend::Backend`] trait (fio's `ioengine_ops`);
+//! - pacing.rs: how fast a worker may issue (rate, think time, flow shares);
+//! - complete.rs: each completed I/O settled and accounted (fio's io_completed);
+//! - data.rs and verify.rs: the data written, its header, and reads checked against it;
+//! - stat.rs: counters and histograms the same way everywhere; clock.rs: the one clock;
+//! - collect.rs: the sampler thread turning workers' intervals into samples;
+//! - merge.rs: every worker's totals into the phase's result; steady.rs and latency_target.rs:
+//!   fio's steady-state detection and latency-target search over the merged samples;
+//! - team.rs: one phase's results from many MPI ranks merged into rank 0's.
 #![deny(missing_docs)]
 
 pub mod access;

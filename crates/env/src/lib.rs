@@ -5,7 +5,8 @@
 //! Everything is read from /proc and /sys (and `zpool` where ZFS is present); what cannot be
 //! read is left empty rather than guessed. One probe per fact, used by every crate that needs
 //! it: the mounts (mounts.rs: mountinfo with its escapes, the mount of a path), a filesystem's
-//! space (space.rs: statvfs), the block device and its RAID layout (device.rs).
+//! space (space.rs: statvfs), the block device and its RAID layout (device.rs); and a btrfs
+//! scrub's progress and errors per device (btrfs.rs), for the impact study and the monitor.
 #![deny(missing_docs)]
 
 pub mod btrfs;

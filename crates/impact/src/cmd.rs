@@ -1,6 +1,6 @@
 //! A task given as three argument vectors — start, status, stop — for anything storlab does not
 //! drive itself (a job file's `[task.NAME]`, or `cmd:START|STATUS|STOP[|PAUSE|RESUME]`). The
-//! status command prints "running [PERCENT]" or "done [DETAIL]"; a task given pause and resume
+//! status command prints "running \[PERCENT\]" or "done \[DETAIL\]"; a task given pause and resume
 //! commands can be paused (the verify scheduler pauses tasks while their pool is busy).
 
 use crate::task::{run, Progress, Task, TaskError, TaskState};

@@ -100,7 +100,7 @@ pub const KINDS: &[Kind] = &[
     },
 ];
 
-/// Every kind with its arguments: "btrfs-scrub:MOUNTPOINT[@SPEED], ...".
+/// Every kind with its arguments: `btrfs-scrub:MOUNTPOINT[@SPEED], ...`.
 pub fn known() -> String {
     KINDS
         .iter()

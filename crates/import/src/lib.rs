@@ -9,6 +9,11 @@
 //! stored as a measured 0.
 //!
 //! [`PhaseResult::not_measured`]: storlab_model::result::PhaseResult::not_measured
+//! - lib.rs: [`parse`] — which tool printed which part of a file;
+//! - fio_json.rs, fio_normal.rs, fio_terse.rs: fio's three outputs, the text two sharing one
+//!   step to a stored run (fio_figures.rs);
+//! - iozone.rs, ior.rs, mdtest.rs: the other tools, one file each;
+//! - record.rs: what a file (or every file below a directory) held, stored in one go.
 
 use serde_json::Value;
 use storlab_model::env::Environment;

@@ -11,7 +11,7 @@
 //! Everything is made under one directory of storlab's own in the target, removed at the end
 //! (unless kept) and on Ctrl-C. [`walk`] times a whole namespace walk (storlab scan's walker)
 //! and, beside it, `du -s`; [`untar`] extracts copies of an archive at once; [`record`] runs
-//! each of them as stored runs through the session's one run path, and [`together`] runs a
+//! each of them as stored runs through the session's one run path, and [`team`] runs a
 //! workload on every rank of an MPI team as one run.
 #![deny(missing_docs)]
 

@@ -6,6 +6,14 @@
 //!
 //! This crate holds data and the small methods that describe it; it runs nothing, reads no
 //! file and prints nothing.
+//!
+//! - settings.rs: every job setting declared once (`settings!`), with its key, reader and
+//!   default; settings/read.rs the readers, settings/text.rs each value written back as text;
+//! - values.rs: the kinds of value settings take that are more than a number;
+//! - plan.rs: one phase fully resolved (what the engine runs); result.rs: what it produced;
+//! - run.rs: runs as stored; study.rs: studies (sets of runs) as stored; env.rs: the machine;
+//! - scan.rs, meta.rs, challenge.rs, monitor.rs, sched.rs, risk.rs, qualify.rs: each command's
+//!   own results, as stored and as the report draws them.
 #![deny(missing_docs)]
 
 pub mod challenge;

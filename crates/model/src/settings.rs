@@ -4,7 +4,7 @@
 //! binary read [`SETTINGS`]), the unset-or-given [`Settings`] a job file, a phase and the flags
 //! each carry, their override order ([`Settings::overlay`]), the resolved [`PhaseSettings`]
 //! every [`crate::plan::PhasePlan`] carries to the engine, and docs/run.md's key reference
-//! ([`reference`], checked by a test).
+//! ([`reference()`], checked by a test).
 //!
 //! A new setting is a line in the table below (and, when its value is of a new kind, the
 //! function that reads it) and its use in the engine: nothing else needs to change.

@@ -12,6 +12,9 @@
 //! - a file's age: now − its atime (default), its mtime, or the later of the two; a
 //!   directory's own times are ignored. A file is older than a threshold when its age is
 //!   strictly greater.
+//! - lib.rs: the options and the accumulators; walk.rs: the parallel walk;
+//! - mounts.rs: what a mount's atime options mean for "not accessed for N days";
+//! - owners.rs: owners' names for `--group-by user|group`.
 
 #![deny(missing_docs)]
 

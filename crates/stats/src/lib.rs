@@ -1,5 +1,6 @@
 //! Statistics for storlab results: summaries of repeated measurements with sample standard
-//! deviations and Student-t confidence intervals, and Welch's comparison of two groups.
+//! deviations and Student-t confidence intervals, and Welch's comparison of two groups — what
+//! `results compare`, sweeps, impact studies and `qualify` print their figures with.
 //!
 //! Sources: the sample (n − 1) standard deviation and the t-based confidence interval of a mean
 //! follow NIST/SEMATECH e-Handbook of Statistical Methods, §1.3.5.2 ("Confidence Limits for the
@@ -7,6 +8,11 @@
 //! freedom (B. L. Welch, "The generalization of 'Student's' problem when several different
 //! population variances are involved", Biometrika 34, 1947; NIST e-Handbook §1.3.5.3); t
 //! quantiles and probabilities come from the `statrs` crate's Student's t distribution.
+//!
+//! - lib.rs: [`Summary`] and Welch's comparison;
+//! - intervals.rs: measurements placed on fixed intervals by what they measured;
+//! - impact.rs: a background task's cost to the users and theirs to it, held and paired;
+//! - sequential.rs: how many repeats are enough (repeated confidence intervals, for `qualify`).
 #![deny(missing_docs)]
 
 use serde::{Deserialize, Serialize};

@@ -13,6 +13,11 @@
 //! written with its samples in one transaction; the run's status is set when it ends. A process
 //! killed mid-run leaves its finished phases and a `running` row, which the next open on the
 //! same host marks `aborted` once it sees that the process is gone.
+//! The other files: target.rs (where `--db` points), write.rs (every write as a value) and
+//! spool.rs (writes kept while a PostgreSQL server is away), health.rs (a lost connection
+//! replaced), clock.rs (the database server's clock as every host's), groups.rs (groups of runs
+//! named on the command line), copy.rs (`storlab db copy`), challenges.rs (the data challenge's
+//! catalogue), monitors.rs (the monitor's record), sched.rs (the verify scheduler's leases).
 #![deny(missing_docs)]
 
 mod challenges;

@@ -1,7 +1,7 @@
 //! storlab across many processes. [`launched`] tells from the environment whether mpirun
 //! (OpenMPI, MPICH's Hydra) or srun started this process as one of several ranks, so that a
 //! storlab built without MPI can refuse instead of running N independent copies that each
-//! store a run. With the `mpi` feature, [`mpi::MpiTeam`] is those ranks as a
+//! store a run. With the `mpi` feature, `mpi::MpiTeam` is those ranks as a
 //! [`storlab_session::team::Team`]: rank, size, host, each rank's clock offset to rank 0
 //! (measured by a ping-pong at start), and gathering bytes on rank 0 or on all.
 #![deny(missing_docs)]

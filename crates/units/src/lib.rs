@@ -5,6 +5,8 @@
 //! of 1024; `kB MB GB TB` are powers of 1000. A bare number of bytes has no suffix (or `b`/`B`).
 //! Rates are either operations (`20000iops`, `20kiops`) or bytes per second (`200MiB/s`,
 //! `1g/s`). Durations take `ns us ms s m h d w` (`10s`, `1h30m`, `60d`).
+//! One file: [`Size`], [`Rate`] and [`Duration`] with their parsers and printers, and the few
+//! printers of derived figures (MiB/s, latency, thousands, hours, UTC times).
 #![deny(missing_docs)]
 
 use std::fmt;

@@ -1,9 +1,22 @@
-//! What to run: job files (TOML) and command-line settings, merged and validated into an engine
-//! plan. Nonsense is rejected here with a message that names the key or flag, what was wrong
-//! and what would be right, before a single byte is written.
+//! What to run: job files (TOML), command-line flags, fio job files and command lines, and IOzone
+//! command lines, merged and validated into an engine plan. Nonsense is refused here with a message
+//! that names the key or flag, what was wrong and what would be right, before a single byte is
+//! written.
 //!
 //! Precedence, lowest first: built-in defaults, the job file's top-level keys, a phase's own
 //! keys, command-line flags (flags override the file, as `storlab run` documents).
+//!
+//! - settings.rs: the job's settings as files and flags give them (their one declaration is
+//!   crates/model's `settings!` table); [`Job::parse`] reads a job file in named stages;
+//! - write.rs: a job written back as a job file (`--parse-only`), read back to the same job;
+//! - flags.rs: a job's command-line flags, declared once for every command that runs a job;
+//! - validate/: a job into a plan — defaults, file sets (sets.rs), the rules every phase is held
+//!   to (rules.rs, one table), the targets probed on the machine (targets.rs);
+//! - fio/: fio's job files and command lines — text.rs reads them as fio does, value.rs reads
+//!   fio's values, options.rs lists fio's options, convert/ turns a job into settings through
+//!   one table with one owner per option (convert/table.rs), cli.rs is `storlab fio`;
+//! - iozone/: IOzone's command line, its tests (tests_table.rs) and its cells (cells.rs);
+//! - sweep.rs: `storlab sweep`'s points; presets.rs: the jobs storlab ships (`storlab demo`).
 #![deny(missing_docs)]
 
 pub mod fio;
@@ -115,12 +128,12 @@ pub struct Stream {
 }
 
 /// A background task as three argument vectors (never a shell string): start it, print its
-/// status ("running [PERCENT]" or "done [DETAIL]"), stop it.
+/// status (`running [PERCENT]` or `done [DETAIL]`), stop it.
 #[derive(Debug, Clone, Default, PartialEq, serde::Serialize)]
 pub struct CommandTask {
     /// Starts the task (returns once it runs).
     pub start: Vec<String>,
-    /// Prints "running [PERCENT]" or "done [DETAIL]".
+    /// Prints `running [PERCENT]` or `done [DETAIL]`.
     pub status: Vec<String>,
     /// Stops it.
     pub stop: Vec<String>,

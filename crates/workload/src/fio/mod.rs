@@ -126,7 +126,7 @@ pub fn parse(text: &str, path: &Path, ignore_unknown: bool) -> Result<FioJob, Wo
 
 /// Where a job came from, for its name, its origin and the TOML's first line.
 pub struct Source {
-    /// The run's name when [global] gives none.
+    /// The run's name when `[global]` gives none.
     pub name: String,
     /// The job's origin ("fio job file F", "fio command line").
     pub origin: String,
