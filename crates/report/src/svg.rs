@@ -48,7 +48,7 @@ pub fn nice_ceiling(v: f64) -> f64 {
     10.0 * p
 }
 
-/// The x axis's ticks: round numbers from 0 to at most `max`, a step of 1, 2, 2.5 or 5 times a
+/// An axis's ticks (x and y alike): round numbers from 0 to at most `max`, a step of 1, 2, 2.5 or 5 times a
 /// power of ten giving three to six of them (0, 10, 20, 30 s, never 7.52).
 pub fn round_ticks(max: f64) -> Vec<f64> {
     if !(max > 0.0 && max.is_finite()) {
@@ -131,17 +131,27 @@ fn frame(s: &mut String, title: &str, key: &str, y_unit: &str, x_unit: &str, y_m
     );
     let _ = write!(s, r##"<text x="{LEFT}" y="16" class="t">{}</text>"##, esc(title));
     let (pw, ph) = (W - LEFT - RIGHT, H - TOP - BOTTOM);
-    for i in 0..=4 {
-        let v = y_max * i as f64 / 4.0;
-        let y = TOP + ph - ph * i as f64 / 4.0;
+    // The y axis ticks by the x axis's rule (round steps, never 0.62, 1.25, 1.88), its top
+    // labelled too when the top is not a step.
+    let mut ticks = round_ticks(y_max);
+    let step = ticks.get(1).copied().unwrap_or(y_max);
+    if ticks.last().is_some_and(|t| *t < y_max * (1.0 - 1e-9)) {
+        // A step closer to the top than half a step would print over its label.
+        if ticks.len() > 1 && y_max - ticks[ticks.len() - 1] < step / 2.0 {
+            ticks.pop();
+        }
+        ticks.push(y_max);
+    }
+    for (i, v) in ticks.iter().enumerate() {
+        let y = TOP + ph - ph * if y_max > 0.0 { v / y_max } else { 0.0 };
         let _ = write!(
             s,
             r##"<line x1="{LEFT}" x2="{}" y1="{y:.1}" y2="{y:.1}" class="g"/><text x="{}" y="{:.1}" class="yl"{}>{}</text>"##,
             LEFT + pw,
             LEFT - 6.0,
             y + 4.0,
-            if i == 4 { r#" data-axis="ymax""# } else { "" },
-            label(v)
+            if i + 1 == ticks.len() { r#" data-axis="ymax""# } else { "" },
+            label(*v)
         );
     }
     if x_max > 0.0 {
@@ -379,6 +389,23 @@ pub fn heat_map(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn y_ticks_are_round_like_the_x_axis() {
+        // The certificate's latency axis with a top of 2.5 µs once read 0.62, 1.25, 1.88.
+        let mut s = String::new();
+        frame(&mut s, "t", "k", "µs", "s", 2.5, 10.0);
+        let labels: Vec<&str> = s
+            .split(r#"class="yl""#)
+            .skip(1)
+            .map(|t| t.split('>').nth(1).unwrap().split('<').next().unwrap())
+            .collect();
+        assert_eq!(labels, ["0", "0.5", "1", "1.5", "2", "2.5"]);
+        // A top that is not a step is labelled as well.
+        let mut s = String::new();
+        frame(&mut s, "t", "k", "µs", "s", 3.3, 10.0);
+        assert!(s.contains(r#"data-axis="ymax">3.3<"#), "{s}");
+    }
 
     #[test]
     fn x_ticks_are_round() {
