@@ -62,34 +62,37 @@ pub fn demo(args: DemoArgs) -> Result<u8> {
 }
 
 pub fn run(args: RunArgs) -> Result<u8> {
-    let mut job = match &args.fio {
-        Some(path) => {
-            let fio = storlab_workload::fio::load(path, args.ignore_unknown)?;
-            let job = args.job.over(fio.job.clone())?;
-            if args.parse_only {
-                json_or_text(args.output.json, || fio.document(&job), || fio.toml.clone())?;
-                return Ok(0);
-            }
-            for line in fio.remarks(path) {
-                eprintln!("storlab: {line}");
-            }
-            job
-        }
-        None => {
-            let job = args.job.to_job()?;
-            if args.parse_only {
-                json_or_text(
-                    args.output.json,
-                    || serde_json::json!({ "job": &job, "toml": job.to_toml() }),
-                    || job.to_toml(),
-                )?;
-                return Ok(0);
-            }
-            job
-        }
+    let fio = match &args.fio {
+        Some(path) => Some(storlab_workload::fio::load(path, args.ignore_unknown)?),
+        None => None,
     };
+    let mut job = match &fio {
+        Some(fio) => args.job.over(fio.job.clone())?,
+        None => args.job.to_job()?,
+    };
+    // Before --parse-only, so that what it prints is the job as it would run.
     if let Some(id) = args.verify_against {
         job.verify_against(id, crate::results::open_existing(&args.output.db)?.writer_seed(id)?)?;
+    }
+    match (&fio, args.parse_only) {
+        (Some(fio), true) => {
+            json_or_text(args.output.json, || fio.document(&job), || fio.toml_of(&job))?;
+            return Ok(0);
+        }
+        (None, true) => {
+            json_or_text(
+                args.output.json,
+                || serde_json::json!({ "job": &job, "toml": job.to_toml() }),
+                || job.to_toml(),
+            )?;
+            return Ok(0);
+        }
+        (Some(fio), false) => {
+            for line in fio.remarks(args.fio.as_deref().expect("read from --fio")) {
+                eprintln!("storlab: {line}");
+            }
+        }
+        (None, false) => {}
     }
     execute(&job, RunKind::Run, &args.job, &args.output)
 }

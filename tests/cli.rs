@@ -1164,3 +1164,34 @@ fn parse_only_prints_a_job_file_and_runs_nothing() {
     assert_eq!(a["job"]["phases"], b["job"]["phases"]);
     assert_eq!(a["job"]["targets"], b["job"]["targets"]);
 }
+
+#[test]
+fn parse_only_of_a_fio_job_prints_the_flags_laid_over() {
+    // The flags change the job that runs; the job file --parse-only prints must be that job,
+    // not the fio file's alone (it printed 512MiB for a run of 2MiB).
+    let s = Scratch::new();
+    let data = s.data();
+    let fio = s.path().join("j.fio");
+    std::fs::write(
+        &fio,
+        format!(
+            "[global]\nbs=128k\nsize=512m\ndirectory={}\n[reader]\nrw=randread\n",
+            data.display()
+        ),
+    )
+    .unwrap();
+    let f = fio.to_str().unwrap();
+    let out = s.storlab(&["run", "--fio", f, "--size", "2m", "--parse-only"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(text.lines().any(|l| l == "size = \"2MiB\""), "no 2MiB in:\n{text}");
+    assert!(!text.contains("512MiB"), "the file's size, not the run's, in:\n{text}");
+    assert!(entries(&data).is_empty(), "--parse-only wrote {:?}", entries(&data));
+    // It reads back to the job that would run.
+    let printed = s.path().join("printed.toml");
+    std::fs::write(&printed, &text).unwrap();
+    let a = s.json(&["run", "--fio", f, "--size", "2m", "--parse-only"]);
+    let b = s.json(&["run", printed.to_str().unwrap(), "--parse-only"]);
+    assert_eq!(a["job"]["phases"], b["job"]["phases"]);
+    assert_eq!(a["toml"].as_str(), Some(text.as_str()));
+}

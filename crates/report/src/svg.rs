@@ -150,7 +150,11 @@ fn frame(s: &mut String, title: &str, key: &str, y_unit: &str, x_unit: &str, y_m
             LEFT + pw,
             LEFT - 6.0,
             y + 4.0,
-            if i + 1 == ticks.len() { r#" data-axis="ymax""# } else { "" },
+            if i + 1 == ticks.len() {
+                r#" data-axis="ymax""#
+            } else {
+                ""
+            },
             label(*v)
         );
     }

@@ -46,6 +46,8 @@ pub struct FioJob {
     pub job: Job,
     /// The same job as a storlab job file (TOML), to keep or to read.
     pub toml: String,
+    /// The job file's first lines: where it came from, the notes, what was ignored.
+    header: String,
     /// What differs from fio and how it was taken ("libaio runs as io_uring").
     pub notes: Vec<String>,
     /// Options left out with `--ignore-unknown`, each with its line.
@@ -60,7 +62,13 @@ impl FioJob {
     /// `--parse-only --json`: the job as storlab runs it (`job`: with the flags laid over),
     /// the job file, the notes and what was ignored.
     pub fn document(&self, job: &Job) -> serde_json::Value {
-        serde_json::json!({ "job": job, "toml": self.toml, "notes": self.notes, "ignored": self.ignored })
+        serde_json::json!({ "job": job, "toml": self.toml_of(job), "notes": self.notes, "ignored": self.ignored })
+    }
+
+    /// `job` (this file's job with the flags laid over) as a storlab job file, headed by where
+    /// it came from and the notes: what `--parse-only` prints.
+    pub fn toml_of(&self, job: &Job) -> String {
+        format!("{}{}", self.header, job.to_toml())
     }
 
     /// What a run of the file at `path` says first: each note, and what `--ignore-unknown`
@@ -222,15 +230,7 @@ pub fn build(
     let groups = convert_groups(std::mem::take(&mut read.jobs), &mut read.notes)?;
     let laid = lay_out(&groups, &mut read.notes)?;
     let name = read.run_name.unwrap_or_else(|| source.name.clone());
-    let toml = to_toml(
-        &name,
-        &laid.targets,
-        &laid.phases,
-        &laid.streams,
-        &source.shown,
-        &read.notes,
-        &read.ignored,
-    );
+    let header = toml_header(&source.shown, &read.notes, &read.ignored);
     let mut job_notes = read.notes.clone();
     if !read.ignored.is_empty() {
         job_notes.push(format!(
@@ -238,18 +238,20 @@ pub fn build(
             read.ignored.join(", ")
         ));
     }
+    let job = Job {
+        name: Some(name),
+        targets: laid.targets,
+        settings: Settings::default(),
+        phases: laid.phases,
+        streams: laid.streams,
+        origin: source.origin.clone(),
+        notes: job_notes,
+        ..Job::default()
+    };
     Ok(FioJob {
-        job: Job {
-            name: Some(name),
-            targets: laid.targets,
-            settings: Settings::default(),
-            phases: laid.phases,
-            streams: laid.streams,
-            origin: source.origin.clone(),
-            notes: job_notes,
-            ..Job::default()
-        },
-        toml,
+        toml: format!("{header}{}", job.to_toml()),
+        header,
+        job,
         notes: read.notes,
         ignored: read.ignored,
         phase_names: laid.names,
@@ -529,16 +531,8 @@ fn read_phase(kind: PhaseKind, c: &Converted, job: &Resolved) -> Result<ReadPhas
     Ok((kind, settings))
 }
 
-/// The job as a storlab job file.
-fn to_toml(
-    name: &str,
-    targets: &[PathBuf],
-    phases: &[ReadPhase],
-    streams: &[Stream],
-    shown: &str,
-    notes: &[String],
-    ignored: &[String],
-) -> String {
+/// A job file's first lines, as comments: where it came from, the notes, what was ignored.
+fn toml_header(shown: &str, notes: &[String], ignored: &[String]) -> String {
     let mut out = format!("# storlab's reading of {shown}\n");
     for n in notes {
         out += &format!("# {n}\n");
@@ -546,14 +540,7 @@ fn to_toml(
     if !ignored.is_empty() {
         out += &format!("# ignored (--ignore-unknown): {}\n", ignored.join(", "));
     }
-    let job = Job {
-        name: Some(name.to_string()),
-        targets: targets.to_vec(),
-        phases: phases.to_vec(),
-        streams: streams.to_vec(),
-        ..Job::default()
-    };
-    out + &job.to_toml()
+    out
 }
 
 #[cfg(test)]
