@@ -13,7 +13,7 @@
 //! Every run keeps the whole original file's text in its job record.
 
 use serde_json::{json, Map, Value};
-use storlab_model::result::{Figure, Latency, PhaseResult, Throughput};
+use storlab_model::result::{Figure, Latency, PhaseResult};
 use storlab_model::run::{ImportedParams, ImportedRun, Phase, PhaseName, PhaseParams};
 
 use crate::{line_of, ImportError, Origin};
@@ -216,23 +216,18 @@ fn result_of(job: &Value) -> Result<(PhaseResult, Vec<String>), String> {
     let cpu = |k: &str| num(job, k) / 100.0 * num(job, "job_runtime") / 1e3;
     Ok((
         PhaseResult {
-            bytes_read: bytes.0 as u64,
-            bytes_written: bytes.1 as u64,
-            ops_read: ops.0 as u64,
-            ops_written: ops.1 as u64,
-            all_done: Throughput {
-                seconds,
-                bytes: (bytes.0 + bytes.1) as u64,
-                ops: (ops.0 + ops.1) as u64,
-                bytes_per_sec: active.iter().map(|d| num(d, "bw_bytes")).sum(),
-                iops: active.iter().map(|d| num(d, "iops")).sum(),
-            },
             cpu_user: cpu("usr_cpu"),
             cpu_sys: cpu("sys_cpu"),
             latency: latency_of(&active, (ops.0 + ops.1) as u64),
             not_measured: vec![Figure::FirstDone, Figure::WorkerSpread],
             errors: errors_of(job),
-            ..PhaseResult::default()
+            ..crate::moved(
+                (bytes.0, ops.0),
+                (bytes.1, ops.1),
+                seconds,
+                active.iter().map(|d| num(d, "bw_bytes")).sum(),
+                active.iter().map(|d| num(d, "iops")).sum(),
+            )
         },
         notes,
     ))
