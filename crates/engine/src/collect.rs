@@ -8,11 +8,22 @@ use std::sync::mpsc;
 use hdrhistogram::Histogram;
 
 use crate::merge::WorkerOutcome;
-use crate::phase::IntervalObserver;
 use crate::result::{Sample, TargetSample};
 use crate::stat::{new_histogram, Counters};
-use crate::worker::Worker;
 use crate::EngineError;
+
+/// What a phase reports as it goes, for a live view (Prometheus metrics): each worker's
+/// interval, told from the thread that collects the intervals into samples, never from a
+/// worker's I/O loop, so that observing costs the I/O nothing.
+pub trait IntervalObserver: Sync {
+    /// One worker's interval on target `target` (the job's target number): bytes and
+    /// operations read (`[0]`) and written (`[1]`), and the latencies of its reads and writes
+    /// in nanoseconds.
+    fn interval(&self, target: u16, bytes: [u64; 2], ops: [u64; 2], latency_ns: &[Histogram<u64>; 2]);
+    /// An interval every worker has reported, merged into the sample that will be stored
+    /// (a status line shows the last one's throughput, IOPS and p99).
+    fn sample(&self, _sample: &Sample) {}
+}
 
 /// What a worker tells the collector: an interval it measured, or that it is done.
 pub(crate) enum Msg {
@@ -217,57 +228,4 @@ pub(crate) fn collect(
         c.emit(p.into_sample(index), on_sample);
     }
     c.got
-}
-
-impl Worker<'_> {
-    pub(crate) fn boundary_after(&self, t: u64) -> u64 {
-        let iv = self.plan.settings.interval.0.max(1_000_000);
-        let next = (t / iv + 1) * iv;
-        let ramp = self.plan.settings.ramp.0;
-        if t < ramp && ramp < next {
-            ramp
-        } else {
-            next
-        }
-    }
-
-    /// Closes the current interval when `now` passed its end.
-    #[inline]
-    pub(crate) fn tick(&mut self, now: u64) -> Result<(), EngineError> {
-        while now >= self.next_boundary {
-            let b = self.next_boundary;
-            self.send_interval(b);
-            self.interval_start = b;
-            self.next_boundary = self.boundary_after(b);
-            if !self.measuring && b >= self.ramp_end {
-                self.measuring = true;
-            }
-        }
-        Ok(())
-    }
-
-    /// Sends the interval ending at `end` to the collector and starts a new one.
-    pub(crate) fn send_interval(&mut self, end: u64) {
-        let counters = std::mem::take(&mut self.interval);
-        let hist = std::mem::replace(&mut self.ihist, Box::new([new_histogram(), new_histogram()]));
-        if self.measuring {
-            self.totals.add(&counters);
-            let _ = self.thist[0].add(&hist[0]);
-            let _ = self.thist[1].add(&hist[1]);
-        }
-        let index = self.interval_index;
-        self.interval_index += 1;
-        if end > self.interval_start || counters.ops() > 0 {
-            self.last_sent = Some(index);
-            let _ = self.tx.send(Msg::Interval {
-                index,
-                target: self.target,
-                t_start: self.interval_start,
-                t_end: end,
-                ramp: !self.measuring,
-                counters,
-                hist,
-            });
-        }
-    }
 }

@@ -6,6 +6,7 @@
 use std::sync::atomic::Ordering;
 
 use crate::backend::Op;
+use crate::plan::VERIFY_BLOCK;
 use crate::stat::slot_index;
 use crate::worker::{InFlight, Worker};
 use crate::EngineError;
@@ -153,5 +154,46 @@ impl Worker<'_> {
             }
             self.first_done_snapshot = Some(snap);
         }
+    }
+}
+
+impl Worker<'_> {
+    /// fio's rate_min at a completion (pacing.rs's [`crate::pacing::RateMin`]): under it over a
+    /// span of an interval or more, the phase fails naming the file and the rates.
+    pub(crate) fn check_rate_min(&mut self, now: u64) -> Result<(), EngineError> {
+        let Some(r) = self.rate_min.as_mut() else {
+            return Ok(());
+        };
+        let moved = (
+            self.totals.bytes() + self.interval.bytes(),
+            self.totals.ops() + self.interval.ops(),
+        );
+        r.check(now, self.measuring, moved).map_err(|u| EngineError::RateMin {
+            path: self.file_label(),
+            at: now as f64 / 1e9,
+            got: format!("{:.0} {}", u.got, u.unit),
+            want: format!("{:.0} {}", u.want, u.unit),
+        })
+    }
+}
+
+impl Worker<'_> {
+    /// Checks the whole 4 KiB blocks a completed read brought in (verify.rs's check).
+    pub(crate) fn verify_read(&mut self, slot: u32, io: &InFlight) {
+        // Only the whole 4 KiB blocks of a read cut short by the file's end (fill).
+        let whole = if self.full {
+            io.len as usize / VERIFY_BLOCK as usize * VERIFY_BLOCK as usize
+        } else {
+            io.len as usize
+        };
+        // SAFETY: the I/O on this slot has completed; nothing else uses the buffer.
+        let buf = unsafe { self.pool.slice_mut(slot as usize, whole) };
+        crate::verify::check_read(
+            buf,
+            io.offset,
+            &self.file_names[io.file as usize],
+            self.plan,
+            &mut self.verify,
+        );
     }
 }

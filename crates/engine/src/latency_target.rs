@@ -2,7 +2,7 @@
 //! target.
 
 use crate::plan::PhasePlan;
-use crate::worker::Worker;
+use storlab_model::settings::PhaseSettings;
 
 /// One worker's search for the deepest queue that meets a latency target (fio's io_u.c).
 #[derive(Debug)]
@@ -39,32 +39,44 @@ impl LatencySeek {
     }
 }
 
-impl Worker<'_> {
+/// What a window's end decided: whether the measured window is over, and when the search has
+/// just settled, where the measured part starts.
+pub(crate) struct SeekCheck {
+    pub(crate) over: bool,
+    pub(crate) measure_from: Option<u64>,
+}
+
+impl LatencySeek {
     /// fio's latency_target (io_u.c, lat_target_check): when a window has passed, the share of
     /// its I/Os within the target decides: met, the depth doubles (until the first miss, then
     /// halves the distance to the last miss); missed, it halves the distance to the last depth
     /// that met it. When a met window leaves the depth where it was, the search has settled:
-    /// the measured part starts at the next interval and lasts one window. Returns true when
-    /// that window is over. latency_run keeps searching for the whole phase, measured.
-    pub(crate) fn latency_check(&mut self) -> bool {
-        let now = self.now();
-        let window = self.plan.settings.latency_window.0.max(1);
-        let iodepth = self.plan.settings.iodepth.max(1);
-        let keep_searching = self.plan.settings.latency_run;
-        let next_boundary = self.next_boundary;
+    /// the measured part starts at the next interval (`next_boundary`) and lasts one window.
+    /// latency_run keeps searching for the whole phase, measured.
+    pub(crate) fn check(&mut self, now: u64, s: &PhaseSettings, next_boundary: u64) -> SeekCheck {
+        let not_over = SeekCheck {
+            over: false,
+            measure_from: None,
+        };
+        let window = s.latency_window.0.max(1);
+        let iodepth = s.iodepth.max(1);
+        let keep_searching = s.latency_run;
         // The measured part: a window, and at least a whole sample interval.
-        let measured = window.max(self.plan.settings.interval.0);
-        let Some(l) = self.lat.as_mut() else { return false };
+        let measured = window.max(s.interval.0);
+        let l = self;
         if let Some(until) = l.settled_until {
-            return now >= until;
+            return SeekCheck {
+                over: now >= until,
+                measure_from: None,
+            };
         }
         if now < l.window_start + window {
-            return false;
+            return not_over;
         }
         if l.ios > 0 {
             let share = (l.ios - l.failed) as f64 / l.ios as f64 * 100.0;
             let qd = l.qd;
-            if share >= self.plan.settings.latency_percentile {
+            if share >= s.latency_percentile {
                 l.low = l.qd;
                 if l.qd + 1 == l.high {
                     l.stable += 1;
@@ -99,9 +111,9 @@ impl Worker<'_> {
         l.window_start = now;
         l.ios = 0;
         l.failed = 0;
-        if l.settled_until.is_some() {
-            self.ramp_end = next_boundary;
+        SeekCheck {
+            over: false,
+            measure_from: l.settled_until.map(|_| next_boundary),
         }
-        false
     }
 }

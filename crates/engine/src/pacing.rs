@@ -10,8 +10,6 @@ use storlab_units::Rate;
 
 use crate::clock::{now_ns, since};
 use crate::plan::PhasePlan;
-use crate::worker::Worker;
-use crate::EngineError;
 
 /// A worker's target rate: when its next I/O is due. Under rate control the clock of an I/O
 /// starts at its scheduled time, not when it was issued, so that a stalled device shows in
@@ -182,45 +180,59 @@ pub(crate) fn wait_until(epoch: u64, at: u64) {
     }
 }
 
-impl Worker<'_> {
-    /// fio's rate_min (backend.c, __check_min_rate): at a completion, once a sample interval
-    /// (fio's rate_cycle) has passed since the last check, the rate over that span is held to
-    /// the minimum; below it the phase fails. Measured from completion to completion, so a slow
-    /// rate whose I/Os are further apart than an interval is judged over the gap, as fio does.
-    pub(crate) fn check_rate_min(&mut self, now: u64) -> Result<(), EngineError> {
-        let Some(min) = self.plan.settings.rate_min else {
-            return Ok(());
-        };
-        if !self.measuring {
-            self.rate_check = None;
+/// fio's rate_min (backend.c, __check_min_rate): at a completion, once a sample interval
+/// (fio's rate_cycle) has passed since the last check, the rate over that span is held to the
+/// minimum. Measured from completion to completion, so a slow rate whose I/Os are further apart
+/// than an interval is judged over the gap, as fio does.
+#[derive(Debug)]
+pub(crate) struct RateMin {
+    min: Rate,
+    interval_ns: u64,
+    /// The last check: when, and the bytes and I/Os moved by then.
+    last: Option<(u64, u64, u64)>,
+}
+
+/// A span under the minimum: the rate it made and the rate wanted, with their unit.
+pub(crate) struct UnderMin {
+    pub(crate) got: f64,
+    pub(crate) want: f64,
+    pub(crate) unit: &'static str,
+}
+
+impl RateMin {
+    /// The check of a phase with a minimum rate.
+    pub(crate) fn new(plan: &PhasePlan) -> Option<RateMin> {
+        plan.settings.rate_min.map(|min| RateMin {
+            min,
+            interval_ns: plan.settings.interval.0,
+            last: None,
+        })
+    }
+
+    /// A completion at `now` with `moved` (bytes, I/Os) done so far: Err when the span since
+    /// the last check, an interval or more, ran under the minimum. Not judged during the ramp.
+    pub(crate) fn check(&mut self, now: u64, measuring: bool, moved: (u64, u64)) -> Result<(), UnderMin> {
+        if !measuring {
+            self.last = None;
             return Ok(());
         }
-        let moved = (
-            self.totals.bytes() + self.interval.bytes(),
-            self.totals.ops() + self.interval.ops(),
-        );
-        let Some((at, bytes, ops)) = self.rate_check else {
-            self.rate_check = Some((now, moved.0, moved.1));
+        let Some((at, bytes, ops)) = self.last else {
+            self.last = Some((now, moved.0, moved.1));
             return Ok(());
         };
         let spent = now.saturating_sub(at);
-        if (spent as f64) < self.plan.settings.interval.0 as f64 * 0.999 {
+        if (spent as f64) < self.interval_ns as f64 * 0.999 {
             return Ok(());
         }
         let secs = spent as f64 / 1e9;
-        let (got, want, unit) = match min {
+        let (got, want, unit) = match self.min {
             Rate::Iops(v) => ((moved.1 - ops) as f64 / secs, v, "IOPS"),
             Rate::BytesPerSec(v) => ((moved.0 - bytes) as f64 / secs, v, "bytes/s"),
         };
         if got < want {
-            return Err(EngineError::RateMin {
-                path: self.file_label(),
-                at: now as f64 / 1e9,
-                got: format!("{got:.0} {unit}"),
-                want: format!("{want:.0} {unit}"),
-            });
+            return Err(UnderMin { got, want, unit });
         }
-        self.rate_check = Some((now, moved.0, moved.1));
+        self.last = Some((now, moved.0, moved.1));
         Ok(())
     }
 }

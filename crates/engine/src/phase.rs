@@ -7,10 +7,8 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc;
 use std::sync::{Barrier, OnceLock};
 
-use hdrhistogram::Histogram;
-
 use crate::clock::now_ns;
-use crate::collect::{collect, Msg};
+use crate::collect::{collect, IntervalObserver, Msg};
 use crate::filesetup::{lay_out_phase, prepare_worker};
 use crate::merge::{merge, WorkerOutcome};
 use crate::pacing::{Flow, FlowShare};
@@ -18,21 +16,9 @@ use crate::placement::unshare_fd_table;
 use crate::plan::PhasePlan;
 use crate::result::{PhaseResult, Sample};
 use crate::steady::SteadyWatch;
-use crate::worker::Worker;
+use crate::worker::{Shared, Worker};
 use crate::EngineError;
 
-/// Shared between the workers of one phase; written rarely (once per phase), read per I/O.
-/// `abort` is shared by every phase of a group: one failing worker stops them all.
-pub(crate) struct Shared<'g> {
-    pub(crate) epoch: OnceLock<u64>,
-    pub(crate) first_done_ns: AtomicU64,
-    pub(crate) abort: &'g AtomicBool,
-    /// fio's exitall: a phase of the group is done, so the group's others end too (the group's
-    /// own flag: the caller's control goes on to the next group unfinished).
-    pub(crate) exit_all: &'g AtomicBool,
-    /// This phase is done (steady state reached): its workers stop issuing, the others go on.
-    pub(crate) done: AtomicBool,
-}
 /// Lets the caller of a time-based phase end it early as if its runtime had run out (the
 /// result is complete, not `interrupted`), and tells it when the phase's clock started, so that
 /// events outside the engine (a rebuild starting) can be placed on the samples' time axis.
@@ -65,19 +51,6 @@ impl PhaseControl {
     pub fn started_ns(&self) -> Option<u64> {
         Some(self.started_ns.load(Ordering::Acquire)).filter(|t| *t != 0)
     }
-}
-
-/// What a phase reports as it goes, for a live view (Prometheus metrics): each worker's
-/// interval, told from the thread that collects the intervals into samples, never from a
-/// worker's I/O loop, so that observing costs the I/O nothing.
-pub trait IntervalObserver: Sync {
-    /// One worker's interval on target `target` (the job's target number): bytes and
-    /// operations read (`[0]`) and written (`[1]`), and the latencies of its reads and writes
-    /// in nanoseconds.
-    fn interval(&self, target: u16, bytes: [u64; 2], ops: [u64; 2], latency_ns: &[Histogram<u64>; 2]);
-    /// An interval every worker has reported, merged into the sample that will be stored
-    /// (a status line shows the last one's throughput, IOPS and p99).
-    fn sample(&self, _sample: &Sample) {}
 }
 
 /// Runs one phase. `stop` (set by Ctrl-C) ends it early; the result then says `interrupted`.

@@ -4,11 +4,9 @@
 
 use std::collections::VecDeque;
 
-use crate::backend::Op;
 use crate::data;
-use crate::plan::{GenerationRange, PhasePlan, VERIFY_BLOCK};
+use crate::plan::{GenerationRange, PhasePlan};
 use crate::result::*;
-use crate::worker::{InFlight, NextIo, Worker};
 
 /// fio's verify_backlog in a verified write phase: the blocks written and not yet read back,
 /// and those being read back, with nothing else in flight.
@@ -60,17 +58,12 @@ impl VerifyBacklog {
 
     /// The next read-back, if any are queued.
     #[inline]
-    pub(crate) fn next_read(&mut self) -> Option<NextIo> {
-        let (file, offset, len) = self.queue.pop_front()?;
+    pub(crate) fn next_read(&mut self) -> Option<(u16, u64, u64)> {
+        let next = self.queue.pop_front()?;
         if self.queue.is_empty() {
             self.draining = true;
         }
-        Some(NextIo {
-            file: file as usize,
-            op: Op::Read,
-            offset,
-            len,
-        })
+        Some(next)
     }
 
     /// At the pass's end, queues what is left to read back; false when nothing is.
@@ -83,48 +76,37 @@ impl VerifyBacklog {
     }
 }
 
-impl Worker<'_> {
-    /// Checks each 4 KiB block a completed read brought in, counting bad blocks (the first
-    /// ones listed with their file) and blocks an earlier run wrote.
-    pub(crate) fn verify_read(&mut self, slot: u32, io: &InFlight) {
-        // Only the whole 4 KiB blocks of a read cut short by the file's end (fill).
-        let whole = if self.full {
-            io.len as usize / VERIFY_BLOCK as usize * VERIFY_BLOCK as usize
-        } else {
-            io.len as usize
-        };
-        // SAFETY: the I/O on this slot has completed; nothing else uses the buffer.
-        let buf = unsafe { self.pool.slice_mut(slot as usize, whole) };
-        let file = &self.file_names[io.file as usize];
-        let report = &mut self.verify;
-        // Before the job's first write (any generation accepted) the files may hold an
-        // earlier run's data: an intact block with another seed is that run's, counted
-        // apart. After a write in this job, another seed is a lost write: bad.
-        let earlier = self.plan.verify_generations == GenerationRange { min: 0, max: u32::MAX };
-        let mut foreign: Vec<u64> = Vec::new();
-        report.blocks_checked += data::verify(
-            buf,
-            io.offset,
-            self.plan.seed,
-            self.plan.verify_generations,
-            self.plan.settings.pattern.bytes(),
-            |offset, reason| {
-                if let (true, BadReason::WrongSeed { stored }) = (earlier, &reason) {
-                    foreign.push(*stored);
-                    return;
-                }
-                report.bad_blocks += 1;
-                if report.bad.len() < MAX_BAD_LISTED {
-                    report.bad.push(BadBlock {
-                        file: file.clone(),
-                        offset,
-                        reason,
-                    });
-                }
-            },
-        );
-        for seed in foreign {
-            report.add_foreign(seed, 1);
-        }
+/// Checks each 4 KiB block a completed read brought into `buf` from `offset` of `file`,
+/// counting bad blocks in `report` (the first ones listed with their file) and blocks an earlier
+/// run wrote.
+pub(crate) fn check_read(buf: &[u8], offset: u64, file: &str, plan: &PhasePlan, report: &mut VerifyReport) {
+    // Before the job's first write (any generation accepted) the files may hold an
+    // earlier run's data: an intact block with another seed is that run's, counted
+    // apart. After a write in this job, another seed is a lost write: bad.
+    let earlier = plan.verify_generations == GenerationRange { min: 0, max: u32::MAX };
+    let mut foreign: Vec<u64> = Vec::new();
+    report.blocks_checked += data::verify(
+        buf,
+        offset,
+        plan.seed,
+        plan.verify_generations,
+        plan.settings.pattern.bytes(),
+        |offset, reason| {
+            if let (true, BadReason::WrongSeed { stored }) = (earlier, &reason) {
+                foreign.push(*stored);
+                return;
+            }
+            report.bad_blocks += 1;
+            if report.bad.len() < MAX_BAD_LISTED {
+                report.bad.push(BadBlock {
+                    file: file.to_string(),
+                    offset,
+                    reason,
+                });
+            }
+        },
+    );
+    for seed in foreign {
+        report.add_foreign(seed, 1);
     }
 }

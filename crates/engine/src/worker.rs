@@ -13,8 +13,9 @@
 //! (latency_target.rs), the dedupe generator (data.rs); the loop below calls each as a step.
 
 use std::fs::File;
-use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::mpsc;
+use std::sync::OnceLock;
 
 use hdrhistogram::Histogram;
 use rand::{rngs::SmallRng, Rng, SeedableRng};
@@ -27,13 +28,25 @@ use crate::data::{self, BufferPool};
 use crate::filesetup::file_set;
 use crate::latency_target::LatencySeek;
 use crate::merge::WorkerOutcome;
-use crate::pacing::{wait_until, FlowGate, FlowShare, RatePacer, Think};
-use crate::phase::Shared;
+use crate::pacing::{wait_until, FlowGate, FlowShare, RateMin, RatePacer, Think};
 use crate::plan::{FsyncPolicy, PhasePlan, WorkerFile};
 use crate::result::*;
 use crate::stat::{new_histogram, thread_cpu, Counters};
 use crate::verify::VerifyBacklog;
 use crate::EngineError;
+
+/// Shared between the workers of one phase; written rarely (once per phase), read per I/O.
+/// `abort` is shared by every phase of a group: one failing worker stops them all.
+pub(crate) struct Shared<'g> {
+    pub(crate) epoch: OnceLock<u64>,
+    pub(crate) first_done_ns: AtomicU64,
+    pub(crate) abort: &'g AtomicBool,
+    /// fio's exitall: a phase of the group is done, so the group's others end too (the group's
+    /// own flag: the caller's control goes on to the next group unfinished).
+    pub(crate) exit_all: &'g AtomicBool,
+    /// This phase is done (steady state reached): its workers stop issuing, the others go on.
+    pub(crate) done: AtomicBool,
+}
 
 /// Where one I/O in flight came from.
 #[derive(Clone, Copy, Default)]
@@ -103,8 +116,8 @@ pub(crate) struct Worker<'a> {
     pub(crate) dedupe: Option<data::Dedupe>,
     /// Failed I/Os gone on past (continue_on_error).
     pub(crate) errors: ErrorsReport,
-    /// rate_min: the last check's time and the bytes and I/Os moved by then.
-    pub(crate) rate_check: Option<(u64, u64, u64)>,
+    /// fio's rate_min, held at each completion.
+    pub(crate) rate_min: Option<RateMin>,
     /// fio's latency_target: the search for the depth that meets it.
     pub(crate) lat: Option<LatencySeek>,
     /// Where the measured part begins: the ramp's end, or where the latency search settles
@@ -180,7 +193,7 @@ impl<'a> Worker<'a> {
             flow: None,
             full: false,
             errors: ErrorsReport::default(),
-            rate_check: None,
+            rate_min: RateMin::new(plan),
             lat: LatencySeek::new(plan),
             // The search is a ramp, unless latency_run measures it all (as fio reports it).
             ramp_end: if plan.settings.latency_target.is_some() && !plan.settings.latency_run {
@@ -352,8 +365,13 @@ impl<'a> Worker<'a> {
     /// The next I/O: a read-back of the verify backlog, else the access pattern's next.
     #[inline]
     fn next_io(&mut self) -> Option<NextIo> {
-        if let Some(io) = self.backlog.as_mut().and_then(VerifyBacklog::next_read) {
-            return Some(io);
+        if let Some((file, offset, len)) = self.backlog.as_mut().and_then(VerifyBacklog::next_read) {
+            return Some(NextIo {
+                file: file as usize,
+                op: Op::Read,
+                offset,
+                len,
+            });
         }
         self.access
             .next(&mut self.rng)
@@ -587,6 +605,18 @@ impl<'a> Worker<'a> {
         Ok(end)
     }
 
+    /// The latency-target search's window check (latency_target.rs); once it settles, the
+    /// ramp ends where its measured part starts. True when the measured window is over.
+    fn latency_check(&mut self) -> bool {
+        let now = self.now();
+        let Some(l) = self.lat.as_mut() else { return false };
+        let c = l.check(now, &self.plan.settings, self.next_boundary);
+        if let Some(from) = c.measure_from {
+            self.ramp_end = from;
+        }
+        c.over
+    }
+
     /// The worker's file for results and messages: its one file, or its first and how many more.
     pub(crate) fn file_label(&self) -> String {
         match self.file_names.len() {
@@ -612,6 +642,60 @@ impl<'a> Worker<'a> {
             offset,
             direct: self.plan.settings.direct,
             source: e,
+        }
+    }
+}
+
+/// The worker's intervals: each closed when the clock passes its end and sent to the collector.
+impl Worker<'_> {
+    pub(crate) fn boundary_after(&self, t: u64) -> u64 {
+        let iv = self.plan.settings.interval.0.max(1_000_000);
+        let next = (t / iv + 1) * iv;
+        let ramp = self.plan.settings.ramp.0;
+        if t < ramp && ramp < next {
+            ramp
+        } else {
+            next
+        }
+    }
+
+    /// Closes the current interval when `now` passed its end.
+    #[inline]
+    pub(crate) fn tick(&mut self, now: u64) -> Result<(), EngineError> {
+        while now >= self.next_boundary {
+            let b = self.next_boundary;
+            self.send_interval(b);
+            self.interval_start = b;
+            self.next_boundary = self.boundary_after(b);
+            if !self.measuring && b >= self.ramp_end {
+                self.measuring = true;
+            }
+        }
+        Ok(())
+    }
+
+    /// Sends the interval ending at `end` to the collector and starts a new one.
+    pub(crate) fn send_interval(&mut self, end: u64) {
+        let counters = std::mem::take(&mut self.interval);
+        let hist = std::mem::replace(&mut self.ihist, Box::new([new_histogram(), new_histogram()]));
+        if self.measuring {
+            self.totals.add(&counters);
+            let _ = self.thist[0].add(&hist[0]);
+            let _ = self.thist[1].add(&hist[1]);
+        }
+        let index = self.interval_index;
+        self.interval_index += 1;
+        if end > self.interval_start || counters.ops() > 0 {
+            self.last_sent = Some(index);
+            let _ = self.tx.send(Msg::Interval {
+                index,
+                target: self.target,
+                t_start: self.interval_start,
+                t_end: end,
+                ramp: !self.measuring,
+                counters,
+                hist,
+            });
         }
     }
 }

@@ -115,7 +115,7 @@ pub fn resolve(job: &Job, opts: &ResolveOptions) -> Result<Plan, WorkloadError> 
     let seed = job.settings.seed.unwrap_or(opts.default_seed);
     let phases = plan_phases(job, &effs, &placed, seed)?;
     if !effs.iter().all(|e| e.engine == BackendKind::Null) {
-        targets::check_free_space(&placed)?;
+        targets::check_free_space(placed.held_to_free_space())?;
         // O_DIRECT support, probed where the files will live.
         if effs.iter().any(|e| e.direct && e.engine != BackendKind::Null) {
             for (path, kind, _) in &placed.targets {

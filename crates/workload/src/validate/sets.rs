@@ -26,6 +26,19 @@ pub(super) struct Placed {
     pub(super) created: Vec<PathBuf>,
 }
 
+impl Placed {
+    /// The files storlab will create that are held to their filesystem's free space (not
+    /// those of a set that may fill it).
+    pub(super) fn held_to_free_space(&self) -> impl Iterator<Item = &WorkerFile> {
+        self.workers
+            .iter()
+            .zip(&self.fills)
+            .filter(|(_, fills)| !**fills)
+            .flat_map(|(w, _)| w)
+            .filter(|w| w.owned)
+    }
+}
+
 /// Places every file set of `job`.
 pub(super) fn place(job: &Job, effs: &[PhaseSettings], opts: &ResolveOptions) -> Result<Placed, WorkloadError> {
     let set_name = |i: usize| job.streams.get(i).map(|s| s.set.clone()).unwrap_or_default();

@@ -6,9 +6,9 @@
 use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
+use storlab_model::plan::WorkerFile;
 use storlab_units::Size;
 
-use super::sets::Placed;
 use super::{ResolveOptions, TargetKind};
 use crate::WorkloadError;
 
@@ -153,18 +153,11 @@ fn fs_type(p: &Path) -> String {
         .unwrap_or_default()
 }
 
-/// Free space, per filesystem, for what storlab will create (a set that may fill its
-/// filesystem is not held to it).
-pub(super) fn check_free_space(placed: &Placed) -> Result<(), WorkloadError> {
+/// Free space, per filesystem, for the files storlab will create (`created`: those held to
+/// it; a set that may fill its filesystem is not).
+pub(super) fn check_free_space<'a>(created: impl Iterator<Item = &'a WorkerFile>) -> Result<(), WorkloadError> {
     let mut need: Vec<(u64, PathBuf, u64)> = Vec::new();
-    for w in placed
-        .workers
-        .iter()
-        .zip(&placed.fills)
-        .filter(|(_, fills)| !**fills)
-        .flat_map(|(w, _)| w)
-        .filter(|w| w.owned)
-    {
+    for w in created {
         let dir = w.path.parent().unwrap_or(Path::new(".")).to_path_buf();
         let dev = std::fs::metadata(&dir).map(|m| m.dev()).unwrap_or(0);
         match need.iter_mut().find(|(d, _, _)| *d == dev) {
