@@ -2,6 +2,8 @@
 //! tmpfs), faults carried out for real (a lazy unmount, a drain, writers stopped), a block
 //! corrupted between write and read, a process killed with SIGKILL and resumed, three agents
 //! against one PostgreSQL server with one killed, bad input refused before anything is written.
+// A test is a story told in order; its length is allowed (Cargo.toml: too_many_lines).
+#![allow(clippy::too_many_lines)]
 
 mod common;
 

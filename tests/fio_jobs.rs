@@ -2,6 +2,8 @@
 //! (tests/fixtures/fio-examples, origin in ORIGIN.md) and a site's nightly job with an include
 //! and an environment variable. Each is either read with the parameters fio itself reports for
 //! it (`fio --showcmd`, Debian's fio) and run, or refused naming the option and its line.
+// A test is a story told in order; its length is allowed (Cargo.toml: too_many_lines).
+#![allow(clippy::too_many_lines)]
 
 use std::collections::BTreeMap;
 use std::path::PathBuf;

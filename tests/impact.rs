@@ -1,6 +1,8 @@
 //! `storlab impact` with a real btrfs scrub as the task, on a btrfs RAID1 over loop devices:
 //! the loaded repetitions overlap a running scrub, the study is stored, and the scrub the study
 //! started is stopped at its end. Asserts what must hold, not exact figures.
+// A test is a story told in order; its length is allowed (Cargo.toml: too_many_lines).
+#![allow(clippy::too_many_lines)]
 
 mod common;
 use common::*;

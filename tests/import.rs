@@ -3,6 +3,8 @@
 //! read into stored runs; the figures expected are read out of the same files here, not
 //! written down. Damaged copies are refused by line, storing nothing; a directory imports
 //! file by file.
+// A test is a story told in order; its length is allowed (Cargo.toml: too_many_lines).
+#![allow(clippy::too_many_lines)]
 
 use serde_json::Value;
 

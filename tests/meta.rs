@@ -1,6 +1,8 @@
 //! `storlab meta`: mdtest's namespace phases, run by the real binary on tmpfs and on
 //! loop-mounted ext4, their counts checked against what `find` counts, their errors named,
 //! bad requests refused with nothing made, and Ctrl-C leaving nothing behind.
+// A test is a story told in order; its length is allowed (Cargo.toml: too_many_lines).
+#![allow(clippy::too_many_lines)]
 
 mod common;
 

@@ -2,6 +2,8 @@
 //! with traffic of known size written and read with O_DIRECT; Debian's Prometheus scraping it
 //! every second and asked for its series through its HTTP API; promtool checking the
 //! exposition; devices detached and filesystems unmounted while watched; bad input refused.
+// A test is a story told in order; its length is allowed (Cargo.toml: too_many_lines).
+#![allow(clippy::too_many_lines)]
 
 mod common;
 

@@ -2,6 +2,8 @@
 //! `dpkg -i` into this machine, used (`storlab demo`, `man -w storlab`, the completions, the
 //! monitor's packaged configuration), and purged again, even when the test fails; the `.rpm`'s
 //! file list checked with `rpm -qlp`. And the example job files the packages ship run.
+// A test is a story told in order; its length is allowed (Cargo.toml: too_many_lines).
+#![allow(clippy::too_many_lines)]
 
 mod common;
 

@@ -4,6 +4,8 @@
 //! simulation with another generator); bad plans refused with their line before anything runs;
 //! a baseline from the database; the same plan again against an earlier qualification; the
 //! certificate in Chromium; exit 0, 1 and 5.
+// A test is a story told in order; its length is allowed (Cargo.toml: too_many_lines).
+#![allow(clippy::too_many_lines)]
 
 use std::path::Path;
 use std::process::Output;

@@ -2,6 +2,8 @@
 //! message and no network request of its own, a screenshot of it is not blank, and plots of the
 //! same kind carry one shared axis maximum. Plus snapshot tests of the structure of the JSON,
 //! CSV and HTML outputs (tests/snapshots; UPDATE_SNAPSHOTS=1 rewrites them).
+// A test is a story told in order; its length is allowed (Cargo.toml: too_many_lines).
+#![allow(clippy::too_many_lines)]
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::Path;

@@ -1,5 +1,7 @@
 //! `storlab results`: tags, filters, removal, Welch comparisons of groups of real runs, and the
 //! import of real fio JSON (fio runs here, locally and in client/server mode).
+// A test is a story told in order; its length is allowed (Cargo.toml: too_many_lines).
+#![allow(clippy::too_many_lines)]
 
 use std::path::Path;
 use std::process::Command;

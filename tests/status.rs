@@ -2,6 +2,8 @@
 //! terminal) and the pane is read with `tmux capture-pane` while the run goes on and after it
 //! ended. And its absence: with --json, --quiet, or stderr redirected to a file, which then
 //! holds no control characters.
+// A test is a story told in order; its length is allowed (Cargo.toml: too_many_lines).
+#![allow(clippy::too_many_lines)]
 
 mod common;
 
