@@ -22,7 +22,9 @@ pub fn fio(args: Vec<String>) -> Result<u8> {
         return Ok(0);
     }
     if c.version {
-        println!("storlab-{} (fio's command line)", env!("CARGO_PKG_VERSION"));
+        // fio's form, so that drivers that check it (bench-fio) run; storlab's own version is
+        // `storlab --version`'s.
+        println!("{}", storlab_workload::fio::FIO_VERSION);
         return Ok(0);
     }
     if !c.showcmd.is_empty() {
@@ -38,11 +40,16 @@ pub fn fio(args: Vec<String>) -> Result<u8> {
         print!("{}", fio.toml);
         return Ok(0);
     }
-    for n in &fio.notes {
-        eprintln!("storlab: {n}");
-    }
-    if !fio.ignored.is_empty() {
-        eprintln!("storlab: ignored (--ignore-unknown): {}", fio.ignored.join(", "));
+    // A job fio runs without a word on stderr runs so here (drivers take any stderr for an
+    // error): how storlab took it is in the stored run and --parse-only, and on stderr only
+    // when --storlab-notes asks.
+    if c.notes {
+        for n in &fio.notes {
+            eprintln!("storlab: {n}");
+        }
+        if !fio.ignored.is_empty() {
+            eprintln!("storlab: ignored (--ignore-unknown): {}", fio.ignored.join(", "));
+        }
     }
     let out = OutputArgs {
         db: DbArgs { db: c.db.clone() },
@@ -62,7 +69,8 @@ pub fn fio(args: Vec<String>) -> Result<u8> {
     };
     let e = storlab_session::run_prepared(&mut m.store, prepared, &opts)?;
     let store = m.end();
-    for _ in c.formats.iter().filter(|f| **f == OutputFormat::Normal) {
+    let normal = c.formats.contains(&OutputFormat::Normal);
+    if normal {
         print_run(&store, e.run_id, false, &out)?;
     }
     // fio's formats and log files, from the stored run read once.
@@ -80,8 +88,33 @@ pub fn fio(args: Vec<String>) -> Result<u8> {
     // Where the job asked for them, in the current directory, as fio writes them.
     for (path, text) in storlab_report::fio::log_files(&run, &fio.phase_logs) {
         storlab_report::export::write_whole(&path, |w| Ok(w.write_all(text.as_bytes())?))?;
-        eprintln!("storlab: wrote {}", path.display());
     }
-    eprintln!("storlab: stored as run {} in {}", e.run_id, store.target());
-    Ok(code_of(e.status))
+    // The stored run's id goes with the human-readable text, never into a document a program
+    // parses.
+    if normal && c.output.is_none() {
+        println!("storlab: stored as run {} in {}", e.run_id, store.target());
+    }
+    Ok(fio_exit(e.status))
+}
+
+/// fio's exit code for a run: 0, or the number of jobs that failed (storlab's phases fail as
+/// one, so 1); a run Ctrl-C ended keeps storlab's 130.
+fn fio_exit(status: storlab_model::run::RunStatus) -> u8 {
+    match code_of(status) {
+        0 => 0,
+        crate::exit::ABORTED => crate::exit::ABORTED,
+        _ => 1,
+    }
+}
+
+/// `storlab fio` (or storlab called as `fio`) to its end: its errors said as fio says them,
+/// `fio: ` and the reason, and fio's exit code 1 for every refusal.
+pub fn main(args: Vec<String>) -> std::process::ExitCode {
+    match fio(args) {
+        Ok(code) => std::process::ExitCode::from(code),
+        Err(e) => {
+            eprintln!("fio: {}", crate::error_text(&e));
+            std::process::ExitCode::from(1)
+        }
+    }
 }

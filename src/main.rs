@@ -137,21 +137,36 @@ fn main() -> ExitCode {
     // before anything is printed, so a reader that stops early loses nothing.
     // SAFETY: setting a signal's disposition to its default, before any thread is started.
     unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
-    match dispatch(Cli::parse()) {
+    // Called as `fio` (the link the packages install for drivers of fio), storlab is `storlab
+    // fio`; `storlab fio` itself ends the same way.
+    let mut args = std::env::args();
+    let called = args.next().unwrap_or_default();
+    if std::path::Path::new(&called).file_name().is_some_and(|n| n == "fio") {
+        return fio::main(args.collect());
+    }
+    let cli = Cli::parse();
+    if let Cmd::Fio { args } = cli.command {
+        return fio::main(args);
+    }
+    match dispatch(cli) {
         Ok(code) => ExitCode::from(code),
         Err(e) => {
-            // The chain of causes, each said once: errors that already quote their cause (an
-            // I/O error's OS message) would otherwise print it twice.
-            let mut msg = e.to_string();
-            for cause in e.chain().skip(1) {
-                let c = cause.to_string();
-                if !msg.contains(&c) {
-                    msg += ": ";
-                    msg += &c;
-                }
-            }
-            eprintln!("storlab: error: {msg}");
+            eprintln!("storlab: error: {}", error_text(&e));
             ExitCode::from(if is_usage(&e) { exit::USAGE } else { 1 })
         }
     }
+}
+
+/// An error with its chain of causes, each said once: errors that already quote their cause
+/// (an I/O error's OS message) would otherwise print it twice.
+pub(crate) fn error_text(e: &anyhow::Error) -> String {
+    let mut msg = e.to_string();
+    for cause in e.chain().skip(1) {
+        let c = cause.to_string();
+        if !msg.contains(&c) {
+            msg += ": ";
+            msg += &c;
+        }
+    }
+    msg
 }

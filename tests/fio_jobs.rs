@@ -563,7 +563,13 @@ fn fios_command_line_runs_and_its_json_recomputes_and_imports_back() {
     );
     assert!(out.status.success(), "{}", stderr(&out));
     let doc: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
-    assert!(doc["fio version"].as_str().unwrap().starts_with("storlab-"));
+    // fio's version in fio's form, for the tools that check it; storlab's beside it.
+    assert!(
+        doc["fio version"].as_str().unwrap().starts_with("fio-3."),
+        "{}",
+        doc["fio version"]
+    );
+    assert!(doc["storlab version"].as_str().is_some_and(|v| !v.is_empty()));
     let job = &doc["jobs"][0];
     assert_eq!(job["jobname"], "rr");
     assert_eq!(job["job options"]["rw"], "randread");
@@ -706,7 +712,11 @@ fn fios_command_line_runs_and_its_json_recomputes_and_imports_back() {
     assert!(stdout(&out).contains("ramp = \"2s\""), "{}", stdout(&out));
     // A misspelt option is refused at its argument.
     let out = s.storlab(&["fio", "--name=x", "--rw=read", "--iodepht=2"]);
-    assert_eq!(out.status.code(), Some(2));
+    assert_eq!(
+        out.status.code(),
+        Some(1),
+        "fio refuses an option it does not know with 1"
+    );
     assert!(stderr(&out).contains("argument 3 (--iodepht=2)") && stderr(&out).contains("did you mean 'iodepth'"));
 }
 
@@ -2288,4 +2298,82 @@ fn several_files_per_job_are_served_in_the_order_fio_serves_them() {
         let used: std::collections::BTreeSet<usize> = calls.iter().map(|c| c.0).collect();
         assert!(used.len() >= 2, "{who}: the files drawn at random: {calls:?}");
     }
+}
+
+/// A directory holding a link named `fio` to this build's storlab, as the packages install it
+/// for drivers of fio.
+fn fio_link(s: &Scratch) -> PathBuf {
+    let dir = s.path().join("fio-bin");
+    std::fs::create_dir_all(&dir).unwrap();
+    std::os::unix::fs::symlink(bin(), dir.join("fio")).unwrap();
+    dir.join("fio")
+}
+
+#[test]
+fn storlab_called_fio_answers_as_fio_does_version_stderr_and_exit_codes() {
+    let s = Scratch::new();
+    let data = s.data();
+    let fio = fio_link(&s);
+    let run = |prog: &std::path::Path, args: &[&str]| {
+        Command::new(prog)
+            .args(args)
+            .env("STORLAB_DB", s.db())
+            .current_dir(s.path())
+            .output()
+            .unwrap()
+    };
+    // --version in fio's form, as drivers parse it (the real fio's beside it).
+    let real = run(std::path::Path::new("fio"), &["--version"]);
+    let ours = run(&fio, &["--version"]);
+    let version = |o: &Output| stdout(o).trim().to_string();
+    assert!(version(&real).starts_with("fio-3."), "{}", version(&real));
+    assert!(
+        version(&ours).starts_with("fio-3.") && !version(&ours).contains(' '),
+        "{}",
+        version(&ours)
+    );
+    assert_eq!(s.storlab(&["fio", "--version"]).stdout, ours.stdout);
+    assert!(stdout(&s.storlab(&["--version"])).starts_with("storlab "));
+
+    // A job fio runs without a word on stderr runs without one here — even one storlab takes
+    // with a note (libaio without O_DIRECT) — and the note is in the stored run.
+    let dir = format!("--directory={}", data.display());
+    let job = [
+        "--name=quiet",
+        "--rw=randread",
+        "--bs=4k",
+        "--size=2m",
+        "--ioengine=libaio",
+        dir.as_str(),
+        "--output-format=json",
+    ];
+    let real = run(std::path::Path::new("fio"), &job);
+    assert!(
+        real.status.success() && real.stderr.is_empty(),
+        "fio: {}",
+        stderr(&real)
+    );
+    // fio keeps the file it laid out.
+    std::fs::remove_file(data.join("quiet.0.0")).unwrap();
+    let ours = run(&fio, &job);
+    assert!(ours.status.success(), "{}", stderr(&ours));
+    assert!(ours.stderr.is_empty(), "stderr: {}", stderr(&ours));
+    let doc: Value = serde_json::from_slice(&ours.stdout).expect("stdout is fio's JSON alone");
+    assert_eq!(doc["jobs"][0]["jobname"], "quiet");
+    let stored = s.json(&["results", "show", "1"]);
+    assert!(stored["job"]["job"]["notes"].to_string().contains("libaio"), "{stored}");
+    // Asked for, the notes are said.
+    let mut loud = job.to_vec();
+    loud.push("--storlab-notes");
+    let said = run(&fio, &loud);
+    assert!(stderr(&said).contains("libaio"), "{}", stderr(&said));
+
+    // Refusals exit as fio's do: 1, said on stderr as fio says them.
+    for bad in [&["--name=x", "--bogus=1"][..], &[][..]] {
+        let real = run(std::path::Path::new("fio"), bad);
+        let ours = run(&fio, bad);
+        assert_eq!(ours.status.code(), real.status.code(), "{bad:?}: {}", stderr(&ours));
+        assert!(stderr(&ours).starts_with("fio: "), "{bad:?}: {}", stderr(&ours));
+    }
+    assert!(entries(&data).is_empty(), "files left: {:?}", entries(&data));
 }

@@ -51,7 +51,7 @@ pub enum Cmd {
     /// --size=1g --direct=1 --output-format=json`, or job files (`storlab fio JOB.fio`), read as
     /// fio reads them. storlab's own options: --db, --tag, --keep, --ignore-unknown, -q. `--help`
     /// lists fio's flags storlab takes.
-    #[command(disable_help_flag = true)]
+    #[command(disable_help_flag = true, disable_version_flag = true)]
     Fio {
         /// fio's options and job files.
         #[arg(trailing_var_arg = true, allow_hyphen_values = true, num_args = 0..)]

@@ -379,7 +379,7 @@ fn job_options(p: &Phase) -> Map<String, Value> {
 
 /// The run's phases as fio's JSON document.
 pub fn document(run: &RunDetail, o: &FioJsonOptions) -> Value {
-    let version = format!("storlab-{}", env!("CARGO_PKG_VERSION"));
+    let version = storlab_workload::fio::FIO_VERSION;
     let started = humantime::parse_rfc3339_weak(run.run.started_at.trim_end_matches('Z'))
         .ok()
         .or_else(|| humantime::parse_rfc3339(&run.run.started_at).ok())
@@ -403,6 +403,7 @@ pub fn document(run: &RunDetail, o: &FioJsonOptions) -> Value {
     }
     json!({
         "fio version": version,
+        "storlab version": env!("CARGO_PKG_VERSION"),
         "timestamp": started,
         "timestamp_ms": started * 1000,
         "time": run.run.started_at,
@@ -555,7 +556,10 @@ pub fn terse(run: &RunDetail, o: &FioJsonOptions) -> String {
     for j in doc["jobs"].as_array().cloned().unwrap_or_default() {
         let mut f: Vec<String> = vec![
             "3".into(),
-            format!("fio-{}", doc["fio version"].as_str().unwrap_or("storlab")),
+            doc["fio version"]
+                .as_str()
+                .unwrap_or(storlab_workload::fio::FIO_VERSION)
+                .to_string(),
             j["jobname"].as_str().unwrap_or("").to_string(),
             j["groupid"].to_string(),
             "0".into(),

@@ -4,7 +4,7 @@
 //! fio's own flags — `--output-format=normal|json|json+|terse` (a comma list), `--output=FILE`,
 //! `--minimal`, `--parse-only`, `--showcmd`, `--section=NAME`, `--warnings-fatal`,
 //! `--readonly`, `--eta=never|always|auto`, `--version`, `--help`. storlab's own: `--db`,
-//! `--tag KEY=VALUE`, `--keep`, `--allow-device DEV`, `--ignore-unknown`, `-q`.
+//! `--tag KEY=VALUE`, `--keep`, `--allow-device DEV`, `--ignore-unknown`, `--storlab-notes`, `-q`.
 
 use std::path::{Path, PathBuf};
 
@@ -28,7 +28,8 @@ pub const HELP: &str = "storlab fio: fio's command line on storlab's engine.
     --warnings-fatal             refuse a job with any note on how storlab takes it
     --readonly                   refuse a job that writes
     --eta=never                  no status line
-  storlab's own: --db FILE|URL, --tag KEY=VALUE, --keep, --ignore-unknown, -q
+  storlab's own: --db FILE|URL, --tag KEY=VALUE, --keep, --ignore-unknown, --storlab-notes
+    (how storlab took the job, on stderr; it is always in the stored run and --parse-only), -q
   docs/run.md (\"fio's command line\") says what each fio option does on storlab.";
 
 /// A format `--output-format` names.
@@ -77,6 +78,9 @@ pub struct FioCommand {
     pub keep: bool,
     /// storlab's own `--allow-device DEV` (repeatable): block devices the jobs may use.
     pub allow_devices: Vec<PathBuf>,
+    /// storlab's own `--storlab-notes`: say on stderr how storlab took the job (otherwise only
+    /// in the stored run and `--parse-only`, so that stderr stays as fio's).
+    pub notes: bool,
     /// The command line, for the run's record.
     pub command_line: String,
 }
@@ -111,6 +115,7 @@ struct StorlabFlags {
     keep: bool,
     ignore_unknown: bool,
     quiet: bool,
+    notes: bool,
 }
 
 impl StorlabFlags {
@@ -141,6 +146,7 @@ impl StorlabFlags {
                 }
                 "--keep" => own.keep = true,
                 "--ignore-unknown" => own.ignore_unknown = true,
+                "--storlab-notes" => own.notes = true,
                 "-q" | "--quiet" => own.quiet = true,
                 _ => fio_args.push(a.to_string()),
             }
@@ -227,6 +233,7 @@ impl FioCommand {
             tags: own.tags,
             keep: own.keep,
             allow_devices: own.allow_devices,
+            notes: own.notes,
             command_line: format!("fio {}", fio_args.join(" ")),
         };
         let mut asked = Asked::default();

@@ -39,6 +39,11 @@ use storlab_model::plan::PhaseKind;
 
 use crate::{apply_str, Job, Settings, Stream, WorkloadError};
 
+/// The fio whose behaviour `storlab fio` follows, in `fio --version`'s form: the release its
+/// outputs are checked against (Debian's, which the tests run beside storlab). Drivers of fio
+/// (bench-fio) read it to know they may run; storlab's own version is `storlab --version`'s.
+pub const FIO_VERSION: &str = "fio-3.33";
+
 /// A fio job file read as a storlab job.
 #[derive(Debug, Clone)]
 pub struct FioJob {
