@@ -63,57 +63,56 @@ impl LatencySeek {
         let keep_searching = s.latency_run;
         // The measured part: a window, and at least a whole sample interval.
         let measured = window.max(s.interval.0);
-        let l = self;
-        if let Some(until) = l.settled_until {
+        if let Some(until) = self.settled_until {
             return SeekCheck {
                 over: now >= until,
                 measure_from: None,
             };
         }
-        if now < l.window_start + window {
+        if now < self.window_start + window {
             return not_over;
         }
-        if l.ios > 0 {
-            let share = (l.ios - l.failed) as f64 / l.ios as f64 * 100.0;
-            let qd = l.qd;
+        if self.ios > 0 {
+            let share = (self.ios - self.failed) as f64 / self.ios as f64 * 100.0;
+            let qd = self.qd;
             if share >= s.latency_percentile {
-                l.low = l.qd;
-                if l.qd + 1 == l.high {
-                    l.stable += 1;
-                    if l.stable >= 3 {
-                        l.high += 1;
-                        l.stable = 0;
+                self.low = self.qd;
+                if self.qd + 1 == self.high {
+                    self.stable += 1;
+                    if self.stable >= 3 {
+                        self.high += 1;
+                        self.stable = 0;
                     }
                 }
-                l.qd = if l.high != iodepth {
-                    (l.qd + l.high) / 2
+                self.qd = if self.high != iodepth {
+                    (self.qd + self.high) / 2
                 } else {
-                    l.qd * 2
+                    self.qd * 2
                 }
                 .clamp(1, iodepth);
-                if !keep_searching && l.qd == qd {
-                    l.settled_until = Some(next_boundary + measured);
+                if !keep_searching && self.qd == qd {
+                    self.settled_until = Some(next_boundary + measured);
                 }
-            } else if l.qd == 1 {
+            } else if self.qd == 1 {
                 // Not even one I/O at a time meets it: measured there (and reported as missed).
                 if !keep_searching {
-                    l.settled_until = Some(next_boundary + measured);
+                    self.settled_until = Some(next_boundary + measured);
                 }
             } else {
-                l.high = l.qd;
-                if l.qd == l.low {
-                    l.low -= 1;
+                self.high = self.qd;
+                if self.qd == self.low {
+                    self.low -= 1;
                 }
-                l.qd = ((l.qd + l.low) / 2).max(1);
-                l.stable = 0;
+                self.qd = ((self.qd + self.low) / 2).max(1);
+                self.stable = 0;
             }
         }
-        l.window_start = now;
-        l.ios = 0;
-        l.failed = 0;
+        self.window_start = now;
+        self.ios = 0;
+        self.failed = 0;
         SeekCheck {
             over: false,
-            measure_from: l.settled_until.map(|_| next_boundary),
+            measure_from: self.settled_until.map(|_| next_boundary),
         }
     }
 }
