@@ -126,7 +126,10 @@ fn the_deb_installs_works_and_purges_and_the_rpm_holds_the_same_files() {
     // The `fio` for drivers of fio: a link to storlab in a directory of its own, answering as
     // fio; nothing named fio on the default PATH (a real fio is never shadowed).
     let link = Path::new("/usr/lib/storlab/fio/fio");
-    assert!(files.lines().any(|l| l == link.to_str().unwrap()), "no fio link:\n{files}");
+    assert!(
+        files.lines().any(|l| l == link.to_str().unwrap()),
+        "no fio link:\n{files}"
+    );
     assert_eq!(
         std::fs::canonicalize(link).unwrap(),
         Path::new("/usr/bin/storlab"),
@@ -134,7 +137,10 @@ fn the_deb_installs_works_and_purges_and_the_rpm_holds_the_same_files() {
     );
     let version = Command::new(link).arg("--version").output().unwrap();
     assert!(stdout(&version).starts_with("fio-3."), "{}", stdout(&version));
-    assert!(!files.lines().any(|l| l.ends_with("/bin/fio")), "a fio on PATH:\n{files}");
+    assert!(
+        !files.lines().any(|l| l.ends_with("/bin/fio")),
+        "a fio on PATH:\n{files}"
+    );
     // The rpm makes the same link when installed (cargo-generate-rpm packs no links).
     let scripts = stdout(&sh("rpm", &["-qp", "--scripts", rpm.to_str().unwrap()]));
     assert!(
@@ -249,7 +255,10 @@ fn the_deb_installs_works_and_purges_and_the_rpm_holds_the_same_files() {
     let purge = sh("dpkg", &["--purge", "storlab"]);
     assert!(purge.status.success(), "{}", stderr(&purge));
     assert!(!Path::new("/usr/bin/storlab").exists());
-    assert!(std::fs::symlink_metadata(link).is_err(), "the fio link went with the purge");
+    assert!(
+        std::fs::symlink_metadata(link).is_err(),
+        "the fio link went with the purge"
+    );
     assert!(
         !Path::new("/etc/storlab/monitor.toml").exists(),
         "the conffile went with the purge"
