@@ -1846,10 +1846,15 @@ impl RequestTrace {
         RequestTrace { dir }
     }
 
+    /// The trace as the kernel wrote it, the tracepoint turned off first.
+    fn raw(&self) -> String {
+        std::fs::write(self.dir.join("events/block/block_rq_issue/enable"), "0").unwrap();
+        String::from_utf8_lossy(&std::fs::read(self.dir.join("trace")).unwrap()).to_string()
+    }
+
     /// Each request's (direction, bytes, priority as `class,hint,level`).
     fn requests(&self) -> Vec<(String, u64, String)> {
-        std::fs::write(self.dir.join("events/block/block_rq_issue/enable"), "0").unwrap();
-        let text = String::from_utf8_lossy(&std::fs::read(self.dir.join("trace")).unwrap()).to_string();
+        let text = self.raw();
         text.lines()
             .filter(|l| !l.starts_with('#'))
             .filter_map(|l| {
@@ -2376,4 +2381,87 @@ fn storlab_called_fio_answers_as_fio_does_version_stderr_and_exit_codes() {
         assert!(stderr(&ours).starts_with("fio: "), "{bad:?}: {}", stderr(&ours));
     }
     assert!(entries(&data).is_empty(), "files left: {:?}", entries(&data));
+}
+
+/// random_distribution=zipf:1.2, pareto:0.2 and normal:10 on a loop device, storlab fio beside fio: the
+/// most-read tenth of the blocks read takes the same share of the reads (within 2 points, as the
+/// kernel's block layer saw each request), far above what uniform offsets give.
+#[test]
+fn skewed_offsets_make_the_hot_blocks_fio_makes() {
+    let s = Scratch::new();
+    let dev = loop_device_with(&s.path().join("disk.img"), 64 << 20, true);
+    // 16,384 reads of 4 KiB over the device's 16,384 blocks, as fio-genzipf counts them.
+    let job = |dist: &str| -> PathBuf {
+        let p = s.path().join(format!("{}.fio", dist.replace(':', "-")));
+        std::fs::write(
+            &p,
+            format!(
+                "[skew]\nfilename={}\nrw=randread\nbs=4k\nsize=64m\ndirect=1\nnumber_ios=16384\nrandom_distribution={dist}\n",
+                dev.dev
+            ),
+        )
+        .unwrap();
+        p
+    };
+    // The share of the reads on the most-read tenth of the blocks read (fio-genzipf's "Top").
+    let hot_tenth = |trace: RequestTrace| -> f64 {
+        let mut hits: BTreeMap<u64, u64> = BTreeMap::new();
+        let text = trace.raw();
+        for l in text.lines().filter(|l| !l.starts_with('#')) {
+            let Some(rest) = l.split("block_rq_issue: ").nth(1) else {
+                continue;
+            };
+            let f: Vec<&str> = rest.split_whitespace().collect();
+            if f[1].starts_with('R') && f[2] == "4096" {
+                *hits.entry(f[4].parse().unwrap()).or_default() += 1;
+            }
+        }
+        let total: u64 = hits.values().sum();
+        assert!(
+            total >= 16_000,
+            "{total} reads of 4 KiB seen: {:?}",
+            text.lines().filter(|l| !l.starts_with('#')).take(3).collect::<Vec<_>>()
+        );
+        let mut counts: Vec<u64> = hits.into_values().collect();
+        counts.sort_unstable_by(|a, b| b.cmp(a));
+        let tenth = (counts.len() - 1) / 10 + 1;
+        counts[..tenth].iter().sum::<u64>() as f64 / total as f64 * 100.0
+    };
+    for (dist, at_least) in [
+        ("zipf:1.2", 60.0),
+        ("pareto:0.2", 40.0),
+        ("normal:10", 15.0),
+        ("random", 0.0),
+    ] {
+        let file = job(dist);
+        let trace = RequestTrace::on(&dev.dev);
+        let out = s.storlab(&[
+            "fio",
+            file.to_str().unwrap(),
+            "--allow-device",
+            &dev.dev,
+            "--output-format=json",
+        ]);
+        assert!(out.status.success(), "{dist}: {}", stderr(&out));
+        let ours = hot_tenth(trace);
+        let trace = RequestTrace::on(&dev.dev);
+        let fio = Command::new("fio")
+            .arg(&file)
+            .arg("--output-format=json")
+            .output()
+            .unwrap();
+        assert!(fio.status.success(), "fio {dist}: {}", stderr(&fio));
+        let theirs = hot_tenth(trace);
+        eprintln!("{dist}: the hot tenth takes {ours:.2} % of storlab's reads, {theirs:.2} % of fio's");
+        assert!(
+            (ours - theirs).abs() <= 2.0,
+            "{dist}: the hot tenth takes {ours:.2} % of storlab's reads, {theirs:.2} % of fio's"
+        );
+        if dist == "random" {
+            // Uniform offsets: no tenth stands out (a tenth of the blocks read, a fifth at most).
+            assert!(ours < 20.0, "uniform: {ours:.2} %");
+        } else {
+            assert!(ours > at_least, "{dist}: {ours:.2} %");
+        }
+    }
 }

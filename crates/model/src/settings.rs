@@ -74,13 +74,22 @@ pub enum RateProcess {
 }
 
 /// Where random offsets fall.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
 pub enum Distribution {
     /// Uniformly over the region.
     Uniform,
     /// Zones in order from the region's start: (percent of the I/Os, percent of the region).
     Zoned(Vec<(u8, u8)>),
+    /// Blocks ranked by a Zipf law of exponent theta (fio's `zipf:THETA`): the k-th most
+    /// used block is hit in proportion to 1/k^theta; the ranks are scattered over the region.
+    Zipf(f64),
+    /// Blocks ranked by a Pareto law of shape h (fio's `pareto:H`, 0 < h < 1: smaller is more
+    /// skewed), scattered over the region.
+    Pareto(f64),
+    /// Blocks drawn around a centre with a deviation of this percent of the region (fio's
+    /// `normal:DEV` or `gauss:DEV`), scattered over the region.
+    Normal(f64),
 }
 
 /// Which failed I/Os a phase goes on past (fio's continue_on_error).
@@ -537,7 +546,7 @@ settings! {
     think_blocks: u32 = "1", "N", "I/Os between pauses of `think` (fio's thinktime_blocks)", read_loops;
     ios: u64 | "no limit", "N", "each worker ends after this many I/Os (fio's number_ios)", read_ios;
     align: u64 | "the smallest block size", "SIZE", "random offsets are multiples of this (fio's blockalign)", read_size;
-    distribution: Distribution = "uniform", "DIST", "where random offsets fall: `uniform`, or `zoned:A/R:B/S:…` — A % of the I/Os in the first R % of the region, then B % in the next S %, … (fio's random_distribution=zoned)", read_distribution;
+    distribution: Distribution = "uniform", "DIST", "where random offsets fall: `uniform`; `zoned:A/R:B/S:…` — A % of the I/Os in the first R % of the region, then B % in the next S %, … (fio's random_distribution=zoned); `zipf:THETA`, `pareto:H` or `normal:DEV` — skewed over the region's blocks as fio draws them", read_distribution;
     hole: u64 = "0", "SIZE", "a sequential phase leaves this many bytes out after each I/O (fio's `rw=write:N`)", read_size;
     strided: Strided | "none", "SIZE,SKIP[,RANGE]", "a sequential phase in strided zones: SIZE bytes in each zone of RANGE bytes (SIZE when not given), the next zone starting RANGE + SKIP bytes after the last (fio's zonemode=strided with zonesize, zoneskip, zonerange)", read_strided;
     fill: bool = "false", "BOOL", "a write goes on until the filesystem is full: without `size` each file takes the free space, and ENOSPC or EDQUOT ends the phase (not as an error); a read ends at the end of the file (fio's fill_device)", read_bool;

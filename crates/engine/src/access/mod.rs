@@ -12,10 +12,12 @@ pub use storlab_model::settings::Strided;
 mod file_set;
 mod random_map;
 mod sizes;
+mod skew;
 
 pub use file_set::{FileService, FileSet};
 use random_map::RandomMap;
 use sizes::SizePicker;
+pub(crate) use skew::Skew;
 
 /// The offsets one worker visits.
 #[derive(Debug, Clone)]
@@ -44,6 +46,8 @@ pub struct Access {
     zones: Vec<(u32, u64, u64)>,
     /// Random offsets from fio's random map instead of drawn anew.
     map: Option<RandomMap>,
+    /// Random offsets drawn from a skewed law over the region's blocks (zipf, pareto, normal).
+    skew: Option<Skew>,
     /// Sequential: bytes left out after each I/O (fio's `rw=write:N`).
     hole: u64,
     /// Sequential: strided zones (fio's zonemode=strided).
@@ -91,6 +95,7 @@ impl Access {
             stride_done: 0,
             passes_left: 0,
             map: None,
+            skew: None,
             zones: Vec::new(),
             hole: 0,
             strided: None,
@@ -189,6 +194,16 @@ impl Access {
         if let Some(last) = self.zones.last_mut() {
             last.2 = self.end;
         }
+        self
+    }
+
+    /// Draws random offsets from a skewed law over the region's blocks of the smallest block
+    /// size (fio's random_distribution=zipf, pareto, normal); `seed` shifts where the hot
+    /// blocks lie. A uniform or zoned distribution leaves the generator as it is.
+    pub fn with_skew(mut self, d: &storlab_model::settings::Distribution, seed: u64) -> Access {
+        use rand::SeedableRng;
+        let blocks = (self.end - self.start).div_ceil(self.align);
+        self.skew = Skew::new(d, blocks, &mut SmallRng::seed_from_u64(seed));
         self
     }
 
@@ -394,6 +409,11 @@ impl Access {
     fn next_uniform(&mut self, len: u64, rng: &mut SmallRng) -> Option<u64> {
         if !self.take_from_pass(len) {
             return None;
+        }
+        if let Some(skew) = &self.skew {
+            // The block drawn, moved back where a block of `len` would pass the region's end.
+            let at = self.start + skew.next(rng) * self.align;
+            return Some(at.min(self.end.saturating_sub(len).max(self.start) / self.align * self.align));
         }
         let (lo, hi) = if self.zones.is_empty() {
             (self.start, self.end)

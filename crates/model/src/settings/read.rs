@@ -255,14 +255,53 @@ pub(super) fn read_rate_process(s: &str) -> Result<RateProcess, String> {
     }
 }
 
-/// `uniform`, or `zoned:50/5:30/15:20/` (fio's spelling: a blank region share is what is left).
+/// A skewed distribution, `zipf:THETA`, `pareto:H`, `normal:DEV` (or `gauss:DEV`), with the
+/// ranges fio accepts; None for another kind.
+fn read_skew(s: &str) -> Result<Option<Distribution>, String> {
+    let Some((kind, v)) = s.split_once(':') else {
+        return Ok(None);
+    };
+    let make: fn(f64) -> Distribution = match kind {
+        "zipf" => Distribution::Zipf,
+        "pareto" => Distribution::Pareto,
+        "normal" | "gauss" => Distribution::Normal,
+        _ => return Ok(None),
+    };
+    let x: f64 = v
+        .trim()
+        .parse()
+        .map_err(|_| format!("'{v}' in '{s}' is not a number"))?;
+    let ok = match kind {
+        // theta = 1 would divide by zero in the law's inverse (fio refuses it too).
+        "zipf" => x > 0.0 && x != 1.0 && x.is_finite(),
+        "pareto" => x > 0.0 && x < 1.0,
+        _ => (0.0..=100.0).contains(&x),
+    };
+    if !ok {
+        return Err(format!(
+            "'{s}': {kind}'s value must be {}",
+            match kind {
+                "zipf" => "above 0 and not 1 (theta)",
+                "pareto" => "between 0 and 1 (h)",
+                _ => "a percentage of the region from 0 to 100 (the deviation)",
+            }
+        ));
+    }
+    Ok(Some(make(x)))
+}
+
+/// `uniform`, `zoned:50/5:30/15:20/` (fio's spelling: a blank region share is what is left),
+/// `zipf:1.2`, `pareto:0.9` or `normal:10`.
 pub fn read_distribution(s: &str) -> Result<Distribution, String> {
     if s == "uniform" || s == "random" {
         return Ok(Distribution::Uniform);
     }
+    if let Some(skew) = read_skew(s)? {
+        return Ok(skew);
+    }
     let Some(zones) = s.strip_prefix("zoned:") else {
         return Err(format!(
-            "'{s}' is not a distribution: expected uniform or zoned:A/R:B/S:…"
+            "'{s}' is not a distribution: expected uniform, zoned:A/R:B/S:…, zipf:THETA, pareto:H or normal:DEV"
         ));
     };
     let mut out = Vec::new();

@@ -107,6 +107,9 @@ impl SettingText for Distribution {
                 "zoned:{}",
                 z.iter().map(|(a, r)| format!("{a}/{r}")).collect::<Vec<_>>().join(":")
             ),
+            Distribution::Zipf(theta) => format!("zipf:{theta}"),
+            Distribution::Pareto(h) => format!("pareto:{h}"),
+            Distribution::Normal(dev) => format!("normal:{dev}"),
         }
     }
 }

@@ -36,7 +36,19 @@ pub(crate) const PHASE_RULES: &[Rule] = &[
     holes_and_strides_are_sequential,
     steady_state_needs_two_samples,
     batch_fits_the_depth,
+    a_skew_draws_anew,
 ];
+
+/// A distribution other than uniform draws each offset anew: a random map, which visits every
+/// block once per pass, would undo it.
+fn a_skew_draws_anew(f: &PhaseFacts) -> Option<String> {
+    (f.e.random_map && f.e.distribution != storlab_model::settings::Distribution::Uniform).then(|| {
+        format!(
+            "distribution = \"{}\" draws every offset anew, which random_map = true (every block once per pass) would undo: leave random_map out or set it false",
+            storlab_model::settings::SettingText::text(&f.e.distribution)
+        )
+    })
+}
 
 /// The first rule the phase breaks, if any.
 pub(crate) fn broken(f: &PhaseFacts) -> Option<String> {
@@ -333,6 +345,13 @@ mod tests {
                 mib,
                 false,
                 "larger than iodepth 4",
+            ),
+            (
+                PhaseKind::Randread,
+                &[("distribution", "zipf:1.2"), ("random_map", "true")],
+                mib,
+                false,
+                "draws every offset anew",
             ),
         ];
         for (kind, settings, region, verify, needle) in cases {

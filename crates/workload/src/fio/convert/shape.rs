@@ -256,13 +256,25 @@ pub(crate) fn random(j: Opts, cx: &mut Conversion) -> Result<(), WorkloadError> 
         }
         match j.val("random_distribution") {
             None | Some("random") => set!(cx, "norandommap", random_map = map)?,
-            Some(d) if d.starts_with("zoned:") => {
-                let zones = storlab_model::settings::read_distribution(d).map_err(|e| j.refuse("random_distribution", e))?;
-                // fio draws a non-uniform distribution without its random map.
-                set!(cx, "random_distribution", random_map = false, distribution = zones)?;
+            Some(d) if d.starts_with("zoned_abs:") => {
+                return Err(j.refuse(
+                    "random_distribution",
+                    "zoned_abs (zones of absolute sizes): storlab's zones are percentages of the region (zoned:A/R:…)",
+                ))
             }
-            Some(_) => {
-                return Err(j.refuse("random_distribution", "offsets drawn from a skewed distribution (zipf, pareto, normal, gauss, zoned_abs): storlab draws uniform or zoned ones"))
+            Some(d) => {
+                // fio's spellings: zoned:…, zipf[:THETA], pareto[:H], normal[:DEV], gauss[:DEV],
+                // the value defaulting as fio's does (zipf 1.1, pareto 0.2, normal 0).
+                let d = match d {
+                    "zipf" => "zipf:1.1",
+                    "pareto" => "pareto:0.2",
+                    "normal" | "gauss" => "normal:0",
+                    d => d,
+                };
+                let dist =
+                    storlab_model::settings::read_distribution(d).map_err(|e| j.refuse("random_distribution", e))?;
+                // fio draws a non-uniform distribution without its random map.
+                set!(cx, "random_distribution", random_map = false, distribution = dist)?;
             }
         }
     }
