@@ -234,126 +234,131 @@ mod tests {
     /// the refusal it must get.
     type Case<'a> = (PhaseKind, &'a [(&'a str, &'a str)], u64, bool, &'a str);
 
+    const MIB: u64 = 1 << 20;
+
+    /// A case per rule (two for one): the phase, its settings, its files' size, whether the
+    /// job verifies, and a piece of the refusal it must get.
+    const CASES: &[Case] = &[
+        (
+            PhaseKind::Read,
+            &[("bs", "2m")],
+            MIB,
+            false,
+            "larger than the file size",
+        ),
+        (
+            PhaseKind::Write,
+            &[("bs", "3k")],
+            MIB,
+            false,
+            "not a multiple of bs 3KiB",
+        ),
+        (
+            PhaseKind::Read,
+            &[("iodepth", "8")],
+            MIB,
+            false,
+            "needs an asynchronous back-end",
+        ),
+        (
+            PhaseKind::Read,
+            &[("iovecs", "4")],
+            MIB,
+            false,
+            "needs engine = \"pvsync\"",
+        ),
+        (
+            PhaseKind::Read,
+            &[("iovecs", "3"), ("engine", "pvsync")],
+            3 * MIB,
+            false,
+            "iovecs 3 equal buffers",
+        ),
+        (
+            PhaseKind::Read,
+            &[("direct", "true"), ("engine", "stdio")],
+            MIB,
+            false,
+            "stdio",
+        ),
+        (
+            PhaseKind::Read,
+            &[("direct", "true"), ("engine", "mmap")],
+            MIB,
+            false,
+            "mmap back-end",
+        ),
+        (
+            PhaseKind::Randread,
+            &[("direct", "true"), ("bs", "4k:1,1000:1")],
+            MIB,
+            false,
+            "bs 1000B is not",
+        ),
+        (PhaseKind::Randread, &[("bs", "2k")], MIB, true, "multiple of 4KiB"),
+        (
+            PhaseKind::Randrw,
+            &[("verify", "true"), ("iodepth", "4"), ("engine", "io_uring")],
+            MIB,
+            true,
+            "iodepth 1",
+        ),
+        (
+            PhaseKind::Randread,
+            &[("cmdprio", "20:rt:0")],
+            MIB,
+            false,
+            "cmdprio needs engine io_uring",
+        ),
+        (
+            PhaseKind::Randwrite,
+            &[("dedupe", "20")],
+            MIB,
+            true,
+            "dedupe with verify",
+        ),
+        (
+            PhaseKind::Randwrite,
+            &[("dedupe", "20"), ("pattern", "zeros")],
+            MIB,
+            false,
+            "already the same",
+        ),
+        (
+            PhaseKind::Randread,
+            &[("hole", "4k")],
+            MIB,
+            false,
+            "a randread phase has none",
+        ),
+        (
+            PhaseKind::Randread,
+            &[("steady", "iops:5%"), ("steady_window", "1s")],
+            MIB,
+            false,
+            "two sample intervals (2s)",
+        ),
+        (
+            PhaseKind::Randread,
+            &[("engine", "io_uring"), ("iodepth", "4"), ("iodepth_batch", "8")],
+            MIB,
+            false,
+            "larger than iodepth 4",
+        ),
+        (
+            PhaseKind::Randread,
+            &[("distribution", "zipf:1.2"), ("random_map", "true")],
+            MIB,
+            false,
+            "draws every offset anew",
+        ),
+    ];
+
     #[test]
     fn each_rule_refuses_what_it_names_and_passes_the_rest() {
-        let mib = 1 << 20;
         // A plain phase keeps every rule.
-        assert_eq!(refusal(PhaseKind::Randread, &[], mib, false), None);
-        let cases: &[Case] = &[
-            (
-                PhaseKind::Read,
-                &[("bs", "2m")],
-                mib,
-                false,
-                "larger than the file size",
-            ),
-            (
-                PhaseKind::Write,
-                &[("bs", "3k")],
-                mib,
-                false,
-                "not a multiple of bs 3KiB",
-            ),
-            (
-                PhaseKind::Read,
-                &[("iodepth", "8")],
-                mib,
-                false,
-                "needs an asynchronous back-end",
-            ),
-            (
-                PhaseKind::Read,
-                &[("iovecs", "4")],
-                mib,
-                false,
-                "needs engine = \"pvsync\"",
-            ),
-            (
-                PhaseKind::Read,
-                &[("iovecs", "3"), ("engine", "pvsync")],
-                3 * mib,
-                false,
-                "iovecs 3 equal buffers",
-            ),
-            (
-                PhaseKind::Read,
-                &[("direct", "true"), ("engine", "stdio")],
-                mib,
-                false,
-                "stdio",
-            ),
-            (
-                PhaseKind::Read,
-                &[("direct", "true"), ("engine", "mmap")],
-                mib,
-                false,
-                "mmap back-end",
-            ),
-            (
-                PhaseKind::Randread,
-                &[("direct", "true"), ("bs", "4k:1,1000:1")],
-                mib,
-                false,
-                "bs 1000B is not",
-            ),
-            (PhaseKind::Randread, &[("bs", "2k")], mib, true, "multiple of 4KiB"),
-            (
-                PhaseKind::Randrw,
-                &[("verify", "true"), ("iodepth", "4"), ("engine", "io_uring")],
-                mib,
-                true,
-                "iodepth 1",
-            ),
-            (
-                PhaseKind::Randread,
-                &[("cmdprio", "20:rt:0")],
-                mib,
-                false,
-                "cmdprio needs engine io_uring",
-            ),
-            (
-                PhaseKind::Randwrite,
-                &[("dedupe", "20")],
-                mib,
-                true,
-                "dedupe with verify",
-            ),
-            (
-                PhaseKind::Randwrite,
-                &[("dedupe", "20"), ("pattern", "zeros")],
-                mib,
-                false,
-                "already the same",
-            ),
-            (
-                PhaseKind::Randread,
-                &[("hole", "4k")],
-                mib,
-                false,
-                "a randread phase has none",
-            ),
-            (
-                PhaseKind::Randread,
-                &[("steady", "iops:5%"), ("steady_window", "1s")],
-                mib,
-                false,
-                "two sample intervals (2s)",
-            ),
-            (
-                PhaseKind::Randread,
-                &[("engine", "io_uring"), ("iodepth", "4"), ("iodepth_batch", "8")],
-                mib,
-                false,
-                "larger than iodepth 4",
-            ),
-            (
-                PhaseKind::Randread,
-                &[("distribution", "zipf:1.2"), ("random_map", "true")],
-                mib,
-                false,
-                "draws every offset anew",
-            ),
-        ];
+        assert_eq!(refusal(PhaseKind::Randread, &[], MIB, false), None);
+        let cases = CASES;
         for (kind, settings, region, verify, needle) in cases {
             let r = refusal(*kind, settings, *region, *verify);
             assert!(
