@@ -11,7 +11,8 @@
 //! - filesetup.rs: the files a phase reads laid out before its clock starts (fio's filesetup.c);
 //! - placement.rs: where a worker thread runs (its descriptor table, I/O priority, CPUs, memory);
 //! - worker.rs: one worker's loop (fio's do_io), as named steps;
-//! - access/: which offset and length come next — sizes.rs, random_map.rs, file_set.rs;
+//! - access/: which offset and length come next — sizes.rs, random_map.rs, skew.rs (zipf,
+//!   pareto, normal as fio draws them), file_set.rs;
 //! - backend/: one file per back-end behind the [`backend::Backend`] trait (fio's `ioengine_ops`);
 //! - pacing.rs: how fast a worker may issue (rate, think time, flow shares);
 //! - complete.rs: each completed I/O settled and accounted (fio's io_completed);
