@@ -2465,3 +2465,67 @@ fn skewed_offsets_make_the_hot_blocks_fio_makes() {
         }
     }
 }
+
+/// fdatasync=1 (etcd's disk check, cut small) on ext4 over a loop device: storlab issues
+/// fdatasync(2) on its file where fio does — before every write after the first, none after the
+/// last (strace counts both) — and never fsync(2); a write's latency holds no flush (the flush
+/// is timed apart), so the writes' mean stays far under the flushes'.
+#[test]
+fn fdatasync_is_the_call_fio_makes_and_no_write_latency_holds_it() {
+    let s = Scratch::new();
+    let mnt = s.path().join("mnt");
+    std::fs::create_dir(&mnt).unwrap();
+    let _fs = loop_filesystem("mkfs.ext4", 64 << 20, &mnt);
+    let dir = format!("--directory={}", mnt.display());
+    let job = [
+        "--rw=write",
+        "--ioengine=sync",
+        "--fdatasync=1",
+        dir.as_str(),
+        "--size=1m",
+        "--bs=4k",
+        "--name=mytest",
+        "--output-format=json",
+    ];
+    // Each tool under strace: its fdatasync and fsync calls on files under the mount.
+    let calls = |prog: &str, pre: &[&str], log: &std::path::Path| -> (usize, usize, Output) {
+        let out = Command::new("strace")
+            .args(["-f", "-y", "-e", "trace=fsync,fdatasync", "-o"])
+            .arg(log)
+            .arg(prog)
+            .args(pre)
+            .args(job)
+            .env("STORLAB_DB", s.db())
+            .output()
+            .unwrap();
+        let text = std::fs::read_to_string(log).unwrap();
+        let on = |call: &str| {
+            text.lines()
+                .filter(|l| l.contains(&format!("{call}(")) && l.contains(mnt.to_str().unwrap()))
+                .count()
+        };
+        (on("fdatasync"), on("fsync"), out)
+    };
+    let (fio_datasyncs, fio_fsyncs, fio) = calls("fio", &[], &s.path().join("fio.strace"));
+    assert!(fio.status.success(), "{}", stderr(&fio));
+    assert_eq!((fio_datasyncs, fio_fsyncs), (255, 0), "fio: 256 writes");
+    for f in std::fs::read_dir(&mnt).unwrap() {
+        let _ = std::fs::remove_file(f.unwrap().path());
+    }
+    let (ours, our_fsyncs, out) = calls(bin(), &["fio"], &s.path().join("storlab.strace"));
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(
+        (ours, our_fsyncs),
+        (fio_datasyncs, fio_fsyncs),
+        "storlab's calls against fio's"
+    );
+    // The writes' latency against the flushes' time, as stored.
+    let run = s.json(&["results", "show", "1"]);
+    let r = &run["phases"][0]["result"];
+    let flush_each = r["workers"][0]["flush_seconds"].as_f64().unwrap() / ours as f64 * 1e9;
+    let write_mean = r["latency"]["mean_ns"].as_f64().unwrap();
+    assert!(
+        write_mean < flush_each / 2.0,
+        "a write takes {write_mean:.0} ns on average, a flush {flush_each:.0} ns: the writes hold the flushes"
+    );
+}

@@ -305,6 +305,9 @@ impl<'a> Worker<'a> {
                 st.exhausted = true;
                 break;
             };
+            // fio's fsync=N: the flush comes before the I/O after the Nth write, so that none
+            // follows a job's last write (end_fsync is that one).
+            self.flush_every_n(st)?;
             // After a synchronous completion its end time is this I/O's start: one clock
             // read per I/O instead of two (the gap between them is the engine's own
             // bookkeeping, a few tens of nanoseconds, which then counts as latency).
@@ -321,7 +324,6 @@ impl<'a> Worker<'a> {
                 continue;
             }
             self.think_after(st.issued);
-            self.flush_every_n(st)?;
         }
         Ok(())
     }
@@ -514,7 +516,8 @@ impl<'a> Worker<'a> {
         }
     }
 
-    /// fsync=N: every N writes, what is in flight completes and the files are flushed.
+    /// fsync=N: once N writes were issued since the last flush, what is in flight completes and
+    /// the files are flushed.
     #[inline]
     fn flush_every_n(&mut self, st: &mut Issuing) -> Result<(), EngineError> {
         if let FsyncPolicy::Every(n) = self.plan.settings.fsync {

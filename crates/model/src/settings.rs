@@ -63,6 +63,17 @@ pub enum Fallocate {
     Truncate,
 }
 
+/// The system call a flush makes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum SyncCall {
+    /// fsync(2): the file's data and all its metadata.
+    Fsync,
+    /// fdatasync(2): the data, and only the metadata needed to read it back (its size), as
+    /// databases' logs (and etcd's disk check) flush.
+    Fdatasync,
+}
+
 /// How a target rate spaces its I/Os.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "lowercase")]
@@ -535,6 +546,7 @@ settings! {
     direct: bool = "false", "", "O_DIRECT: bypass the page cache", read_bool;
     sync: bool = "false", "", "O_SYNC: every write reaches stable storage before it completes", read_bool;
     fsync: FsyncPolicy = "none", "POLICY", "`none`, `end`, or N: flush after every N writes", read_fsync;
+    sync_call: SyncCall = "fsync", "fsync|fdatasync", "the call a flush makes: `fsync` (data and metadata, fsync(2)) or `fdatasync` (data and only the metadata needed to read it, fdatasync(2); fio's fdatasync)", read_sync_call;
     fsync_timed: bool = "true", "BOOL", "the flush at the end counts in the phase's time (IOzone `-e`)", read_bool;
     close_timed: bool = "false", "BOOL", "closing the files counts in the phase's time (IOzone's `-c`; on NFS a close flushes)", read_bool;
     runtime: Duration | "one pass over each file", "DURATION", "time-based phase length (0: one pass)", read_runtime;

@@ -4,6 +4,7 @@ use std::fs::File;
 use std::io;
 use std::os::fd::AsRawFd;
 
+use super::SyncCall;
 use super::{Backend, IoUnit, Op, Queued};
 use crate::data::BufferPool;
 use crate::plan::BackendKind;
@@ -66,7 +67,9 @@ impl Backend for Mmaps {
         let map = &self.0[unit.file as usize];
         map.copy(unit, pool)
     }
-    fn flush(&mut self) -> io::Result<()> {
+    /// msync(2) of the mappings whatever the call: a mapping's pages reach the file only
+    /// through it.
+    fn flush(&mut self, _: SyncCall) -> io::Result<()> {
         self.0.iter().try_for_each(Mmap::sync)
     }
 }

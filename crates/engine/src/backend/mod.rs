@@ -26,6 +26,7 @@ use uring::Uring;
 
 use crate::data::BufferPool;
 use crate::plan::BackendKind;
+pub use storlab_model::settings::SyncCall;
 
 /// Read or write.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -88,8 +89,8 @@ pub trait Backend: Send {
     fn reap(&mut self, _min: u32, _out: &mut [Completion]) -> io::Result<usize> {
         Ok(0)
     }
-    /// Flushes written data to stable storage.
-    fn flush(&mut self) -> io::Result<()>;
+    /// Flushes written data to stable storage with `call` (fsync or fdatasync).
+    fn flush(&mut self, call: SyncCall) -> io::Result<()>;
 }
 
 /// Opens the back-end of `kind` over the worker's `files` (none for the null back-end, which
@@ -149,16 +150,22 @@ impl Backend for Closed {
     fn queue(&mut self, _: IoUnit, _: &BufferPool) -> io::Result<Queued> {
         Err(io::Error::other("the file was closed"))
     }
-    fn flush(&mut self) -> io::Result<()> {
+    fn flush(&mut self, _: SyncCall) -> io::Result<()> {
         Ok(())
     }
 }
 
-/// fsync(2) of each of a worker's descriptors.
-pub(super) fn fsync_fds(fds: &[RawFd]) -> io::Result<()> {
+/// fsync(2) or fdatasync(2), as `call` names, of each of a worker's descriptors.
+pub(super) fn fsync_fds(fds: &[RawFd], call: SyncCall) -> io::Result<()> {
     for fd in fds {
-        // SAFETY: plain syscall on an open descriptor.
-        if unsafe { libc::fsync(*fd) } != 0 {
+        // SAFETY: plain syscalls on an open descriptor.
+        let r = unsafe {
+            match call {
+                SyncCall::Fsync => libc::fsync(*fd),
+                SyncCall::Fdatasync => libc::fdatasync(*fd),
+            }
+        };
+        if r != 0 {
             return Err(io::Error::last_os_error());
         }
     }

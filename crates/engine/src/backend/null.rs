@@ -2,6 +2,7 @@
 
 use std::io;
 
+use super::SyncCall;
 use super::{Backend, IoUnit, Queued};
 use crate::data::BufferPool;
 use crate::plan::BackendKind;
@@ -16,7 +17,7 @@ impl Backend for NullBackend {
     fn queue(&mut self, unit: IoUnit, _: &BufferPool) -> io::Result<Queued> {
         Ok(Queued::Completed(unit.len))
     }
-    fn flush(&mut self) -> io::Result<()> {
+    fn flush(&mut self, _: SyncCall) -> io::Result<()> {
         Ok(())
     }
 }

@@ -4,6 +4,7 @@ use std::io;
 use std::os::fd::RawFd;
 
 use super::fsync_fds;
+use super::SyncCall;
 use super::{Backend, IoUnit, Op, Queued};
 use crate::data::BufferPool;
 use crate::plan::BackendKind;
@@ -56,7 +57,7 @@ impl Backend for Pvsync {
             }
         }
     }
-    fn flush(&mut self) -> io::Result<()> {
-        fsync_fds(&self.fds)
+    fn flush(&mut self, call: SyncCall) -> io::Result<()> {
+        fsync_fds(&self.fds, call)
     }
 }

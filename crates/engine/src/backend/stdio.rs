@@ -4,6 +4,7 @@ use std::fs::File;
 use std::io;
 use std::os::fd::AsRawFd;
 
+use super::SyncCall;
 use super::{Backend, IoUnit, Op, Queued};
 use crate::data::BufferPool;
 use crate::plan::BackendKind;
@@ -86,15 +87,14 @@ impl Backend for Stdio {
         }
         Ok(Queued::Completed(n as u32))
     }
-    fn flush(&mut self) -> io::Result<()> {
+    fn flush(&mut self, call: SyncCall) -> io::Result<()> {
         let s = self.stream.as_ptr();
-        // SAFETY: a valid stream and its descriptor.
-        unsafe {
-            if libc::fflush(s) != 0 || libc::fsync(libc::fileno(s)) != 0 {
-                return Err(io::Error::last_os_error());
-            }
+        // SAFETY: a valid stream.
+        if unsafe { libc::fflush(s) } != 0 {
+            return Err(io::Error::last_os_error());
         }
-        Ok(())
+        // SAFETY: the stream's own descriptor.
+        super::fsync_fds(&[unsafe { libc::fileno(s) }], call)
     }
 }
 

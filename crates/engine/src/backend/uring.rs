@@ -4,6 +4,7 @@
 use std::io;
 use std::os::fd::RawFd;
 
+use super::SyncCall;
 use super::{fsync_fds, Backend, Completion, IoUnit, Op, Queued};
 use crate::data::BufferPool;
 use crate::plan::BackendKind;
@@ -164,8 +165,8 @@ impl Backend for Uring {
         Ok(n)
     }
 
-    fn flush(&mut self) -> io::Result<()> {
+    fn flush(&mut self, call: SyncCall) -> io::Result<()> {
         // All I/O was reaped before a flush.
-        fsync_fds(&self.fds)
+        fsync_fds(&self.fds, call)
     }
 }

@@ -247,6 +247,14 @@ pub(super) fn read_ios(s: &str) -> Result<u64, String> {
     }
 }
 
+pub(super) fn read_sync_call(s: &str) -> Result<SyncCall, String> {
+    match s {
+        "fsync" => Ok(SyncCall::Fsync),
+        "fdatasync" => Ok(SyncCall::Fdatasync),
+        _ => Err(format!("'{s}' is not a flush call: expected fsync or fdatasync")),
+    }
+}
+
 pub(super) fn read_rate_process(s: &str) -> Result<RateProcess, String> {
     match s {
         "linear" => Ok(RateProcess::Linear),

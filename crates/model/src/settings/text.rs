@@ -232,6 +232,7 @@ words! {
     Fadvise { None => "none", Sequential => "sequential", Random => "random", Noreuse => "noreuse", Dontneed => "dontneed" }
     Fallocate { None => "none", Posix => "posix", Keep => "keep", Truncate => "truncate" }
     RateProcess { Linear => "linear", Poisson => "poisson" }
+    SyncCall { Fsync => "fsync", Fdatasync => "fdatasync" }
     ErrorsGoneOn { None => "none", Read => "read", Write => "write", Io => "io" }
     Share { Split => "split", Whole => "whole" }
     CpusPolicy { Shared => "shared", Split => "split" }

@@ -3,7 +3,7 @@
 //! overwrite).
 
 use storlab_model::plan::PhaseKind;
-use storlab_model::settings::{ErrnoList, ErrorsGoneOn};
+use storlab_model::settings::{ErrnoList, ErrorsGoneOn, SyncCall};
 use storlab_model::values::{BackendKind, DataPattern, FsyncPolicy};
 use storlab_units::Duration;
 
@@ -18,14 +18,24 @@ pub(crate) fn flushes(j: Opts, cx: &mut Conversion) -> Result<(), WorkloadError>
         u32::try_from(j.int(k)?.unwrap_or(0)).map_err(|_| j.refuse(k, "too many writes"))
     };
     let (fsync, fdatasync) = (every("fsync")?, every("fdatasync")?);
+    if fsync > 0 && fdatasync > 0 {
+        return Err(j.refuse(
+            "fdatasync",
+            format!(
+                "fsync={fsync} and fdatasync={fdatasync} together: storlab flushes with one call; keep one of them"
+            ),
+        ));
+    }
     if fsync > 0 {
         return set!(cx, "fsync", fsync = FsyncPolicy::Every(fsync));
     }
     if fdatasync > 0 {
-        cx.note(format!(
-            "fdatasync={fdatasync} flushes with fsync(2), which also writes the file's metadata when it changed"
-        ));
-        return set!(cx, "fdatasync", fsync = FsyncPolicy::Every(fdatasync));
+        return set!(
+            cx,
+            "fdatasync",
+            fsync = FsyncPolicy::Every(fdatasync),
+            sync_call = SyncCall::Fdatasync
+        );
     }
     let ends = [
         ("end_fsync", "fsync"),
