@@ -545,7 +545,7 @@ settings! {
     iovecs: u32 = "1", "N", "with `engine = \"pvsync\"`: each I/O is this many equal buffers in one preadv/pwritev call (IOzone's -i 11/12 use 16 records)", read_iovecs;
     direct: bool = "false", "", "O_DIRECT: bypass the page cache", read_bool;
     sync: bool = "false", "", "O_SYNC: every write reaches stable storage before it completes", read_bool;
-    fsync: FsyncPolicy = "none", "POLICY", "`none`, `end`, or N: flush after every N writes", read_fsync;
+    fsync: FsyncPolicy = "none", "POLICY", "`none`; `end` (once, after the last write); or N: a flush before the I/O that follows every Nth write, as fio's fsync=N (none after the last write), timed apart from the writes", read_fsync;
     sync_call: SyncCall = "fsync", "fsync|fdatasync", "the call a flush makes: `fsync` (data and metadata, fsync(2)) or `fdatasync` (data and only the metadata needed to read it, fdatasync(2); fio's fdatasync)", read_sync_call;
     fsync_timed: bool = "true", "BOOL", "the flush at the end counts in the phase's time (IOzone `-e`)", read_bool;
     close_timed: bool = "false", "BOOL", "closing the files counts in the phase's time (IOzone's `-c`; on NFS a close flushes)", read_bool;
