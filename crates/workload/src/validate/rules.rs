@@ -79,8 +79,13 @@ fn sequential_passes_end_on_a_block(f: &PhaseFacts) -> Option<String> {
             f.kind,
             PhaseKind::Write | PhaseKind::Rewrite | PhaseKind::Read | PhaseKind::Reread | PhaseKind::Backread
         );
+    // A pass of io_size bytes that ends on a block within the region never reaches its tail.
+    let ends_on_a_block = |b: u64| match f.e.io_size {
+        Some(io) => io.is_multiple_of(b) && (io <= f.region || f.region.is_multiple_of(b)),
+        None => f.region.is_multiple_of(b),
+    };
     match f.e.bs {
-        BlockSizes::Fixed(b) if passes && !f.region.is_multiple_of(b) => Some(format!(
+        BlockSizes::Fixed(b) if passes && !ends_on_a_block(b) => Some(format!(
             "the file size {} is not a multiple of bs {}: the last block would be partial; choose a size that is",
             Size(f.region),
             Size(b)
