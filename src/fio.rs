@@ -69,15 +69,28 @@ pub fn fio(args: Vec<String>) -> Result<u8> {
     };
     let e = storlab_session::run_prepared(&mut m.store, prepared, &opts)?;
     let store = m.end();
+    write_outputs(&c, fio, &store, e.run_id, &out)?;
+    Ok(fio_exit(e.status))
+}
+
+/// What fio writes after a run, from the stored run read once: its formats (stdout or
+/// --output), the log files the job asked for (in the current directory, as fio writes them),
+/// and with the normal text the stored run's id — never inside a document a program parses.
+fn write_outputs(
+    c: &FioCommand,
+    fio: &storlab_workload::fio::FioJob,
+    store: &storlab_store::Store,
+    run_id: i64,
+    out: &OutputArgs,
+) -> Result<()> {
     let normal = c.formats.contains(&OutputFormat::Normal);
     if normal {
-        print_run(&store, e.run_id, false, &out)?;
+        print_run(store, run_id, false, out)?;
     }
-    // fio's formats and log files, from the stored run read once.
     let run = store
-        .run(e.run_id, true)?
-        .ok_or_else(|| anyhow::anyhow!("run {} is not in {}", e.run_id, store.target()))?;
-    let o = storlab_report::fio::FioJsonOptions::of_command(&c);
+        .run(run_id, true)?
+        .ok_or_else(|| anyhow::anyhow!("run {run_id} is not in {}", store.target()))?;
+    let o = storlab_report::fio::FioJsonOptions::of_command(c);
     let written = storlab_report::fio::outputs(&run, &c.formats, &o)?;
     match &c.output {
         Some(path) if !written.is_empty() => {
@@ -85,16 +98,13 @@ pub fn fio(args: Vec<String>) -> Result<u8> {
         }
         _ => print!("{written}"),
     }
-    // Where the job asked for them, in the current directory, as fio writes them.
     for (path, text) in storlab_report::fio::log_files(&run, &fio.phase_logs) {
         storlab_report::export::write_whole(&path, |w| Ok(w.write_all(text.as_bytes())?))?;
     }
-    // The stored run's id goes with the human-readable text, never into a document a program
-    // parses.
     if normal && c.output.is_none() {
-        println!("storlab: stored as run {} in {}", e.run_id, store.target());
+        println!("storlab: stored as run {run_id} in {}", store.target());
     }
-    Ok(fio_exit(e.status))
+    Ok(())
 }
 
 /// fio's exit code for a run: 0, or the number of jobs that failed (storlab's phases fail as
