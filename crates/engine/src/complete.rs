@@ -20,6 +20,9 @@ impl Worker<'_> {
             .reap(min, &mut out)
             .map_err(|e| self.io_error(Op::Read, 0, e))?;
         let end = self.now();
+        if self.measuring {
+            self.depths.completed(n as u32);
+        }
         let mut r = Ok(());
         for c in &out[..n] {
             if let Err(e) = self.complete(c.slot, c.result, end) {
@@ -35,6 +38,9 @@ impl Worker<'_> {
     pub(crate) fn drain(&mut self, mut in_flight: u32, to_commit: &mut u32) -> Result<u32, EngineError> {
         if *to_commit > 0 {
             self.backend.commit().map_err(|e| self.io_error(Op::Write, 0, e))?;
+            if self.measuring {
+                self.depths.submitted(*to_commit, in_flight);
+            }
             *to_commit = 0;
         }
         let before = in_flight;
@@ -52,7 +58,11 @@ impl Worker<'_> {
                 path: self.file_label(),
                 source: e,
             })?;
-        self.flush_ns += self.now() - t;
+        let took = self.now() - t;
+        self.flush_ns += took;
+        if self.measuring {
+            let _ = self.shist.record(took.max(1));
+        }
         self.writes_since_flush = 0;
         // The next synchronous I/O starts now, not where the last one ended: the flush is
         // timed apart (fio's sync latency), never counted in a write's latency.

@@ -47,7 +47,9 @@ pub use filesetup::lay_out_phase;
 /// The latency histogram's type, as [`IntervalObserver`] receives it.
 pub use hdrhistogram::Histogram;
 pub use phase::{run_group_observed, run_phase, run_phase_observed, run_phase_with, PhaseControl};
-pub use stat::{children_cpu, encode_histogram, latency_of, new_histogram, process_cpu, thread_cpu};
+pub use stat::{
+    children_cpu, encode_histogram, latency_of, new_histogram, process_cpu, thread_cpu, thread_usage, Usage,
+};
 pub use storlab_model::plan::*;
 pub use storlab_model::result::*;
 pub use storlab_model::{plan, result};

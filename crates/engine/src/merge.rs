@@ -15,6 +15,9 @@ pub(crate) struct WorkerOutcome {
     pub(crate) result: WorkerResult,
     pub(crate) totals: Counters,
     pub(crate) hist: Box<[Histogram<u64>; 2]>,
+    /// Its flushes' latency.
+    pub(crate) sync_hist: Histogram<u64>,
+    pub(crate) depths: IoDepths,
     pub(crate) end_ns: u64,
     pub(crate) first_done_snapshot: Option<Counters>,
     pub(crate) verify: VerifyReport,
@@ -30,6 +33,8 @@ pub(crate) struct WorkerOutcome {
 struct Sum {
     totals: Counters,
     hist: [Histogram<u64>; 2],
+    sync_hist: Histogram<u64>,
+    depths: IoDepths,
     /// What each worker had moved when the first was done.
     first: Counters,
     verify: VerifyReport,
@@ -46,6 +51,8 @@ impl Sum {
         let mut s = Sum {
             totals: Counters::default(),
             hist: [new_histogram(), new_histogram()],
+            sync_hist: new_histogram(),
+            depths: IoDepths::default(),
             first: Counters::default(),
             verify: VerifyReport::default(),
             errors: ErrorsReport::default(),
@@ -59,6 +66,8 @@ impl Sum {
             s.totals.add(&o.totals);
             let _ = s.hist[0].add(&o.hist[0]);
             let _ = s.hist[1].add(&o.hist[1]);
+            let _ = s.sync_hist.add(&o.sync_hist);
+            s.depths.add(&o.depths);
             s.first.add(&o.first_done_snapshot.unwrap_or(o.totals));
             s.verify.merge(o.verify);
             s.errors.merge(o.errors);
@@ -90,6 +99,8 @@ pub(crate) fn merge(
     let Sum {
         totals,
         hist,
+        sync_hist,
+        depths: io_depths,
         first,
         verify,
         errors,
@@ -122,6 +133,12 @@ pub(crate) fn merge(
         latency_write: latency_of(&hist[1]),
         histogram: encode_histogram(&all),
         histograms_rw: [encode_histogram(&hist[0]), encode_histogram(&hist[1])],
+        histogram_sync: if sync_hist.is_empty() {
+            Vec::new()
+        } else {
+            encode_histogram(&sync_hist)
+        },
+        io_depths: Some(io_depths),
         samples,
         rate: rate_report(plan, &totals, all_secs),
         verify: plan.verifies().then_some(verify),

@@ -92,10 +92,56 @@ pub fn children_cpu() -> (f64, f64) {
 }
 
 fn cpu(who: libc::c_int) -> (f64, f64) {
+    let u = usage(who);
+    (u.user, u.sys)
+}
+
+/// What getrusage says of a thread or process: CPU seconds, context switches and page faults
+/// (fio's `cpu` line: usr, sys, ctx, majf, minf).
+#[derive(Debug, Clone, Copy, Default)]
+pub struct Usage {
+    /// User-mode CPU, seconds.
+    pub user: f64,
+    /// Kernel CPU, seconds.
+    pub sys: f64,
+    /// Context switches, voluntary and not.
+    pub ctx: u64,
+    /// Major page faults.
+    pub majf: u64,
+    /// Minor page faults.
+    pub minf: u64,
+}
+
+impl Usage {
+    /// What was used from `self` to `later`.
+    pub fn until(&self, later: &Usage) -> Usage {
+        Usage {
+            user: later.user - self.user,
+            sys: later.sys - self.sys,
+            ctx: later.ctx.saturating_sub(self.ctx),
+            majf: later.majf.saturating_sub(self.majf),
+            minf: later.minf.saturating_sub(self.minf),
+        }
+    }
+}
+
+/// The calling thread's use so far.
+pub fn thread_usage() -> Usage {
+    usage(libc::RUSAGE_THREAD)
+}
+
+fn usage(who: libc::c_int) -> Usage {
     // SAFETY: an all-zero rusage is a valid value of this plain C struct.
     let mut ru: libc::rusage = unsafe { std::mem::zeroed() };
     // SAFETY: getrusage fills the struct we pass; `who` is one of the RUSAGE_ constants.
     unsafe { libc::getrusage(who, &mut ru) };
     let tv = |t: libc::timeval| t.tv_sec as f64 + t.tv_usec as f64 / 1e6;
-    (tv(ru.ru_utime), tv(ru.ru_stime))
+    let n = |v: libc::c_long| v.max(0) as u64;
+    Usage {
+        user: tv(ru.ru_utime),
+        sys: tv(ru.ru_stime),
+        ctx: n(ru.ru_nvcsw) + n(ru.ru_nivcsw),
+        majf: n(ru.ru_majflt),
+        minf: n(ru.ru_minflt),
+    }
 }

@@ -44,6 +44,7 @@ pub fn merge_ranks(parts: &[RankPart]) -> PhaseResult {
     let (start, end) = if parts.is_empty() { (0.0, 0.0) } else { (start, end) };
     let mut all = new_histogram();
     let mut rw = [new_histogram(), new_histogram()];
+    let mut sync = new_histogram();
     let mut m = PhaseResult::default();
     let (mut first_bytes, mut first_ops) = (0.0, 0.0);
     for p in parts {
@@ -63,6 +64,10 @@ pub fn merge_ranks(parts: &[RankPart]) -> PhaseResult {
         let _ = all.add(decode(&r.histogram));
         for (h, e) in rw.iter_mut().zip(&r.histograms_rw) {
             let _ = h.add(decode(e));
+        }
+        let _ = sync.add(decode(&r.histogram_sync));
+        if let Some(d) = &r.io_depths {
+            m.io_depths.get_or_insert_with(Default::default).add(d);
         }
         let own = (p.end - p.start).max(1e-9);
         let share = ((first_end - p.start) / own).clamp(0.0, 1.0);
@@ -93,6 +98,9 @@ pub fn merge_ranks(parts: &[RankPart]) -> PhaseResult {
     m.latency_write = latency_of(&rw[1]);
     m.histogram = encode_histogram(&all);
     m.histograms_rw = [encode_histogram(&rw[0]), encode_histogram(&rw[1])];
+    if !sync.is_empty() {
+        m.histogram_sync = encode_histogram(&sync);
+    }
     m
 }
 

@@ -31,7 +31,7 @@ use crate::merge::WorkerOutcome;
 use crate::pacing::{wait_until, FlowGate, FlowShare, RateMin, RatePacer, Think};
 use crate::plan::{FsyncPolicy, PhasePlan, WorkerFile};
 use crate::result::*;
-use crate::stat::{new_histogram, thread_cpu, Counters};
+use crate::stat::{new_histogram, thread_usage, Counters, Usage};
 use crate::verify::VerifyBacklog;
 use crate::EngineError;
 
@@ -101,6 +101,10 @@ pub(crate) struct Worker<'a> {
     pub(crate) completions: Vec<Completion>,
     pub(crate) writes_since_flush: u32,
     pub(crate) flush_ns: u64,
+    /// The measured part's flushes, each timed (fio's sync latency).
+    pub(crate) shist: Histogram<u64>,
+    /// The measured part's queue depths and calls (fio's IO depths, submit, complete).
+    pub(crate) depths: IoDepths,
     pub(crate) verify: VerifyReport,
     /// When the last synchronous I/O completed (the next one's start).
     pub(crate) last_end: Option<u64>,
@@ -186,6 +190,8 @@ impl<'a> Worker<'a> {
             completions: vec![Completion::default(); depth],
             writes_since_flush: 0,
             flush_ns: 0,
+            shist: new_histogram(),
+            depths: IoDepths::default(),
             verify: VerifyReport::default(),
             last_end: None,
             rate: RatePacer::new(plan),
@@ -215,13 +221,13 @@ impl<'a> Worker<'a> {
     pub(crate) fn run(&mut self, stop: &AtomicBool, finish: &AtomicBool) -> Result<WorkerOutcome, EngineError> {
         self.epoch = *self.shared.epoch.get().expect("epoch set before the start barrier");
         self.wait_for_start(stop, finish);
-        let cpu_start = thread_cpu();
+        let cpu_start = thread_usage();
         self.next_boundary = self.boundary_after(0);
         let deadline = self.deadline();
         let mut st = Issuing::default();
         loop {
             self.issue_while_room(&mut st, stop, finish, deadline)?;
-            self.commit(&mut st.to_commit)?;
+            self.commit(&mut st.to_commit, st.in_flight)?;
             if self.lat.is_some() && !st.done && self.latency_check() {
                 // Settled and measured: this worker is done (fio ends the job there).
                 st.done = true;
@@ -461,7 +467,7 @@ impl<'a> Worker<'a> {
                 st.in_flight += 1;
                 st.to_commit += 1;
                 if st.to_commit >= self.plan.submit_batch {
-                    self.commit(&mut st.to_commit)?;
+                    self.commit(&mut st.to_commit, st.in_flight)?;
                 }
             }
         }
@@ -498,9 +504,12 @@ impl<'a> Worker<'a> {
 
     /// Hands what was queued to the kernel.
     #[inline]
-    fn commit(&mut self, to_commit: &mut u32) -> Result<(), EngineError> {
+    fn commit(&mut self, to_commit: &mut u32, in_flight: u32) -> Result<(), EngineError> {
         if *to_commit > 0 {
             self.backend.commit().map_err(|e| self.io_error(Op::Read, 0, e))?;
+            if self.measuring {
+                self.depths.submitted(*to_commit, in_flight);
+            }
             *to_commit = 0;
         }
         Ok(())
@@ -537,7 +546,7 @@ impl<'a> Worker<'a> {
 
     /// Ends the worker's part: the latency search's verdict, the flush at the end, the close
     /// (IOzone's -c), the last interval, exitall and first-done, and the worker's outcome.
-    fn finish(&mut self, interrupted: bool, (u0, s0): (f64, f64)) -> Result<WorkerOutcome, EngineError> {
+    fn finish(&mut self, interrupted: bool, usage_start: Usage) -> Result<WorkerOutcome, EngineError> {
         if let Some(l) = self.lat.as_ref().filter(|l| l.settled_until.is_none() && !interrupted) {
             if !self.plan.settings.latency_run {
                 return Err(EngineError::LatencyUnsettled {
@@ -562,7 +571,7 @@ impl<'a> Worker<'a> {
         if self.first_done_snapshot.is_none() && self.shared.first_done_ns.load(Ordering::Relaxed) == end {
             self.first_done_snapshot = Some(self.totals);
         }
-        let (u1, s1) = thread_cpu();
+        let used = usage_start.until(&thread_usage());
         let measured_secs = end.saturating_sub(self.ramp_end.min(end)) as f64 / 1e9;
         let bytes = self.totals.bytes();
         Ok(WorkerOutcome {
@@ -572,12 +581,17 @@ impl<'a> Worker<'a> {
                 ops: self.totals.ops(),
                 seconds: measured_secs,
                 bytes_per_sec: bytes as f64 / measured_secs.max(1e-9),
-                cpu_user: u1 - u0,
-                cpu_sys: s1 - s0,
+                cpu_user: used.user,
+                cpu_sys: used.sys,
                 flush_seconds: self.flush_ns as f64 / 1e9,
+                ctx: used.ctx,
+                majf: used.majf,
+                minf: used.minf,
             },
             totals: self.totals,
             hist: std::mem::replace(&mut self.thist, Box::new([new_histogram(), new_histogram()])),
+            sync_hist: std::mem::replace(&mut self.shist, new_histogram()),
+            depths: self.depths_measured(),
             end_ns: end,
             first_done_snapshot: self.first_done_snapshot,
             verify: std::mem::take(&mut self.verify),
@@ -586,6 +600,15 @@ impl<'a> Worker<'a> {
             measure_start: self.ramp_end,
             latency_depth: self.lat.as_ref().map_or(0, |l| l.qd),
         })
+    }
+
+    /// The measured part's depth counts; a synchronous back-end's I/Os (none counted at
+    /// commit: each was queued and completed by one call) are each one of each.
+    fn depths_measured(&self) -> IoDepths {
+        let mut d = self.depths;
+        let counted: u64 = d.depth.iter().sum();
+        d.synchronous(self.totals.ops().saturating_sub(counted));
+        d
     }
 
     /// When the worker's I/O ended: after the flush at the end when it is timed, after

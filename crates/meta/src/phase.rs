@@ -12,7 +12,7 @@ use std::sync::Barrier;
 
 use rustix::fs::{AtFlags, FileType, Mode, OFlags};
 use storlab_engine::clock::now_ns;
-use storlab_engine::{encode_histogram, latency_of, new_histogram, thread_cpu, Histogram};
+use storlab_engine::{encode_histogram, latency_of, new_histogram, thread_usage, Histogram, Usage};
 use storlab_model::meta::{MetaOp, MetaParams, NAMED_ERRORS};
 use storlab_model::result::{worker_spread, PhaseResult, Throughput, WorkerResult};
 
@@ -66,7 +66,7 @@ pub(crate) struct WorkerOut {
     pub(crate) errors: u64,
     pub(crate) first_errors: Vec<String>,
     pub(crate) hist: Histogram<u64>,
-    pub(crate) cpu: (f64, f64),
+    pub(crate) cpu: Usage,
     pub(crate) interrupted: bool,
 }
 
@@ -82,7 +82,7 @@ impl WorkerOut {
             errors: 0,
             first_errors: Vec::new(),
             hist: new_histogram(),
-            cpu: (0.0, 0.0),
+            cpu: Usage::default(),
             interrupted: false,
         }
     }
@@ -120,8 +120,8 @@ pub(crate) fn combine(
         entries += o.entries;
         errors += o.errors;
         first_errors.extend(o.first_errors);
-        cpu_user += o.cpu.0;
-        cpu_sys += o.cpu.1;
+        cpu_user += o.cpu.user;
+        cpu_sys += o.cpu.sys;
         interrupted |= o.interrupted;
         let seconds = o.end_ns.saturating_sub(start) as f64 / 1e9;
         workers.push(WorkerResult {
@@ -130,9 +130,12 @@ pub(crate) fn combine(
             ops: o.ops,
             seconds,
             bytes_per_sec: o.bytes as f64 / seconds.max(1e-9),
-            cpu_user: o.cpu.0,
-            cpu_sys: o.cpu.1,
+            cpu_user: o.cpu.user,
+            cpu_sys: o.cpu.sys,
             flush_seconds: 0.0,
+            ctx: o.cpu.ctx,
+            majf: o.cpu.majf,
+            minf: o.cpu.minf,
         });
     }
     first_errors.truncate(NAMED_ERRORS);
@@ -262,7 +265,7 @@ fn work(l: &Layout, op: MetaOp, w: u32, stop: &AtomicBool, shared: &Shared) -> W
     let file_prefix = if l.renamed { b'r' } else { b'f' };
     // The worker's number in its items' names and contents: unique among ranks sharing a tree.
     let named = w + l.worker_base;
-    let cpu0 = thread_cpu();
+    let cpu0 = thread_usage();
     shared.start.wait();
     out.start_ns = now_ns();
     let deadline = j.runtime.filter(|_| making).map(|d| out.start_ns + d.as_nanos() as u64);
@@ -311,8 +314,7 @@ fn work(l: &Layout, op: MetaOp, w: u32, stop: &AtomicBool, shared: &Shared) -> W
     }
     out.end_ns = now_ns();
     shared.note_first_done(out.end_ns);
-    let cpu1 = thread_cpu();
-    out.cpu = (cpu1.0 - cpu0.0, cpu1.1 - cpu0.1);
+    out.cpu = cpu0.until(&thread_usage());
     out.hist = hist;
     out
 }

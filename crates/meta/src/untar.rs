@@ -13,7 +13,7 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::Barrier;
 
 use storlab_engine::clock::now_ns;
-use storlab_engine::thread_cpu;
+use storlab_engine::thread_usage;
 use storlab_model::meta::{MetaOp, MetaParams, TreeShape};
 
 use crate::phase::{combine, Outcome, WorkerOut};
@@ -341,7 +341,7 @@ fn copy(
     progress: &Progress,
 ) -> WorkerOut {
     let mut out = WorkerOut::new(0);
-    let cpu0 = thread_cpu();
+    let cpu0 = thread_usage();
     start.wait();
     out.start_ns = now_ns();
     let result = (|| -> Result<(), String> {
@@ -406,8 +406,7 @@ fn copy(
         out.fail(format!("{}: {why}", dir.display()));
     }
     out.end_ns = now_ns();
-    let cpu1 = thread_cpu();
-    out.cpu = (cpu1.0 - cpu0.0, cpu1.1 - cpu0.1);
+    out.cpu = cpu0.until(&thread_usage());
     out
 }
 

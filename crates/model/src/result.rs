@@ -45,6 +45,15 @@ pub struct WorkerResult {
     pub cpu_sys: f64,
     /// Seconds spent in flushes.
     pub flush_seconds: f64,
+    /// Context switches, voluntary and not (getrusage's ru_nvcsw + ru_nivcsw; fio's ctx).
+    #[serde(default)]
+    pub ctx: u64,
+    /// Page faults that needed I/O (ru_majflt; fio's majf).
+    #[serde(default)]
+    pub majf: u64,
+    /// Page faults that did not (ru_minflt; fio's minf).
+    #[serde(default)]
+    pub minf: u64,
 }
 
 /// The slowest and the fastest worker's throughput, bytes/s (∞ and 0 without workers).
@@ -353,9 +362,19 @@ pub struct PhaseResult {
     #[serde(skip)]
     pub histogram: Vec<u8>,
     /// The histograms of reads' and of writes' latency, the same encoding (empty when the
-    /// phase did not keep them apart): what ranks send to rank 0 to merge (not stored).
+    /// phase did not keep them apart, and in runs stored before schema 15).
     #[serde(skip)]
     pub histograms_rw: [Vec<u8>; 2],
+    /// The histogram of the flushes' latency (fio's sync latency: each fsync/fdatasync the
+    /// job asked for, timed apart from the writes), the same encoding; empty when it flushed
+    /// nothing while measured.
+    #[serde(skip)]
+    pub histogram_sync: Vec<u8>,
+    /// How deep the queue was and how I/Os went to and came from the kernel (fio's `IO
+    /// depths`, `submit` and `complete`); None where not counted (imports, runs stored
+    /// before).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub io_depths: Option<IoDepths>,
     /// Interval samples (the store keeps them in tables of their own, not in the result's
     /// document).
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -382,6 +401,83 @@ pub struct PhaseResult {
     /// Where the latency search settled, when the phase had a latency target.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub latency_search: Option<LatencySearch>,
+}
+
+/// fio's queue depth distributions (its stat.c `io_u_map`, `io_u_submit`, `io_u_complete`),
+/// in fio's buckets. `depth[i]` counts I/Os by how many were in flight once they were
+/// submitted: 1, 2–3, 4–7, 8–15, 16–31, 32–63, ≥64. `submit[i]` and `complete[i]` count the
+/// calls that handed I/Os to the kernel and that took completions back, by how many they
+/// carried: 0, 1–4, 5–8, 9–16, 17–32, 33–64, >64. A synchronous back-end's I/O is one of each.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct IoDepths {
+    /// I/Os by the depth they were submitted at.
+    pub depth: [u64; 7],
+    /// Submitting calls by I/Os carried.
+    pub submit: [u64; 7],
+    /// Reaping calls by completions carried.
+    pub complete: [u64; 7],
+}
+
+impl IoDepths {
+    /// fio's bucket of a depth (io_u_mark_depth).
+    pub fn depth_bucket(depth: u32) -> usize {
+        match depth {
+            0..=1 => 0,
+            2..=3 => 1,
+            4..=7 => 2,
+            8..=15 => 3,
+            16..=31 => 4,
+            32..=63 => 5,
+            _ => 6,
+        }
+    }
+
+    /// fio's bucket of a call's count (io_u_mark_submit / io_u_mark_complete).
+    pub fn count_bucket(n: u32) -> usize {
+        match n {
+            0 => 0,
+            1..=4 => 1,
+            5..=8 => 2,
+            9..=16 => 3,
+            17..=32 => 4,
+            33..=64 => 5,
+            _ => 6,
+        }
+    }
+
+    /// `n` I/Os handed to the kernel in one call, `in_flight` (them included) then in flight.
+    #[inline]
+    pub fn submitted(&mut self, n: u32, in_flight: u32) {
+        self.depth[Self::depth_bucket(in_flight)] += u64::from(n);
+        self.submit[Self::count_bucket(n)] += 1;
+    }
+
+    /// One call that took `n` completions back.
+    #[inline]
+    pub fn completed(&mut self, n: u32) {
+        self.complete[Self::count_bucket(n)] += 1;
+    }
+
+    /// `n` I/Os of a synchronous back-end: each submitted alone at depth 1 and completed by
+    /// its own call.
+    pub fn synchronous(&mut self, n: u64) {
+        self.depth[0] += n;
+        self.submit[1] += n;
+        self.complete[1] += n;
+    }
+
+    /// Adds another worker's counts.
+    pub fn add(&mut self, o: &IoDepths) {
+        for (a, b) in [
+            (&mut self.depth, &o.depth),
+            (&mut self.submit, &o.submit),
+            (&mut self.complete, &o.complete),
+        ] {
+            for (x, y) in a.iter_mut().zip(b) {
+                *x += y;
+            }
+        }
+    }
 }
 
 /// fio's latency_target: the queue depth each worker settled at, and whether the target held

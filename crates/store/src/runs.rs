@@ -319,7 +319,8 @@ impl Store {
     /// Run `id`'s phases in order, each with its samples when `with_samples`.
     fn run_phases(&self, id: i64, with_samples: bool) -> Result<Vec<Phase>> {
         let rows = self.query(
-            "SELECT id, seq, kind, params, result, histogram, cache_flattered FROM phases WHERE run_id = ?1 ORDER BY seq",
+            "SELECT id, seq, kind, params, result, histogram, cache_flattered, histogram_read, histogram_write, histogram_sync
+             FROM phases WHERE run_id = ?1 ORDER BY seq",
             vals![id],
         )?;
         let mut phases = Vec::with_capacity(rows.len());
@@ -327,6 +328,8 @@ impl Store {
             let params: PhaseParams = serde_json::from_str(&r.text(3)?)?;
             let mut result: PhaseResult = serde_json::from_str(&r.text(4)?)?;
             result.histogram = r.bytes(5)?;
+            result.histograms_rw = [r.bytes(7)?, r.bytes(8)?];
+            result.histogram_sync = r.bytes(9)?;
             if with_samples {
                 result.samples = self.samples(r.i64(0)?)?;
             }

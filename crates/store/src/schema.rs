@@ -836,6 +836,12 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         sqlite: "ALTER TABLE samples ADD COLUMN lat_mean_read_ns REAL; ALTER TABLE samples ADD COLUMN lat_mean_write_ns REAL;",
         postgres: "ALTER TABLE samples ADD COLUMN lat_mean_read_ns DOUBLE PRECISION; ALTER TABLE samples ADD COLUMN lat_mean_write_ns DOUBLE PRECISION;",
     },
+    // 15: each direction's latency histogram and the flushes' (fio's read/write clat
+    // percentiles of a mixed job, its sync latency); NULL for phases stored before.
+    Migration::Sql {
+        sqlite: "ALTER TABLE phases ADD COLUMN histogram_read BLOB; ALTER TABLE phases ADD COLUMN histogram_write BLOB; ALTER TABLE phases ADD COLUMN histogram_sync BLOB;",
+        postgres: "ALTER TABLE phases ADD COLUMN histogram_read BYTEA; ALTER TABLE phases ADD COLUMN histogram_write BYTEA; ALTER TABLE phases ADD COLUMN histogram_sync BYTEA;",
+    },
 ];
 
 /// Migration 6: `uuid` columns on runs and studies, filled for the rows already there, unique.

@@ -55,6 +55,12 @@ fn phase(seq: u32) -> Phase {
                 },
             ],
             histogram: vec![1, 2, 3],
+            histograms_rw: [vec![4, 5], vec![6]],
+            histogram_sync: vec![7, 8, 9],
+            io_depths: Some(storlab_model::result::IoDepths {
+                depth: [1, 2, 3, 4, 5, 6, 7],
+                ..Default::default()
+            }),
             ..Default::default()
         },
         cache_flattered: false,
@@ -100,7 +106,8 @@ fn round_trip_on(target: &DbTarget) {
     );
     assert_eq!(d.run.status, RunStatus::Ok);
     assert_eq!(d.run.tags, vec![("fs".to_string(), "ext4".to_string())]);
-    // What was stored is what is read: 64-bit counts, the samples, the histogram.
+    // What was stored is what is read: 64-bit counts, the samples, the histograms (the
+    // phase's, each direction's, the flushes'), the depths.
     assert_eq!(d.phases, vec![phase(0)]);
     assert_eq!(d.environment, env);
     assert_eq!(s.list_runs(10).unwrap()[0].phase_count, 1);

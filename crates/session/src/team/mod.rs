@@ -106,6 +106,7 @@ struct Part {
     /// The histograms the result does not serialize.
     histogram: Vec<u8>,
     histograms_rw: [Vec<u8>; 2],
+    histogram_sync: Vec<u8>,
 }
 
 /// Seconds since the epoch on this host's clock.
@@ -319,6 +320,7 @@ impl<'a> TeamRun<'a> {
                     cache_flattered: p.cache_flattered,
                     histogram: p.result.histogram.clone(),
                     histograms_rw: p.result.histograms_rw.clone(),
+                    histogram_sync: p.result.histogram_sync.clone(),
                     result: p.result,
                 };
                 (Some(part), standing)
@@ -444,6 +446,7 @@ fn merged_phase(seq: usize, kind: PhaseName, rows: &[(u32, String, Part)]) -> Op
             result: PhaseResult {
                 histogram: p.histogram.clone(),
                 histograms_rw: p.histograms_rw.clone(),
+                histogram_sync: p.histogram_sync.clone(),
                 ..p.result.clone()
             },
         })
