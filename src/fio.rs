@@ -1,7 +1,7 @@
 //! `storlab fio …`: fio's command line and job files run on storlab's engine, stored like any
-//! run, printed as storlab's table ("normal") or in fio's JSON for the tools that read fio. The
-//! command line is read by crates/workload (`fio::cli::FioCommand`), the document written by
-//! crates/report (`fio::document`).
+//! run, printed as fio prints it (its normal text, JSON, json+ or terse line) or as storlab's
+//! own table (`--output-format=storlab`). The command line is read by crates/workload
+//! (`fio::cli::FioCommand`), the outputs written by crates/report (`fio::outputs`).
 
 use std::io::Write;
 
@@ -83,15 +83,20 @@ fn write_outputs(
     run_id: i64,
     out: &OutputArgs,
 ) -> Result<()> {
-    let normal = c.formats.contains(&OutputFormat::Normal);
-    if normal {
+    if c.formats.contains(&OutputFormat::Storlab) {
         print_run(store, run_id, false, out)?;
     }
     let run = store
         .run(run_id, true)?
         .ok_or_else(|| anyhow::anyhow!("run {run_id} is not in {}", store.target()))?;
     let o = storlab_report::fio::FioJsonOptions::of_command(c);
-    let written = storlab_report::fio::outputs(&run, &c.formats, &o)?;
+    let t = storlab_report::fio::FioTextOptions {
+        pid: std::process::id(),
+        time: std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.as_secs() as i64),
+    };
+    let written = storlab_report::fio::outputs(&run, &c.formats, &o, &t)?;
     match &c.output {
         Some(path) if !written.is_empty() => {
             storlab_report::export::write_whole(path, |w| Ok(w.write_all(written.as_bytes())?))?
@@ -101,7 +106,11 @@ fn write_outputs(
     for (path, text) in storlab_report::fio::log_files(&run, &fio.phase_logs) {
         storlab_report::export::write_whole(&path, |w| Ok(w.write_all(text.as_bytes())?))?;
     }
-    if normal && c.output.is_none() {
+    let human = c
+        .formats
+        .iter()
+        .any(|f| matches!(f, OutputFormat::Normal | OutputFormat::Storlab));
+    if human && c.output.is_none() {
         println!("storlab: stored as run {run_id} in {}", store.target());
     }
     Ok(())

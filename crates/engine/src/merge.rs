@@ -139,6 +139,7 @@ pub(crate) fn merge(
             encode_histogram(&sync_hist)
         },
         io_depths: Some(io_depths),
+        disks: Vec::new(),
         samples,
         rate: rate_report(plan, &totals, all_secs),
         verify: plan.verifies().then_some(verify),

@@ -6,11 +6,13 @@
 //! read is left empty rather than guessed. One probe per fact, used by every crate that needs
 //! it: the mounts (mounts.rs: mountinfo with its escapes, the mount of a path), a filesystem's
 //! space (space.rs: statvfs), the block device and its RAID layout (device.rs); and a btrfs
-//! scrub's progress and errors per device (btrfs.rs), for the impact study and the monitor.
+//! scrub's progress and errors per device (btrfs.rs), for the impact study and the monitor;
+//! the block devices' counters (diskstats.rs), for the monitor and fio's disk utilisation.
 #![deny(missing_docs)]
 
 pub mod btrfs;
 mod device;
+pub mod diskstats;
 pub mod mounts;
 pub mod space;
 

@@ -375,6 +375,10 @@ pub struct PhaseResult {
     /// before).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub io_depths: Option<IoDepths>,
+    /// The disks under the phase's targets, their counters over the phase (fio's disk_util);
+    /// empty where none could be read (tmpfs, a network filesystem, an import).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub disks: Vec<DiskUtil>,
     /// Interval samples (the store keeps them in tables of their own, not in the result's
     /// document).
     #[serde(skip_serializing_if = "Vec::is_empty")]
@@ -401,6 +405,62 @@ pub struct PhaseResult {
     /// Where the latency search settled, when the phase had a latency target.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub latency_search: Option<LatencySearch>,
+}
+
+/// One disk's counters over a phase (fio's `disk_util`, from /proc/diskstats): I/Os, merges,
+/// sectors and milliseconds per direction, the weighted milliseconds in queue and the busy
+/// milliseconds, and the interval's length.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct DiskUtil {
+    /// The kernel's name of the disk (vda, loop0, md0, dm-1).
+    pub name: String,
+    /// Reads completed.
+    pub read_ios: u64,
+    /// Writes completed.
+    pub write_ios: u64,
+    /// Reads merged.
+    pub read_merges: u64,
+    /// Writes merged.
+    pub write_merges: u64,
+    /// 512-byte sectors read.
+    pub read_sectors: u64,
+    /// 512-byte sectors written.
+    pub write_sectors: u64,
+    /// Milliseconds reading.
+    pub read_ticks: u64,
+    /// Milliseconds writing.
+    pub write_ticks: u64,
+    /// Weighted milliseconds in queue.
+    pub in_queue: u64,
+    /// Milliseconds with I/O in flight.
+    pub io_ticks: u64,
+    /// The interval's length, ms.
+    pub elapsed_ms: f64,
+}
+
+impl DiskUtil {
+    /// The share of the interval the disk was busy, percent (fio's util; at most 100).
+    pub fn util(&self) -> f64 {
+        if self.elapsed_ms <= 0.0 {
+            return 0.0;
+        }
+        (self.io_ticks as f64 * 100.0 / self.elapsed_ms).min(100.0)
+    }
+
+    /// Adds a later interval's counters (the phases of a run one after another).
+    pub fn add(&mut self, o: &DiskUtil) {
+        self.read_ios += o.read_ios;
+        self.write_ios += o.write_ios;
+        self.read_merges += o.read_merges;
+        self.write_merges += o.write_merges;
+        self.read_sectors += o.read_sectors;
+        self.write_sectors += o.write_sectors;
+        self.read_ticks += o.read_ticks;
+        self.write_ticks += o.write_ticks;
+        self.in_queue += o.in_queue;
+        self.io_ticks += o.io_ticks;
+        self.elapsed_ms += o.elapsed_ms;
+    }
 }
 
 /// fio's queue depth distributions (its stat.c `io_u_map`, `io_u_submit`, `io_u_complete`),

@@ -1,74 +1,12 @@
-//! The kernel's counters as text: /proc/diskstats (Documentation/admin-guide/iostats.rst) and
-//! the NFS client's /proc/self/mountstats (the `statvers=1.1` layout of fs/nfs/super.c and
+//! The kernel's counters as text: /proc/diskstats (Documentation/admin-guide/iostats.rst; its
+//! parser lives in storlab-env, which a run's fio disk_util reads too, and is re-exported here)
+//! and the NFS client's /proc/self/mountstats (the `statvers=1.1` layout of fs/nfs/super.c and
 //! net/sunrpc/stats.c). Parsers only: they take the text and read no file, so that a test can
 //! hand them figures the kernel here will never produce (a counter about to wrap).
 
 use std::collections::BTreeMap;
 
-/// One line of /proc/diskstats: the device and its counters as the kernel prints them.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct DiskLine {
-    /// Major device number.
-    pub major: u32,
-    /// Minor device number.
-    pub minor: u32,
-    /// The kernel's name (sda, md0, dm-1, loop3).
-    pub name: String,
-    /// The fields after the name, in the kernel's order: reads completed, reads merged,
-    /// sectors read, ms reading, writes completed, writes merged, sectors written, ms writing,
-    /// I/Os in flight, ms doing I/O, weighted ms (and, on newer kernels, discards and flushes,
-    /// which storlab does not use).
-    pub fields: [u64; 11],
-}
-
-/// Field positions in [`DiskLine::fields`].
-pub mod field {
-    /// Reads completed.
-    pub const READS: usize = 0;
-    /// Reads merged.
-    pub const READS_MERGED: usize = 1;
-    /// 512-byte sectors read.
-    pub const SECTORS_READ: usize = 2;
-    /// Milliseconds reading.
-    pub const READ_MS: usize = 3;
-    /// Writes completed.
-    pub const WRITES: usize = 4;
-    /// Writes merged.
-    pub const WRITES_MERGED: usize = 5;
-    /// 512-byte sectors written.
-    pub const SECTORS_WRITTEN: usize = 6;
-    /// Milliseconds writing.
-    pub const WRITE_MS: usize = 7;
-    /// I/Os in flight now (a gauge).
-    pub const IN_FLIGHT: usize = 8;
-    /// Milliseconds with I/O in flight.
-    pub const BUSY_MS: usize = 9;
-    /// Weighted milliseconds.
-    pub const WEIGHTED_MS: usize = 10;
-}
-
-/// The lines of /proc/diskstats that parse (a line with fewer than 14 fields is skipped: the
-/// format has had 14 fields since Linux 2.6).
-pub fn parse_diskstats(text: &str) -> Vec<DiskLine> {
-    text.lines()
-        .filter_map(|line| {
-            let mut w = line.split_whitespace();
-            let major = w.next()?.parse().ok()?;
-            let minor = w.next()?.parse().ok()?;
-            let name = w.next()?.to_string();
-            let mut fields = [0u64; 11];
-            for f in fields.iter_mut() {
-                *f = w.next()?.parse().ok()?;
-            }
-            Some(DiskLine {
-                major,
-                minor,
-                name,
-                fields,
-            })
-        })
-        .collect()
-}
+pub use storlab_env::diskstats::{field, parse_diskstats, DiskLine};
 
 /// One operation's figures on an NFS mount (the "per-op statistics" lines).
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

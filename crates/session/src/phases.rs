@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 
 use storlab_engine::{run_phase_observed, IntervalObserver, PhaseControl};
+use storlab_env::diskstats;
 use storlab_model::env::Environment;
 use storlab_model::plan::PhasePlan;
 use storlab_model::result::PhaseResult;
@@ -58,6 +59,8 @@ pub(crate) struct PlanPhases<'a> {
     pub(crate) plan: &'a storlab_workload::Plan,
     pub(crate) control: &'a PhaseControl,
     pub(crate) memory_bytes: u64,
+    /// The whole disk under each target (by the job's target index), where there is one.
+    pub(crate) disks: Vec<Option<String>>,
     /// The phase `prepare` laid out, and the seconds it took.
     pub(crate) laid_out: Option<(usize, f64)>,
 }
@@ -93,7 +96,10 @@ impl Phases for PlanPhases<'_> {
         observer: Option<&dyn IntervalObserver>,
     ) -> Result<Phase, Box<dyn std::error::Error + Send + Sync>> {
         let phase = &self.plan.phases[seq];
+        let disks = self.disks_of(&[phase]);
+        let before = diskstats::read(&disks);
         let mut result = run_phase_observed(phase, stop, self.control, observer)?;
+        result.disks = disks_since(before);
         // Laid out by `prepare`, the engine found the files there: the layout's time is that.
         if let Some((laid, secs)) = self.laid_out.take() {
             if laid == seq {
@@ -114,12 +120,33 @@ impl Phases for PlanPhases<'_> {
         observer: Option<&dyn IntervalObserver>,
     ) -> Result<Vec<Phase>, Box<dyn std::error::Error + Send + Sync>> {
         let plans: Vec<&PhasePlan> = seqs.iter().map(|s| &self.plan.phases[*s]).collect();
-        let results = storlab_engine::run_group_observed(&plans, stop, self.control, observer)?;
+        let disks = self.disks_of(&plans);
+        let before = diskstats::read(&disks);
+        let mut results = storlab_engine::run_group_observed(&plans, stop, self.control, observer)?;
+        // The phases ran at once on the same disks: each holds the group's counters (fio's
+        // disk_util is the run's, not a job's).
+        let util = disks_since(before);
+        for r in &mut results {
+            r.disks = util.clone();
+        }
         Ok(seqs.iter().zip(results).map(|(seq, r)| self.stored(*seq, r)).collect())
     }
 }
 
 impl PlanPhases<'_> {
+    /// The disks under the phases' targets, each once.
+    fn disks_of(&self, phases: &[&PhasePlan]) -> Vec<String> {
+        let mut out: Vec<String> = Vec::new();
+        for w in phases.iter().flat_map(|p| &p.workers) {
+            if let Some(Some(d)) = self.disks.get(w.target as usize) {
+                if !out.contains(d) {
+                    out.push(d.clone());
+                }
+            }
+        }
+        out
+    }
+
     /// Phase `seq` as stored: its plan, what it measured, whether the cache may have flattered it.
     fn stored(&self, seq: usize, result: storlab_engine::PhaseResult) -> Phase {
         let phase = &self.plan.phases[seq];
@@ -131,6 +158,18 @@ impl PlanPhases<'_> {
             result,
         }
     }
+}
+
+/// The disks' counters since `before` (fio's disk_util of a phase).
+fn disks_since(
+    (before, at): (Vec<storlab_env::diskstats::DiskLine>, std::time::Instant),
+) -> Vec<storlab_model::result::DiskUtil> {
+    if before.is_empty() {
+        return Vec::new();
+    }
+    let elapsed_ms = at.elapsed().as_secs_f64() * 1e3;
+    let (after, _) = diskstats::read(&before.iter().map(|l| l.name.clone()).collect::<Vec<_>>());
+    diskstats::utilisation(&before, &after, elapsed_ms)
 }
 
 /// The one run path: begins the run with its environment, runs each phase (telling the live

@@ -133,6 +133,7 @@ pub fn run_prepared(store: &mut Store, prepared: Prepared, o: &RunOptions) -> Re
         plan: &plan,
         control: o.control.unwrap_or(&fresh),
         memory_bytes: env.memory_bytes,
+        disks: whole_disks(&env),
         laid_out: None,
     };
     run_phases(store, &new_run, &env, &targets, &mut phases, o)
@@ -160,6 +161,7 @@ pub fn run_prepared_team(
         plan: &plan,
         control,
         memory_bytes: env.memory_bytes,
+        disks: whole_disks(&env),
         laid_out: None,
     };
     team::run_team_phases(
@@ -190,4 +192,13 @@ fn run_setup(job: &Job, plan: &storlab_workload::Plan, o: &RunOptions) -> (Vec<P
         tags: o.tags.to_vec(),
     };
     (targets, env, new_run)
+}
+
+/// The whole disk under each of the run's targets (fio's disk_util reports disks, not
+/// partitions).
+fn whole_disks(env: &storlab_model::env::Environment) -> Vec<Option<String>> {
+    env.targets
+        .iter()
+        .map(|t| t.device.as_deref().map(storlab_env::diskstats::disk_of))
+        .collect()
 }

@@ -19,9 +19,9 @@ pub const HELP: &str = "storlab fio: fio's command line on storlab's engine.
   storlab fio [fio's options] [JOB.fio ...]
     --name=JOB --rw=… --bs=… …   a job, as fio takes it (options before the first --name are global)
     JOB.fio                      job files, read as fio reads them
-    --output-format=normal|json|json+|terse   storlab's table, fio's JSON or fio's terse line (a comma list for several)
+    --output-format=normal|json|json+|terse|storlab   fio's text, JSON or terse line, or storlab's own table (a comma list for several)
     --minimal                    fio's terse line (version 3)
-    --output=FILE                write fio's JSON or terse line to FILE
+    --output=FILE                write the output to FILE instead of stdout
     --parse-only                 print the job as storlab reads it (a storlab job file) and run nothing
     --showcmd                    print each job file as a fio command line
     --section=NAME               run only this section of the job files (repeatable)
@@ -35,8 +35,10 @@ pub const HELP: &str = "storlab fio: fio's command line on storlab's engine.
 /// A format `--output-format` names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum OutputFormat {
-    /// storlab's table of the run (fio's "normal" is its human-readable text).
+    /// fio's human-readable text (its default).
     Normal,
+    /// storlab's own table of the run (`--output-format=storlab`).
+    Storlab,
     /// fio's JSON document.
     Json,
     /// fio's JSON with every latency bin (json+).
@@ -174,9 +176,10 @@ fn fio_flag(c: &mut FioCommand, asked: &mut Asked, flag: &str, v: String) -> Res
                     "json" => OutputFormat::Json,
                     "json+" => OutputFormat::JsonPlus,
                     "terse" => OutputFormat::Terse,
+                    "storlab" => OutputFormat::Storlab,
                     other => {
                         return Err(usage(format!(
-                            "--output-format={other}: fio's formats are normal, json, json+ and terse"
+                            "--output-format={other}: fio's formats are normal, json, json+ and terse (and storlab's own table, storlab)"
                         )))
                     }
                 });

@@ -153,13 +153,23 @@ pub(crate) fn verify(j: Opts, cx: &mut Conversion) -> Result<(), WorkloadError> 
     Ok(())
 }
 
-/// fio's logs: their sample interval (log_avg_msec), and the files `storlab fio` writes.
+/// fio's logs and samples: their interval (log_avg_msec for the logs; bwavgtime and
+/// iopsavgtime for the bw and iops figures, 500 ms unless set — storlab has one sample
+/// interval for all), and the files `storlab fio` writes.
 pub(crate) fn logs(j: Opts, cx: &mut Conversion) -> Result<(), WorkloadError> {
     let logs = ["write_bw_log", "write_lat_log", "write_iops_log", "write_hist_log"];
     let any = logs.iter().any(|k| j.given(k));
     let avg = j.int("log_avg_msec")?.unwrap_or(0);
     if any && avg == 0 {
-        cx.note("fio logs every I/O without log_avg_msec; storlab's logs have one line per sample interval (1s unless interval or log_avg_msec says otherwise)");
+        cx.note("fio logs every I/O without log_avg_msec; storlab's logs have one line per sample interval (500 ms, fio's bwavgtime, unless log_avg_msec or another interval says otherwise)");
+    }
+    for k in ["bwavgtime", "iopsavgtime"] {
+        if let Some(ms) = j.int(k)? {
+            if ms < 10 {
+                return Err(j.refuse(k, "samples shorter than 10 ms: storlab's interval is 10 ms or more"));
+            }
+            set!(cx, k, interval = Duration(ms * 1_000_000))?;
+        }
     }
     if any && avg > 0 {
         if avg < 10 {

@@ -252,6 +252,9 @@ pub(crate) fn micros(us: u64) -> storlab_units::Duration {
     storlab_units::Duration(us * 1000)
 }
 
+/// fio's bwavgtime and iopsavgtime default, ns.
+const FIO_AVG_TIME_NS: u64 = 500_000_000;
+
 /// Converts one job: each row of the table in order, then the phases it makes.
 pub fn convert(j: &Resolved, notes: &mut Vec<String>) -> Result<Converted, WorkloadError> {
     let mut cx = Conversion {
@@ -284,6 +287,11 @@ pub fn convert(j: &Resolved, notes: &mut Vec<String>) -> Result<Converted, Workl
                 &mut cx,
             )?;
         }
+    }
+    // fio samples bandwidth and IOPS every 500 ms (bwavgtime, iopsavgtime) unless told
+    // otherwise: storlab's samples, which its bw and iops figures come from, likewise.
+    if cx.settings.interval.is_none() {
+        cx.settings.interval = Some(storlab_units::Duration(FIO_AVG_TIME_NS));
     }
     let kind = if cx.overwrite && cx.kind == PhaseKind::Write {
         PhaseKind::Rewrite

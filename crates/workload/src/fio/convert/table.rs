@@ -146,6 +146,8 @@ pub(crate) const HANDLERS: &[Handler] = &[
             "write_iops_log",
             "write_hist_log",
             "log_avg_msec",
+            "bwavgtime",
+            "iopsavgtime",
         ],
         data::logs,
     ),

@@ -12,72 +12,10 @@
 
 use serde_json::{json, Map, Value};
 use storlab_model::plan::{BackendKind, PhaseKind};
-use storlab_model::result::{Latency, PhaseResult};
+use storlab_model::result::{DiskUtil, Latency, PhaseResult};
 use storlab_model::run::{Phase, RunDetail};
 
-/// fio's default `percentile_list`.
-pub const FIO_PERCENTILES: &[f64] = &[
-    1.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.95, 99.99,
-];
-
-/// How to write the document.
-#[derive(Debug, Clone)]
-pub struct FioJsonOptions {
-    /// The percentiles of each direction's latency (fio's `percentile_list`).
-    pub percentiles: Vec<f64>,
-    /// fio's json+: each latency bin and its count as well.
-    pub plus: bool,
-    /// The jobs' names in phase order (a fio job file's sections); the phase's kind otherwise.
-    pub job_names: Vec<String>,
-}
-
-impl Default for FioJsonOptions {
-    fn default() -> FioJsonOptions {
-        FioJsonOptions {
-            percentiles: FIO_PERCENTILES.to_vec(),
-            plus: false,
-            job_names: Vec::new(),
-        }
-    }
-}
-
-impl FioJsonOptions {
-    /// As `storlab fio`'s command line asks: its jobs' names, its `percentile_list`.
-    pub fn of_command(c: &storlab_workload::fio::cli::FioCommand) -> FioJsonOptions {
-        FioJsonOptions {
-            job_names: c.job_names.clone(),
-            percentiles: c.percentiles.clone().unwrap_or_else(|| FIO_PERCENTILES.to_vec()),
-            plus: false,
-        }
-    }
-
-    /// As `results export --format` asks: None for a format that is not fio's (fio-json,
-    /// fio-json+, fio-terse), else the options and whether the form is the terse line.
-    pub fn of_export(format: &str) -> Option<(FioJsonOptions, bool)> {
-        let (plus, terse) = match format {
-            "fio-json" => (false, false),
-            "fio-json+" => (true, false),
-            "fio-terse" => (false, true),
-            _ => return None,
-        };
-        Some((
-            FioJsonOptions {
-                plus,
-                ..Default::default()
-            },
-            terse,
-        ))
-    }
-}
-
-/// The runs as `results export` writes them in fio's forms: one JSON document of them all, or
-/// a terse line each.
-pub fn export(runs: &[RunDetail], o: &FioJsonOptions, terse: bool) -> Result<String, serde_json::Error> {
-    Ok(match terse {
-        true => runs.iter().map(|r| self::terse(r, o)).collect(),
-        false => serde_json::to_string_pretty(&document_of(runs, o))? + "\n",
-    })
-}
+use super::FioJsonOptions;
 
 /// A decoded latency histogram (ns).
 type Hist = hdrhistogram::Histogram<u64>;
@@ -96,18 +34,24 @@ fn key(p: f64) -> String {
     format!("{p:.6}")
 }
 
-/// Mean and standard deviation (the population's, as fio's) of `xs`.
+/// Mean and standard deviation of `xs`: the sample's (n − 1), as fio's calc_lat takes it
+/// (0 for one value).
 fn mean_dev(xs: &[f64]) -> (f64, f64) {
     if xs.is_empty() {
         return (0.0, 0.0);
     }
     let n = xs.len() as f64;
     let mean = xs.iter().sum::<f64>() / n;
-    let var = xs.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / n;
+    if xs.len() < 2 {
+        return (mean, 0.0);
+    }
+    let var = xs.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / (n - 1.0);
     (mean, var.sqrt())
 }
 
-/// One direction of a phase (fio's `add_ddir_status_json`).
+/// One direction of a phase (fio's `add_ddir_status_json`): its bytes and I/Os, bandwidth
+/// and IOPS as fio computes them (over the runtime in whole ms), its latency, and its samples'
+/// spread.
 fn direction(p: &Phase, write: bool, hist: Option<&Hist>, o: &FioJsonOptions, sync_engine: bool) -> Value {
     let r: &PhaseResult = &p.result;
     let (bytes, ops) = if write {
@@ -115,17 +59,21 @@ fn direction(p: &Phase, write: bool, hist: Option<&Hist>, o: &FioJsonOptions, sy
     } else {
         (r.bytes_read, r.ops_read)
     };
-    let secs = r.all_done.seconds;
-    let runtime_ms = (secs * 1e3).round() as u64;
-    let bw_bytes = if secs > 0.0 { bytes as f64 / secs } else { 0.0 };
-    let iops = if secs > 0.0 { ops as f64 / secs } else { 0.0 };
+    let runtime_ms = (r.all_done.seconds * 1e3).round() as u64;
+    let runt = if ops > 0 { runtime_ms.max(1) } else { 0 };
+    let bw_bytes = (1000 * bytes).checked_div(runt).unwrap_or(0);
+    let iops = if runt > 0 {
+        1000.0 * ops as f64 / runt as f64
+    } else {
+        0.0
+    };
     let mut d = Map::new();
     d.insert("io_bytes".into(), json!(bytes));
-    d.insert("io_kbytes".into(), json!(bytes / 1024));
-    d.insert("bw_bytes".into(), json!(bw_bytes.round() as u64));
-    d.insert("bw".into(), json!((bw_bytes / 1024.0).round() as u64));
+    d.insert("io_kbytes".into(), json!(bytes >> 10));
+    d.insert("bw_bytes".into(), json!(bw_bytes));
+    d.insert("bw".into(), json!(bw_bytes / 1024));
     d.insert("iops".into(), json!(iops));
-    d.insert("runtime".into(), json!(if ops > 0 { runtime_ms } else { 0 }));
+    d.insert("runtime".into(), json!(runt));
     d.insert("total_ios".into(), json!(ops));
     d.insert("short_ios".into(), json!(0));
     d.insert("drop_ios".into(), json!(0));
@@ -139,19 +87,27 @@ fn direction(p: &Phase, write: bool, hist: Option<&Hist>, o: &FioJsonOptions, sy
     }
     let lat = latency_json(r, write, hist, o);
     if sync_engine {
+        // One system call submits and completes: no submission is timed apart (fio's slat
+        // of a synchronous engine is empty too), and the call's time is the completion's.
+        d.insert("slat_ns".into(), zero_latency());
         d.insert("clat_ns".into(), lat.clone());
     }
     d.insert("lat_ns".into(), lat);
-    sample_figures(&mut d, r, write);
+    sample_figures(&mut d, p, write);
     Value::Object(d)
+}
+
+/// A latency no I/O had: fio's object with N = 0.
+fn zero_latency() -> Value {
+    json!({ "min": 0, "max": 0, "mean": 0.0, "stddev": 0.0, "N": 0 })
 }
 
 /// A direction that moved nothing: fio's zeros are true here.
 fn nothing_moved(d: &mut Map<String, Value>, sync_engine: bool) {
-    let zero = json!({ "min": 0, "max": 0, "mean": 0.0, "stddev": 0.0, "N": 0 });
-    d.insert("lat_ns".into(), zero.clone());
+    d.insert("lat_ns".into(), zero_latency());
     if sync_engine {
-        d.insert("clat_ns".into(), zero);
+        d.insert("slat_ns".into(), zero_latency());
+        d.insert("clat_ns".into(), zero_latency());
     }
     for k in ["bw_min", "bw_max", "bw_samples", "iops_samples"] {
         d.insert(k.into(), json!(0));
@@ -174,31 +130,7 @@ fn nothing_moved(d: &mut Map<String, Value>, sync_engine: bool) {
 fn latency_json(r: &PhaseResult, write: bool, hist: Option<&Hist>, o: &FioJsonOptions) -> Value {
     let mut lat = Map::new();
     match hist {
-        Some(h) => {
-            lat.insert("min".into(), json!(h.min()));
-            lat.insert("max".into(), json!(h.max()));
-            lat.insert("mean".into(), json!(h.mean()));
-            lat.insert("stddev".into(), json!(h.stdev()));
-            lat.insert("N".into(), json!(h.len()));
-            let pct: Map<String, Value> = o
-                .percentiles
-                .iter()
-                .map(|q| (key(*q), json!(h.value_at_quantile(q / 100.0))))
-                .collect();
-            lat.insert("percentile".into(), Value::Object(pct));
-            if o.plus {
-                let bins: Map<String, Value> = h
-                    .iter_recorded()
-                    .map(|v| {
-                        (
-                            h.highest_equivalent(v.value_iterated_to()).to_string(),
-                            json!(v.count_at_value()),
-                        )
-                    })
-                    .collect();
-                lat.insert("bins".into(), Value::Object(bins));
-            }
-        }
+        Some(h) => return histogram_json(h, o),
         None => {
             let stored: &Latency = if r.ops_read > 0 && r.ops_written > 0 {
                 if write {
@@ -227,11 +159,47 @@ fn latency_json(r: &PhaseResult, write: bool, hist: Option<&Hist>, o: &FioJsonOp
     Value::Object(lat)
 }
 
+/// A latency from its histogram: min, max, mean, stddev, N, the percentiles asked for and,
+/// for json+, each bin and its count.
+fn histogram_json(h: &Hist, o: &FioJsonOptions) -> Value {
+    let mut lat = Map::new();
+    lat.insert("min".into(), json!(h.min()));
+    lat.insert("max".into(), json!(h.max()));
+    lat.insert("mean".into(), json!(h.mean()));
+    lat.insert("stddev".into(), json!(h.stdev()));
+    lat.insert("N".into(), json!(h.len()));
+    let pct: Map<String, Value> = o
+        .percentiles
+        .iter()
+        .map(|q| (key(*q), json!(h.value_at_quantile(q / 100.0))))
+        .collect();
+    lat.insert("percentile".into(), Value::Object(pct));
+    if o.plus {
+        let bins: Map<String, Value> = h
+            .iter_recorded()
+            .map(|v| {
+                (
+                    h.highest_equivalent(v.value_iterated_to()).to_string(),
+                    json!(v.count_at_value()),
+                )
+            })
+            .collect();
+        lat.insert("bins".into(), Value::Object(bins));
+    }
+    Value::Object(lat)
+}
+
 /// Bandwidth and IOPS over the phase's interval samples (fio's come from its own samples
-/// every 500 ms): a full interval each, the ramp and a last sliver left out. A spread needs
-/// two samples at least: with fewer the figures are left out.
-fn sample_figures(d: &mut Map<String, Value>, r: &PhaseResult, write: bool) {
-    let nominal = r.samples.iter().map(|s| s.seconds()).fold(0.0, f64::max);
+/// every 500 ms): a full interval each, the ramp and a last sliver left out. Without a full
+/// sample the figures are left out; one sample has no spread (0, as fio says).
+fn sample_figures(d: &mut Map<String, Value>, p: &Phase, write: bool) {
+    let r = &p.result;
+    // The phase's interval where it is known (a run shorter than one has no full sample);
+    // an import's, the longest of its samples.
+    let nominal = match p.plan() {
+        Some(pl) => pl.settings.interval.0 as f64 / 1e9,
+        None => r.samples.iter().map(|s| s.seconds()).fold(0.0, f64::max),
+    };
     let samples: Vec<(f64, f64)> = r
         .samples
         .iter()
@@ -245,7 +213,7 @@ fn sample_figures(d: &mut Map<String, Value>, r: &PhaseResult, write: bool) {
             (b as f64 / s.seconds() / 1024.0, n as f64 / s.seconds())
         })
         .collect();
-    if samples.len() < 2 {
+    if samples.is_empty() {
         return;
     }
     let bw: Vec<f64> = samples.iter().map(|s| s.0).collect();
@@ -282,7 +250,13 @@ fn distribution(h: &Hist) -> [(String, Value); 3] {
             })
             .map(|v| v.count_at_value())
             .sum();
-        n as f64 * 100.0 / total
+        // fio's stat_calc_lat: a bucket that holds any I/O shows at least 0.01 %.
+        let pct = n as f64 * 100.0 / total;
+        if n > 0 {
+            pct.max(0.01)
+        } else {
+            0.0
+        }
     };
     let row = |unit: u64| -> Map<String, Value> {
         let mut m = Map::new();
@@ -388,10 +362,16 @@ pub fn document(run: &RunDetail, o: &FioJsonOptions) -> Value {
         .unwrap_or(0);
     let mut jobs = Vec::new();
     let mut group = 0;
+    let mut disks: Vec<DiskUtil> = Vec::new();
     for (i, p) in run.phases.iter().enumerate() {
         // Phases that ran together are one fio group (one stonewall to the next).
-        if i > 0 && !p.plan().is_some_and(|pl| pl.together) {
+        let leads = i == 0 || !p.plan().is_some_and(|pl| pl.together);
+        if i > 0 && leads {
             group += 1;
+        }
+        if leads {
+            // A group's phases hold the same disks' counters (they ran at once): once each.
+            add_disks(&mut disks, &p.result.disks);
         }
         let name = o
             .job_names
@@ -401,6 +381,7 @@ pub fn document(run: &RunDetail, o: &FioJsonOptions) -> Value {
             .unwrap_or_else(|| p.kind.as_str().to_string());
         jobs.push(job(p, &name, group, started, o));
     }
+    share_of_group(&mut jobs);
     json!({
         "fio version": version,
         "storlab version": env!("CARGO_PKG_VERSION"),
@@ -409,64 +390,97 @@ pub fn document(run: &RunDetail, o: &FioJsonOptions) -> Value {
         "time": run.run.started_at,
         "global options": {},
         "jobs": jobs,
+        "disk_util": disks.iter().map(disk_json).collect::<Vec<_>>(),
     })
 }
 
+/// Adds a group's disk counters to the run's, disk by disk.
+fn add_disks(run: &mut Vec<DiskUtil>, group: &[DiskUtil]) {
+    for d in group {
+        match run.iter_mut().find(|r| r.name == d.name) {
+            Some(r) => r.add(d),
+            None => run.push(d.clone()),
+        }
+    }
+}
+
+/// One disk as fio's disk_util entry.
+fn disk_json(d: &DiskUtil) -> Value {
+    json!({
+        "name": d.name,
+        "read_ios": d.read_ios,
+        "write_ios": d.write_ios,
+        "read_merges": d.read_merges,
+        "write_merges": d.write_merges,
+        "read_ticks": d.read_ticks,
+        "write_ticks": d.write_ticks,
+        "in_queue": d.in_queue,
+        "util": d.util(),
+    })
+}
+
+/// fio's bw_agg: each job's mean sample bandwidth as a share of its group's aggregate (the
+/// group's bytes over its longest runtime), percent, at most 100 (fio's
+/// convert_agg_kbytes_percent, which takes the mean as a whole number).
+fn share_of_group(jobs: &mut [Value]) {
+    for dir in ["read", "write"] {
+        let mut agg: std::collections::BTreeMap<u64, (u64, u64)> = Default::default();
+        for j in jobs.iter() {
+            let e = agg.entry(j["groupid"].as_u64().unwrap_or(0)).or_default();
+            e.0 += j[dir]["io_bytes"].as_u64().unwrap_or(0);
+            e.1 = e.1.max(j[dir]["runtime"].as_u64().unwrap_or(0));
+        }
+        for j in jobs.iter_mut() {
+            let Some(mean) = j[dir]["bw_mean"].as_f64() else {
+                continue;
+            };
+            let (io, run) = agg[&j["groupid"].as_u64().unwrap_or(0)];
+            let agg_kib = (1000 * io).checked_div(run).map_or(0.0, |b| b as f64 / 1024.0);
+            let per = if agg_kib > 1.0 {
+                (mean.trunc() * 100.0 / agg_kib).min(100.0)
+            } else {
+                100.0
+            };
+            j[dir]["bw_agg"] = json!(per);
+        }
+    }
+}
+
 /// One phase as one of fio's jobs: its name and group, errors gone on past, the latency
-/// target's search, each direction, CPU, the latency distribution and steady state.
+/// target, each direction, the flushes, CPU and getrusage's counts, the queue depths, the
+/// latency distribution and steady state.
 fn job(p: &Phase, name: &str, group: u32, started: u64, o: &FioJsonOptions) -> Value {
     let r = &p.result;
-    let hist = decode(&r.histogram);
-    let one_way = !(r.ops_read > 0 && r.ops_written > 0);
     let sync_engine = p.plan().is_some_and(|pl| {
         matches!(
             pl.settings.engine,
             BackendKind::Psync | BackendKind::Pvsync | BackendKind::Mmap | BackendKind::Stdio | BackendKind::Null
         )
     });
-    let dir_hist = if one_way { hist.as_ref() } else { None };
-    let secs = r.all_done.seconds.max(1e-9);
     let mut j = Map::new();
     j.insert("jobname".into(), json!(name));
     j.insert("groupid".into(), json!(group));
     j.insert("job_start".into(), json!(started * 1000));
-    // fio's continue_on_error: the job's error is the first it went on past, with the count
-    // and the first one's errno.
-    j.insert("error".into(), json!(r.errors.as_ref().map_or(0, |e| e.first_errno)));
-    if let Some(e) = &r.errors {
-        j.insert("total_err".into(), json!(e.count));
-        j.insert("first_error".into(), json!(e.first_errno));
-    }
-    // fio's latency_target: where the search settled (fio's stat.c, one depth per job;
-    // storlab's phase gives its first worker's).
-    if let Some(ls) = &r.latency_search {
-        j.insert("latency_depth".into(), json!(ls.depths.first().copied().unwrap_or(0)));
-        j.insert("latency_target".into(), json!(ls.target_ns));
-        j.insert("latency_target_ns".into(), json!(ls.target_ns));
-        j.insert("latency_percentile".into(), json!(ls.percentile));
-        j.insert("latency_window".into(), json!(ls.window_ns / 1000));
-    }
+    errors_and_target(&mut j, p);
     j.insert("eta".into(), json!(0));
     j.insert("elapsed".into(), json!(r.all_done.seconds.round() as u64));
     j.insert("job options".into(), Value::Object(job_options(p)));
-    j.insert(
-        "read".into(),
-        direction(p, false, dir_hist.filter(|_| r.ops_read > 0), o, sync_engine),
-    );
-    j.insert(
-        "write".into(),
-        direction(p, true, dir_hist.filter(|_| r.ops_written > 0), o, sync_engine),
-    );
+    let [read, write] = direction_histograms(r);
+    j.insert("read".into(), direction(p, false, read.as_ref(), o, sync_engine));
+    j.insert("write".into(), direction(p, true, write.as_ref(), o, sync_engine));
     j.insert(
         "trim".into(),
         json!({ "io_bytes": 0, "io_kbytes": 0, "bw_bytes": 0, "bw": 0, "iops": 0.0, "runtime": 0, "total_ios": 0, "short_ios": 0, "drop_ios": 0 }),
     );
-    j.insert("job_runtime".into(), json!((r.all_done.seconds * 1e3).round() as u64));
-    if !r.not_measured.contains(&storlab_model::result::Figure::Cpu) {
-        j.insert("usr_cpu".into(), json!(r.cpu_user / secs * 100.0));
-        j.insert("sys_cpu".into(), json!(r.cpu_sys / secs * 100.0));
+    if let Some(sync) = sync_json(r, o) {
+        j.insert("sync".into(), sync);
     }
-    if let Some(h) = &hist {
+    j.insert("job_runtime".into(), json!((r.all_done.seconds * 1e3).round() as u64));
+    usage(&mut j, r);
+    if let Some(d) = &r.io_depths {
+        depths(&mut j, d, r.ops_read + r.ops_written);
+    }
+    if let Some(h) = &decode(&r.histogram) {
         for (k, v) in distribution(h) {
             j.insert(k, v);
         }
@@ -475,6 +489,113 @@ fn job(p: &Phase, name: &str, group: u32, started: u64, o: &FioJsonOptions) -> V
         j.insert("steadystate".into(), ss);
     }
     Value::Object(j)
+}
+
+/// Each direction's histogram: its own where the phase kept it, else the phase's where only
+/// that direction moved (runs stored before schema 15 kept no other).
+fn direction_histograms(r: &PhaseResult) -> [Option<Hist>; 2] {
+    let one_way = !(r.ops_read > 0 && r.ops_written > 0);
+    let moved = [r.ops_read > 0, r.ops_written > 0];
+    let mut out = [None, None];
+    for (i, slot) in out.iter_mut().enumerate() {
+        if !moved[i] {
+            continue;
+        }
+        *slot = decode(&r.histograms_rw[i])
+            .filter(|h| !h.is_empty())
+            .or_else(|| one_way.then(|| decode(&r.histogram)).flatten());
+    }
+    out
+}
+
+/// fio's error (the first of those continue_on_error went on past, with their count) and
+/// latency target fields: where the search settled, or fio's defaults (no target, every
+/// I/O, the job's depth).
+fn errors_and_target(j: &mut Map<String, Value>, p: &Phase) {
+    let r = &p.result;
+    j.insert("error".into(), json!(r.errors.as_ref().map_or(0, |e| e.first_errno)));
+    if let Some(e) = &r.errors {
+        j.insert("total_err".into(), json!(e.count));
+        j.insert("first_error".into(), json!(e.first_errno));
+    }
+    // One depth per job in fio's stat.c; storlab's phase gives its first worker's.
+    let (depth, target, percentile, window) = match (&r.latency_search, p.plan()) {
+        (Some(ls), _) => (
+            ls.depths.first().copied().unwrap_or(0),
+            ls.target_ns,
+            ls.percentile,
+            ls.window_ns / 1000,
+        ),
+        (None, Some(pl)) => (pl.settings.iodepth, 0, 100.0, 0),
+        (None, None) => return,
+    };
+    j.insert("latency_depth".into(), json!(depth));
+    j.insert("latency_target".into(), json!(target));
+    j.insert("latency_percentile".into(), json!(percentile));
+    j.insert("latency_window".into(), json!(window));
+}
+
+/// fio's sync section: the flushes and their latency, where the phase could flush (a
+/// storlab run; an import has no section).
+fn sync_json(r: &PhaseResult, o: &FioJsonOptions) -> Option<Value> {
+    if r.workers.is_empty() {
+        return None;
+    }
+    let lat = decode(&r.histogram_sync)
+        .filter(|h| !h.is_empty())
+        .map_or_else(zero_latency, |h| histogram_json(&h, o));
+    Some(json!({ "total_ios": lat["N"].clone(), "lat_ns": lat }))
+}
+
+/// fio's usr_cpu and sys_cpu (percent of the runtime) and getrusage's ctx, majf and minf
+/// summed over the workers, where they were measured.
+fn usage(j: &mut Map<String, Value>, r: &PhaseResult) {
+    if r.not_measured.contains(&storlab_model::result::Figure::Cpu) {
+        return;
+    }
+    let secs = r.all_done.seconds.max(1e-9);
+    j.insert("usr_cpu".into(), json!(r.cpu_user / secs * 100.0));
+    j.insert("sys_cpu".into(), json!(r.cpu_sys / secs * 100.0));
+    if r.workers.is_empty() {
+        return;
+    }
+    for (k, f) in [
+        ("ctx", (|w| w.ctx) as fn(&storlab_model::result::WorkerResult) -> u64),
+        ("majf", |w| w.majf),
+        ("minf", |w| w.minf),
+    ] {
+        j.insert(k.into(), json!(r.workers.iter().map(f).sum::<u64>()));
+    }
+}
+
+/// fio's iodepth_level, iodepth_submit and iodepth_complete: each bucket's share, percent
+/// (fio's stat_calc_dist: a bucket that holds any shows at least 0.1 %).
+fn depths(j: &mut Map<String, Value>, d: &storlab_model::result::IoDepths, ios: u64) {
+    let dist = |counts: &[u64; 7], total: u64, names: [&str; 7]| -> Value {
+        let m: Map<String, Value> = counts
+            .iter()
+            .zip(names)
+            .map(|(c, n)| {
+                let pct = if total == 0 {
+                    0.0
+                } else if *c > 0 {
+                    (*c as f64 * 100.0 / total as f64).max(0.1)
+                } else {
+                    0.0
+                };
+                (n.to_string(), json!(pct))
+            })
+            .collect();
+        Value::Object(m)
+    };
+    let level = ["1", "2", "4", "8", "16", "32", ">=64"];
+    let calls = ["0", "4", "8", "16", "32", "64", ">=64"];
+    j.insert("iodepth_level".into(), dist(&d.depth, ios, level));
+    j.insert("iodepth_submit".into(), dist(&d.submit, d.submit.iter().sum(), calls));
+    j.insert(
+        "iodepth_complete".into(),
+        dist(&d.complete, d.complete.iter().sum(), calls),
+    );
 }
 
 /// fio's steadystate section of a phase that judged it: the criterion, whether it was
@@ -541,198 +662,4 @@ pub fn document_of(runs: &[RunDetail], o: &FioJsonOptions) -> Value {
     }
     first["jobs"] = Value::Array(jobs);
     first
-}
-
-/// fio's terse line, version 3 (`--minimal`, `--output-format=terse`; fio's HOWTO "Terse
-/// output"): one line per phase, `;`-separated, with fio's units (KiB, KiB/s, µs). Fields
-/// storlab does not measure are empty, never 0: submission latency, context switches and page
-/// faults, the I/O depth distribution. storlab's latency (submission to completion) stands in
-/// the completion-latency fields, which have the line's only percentiles: for a synchronous
-/// engine it is fio's clat; for io_uring it includes the submission, which fio's clat leaves
-/// out.
-pub fn terse(run: &RunDetail, o: &FioJsonOptions) -> String {
-    let doc = document(run, o);
-    let mut out = String::new();
-    for j in doc["jobs"].as_array().cloned().unwrap_or_default() {
-        let mut f: Vec<String> = vec![
-            "3".into(),
-            doc["fio version"]
-                .as_str()
-                .unwrap_or(storlab_workload::fio::FIO_VERSION)
-                .to_string(),
-            j["jobname"].as_str().unwrap_or("").to_string(),
-            j["groupid"].to_string(),
-            "0".into(),
-        ];
-        for d in ["read", "write"] {
-            terse_direction(&mut f, &j[d]);
-        }
-        match (j["usr_cpu"].as_f64(), j["sys_cpu"].as_f64()) {
-            (Some(u), Some(s)) => {
-                f.push(format!("{u:.6}%"));
-                f.push(format!("{s:.6}%"));
-            }
-            _ => f.extend(std::iter::repeat_n(String::new(), 2)),
-        }
-        f.extend(std::iter::repeat_n(String::new(), 3)); // csw, major and minor faults
-        f.extend(std::iter::repeat_n(String::new(), 7)); // the I/O depth distribution
-        terse_latency_buckets(&mut f, &j);
-        out += &f.join(";");
-        out.push('\n');
-    }
-    out
-}
-
-/// A direction's 41 fields of a terse line: KiB, KiB/s, IOPS, runtime, submission latency
-/// (not measured), completion latency, 20 percentiles, total latency, bandwidth.
-fn terse_direction(f: &mut Vec<String>, x: &Value) {
-    let n = |k: &str| x[k].as_f64().unwrap_or(0.0);
-    f.push(format!("{}", x["io_bytes"].as_u64().unwrap_or(0) >> 10));
-    f.push(format!("{}", x["bw"].as_u64().unwrap_or(0)));
-    f.push(format!("{}", n("iops").round() as u64));
-    f.push(format!("{}", x["runtime"].as_u64().unwrap_or(0)));
-    f.extend(std::iter::repeat_n(String::new(), 4)); // slat: not measured
-    let lat = &x["lat_ns"];
-    let us = |k: &str| lat[k].as_f64().unwrap_or(0.0) / 1e3;
-    let moved = x["total_ios"].as_u64().unwrap_or(0) > 0;
-    let stats = |f: &mut Vec<String>| {
-        if lat.is_object() {
-            f.push(format!("{}", us("min") as u64));
-            f.push(format!("{}", us("max") as u64));
-            f.push(format!("{:.6}", us("mean")));
-            f.push(if lat.get("stddev").is_some() || !moved {
-                format!("{:.6}", us("stddev"))
-            } else {
-                String::new()
-            });
-        } else {
-            f.extend(std::iter::repeat_n(String::new(), 4));
-        }
-    };
-    stats(f);
-    let pct: Vec<(String, u64)> = lat["percentile"]
-        .as_object()
-        .map(|m| {
-            m.iter()
-                .map(|(k, v)| (k.clone(), v.as_u64().unwrap_or(0) / 1000))
-                .collect()
-        })
-        .unwrap_or_default();
-    for i in 0..20 {
-        f.push(match pct.get(i) {
-            Some((k, v)) => format!("{k}%={v}"),
-            None => "0%=0".into(),
-        });
-    }
-    stats(f);
-    if x.get("bw_min").is_some() {
-        f.push(format!("{}", x["bw_min"].as_u64().unwrap_or(0)));
-        f.push(format!("{}", x["bw_max"].as_u64().unwrap_or(0)));
-        f.push(format!("{:.6}%", n("bw_agg")));
-        f.push(format!("{:.6}", n("bw_mean")));
-        f.push(format!("{:.6}", n("bw_dev")));
-    } else {
-        f.extend(std::iter::repeat_n(String::new(), 5));
-    }
-}
-
-/// The latency distribution's fields: µs buckets (the nanosecond ones folded into the first,
-/// as fio's lat_2us does) and ms buckets.
-fn terse_latency_buckets(f: &mut Vec<String>, j: &Value) {
-    let bucket = |k: &str, b: &str| j[k][b].as_f64().map_or(String::new(), |v| format!("{v:.6}%"));
-    for b in ["2", "4", "10", "20", "50", "100", "250", "500", "750", "1000"] {
-        let v = if b == "2" {
-            let ns: f64 = j["latency_ns"]
-                .as_object()
-                .map(|m| m.values().filter_map(Value::as_f64).sum())
-                .unwrap_or(0.0);
-            j["latency_us"]["2"]
-                .as_f64()
-                .map_or(String::new(), |v| format!("{:.6}%", v + ns))
-        } else {
-            bucket("latency_us", b)
-        };
-        f.push(v);
-    }
-    for b in [
-        "2", "4", "10", "20", "50", "100", "250", "500", "750", "1000", "2000", ">=2000",
-    ] {
-        f.push(bucket("latency_ms", b));
-    }
-}
-
-/// fio's log file of a phase (`write_bw_log`, `write_iops_log`, `write_lat_log`; fio's HOWTO
-/// "Log File Formats"): one line per sample interval and direction that moved data, `time
-/// (ms), value, direction (0 read, 1 write), block size (0: averaged), offset (0)`, the value
-/// in KiB/s (`bw`), I/Os per second (`iops`) or the mean latency in ns (`lat`, `clat`) over
-/// the interval, as fio's log_avg_msec averages. The ramp's intervals are left out, as fio
-/// logs none.
-pub fn log_file(phase: &Phase, what: &str) -> String {
-    let r = &phase.result;
-    let mut out = String::new();
-    for s in r.samples.iter().filter(|s| !s.ramp && s.seconds() > 0.0) {
-        let ms = (s.t_end * 1e3).round() as u64;
-        for (dir, bytes, ops, moved) in [
-            (0, s.bytes_read, s.ops_read, r.ops_read > 0),
-            (1, s.bytes_written, s.ops_written, r.ops_written > 0),
-        ] {
-            if !moved {
-                continue;
-            }
-            let v = match what {
-                "bw" => bytes as f64 / s.seconds() / 1024.0,
-                "iops" => ops as f64 / s.seconds(),
-                // lat, clat: the interval's mean, ns; no line where nothing completed (or for
-                // samples stored before storlab kept the mean).
-                _ => match if dir == 0 {
-                    s.lat_mean_read_ns
-                } else {
-                    s.lat_mean_write_ns
-                } {
-                    Some(m) => m,
-                    None => continue,
-                },
-            };
-            out += &format!("{ms}, {}, {dir}, 0, 0\n", v.round() as u64);
-        }
-    }
-    out
-}
-
-/// What `storlab fio` writes in fio's formats for `run`: each of `formats` in order, fio's JSON
-/// (json+ with its bins) or terse lines; storlab's own table ("normal") is the binary's.
-pub fn outputs(
-    run: &RunDetail,
-    formats: &[storlab_workload::fio::cli::OutputFormat],
-    o: &FioJsonOptions,
-) -> Result<String, serde_json::Error> {
-    use storlab_workload::fio::cli::OutputFormat;
-    let mut out = String::new();
-    for f in formats {
-        let o = FioJsonOptions {
-            plus: *f == OutputFormat::JsonPlus,
-            ..o.clone()
-        };
-        match f {
-            OutputFormat::Normal => {}
-            OutputFormat::Terse => out += &terse(run, &o),
-            OutputFormat::Json | OutputFormat::JsonPlus => {
-                out += &(serde_json::to_string_pretty(&document(run, &o))? + "\n")
-            }
-        }
-    }
-    Ok(out)
-}
-
-/// fio's log files that a run's phases asked for (`phase_logs`, by phase: the log and the
-/// file name's prefix): each file's name, `PREFIX_bw.log`, and its text.
-pub fn log_files(run: &RunDetail, phase_logs: &[Vec<(String, String)>]) -> Vec<(std::path::PathBuf, String)> {
-    run.phases
-        .iter()
-        .zip(phase_logs)
-        .flat_map(|(phase, logs)| {
-            logs.iter()
-                .map(|(what, prefix)| (format!("{prefix}_{what}.log").into(), log_file(phase, what)))
-        })
-        .collect()
 }

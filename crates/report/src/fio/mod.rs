@@ -1,0 +1,112 @@
+//! fio's outputs of a stored run, for the tools that read fio (fio-plot, Ceph's CBT, a site's
+//! scripts) and the people who read fio's text: one file per form —
+//! json.rs (`--output-format=json|json+`, fio's stat.c `show_thread_status_json`), text.rs
+//! (`normal`, fio's `show_thread_status_normal` and the run's group and disk lines), terse.rs
+//! (`--minimal`, terse version 3) and logs.rs (`write_bw_log` and its kin). Each storlab phase
+//! is a fio job reported as one group (fio's `group_reporting`: a phase's workers are one
+//! group). The text is made from the JSON document, so that the two never disagree.
+
+mod json;
+mod logs;
+mod terse;
+mod text;
+
+use storlab_model::run::RunDetail;
+
+pub use json::{document, document_of};
+pub use logs::{log_file, log_files};
+pub use terse::terse;
+pub use text::{normal, FioTextOptions};
+
+/// fio's default `percentile_list`.
+pub const FIO_PERCENTILES: &[f64] = &[
+    1.0, 5.0, 10.0, 20.0, 30.0, 40.0, 50.0, 60.0, 70.0, 80.0, 90.0, 95.0, 99.0, 99.5, 99.9, 99.95, 99.99,
+];
+
+/// How to write the document.
+#[derive(Debug, Clone)]
+pub struct FioJsonOptions {
+    /// The percentiles of each direction's latency (fio's `percentile_list`).
+    pub percentiles: Vec<f64>,
+    /// fio's json+: each latency bin and its count as well.
+    pub plus: bool,
+    /// The jobs' names in phase order (a fio job file's sections); the phase's kind otherwise.
+    pub job_names: Vec<String>,
+}
+
+impl Default for FioJsonOptions {
+    fn default() -> FioJsonOptions {
+        FioJsonOptions {
+            percentiles: FIO_PERCENTILES.to_vec(),
+            plus: false,
+            job_names: Vec::new(),
+        }
+    }
+}
+
+impl FioJsonOptions {
+    /// As `storlab fio`'s command line asks: its jobs' names, its `percentile_list`.
+    pub fn of_command(c: &storlab_workload::fio::cli::FioCommand) -> FioJsonOptions {
+        FioJsonOptions {
+            job_names: c.job_names.clone(),
+            percentiles: c.percentiles.clone().unwrap_or_else(|| FIO_PERCENTILES.to_vec()),
+            plus: false,
+        }
+    }
+
+    /// As `results export --format` asks: None for a format that is not fio's (fio-json,
+    /// fio-json+, fio-terse), else the options and whether the form is the terse line.
+    pub fn of_export(format: &str) -> Option<(FioJsonOptions, bool)> {
+        let (plus, terse) = match format {
+            "fio-json" => (false, false),
+            "fio-json+" => (true, false),
+            "fio-terse" => (false, true),
+            _ => return None,
+        };
+        Some((
+            FioJsonOptions {
+                plus,
+                ..Default::default()
+            },
+            terse,
+        ))
+    }
+}
+
+/// The runs as `results export` writes them in fio's forms: one JSON document of them all, or
+/// a terse line each.
+pub fn export(runs: &[RunDetail], o: &FioJsonOptions, terse: bool) -> Result<String, serde_json::Error> {
+    Ok(match terse {
+        true => runs.iter().map(|r| self::terse(r, o)).collect(),
+        false => serde_json::to_string_pretty(&document_of(runs, o))? + "\n",
+    })
+}
+
+/// What `storlab fio` writes in fio's formats for `run`: each of `formats` in order, fio's
+/// normal text, JSON (json+ with its bins) or terse lines; storlab's own table
+/// (`--output-format=storlab`) is the binary's.
+pub fn outputs(
+    run: &RunDetail,
+    formats: &[storlab_workload::fio::cli::OutputFormat],
+    o: &FioJsonOptions,
+    t: &FioTextOptions,
+) -> Result<String, serde_json::Error> {
+    use storlab_workload::fio::cli::OutputFormat;
+    let mut out = String::new();
+    for f in formats {
+        let o = FioJsonOptions {
+            plus: *f == OutputFormat::JsonPlus,
+            ..o.clone()
+        };
+        match f {
+            OutputFormat::Normal => out += &normal(run, &o, t),
+            // storlab's own table is the binary's (it reads the store).
+            OutputFormat::Storlab => {}
+            OutputFormat::Terse => out += &terse(run, &o),
+            OutputFormat::Json | OutputFormat::JsonPlus => {
+                out += &(serde_json::to_string_pretty(&document(run, &o))? + "\n")
+            }
+        }
+    }
+    Ok(out)
+}

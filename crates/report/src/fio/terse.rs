@@ -1,0 +1,136 @@
+//! fio's terse line (`--minimal`, `--output-format=terse`, version 3) of a stored run, made
+//! from its JSON document.
+
+use serde_json::Value;
+use storlab_model::run::RunDetail;
+
+use super::{document, FioJsonOptions};
+
+/// fio's terse line, version 3 (`--minimal`, `--output-format=terse`; fio's HOWTO "Terse
+/// output"): one line per phase, `;`-separated, with fio's units (KiB, KiB/s, µs). Fields
+/// storlab does not measure are empty, never 0: submission latency; context switches, page
+/// faults and the I/O depth distribution of a run stored before storlab counted them, or of an
+/// import. storlab's latency (submission to completion) stands in
+/// the completion-latency fields, which have the line's only percentiles: for a synchronous
+/// engine it is fio's clat; for io_uring it includes the submission, which fio's clat leaves
+/// out.
+pub fn terse(run: &RunDetail, o: &FioJsonOptions) -> String {
+    let doc = document(run, o);
+    let mut out = String::new();
+    for j in doc["jobs"].as_array().cloned().unwrap_or_default() {
+        let mut f: Vec<String> = vec![
+            "3".into(),
+            doc["fio version"]
+                .as_str()
+                .unwrap_or(storlab_workload::fio::FIO_VERSION)
+                .to_string(),
+            j["jobname"].as_str().unwrap_or("").to_string(),
+            j["groupid"].to_string(),
+            "0".into(),
+        ];
+        for d in ["read", "write"] {
+            terse_direction(&mut f, &j[d]);
+        }
+        match (j["usr_cpu"].as_f64(), j["sys_cpu"].as_f64()) {
+            (Some(u), Some(s)) => {
+                f.push(format!("{u:.6}%"));
+                f.push(format!("{s:.6}%"));
+            }
+            _ => f.extend(std::iter::repeat_n(String::new(), 2)),
+        }
+        // Context switches, major and minor faults, and the I/O depth distribution, where
+        // they were measured (an import of a tool that printed none has them empty).
+        for k in ["ctx", "majf", "minf"] {
+            f.push(j[k].as_u64().map_or(String::new(), |v| v.to_string()));
+        }
+        for k in ["1", "2", "4", "8", "16", "32", ">=64"] {
+            f.push(
+                j["iodepth_level"][k]
+                    .as_f64()
+                    .map_or(String::new(), |v| format!("{v:.1}%")),
+            );
+        }
+        terse_latency_buckets(&mut f, &j);
+        out += &f.join(";");
+        out.push('\n');
+    }
+    out
+}
+
+/// A direction's 41 fields of a terse line: KiB, KiB/s, IOPS, runtime, submission latency
+/// (not measured), completion latency, 20 percentiles, total latency, bandwidth.
+fn terse_direction(f: &mut Vec<String>, x: &Value) {
+    let n = |k: &str| x[k].as_f64().unwrap_or(0.0);
+    f.push(format!("{}", x["io_bytes"].as_u64().unwrap_or(0) >> 10));
+    f.push(format!("{}", x["bw"].as_u64().unwrap_or(0)));
+    f.push(format!("{}", n("iops").round() as u64));
+    f.push(format!("{}", x["runtime"].as_u64().unwrap_or(0)));
+    f.extend(std::iter::repeat_n(String::new(), 4)); // slat: not measured
+    let lat = &x["lat_ns"];
+    let us = |k: &str| lat[k].as_f64().unwrap_or(0.0) / 1e3;
+    let moved = x["total_ios"].as_u64().unwrap_or(0) > 0;
+    let stats = |f: &mut Vec<String>| {
+        if lat.is_object() {
+            f.push(format!("{}", us("min") as u64));
+            f.push(format!("{}", us("max") as u64));
+            f.push(format!("{:.6}", us("mean")));
+            f.push(if lat.get("stddev").is_some() || !moved {
+                format!("{:.6}", us("stddev"))
+            } else {
+                String::new()
+            });
+        } else {
+            f.extend(std::iter::repeat_n(String::new(), 4));
+        }
+    };
+    stats(f);
+    let pct: Vec<(String, u64)> = lat["percentile"]
+        .as_object()
+        .map(|m| {
+            m.iter()
+                .map(|(k, v)| (k.clone(), v.as_u64().unwrap_or(0) / 1000))
+                .collect()
+        })
+        .unwrap_or_default();
+    for i in 0..20 {
+        f.push(match pct.get(i) {
+            Some((k, v)) => format!("{k}%={v}"),
+            None => "0%=0".into(),
+        });
+    }
+    stats(f);
+    if x.get("bw_min").is_some() {
+        f.push(format!("{}", x["bw_min"].as_u64().unwrap_or(0)));
+        f.push(format!("{}", x["bw_max"].as_u64().unwrap_or(0)));
+        f.push(format!("{:.6}%", n("bw_agg")));
+        f.push(format!("{:.6}", n("bw_mean")));
+        f.push(format!("{:.6}", n("bw_dev")));
+    } else {
+        f.extend(std::iter::repeat_n(String::new(), 5));
+    }
+}
+
+/// The latency distribution's fields: µs buckets (the nanosecond ones folded into the first,
+/// as fio's lat_2us does) and ms buckets.
+fn terse_latency_buckets(f: &mut Vec<String>, j: &Value) {
+    let bucket = |k: &str, b: &str| j[k][b].as_f64().map_or(String::new(), |v| format!("{v:.6}%"));
+    for b in ["2", "4", "10", "20", "50", "100", "250", "500", "750", "1000"] {
+        let v = if b == "2" {
+            let ns: f64 = j["latency_ns"]
+                .as_object()
+                .map(|m| m.values().filter_map(Value::as_f64).sum())
+                .unwrap_or(0.0);
+            j["latency_us"]["2"]
+                .as_f64()
+                .map_or(String::new(), |v| format!("{:.6}%", v + ns))
+        } else {
+            bucket("latency_us", b)
+        };
+        f.push(v);
+    }
+    for b in [
+        "2", "4", "10", "20", "50", "100", "250", "500", "750", "1000", "2000", ">=2000",
+    ] {
+        f.push(bucket("latency_ms", b));
+    }
+}

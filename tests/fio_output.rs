@@ -1,0 +1,303 @@
+//! `storlab fio`'s normal output is fio's: the same jobs run under Debian's fio and under
+//! storlab fio on ext4 over a loop device, and both texts read with one reader written here
+//! (a table of fio's line shapes, not storlab's import): every kind of line fio printed is in
+//! storlab's, and the figures that do not depend on speed (I/Os issued, bytes moved) agree.
+// A test is a story told in order; its length is allowed (Cargo.toml: too_many_lines).
+#![allow(clippy::too_many_lines)]
+
+use std::collections::BTreeSet;
+use std::path::Path;
+use std::process::{Command, Output};
+
+mod common;
+use common::*;
+
+/// fio's line shapes (its stat.c and init.c formats): `*` stands for any text without a line
+/// break, everything else is literal. Each shape names a kind of line.
+const SHAPES: &[(&str, &str)] = &[
+    (
+        "job line",
+        "*: (g=*): rw=*, bs=(R) *-*, (W) *-*, (T) *-*, ioengine=*, iodepth=*",
+    ),
+    ("clones", "..."),
+    ("version", "fio-3.*"),
+    ("starting", "Starting * process*"),
+    ("layout", "*: Laying out IO file* (* file* / *MiB)"),
+    ("job header", "*: (groupid=*, jobs=*): err=*: pid=*: * * * *:*:* *"),
+    ("read", "  read: IOPS=*, BW=* (*)(*/*msec)"),
+    ("write", "  write: IOPS=*, BW=* (*)(*/*msec); * zone resets"),
+    ("slat", "    slat (*sec): min=*, max=*, avg=*, stdev=*"),
+    ("clat", "    clat (*sec): min=*, max=*, avg=*, stdev=*"),
+    ("lat", "     lat (*sec): min=*, max=*, avg=*, stdev=*"),
+    ("clat percentiles", "    clat percentiles (*sec):"),
+    ("percentile row", "     |*th=[*]*"),
+    (
+        "bw samples",
+        "   bw (*/s): min=*, max=*, per=*%, avg=*, stdev=*, samples=*",
+    ),
+    (
+        "iops samples",
+        "   iops        : min=*, max=*, avg=*, stdev=*, samples=*",
+    ),
+    ("lat distribution", "  lat (*sec)   : *=*%*"),
+    ("sync", "  fsync/fdatasync/sync_file_range:"),
+    ("sync latency", "    sync (*sec): min=*, max=*, avg=*, stdev=*"),
+    ("sync percentiles", "    sync percentiles (*sec):"),
+    ("cpu", "  cpu          : usr=*%, sys=*%, ctx=*, majf=*, minf=*"),
+    (
+        "IO depths",
+        "  IO depths    : 1=*%, 2=*%, 4=*%, 8=*%, 16=*%, 32=*%, >=64=*%",
+    ),
+    (
+        "submit",
+        "     submit    : 0=*%, 4=*%, 8=*%, 16=*%, 32=*%, 64=*%, >=64=*%",
+    ),
+    (
+        "complete",
+        "     complete  : 0=*%, 4=*%, 8=*%, 16=*%, 32=*%, 64=*%, >=64=*%",
+    ),
+    (
+        "issued",
+        "     issued rwts: total=*,*,*,* short=*,*,*,* dropped=*,*,*,*",
+    ),
+    ("latency", "     latency   : target=*, window=*, percentile=*%, depth=*"),
+    ("group", "Run status group * (all jobs):"),
+    ("group read", "   READ: bw=* (*), *-* (*-*), io=* (*), run=*-*msec"),
+    ("group write", "  WRITE: bw=* (*), *-* (*-*), io=* (*), run=*-*msec"),
+    ("disk stats", "Disk stats (read/write):"),
+    ("disk", "  *: ios=*/*, merge=*/*, ticks=*/*, in_queue=*, util=*%"),
+];
+
+/// Whether `line` has `shape` (`*`: any run of characters, possibly none).
+fn fits(line: &str, shape: &str) -> bool {
+    let parts: Vec<&str> = shape.split('*').collect();
+    let Some(rest) = line.strip_prefix(parts[0]) else {
+        return false;
+    };
+    let mut rest = rest;
+    for (i, p) in parts.iter().enumerate().skip(1) {
+        if i == parts.len() - 1 {
+            return p.is_empty() || rest.ends_with(p);
+        }
+        match rest.find(p) {
+            Some(at) => rest = &rest[at + p.len()..],
+            None => return false,
+        }
+    }
+    rest.is_empty()
+}
+
+/// The kind of each line of a text (blank lines skipped); a line of no known shape is
+/// returned as `?LINE`, so that a kind fio prints and this table lacks fails the test.
+fn kinds(text: &str) -> Vec<String> {
+    text.lines()
+        .filter(|l| !l.trim().is_empty())
+        .map(|l| {
+            SHAPES
+                .iter()
+                .find(|(_, shape)| fits(l, shape))
+                .map_or_else(|| format!("?{l}"), |(k, _)| (*k).to_string())
+        })
+        .collect()
+}
+
+/// The first line of `kind` split into its numbers (digits runs, as integers).
+fn numbers_of(text: &str, shape: &str) -> Vec<u64> {
+    let line = text.lines().find(|l| fits(l, shape)).unwrap_or_default();
+    line.split(|c: char| !c.is_ascii_digit())
+        .filter(|s| !s.is_empty())
+        .map(|s| s.parse().unwrap())
+        .collect()
+}
+
+/// Runs `args` under fio or storlab fio in `cwd`, the job's files removed after.
+fn run(program: &str, args: &[&str], cwd: &Path, data: &Path, db: &str) -> Output {
+    let mut c = Command::new(program);
+    if program == bin() {
+        c.arg("fio").arg("--db").arg(db);
+    }
+    let out = c.args(args).current_dir(cwd).output().unwrap();
+    for f in std::fs::read_dir(data).unwrap() {
+        std::fs::remove_file(f.unwrap().path()).unwrap();
+    }
+    out
+}
+
+#[test]
+fn normal_output_has_every_line_fio_prints() {
+    let s = Scratch::new();
+    let point = s.path().join("ext4");
+    let fs = loop_filesystem("mkfs.ext4", 256 << 20, &point);
+    let data = fs.mount.point.join("data");
+    std::fs::create_dir_all(&data).unwrap();
+    let dir = format!("--directory={}", data.display());
+    let jobs: Vec<(&str, Vec<&str>)> = vec![
+        (
+            "mixed O_DIRECT",
+            vec![
+                "--name=mix",
+                "--rw=randrw",
+                "--bs=4k",
+                "--size=8m",
+                "--direct=1",
+                "--ioengine=psync",
+            ],
+        ),
+        (
+            "etcd's fdatasync check",
+            vec![
+                "--name=mytest",
+                "--rw=write",
+                "--ioengine=sync",
+                "--fdatasync=1",
+                "--size=2m",
+                "--bs=2300",
+            ],
+        ),
+        (
+            "two jobs reported as one, time based",
+            vec![
+                "--name=pair",
+                "--rw=randread",
+                "--bs=4k",
+                "--size=4m",
+                "--direct=1",
+                "--numjobs=2",
+                "--group_reporting",
+                "--runtime=2",
+                "--time_based",
+            ],
+        ),
+    ];
+    for (what, job) in &jobs {
+        let mut args: Vec<&str> = job.clone();
+        args.push(&dir);
+        let fio = run("fio", &args, s.path(), &data, &s.db());
+        assert!(fio.status.success(), "fio, {what}: {}", stderr(&fio));
+        let ours = run(bin(), &args, s.path(), &data, &s.db());
+        assert!(ours.status.success(), "storlab fio, {what}: {}", stderr(&ours));
+        assert!(
+            ours.stderr.is_empty(),
+            "{what}: fio says nothing on stderr here, nor does storlab: {}",
+            stderr(&ours)
+        );
+        let (theirs_text, ours_text) = (stdout(&fio), stdout(&ours));
+        let theirs: BTreeSet<String> = kinds(&theirs_text).into_iter().collect();
+        let unknown: Vec<&String> = theirs.iter().filter(|k| k.starts_with('?')).collect();
+        assert!(
+            unknown.is_empty(),
+            "{what}: fio printed lines of a shape this test does not know: {unknown:?}"
+        );
+        // storlab's text: fio's kinds, and its own one line saying where the run is stored.
+        let mine: Vec<String> = kinds(&ours_text)
+            .into_iter()
+            .filter(|k| !k.starts_with("?storlab: stored as run"))
+            .collect();
+        let strange: Vec<&String> = mine.iter().filter(|k| k.starts_with('?')).collect();
+        assert!(
+            strange.is_empty(),
+            "{what}: storlab printed lines fio never prints: {strange:?}\n{ours_text}"
+        );
+        let mine: BTreeSet<String> = mine.into_iter().collect();
+        let missing: Vec<&String> = theirs.difference(&mine).collect();
+        assert!(
+            missing.is_empty(),
+            "{what}: kinds of line fio printed that storlab did not: {missing:?}\n--- fio\n{theirs_text}\n--- storlab\n{ours_text}"
+        );
+        // The figures that do not depend on speed: what a size-based job issues and moves (a
+        // random mix draws its reads and writes anew: their sum).
+        if !job.contains(&"--time_based") {
+            let issued = "     issued rwts: total=*,*,*,* short=*,*,*,* dropped=*,*,*,*";
+            // The totals only: fio 3.33 counts each of the check's fdatasync calls as a short
+            // I/O of the read slot ("short=911,0,0,0"), which storlab does not copy.
+            let (a, b) = (numbers_of(&ours_text, issued), numbers_of(&theirs_text, issued));
+            let (a, b) = (&a[..4], &b[..4]);
+            if job.contains(&"--rw=randrw") {
+                assert_eq!(a[0] + a[1], b[0] + b[1], "{what}: I/Os issued");
+            } else {
+                assert_eq!(a, b, "{what}: I/Os issued");
+                for dir in ["   READ: bw=*, io=* (*), *", "  WRITE: bw=*, io=* (*), *"] {
+                    let io = |t: &str| {
+                        t.lines()
+                            .find(|l| fits(l, dir))
+                            .and_then(|l| l.split("io=").nth(1))
+                            .map(|x| x.split(", run=").next().unwrap_or("").to_string())
+                    };
+                    assert_eq!(io(&ours_text), io(&theirs_text), "{what}: bytes moved ({dir})");
+                }
+            }
+        }
+        // The header of a job reported as one names its jobs as fio does.
+        if job.contains(&"--numjobs=2") {
+            assert!(ours_text.contains("(groupid=0, jobs=2)"), "{ours_text}");
+        }
+    }
+    // The disk under the filesystem is the loop device, in both.
+    let dev = fs.dev.dev.trim_start_matches("/dev/").to_string();
+    let last = run(
+        bin(),
+        &{
+            let mut a = jobs[0].1.clone();
+            a.push(&dir);
+            a
+        },
+        s.path(),
+        &data,
+        &s.db(),
+    );
+    assert!(stdout(&last).contains(&format!("\n  {dev}: ios=")), "{}", stdout(&last));
+}
+
+#[test]
+fn storlabs_own_table_is_one_flag_away() {
+    let s = Scratch::new();
+    let data = s.data();
+    std::fs::create_dir_all(&data).unwrap();
+    let dir = format!("--directory={}", data.display());
+    let out = s.storlab(&[
+        "fio",
+        "--name=t",
+        "--rw=read",
+        "--bs=64k",
+        "--size=1m",
+        &dir,
+        "--output-format=storlab",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(
+        !text.contains("Run status group"),
+        "storlab's table, not fio's text: {text}"
+    );
+    assert!(text.contains("storlab: stored as run 1"), "{text}");
+    let both = s.storlab(&[
+        "fio",
+        "--name=t",
+        "--rw=read",
+        "--bs=64k",
+        "--size=1m",
+        &dir,
+        "--output-format=normal,json",
+    ]);
+    let text = stdout(&both);
+    let json_at = text.find("{\n").expect("the JSON document after the text");
+    assert!(text[..json_at].contains("Run status group 0 (all jobs):"), "{text}");
+    let doc: serde_json::Value =
+        serde_json::from_str(text[json_at..].split("\nstorlab: stored").next().unwrap()).unwrap();
+    assert_eq!(doc["jobs"][0]["read"]["io_bytes"], 1 << 20);
+}
+
+#[test]
+fn shapes_read_what_they_say() {
+    assert!(fits(
+        "  read: IOPS=384k, BW=1502MiB/s (1574MB/s)(3005MiB/2001msec)",
+        SHAPES[6].1
+    ));
+    assert!(!fits("  read: IOPS=384k", SHAPES[6].1));
+    assert!(fits("fio-3.33", "fio-3.*"));
+    assert!(!fits("fio-2.1", "fio-3.*"));
+    assert_eq!(
+        kinds("Run status group 0 (all jobs):\nsomething else\n"),
+        vec!["group", "?something else"]
+    );
+}
