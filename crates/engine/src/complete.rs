@@ -38,9 +38,7 @@ impl Worker<'_> {
     pub(crate) fn drain(&mut self, mut in_flight: u32, to_commit: &mut u32) -> Result<u32, EngineError> {
         if *to_commit > 0 {
             self.backend.commit().map_err(|e| self.io_error(Op::Write, 0, e))?;
-            if self.measuring {
-                self.depths.submitted(*to_commit, in_flight);
-            }
+            self.committed(*to_commit, in_flight);
             *to_commit = 0;
         }
         let before = in_flight;
@@ -154,6 +152,9 @@ impl Worker<'_> {
             }
         }
         self.ihist[d].saturating_record(lat);
+        if io.submit_ns != 0 && self.measuring {
+            self.sc_hist.record(d, io.start_ns, io.submit_ns, end);
+        }
         self.interval.lat_ns[d] += lat;
         self.interval.bytes[d] += io.len as u64;
         self.interval.ops[d] += 1;

@@ -8,7 +8,7 @@ use storlab_units::Rate;
 
 use crate::plan::PhasePlan;
 use crate::result::*;
-use crate::stat::{encode_histogram, latency_of, new_histogram, Counters};
+use crate::stat::{encode_histogram, latency_of, new_histogram, Counters, SlatClat};
 
 /// What one worker measured over its measured part.
 pub(crate) struct WorkerOutcome {
@@ -17,6 +17,8 @@ pub(crate) struct WorkerOutcome {
     pub(crate) hist: Box<[Histogram<u64>; 2]>,
     /// Its flushes' latency.
     pub(crate) sync_hist: Histogram<u64>,
+    /// Its submission and completion latencies (an asynchronous back-end's).
+    pub(crate) slat_clat: Box<SlatClat>,
     pub(crate) depths: IoDepths,
     pub(crate) end_ns: u64,
     pub(crate) first_done_snapshot: Option<Counters>,
@@ -34,6 +36,7 @@ struct Sum {
     totals: Counters,
     hist: [Histogram<u64>; 2],
     sync_hist: Histogram<u64>,
+    slat_clat: SlatClat,
     depths: IoDepths,
     /// What each worker had moved when the first was done.
     first: Counters,
@@ -52,6 +55,7 @@ impl Sum {
             totals: Counters::default(),
             hist: [new_histogram(), new_histogram()],
             sync_hist: new_histogram(),
+            slat_clat: SlatClat::default(),
             depths: IoDepths::default(),
             first: Counters::default(),
             verify: VerifyReport::default(),
@@ -67,6 +71,7 @@ impl Sum {
             let _ = s.hist[0].add(&o.hist[0]);
             let _ = s.hist[1].add(&o.hist[1]);
             let _ = s.sync_hist.add(&o.sync_hist);
+            s.slat_clat.add(&o.slat_clat);
             s.depths.add(&o.depths);
             s.first.add(&o.first_done_snapshot.unwrap_or(o.totals));
             s.verify.merge(o.verify);
@@ -100,6 +105,7 @@ pub(crate) fn merge(
         totals,
         hist,
         sync_hist,
+        slat_clat,
         depths: io_depths,
         first,
         verify,
@@ -110,6 +116,7 @@ pub(crate) fn merge(
         cpu,
         workers,
     } = Sum::of(outs, measure_start);
+    let (histograms_slat, histograms_clat) = slat_clat.encoded();
     let mut all = new_histogram();
     let _ = all.add(&hist[0]);
     let _ = all.add(&hist[1]);
@@ -138,6 +145,8 @@ pub(crate) fn merge(
         } else {
             encode_histogram(&sync_hist)
         },
+        histograms_slat,
+        histograms_clat,
         io_depths: Some(io_depths),
         disks: Vec::new(),
         samples,

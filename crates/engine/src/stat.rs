@@ -75,6 +75,49 @@ pub fn encode_histogram(h: &Histogram<u64>) -> Vec<u8> {
     encoded
 }
 
+/// An asynchronous back-end's submission and completion latencies per direction (fio's slat:
+/// from the I/O's start to its submission; clat: from there to its completion), ns.
+pub(crate) struct SlatClat {
+    pub(crate) slat: [Histogram<u64>; 2],
+    pub(crate) clat: [Histogram<u64>; 2],
+}
+
+impl Default for SlatClat {
+    fn default() -> SlatClat {
+        SlatClat {
+            slat: [new_histogram(), new_histogram()],
+            clat: [new_histogram(), new_histogram()],
+        }
+    }
+}
+
+impl SlatClat {
+    /// One I/O of direction `d`, started, submitted and completed at these times.
+    #[inline]
+    pub(crate) fn record(&mut self, d: usize, start: u64, submit: u64, end: u64) {
+        self.slat[d].saturating_record(submit.saturating_sub(start).max(1));
+        self.clat[d].saturating_record(end.saturating_sub(submit).max(1));
+    }
+
+    /// Adds another worker's.
+    pub(crate) fn add(&mut self, o: &SlatClat) {
+        for d in 0..2 {
+            let _ = self.slat[d].add(&o.slat[d]);
+            let _ = self.clat[d].add(&o.clat[d]);
+        }
+    }
+
+    /// The encoded histograms, `([slat read, slat write], [clat read, clat write])`, each empty
+    /// where none was recorded.
+    pub(crate) fn encoded(&self) -> ([Vec<u8>; 2], [Vec<u8>; 2]) {
+        let enc = |h: &Histogram<u64>| if h.is_empty() { Vec::new() } else { encode_histogram(h) };
+        (
+            [enc(&self.slat[0]), enc(&self.slat[1])],
+            [enc(&self.clat[0]), enc(&self.clat[1])],
+        )
+    }
+}
+
 /// The calling thread's CPU time so far, user and system, seconds.
 pub fn thread_cpu() -> (f64, f64) {
     cpu(libc::RUSAGE_THREAD)

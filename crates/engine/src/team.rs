@@ -45,6 +45,8 @@ pub fn merge_ranks(parts: &[RankPart]) -> PhaseResult {
     let mut all = new_histogram();
     let mut rw = [new_histogram(), new_histogram()];
     let mut sync = new_histogram();
+    let mut slat = [new_histogram(), new_histogram()];
+    let mut clat = [new_histogram(), new_histogram()];
     let mut m = PhaseResult::default();
     let (mut first_bytes, mut first_ops) = (0.0, 0.0);
     for p in parts {
@@ -66,6 +68,10 @@ pub fn merge_ranks(parts: &[RankPart]) -> PhaseResult {
             let _ = h.add(decode(e));
         }
         let _ = sync.add(decode(&r.histogram_sync));
+        for d in 0..2 {
+            let _ = slat[d].add(decode(&r.histograms_slat[d]));
+            let _ = clat[d].add(decode(&r.histograms_clat[d]));
+        }
         if let Some(d) = &r.io_depths {
             m.io_depths.get_or_insert_with(Default::default).add(d);
         }
@@ -98,9 +104,10 @@ pub fn merge_ranks(parts: &[RankPart]) -> PhaseResult {
     m.latency_write = latency_of(&rw[1]);
     m.histogram = encode_histogram(&all);
     m.histograms_rw = [encode_histogram(&rw[0]), encode_histogram(&rw[1])];
-    if !sync.is_empty() {
-        m.histogram_sync = encode_histogram(&sync);
-    }
+    let enc = |h: &Histogram<u64>| if h.is_empty() { Vec::new() } else { encode_histogram(h) };
+    m.histogram_sync = enc(&sync);
+    m.histograms_slat = [enc(&slat[0]), enc(&slat[1])];
+    m.histograms_clat = [enc(&clat[0]), enc(&clat[1])];
     m
 }
 

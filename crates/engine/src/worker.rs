@@ -31,7 +31,7 @@ use crate::merge::WorkerOutcome;
 use crate::pacing::{wait_until, FlowGate, FlowShare, RateMin, RatePacer, Think};
 use crate::plan::{FsyncPolicy, PhasePlan, WorkerFile};
 use crate::result::*;
-use crate::stat::{new_histogram, thread_usage, Counters, Usage};
+use crate::stat::{new_histogram, thread_usage, Counters, SlatClat, Usage};
 use crate::verify::VerifyBacklog;
 use crate::EngineError;
 
@@ -52,6 +52,9 @@ pub(crate) struct Shared<'g> {
 #[derive(Clone, Copy, Default)]
 pub(crate) struct InFlight {
     pub(crate) start_ns: u64,
+    /// When an asynchronous back-end handed it to the kernel (0 for a synchronous one, whose
+    /// call submits and completes at once): fio's slat ends and clat begins there.
+    pub(crate) submit_ns: u64,
     pub(crate) offset: u64,
     pub(crate) len: u32,
     pub(crate) write: bool,
@@ -105,6 +108,12 @@ pub(crate) struct Worker<'a> {
     pub(crate) shist: Histogram<u64>,
     /// The measured part's queue depths and calls (fio's IO depths, submit, complete).
     pub(crate) depths: IoDepths,
+    /// The slots queued on an asynchronous back-end and not yet committed (stamped with their
+    /// submission time when they are).
+    pub(crate) uncommitted: Vec<u32>,
+    /// The measured part's submission and completion latencies of an asynchronous back-end,
+    /// per direction (fio's slat and clat; `thist` is the whole, fio's lat).
+    pub(crate) sc_hist: Box<SlatClat>,
     pub(crate) verify: VerifyReport,
     /// When the last synchronous I/O completed (the next one's start).
     pub(crate) last_end: Option<u64>,
@@ -192,6 +201,8 @@ impl<'a> Worker<'a> {
             flush_ns: 0,
             shist: new_histogram(),
             depths: IoDepths::default(),
+            uncommitted: Vec::with_capacity(depth),
+            sc_hist: Box::default(),
             verify: VerifyReport::default(),
             last_end: None,
             rate: RatePacer::new(plan),
@@ -431,6 +442,7 @@ impl<'a> Worker<'a> {
         }
         self.inflight[slot as usize] = InFlight {
             start_ns: start,
+            submit_ns: 0,
             offset: io.offset,
             len: io.len as u32,
             write,
@@ -464,6 +476,7 @@ impl<'a> Worker<'a> {
                 self.last_end = Some(end);
             }
             Queued::InFlight => {
+                self.uncommitted.push(slot);
                 st.in_flight += 1;
                 st.to_commit += 1;
                 if st.to_commit >= self.plan.submit_batch {
@@ -507,12 +520,23 @@ impl<'a> Worker<'a> {
     fn commit(&mut self, to_commit: &mut u32, in_flight: u32) -> Result<(), EngineError> {
         if *to_commit > 0 {
             self.backend.commit().map_err(|e| self.io_error(Op::Read, 0, e))?;
-            if self.measuring {
-                self.depths.submitted(*to_commit, in_flight);
-            }
+            self.committed(*to_commit, in_flight);
             *to_commit = 0;
         }
         Ok(())
+    }
+
+    /// After a commit of `n` I/Os (`in_flight` then in flight): each stamped with the time it
+    /// went to the kernel, and the call counted.
+    #[inline]
+    pub(crate) fn committed(&mut self, n: u32, in_flight: u32) {
+        let t = self.now();
+        for s in self.uncommitted.drain(..) {
+            self.inflight[s as usize].submit_ns = t;
+        }
+        if self.measuring {
+            self.depths.submitted(n, in_flight);
+        }
     }
 
     /// fio's thinktime after every `think_blocks` I/Os.
@@ -591,6 +615,7 @@ impl<'a> Worker<'a> {
             totals: self.totals,
             hist: std::mem::replace(&mut self.thist, Box::new([new_histogram(), new_histogram()])),
             sync_hist: std::mem::replace(&mut self.shist, new_histogram()),
+            slat_clat: std::mem::take(&mut self.sc_hist),
             depths: self.depths_measured(),
             end_ns: end,
             first_done_snapshot: self.first_done_snapshot,

@@ -370,6 +370,16 @@ pub struct PhaseResult {
     /// nothing while measured.
     #[serde(skip)]
     pub histogram_sync: Vec<u8>,
+    /// An asynchronous back-end's submission latency per direction (fio's slat: from the
+    /// I/O's start to its submission), the same encoding; empty for a synchronous back-end,
+    /// whose one call submits and completes.
+    #[serde(skip)]
+    pub histograms_slat: [Vec<u8>; 2],
+    /// An asynchronous back-end's completion latency per direction (fio's clat: from the
+    /// submission to the completion); empty for a synchronous back-end (its latency is the
+    /// call's, `histograms_rw`).
+    #[serde(skip)]
+    pub histograms_clat: [Vec<u8>; 2],
     /// How deep the queue was and how I/Os went to and came from the kernel (fio's `IO
     /// depths`, `submit` and `complete`); None where not counted (imports, runs stored
     /// before).

@@ -319,7 +319,8 @@ impl Store {
     /// Run `id`'s phases in order, each with its samples when `with_samples`.
     fn run_phases(&self, id: i64, with_samples: bool) -> Result<Vec<Phase>> {
         let rows = self.query(
-            "SELECT id, seq, kind, params, result, histogram, cache_flattered, histogram_read, histogram_write, histogram_sync
+            "SELECT id, seq, kind, params, result, histogram, cache_flattered, histogram_read, histogram_write, histogram_sync,
+                    histogram_slat_read, histogram_slat_write, histogram_clat_read, histogram_clat_write
              FROM phases WHERE run_id = ?1 ORDER BY seq",
             vals![id],
         )?;
@@ -330,6 +331,8 @@ impl Store {
             result.histogram = r.bytes(5)?;
             result.histograms_rw = [r.bytes(7)?, r.bytes(8)?];
             result.histogram_sync = r.bytes(9)?;
+            result.histograms_slat = [r.bytes(10)?, r.bytes(11)?];
+            result.histograms_clat = [r.bytes(12)?, r.bytes(13)?];
             if with_samples {
                 result.samples = self.samples(r.i64(0)?)?;
             }

@@ -836,11 +836,16 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
         sqlite: "ALTER TABLE samples ADD COLUMN lat_mean_read_ns REAL; ALTER TABLE samples ADD COLUMN lat_mean_write_ns REAL;",
         postgres: "ALTER TABLE samples ADD COLUMN lat_mean_read_ns DOUBLE PRECISION; ALTER TABLE samples ADD COLUMN lat_mean_write_ns DOUBLE PRECISION;",
     },
-    // 15: each direction's latency histogram and the flushes' (fio's read/write clat
-    // percentiles of a mixed job, its sync latency); NULL for phases stored before.
+    // 15: each direction's latency histogram, the flushes', and an asynchronous engine's
+    // submission and completion latencies per direction (fio's read/write percentiles of a
+    // mixed job, its sync latency, its slat and clat); NULL for phases stored before.
     Migration::Sql {
-        sqlite: "ALTER TABLE phases ADD COLUMN histogram_read BLOB; ALTER TABLE phases ADD COLUMN histogram_write BLOB; ALTER TABLE phases ADD COLUMN histogram_sync BLOB;",
-        postgres: "ALTER TABLE phases ADD COLUMN histogram_read BYTEA; ALTER TABLE phases ADD COLUMN histogram_write BYTEA; ALTER TABLE phases ADD COLUMN histogram_sync BYTEA;",
+        sqlite: "ALTER TABLE phases ADD COLUMN histogram_read BLOB; ALTER TABLE phases ADD COLUMN histogram_write BLOB; ALTER TABLE phases ADD COLUMN histogram_sync BLOB;
+                 ALTER TABLE phases ADD COLUMN histogram_slat_read BLOB; ALTER TABLE phases ADD COLUMN histogram_slat_write BLOB;
+                 ALTER TABLE phases ADD COLUMN histogram_clat_read BLOB; ALTER TABLE phases ADD COLUMN histogram_clat_write BLOB;",
+        postgres: "ALTER TABLE phases ADD COLUMN histogram_read BYTEA; ALTER TABLE phases ADD COLUMN histogram_write BYTEA; ALTER TABLE phases ADD COLUMN histogram_sync BYTEA;
+                   ALTER TABLE phases ADD COLUMN histogram_slat_read BYTEA; ALTER TABLE phases ADD COLUMN histogram_slat_write BYTEA;
+                   ALTER TABLE phases ADD COLUMN histogram_clat_read BYTEA; ALTER TABLE phases ADD COLUMN histogram_clat_write BYTEA;",
     },
 ];
 

@@ -57,6 +57,8 @@ fn phase(seq: u32) -> Phase {
             histogram: vec![1, 2, 3],
             histograms_rw: [vec![4, 5], vec![6]],
             histogram_sync: vec![7, 8, 9],
+            histograms_slat: [vec![10], vec![11, 12]],
+            histograms_clat: [vec![13, 14], Vec::new()],
             io_depths: Some(storlab_model::result::IoDepths {
                 depth: [1, 2, 3, 4, 5, 6, 7],
                 ..Default::default()

@@ -165,8 +165,9 @@ pub(crate) fn insert_phase(c: &mut dyn Conn, run_id: i64, p: &Phase) -> Result<i
         "INSERT INTO phases (run_id, seq, kind, params, bytes_read, bytes_written, ops_read, ops_written, seconds, bytes_per_sec, iops,
             first_done_seconds, first_done_bytes_per_sec, worker_min_bytes_per_sec, worker_max_bytes_per_sec, cpu_user, cpu_sys,
             lat_min_ns, lat_mean_ns, lat_max_ns, lat_p50_ns, lat_p90_ns, lat_p99_ns, lat_p99_9_ns, lat_p99_99_ns,
-            cache_flattered, interrupted, verify_bad_blocks, result, histogram, histogram_read, histogram_write, histogram_sync)
-         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33)
+            cache_flattered, interrupted, verify_bad_blocks, result, histogram, histogram_read, histogram_write, histogram_sync,
+            histogram_slat_read, histogram_slat_write, histogram_clat_read, histogram_clat_write)
+         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10, ?11, ?12, ?13, ?14, ?15, ?16, ?17, ?18, ?19, ?20, ?21, ?22, ?23, ?24, ?25, ?26, ?27, ?28, ?29, ?30, ?31, ?32, ?33, ?34, ?35, ?36, ?37)
          RETURNING id",
         vals![
             run_id,
@@ -201,7 +202,11 @@ pub(crate) fn insert_phase(c: &mut dyn Conn, run_id: i64, p: &Phase) -> Result<i
             r.histogram.clone(),
             r.histograms_rw[0].clone(),
             r.histograms_rw[1].clone(),
-            r.histogram_sync.clone()
+            r.histogram_sync.clone(),
+            r.histograms_slat[0].clone(),
+            r.histograms_slat[1].clone(),
+            r.histograms_clat[0].clone(),
+            r.histograms_clat[1].clone()
         ],
     )?;
     let phase_id = returned_id(rows)?;

@@ -86,11 +86,25 @@ fn direction(p: &Phase, write: bool, hist: Option<&Hist>, o: &FioJsonOptions, sy
         return Value::Object(d);
     }
     let lat = latency_json(r, write, hist, o);
+    let dir = usize::from(write);
     if sync_engine {
         // One system call submits and completes: no submission is timed apart (fio's slat
         // of a synchronous engine is empty too), and the call's time is the completion's.
         d.insert("slat_ns".into(), zero_latency());
         d.insert("clat_ns".into(), lat.clone());
+    } else if let (Some(slat), Some(clat)) = (
+        decode(&r.histograms_slat[dir]).filter(|h| !h.is_empty()),
+        decode(&r.histograms_clat[dir]).filter(|h| !h.is_empty()),
+    ) {
+        // An asynchronous engine's I/O timed at its submission too: fio's slat (without
+        // percentiles, as fio's default) and clat (with them).
+        let mut s = histogram_json(&slat, o);
+        if let Some(m) = s.as_object_mut() {
+            m.remove("percentile");
+            m.remove("bins");
+        }
+        d.insert("slat_ns".into(), s);
+        d.insert("clat_ns".into(), histogram_json(&clat, o));
     }
     d.insert("lat_ns".into(), lat);
     sample_figures(&mut d, p, write);
@@ -387,7 +401,8 @@ pub fn document(run: &RunDetail, o: &FioJsonOptions) -> Value {
         "storlab version": env!("CARGO_PKG_VERSION"),
         "timestamp": started,
         "timestamp_ms": started * 1000,
-        "time": run.run.started_at,
+        // fio's ctime form, as its scripts parse it.
+        "time": super::ctime(started as i64),
         "global options": {},
         "jobs": jobs,
         "disk_util": disks.iter().map(disk_json).collect::<Vec<_>>(),

@@ -16,7 +16,7 @@ use storlab_model::run::RunDetail;
 pub use json::{document, document_of};
 pub use logs::{log_file, log_files};
 pub use terse::terse;
-pub use text::{normal, FioTextOptions};
+pub use text::{normal, report, starting, FioTextOptions};
 
 /// fio's default `percentile_list`.
 pub const FIO_PERCENTILES: &[f64] = &[
@@ -82,8 +82,9 @@ pub fn export(runs: &[RunDetail], o: &FioJsonOptions, terse: bool) -> Result<Str
     })
 }
 
-/// What `storlab fio` writes in fio's formats for `run`: each of `formats` in order, fio's
-/// normal text, JSON (json+ with its bins) or terse lines; storlab's own table
+/// What `storlab fio` writes in fio's formats for `run`, in fio's order whatever the order
+/// asked (its stat.c): the job lines as the jobs start (normal), then the terse lines, the
+/// JSON document (json+ with its bins), and the normal report. storlab's own table
 /// (`--output-format=storlab`) is the binary's.
 pub fn outputs(
     run: &RunDetail,
@@ -92,21 +93,42 @@ pub fn outputs(
     t: &FioTextOptions,
 ) -> Result<String, serde_json::Error> {
     use storlab_workload::fio::cli::OutputFormat;
+    let has = |f: OutputFormat| formats.contains(&f);
+    let doc = document(run, o);
     let mut out = String::new();
-    for f in formats {
+    if has(OutputFormat::Normal) {
+        out += &starting(run, &doc);
+    }
+    if has(OutputFormat::Terse) {
+        out += &terse(run, o);
+    }
+    if has(OutputFormat::Json) || has(OutputFormat::JsonPlus) {
         let o = FioJsonOptions {
-            plus: *f == OutputFormat::JsonPlus,
+            plus: has(OutputFormat::JsonPlus),
             ..o.clone()
         };
-        match f {
-            OutputFormat::Normal => out += &normal(run, &o, t),
-            // storlab's own table is the binary's (it reads the store).
-            OutputFormat::Storlab => {}
-            OutputFormat::Terse => out += &terse(run, &o),
-            OutputFormat::Json | OutputFormat::JsonPlus => {
-                out += &(serde_json::to_string_pretty(&document(run, &o))? + "\n")
-            }
-        }
+        out += &(serde_json::to_string_pretty(&document(run, &o))? + "\n");
+    }
+    if has(OutputFormat::Normal) {
+        out += &report(&doc, t);
     }
     Ok(out)
+}
+
+/// The time as C's ctime prints it in the local zone, without its newline ("Thu Nov 26
+/// 13:50:05 2026"), as fio's job lines and its JSON's `time` carry it.
+pub(crate) fn ctime(secs: i64) -> String {
+    let t: libc::time_t = secs as libc::time_t;
+    let mut buf = [0 as libc::c_char; 32];
+    // SAFETY: ctime_r writes at most 26 bytes, NUL included, into the buffer it is given
+    // (POSIX), and ours holds 32; it returns NULL (checked) for a time it cannot convert.
+    let p = unsafe { libc::ctime_r(&t, buf.as_mut_ptr()) };
+    if p.is_null() {
+        return String::new();
+    }
+    // SAFETY: on success the buffer holds a NUL-terminated string.
+    unsafe { std::ffi::CStr::from_ptr(buf.as_ptr()) }
+        .to_string_lossy()
+        .trim_end()
+        .to_string()
 }

@@ -25,9 +25,15 @@ pub struct FioTextOptions {
 /// fio's `sig_figs` default: four significant figures in sizes, rates and IOPS.
 const SIG_FIGS: usize = 4;
 
-/// The run as fio's normal output.
+/// The run as fio's normal output: what fio prints as its jobs start, then its report.
 pub fn normal(run: &RunDetail, o: &FioJsonOptions, t: &FioTextOptions) -> String {
     let doc = super::document(run, o);
+    starting(run, &doc) + &report(&doc, t)
+}
+
+/// What fio prints as its jobs start: each job's line, fio's version, `Starting N
+/// processes`, and the files laid out.
+pub fn starting(run: &RunDetail, doc: &Value) -> String {
     let jobs = doc["jobs"].as_array().cloned().unwrap_or_default();
     let mut out = String::new();
     for (phase, j) in run.phases.iter().zip(&jobs) {
@@ -43,8 +49,14 @@ pub fn normal(run: &RunDetail, o: &FioJsonOptions, t: &FioTextOptions) -> String
     for (phase, j) in run.phases.iter().zip(&jobs) {
         out += &layout_line(phase, j, &mut made);
     }
-    out.push('\n');
-    let when = ctime(t.time);
+    out
+}
+
+/// fio's report after the run: each job's block, each group's lines, the disks'.
+pub fn report(doc: &Value, t: &FioTextOptions) -> String {
+    let jobs = doc["jobs"].as_array().cloned().unwrap_or_default();
+    let mut out = "\n".to_string();
+    let when = super::ctime(t.time) + "\n";
     for j in &jobs {
         out += &job_block(j, t.pid, &when);
     }
@@ -430,23 +442,6 @@ fn strerror(e: i64) -> String {
         Some(i) => s[..i].to_string(),
         None => s,
     }
-}
-
-/// The time as C's ctime prints it in the local zone, newline included ("Thu Nov 26
-/// 13:50:05 2026\n"), as fio's job lines carry it.
-fn ctime(secs: i64) -> String {
-    let t: libc::time_t = secs as libc::time_t;
-    let mut buf = [0 as libc::c_char; 32];
-    // SAFETY: ctime_r writes at most 26 bytes, NUL included, into the buffer it is given
-    // (POSIX), and ours holds 32; it returns NULL (checked) for a time it cannot convert.
-    let p = unsafe { libc::ctime_r(&t, buf.as_mut_ptr()) };
-    if p.is_null() {
-        return "\n".into();
-    }
-    // SAFETY: on success the buffer holds a NUL-terminated string.
-    unsafe { std::ffi::CStr::from_ptr(buf.as_ptr()) }
-        .to_string_lossy()
-        .into_owned()
 }
 
 /// A number as fio's `num2str` writes it: at most `maxlen` digits, divided by 1000 (or 1024

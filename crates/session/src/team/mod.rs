@@ -107,6 +107,8 @@ struct Part {
     histogram: Vec<u8>,
     histograms_rw: [Vec<u8>; 2],
     histogram_sync: Vec<u8>,
+    histograms_slat: [Vec<u8>; 2],
+    histograms_clat: [Vec<u8>; 2],
 }
 
 /// Seconds since the epoch on this host's clock.
@@ -321,6 +323,8 @@ impl<'a> TeamRun<'a> {
                     histogram: p.result.histogram.clone(),
                     histograms_rw: p.result.histograms_rw.clone(),
                     histogram_sync: p.result.histogram_sync.clone(),
+                    histograms_slat: p.result.histograms_slat.clone(),
+                    histograms_clat: p.result.histograms_clat.clone(),
                     result: p.result,
                 };
                 (Some(part), standing)
@@ -447,6 +451,8 @@ fn merged_phase(seq: usize, kind: PhaseName, rows: &[(u32, String, Part)]) -> Op
                 histogram: p.histogram.clone(),
                 histograms_rw: p.histograms_rw.clone(),
                 histogram_sync: p.histogram_sync.clone(),
+                histograms_slat: p.histograms_slat.clone(),
+                histograms_clat: p.histograms_clat.clone(),
                 ..p.result.clone()
             },
         })
