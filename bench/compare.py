@@ -98,7 +98,7 @@ try:
     say(f"Machine: {os.cpu_count()} CPUs, kernel {os.uname().release}; fio {subprocess.run(['fio', '--version'], capture_output=True, text=True).stdout.strip()}.")
     say("")
     shm_file = os.path.join(shm, "file.dat")
-    if any(want(n) for n in ("psync", "uring", "rate", "memory")):
+    if any(want(n) for n in ("psync", "uring", "rate", "memory", "libaio")):
         subprocess.run(["dd", "if=/dev/urandom", f"of={shm_file}", "bs=1M", "count=1024", "status=none"], check=True)
 
     if want("psync"):
@@ -114,6 +114,38 @@ try:
                  ("fio", lambda: fio("r", shm_file, ioengine="io_uring", rw="randread", bs="4k", size="1g", iodepth=16))]
                 + baseline(shm_file, "--phase", "randread", "--bs", "4k", "--engine", "io_uring", "--iodepth", "16"),
                 "iops", "IOPS")
+
+    if want("libaio"):
+        # Linux AIO on a buffered file does each read inside io_submit (fio's libaio does the
+        # same): the engines' own cost at each depth.
+        for qd in (1, 16, 64):
+            compare(f"4. 4 KiB random read, libaio, queue depth {qd}, buffered, 1 GiB file", "tmpfs (/dev/shm)",
+                    [("storlab", lambda qd=qd: storlab(shm_file, db, "--phase", "randread", "--bs", "4k", "--engine", "libaio", "--iodepth", str(qd))),
+                     ("fio", lambda qd=qd: fio("r", shm_file, ioengine="libaio", rw="randread", bs="4k", size="1g", iodepth=qd))],
+                    "iops", "IOPS")
+        # O_DIRECT on ext4 over a loop device whose own I/O goes to its image with O_DIRECT
+        # (losetup --direct-io=on): asynchronous AIO to a device-like disk.
+        image = os.path.join(disk, "ext4.img")
+        point = os.path.join(shm, "ext4")
+        os.mkdir(point)
+        with open(image, "wb") as f:
+            f.truncate(1536 << 20)
+        dev = subprocess.run(["losetup", "--find", "--show", "--direct-io=on", image], check=True, capture_output=True, text=True).stdout.strip()
+        try:
+            subprocess.run(["mkfs.ext4", "-q", "-F", dev], check=True)
+            subprocess.run(["mount", dev, point], check=True)
+            try:
+                ext4_file = os.path.join(point, "file.dat")
+                subprocess.run(["dd", "if=/dev/urandom", f"of={ext4_file}", "bs=1M", "count=1024", "oflag=direct", "status=none"], check=True)
+                for qd in (1, 16, 64):
+                    compare(f"5. 4 KiB random read, libaio, queue depth {qd}, O_DIRECT, 1 GiB file", "ext4 on a loop device (direct-io=on) over the virtual disk",
+                            [("storlab", lambda qd=qd: storlab(ext4_file, db, "--phase", "randread", "--bs", "4k", "--engine", "libaio", "--iodepth", str(qd), "--direct")),
+                             ("fio", lambda qd=qd: fio("r", ext4_file, ioengine="libaio", rw="randread", bs="4k", size="1g", iodepth=qd, direct=1))],
+                            "iops", "IOPS")
+            finally:
+                subprocess.run(["umount", point], check=False)
+        finally:
+            subprocess.run(["losetup", "-d", dev], check=False)
 
     if want("direct"):
         disk_file = os.path.join(disk, "file.dat")
@@ -224,6 +256,6 @@ finally:
     shutil.rmtree(shm, ignore_errors=True)
     shutil.rmtree(disk, ignore_errors=True)
 
-if any(want(n) for n in ("psync", "uring", "direct", "rate", "memory")):
+if any(want(n) for n in ("psync", "uring", "direct", "rate", "memory", "libaio")):
     with open(args.out, "w") as f:
         f.write("\n".join(lines) + "\n")

@@ -41,16 +41,7 @@ pub(crate) fn prepare_worker(plan: &PhasePlan, index: usize, wf: &WorkerFile) ->
         pool.fill(&plan.settings.pattern, plan.seed ^ (index as u64) << 32);
     }
     let regions: Vec<(&File, (u64, u64))> = files.iter().zip(wf.regions()).map(|(f, r)| (f, (r.1, r.2))).collect();
-    let be = backend::open(
-        plan.settings.engine,
-        &regions,
-        plan.kind.writes(),
-        plan.settings.iodepth,
-        &pool,
-        plan.settings.bs.max() as usize,
-        plan.settings.iovecs,
-    )
-    .map_err(|e| EngineError::Backend {
+    let be = backend::open(&plan.settings, &regions, plan.kind.writes(), &pool).map_err(|e| EngineError::Backend {
         backend: plan.settings.engine.name(),
         path: wf.path.display().to_string(),
         source: e,

@@ -539,9 +539,10 @@ settings! {
     threads: u32 = "1", "N", "workers (threads), released together behind a barrier", read_threads;
     size: u64 | "1g (an existing file or device: its length)", "SIZE", "bytes per worker's file (for a shared file: the part of it used)", read_size;
     bs: BlockSizes = "4k", "SIZE", "block size, or a weighted mix `4k:70,64k:30`", read_bs;
-    engine: BackendKind = "psync", "NAME", "`psync`, `io_uring`, `mmap`, `null` (moves no data), `stdio` (fwrite/fread through a stdio stream buffered one block deep, as IOzone -i 6/7), `pvsync` (preadv/pwritev, see `iovecs`)", read_engine;
-    iodepth: u32 = "1", "N", "I/Os in flight per worker (more than 1 needs io_uring)", read_iodepth;
-    iodepth_batch: u32 | "1 with `direct`, else `iodepth`", "N", "I/Os queued before one submission to the kernel (io_uring). With O_DIRECT each I/O reaches the device as soon as it is queued, as fio's default does; buffered reads that the page cache answers inside the submission are cheaper in one batch", read_iodepth_batch;
+    engine: BackendKind = "psync", "NAME", "`psync`, `io_uring`, `mmap`, `null` (moves no data), `stdio` (fwrite/fread through a stdio stream buffered one block deep, as IOzone -i 6/7), `pvsync` (preadv/pwritev, see `iovecs`), `libaio` (Linux AIO: io_submit/io_getevents, asynchronous with `direct`, each I/O done inside io_submit on a buffered file, as fio's libaio)", read_engine;
+    iodepth: u32 = "1", "N", "I/Os in flight per worker (more than 1 needs io_uring or libaio)", read_iodepth;
+    iodepth_batch: u32 | "1 with `direct`, else `iodepth`", "N", "I/Os queued before one submission to the kernel (io_uring, libaio). With O_DIRECT each I/O reaches the device as soon as it is queued, as fio's default does; buffered reads that the page cache answers inside the submission are cheaper in one batch", read_iodepth_batch;
+    userspace_reap: bool = "false", "BOOL", "with `engine = \"libaio\"`: completions looked for without waiting are read off the ring the kernel maps into the process, not with io_getevents (fio's userspace_reap)", read_bool;
     iovecs: u32 = "1", "N", "with `engine = \"pvsync\"`: each I/O is this many equal buffers in one preadv/pwritev call (IOzone's -i 11/12 use 16 records)", read_iovecs;
     direct: bool = "false", "", "O_DIRECT: bypass the page cache", read_bool;
     sync: bool = "false", "", "O_SYNC: every write reaches stable storage before it completes", read_bool;

@@ -20,17 +20,21 @@ pub enum BackendKind {
     Stdio,
     /// preadv/pwritev: each I/O is `iovecs` equal buffers in one call (IOzone's -i 11/12).
     Pvsync,
+    /// Linux AIO (io_submit/io_getevents), any queue depth: asynchronous with O_DIRECT, each
+    /// I/O done inside io_submit on a buffered file (fio's libaio).
+    Libaio,
 }
 
 impl BackendKind {
     /// Every back-end.
-    pub const ALL: [BackendKind; 6] = [
+    pub const ALL: [BackendKind; 7] = [
         BackendKind::Psync,
         BackendKind::IoUring,
         BackendKind::Mmap,
         BackendKind::Null,
         BackendKind::Stdio,
         BackendKind::Pvsync,
+        BackendKind::Libaio,
     ];
 
     /// The name used in job files and on the command line.
@@ -42,6 +46,7 @@ impl BackendKind {
             BackendKind::Null => "null",
             BackendKind::Stdio => "stdio",
             BackendKind::Pvsync => "pvsync",
+            BackendKind::Libaio => "libaio",
         }
     }
 
@@ -56,9 +61,15 @@ impl BackendKind {
     /// The deepest queue the back-end can keep in flight per worker.
     pub fn max_depth(self) -> u32 {
         match self {
-            BackendKind::IoUring => 4096,
+            BackendKind::IoUring | BackendKind::Libaio => 4096,
             _ => 1,
         }
+    }
+
+    /// True for a back-end that keeps I/Os in flight and reaps them (io_uring, libaio);
+    /// false for one whose call does the I/O.
+    pub fn is_async(self) -> bool {
+        self.max_depth() > 1
     }
 }
 

@@ -9,6 +9,7 @@ use std::fs::File;
 use std::io;
 use std::os::fd::{AsRawFd, RawFd};
 
+mod libaio;
 mod mmap;
 mod null;
 mod psync;
@@ -16,6 +17,7 @@ mod pvsync;
 mod stdio;
 mod uring;
 
+use libaio::Libaio;
 use mmap::{Mmap, Mmaps};
 use null::NullBackend;
 use psync::Psync;
@@ -26,6 +28,7 @@ use uring::Uring;
 
 use crate::data::BufferPool;
 use crate::plan::BackendKind;
+use storlab_model::settings::PhaseSettings;
 pub use storlab_model::settings::SyncCall;
 
 /// Read or write.
@@ -93,19 +96,16 @@ pub trait Backend: Send {
     fn flush(&mut self, call: SyncCall) -> io::Result<()>;
 }
 
-/// Opens the back-end of `kind` over the worker's `files` (none for the null back-end, which
-/// needs none), each with its region (offset, length), which mmap maps. An I/O unit's `file`
-/// is an index into them.
-#[allow(clippy::too_many_arguments)]
+/// Opens the back-end `s.engine` says over the worker's `files` (none for the null back-end,
+/// which needs none), each with its region (offset, length), which mmap maps. An I/O unit's
+/// `file` is an index into them.
 pub fn open(
-    kind: BackendKind,
+    s: &PhaseSettings,
     files: &[(&File, (u64, u64))],
     writable: bool,
-    depth: u32,
     pool: &BufferPool,
-    record: usize,
-    iovecs: u32,
 ) -> io::Result<Box<dyn Backend>> {
+    let (kind, depth, record, iovecs) = (s.engine, s.iodepth, s.bs.max() as usize, s.iovecs);
     if kind != BackendKind::Null && files.is_empty() {
         return Err(no_file());
     }
@@ -133,6 +133,7 @@ pub fn open(
                 .collect::<io::Result<Vec<_>>>()?,
         )),
         BackendKind::IoUring => Box::new(Uring::new(fds(), depth, pool)?),
+        BackendKind::Libaio => Box::new(Libaio::new(fds(), depth, s.userspace_reap)?),
     })
 }
 

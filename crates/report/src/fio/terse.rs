@@ -58,47 +58,44 @@ pub fn terse(run: &RunDetail, o: &FioJsonOptions) -> String {
 }
 
 /// A direction's 41 fields of a terse line: KiB, KiB/s, IOPS, runtime, submission latency
-/// (not measured), completion latency, 20 percentiles, total latency, bandwidth.
+/// A direction's 41 fields of a terse line: KiB, KiB/s, IOPS, runtime, submission latency
+/// (where it was timed apart), completion latency, 20 percentiles, total latency, bandwidth.
 fn terse_direction(f: &mut Vec<String>, x: &Value) {
     let n = |k: &str| x[k].as_f64().unwrap_or(0.0);
     f.push(format!("{}", x["io_bytes"].as_u64().unwrap_or(0) >> 10));
     f.push(format!("{}", x["bw"].as_u64().unwrap_or(0)));
     f.push(format!("{}", n("iops").round() as u64));
     f.push(format!("{}", x["runtime"].as_u64().unwrap_or(0)));
-    f.extend(std::iter::repeat_n(String::new(), 4)); // slat: not measured
-    let lat = &x["lat_ns"];
-    let us = |k: &str| lat[k].as_f64().unwrap_or(0.0) / 1e3;
     let moved = x["total_ios"].as_u64().unwrap_or(0) > 0;
-    let stats = |f: &mut Vec<String>| {
-        if lat.is_object() {
-            f.push(format!("{}", us("min") as u64));
-            f.push(format!("{}", us("max") as u64));
-            f.push(format!("{:.6}", us("mean")));
-            f.push(if lat.get("stddev").is_some() || !moved {
-                format!("{:.6}", us("stddev"))
-            } else {
-                String::new()
-            });
-        } else {
-            f.extend(std::iter::repeat_n(String::new(), 4));
-        }
+    let slat = &x["slat_ns"];
+    if slat["N"].as_u64().unwrap_or(0) > 0 {
+        latency_stats(f, slat, moved);
+    } else {
+        f.extend(std::iter::repeat_n(String::new(), 4)); // slat: not timed apart
+    }
+    // fio's clat where it was timed apart from the submission, else storlab's whole latency.
+    let clat = if x["clat_ns"].is_object() {
+        &x["clat_ns"]
+    } else {
+        &x["lat_ns"]
     };
-    stats(f);
-    let pct: Vec<(String, u64)> = lat["percentile"]
+    latency_stats(f, clat, moved);
+    let mut pct: Vec<(f64, String, u64)> = clat["percentile"]
         .as_object()
         .map(|m| {
             m.iter()
-                .map(|(k, v)| (k.clone(), v.as_u64().unwrap_or(0) / 1000))
+                .filter_map(|(k, v)| Some((k.parse::<f64>().ok()?, k.clone(), v.as_u64().unwrap_or(0) / 1000)))
                 .collect()
         })
         .unwrap_or_default();
+    pct.sort_by(|a, b| a.0.total_cmp(&b.0));
     for i in 0..20 {
         f.push(match pct.get(i) {
-            Some((k, v)) => format!("{k}%={v}"),
+            Some((_, k, v)) => format!("{k}%={v}"),
             None => "0%=0".into(),
         });
     }
-    stats(f);
+    latency_stats(f, &x["lat_ns"], moved);
     if x.get("bw_min").is_some() {
         f.push(format!("{}", x["bw_min"].as_u64().unwrap_or(0)));
         f.push(format!("{}", x["bw_max"].as_u64().unwrap_or(0)));
@@ -108,6 +105,24 @@ fn terse_direction(f: &mut Vec<String>, x: &Value) {
     } else {
         f.extend(std::iter::repeat_n(String::new(), 5));
     }
+}
+
+/// A latency's min, max, mean and standard deviation in µs (empty fields where it was not
+/// measured).
+fn latency_stats(f: &mut Vec<String>, lat: &Value, moved: bool) {
+    if !lat.is_object() {
+        f.extend(std::iter::repeat_n(String::new(), 4));
+        return;
+    }
+    let us = |k: &str| lat[k].as_f64().unwrap_or(0.0) / 1e3;
+    f.push(format!("{}", us("min") as u64));
+    f.push(format!("{}", us("max") as u64));
+    f.push(format!("{:.6}", us("mean")));
+    f.push(if lat.get("stddev").is_some() || !moved {
+        format!("{:.6}", us("stddev"))
+    } else {
+        String::new()
+    });
 }
 
 /// The latency distribution's fields: µs buckets (the nanosecond ones folded into the first,

@@ -21,7 +21,7 @@
 //! | `nrfiles`, `filesize` ranges, `file_service_type` | `nrfiles`, `filesize`, `file_service` (each worker's files in a directory) |
 //! | `numjobs` | `threads` |
 //! | `iodepth` | `iodepth` (1 with a synchronous engine, as fio caps it) |
-//! | `ioengine` psync/sync, pvsync, io_uring, mmap, null; libaio | `engine` psync, pvsync, io_uring, mmap, null; io_uring, with a note |
+//! | `ioengine` psync/sync, pvsync, io_uring, libaio, mmap, null; posixaio | `engine` psync, pvsync, io_uring, libaio, mmap, null; psync or io_uring, with a note |
 //! | `direct`, `buffered` | `direct` |
 //! | `runtime` with `time_based` | `runtime` |
 //! | `ramp_time` | `ramp` |
@@ -53,7 +53,7 @@ pub struct FioJob {
     pub toml: String,
     /// The job file's first lines: where it came from, the notes, what was ignored.
     header: String,
-    /// What differs from fio and how it was taken ("libaio runs as io_uring").
+    /// What differs from fio and how it was taken ("ioengine=sync runs as psync").
     pub notes: Vec<String>,
     /// Options left out with `--ignore-unknown`, each with its line.
     pub ignored: Vec<String>,

@@ -31,7 +31,8 @@ pub(crate) const PHASE_RULES: &[Rule] = &[
     direct_blocks_are_sector_multiples,
     verified_blocks_are_4k_multiples,
     verified_randrw_is_one_deep,
-    cmdprio_needs_io_uring,
+    cmdprio_needs_an_asynchronous_engine,
+    userspace_reap_needs_libaio,
     dedupe_needs_unique_data,
     holes_and_strides_are_sequential,
     steady_state_needs_two_samples,
@@ -97,7 +98,7 @@ fn sequential_passes_end_on_a_block(f: &PhaseFacts) -> Option<String> {
 fn depth_needs_an_asynchronous_engine(f: &PhaseFacts) -> Option<String> {
     (f.e.iodepth > f.e.engine.max_depth()).then(|| {
         format!(
-            "iodepth {} needs an asynchronous back-end: {} does one I/O at a time per worker; use engine = \"io_uring\" or iodepth = 1",
+            "iodepth {} needs an asynchronous back-end: {} does one I/O at a time per worker; use engine = \"io_uring\" or \"libaio\", or iodepth = 1",
             f.e.iodepth,
             f.e.engine.name()
         )
@@ -162,10 +163,19 @@ fn verified_randrw_is_one_deep(f: &PhaseFacts) -> Option<String> {
     })
 }
 
-fn cmdprio_needs_io_uring(f: &PhaseFacts) -> Option<String> {
-    (f.e.cmdprio.is_some() && f.e.engine != BackendKind::IoUring).then(|| {
+fn cmdprio_needs_an_asynchronous_engine(f: &PhaseFacts) -> Option<String> {
+    (f.e.cmdprio.is_some() && !f.e.engine.is_async()).then(|| {
         format!(
-            "cmdprio needs engine io_uring: only its requests carry a priority of their own ({} runs every I/O at the worker's; `priority` sets that)",
+            "cmdprio needs engine io_uring or libaio: only their requests carry a priority of their own ({} runs every I/O at the worker's; `priority` sets that)",
+            f.e.engine.name()
+        )
+    })
+}
+
+fn userspace_reap_needs_libaio(f: &PhaseFacts) -> Option<String> {
+    (f.e.userspace_reap && f.e.engine != BackendKind::Libaio).then(|| {
+        format!(
+            "userspace_reap reads Linux AIO's completion ring: it needs engine = \"libaio\", not {}",
             f.e.engine.name()
         )
     })
@@ -313,7 +323,14 @@ mod tests {
             &[("cmdprio", "20:rt:0")],
             MIB,
             false,
-            "cmdprio needs engine io_uring",
+            "cmdprio needs engine io_uring or libaio",
+        ),
+        (
+            PhaseKind::Randread,
+            &[("userspace_reap", "true"), ("engine", "io_uring")],
+            MIB,
+            false,
+            "needs engine = \"libaio\", not io_uring",
         ),
         (
             PhaseKind::Randwrite,

@@ -4,7 +4,7 @@
 
 use storlab_model::plan::PhaseKind;
 use storlab_model::settings::{ErrnoList, ErrorsGoneOn, SyncCall};
-use storlab_model::values::{BackendKind, DataPattern, FsyncPolicy};
+use storlab_model::values::{DataPattern, FsyncPolicy};
 use storlab_units::Duration;
 
 use super::super::value;
@@ -198,7 +198,7 @@ pub(crate) fn logs(j: Opts, cx: &mut Conversion) -> Result<(), WorkloadError> {
             "write_lat_log" => {
                 // storlab times each I/O from submission to completion: fio's lat, and for a
                 // synchronous engine its clat too. The submission alone (slat) is not timed.
-                let sync = cx.engine != BackendKind::IoUring;
+                let sync = !cx.engine.is_async();
                 let files = if sync {
                     format!("{prefix}_lat.log and {prefix}_clat.log (a synchronous engine's completion latency is the whole)")
                 } else {

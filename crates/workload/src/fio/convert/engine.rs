@@ -32,6 +32,7 @@ const ENGINES: &[(&str, BackendKind, BackendKind, Option<&str>)] = &[
         Some("ioengine=pvsync2 (preadv2/pwritev2, no flags given) runs as pvsync (preadv/pwritev)"),
     ),
     ("io_uring", BackendKind::IoUring, BackendKind::IoUring, None),
+    ("libaio", BackendKind::Libaio, BackendKind::Libaio, None),
     ("mmap", BackendKind::Mmap, BackendKind::Mmap, None),
     ("null", BackendKind::Null, BackendKind::Null, None),
 ];
@@ -45,18 +46,15 @@ fn backend(j: Opts, cx: &mut Conversion) -> Result<BackendKind, WorkloadError> {
         }
         return Ok(if cx.direct { *direct } else { *buffered });
     }
-    // Linux AIO is asynchronous only with O_DIRECT: buffered, io_submit does each I/O before
-    // it returns, which psync is (and io_uring is not: it hands buffered writes, and reads the
-    // page cache cannot answer at once, to its worker threads).
+    // glibc's POSIX aio does each I/O with a synchronous call in a thread of its own: buffered,
+    // that is psync's call (in another thread); with O_DIRECT, asynchronous I/O to the device.
     let (kind, note) = match (e, cx.direct) {
-        ("libaio", false) => (BackendKind::Psync, "ioengine=libaio without direct=1 runs as psync: Linux AIO does buffered I/O synchronously, in the submitting call"),
-        ("libaio", true) => (BackendKind::IoUring, "ioengine=libaio runs as io_uring (the kernel's newer asynchronous interface; storlab has no libaio)"),
         ("posixaio", false) => (BackendKind::Psync, "ioengine=posixaio without direct=1 runs as psync (glibc's aio does each I/O with a synchronous call in a thread of its own)"),
         ("posixaio", true) => (BackendKind::IoUring, "ioengine=posixaio (glibc's aio, threads behind the scenes) runs as io_uring"),
         (other, _) => {
             return Err(j.refuse(
                 "ioengine",
-                format!("'{other}' is not a local engine storlab has: it runs psync, sync, vsync, pvsync, pvsync2, io_uring, libaio and posixaio (as io_uring), mmap and null"),
+                format!("'{other}' is not a local engine storlab has: it runs psync, sync, vsync, pvsync, pvsync2, io_uring, libaio, posixaio (as psync or io_uring), mmap and null"),
             ))
         }
     };
@@ -74,7 +72,7 @@ pub(crate) fn engine(j: Opts, cx: &mut Conversion) -> Result<(), WorkloadError> 
     cx.engine = backend(j, cx)?;
     set!(cx, "ioengine", engine = cx.engine)?;
     let depth = j.int("iodepth")?.unwrap_or(1);
-    if cx.engine == BackendKind::IoUring {
+    if cx.engine.is_async() {
         let as_u32 = |k: &str, v: u64| u32::try_from(v).map_err(|_| j.refuse(k, "expected at most 4096"));
         set!(cx, "iodepth", iodepth = as_u32("iodepth", depth)?)?;
         if let Some(b) = j.int("iodepth_batch")?.filter(|b| *b > 0) {
@@ -89,6 +87,10 @@ pub(crate) fn engine(j: Opts, cx: &mut Conversion) -> Result<(), WorkloadError> 
             "iodepth={depth} with a synchronous engine ({}): capped at 1, as fio does",
             cx.engine.name()
         ));
+    }
+    // fio's libaio option: the completion ring read in user space when nothing is waited for.
+    if j.given("userspace_reap") && j.on("userspace_reap")? {
+        set!(cx, "userspace_reap", userspace_reap = true)?;
     }
     match j.val("io_submit_mode") {
         None | Some("inline") => {}

@@ -78,6 +78,7 @@ pub(crate) const HANDLERS: &[Handler] = &[
             "iodepth",
             "iodepth_batch",
             "io_submit_mode",
+            "userspace_reap",
         ],
         engine::engine,
     ),
