@@ -75,13 +75,15 @@ pub(crate) fn engine(j: Opts, cx: &mut Conversion) -> Result<(), WorkloadError> 
     if cx.engine.is_async() {
         let as_u32 = |k: &str, v: u64| u32::try_from(v).map_err(|_| j.refuse(k, "expected at most 4096"));
         set!(cx, "iodepth", iodepth = as_u32("iodepth", depth)?)?;
-        if let Some(b) = j.int("iodepth_batch")?.filter(|b| *b > 0) {
-            set!(
-                cx,
-                "iodepth_batch",
-                iodepth_batch = as_u32("iodepth_batch", b.min(depth))?
-            )?;
-        }
+        // fio submits each I/O as it is queued unless iodepth_batch says otherwise (its
+        // default is 1, whatever the buffering): buffered libaio then times each read inside
+        // its own io_submit, as fio does.
+        let b = j.int("iodepth_batch")?.filter(|b| *b > 0).unwrap_or(1);
+        set!(
+            cx,
+            "iodepth_batch",
+            iodepth_batch = as_u32("iodepth_batch", b.min(depth.max(1)))?
+        )?;
     } else if depth > 1 {
         cx.note(format!(
             "iodepth={depth} with a synchronous engine ({}): capped at 1, as fio does",

@@ -1,0 +1,218 @@
+//! `ioengine=libaio` is Linux AIO under storlab fio as under fio: the same system calls (strace
+//! counts io_setup, io_submit and io_getevents, and no io_uring), the same shape of latency
+//! buffered (io_submit does the read before it returns: the submission latency is the read's,
+//! the completion latency the wait for the others queued) and with O_DIRECT on ext4 over a
+//! loop device (the read happens after the submission), and fio's userspace_reap reading
+//! completions without a system call.
+// A test is a story told in order; its length is allowed (Cargo.toml: too_many_lines).
+#![allow(clippy::too_many_lines)]
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::Command;
+
+use serde_json::Value;
+
+mod common;
+use common::*;
+
+/// Runs `args` under fio or storlab fio (its JSON on stdout) traced by strace for the AIO and
+/// io_uring calls; returns the document and how many times each call was made.
+fn traced(program: &str, args: &[&str], work: &Path, db: &str) -> (Value, BTreeMap<String, usize>) {
+    let trace = work.join("trace.txt");
+    let mut c = Command::new("strace");
+    c.args([
+        "-f",
+        "-qq",
+        "-e",
+        "trace=io_setup,io_submit,io_getevents,io_uring_setup,io_uring_enter",
+        "-o",
+    ])
+    .arg(&trace)
+    .arg(program);
+    if program == bin() {
+        c.args(["fio", "--db", db]);
+    }
+    let out = c
+        .args(args)
+        .arg("--output-format=json")
+        .current_dir(work)
+        .output()
+        .expect("strace");
+    assert!(out.status.success(), "{program}: {}", stderr(&out));
+    let mut calls = BTreeMap::new();
+    for line in std::fs::read_to_string(&trace).unwrap().lines() {
+        for name in [
+            "io_setup",
+            "io_submit",
+            "io_getevents",
+            "io_uring_setup",
+            "io_uring_enter",
+        ] {
+            // "PID io_submit(" or a resumed call; count each call once, where it begins.
+            if line.contains(&format!(" {name}(")) || line.starts_with(&format!("{name}(")) {
+                *calls.entry(name.to_string()).or_insert(0) += 1;
+            }
+        }
+    }
+    std::fs::remove_file(&trace).unwrap();
+    let json_at = out.stdout.iter().position(|b| *b == b'{').expect("a JSON document");
+    (serde_json::from_slice(&out.stdout[json_at..]).unwrap(), calls)
+}
+
+/// The mean of a latency of the job's reads, ns.
+fn mean(doc: &Value, which: &str) -> f64 {
+    doc["jobs"][0]["read"][which]["mean"]
+        .as_f64()
+        .unwrap_or_else(|| panic!("no {which}: {}", doc["jobs"][0]["read"]))
+}
+
+/// The share of an I/O's latency spent before io_submit returned (slat over lat).
+fn latency_shape(doc: &Value, program: &str, how: &str) -> f64 {
+    let (slat, lat) = (mean(doc, "slat_ns"), mean(doc, "lat_ns"));
+    assert!(
+        slat > 0.0 && lat > slat,
+        "{program}, {how}: slat {slat} ns, lat {lat} ns"
+    );
+    slat / lat
+}
+
+/// storlab's share of the latency in the submission within a factor of four of fio's: the same
+/// calls doing the same work (a read in io_submit buffered, a request handed on with O_DIRECT).
+fn same_shape(shares: &[f64], how: &str) {
+    let (fio, ours) = (shares[0], shares[1]);
+    assert!(
+        ours < fio * 4.0 && ours > fio / 4.0,
+        "{how}: the submission's share of the latency, fio {fio:.3}, storlab {ours:.3}"
+    );
+}
+
+#[test]
+fn libaio_is_linux_aio_buffered_and_direct_as_under_fio() {
+    let s = Scratch::new();
+    let work = s.path().join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    // Buffered, on tmpfs: every read is answered inside io_submit.
+    let shm = s.data();
+    let file = format!("--filename={}", shm.join("aio.dat").display());
+    let buffered = [
+        "--name=aio",
+        file.as_str(),
+        "--rw=randread",
+        "--bs=4k",
+        "--size=16m",
+        "--ioengine=libaio",
+        "--iodepth=8",
+        "--runtime=1",
+        "--time_based",
+    ];
+    let mut shares = Vec::new();
+    for program in ["fio", bin()] {
+        let (doc, calls) = traced(program, &buffered, &work, &s.db());
+        assert_eq!(
+            calls.get("io_setup"),
+            Some(&1),
+            "{program}: one AIO context for one job: {calls:?}"
+        );
+        let submits = calls.get("io_submit").copied().unwrap_or(0);
+        let reads = doc["jobs"][0]["read"]["total_ios"].as_u64().unwrap() as usize;
+        // fio submits each I/O as it is queued (iodepth_batch 1), and so does storlab fio.
+        assert!(
+            submits >= reads,
+            "{program}: {submits} io_submit for {reads} reads: {calls:?}"
+        );
+        assert!(
+            calls.get("io_getevents").copied().unwrap_or(0) > 100,
+            "{program}: {calls:?}"
+        );
+        assert!(
+            !calls.contains_key("io_uring_enter"),
+            "{program}: libaio is not io_uring: {calls:?}"
+        );
+        shares.push(latency_shape(&doc, program, "buffered"));
+    }
+    same_shape(&shares, "buffered");
+    // O_DIRECT on ext4 over a loop device that reads its image with O_DIRECT: the read is the
+    // device's, after io_submit returns.
+    let fs = loop_filesystem("mkfs.ext4", 128 << 20, &s.path().join("ext4"));
+    let file = format!("--filename={}", fs.mount.point.join("aio.dat").display());
+    let direct = [
+        "--name=aio",
+        file.as_str(),
+        "--rw=randread",
+        "--bs=4k",
+        "--size=16m",
+        "--ioengine=libaio",
+        "--iodepth=8",
+        "--direct=1",
+        "--runtime=1",
+        "--time_based",
+    ];
+    let mut shares = Vec::new();
+    for program in ["fio", bin()] {
+        let (doc, calls) = traced(program, &direct, &work, &s.db());
+        assert!(
+            calls.get("io_submit").copied().unwrap_or(0) > 10,
+            "{program}: {calls:?}"
+        );
+        let (slat, clat) = (mean(&doc, "slat_ns"), mean(&doc, "clat_ns"));
+        assert!(
+            clat > 4.0 * slat,
+            "{program}, O_DIRECT: the read completes after io_submit (slat {slat} ns, clat {clat} ns)"
+        );
+        let depths = &doc["jobs"][0]["iodepth_level"];
+        assert!(
+            depths["8"].as_f64().unwrap() > 50.0,
+            "{program}: mostly 8 in flight: {depths}"
+        );
+        shares.push(latency_shape(&doc, program, "O_DIRECT"));
+    }
+    same_shape(&shares, "O_DIRECT");
+    std::fs::remove_file(fs.mount.point.join("aio.dat")).unwrap();
+}
+
+#[test]
+fn userspace_reap_reads_the_ring_without_a_system_call() {
+    let s = Scratch::new();
+    let work = s.path().join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let file = format!("--filename={}", s.data().join("aio.dat").display());
+    // A rate leaves the worker looking for completions without waiting between its I/Os.
+    let job = |reap: &'static str| -> Vec<String> {
+        [
+            "--name=aio",
+            file.as_str(),
+            "--rw=randread",
+            "--bs=4k",
+            "--size=16m",
+            "--ioengine=libaio",
+            "--iodepth=8",
+            "--rate_iops=4000",
+            "--runtime=1",
+            "--time_based",
+            reap,
+        ]
+        .iter()
+        .map(|a| a.to_string())
+        .collect()
+    };
+    let run = |reap: &'static str| {
+        let args = job(reap);
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        traced(bin(), &args, &work, &s.db())
+    };
+    let (plain_doc, plain) = run("--userspace_reap=0");
+    let (ring_doc, ring) = run("--userspace_reap=1");
+    let getevents = |c: &BTreeMap<String, usize>| c.get("io_getevents").copied().unwrap_or(0);
+    assert!(
+        getevents(&ring) * 2 < getevents(&plain),
+        "io_getevents: {} with userspace_reap, {} without",
+        getevents(&ring),
+        getevents(&plain)
+    );
+    // The same work either way: the rate's I/Os, every one reaped.
+    for doc in [&plain_doc, &ring_doc] {
+        let ios = doc["jobs"][0]["read"]["total_ios"].as_u64().unwrap();
+        assert!((3000..=4500).contains(&ios), "{ios} reads at 4000 IOPS for 1 s");
+    }
+}
