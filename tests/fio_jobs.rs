@@ -558,8 +558,8 @@ fn fios_command_line_runs_and_its_json_recomputes_and_imports_back() {
         .output()
         .unwrap();
     assert!(
-        s.path().join("rr_iops.log").exists(),
-        "the log is written where storlab fio ran"
+        s.path().join("rr_iops.1.log").exists(),
+        "the log is written where storlab fio ran, named as fio names the first job's"
     );
     assert!(out.status.success(), "{}", stderr(&out));
     let doc: Value = serde_json::from_str(&std::fs::read_to_string(&json).unwrap()).unwrap();
@@ -1074,7 +1074,8 @@ fn fio_plot_draws_storlabs_json() {
         .iter()
         .filter(|x| !x["ramp"].as_bool().unwrap())
         .collect();
-    let iops_log = std::fs::read_to_string(logs.join(format!("{name}_iops.log"))).unwrap();
+    // fio's names: the prefix, the log, the job's number (per_job_logs, fio's default).
+    let iops_log = std::fs::read_to_string(logs.join(format!("{name}_iops.1.log"))).unwrap();
     let lines: Vec<&str> = iops_log.lines().collect();
     assert_eq!(lines.len(), samples.len(), "{iops_log}");
     for (line, x) in lines.iter().zip(&samples) {
@@ -1091,7 +1092,7 @@ fn fio_plot_draws_storlabs_json() {
         );
         assert_eq!(&f[2..], ["0", "0", "0"]);
     }
-    assert!(logs.join(format!("{name}_bw.log")).exists());
+    assert!(logs.join(format!("{name}_bw.1.log")).exists());
     let out = Command::new(&fio_plot)
         .arg("-i")
         .arg(&logs)
@@ -1674,7 +1675,7 @@ fn deduplicable_and_compressible_data_as_fio_writes_it() {
     }
 }
 
-/// write_lat_log: NAME_lat.log (and, for a synchronous engine, NAME_clat.log) in fio's log
+/// write_lat_log: NAME_lat.1.log (and, for a synchronous engine, NAME_clat.1.log) in fio's log
 /// format, one line per interval and direction, the interval's mean latency in ns: each line
 /// is a stored sample's mean, and the means weighted by their I/Os give the phase's mean
 /// latency per direction from its histogram (an independent tally of the same I/Os).
@@ -1709,7 +1710,7 @@ fn latency_logs_hold_each_intervals_mean_in_fios_format() {
         .iter()
         .filter(|x| x["ramp"] == false)
         .collect();
-    for log in ["l_lat.log", "l_clat.log"] {
+    for log in ["l_lat.1.log", "l_clat.1.log"] {
         let text = std::fs::read_to_string(s.path().join(log)).unwrap();
         let lines: Vec<Vec<f64>> = text
             .lines()

@@ -4,7 +4,7 @@
 use storlab_model::env::Environment;
 use storlab_model::result::{PhaseResult, Sample, TargetSample};
 use storlab_model::run::{
-    Phase, PhaseName, PhaseParams, RankPhaseRow, RankRow, Run, RunDetail, RunEvent, RunKind, RunStatus, Tag,
+    Phase, PhaseName, PhaseParams, RankPhaseRow, RankRow, Run, RunDetail, RunEvent, RunKind, Tag,
 };
 
 use crate::db::{one, vals, Row, Val};
@@ -74,7 +74,12 @@ impl Store {
         for row in stale {
             let (id, pid) = (row.i64(0)?, row.opt_i64(1)?.unwrap_or(0));
             if pid as u32 != std::process::id() && !pid_alive(pid) {
-                self.finish_run(id, RunStatus::Aborted, Some("the storlab process ended without finishing the run (killed or crashed); finished phases are kept"))?;
+                // The process may have finished its run and exited between the query and
+                // now: only a run still running is ended here.
+                self.abort_if_still_running(
+                    id,
+                    "the storlab process ended without finishing the run (killed or crashed); finished phases are kept",
+                )?;
             }
         }
         Ok(())

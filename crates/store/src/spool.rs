@@ -275,6 +275,20 @@ impl Store {
             status,
             detail: detail.map(str::to_string),
             at: now_rfc3339(),
+            only_if_running: false,
+        })
+        .map(|_| ())
+    }
+
+    /// Ends a run another process left `running` when that process is gone, unless the run has
+    /// ended meanwhile (its process finished it between our look and this write).
+    pub(crate) fn abort_if_still_running(&self, run_id: i64, detail: &str) -> Result<()> {
+        self.write(Write::Finish {
+            run_id,
+            status: RunStatus::Aborted,
+            detail: Some(detail.to_string()),
+            at: now_rfc3339(),
+            only_if_running: true,
         })
         .map(|_| ())
     }

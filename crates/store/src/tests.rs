@@ -176,10 +176,16 @@ fn dead_runs_become_aborted_on(target: &DbTarget) {
     s.exec("UPDATE runs SET pid = 999999999 WHERE id = ?1", crate::db::vals![id])
         .unwrap();
     drop(s);
-    let s = Store::connect(target, "h").unwrap();
+    let mut s = Store::connect(target, "h").unwrap();
     let d = s.run(id, false).unwrap().unwrap();
     assert_eq!(d.run.status, RunStatus::Aborted);
     assert_eq!(d.phases.len(), 1);
+    // A run whose process finished it between another's look and its write keeps its end:
+    // twenty processes storing at once once saw an ok run turned aborted that way.
+    let ok_id = s.begin_run(&new_run()).unwrap();
+    s.finish_run(ok_id, RunStatus::Ok, None).unwrap();
+    s.abort_if_still_running(ok_id, "gone").unwrap();
+    assert_eq!(s.run(ok_id, false).unwrap().unwrap().run.status, RunStatus::Ok);
 }
 
 #[test]

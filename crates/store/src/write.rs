@@ -422,12 +422,14 @@ pub(crate) enum Write {
         kind: RunEventKind,
         detail: String,
     },
-    /// A run ends.
+    /// A run ends; with `only_if_running`, only if it has not ended already (another
+    /// process finishing the run of one that died must not overwrite an end that came first).
     Finish {
         run_id: i64,
         status: RunStatus,
         detail: Option<String>,
         at: String,
+        only_if_running: bool,
     },
     /// Runs imported from another tool, and the studies they make, all or none.
     Import {
@@ -557,11 +559,14 @@ impl Write {
                 status,
                 detail,
                 at,
+                only_if_running,
             } => {
-                c.exec(
-                    "UPDATE runs SET status = ?2, status_detail = ?3, finished_at = ?4 WHERE id = ?1",
-                    vals![*run_id, status.name(), detail.as_deref(), at],
-                )?;
+                let sql = if *only_if_running {
+                    "UPDATE runs SET status = ?2, status_detail = ?3, finished_at = ?4 WHERE id = ?1 AND status = 'running'"
+                } else {
+                    "UPDATE runs SET status = ?2, status_detail = ?3, finished_at = ?4 WHERE id = ?1"
+                };
+                c.exec(sql, vals![*run_id, status.name(), detail.as_deref(), at])?;
                 Ok(vec![])
             }
             Write::Import {

@@ -2,6 +2,7 @@
 //! its interval samples.
 
 use storlab_model::run::{Phase, RunDetail};
+use storlab_workload::fio::FioLog;
 
 /// fio's log file of a phase (`write_bw_log`, `write_iops_log`, `write_lat_log`; fio's HOWTO
 /// "Log File Formats"): one line per sample interval and direction that moved data, `time
@@ -41,15 +42,16 @@ pub fn log_file(phase: &Phase, what: &str) -> String {
     out
 }
 
-/// fio's log files that a run's phases asked for (`phase_logs`, by phase: the log and the
-/// file name's prefix): each file's name, `PREFIX_bw.log`, and its text.
-pub fn log_files(run: &RunDetail, phase_logs: &[Vec<(String, String)>]) -> Vec<(std::path::PathBuf, String)> {
+/// fio's log files that a run's phases asked for (`phase_logs`, by phase): each file's name
+/// as fio names it (`PREFIX_bw.N.log`, see [`FioLog::file_name`]) and its text.
+pub fn log_files(run: &RunDetail, phase_logs: &[Vec<FioLog>]) -> Vec<(std::path::PathBuf, String)> {
     run.phases
         .iter()
         .zip(phase_logs)
         .flat_map(|(phase, logs)| {
+            let workers = phase.plan().map_or(1, |p| p.workers.len());
             logs.iter()
-                .map(|(what, prefix)| (format!("{prefix}_{what}.log").into(), log_file(phase, what)))
+                .map(move |l| (l.file_name(workers).into(), log_file(phase, &l.what)))
         })
         .collect()
 }

@@ -59,8 +59,8 @@ pub struct FioJob {
     pub ignored: Vec<String>,
     /// Each phase's fio job name.
     pub phase_names: Vec<String>,
-    /// Each phase's fio log files: ("bw" or "iops", the file name's prefix).
-    pub phase_logs: Vec<Vec<(String, String)>>,
+    /// Each phase's fio log files.
+    pub phase_logs: Vec<Vec<FioLog>>,
 }
 
 impl FioJob {
@@ -97,6 +97,7 @@ pub mod options;
 pub mod text;
 pub mod value;
 
+pub use convert::FioLog;
 use convert::{convert, Converted, Resolved};
 pub use text::{At, Keywords, Opt, Section};
 use value::KbBase;
@@ -436,7 +437,7 @@ struct Laid {
     phases: Vec<ReadPhase>,
     streams: Vec<Stream>,
     names: Vec<String>,
-    logs: Vec<Vec<(String, String)>>,
+    logs: Vec<Vec<FioLog>>,
     targets: Vec<PathBuf>,
 }
 
@@ -449,6 +450,8 @@ fn lay_out(groups: &[Vec<(Resolved, Converted)>], notes: &mut Vec<String>) -> Re
         targets: Vec::new(),
     };
     let mut index = 0usize;
+    // fio numbers its threads across the run, each job counting its numjobs.
+    let mut thread = 1u64;
     let mut said_deferred = false;
     for group in groups {
         let mut deferred = Vec::new();
@@ -467,12 +470,14 @@ fn lay_out(groups: &[Vec<(Resolved, Converted)>], notes: &mut Vec<String>) -> Re
                     continue;
                 }
                 let (name, logs) = if n == 0 {
-                    (job.name.clone(), c.logs.clone())
+                    let logs = c.logs.iter().map(|l| FioLog { thread, ..l.clone() }).collect();
+                    (job.name.clone(), logs)
                 } else {
                     (format!("{} (verify)", job.name), Vec::new())
                 };
                 laid.push(job, name, logs, read_phase(*kind, c, job)?, (n == 0 && ji > 0, &set), c);
             }
+            thread += c.threads.max(1);
         }
         if !deferred.is_empty() && !said_deferred {
             said_deferred = true;
@@ -501,7 +506,7 @@ impl Laid {
         &mut self,
         job: &Resolved,
         name: String,
-        logs: Vec<(String, String)>,
+        logs: Vec<FioLog>,
         phase: ReadPhase,
         (together, set): (bool, &str),
         c: &Converted,

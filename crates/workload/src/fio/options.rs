@@ -287,7 +287,7 @@ pub const OPTIONS: &[FioOption] = &[
     h("stonewall", &["wait_for_previous"], Switch),
     h("new_group", &[], Switch),
     n("thread", &[], Switch, "storlab's workers are threads"),
-    n("per_job_logs", &[], Bool, LOGS),
+    h("per_job_logs", &[], Bool),
     h("write_bw_log", &[], Str),
     h("write_lat_log", &[], Str),
     h("write_iops_log", &[], Str),

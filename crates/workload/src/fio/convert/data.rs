@@ -8,7 +8,7 @@ use storlab_model::values::{DataPattern, FsyncPolicy};
 use storlab_units::Duration;
 
 use super::super::value;
-use super::{set, Conversion, Opts};
+use super::{set, Conversion, FioLog, Opts};
 use crate::WorkloadError;
 
 /// fsync=N or fdatasync=N after every N writes; end_fsync, fsync_on_close and end_syncfs
@@ -180,6 +180,16 @@ pub(crate) fn logs(j: Opts, cx: &mut Conversion) -> Result<(), WorkloadError> {
         }
         set!(cx, "log_avg_msec", interval = Duration(avg * 1_000_000))?;
     }
+    let per_job = j.on_or("per_job_logs", true)?;
+    let mut add = |what: &str, prefix: &str| {
+        cx.logs.push(FioLog {
+            what: what.to_string(),
+            prefix: prefix.to_string(),
+            per_job,
+            thread: 0,
+        })
+    };
+    let mut said = Vec::new();
     for k in logs {
         if !j.given(k) {
             continue;
@@ -192,26 +202,30 @@ pub(crate) fn logs(j: Opts, cx: &mut Conversion) -> Result<(), WorkloadError> {
         match k {
             "write_bw_log" | "write_iops_log" => {
                 let what = if k == "write_bw_log" { "bw" } else { "iops" };
-                cx.note(format!("{k}: storlab fio writes {prefix}_{what}.log in fio's log format from the run's interval samples (one file for the job's workers, as fio's per_job_logs=0); storlab run --fio keeps the samples only"));
-                cx.logs.push((what.to_string(), prefix));
+                said.push(format!("{k}: storlab fio writes {prefix}_{what}.N.log (N the job's number; PREFIX_{what}.log with per_job_logs=0, or for a job of several workers, whose samples storlab keeps together) in fio's log format from the run's interval samples; storlab run --fio keeps the samples only"));
+                add(what, &prefix);
             }
             "write_lat_log" => {
-                // storlab times each I/O from submission to completion: fio's lat, and for a
-                // synchronous engine its clat too. The submission alone (slat) is not timed.
+                // storlab keeps each interval's mean latency (submission to completion): fio's
+                // lat, and for a synchronous engine its clat too. The intervals' slat and an
+                // asynchronous engine's clat are kept whole, not per interval.
                 let sync = !cx.engine.is_async();
                 let files = if sync {
-                    format!("{prefix}_lat.log and {prefix}_clat.log (a synchronous engine's completion latency is the whole)")
+                    format!("{prefix}_lat.N.log and {prefix}_clat.N.log (a synchronous engine's completion latency is the whole)")
                 } else {
-                    format!("{prefix}_lat.log")
+                    format!("{prefix}_lat.N.log")
                 };
-                cx.note(format!("{k}: storlab fio writes {files} in fio's log format, each line an interval's mean latency in ns; {prefix}_slat.log is not written (storlab does not time the submission alone)"));
-                cx.logs.push(("lat".to_string(), prefix.clone()));
+                said.push(format!("{k}: storlab fio writes {files} in fio's log format, each line an interval's mean latency in ns; {prefix}_slat.N.log is not written (storlab keeps the submission latency for the whole run, not per interval)"));
+                add("lat", &prefix);
                 if sync {
-                    cx.logs.push(("clat".to_string(), prefix));
+                    add("clat", &prefix);
                 }
             }
-            _ => cx.note(format!("{k}: storlab keeps each interval's latency percentiles and mean, not fio's histogram buckets: no histogram log is written")),
+            _ => said.push(format!("{k}: storlab keeps each interval's latency percentiles and mean, not fio's histogram buckets: no histogram log is written")),
         }
+    }
+    for n in said {
+        cx.note(n);
     }
     Ok(())
 }

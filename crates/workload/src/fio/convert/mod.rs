@@ -190,8 +190,8 @@ pub(crate) struct Conversion<'n> {
     pub(crate) verify_after_write: bool,
     /// fio's overwrite: a write of a laid-out file, storlab's rewrite (data.rs).
     pub(crate) overwrite: bool,
-    /// fio's log files: ("bw", "iops", "lat" or "clat", the file name's prefix) (data.rs).
-    pub(crate) logs: Vec<(String, String)>,
+    /// fio's log files (data.rs).
+    pub(crate) logs: Vec<FioLog>,
 }
 
 impl Conversion<'_> {
@@ -242,9 +242,35 @@ pub struct Converted {
     pub settings: Settings,
     pub targets: Vec<PathBuf>,
     pub threads: u64,
-    /// fio's log files the job asks for: ("bw", "iops", "lat" or "clat", the file name's
-    /// prefix).
-    pub logs: Vec<(String, String)>,
+    /// fio's log files the job asks for.
+    pub logs: Vec<FioLog>,
+}
+
+/// One of fio's log files a job asks for (write_bw_log and its kin).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FioLog {
+    /// "bw", "iops", "lat" or "clat".
+    pub what: String,
+    /// The file name's prefix (the option's value, else the job's name).
+    pub prefix: String,
+    /// fio's per_job_logs (on by default): one file per job, its number in the name.
+    pub per_job: bool,
+    /// fio's number of the job's first thread (1 for the first job of a run; each job
+    /// counts its numjobs), set as the jobs are laid out.
+    pub thread: u64,
+}
+
+impl FioLog {
+    /// fio's file name: `PREFIX_bw.N.log` per job (the job's thread number), `PREFIX_bw.log`
+    /// with per_job_logs=0 — or where the job has several workers, whose samples storlab
+    /// keeps together (the file holds them all, as fio's per_job_logs=0).
+    pub fn file_name(&self, workers: usize) -> String {
+        if self.per_job && workers <= 1 {
+            format!("{}_{}.{}.log", self.prefix, self.what, self.thread)
+        } else {
+            format!("{}_{}.log", self.prefix, self.what)
+        }
+    }
 }
 
 /// A time in microseconds as storlab's duration.

@@ -149,6 +149,7 @@ pub(crate) const HANDLERS: &[Handler] = &[
             "log_avg_msec",
             "bwavgtime",
             "iopsavgtime",
+            "per_job_logs",
         ],
         data::logs,
     ),
