@@ -9,8 +9,7 @@ of read and write IOPS and bytes/s; the ratio is storlab ÷ fio.
 
 Two places: tmpfs (/dev/shm, buffered: the engines' own cost) and an ext4 filesystem on a loop
 device backed by a file on the virtual disk, with O_DIRECT (direct=1: the device's behaviour).
-fio runs libaio where the examples ask for it; storlab runs io_uring in its place with O_DIRECT, and
-psync for buffered I/O (which Linux AIO does synchronously), and says so.
+fio and storlab both run libaio (Linux AIO) where the examples ask for it.
 """
 import json
 import os
@@ -102,7 +101,7 @@ def place(name, where, direct, storlab, say, repeat, secs, db, examples):
 
 def run(storlab, say, repeat, secs=10):
     examples = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "fixtures", "fio-examples")
-    say(f"fio: {subprocess.run(['fio', '--version'], capture_output=True, text=True).stdout.strip()}; storlab runs libaio's jobs as io_uring with O_DIRECT and as psync buffered (Linux AIO is synchronous then).")
+    say(f"fio: {subprocess.run(['fio', '--version'], capture_output=True, text=True).stdout.strip()}; both run libaio's jobs as Linux AIO.")
     say("")
     shm = tempfile.mkdtemp(prefix="storlab-fiobench-", dir="/dev/shm")
     db = os.path.join(shm, "bench.db")

@@ -302,8 +302,8 @@ fn bad_input_is_refused_clearly() {
     );
     refused(
         &s,
-        &["run", "--target", t, "--phase", "read", "--engine", "libaio"],
-        &["--engine", "libaio", "io_uring"],
+        &["run", "--target", t, "--phase", "read", "--engine", "spdk"],
+        &["--engine", "spdk", "io_uring", "libaio"],
     );
     refused(
         &s,
