@@ -82,7 +82,8 @@ def baseline(target, *flags):
     """The --baseline build as one more contender, when given."""
     if not args.baseline:
         return []
-    return [("storlab baseline", lambda: storlab(target, db, *flags, binary=args.baseline))]
+    # Its own database: an earlier build may not read a schema this one has moved on.
+    return [("storlab baseline", lambda: storlab(target, db + ".baseline", *flags, binary=args.baseline))]
 
 
 def want(name):
