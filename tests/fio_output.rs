@@ -335,3 +335,115 @@ fn shapes_read_what_they_say() {
         vec!["group", "?something else"]
     );
 }
+
+/// Every key path of a JSON document, the numbered keys of fio's maps (percentiles, bins,
+/// latency and depth buckets) and the options' names collapsed, so that two runs' documents
+/// compare by shape.
+fn key_paths(v: &serde_json::Value, at: &str, out: &mut BTreeSet<String>) {
+    const NUMBERED: &[&str] = &[
+        "percentile",
+        "bins",
+        "latency_ns",
+        "latency_us",
+        "latency_ms",
+        "iodepth_level",
+        "iodepth_submit",
+        "iodepth_complete",
+    ];
+    match v {
+        serde_json::Value::Object(m) => {
+            let parent = at.rsplit('/').next().unwrap_or("");
+            for (k, x) in m {
+                let numbered = NUMBERED.contains(&parent) && k.chars().all(|c| c.is_ascii_digit() || ".>=".contains(c));
+                let key = if parent == "job options" || parent == "global options" {
+                    "OPTION"
+                } else if numbered {
+                    "N"
+                } else {
+                    k.as_str()
+                };
+                let path = format!("{at}/{key}");
+                key_paths(x, &path, out);
+                out.insert(path);
+            }
+        }
+        serde_json::Value::Array(a) => {
+            for x in a {
+                key_paths(x, &format!("{at}[]"), out);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// fio's json+ document and storlab fio's for the same jobs (tmpfs): every key path fio wrote
+/// is in storlab's — each direction's slat/clat/lat with percentiles and bins, the bw and iops
+/// samples' figures, trim, sync, CPU and getrusage's counts, the depth distributions, the
+/// latency target fields, the latency distribution.
+#[test]
+fn json_plus_has_every_key_path_fio_writes() {
+    let s = Scratch::new();
+    let data = s.data();
+    std::fs::create_dir_all(&data).unwrap();
+    let dir = format!("--directory={}", data.display());
+    let jobs: &[&[&str]] = &[
+        &[
+            "--name=mix",
+            "--rw=randrw",
+            "--bs=4k",
+            "--size=4m",
+            "--ioengine=psync",
+            "--runtime=1",
+            "--time_based",
+        ],
+        &[
+            "--name=aio",
+            "--rw=randread",
+            "--bs=4k",
+            "--size=4m",
+            "--ioengine=libaio",
+            "--iodepth=8",
+            "--runtime=1",
+            "--time_based",
+        ],
+        &[
+            "--name=etcd",
+            "--rw=write",
+            "--ioengine=sync",
+            "--fdatasync=1",
+            "--size=1m",
+            "--bs=2300",
+        ],
+        &[
+            "--name=pair",
+            "--rw=read",
+            "--bs=64k",
+            "--size=4m",
+            "--numjobs=2",
+            "--group_reporting",
+            "--ioengine=io_uring",
+            "--iodepth=4",
+        ],
+    ];
+    for job in jobs {
+        let mut args: Vec<&str> = job.to_vec();
+        args.push(&dir);
+        args.push("--output-format=json+");
+        let doc = |o: &Output| -> serde_json::Value {
+            let text = stdout(o);
+            serde_json::from_str(&text[text.find('{').expect("a document")..]).unwrap()
+        };
+        let fio = run("fio", &args, s.path(), &data, &s.db());
+        assert!(fio.status.success(), "fio {job:?}: {}", stderr(&fio));
+        let ours = run(bin(), &args, s.path(), &data, &s.db());
+        assert!(ours.status.success(), "storlab fio {job:?}: {}", stderr(&ours));
+        let (mut theirs, mut mine) = (BTreeSet::new(), BTreeSet::new());
+        key_paths(&doc(&fio), "", &mut theirs);
+        key_paths(&doc(&ours), "", &mut mine);
+        let missing: Vec<&String> = theirs.difference(&mine).collect();
+        assert!(
+            missing.is_empty(),
+            "{job:?}: key paths of fio's json+ that storlab's lacks: {missing:?}"
+        );
+    }
+}

@@ -78,7 +78,7 @@ fn direction(p: &Phase, write: bool, hist: Option<&Hist>, o: &FioJsonOptions, sy
     d.insert("short_ios".into(), json!(0));
     d.insert("drop_ios".into(), json!(0));
     if ops == 0 {
-        nothing_moved(&mut d, sync_engine);
+        nothing_moved(&mut d);
         return Value::Object(d);
     }
     if r.not_measured.contains(&storlab_model::result::Figure::Latency) {
@@ -111,17 +111,35 @@ fn direction(p: &Phase, write: bool, hist: Option<&Hist>, o: &FioJsonOptions, sy
     Value::Object(d)
 }
 
+/// fio's trim direction: storlab trims nothing, so fio's zeros are true.
+fn trim_nothing() -> Value {
+    let mut d = Map::new();
+    for k in [
+        "io_bytes",
+        "io_kbytes",
+        "bw_bytes",
+        "bw",
+        "runtime",
+        "total_ios",
+        "short_ios",
+        "drop_ios",
+    ] {
+        d.insert(k.into(), json!(0));
+    }
+    d.insert("iops".into(), json!(0.0));
+    nothing_moved(&mut d);
+    Value::Object(d)
+}
+
 /// A latency no I/O had: fio's object with N = 0.
 fn zero_latency() -> Value {
     json!({ "min": 0, "max": 0, "mean": 0.0, "stddev": 0.0, "N": 0 })
 }
 
 /// A direction that moved nothing: fio's zeros are true here.
-fn nothing_moved(d: &mut Map<String, Value>, sync_engine: bool) {
-    d.insert("lat_ns".into(), zero_latency());
-    if sync_engine {
-        d.insert("slat_ns".into(), zero_latency());
-        d.insert("clat_ns".into(), zero_latency());
+fn nothing_moved(d: &mut Map<String, Value>) {
+    for k in ["slat_ns", "clat_ns", "lat_ns"] {
+        d.insert(k.into(), zero_latency());
     }
     for k in ["bw_min", "bw_max", "bw_samples", "iops_samples"] {
         d.insert(k.into(), json!(0));
@@ -205,7 +223,8 @@ fn histogram_json(h: &Hist, o: &FioJsonOptions) -> Value {
 
 /// Bandwidth and IOPS over the phase's interval samples (fio's come from its own samples
 /// every 500 ms): a full interval each, the ramp and a last sliver left out. Without a full
-/// sample the figures are left out; one sample has no spread (0, as fio says).
+/// sample they are fio's zeros over no samples (the counts 0); one sample has no spread (0,
+/// as fio says).
 fn sample_figures(d: &mut Map<String, Value>, p: &Phase, write: bool) {
     let r = &p.result;
     // The phase's interval where it is known (a run shorter than one has no full sample);
@@ -228,6 +247,14 @@ fn sample_figures(d: &mut Map<String, Value>, p: &Phase, write: bool) {
         })
         .collect();
     if samples.is_empty() {
+        // No full sample (a run shorter than one interval): fio's figures over no samples,
+        // with `bw_samples` and `iops_samples` 0 saying so.
+        for k in ["bw_min", "bw_max", "bw_samples", "iops_min", "iops_max", "iops_samples"] {
+            d.insert(k.into(), json!(0));
+        }
+        for k in ["bw_agg", "bw_mean", "bw_dev", "iops_mean", "iops_stddev"] {
+            d.insert(k.into(), json!(0.0));
+        }
         return;
     }
     let bw: Vec<f64> = samples.iter().map(|s| s.0).collect();
@@ -483,10 +510,7 @@ fn job(p: &Phase, name: &str, group: u32, started: u64, o: &FioJsonOptions) -> V
     let [read, write] = direction_histograms(r);
     j.insert("read".into(), direction(p, false, read.as_ref(), o, sync_engine));
     j.insert("write".into(), direction(p, true, write.as_ref(), o, sync_engine));
-    j.insert(
-        "trim".into(),
-        json!({ "io_bytes": 0, "io_kbytes": 0, "bw_bytes": 0, "bw": 0, "iops": 0.0, "runtime": 0, "total_ios": 0, "short_ios": 0, "drop_ios": 0 }),
-    );
+    j.insert("trim".into(), trim_nothing());
     if let Some(sync) = sync_json(r, o) {
         j.insert("sync".into(), sync);
     }
