@@ -2396,9 +2396,10 @@ fn storlab_called_fio_answers_as_fio_does_version_stderr_and_exit_codes() {
     assert!(entries(&data).is_empty(), "files left: {:?}", entries(&data));
 }
 
-/// random_distribution=zipf:1.2, pareto:0.2 and normal:10 on a loop device, storlab fio beside fio: the
-/// most-read tenth of the blocks read takes the same share of the reads (within 2 points, as the
-/// kernel's block layer saw each request), far above what uniform offsets give.
+/// random_distribution=zipf:1.2, pareto:0.2, normal:10 and zoned_abs (60 % of the reads in
+/// the first 6 MiB, the rest in the next 26 MiB, none beyond) on a loop device, storlab fio
+/// beside fio: the most-read tenth of the blocks read takes the same share of the reads (within
+/// 2 points, as the kernel's block layer saw each request), far above what uniform offsets give.
 #[test]
 fn skewed_offsets_make_the_hot_blocks_fio_makes() {
     let s = Scratch::new();
@@ -2444,6 +2445,7 @@ fn skewed_offsets_make_the_hot_blocks_fio_makes() {
         ("zipf:1.2", 60.0),
         ("pareto:0.2", 40.0),
         ("normal:10", 15.0),
+        ("zoned_abs:60/6m:40/26m", 18.0),
         ("random", 0.0),
     ] {
         let file = job(dist);

@@ -240,6 +240,10 @@ pub(crate) fn file_set(plan: &PhasePlan, wf: &WorkerFile, worker_seed: u64) -> F
                     Distribution::Zoned(z) => z,
                     _ => &[],
                 })
+                .with_absolute_zones(match &st.distribution {
+                    Distribution::ZonedAbs(z) => z,
+                    _ => &[],
+                })
                 .with_skew(&st.distribution, worker_seed ^ 0x05CE_3D00 ^ (f as u64) << 40)
                 .with_random_map_if(st.random_map, worker_seed ^ 0x0005_EED0_F4A9 ^ (f as u64) << 40)
         })

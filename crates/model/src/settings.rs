@@ -17,7 +17,7 @@ use crate::values::{BackendKind, BlockSizes, DataPattern, FsyncPolicy};
 mod read;
 mod text;
 use read::*;
-pub use read::{read_distribution, read_memory_policy, read_steady, MAX_PATTERN};
+pub use read::{read_distribution, read_memory_policy, read_steady, read_zoned_abs, MAX_PATTERN};
 pub use text::SettingText;
 
 /// Whether a target rate is shared by all workers or applies to each.
@@ -92,6 +92,11 @@ pub enum Distribution {
     Uniform,
     /// Zones in order from the region's start: (percent of the I/Os, percent of the region).
     Zoned(Vec<(u8, u8)>),
+    /// Zones in order from the region's start with absolute sizes (fio's `zoned_abs`):
+    /// (percent of the I/Os, bytes); the zones may leave the region's end untouched and must
+    /// not pass it.
+    #[serde(rename = "zoned_abs")]
+    ZonedAbs(Vec<(u8, u64)>),
     /// Blocks ranked by a Zipf law of exponent theta (fio's `zipf:THETA`): the k-th most
     /// used block is hit in proportion to 1/k^theta; the ranks are scattered over the region.
     Zipf(f64),
@@ -559,7 +564,7 @@ settings! {
     think_blocks: u32 = "1", "N", "I/Os between pauses of `think` (fio's thinktime_blocks)", read_loops;
     ios: u64 | "no limit", "N", "each worker ends after this many I/Os (fio's number_ios)", read_ios;
     align: u64 | "the smallest block size", "SIZE", "random offsets are multiples of this (fio's blockalign)", read_size;
-    distribution: Distribution = "uniform", "DIST", "where random offsets fall: `uniform`; `zoned:A/R:B/S:…` — A % of the I/Os in the first R % of the region, then B % in the next S %, … (fio's random_distribution=zoned); `zipf:THETA`, `pareto:H` or `normal:DEV` — skewed over the region's blocks as fio draws them", read_distribution;
+    distribution: Distribution = "uniform", "DIST", "where random offsets fall: `uniform`; `zoned:A/R:B/S:…` — A % of the I/Os in the first R % of the region, then B % in the next S %, … (fio's random_distribution=zoned); `zoned_abs:A/SIZE:B/SIZE:…` — zones of absolute sizes from the region's start, the rest untouched (fio's zoned_abs); `zipf:THETA`, `pareto:H` or `normal:DEV` — skewed over the region's blocks as fio draws them", read_distribution;
     hole: u64 = "0", "SIZE", "a sequential phase leaves this many bytes out after each I/O (fio's `rw=write:N`)", read_size;
     strided: Strided | "none", "SIZE,SKIP[,RANGE]", "a sequential phase in strided zones: SIZE bytes in each zone of RANGE bytes (SIZE when not given), the next zone starting RANGE + SKIP bytes after the last (fio's zonemode=strided with zonesize, zoneskip, zonerange)", read_strided;
     fill: bool = "false", "BOOL", "a write goes on until the filesystem is full: without `size` each file takes the free space, and ENOSPC or EDQUOT ends the phase (not as an error); a read ends at the end of the file (fio's fill_device)", read_bool;

@@ -197,6 +197,20 @@ impl Access {
         self
     }
 
+    /// Draws random offsets from zones of absolute sizes: `(percent of the I/Os, bytes)` in
+    /// order from the region's start (fio's random_distribution=zoned_abs); what follows the
+    /// last zone is not touched. The zones fit the region (validation refuses them otherwise).
+    pub fn with_absolute_zones(mut self, zones: &[(u8, u64)]) -> Access {
+        let (mut io, mut at) = (0u32, self.start);
+        for (a, size) in zones {
+            io += *a as u32;
+            let end = (at + size).min(self.end);
+            self.zones.push((io, at, end));
+            at = end;
+        }
+        self
+    }
+
     /// Draws random offsets from a skewed law over the region's blocks of the smallest block
     /// size (fio's random_distribution=zipf, pareto, normal); `seed` shifts where the hot
     /// blocks lie. A uniform or zoned distribution leaves the generator as it is.
@@ -671,6 +685,32 @@ mod tests {
                 offs.iter().enumerate().all(|(i, o)| *o == i as u64 * 4096),
                 "{op:?}: {offs:?}"
             );
+        }
+    }
+
+    /// fio's zoned_abs: 60 % of the I/Os in the first 64 KiB, 40 % in the next 192 KiB, none
+    /// in the rest of the 1 MiB region.
+    #[test]
+    fn absolute_zones_take_their_shares_and_leave_the_rest_alone() {
+        let mut a = Access::new(PhaseKind::Randread, 0, 1 << 20, &BlockSizes::Fixed(4096), true, 100, 1)
+            .with_absolute_zones(&[(60, 64 << 10), (40, 192 << 10)]);
+        let mut rng = SmallRng::seed_from_u64(3);
+        let mut counts = [0u32; 3];
+        for _ in 0..20000 {
+            let (_, o, l) = a.next(&mut rng).unwrap();
+            assert_eq!(o % 4096, 0);
+            let z = if o + l <= 64 << 10 {
+                0
+            } else if o + l <= 256 << 10 {
+                1
+            } else {
+                2
+            };
+            counts[z] += 1;
+        }
+        assert_eq!(counts[2], 0, "nothing past the zones: {counts:?}");
+        for (c, want) in counts.iter().zip([12000.0, 8000.0]) {
+            assert!((*c as f64 - want).abs() < want * 0.05, "{counts:?}");
         }
     }
 

@@ -50,7 +50,7 @@ impl Skew {
             Distribution::Normal(dev) => Law::Normal {
                 spread: ((blocks as f64 * dev / 100.0) as u64).min(blocks / 2),
             },
-            Distribution::Uniform | Distribution::Zoned(_) => return None,
+            Distribution::Uniform | Distribution::Zoned(_) | Distribution::ZonedAbs(_) => return None,
         };
         Some(Skew {
             law,

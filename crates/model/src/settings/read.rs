@@ -299,13 +299,17 @@ fn read_skew(s: &str) -> Result<Option<Distribution>, String> {
 }
 
 /// `uniform`, `zoned:50/5:30/15:20/` (fio's spelling: a blank region share is what is left),
-/// `zipf:1.2`, `pareto:0.9` or `normal:10`.
+/// `zoned_abs:60/20g:30/100g:10/500g` (absolute zone sizes), `zipf:1.2`, `pareto:0.9` or
+/// `normal:10`.
 pub fn read_distribution(s: &str) -> Result<Distribution, String> {
     if s == "uniform" || s == "random" {
         return Ok(Distribution::Uniform);
     }
     if let Some(skew) = read_skew(s)? {
         return Ok(skew);
+    }
+    if let Some(zones) = s.strip_prefix("zoned_abs:") {
+        return read_zoned_abs(s, zones, read_size);
     }
     let Some(zones) = s.strip_prefix("zoned:") else {
         return Err(format!(
@@ -337,6 +341,38 @@ pub fn read_distribution(s: &str) -> Result<Distribution, String> {
         ));
     }
     Ok(Distribution::Zoned(out))
+}
+
+/// fio's zoned_abs zones, `IO%/SIZE:…`, the sizes read by `size` (storlab's units, or fio's
+/// rule where a fio job gives them): the I/O shares add up to 100 and no zone is empty.
+pub fn read_zoned_abs(
+    s: &str,
+    zones: &str,
+    size: impl Fn(&str) -> Result<u64, String>,
+) -> Result<Distribution, String> {
+    let mut out = Vec::new();
+    let mut io = 0u32;
+    for p in zones.split(':').filter(|p| !p.is_empty()) {
+        let (a, z) = p
+            .split_once('/')
+            .ok_or_else(|| format!("'{p}' in '{s}' is not IO%/SIZE"))?;
+        let a: u8 = a
+            .trim()
+            .parse()
+            .map_err(|_| format!("'{a}' in '{s}' is not a percentage"))?;
+        let z = size(z.trim()).map_err(|e| format!("'{z}' in '{s}': {e}"))?;
+        if z == 0 {
+            return Err(format!("'{p}' in '{s}': a zone of no bytes"));
+        }
+        io += a as u32;
+        out.push((a, z));
+    }
+    if io != 100 {
+        return Err(format!(
+            "'{s}': the zones' shares of the I/Os must add up to 100 (they add up to {io})"
+        ));
+    }
+    Ok(Distribution::ZonedAbs(out))
 }
 
 pub(super) fn read_flow_id(s: &str) -> Result<u32, String> {

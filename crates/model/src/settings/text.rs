@@ -107,6 +107,10 @@ impl SettingText for Distribution {
                 "zoned:{}",
                 z.iter().map(|(a, r)| format!("{a}/{r}")).collect::<Vec<_>>().join(":")
             ),
+            Distribution::ZonedAbs(z) => format!(
+                "zoned_abs:{}",
+                z.iter().map(|(a, b)| format!("{a}/{b}")).collect::<Vec<_>>().join(":")
+            ),
             Distribution::Zipf(theta) => format!("zipf:{theta}"),
             Distribution::Pareto(h) => format!("pareto:{h}"),
             Distribution::Normal(dev) => format!("normal:{dev}"),

@@ -38,7 +38,24 @@ pub(crate) const PHASE_RULES: &[Rule] = &[
     steady_state_needs_two_samples,
     batch_fits_the_depth,
     a_skew_draws_anew,
+    absolute_zones_fit_the_region,
 ];
+
+/// fio's zoned_abs zones lie within the region (fio stops a job whose zones pass the file's
+/// end: "zoned_abs sizes exceed file size").
+fn absolute_zones_fit_the_region(f: &PhaseFacts) -> Option<String> {
+    let storlab_model::settings::Distribution::ZonedAbs(z) = &f.e.distribution else {
+        return None;
+    };
+    let total: u64 = z.iter().map(|(_, b)| *b).sum();
+    (total > f.region).then(|| {
+        format!(
+            "the zones of distribution = \"zoned_abs:…\" add up to {}, more than the region of {}: make them fit, or the size larger",
+            Size(total),
+            Size(f.region)
+        )
+    })
+}
 
 /// A distribution other than uniform draws each offset anew: a random map, which visits every
 /// block once per pass, would undo it.
@@ -373,6 +390,13 @@ mod tests {
             MIB,
             false,
             "draws every offset anew",
+        ),
+        (
+            PhaseKind::Randread,
+            &[("distribution", "zoned_abs:60/512k:40/768k")],
+            MIB,
+            false,
+            "more than the region of 1MiB",
         ),
     ];
 

@@ -256,11 +256,14 @@ pub(crate) fn random(j: Opts, cx: &mut Conversion) -> Result<(), WorkloadError> 
         }
         match j.val("random_distribution") {
             None | Some("random") => set!(cx, "norandommap", random_map = map)?,
-            Some(d) if d.starts_with("zoned_abs:") => {
-                return Err(j.refuse(
-                    "random_distribution",
-                    "zoned_abs (zones of absolute sizes): storlab's zones are percentages of the region (zoned:A/R:…)",
-                ))
+            Some(d) if d.starts_with("zoned_abs:") || d.starts_with("zoned_abs=") => {
+                // fio's sizes (its kb_base rule) in zones of absolute size from the start; a
+                // non-uniform distribution draws without the random map, as fio's.
+                let zones = &d["zoned_abs:".len()..];
+                let kb = j.job.kb;
+                let dist = storlab_model::settings::read_zoned_abs(d, zones, |t| value::bytes(t, kb))
+                    .map_err(|e| j.refuse("random_distribution", e))?;
+                set!(cx, "random_distribution", random_map = false, distribution = dist)?;
             }
             Some(d) => {
                 // fio's spellings: zoned:…, zipf[:THETA], pareto[:H], normal[:DEV], gauss[:DEV],
