@@ -221,3 +221,74 @@ fn userspace_reap_reads_the_ring_without_a_system_call() {
         assert!((3000..=4500).contains(&ios), "{ios} reads at 4000 IOPS for 1 s");
     }
 }
+
+/// fsync=N, fdatasync=N, sync_file_range=FLAGS:N, end_fsync and fsync_on_close are the calls
+/// they name, as many as fio makes (strace counts both tools' calls on the job's file, on
+/// tmpfs: 16 writes of 4 KiB, a flush before the write after every 4th, none after the last;
+/// one at the end).
+#[test]
+fn each_flush_option_makes_the_call_fio_makes() {
+    let s = Scratch::new();
+    let work = s.path().join("work");
+    std::fs::create_dir_all(&work).unwrap();
+    let data = s.data();
+    let file = data.join("f.dat");
+    let filename = format!("--filename={}", file.display());
+    let name = file.to_str().unwrap().to_string();
+    let count = |program: &str, extra: &str| -> BTreeMap<String, usize> {
+        let trace = work.join("flush.txt");
+        let mut c = Command::new("strace");
+        c.args([
+            "-f",
+            "-qq",
+            "-y",
+            "-e",
+            "trace=fsync,fdatasync,sync_file_range,syncfs",
+            "-o",
+        ])
+        .arg(&trace)
+        .arg(program);
+        if program == bin() {
+            c.args(["fio", "--db", &s.db()]);
+        }
+        let out = c
+            .args([
+                "--name=f",
+                &filename,
+                "--rw=write",
+                "--bs=4k",
+                "--size=64k",
+                extra,
+                "--output-format=json",
+            ])
+            .current_dir(&work)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{program} {extra}: {}", stderr(&out));
+        let mut calls = BTreeMap::new();
+        for line in std::fs::read_to_string(&trace).unwrap().lines() {
+            if !line.contains(&name) {
+                continue;
+            }
+            for call in ["fsync", "fdatasync", "sync_file_range", "syncfs"] {
+                if line.contains(&format!(" {call}(")) || line.starts_with(&format!("{call}(")) {
+                    *calls.entry(call.to_string()).or_insert(0) += 1;
+                }
+            }
+        }
+        let _ = std::fs::remove_file(&file);
+        calls
+    };
+    for (extra, call, n) in [
+        ("--fsync=4", "fsync", 3),
+        ("--fdatasync=4", "fdatasync", 3),
+        ("--sync_file_range=write,wait_after:4", "sync_file_range", 3),
+        ("--end_fsync=1", "fsync", 1),
+        ("--fsync_on_close=1", "fsync", 1),
+    ] {
+        let theirs = count("fio", extra);
+        let ours = count(bin(), extra);
+        assert_eq!(theirs.get(call), Some(&n), "fio {extra}: {theirs:?}");
+        assert_eq!(ours, theirs, "{extra}: storlab's calls on the file against fio's");
+    }
+}

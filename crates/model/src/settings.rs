@@ -17,7 +17,7 @@ use crate::values::{BackendKind, BlockSizes, DataPattern, FsyncPolicy};
 mod read;
 mod text;
 use read::*;
-pub use read::{read_distribution, read_memory_policy, read_steady, read_zoned_abs, MAX_PATTERN};
+pub use read::{read_distribution, read_memory_policy, read_range_flags, read_steady, read_zoned_abs, MAX_PATTERN};
 pub use text::SettingText;
 
 /// Whether a target rate is shared by all workers or applies to each.
@@ -72,6 +72,15 @@ pub enum SyncCall {
     /// fdatasync(2): the data, and only the metadata needed to read it back (its size), as
     /// databases' logs (and etcd's disk check) flush.
     Fdatasync,
+    /// sync_file_range(2) over the file with these flags (SYNC_FILE_RANGE_WAIT_BEFORE 1,
+    /// _WRITE 2, _WAIT_AFTER 4; fio's sync_file_range): starts (and may wait for) the write
+    /// of the file's dirty pages, without the metadata or the device's cache.
+    SyncFileRange(u8),
+}
+
+impl SyncCall {
+    /// sync_file_range(2)'s flags by fio's names.
+    pub const RANGE_FLAGS: [(&'static str, u8); 3] = [("wait_before", 1), ("write", 2), ("wait_after", 4)];
 }
 
 /// How a target rate spaces its I/Os.
@@ -552,7 +561,7 @@ settings! {
     direct: bool = "false", "", "O_DIRECT: bypass the page cache", read_bool;
     sync: bool = "false", "", "O_SYNC: every write reaches stable storage before it completes", read_bool;
     fsync: FsyncPolicy = "none", "POLICY", "`none`; `end` (once, after the last write); or N: a flush before the I/O that follows every Nth write, as fio's fsync=N (none after the last write), timed apart from the writes", read_fsync;
-    sync_call: SyncCall = "fsync", "fsync|fdatasync", "the call a flush makes: `fsync` (data and metadata, fsync(2)) or `fdatasync` (data and only the metadata needed to read it, fdatasync(2); fio's fdatasync)", read_sync_call;
+    sync_call: SyncCall = "fsync", "fsync|fdatasync|sync_file_range:FLAGS", "the call a flush makes: `fsync` (data and metadata, fsync(2)), `fdatasync` (data and only the metadata needed to read it, fdatasync(2); fio's fdatasync) or `sync_file_range:write,wait_after` (sync_file_range(2) over the file with fio's flags wait_before, write, wait_after; fio's sync_file_range)", read_sync_call;
     fsync_timed: bool = "true", "BOOL", "the flush at the end counts in the phase's time (IOzone `-e`)", read_bool;
     close_timed: bool = "false", "BOOL", "closing the files counts in the phase's time (IOzone's `-c`; on NFS a close flushes)", read_bool;
     runtime: Duration | "one pass over each file", "DURATION", "time-based phase length (0: one pass)", read_runtime;

@@ -164,6 +164,9 @@ pub(super) fn fsync_fds(fds: &[RawFd], call: SyncCall) -> io::Result<()> {
             match call {
                 SyncCall::Fsync => libc::fsync(*fd),
                 SyncCall::Fdatasync => libc::fdatasync(*fd),
+                // The whole file (offset 0, length 0: to its end), whose dirty pages are the
+                // ones this worker wrote.
+                SyncCall::SyncFileRange(flags) => libc::sync_file_range(*fd, 0, 0, u32::from(flags)),
             }
         };
         if r != 0 {

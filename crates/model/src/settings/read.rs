@@ -251,8 +251,27 @@ pub(super) fn read_sync_call(s: &str) -> Result<SyncCall, String> {
     match s {
         "fsync" => Ok(SyncCall::Fsync),
         "fdatasync" => Ok(SyncCall::Fdatasync),
-        _ => Err(format!("'{s}' is not a flush call: expected fsync or fdatasync")),
+        _ => match s.strip_prefix("sync_file_range:") {
+            Some(flags) => read_range_flags(flags).map(SyncCall::SyncFileRange),
+            None => Err(format!(
+                "'{s}' is not a flush call: expected fsync, fdatasync or sync_file_range:FLAGS (FLAGS of wait_before, write, wait_after, joined by commas)"
+            )),
+        },
     }
+}
+
+/// sync_file_range's flags by fio's names, joined by commas (`write,wait_after`).
+pub fn read_range_flags(s: &str) -> Result<u8, String> {
+    let mut flags = 0;
+    for w in s.split(',').map(str::trim) {
+        let Some((_, bit)) = SyncCall::RANGE_FLAGS.iter().find(|(name, _)| *name == w) else {
+            return Err(format!(
+                "'{w}' is not a sync_file_range flag: expected wait_before, write or wait_after"
+            ));
+        };
+        flags |= bit;
+    }
+    Ok(flags)
 }
 
 pub(super) fn read_rate_process(s: &str) -> Result<RateProcess, String> {

@@ -99,6 +99,24 @@ impl SettingText for DataPattern {
     }
 }
 
+impl SettingText for SyncCall {
+    fn text(&self) -> String {
+        match self {
+            SyncCall::Fsync => "fsync".into(),
+            SyncCall::Fdatasync => "fdatasync".into(),
+            SyncCall::SyncFileRange(flags) => format!(
+                "sync_file_range:{}",
+                SyncCall::RANGE_FLAGS
+                    .iter()
+                    .filter(|(_, bit)| flags & bit != 0)
+                    .map(|(name, _)| *name)
+                    .collect::<Vec<_>>()
+                    .join(",")
+            ),
+        }
+    }
+}
+
 impl SettingText for Distribution {
     fn text(&self) -> String {
         match self {
@@ -236,7 +254,6 @@ words! {
     Fadvise { None => "none", Sequential => "sequential", Random => "random", Noreuse => "noreuse", Dontneed => "dontneed" }
     Fallocate { None => "none", Posix => "posix", Keep => "keep", Truncate => "truncate" }
     RateProcess { Linear => "linear", Poisson => "poisson" }
-    SyncCall { Fsync => "fsync", Fdatasync => "fdatasync" }
     ErrorsGoneOn { None => "none", Read => "read", Write => "write", Io => "io" }
     Share { Split => "split", Whole => "whole" }
     CpusPolicy { Shared => "shared", Split => "split" }

@@ -160,7 +160,7 @@ pub const OPTIONS: &[FioOption] = &[
     h("fsync", &[], Int),
     h("fdatasync", &[], Int),
     r("write_barrier", &[], Int, "write barriers: storlab flushes with fsync"),
-    r("sync_file_range", &[], Str, "sync_file_range(2) of the written range after writes: storlab flushes whole files with fsync or fdatasync"),
+    h("sync_file_range", &[], Str),
     h("direct", &[], Bool),
     r("atomic", &[], Bool, "atomic writes (RWF_ATOMIC): storlab writes without them"),
     h("buffered", &[], Bool),

@@ -26,6 +26,15 @@ pub(crate) fn flushes(j: Opts, cx: &mut Conversion) -> Result<(), WorkloadError>
             ),
         ));
     }
+    if let Some(v) = j.val("sync_file_range") {
+        if fsync > 0 || fdatasync > 0 {
+            return Err(j.refuse(
+                "sync_file_range",
+                "with fsync or fdatasync: storlab flushes with one call; keep one of them",
+            ));
+        }
+        return sync_file_range(j, cx, v);
+    }
     if fsync > 0 {
         return set!(cx, "fsync", fsync = FsyncPolicy::Every(fsync));
     }
@@ -57,6 +66,26 @@ pub(crate) fn flushes(j: Opts, cx: &mut Conversion) -> Result<(), WorkloadError>
         Some(k) if cx.kind.writes() => set!(cx, k, fsync = FsyncPolicy::End),
         _ => Ok(()),
     }
+}
+
+/// fio's sync_file_range=FLAGS:N: sync_file_range(2) with those flags before the write after
+/// every N writes (over the whole file: fio's covers the range written since its last call).
+fn sync_file_range(j: Opts, cx: &mut Conversion, v: &str) -> Result<(), WorkloadError> {
+    let (flags, n) = v.rsplit_once(':').unwrap_or((v, "1"));
+    let flags = storlab_model::settings::read_range_flags(flags).map_err(|e| j.refuse("sync_file_range", e))?;
+    let n: u32 = n.trim().parse().ok().filter(|n| *n > 0).ok_or_else(|| {
+        j.refuse(
+            "sync_file_range",
+            format!("'{n}' is not a number of writes: fio's form is FLAGS:N (write,wait_after:8)"),
+        )
+    })?;
+    cx.note("sync_file_range: storlab's call covers the whole file (fio's, the range written since its last call): the pages it writes are the same, this job's");
+    set!(
+        cx,
+        "sync_file_range",
+        fsync = FsyncPolicy::Every(n),
+        sync_call = SyncCall::SyncFileRange(flags)
+    )
 }
 
 /// The data written: zeros, or partly compressible. With verify_pattern (the row before) the

@@ -123,7 +123,14 @@ pub(crate) const HANDLERS: &[Handler] = &[
     row(&["thinktime", "thinktime_spin", "thinktime_blocks"], pace::think),
     row(&["number_ios"], pace::ios),
     row(
-        &["fsync", "fdatasync", "end_fsync", "fsync_on_close", "end_syncfs"],
+        &[
+            "fsync",
+            "fdatasync",
+            "sync_file_range",
+            "end_fsync",
+            "fsync_on_close",
+            "end_syncfs",
+        ],
         data::flushes,
     ),
     row(
