@@ -61,6 +61,7 @@ const SHAPES: &[(&str, &str)] = &[
         "     issued rwts: total=*,*,*,* short=*,*,*,* dropped=*,*,*,*",
     ),
     ("latency", "     latency   : target=*, window=*, percentile=*%, depth=*"),
+    ("steadystate", "  steadystate  : attained=*, bw=* (*), iops=*, * *=*"),
     ("group", "Run status group * (all jobs):"),
     ("group read", "   READ: bw=* (*), *-* (*-*), io=* (*), run=*-*msec"),
     ("group write", "  WRITE: bw=* (*), *-* (*-*), io=* (*), run=*-*msec"),
@@ -164,6 +165,19 @@ fn normal_output_has_every_line_fio_prints() {
                 "--fdatasync=1",
                 "--size=2m",
                 "--bs=2300",
+            ],
+        ),
+        (
+            "steady state judged, time based",
+            vec![
+                "--name=ss",
+                "--rw=randread",
+                "--bs=4k",
+                "--size=8m",
+                "--runtime=20",
+                "--time_based",
+                "--steadystate=iops:50%",
+                "--ss_dur=2s",
             ],
         ),
         (

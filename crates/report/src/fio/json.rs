@@ -656,7 +656,9 @@ fn steady_state(p: &Phase) -> Option<Value> {
         c.limit.to_string()
     };
     let mut ss = Map::new();
-    ss.insert("ss".into(), json!(c.name()));
+    // fio's form: the criterion, its limit and its unit ("iops_slope:0.100000%").
+    let pct = if c.percent { "%" } else { "" };
+    ss.insert("ss".into(), json!(format!("{}:{:.6}{pct}", c.name(), c.limit)));
     ss.insert("duration".into(), json!(pl.settings.steady_window.0 / 1_000_000_000));
     ss.insert("attained".into(), json!(u8::from(st.attained)));
     ss.insert("limit".into(), json!(limit));

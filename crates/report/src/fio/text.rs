@@ -152,7 +152,43 @@ fn job_block(j: &Value, pid: u32, when: &str) -> String {
     out += &latency_distribution(j);
     out += &sync_block(&j["sync"]);
     out += &usage_lines(j);
+    out += &steady_line(&j["steadystate"]);
     out
+}
+
+/// fio's `steadystate  :` line of a job that judged steady state: attained or not, the
+/// window's mean bandwidth and IOPS, and the criterion's last value.
+fn steady_line(ss: &Value) -> String {
+    let Some(kind) = ss["ss"].as_str() else {
+        return String::new();
+    };
+    let bw = (ss["data"]["bw_mean"].as_f64().unwrap_or(0.0) * 1024.0) as u64;
+    let iops = ss["data"]["iops_mean"].as_f64().unwrap_or(0.0) as u64;
+    let slope = kind.contains("_slope");
+    let value = ss[if slope { "slope" } else { "max_deviation" }]
+        .as_f64()
+        .unwrap_or(0.0);
+    let pct = if ss["criterion"].as_str().is_some_and(|c| c.ends_with('%')) {
+        "%"
+    } else {
+        ""
+    };
+    format!(
+        "  steadystate  : attained={}, bw={} ({}), iops={}, {}{}={value:.3}{pct}\n",
+        if ss["attained"].as_u64() == Some(1) {
+            "yes"
+        } else {
+            "no"
+        },
+        num2str(bw, SIG_FIGS, true, "B/s"),
+        // fio's own arithmetic here: the KiB/s figure written with decimal prefixes (its
+        // show_ss_normal divides by 1024 and then counts in thousands), so that the line reads
+        // as fio's does.
+        num2str(bw / 1024 * 1000, SIG_FIGS, false, "B/s"),
+        num2str(iops, SIG_FIGS, false, ""),
+        if kind.starts_with("iops") { "iops" } else { "bw" },
+        if slope { " slope" } else { " mean dev" },
+    )
 }
 
 /// A direction's lines: IOPS and BW, slat/clat/lat, clat percentiles, bw and iops samples.
