@@ -2406,7 +2406,7 @@ fn skewed_offsets_make_the_hot_blocks_fio_makes() {
     let dev = loop_device_with(&s.path().join("disk.img"), 64 << 20, true);
     // 16,384 reads of 4 KiB over the device's 16,384 blocks, as fio-genzipf counts them.
     let job = |dist: &str| -> PathBuf {
-        let p = s.path().join(format!("{}.fio", dist.replace(':', "-")));
+        let p = s.path().join(format!("{}.fio", dist.replace([':', '/'], "-")));
         std::fs::write(
             &p,
             format!(
