@@ -8,7 +8,7 @@ use storlab_units::Rate;
 
 use crate::plan::PhasePlan;
 use crate::result::*;
-use crate::stat::{encode_histogram, latency_of, new_histogram, Counters, SlatClat};
+use crate::stat::{encode_histogram, encode_if_any, latency_of, new_histogram, Counters, SlatClat};
 
 /// What one worker measured over its measured part.
 pub(crate) struct WorkerOutcome {
@@ -140,11 +140,7 @@ pub(crate) fn merge(
         latency_write: latency_of(&hist[1]),
         histogram: encode_histogram(&all),
         histograms_rw: [encode_histogram(&hist[0]), encode_histogram(&hist[1])],
-        histogram_sync: if sync_hist.is_empty() {
-            Vec::new()
-        } else {
-            encode_histogram(&sync_hist)
-        },
+        histogram_sync: encode_if_any(&sync_hist),
         histograms_slat,
         histograms_clat,
         io_depths: Some(io_depths),

@@ -75,6 +75,17 @@ pub fn encode_histogram(h: &Histogram<u64>) -> Vec<u8> {
     encoded
 }
 
+/// The histogram encoded, or nothing when it holds no value: the store keeps an empty column
+/// for what was never measured (the flushes of a phase that made none, a synchronous
+/// back-end's slat and clat), so that no reader takes it for a measured zero.
+pub fn encode_if_any(h: &Histogram<u64>) -> Vec<u8> {
+    if h.is_empty() {
+        Vec::new()
+    } else {
+        encode_histogram(h)
+    }
+}
+
 /// An asynchronous back-end's submission and completion latencies per direction (fio's slat:
 /// from the I/O's start to its submission; clat: from there to its completion), ns.
 pub(crate) struct SlatClat {
@@ -110,10 +121,9 @@ impl SlatClat {
     /// The encoded histograms, `([slat read, slat write], [clat read, clat write])`, each empty
     /// where none was recorded.
     pub(crate) fn encoded(&self) -> ([Vec<u8>; 2], [Vec<u8>; 2]) {
-        let enc = |h: &Histogram<u64>| if h.is_empty() { Vec::new() } else { encode_histogram(h) };
         (
-            [enc(&self.slat[0]), enc(&self.slat[1])],
-            [enc(&self.clat[0]), enc(&self.clat[1])],
+            [encode_if_any(&self.slat[0]), encode_if_any(&self.slat[1])],
+            [encode_if_any(&self.clat[0]), encode_if_any(&self.clat[1])],
         )
     }
 }

@@ -6,7 +6,7 @@ use hdrhistogram::serialization::Deserializer;
 use hdrhistogram::Histogram;
 
 use crate::result::{PhaseResult, Throughput, WorkerResult};
-use crate::stat::{encode_histogram, latency_of, new_histogram};
+use crate::stat::{encode_histogram, encode_if_any, latency_of, new_histogram};
 
 /// One rank's part, its times on rank 0's clock.
 #[derive(Debug, Clone)]
@@ -104,10 +104,9 @@ pub fn merge_ranks(parts: &[RankPart]) -> PhaseResult {
     m.latency_write = latency_of(&rw[1]);
     m.histogram = encode_histogram(&all);
     m.histograms_rw = [encode_histogram(&rw[0]), encode_histogram(&rw[1])];
-    let enc = |h: &Histogram<u64>| if h.is_empty() { Vec::new() } else { encode_histogram(h) };
-    m.histogram_sync = enc(&sync);
-    m.histograms_slat = [enc(&slat[0]), enc(&slat[1])];
-    m.histograms_clat = [enc(&clat[0]), enc(&clat[1])];
+    m.histogram_sync = encode_if_any(&sync);
+    m.histograms_slat = [encode_if_any(&slat[0]), encode_if_any(&slat[1])];
+    m.histograms_clat = [encode_if_any(&clat[0]), encode_if_any(&clat[1])];
     m
 }
 
