@@ -461,3 +461,90 @@ fn json_plus_has_every_key_path_fio_writes() {
         );
     }
 }
+
+/// The figures fio's JSON derives from storlab's stored counts, recomputed here from the stored
+/// run with this test's own arithmetic: the depth distributions (each bucket's share of the
+/// I/Os or of the calls, fio's 0.1 % floor for a bucket that holds any) and bw_agg (the mean
+/// sample bandwidth's share of the group's bytes over its longest runtime, at most 100).
+#[test]
+fn depth_shares_and_bw_agg_recompute_from_the_stored_counts() {
+    let s = Scratch::new();
+    let data = s.data();
+    std::fs::create_dir_all(&data).unwrap();
+    let dir = format!("--directory={}", data.display());
+    let out = s.storlab(&[
+        "fio",
+        "--name=q",
+        "--rw=randread",
+        "--bs=4k",
+        "--size=8m",
+        &dir,
+        "--ioengine=libaio",
+        "--iodepth=8",
+        "--iodepth_batch=3",
+        "--runtime=2",
+        "--time_based",
+        "--output-format=json",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let doc: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let job = &doc["jobs"][0];
+    let stored = s.json(&["results", "show", "1"]);
+    let r = &stored["phases"][0]["result"];
+    let counts = |k: &str| -> Vec<f64> {
+        r["io_depths"][k]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v.as_f64().unwrap())
+            .collect()
+    };
+    let ios = r["ops_read"].as_f64().unwrap();
+    for (key, stored_key, names, total) in [
+        (
+            "iodepth_level",
+            "depth",
+            ["1", "2", "4", "8", "16", "32", ">=64"],
+            Some(ios),
+        ),
+        (
+            "iodepth_submit",
+            "submit",
+            ["0", "4", "8", "16", "32", "64", ">=64"],
+            None,
+        ),
+        (
+            "iodepth_complete",
+            "complete",
+            ["0", "4", "8", "16", "32", "64", ">=64"],
+            None,
+        ),
+    ] {
+        let c = counts(stored_key);
+        let total = total.unwrap_or_else(|| c.iter().sum());
+        assert!(total > 0.0, "{key}: nothing counted");
+        for (n, name) in c.iter().zip(names) {
+            let mut want = n * 100.0 / total;
+            if *n > 0.0 && want < 0.1 {
+                want = 0.1;
+            }
+            let got = job[key][name].as_f64().unwrap();
+            assert!((got - want).abs() < 1e-9, "{key}[{name}]: {got} against {want}");
+        }
+    }
+    // With a submission batch of 3 at depth 8, the submissions carry 1 to 3 I/Os: fio's "4"
+    // bucket holds them all.
+    assert!(
+        job["iodepth_submit"]["4"].as_f64().unwrap() > 99.0,
+        "{}",
+        job["iodepth_submit"]
+    );
+    let read = &job["read"];
+    let agg_kib = (1000 * read["io_bytes"].as_u64().unwrap() / read["runtime"].as_u64().unwrap()) as f64 / 1024.0;
+    let want = (read["bw_mean"].as_f64().unwrap().trunc() * 100.0 / agg_kib).min(100.0);
+    assert!(
+        (read["bw_agg"].as_f64().unwrap() - want).abs() < 1e-9,
+        "bw_agg {} against {want}",
+        read["bw_agg"]
+    );
+}
