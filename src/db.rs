@@ -1,4 +1,4 @@
-//! `storlab db migrate | info | copy`: the results database itself.
+//! `storlab db migrate | info | check | copy`: the results database itself.
 
 use std::io::IsTerminal;
 
@@ -53,7 +53,10 @@ pub fn copy(from: &str, to: &str, json: bool) -> Result<u8> {
     if source == dest {
         return Err(usage(format!("--from and --to are the same database ({source})")));
     }
-    let from_store = open_existing(&DbArgs { db: Some(from.into()) })?;
+    let from_store = match source.file().filter(|f| f.extension().is_some_and(|x| x == "json")) {
+        Some(json) => Store::open_unstored(json).map_err(|e| usage(e.to_string()))?,
+        None => open_existing(&DbArgs { db: Some(from.into()) })?,
+    };
     let to_store = open_new(&DbArgs { db: Some(to.into()) })?;
     let watching = std::io::stderr().is_terminal() && !json;
     let report = from_store.copy_into(&to_store, |done, all| {
@@ -67,4 +70,44 @@ pub fn copy(from: &str, to: &str, json: bool) -> Result<u8> {
     let text = || format!("{}\n", report.summary(&from_store.target(), &to_store.target()));
     json_or_text(json, || &report, text)?;
     Ok(0)
+}
+
+/// `storlab db check`: a SQLite file's soundness, table by table; exit 1 when it is damaged.
+pub fn check(db: &DbArgs, json: bool) -> Result<u8> {
+    let target = DbTarget::named(db.db.as_deref(), dirs::data_dir()).map_err(usage)?;
+    let Some(path) = target.file() else {
+        return Err(usage(format!(
+            "{target} is a PostgreSQL server, which checks its own consistency; `db check` reads SQLite files"
+        )));
+    };
+    let found = storlab_store::check_file(path).map_err(|e| usage(e.to_string()))?;
+    let text = || {
+        let mut t = format!(
+            "file       {}\nintegrity  {}\n",
+            found.path,
+            found.integrity.join("\n           ")
+        );
+        for table in &found.tables {
+            let state = match &table.error {
+                None => format!("{} row(s), all readable", table.rows_read),
+                Some(e) => format!("DAMAGED after {} row(s): {e}", table.rows_read),
+            };
+            t += &format!("table      {:<24} {state}\n", table.name);
+        }
+        t += &if found.sound() {
+            "the file is sound\n".to_string()
+        } else {
+            format!(
+                "the file is damaged: storlab writes nothing into it. Copy what reads into a new file with\n  storlab db copy --from {} --to NEW.db\n",
+                found.path
+            )
+        };
+        t
+    };
+    json_or_text(
+        json,
+        || serde_json::json!({ "sound": found.sound(), "check": &found }),
+        text,
+    )?;
+    Ok(if found.sound() { 0 } else { 1 })
 }

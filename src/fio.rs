@@ -130,7 +130,7 @@ fn fio_exit(status: storlab_model::run::RunStatus) -> u8 {
 /// `fio: ` and the reason, and fio's exit code 1 for every refusal.
 pub fn main(args: Vec<String>) -> std::process::ExitCode {
     match fio(args) {
-        Ok(code) => std::process::ExitCode::from(code),
+        Ok(code) => std::process::ExitCode::from(crate::exit::settled(code)),
         Err(e) => {
             eprintln!("fio: {}", crate::error_text(&e));
             std::process::ExitCode::from(1)

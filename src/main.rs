@@ -42,8 +42,22 @@ pub mod exit {
     /// A qualification ended with a criterion neither passed nor failed (more repetitions, or
     /// a longer time, would be needed); 1 is a criterion failed, 0 every one passed.
     pub const UNDECIDED: u8 = 5;
+    /// Measured, not stored: the results database could not take the results (a file locked
+    /// past the wait, a full filesystem, a damaged file, a server away); they are in a spool
+    /// file, or were printed on stdout as JSON, and a message named it with the command that
+    /// brings them in.
+    pub const NOT_STORED: u8 = 6;
     /// A run was interrupted (Ctrl-C) and stored as aborted.
     pub const ABORTED: u8 = 130;
+
+    /// A command's exit code, once its results are where they will stay: one that succeeded
+    /// but whose results went elsewhere says so.
+    pub fn settled(code: u8) -> u8 {
+        match storlab_store::measured_not_stored() {
+            Some(_) if code == 0 => NOT_STORED,
+            _ => code,
+        }
+    }
 }
 
 /// A request the user can fix (an unknown run, a bad option): exit 2.
@@ -112,6 +126,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<u8> {
         Cmd::Db(d) => match d {
             DbCmd::Migrate { db, json } => db::migrate(&db, json),
             DbCmd::Info { db, json } => db::info(&db, json),
+            DbCmd::Check { db, json } => db::check(&db, json),
             DbCmd::Copy { from, to, json } => db::copy(&from, &to, json),
         },
         Cmd::Results(r) => match r {
@@ -149,7 +164,7 @@ fn main() -> ExitCode {
         return fio::main(args);
     }
     match dispatch(cli) {
-        Ok(code) => ExitCode::from(code),
+        Ok(code) => ExitCode::from(exit::settled(code)),
         Err(e) => {
             eprintln!("storlab: error: {}", error_text(&e));
             ExitCode::from(if is_usage(&e) { exit::USAGE } else { 1 })

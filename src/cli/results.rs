@@ -33,11 +33,22 @@ pub enum DbCmd {
         #[arg(long)]
         json: bool,
     },
+    /// Check a SQLite results file without writing to it: SQLite's integrity check, and for
+    /// each table whether every row reads. Exit 1 when the file is damaged; then `db copy
+    /// --from` it into a new file copies every run that reads whole.
+    Check {
+        #[command(flatten)]
+        db: DbArgs,
+        /// One JSON document on stdout.
+        #[arg(long)]
+        json: bool,
+    },
     /// Copy every run and study of one database into another. Runs keep their identity (a
     /// UUID): copying twice adds nothing, and a finished run replaces its unfinished record
     /// (a spool file after a lost server). Ids may differ between the two.
     Copy {
-        /// The database to copy from (a file, or a postgres:// URL).
+        /// The database to copy from (a file, or a postgres:// URL), or the JSON a command
+        /// printed of results no database took (FILE.json).
         #[arg(long, value_name = "FILE|URL")]
         from: String,
         /// The database to copy into (created when it is a new file).

@@ -368,7 +368,7 @@ pub struct RunDetail {
 }
 
 /// A run as it starts.
-#[derive(Debug, Clone, PartialEq, Serialize)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct NewRun {
     /// What produces it.
     pub kind: RunKind,
@@ -385,7 +385,7 @@ pub struct NewRun {
 }
 
 /// A run imported from another tool, ready to store whole.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ImportedRun {
     /// The run (kind `import`).
     pub run: NewRun,

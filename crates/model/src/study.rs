@@ -516,7 +516,7 @@ pub struct TaskSample {
 }
 
 /// A study to store.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct NewStudy {
     /// Kind and parameters.
     pub params: StudyParams,

@@ -5,7 +5,8 @@
 //! nothing — unless the destination holds it unfinished (`running` or `aborted`, as a server
 //! that went away mid-run leaves it) and the source holds it finished (a spool file), when the
 //! finished copy replaces it. Ids may differ between the two; study members follow their runs
-//! by UUID.
+//! by UUID. From a damaged SQLite file, every run that reads whole is copied and the others are
+//! named.
 
 use std::collections::HashMap;
 
@@ -33,16 +34,27 @@ pub struct CopyReport {
     pub studies_copied: usize,
     /// Studies the destination had already.
     pub studies_skipped: usize,
+    /// Runs of a damaged source that did not read whole, left out (their ids in the source).
+    pub runs_unreadable: Vec<i64>,
 }
 
 impl CopyReport {
     /// What the copy from `from` to `to` did, in a line.
     pub fn summary(&self, from: &crate::DbTarget, to: &crate::DbTarget) -> String {
-        format!(
+        let mut line = format!(
             "{from} → {to}: {} run(s) copied, {} unfinished run(s) replaced by their finished copy, {} already there; \
              {} study(ies) copied, {} already there",
             self.runs_copied, self.runs_replaced, self.runs_skipped, self.studies_copied, self.studies_skipped
-        )
+        );
+        if !self.runs_unreadable.is_empty() {
+            let ids: Vec<String> = self.runs_unreadable.iter().map(i64::to_string).collect();
+            line += &format!(
+                "; {} run(s) of the damaged source did not read whole and were left out: {}",
+                ids.len(),
+                ids.join(", ")
+            );
+        }
+        line
     }
 }
 
@@ -65,7 +77,11 @@ impl Store {
         let mut ids: HashMap<i64, i64> = HashMap::new();
         for (n, r) in runs.iter().enumerate() {
             progress(n, runs.len());
-            self.copy_run(dest, r, &mut ids, &mut report)?;
+            match self.copy_run(dest, r, &mut ids, &mut report) {
+                // What a damaged file still reads is copied; the rest is named.
+                Err(StoreError::Malformed { .. }) => report.runs_unreadable.push(r.i64(0)?),
+                other => other?,
+            }
         }
         progress(runs.len(), runs.len());
         self.copy_studies(dest, &ids, &mut report)?;

@@ -190,6 +190,11 @@ pub(crate) trait Conn: Send {
     fn lock_schema(&mut self) -> Result<()> {
         Ok(())
     }
+    /// How long a statement waits for a lock another process holds before it fails (SQLite;
+    /// a server queues its own).
+    fn wait_for_locks(&mut self, _: std::time::Duration) -> Result<()> {
+        Ok(())
+    }
     /// Which SQL this back-end speaks.
     fn dialect(&self) -> Dialect;
 }

@@ -9,7 +9,10 @@
 //! server is still away fails fast with `Lost`: what to do meanwhile (wait, keep samples, take
 //! no new work) is the caller's; see `Store::outage` for how long it has been.
 //!
-//! SQLite files do not go away; their errors pass through untouched.
+//! A SQLite file does not go away, but it can be held locked by another process or sit on a
+//! filesystem that fills (sqlite.rs says `Lost` then): it is treated the same way, except that
+//! trying again needs no new connection — the same one is used once it is time — and "back" is
+//! said at the first statement that works. A spool file (spool.rs) is never away.
 
 use std::time::{Duration, Instant};
 
@@ -38,10 +41,31 @@ impl Store {
     pub(crate) fn on_conn<T>(&self, f: impl FnOnce(&mut dyn Conn) -> Result<T>) -> Result<T> {
         self.heal()?;
         let r = f(self.conn.borrow_mut().as_mut());
-        if let Err(StoreError::Lost { reason, .. }) = &r {
-            self.went_away(reason);
+        match &r {
+            Err(StoreError::Lost { reason, .. }) => self.went_away(reason),
+            Ok(_) => self.back(),
+            Err(_) => {}
         }
         r
+    }
+
+    /// Says once that a database that was away works again (a SQLite file unlocked, or its
+    /// filesystem with room again), and forgets the outage.
+    fn back(&self) {
+        let since = self.health.borrow().away_since;
+        if let Some(since) = since {
+            eprintln!(
+                "storlab: the results database {} is back after {:.0} s",
+                self.target(),
+                since.elapsed().as_secs_f64()
+            );
+            self.healthy();
+        }
+    }
+
+    /// Forgets an outage (the results went to a spool file, which is never away).
+    pub(crate) fn healthy(&self) {
+        *self.health.borrow_mut() = Health::default();
     }
 
     /// How long the server has been away, when it is.
@@ -71,18 +95,16 @@ impl Store {
         let since = {
             let h = self.health.borrow();
             let Some(since) = h.away_since else { return Ok(()) };
-            if !matches!(*self.target.borrow(), DbTarget::Postgres(_)) {
-                // The results went to a spool file (spool.rs), which does not go away.
-                drop(h);
-                *self.health.borrow_mut() = Health::default();
-                return Ok(());
-            }
             if h.next_try.is_some_and(|t| Instant::now() < t) {
                 return Err(self.lost(&h.reason));
             }
             since
         };
         let DbTarget::Postgres(pg) = self.target() else {
+            // A SQLite file: its one connection is tried again as it is.
+            let mut h = self.health.borrow_mut();
+            h.pause = (h.pause * 2).clamp(FIRST_PAUSE, LONGEST_PAUSE);
+            h.next_try = Some(Instant::now() + h.pause);
             return Ok(());
         };
         match crate::pg::Postgres::connect(&pg) {

@@ -21,6 +21,7 @@
 #![deny(missing_docs)]
 
 mod challenges;
+mod check;
 mod clock;
 mod copy;
 mod db;
@@ -28,6 +29,7 @@ mod groups;
 mod health;
 mod monitors;
 mod pg;
+mod refuge;
 mod runs;
 mod scans;
 mod sched;
@@ -43,10 +45,12 @@ use std::path::{Path, PathBuf};
 use std::time::SystemTime;
 
 pub use challenges::{ReadOutcome, StoredChallenge};
+pub use check::{check_file, FileCheck, TableCheck};
 pub use clock::{ClockReading, StoredClockReading, TimeBase};
 pub use copy::CopyReport;
 pub use groups::GroupSpec;
 pub use monitors::{MonitorWindow, StoredMonitor, Sweep};
+pub use refuge::measured_not_stored;
 pub use runs::{normalize_time, RunFilter};
 pub use sched::{Grant, SchedEvent, SchedRunning, SchedServer};
 pub use spool::{spool_files, ImportStudy, AGENT_WINDOW, COMMAND_WINDOW};
@@ -101,12 +105,21 @@ pub enum StoreError {
         /// What the server said.
         reason: String,
     },
-    /// The connection to the server was lost.
-    #[error("lost the connection to the results database {target}: {reason}")]
+    /// The connection to the server was lost, or the SQLite file cannot be written now (locked
+    /// by another process, its filesystem full).
+    #[error("the results database {target} cannot be written now: {reason}")]
     Lost {
         /// The database, password masked.
         target: String,
         /// Why.
+        reason: String,
+    },
+    /// The SQLite file is damaged: storlab writes nothing into a file it cannot read.
+    #[error("the results database {path} is damaged ({reason}); nothing was written to it. See which tables are readable with `storlab db check --db {path}`, and copy what is readable into a new file with `storlab db copy --from {path} --to NEW.db`")]
+    Malformed {
+        /// The file.
+        path: String,
+        /// What SQLite said.
         reason: String,
     },
     /// A stored value is not of the type the schema says.
@@ -164,10 +177,10 @@ pub struct Store {
     conn: RefCell<Box<dyn db::Conn>>,
     /// Where the results go: the database opened, or the spool file after a lost server.
     target: RefCell<DbTarget>,
-    /// This process's writes, kept against PostgreSQL for a spool (spool.rs).
+    /// This process's writes, kept for a spool (spool.rs).
     journal: RefCell<Vec<write::Write>>,
     /// The database the results were meant for, once they go to a spool file.
-    spooled_from: RefCell<Option<String>>,
+    spooled_from: RefCell<Option<DbTarget>>,
     /// How long a lost server is waited for, and where the spool goes then (spool.rs).
     recovery: RefCell<spool::Recovery>,
     /// The schema version the database had before this open migrated it.
@@ -209,9 +222,11 @@ impl Store {
         };
         store.found_version = migrate_conn(store.conn.borrow_mut().as_mut(), &target.to_string())?;
         match store.reap_dead_runs(host) {
-            // A role that may only read still reads: marking another process's run as aborted
-            // is housekeeping, left to a role that may write.
+            // A role that may only read still reads, and a file another process holds locked
+            // (or on a full filesystem) still reads: marking another process's run as aborted
+            // is housekeeping, left to a later open that may write.
             Err(StoreError::Denied { .. }) => {}
+            Err(StoreError::Lost { .. }) if target.file().is_some() => store.healthy(),
             other => other?,
         }
         Ok(store)

@@ -78,7 +78,8 @@ impl Store {
                 // now: only a run still running is ended here.
                 self.abort_if_still_running(
                     id,
-                    "the storlab process ended without finishing the run (killed or crashed); finished phases are kept",
+                    "the storlab process ended without finishing the run here (killed or crashed, or the file could not be \
+                     written and its results went to a spool file: `storlab db info` lists them); finished phases are kept",
                 )?;
             }
         }

@@ -22,7 +22,6 @@ use storlab_model::study::NewStudy;
 
 use storlab_model::study::{Role, StudyParams};
 
-use crate::db::Dialect;
 use crate::write::Write;
 use crate::{new_uuid, now_rfc3339, DbTarget, Result, Store, StoreError};
 
@@ -49,77 +48,92 @@ fn env_window() -> Option<Duration> {
 #[derive(Debug, Clone)]
 pub(crate) struct Recovery {
     pub window: Duration,
-    pub spool_dir: PathBuf,
+    /// The spool's directory as the user set it (`STORLAB_SPOOL`, or [`Store::set_recovery`]);
+    /// None: the first of refuge.rs's places with room.
+    pub spool_dir: Option<PathBuf>,
     /// False for a process that rides outages out itself (an agent, the monitor): after the
     /// window the write fails with `Lost` instead of going to a spool file.
     pub spool: bool,
+    /// How long one statement waits for a SQLite lock another process holds.
+    pub lock_wait: Duration,
 }
 
 impl Recovery {
-    /// `STORLAB_DB_RETRY` (seconds, default 60) and `STORLAB_SPOOL` (default
-    /// `<data dir>/storlab/spool`).
+    /// `STORLAB_DB_RETRY` (seconds, default 60) and `STORLAB_SPOOL`.
     pub fn from_env() -> Recovery {
-        let window = env_window().unwrap_or(COMMAND_WINDOW);
-        let spool_dir = std::env::var_os("STORLAB_SPOOL").map(PathBuf::from).unwrap_or_else(|| {
-            dirs::data_dir()
-                .unwrap_or_else(|| PathBuf::from("."))
-                .join("storlab")
-                .join("spool")
-        });
         Recovery {
-            window,
-            spool_dir,
+            window: env_window().unwrap_or(COMMAND_WINDOW),
+            spool_dir: std::env::var_os("STORLAB_SPOOL")
+                .filter(|s| !s.is_empty())
+                .map(PathBuf::from),
             spool: true,
+            lock_wait: crate::sqlite::LOCK_WAIT,
+        }
+    }
+
+    /// The directories a spool file may go to, in order.
+    fn dirs(&self, db: &DbTarget) -> Vec<PathBuf> {
+        match &self.spool_dir {
+            Some(d) => vec![d.clone()],
+            None => crate::refuge::places(db.file()),
         }
     }
 }
 
-/// The spool files waiting in the spool directory (`STORLAB_SPOOL`, else
-/// `<data dir>/storlab/spool`), oldest first.
+/// The spool files waiting (`STORLAB_SPOOL`, else every place refuge.rs would put one), oldest
+/// first: the SQLite files, and the JSON of results no file could take.
 pub fn spool_files() -> Vec<PathBuf> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(Recovery::from_env().spool_dir)
-        .into_iter()
-        .flatten()
-        .flatten()
+    let dirs = Recovery::from_env().dirs(&DbTarget::Sqlite(PathBuf::new()));
+    let mut files: Vec<PathBuf> = (dirs.iter())
+        .flat_map(|d| std::fs::read_dir(d).into_iter().flatten().flatten())
         .map(|e| e.path())
         .filter(|p| p.extension().is_some_and(|x| x == "db"))
         .collect();
-    files.sort();
+    files.sort_by(|a, b| a.file_name().cmp(&b.file_name()));
+    files.dedup();
     files
 }
 
 impl Store {
-    /// Applies a write in one transaction; against PostgreSQL, with the retry and spool above.
+    /// Applies a write in one transaction. A database that cannot take it now (a PostgreSQL
+    /// server away, a SQLite file locked or on a full filesystem) is waited for within the
+    /// window, then the process's results go to a spool file; a damaged SQLite file takes
+    /// nothing more, and they go to a spool file at once.
     fn write(&self, mut w: Write) -> Result<Vec<i64>> {
-        let first = self.tx(|c| w.apply(c));
-        let made = match first {
-            Err(StoreError::Lost { target, reason }) if self.is_postgres() => self.recover(&w, target, reason)?,
+        let spools = self.recovery.borrow().spool;
+        let made = match self.tx(|c| w.apply(c)) {
+            Err(StoreError::Lost { target, reason }) => self.recover(&w, target, reason)?,
+            Err(StoreError::Malformed { path, reason }) if spools => self.spool(&w, &path, &reason)?,
             other => other?,
         };
-        if self.is_postgres() {
+        if spools {
             w.keep_ids(&made);
             self.journal.borrow_mut().push(w);
         }
         Ok(made)
     }
 
-    fn is_postgres(&self) -> bool {
-        self.conn.borrow().dialect() == Dialect::Postgres
-    }
-
-    /// The server went away during `w`: reconnects until the retry window closes (applying `w`
-    /// unless it had committed), else spools.
+    /// The database went away during `w`: tries again until the retry window closes (applying
+    /// `w` unless it had committed), else spools.
     fn recover(&self, w: &Write, target: String, reason: String) -> Result<Vec<i64>> {
-        // health.rs said that the server is away, and connects again at each use once it is
+        // health.rs said that the database is away, and tries it again at each use once it is
         // time; this waits for that within the window.
-        let deadline = Instant::now() + self.recovery.borrow().window;
+        let (window, lock_wait) = (self.recovery.borrow().window, self.recovery.borrow().lock_wait);
+        let deadline = Instant::now() + window;
         let mut last = reason;
         while Instant::now() < deadline {
             std::thread::sleep(Duration::from_millis(100).min(deadline.saturating_duration_since(Instant::now())));
+            // A SQLite lock is waited for no longer than the window has left.
+            let left = deadline.saturating_duration_since(Instant::now());
+            let _ = self
+                .conn
+                .borrow_mut()
+                .wait_for_locks(lock_wait.min(left).max(Duration::from_millis(1)));
             let attempt = self.tx(|c| match w.committed(c)? {
                 Some(made) => Ok(made),
                 None => w.apply(c),
             });
+            let _ = self.conn.borrow_mut().wait_for_locks(lock_wait);
             match attempt {
                 Ok(made) => return Ok(made),
                 Err(StoreError::Lost { reason, .. }) => last = reason,
@@ -132,39 +146,61 @@ impl Store {
         self.spool(w, &target, &last)
     }
 
-    /// Replays the journal and `w` into a new spool file and makes it this store's database.
+    /// Replays the journal and `w` into a new spool file — the first place that takes it —
+    /// and makes it this store's database; when none does, into memory, printed as JSON on
+    /// stdout when the store is dropped (refuge.rs).
     fn spool(&self, w: &Write, target: &str, reason: &str) -> Result<Vec<i64>> {
-        let dir = self.recovery.borrow().spool_dir.clone();
+        let origin = self.target();
+        let dirs = self.recovery.borrow().dirs(&origin);
+        let writes: Vec<Write> = self
+            .journal
+            .borrow()
+            .iter()
+            .chain(std::iter::once(w))
+            .cloned()
+            .collect();
         let stamp = now_rfc3339().replace(':', "");
-        let file = dir.join(format!("{stamp}-{}.db", std::process::id()));
-        let mut spool = crate::sqlite::Sqlite::open(&file)?;
-        crate::migrate_conn(&mut spool, &file.display().to_string())?;
-        let made = crate::db::transaction(&mut spool, |c| {
-            for earlier in self.journal.borrow().iter() {
-                earlier.apply(c)?;
+        let name = format!("{stamp}-{}.db", std::process::id());
+        let (conn, made, place) = crate::refuge::take(&dirs, &name, &writes)?;
+        *self.conn.borrow_mut() = conn;
+        self.healthy();
+        let bring_in = match &place {
+            Some(file) => {
+                *self.target.borrow_mut() = DbTarget::Sqlite(file.clone());
+                format!(
+                    "storlab: the results database {target} could not be written ({reason}); this process's results \
+                     are kept in {} and nothing is lost. Bring them in when it can be written again with:\n  \
+                     storlab db copy --from {} --to '{target}'",
+                    file.display(),
+                    file.display()
+                )
             }
-            w.apply(c)
-        })?;
-        *self.conn.borrow_mut() = Box::new(spool);
-        *self.target.borrow_mut() = DbTarget::Sqlite(file.clone());
-        eprintln!(
-            "storlab: the results database {target} did not come back ({reason}); this process's results are kept in \
-             {} and nothing is lost. When the server is back, copy them in with:\n  storlab db copy --from {} --to '{target}'",
-            file.display(),
-            file.display()
-        );
-        *self.spooled_from.borrow_mut() = Some(target.to_string());
+            None => {
+                *self.target.borrow_mut() = DbTarget::Sqlite(PathBuf::from(crate::refuge::SHOWN_IN_MEMORY));
+                format!(
+                    "storlab: the results database {target} could not be written ({reason}), nor a spool file in \
+                     any of {}; this process's results will be printed on stdout as one JSON document when it \
+                     ends. Save it to a file and bring it in with:\n  storlab db copy --from FILE.json --to '{target}'",
+                    dirs.iter()
+                        .map(|d| d.display().to_string())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                )
+            }
+        };
+        eprintln!("{bring_in}");
+        crate::refuge::note_not_stored(&bring_in);
+        *self.spooled_from.borrow_mut() = Some(origin);
         Ok(made)
     }
 
     /// Sets how long a lost server is waited for and where the spool file goes then (instead of
     /// `STORLAB_DB_RETRY` and `STORLAB_SPOOL`).
     pub fn set_recovery(&mut self, window: Duration, spool_dir: PathBuf) {
-        *self.recovery.borrow_mut() = Recovery {
-            window,
-            spool_dir,
-            spool: true,
-        };
+        let mut r = self.recovery.borrow_mut();
+        r.window = window;
+        r.spool_dir = Some(spool_dir);
+        r.spool = true;
     }
 
     /// For a process that runs for days and rides a server's outages out itself (an agent, the
@@ -186,7 +222,7 @@ impl Store {
 
     /// The database the results were meant for, when they went to a spool file instead.
     pub fn spooled_from(&self) -> Option<String> {
-        self.spooled_from.borrow().clone()
+        self.spooled_from.borrow().as_ref().map(|t| t.to_string())
     }
 
     /// Records a run that starts now; returns its id.
@@ -281,16 +317,17 @@ impl Store {
     }
 
     /// Ends a run another process left `running` when that process is gone, unless the run has
-    /// ended meanwhile (its process finished it between our look and this write).
+    /// ended meanwhile (its process finished it between our look and this write). Housekeeping,
+    /// not a result: written once, outside the journal, never spooled.
     pub(crate) fn abort_if_still_running(&self, run_id: i64, detail: &str) -> Result<()> {
-        self.write(Write::Finish {
+        let w = Write::Finish {
             run_id,
             status: RunStatus::Aborted,
             detail: Some(detail.to_string()),
             at: now_rfc3339(),
             only_if_running: true,
-        })
-        .map(|_| ())
+        };
+        self.tx(|c| w.apply(c)).map(|_| ())
     }
 
     /// Stores a scan's report in one transaction.
@@ -318,7 +355,7 @@ impl Store {
 /// A study of runs being imported (the cells of an IOzone matrix), stored with them in one
 /// transaction; its members are named by their place in the import's runs, since the runs
 /// have no ids yet.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ImportStudy {
     /// What the study is.
     pub params: StudyParams,

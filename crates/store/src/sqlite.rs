@@ -32,8 +32,50 @@ fn val(v: ValueRef) -> Val {
     }
 }
 
+/// How long a statement waits for a lock another process holds (a writer's transaction, a
+/// backup) before SQLite answers "database is locked".
+pub(crate) const LOCK_WAIT: std::time::Duration = std::time::Duration::from_secs(10);
+
 /// A SQLite database.
-pub(crate) struct Sqlite(pub Connection);
+pub(crate) struct Sqlite {
+    conn: Connection,
+    /// The file, as messages name it.
+    path: String,
+}
+
+/// SQLite's answer as the store's error. A file another process holds locked, or whose
+/// filesystem is full, cannot be written *now*: the store treats that as it treats a
+/// PostgreSQL server that went away (`Lost`: waited for within a window, then spooled;
+/// spool.rs). A damaged file is `Malformed`, named with what to do next.
+pub(crate) fn classify(e: rusqlite::Error, path: &str) -> StoreError {
+    use rusqlite::ErrorCode as C;
+    let Some(code) = e.sqlite_error_code() else {
+        return StoreError::Sql(e);
+    };
+    let why = match code {
+        C::DatabaseBusy | C::DatabaseLocked => "another process holds the file locked",
+        C::DiskFull => "the filesystem holding it is full",
+        C::DatabaseCorrupt => {
+            return StoreError::Malformed {
+                path: path.to_string(),
+                reason: e.to_string(),
+            }
+        }
+        C::NotADatabase => {
+            return StoreError::Open {
+                path: path.to_string(),
+                reason: format!(
+                    "it is not a SQLite database ({e}); storlab leaves it as it is: give --db a results file, or the path of a new one"
+                ),
+            }
+        }
+        _ => return StoreError::Sql(e),
+    };
+    StoreError::Lost {
+        target: path.to_string(),
+        reason: format!("{e}: {why}"),
+    }
+}
 
 impl Sqlite {
     /// Opens (creating it and its directory if needed) the file at `path`.
@@ -44,12 +86,20 @@ impl Sqlite {
                 source: e,
             })?;
         }
-        let open_err = |e: rusqlite::Error| StoreError::Open {
-            path: path.display().to_string(),
-            reason: e.to_string(),
+        let shown = path.display().to_string();
+        let open_err = |e: rusqlite::Error| match classify(e, &shown) {
+            e @ (StoreError::Malformed { .. } | StoreError::Open { .. }) => e,
+            StoreError::Lost { reason, .. } => StoreError::Open {
+                path: shown.clone(),
+                reason,
+            },
+            other => StoreError::Open {
+                path: shown.clone(),
+                reason: other.to_string(),
+            },
         };
         let conn = Connection::open(path).map_err(open_err)?;
-        conn.busy_timeout(std::time::Duration::from_secs(10))?;
+        conn.busy_timeout(LOCK_WAIT).map_err(open_err)?;
         // Switching a new file to WAL needs it alone, and SQLite answers "database is locked"
         // at once rather than through the busy timeout while another process opens it too (a
         // fleet's agents starting together): asked again for as long as the timeout.
@@ -65,31 +115,39 @@ impl Sqlite {
                 Err(e) => return Err(open_err(e)),
             }
         }
-        conn.pragma_update(None, "synchronous", "NORMAL")?;
-        conn.pragma_update(None, "foreign_keys", "ON")?;
-        Ok(Sqlite(conn))
+        conn.pragma_update(None, "synchronous", "NORMAL").map_err(open_err)?;
+        conn.pragma_update(None, "foreign_keys", "ON").map_err(open_err)?;
+        Ok(Sqlite { conn, path: shown })
+    }
+}
+
+impl Sqlite {
+    /// `f` on the connection, SQLite's errors classified (above).
+    fn on<T>(&mut self, f: impl FnOnce(&mut Connection) -> rusqlite::Result<T>) -> Result<T> {
+        f(&mut self.conn).map_err(|e| classify(e, &self.path))
     }
 }
 
 impl Conn for Sqlite {
     fn exec(&mut self, sql: &str, params: &[Val]) -> Result<u64> {
-        let mut stmt = self.0.prepare_cached(sql)?;
-        Ok(stmt.execute(rusqlite::params_from_iter(params))? as u64)
+        self.on(|c| Ok(c.prepare_cached(sql)?.execute(rusqlite::params_from_iter(params))? as u64))
     }
 
     fn query(&mut self, sql: &str, params: &[Val]) -> Result<Vec<Row>> {
-        let mut stmt = self.0.prepare_cached(sql)?;
-        let n = stmt.column_count();
-        let rows = stmt.query_map(rusqlite::params_from_iter(params), |r| {
-            Ok(Row((0..n)
-                .map(|i| r.get_ref(i).map(val))
-                .collect::<rusqlite::Result<_>>()?))
-        })?;
-        Ok(rows.collect::<rusqlite::Result<_>>()?)
+        self.on(|c| {
+            let mut stmt = c.prepare_cached(sql)?;
+            let n = stmt.column_count();
+            let rows = stmt.query_map(rusqlite::params_from_iter(params), |r| {
+                Ok(Row((0..n)
+                    .map(|i| r.get_ref(i).map(val))
+                    .collect::<rusqlite::Result<_>>()?))
+            })?;
+            rows.collect::<rusqlite::Result<_>>()
+        })
     }
 
     fn batch(&mut self, sql: &str) -> Result<()> {
-        Ok(self.0.execute_batch(sql)?)
+        self.on(|c| c.execute_batch(sql))
     }
 
     fn bulk(&mut self, table: &str, columns: &[&str], rows: &mut dyn Iterator<Item = Vec<Val>>) -> Result<()> {
@@ -101,19 +159,25 @@ impl Conn for Sqlite {
             columns.join(", "),
             marks.join(", ")
         );
-        let mut stmt = self.0.prepare_cached(&sql)?;
-        for row in rows {
-            stmt.execute(rusqlite::params_from_iter(&row))?;
-        }
-        Ok(())
+        self.on(|c| {
+            let mut stmt = c.prepare_cached(&sql)?;
+            for row in rows {
+                stmt.execute(rusqlite::params_from_iter(&row))?;
+            }
+            Ok(())
+        })
     }
 
     fn schema_version(&mut self) -> Result<i64> {
-        Ok(self.0.query_row("PRAGMA user_version", [], |r| r.get(0))?)
+        self.on(|c| c.query_row("PRAGMA user_version", [], |r| r.get(0)))
     }
 
     fn set_schema_version(&mut self, v: i64) -> Result<()> {
-        Ok(self.0.pragma_update(None, "user_version", v)?)
+        self.on(|c| c.pragma_update(None, "user_version", v))
+    }
+
+    fn wait_for_locks(&mut self, d: std::time::Duration) -> Result<()> {
+        self.on(|c| c.busy_timeout(d))
     }
 
     fn dialect(&self) -> Dialect {

@@ -396,7 +396,7 @@ pub(crate) fn insert_study(
 
 /// One write of a run, an import, a scan or a study, with every value it stores (its
 /// timestamps and UUIDs taken when it was made, so that applying it again writes the same).
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub(crate) enum Write {
     /// A run starts.
     BeginRun {
