@@ -229,9 +229,18 @@ pub fn scan(args: ScanArgs) -> Result<u8> {
     let mut store: Store = open_new(&args.output.db)?;
     // The earlier scan is found before the walk, so that a wrong --against costs nothing.
     let earlier = match &args.walk.against {
-        Some(a) => Some(store.earlier_scan(a, &opts)?),
+        Some(a) => store.earlier_scan(a, &opts)?,
         None => None,
     };
+    if args.walk.against.is_some() && earlier.is_none() {
+        // `last` with none yet: the first of a series (README's own example, run once).
+        eprintln!(
+            "storlab: --against last: no earlier scan of {} grouped by {} in {}; this scan is the first, and the next --against last compares with it",
+            list_paths(&opts.roots),
+            opts.group_by.name(),
+            store.target()
+        );
+    }
     let report = storlab_scan::scan(&opts).map_err(|e| usage(e.to_string()))?;
     let run_id = storlab_session::store_scan(&mut store, &opts, &report, &args.tags, &command_line())?;
     let growth = earlier.map(|(id, when, before)| storlab_model::scan::growth(&before, &report, id, &when));

@@ -1251,6 +1251,16 @@ fn the_table_equals_its_recomputation_from_the_raw_samples_at_a_short_interval()
         assert_eq!(cells[2], format!("{:.3}", want[1] / 1e6), "{name} MIN: {line}");
         assert_eq!(cells[3], format!("{:.3}", want[2] / 1e6), "{name} AVG: {line}");
     }
+    // A window past the data (hours 2 to 26 of a challenge of seconds) is refused, naming the
+    // span there is, not answered with a table of zeros.
+    let out = s.storlab(&["challenge", "stats", &id.to_string(), "--from", "2", "--to", "26"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("--from 2 --to 26: no sample of challenge"),
+        "{}",
+        stderr(&out)
+    );
+    assert!(stderr(&out).contains("its samples are 0.."), "{}", stderr(&out));
     for d in &dirs {
         nothing_left(d);
     }

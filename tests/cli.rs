@@ -344,6 +344,19 @@ fn bad_input_is_refused_clearly() {
     );
     std::fs::write(&job, "blocksize = \"4k\"\n").unwrap();
     refused(&s, &["run", job.to_str().unwrap(), "--target", t], &["blocksize", "bs"]);
+    // A size off the block names the multiples either side (10 MB = 10,000,000 bytes).
+    refused(
+        &s,
+        &["run", "--target", t, "--phase", "write", "--size", "10MB"],
+        &["not a multiple of bs 4KiB", "such as 9764KiB or 9768KiB"],
+    );
+    // --db naming a directory names a file that would do.
+    let dir = s.path().to_str().unwrap().to_string();
+    refused(
+        &s,
+        &["run", "--target", t, "--phase", "read", "--db", &dir],
+        &["--db names the directory", "results.db"],
+    );
 }
 
 #[test]

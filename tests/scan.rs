@@ -744,10 +744,6 @@ fn against_an_earlier_scan_shows_each_rows_growth() {
             vec!["scan", t, "--against", &first["run_id"].to_string()],
             "grouped the same way",
         ),
-        (
-            vec!["scan", t, "--group-by", "user", "--against", "last"],
-            "no earlier scan",
-        ),
         (vec!["scan", t, "--against", "999"], "no run 999"),
         (vec!["scan", t, "--against", "yesterday"], "expected a run id or last"),
     ] {
@@ -756,4 +752,12 @@ fn against_an_earlier_scan_shows_each_rows_growth() {
         assert!(stderr(&out).contains(needle), "{args:?}: {}", stderr(&out));
     }
     assert_eq!(s.run_count().unwrap(), before);
+    // `last` with no earlier scan of these PATHs grouped so: the first of a series, said so.
+    let out = s.storlab(&["scan", t, "--group-by", "user", "--against", "last", "--json"]);
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    assert!(stderr(&out).contains("no earlier scan"), "{}", stderr(&out));
+    assert!(stderr(&out).contains("this scan is the first"), "{}", stderr(&out));
+    let v: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert!(v["growth"].is_null(), "{v}");
+    assert_eq!(s.run_count().unwrap(), before + 1);
 }

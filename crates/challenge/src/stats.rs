@@ -90,7 +90,30 @@ pub fn of_challenge(
     let window = Window::asked(ask).map_err(input)?;
     let all = store.challenge_samples(c.id, c.spec.pools.len())?;
     let all = of_hosts(all, &ask.hosts).map_err(|e| input(format!("{e} in challenge {}", c.id)))?;
-    Ok(compute(&all, &c.spec, window, &ask.pools))
+    let stats = compute(&all, &c.spec, window, &ask.pools);
+    if window != Window::All && stats.first > stats.last {
+        let whole = compute(&all, &c.spec, Window::All, &[]);
+        return Err(input(format!(
+            "{}: no sample of challenge {} lies in that window; its samples are 0..{} ({:.4} hours from the start): ask within those",
+            asked_text(ask),
+            c.id,
+            whole.last,
+            whole.hours
+        )));
+    }
+    Ok(stats)
+}
+
+/// The window as the user asked it, for messages.
+fn asked_text(ask: &Ask) -> String {
+    match (&ask.samples, ask.from, ask.to) {
+        (Some(s), _, _) => format!("--samples {s}"),
+        (None, f, t) => [f.map(|f| format!("--from {f}")), t.map(|t| format!("--to {t}"))]
+            .into_iter()
+            .flatten()
+            .collect::<Vec<_>>()
+            .join(" "),
+    }
 }
 
 /// The samples of `hosts` (empty: all); an agent is `HOST/PID`, so a host's name takes all its

@@ -222,11 +222,10 @@ pub(crate) fn transaction<T>(c: &mut dyn Conn, f: impl FnOnce(&mut dyn Conn) -> 
         Dialect::Sqlite => "BEGIN IMMEDIATE",
         Dialect::Postgres => "BEGIN",
     })?;
-    match f(c) {
-        Ok(v) => {
-            c.batch("COMMIT")?;
-            Ok(v)
-        }
+    // A commit that fails (SQLite's filesystem full as it writes the log) may leave the
+    // transaction open: it is rolled back, so that the write can be tried again whole.
+    match f(c).and_then(|v| c.batch("COMMIT").map(|()| v)) {
+        Ok(v) => Ok(v),
         Err(e) => {
             let _ = c.batch("ROLLBACK");
             Err(e)

@@ -166,7 +166,15 @@ impl DbTarget {
             (None, Ok(d)) if !d.is_empty() => (d, "STORLAB_DB"),
             _ => return Ok(DbTarget::Sqlite(default_path(data_dir))),
         };
-        DbTarget::parse(&given).map_err(|e| format!("{from}: {e}"))
+        let target = DbTarget::parse(&given).map_err(|e| format!("{from}: {e}"))?;
+        match target.file() {
+            Some(dir) if dir.is_dir() => Err(format!(
+                "{from} names the directory {}: give a file, such as {}",
+                dir.display(),
+                dir.join("results.db").display()
+            )),
+            _ => Ok(target),
+        }
     }
 }
 

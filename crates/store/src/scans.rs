@@ -29,8 +29,9 @@ impl Store {
     /// The earlier scan `storlab scan --against` names (`against`: a run id, or `last`), to be
     /// found before the walk: its run id, when it ran, and its report. It must be a scan of the
     /// same PATHs grouped the same way as `opts`, so that rows match; `last` is the newest such
-    /// scan. Anything else is refused as [`StoreError::Request`], saying why.
-    pub fn earlier_scan(&self, against: &str, opts: &ScanOptions) -> Result<(i64, String, Report)> {
+    /// scan, and None when there is none yet (the first of a series of scans). Anything else is
+    /// refused as [`StoreError::Request`], saying why.
+    pub fn earlier_scan(&self, against: &str, opts: &ScanOptions) -> Result<Option<(i64, String, Report)>> {
         let refused = |why: String| StoreError::Request(why);
         let same = |r: &Report| r.options.roots == opts.roots && r.options.group_by == opts.group_by;
         let candidates: Vec<i64> = if against == "last" {
@@ -57,7 +58,7 @@ impl Store {
                 )));
             };
             if same(&report) {
-                return Ok((id, run.run.started_at.clone(), report));
+                return Ok(Some((id, run.run.started_at.clone(), report)));
             }
             if against != "last" {
                 return Err(refused(format!(
@@ -69,11 +70,6 @@ impl Store {
                 )));
             }
         }
-        Err(refused(format!(
-            "--against last: no earlier scan of {} grouped by {} in {}",
-            list_paths(&opts.roots),
-            opts.group_by.name(),
-            self.target()
-        )))
+        Ok(None)
     }
 }

@@ -103,12 +103,32 @@ fn sequential_passes_end_on_a_block(f: &PhaseFacts) -> Option<String> {
         None => f.region.is_multiple_of(b),
     };
     match f.e.bs {
-        BlockSizes::Fixed(b) if passes && !ends_on_a_block(b) => Some(format!(
-            "the file size {} is not a multiple of bs {}: the last block would be partial; choose a size that is",
-            Size(f.region),
-            Size(b)
-        )),
+        BlockSizes::Fixed(b) if passes && !ends_on_a_block(b) => {
+            // The size to change: io_size when it is the one off the block, else the file's.
+            let (what, off) = match f.e.io_size {
+                Some(io) if !io.is_multiple_of(b) => ("io_size", io),
+                _ => ("the file size", f.region),
+            };
+            Some(format!(
+                "{what} {} is not a multiple of bs {}: the last block would be partial; choose a multiple of {}, such as {}",
+                Size(off),
+                Size(b),
+                Size(b),
+                nearest_multiples(off, b)
+            ))
+        }
         _ => None,
+    }
+}
+
+/// The multiples of `b` either side of `n` (which is not one), as a size would be written.
+fn nearest_multiples(n: u64, b: u64) -> String {
+    let below = n / b * b;
+    let above = below + b;
+    if below == 0 {
+        Size(above).to_string()
+    } else {
+        format!("{} or {}", Size(below), Size(above))
     }
 }
 
