@@ -344,6 +344,13 @@ fn bad_input_is_refused_clearly() {
     );
     std::fs::write(&job, "blocksize = \"4k\"\n").unwrap();
     refused(&s, &["run", job.to_str().unwrap(), "--target", t], &["blocksize", "bs"]);
+    // A mistyped key: its line and the key meant.
+    std::fs::write(&job, "threads = 2\nbz = \"4k\"\nphase = [\"read\"]\n").unwrap();
+    refused(
+        &s,
+        &["run", job.to_str().unwrap(), "--target", t],
+        &["bad.toml:2: key bz", "did you mean 'bs'?"],
+    );
     // A size off the block names the multiples either side (10 MB = 10,000,000 bytes).
     refused(
         &s,

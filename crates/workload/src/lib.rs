@@ -314,6 +314,17 @@ fn read_tasks(
     Ok(out)
 }
 
+/// The line (from 1) where a job file's top-level `key = …` is written, for messages.
+fn key_line(text: &str, key: &str) -> Option<usize> {
+    text.lines()
+        .position(|l| {
+            let l = l.trim_start();
+            let rest = l.strip_prefix(key).or_else(|| l.strip_prefix(&format!("\"{key}\"")));
+            rest.is_some_and(|r| r.trim_start().starts_with('='))
+        })
+        .map(|i| i + 1)
+}
+
 impl Job {
     /// Parses a job file's text; `path` names it in messages.
     pub fn parse(text: &str, path: &str) -> Result<Job, WorkloadError> {
@@ -323,7 +334,10 @@ impl Job {
             ..Default::default()
         };
         for (key, value) in &table {
-            let origin = format!("{path}: key {key}");
+            let origin = match key_line(text, key) {
+                Some(line) => format!("{path}:{line}: key {key}"),
+                None => format!("{path}: key {key}"),
+            };
             match key.as_str() {
                 "name" => {
                     job.name = Some(

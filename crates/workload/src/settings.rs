@@ -15,16 +15,29 @@ fn refusal(e: SettingError, origin: &str) -> WorkloadError {
         SettingError::Invalid(m) => WorkloadError::invalid(origin, m),
         SettingError::Unknown(k) => {
             let keys: Vec<&str> = SETTINGS.iter().map(|s| s.key).collect();
+            let near = closest(&k, JOB_KEYS.iter().chain(&keys).copied())
+                .map(|c| format!(" (did you mean '{c}'?)"))
+                .unwrap_or_default();
             WorkloadError::invalid(
                 origin,
                 format!(
-                    "unknown key '{k}': expected one of {}, {}",
+                    "unknown key '{k}'{near}: the keys are {}, {}",
                     JOB_KEYS.join(", "),
                     keys.join(", ")
                 ),
             )
         }
     }
+}
+
+/// Of `known`, the name nearest `name` within two edits (strsim's Levenshtein distance), for a
+/// "did you mean".
+pub fn closest<'a>(name: &str, known: impl Iterator<Item = &'a str>) -> Option<&'a str> {
+    known
+        .map(|n| (strsim::levenshtein(name, n), n))
+        .filter(|(d, _)| *d <= 2)
+        .min()
+        .map(|(_, n)| n)
 }
 
 /// Applies one key (or flag, with '-' for '_') given as text; `origin` says where it came from.

@@ -395,27 +395,12 @@ pub fn find(name: &str) -> Option<&'static FioOption> {
 
 /// The known option closest to `name`, for "did you mean": fio's suggestion, by edit distance.
 pub fn closest(name: &str) -> Option<&'static str> {
-    fn distance(a: &str, b: &str) -> usize {
-        let b: Vec<char> = b.chars().collect();
-        let mut row: Vec<usize> = (0..=b.len()).collect();
-        for (i, ca) in a.chars().enumerate() {
-            let mut prev = row[0];
-            row[0] = i + 1;
-            for (j, cb) in b.iter().enumerate() {
-                let cur = row[j + 1];
-                row[j + 1] = (prev + usize::from(ca != *cb)).min(row[j] + 1).min(row[j + 1] + 1);
-                prev = cur;
-            }
-        }
-        row[b.len()]
-    }
-    OPTIONS
-        .iter()
-        .flat_map(|o| std::iter::once(o.name).chain(o.aliases.iter().copied()))
-        .map(|n| (distance(name, n), n))
-        .filter(|(d, _)| *d <= 2)
-        .min()
-        .map(|(_, n)| n)
+    crate::settings::closest(
+        name,
+        OPTIONS
+            .iter()
+            .flat_map(|o| std::iter::once(o.name).chain(o.aliases.iter().copied())),
+    )
 }
 
 #[cfg(test)]
