@@ -18,7 +18,7 @@ use crate::running::{code_of, Measuring};
 pub fn fio(args: Vec<String>) -> Result<u8> {
     let c = FioCommand::parse(&args)?;
     if c.help {
-        println!("{}", storlab_workload::fio::cli::HELP);
+        println!("{}", storlab_workload::fio::cli::help());
         return Ok(0);
     }
     if c.version {

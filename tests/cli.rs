@@ -1217,3 +1217,46 @@ fn parse_only_of_a_fio_job_prints_the_flags_laid_over() {
     assert_eq!(a["job"]["phases"], b["job"]["phases"]);
     assert_eq!(a["toml"].as_str(), Some(text.as_str()));
 }
+
+/// `storlab fio --help` lists the fio options storlab takes, from their one table, under what
+/// storlab does with each (as `storlab --help` says it does).
+#[test]
+fn fio_help_lists_fios_options_by_what_storlab_does_with_them() {
+    let out = Command::new(bin()).args(["fio", "--help"]).output().unwrap();
+    assert!(out.status.success());
+    let text = stdout(&out);
+    let section = |title: &str| -> Vec<String> {
+        let start = text.find(title).unwrap_or_else(|| panic!("no '{title}' in {text}"));
+        let body = &text[start..];
+        let body = &body[body.find('\n').unwrap() + 1..];
+        let end = body.find("\n\n").unwrap_or(body.len());
+        body[..end].split_whitespace().map(String::from).collect()
+    };
+    let honoured = section("fio's options storlab honours");
+    let noted = section("accepted with a note");
+    let refused = section("refused, each naming why");
+    for o in [
+        "rw",
+        "bs",
+        "iodepth",
+        "ioengine",
+        "random_distribution",
+        "fdatasync",
+        "write_bw_log",
+    ] {
+        assert!(honoured.iter().any(|n| n == o), "{o} honoured: {honoured:?}");
+    }
+    assert!(noted.iter().any(|n| n == "description"), "{noted:?}");
+    assert!(refused.iter().any(|n| n == "read_iolog"), "{refused:?}");
+    // Each section's count is the number of names under it.
+    for (title, names) in [("honours", &honoured), ("note", &noted), ("refused", &refused)] {
+        let line = text.lines().find(|l| l.contains(title) && l.ends_with("):")).unwrap();
+        let count: usize = line.rsplit('(').next().unwrap().trim_end_matches("):").parse().unwrap();
+        assert_eq!(count, names.len(), "{line}");
+    }
+    let storlab_help = stdout(&Command::new(bin()).arg("--help").output().unwrap());
+    assert!(
+        storlab_help.contains("`--help` lists fio's flags storlab takes"),
+        "{storlab_help}"
+    );
+}

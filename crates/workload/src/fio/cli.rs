@@ -32,6 +32,39 @@ pub const HELP: &str = "storlab fio: fio's command line on storlab's engine.
     (how storlab took the job, on stderr; it is always in the stored run and --parse-only), -q
   docs/run.md (\"fio's command line\") says what each fio option does on storlab.";
 
+/// `storlab fio --help` whole: [`HELP`], then fio's options storlab takes, from their one
+/// table (options.rs): those it honours, those it accepts with a note, those it refuses.
+pub fn help() -> String {
+    use super::options::{Does, OPTIONS};
+    let list = |title: &str, keep: &dyn Fn(&Does) -> bool| {
+        let names: Vec<&str> = OPTIONS.iter().filter(|o| keep(&o.does)).map(|o| o.name).collect();
+        let mut text = format!("\n{title} ({}):\n", names.len());
+        let mut line = String::from("   ");
+        for n in names {
+            if line.len() + n.len() + 1 > 96 {
+                text += &line;
+                text.push('\n');
+                line = String::from("   ");
+            }
+            line.push(' ');
+            line += n;
+        }
+        text + &line + "\n"
+    };
+    HELP.to_string()
+        + &list("fio's options storlab honours, with fio's effect on the I/O", &|d| {
+            matches!(d, Does::Honour)
+        })
+        + &list(
+            "accepted with a note (they change nothing storlab measures; --storlab-notes says each)",
+            &|d| matches!(d, Does::Note(_)),
+        )
+        + &list(
+            "refused, each naming why (running without it would measure something else)",
+            &|d| matches!(d, Does::Refuse(_)),
+        )
+}
+
 /// A format `--output-format` names.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum OutputFormat {
