@@ -288,11 +288,12 @@ pub fn import(a: &ImportArgs) -> Result<u8> {
     }
     let (origin, pieces) = a.what.parse_file().map_err(usage)?;
     let mut store = open_new(&out.db)?;
-    let ids = store_pieces(&mut store, &origin.path, &pieces)?;
+    let done = store_pieces(&mut store, &origin.path, &pieces)?;
+    let ids = done.stored;
     if out.json {
         println!(
             "{}",
-            serde_json::json!({ "imported": ids, "formats": formats(&pieces) })
+            serde_json::json!({ "imported": ids, "already_stored": done.already, "formats": formats(&pieces) })
         );
         return Ok(0);
     }
@@ -302,11 +303,12 @@ pub fn import(a: &ImportArgs) -> Result<u8> {
         .collect::<Result<_, _>>()?;
     print!("{}", storlab_report::runs::imported_table(&stored).to_text());
     eprintln!(
-        "storlab: imported {} run(s) from {} ({}) into {}",
+        "storlab: imported {} run(s) from {} ({}) into {}{}",
         ids.len(),
         file.display(),
         formats(&pieces).join(", "),
-        store.target()
+        store.target(),
+        storlab_import::record::skipped(&done.already)
     );
     Ok(0)
 }

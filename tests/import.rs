@@ -532,13 +532,35 @@ fn a_directory_imports_file_by_file_and_names_what_it_could_not() {
     assert!(stderr(&out).contains("2 file(s) not imported"), "{}", stderr(&out));
     assert_eq!(s.run_count().unwrap(), 12);
 
-    // --json: a record per file.
+    // --json: a record per file; what is stored already (by content) is skipped and said.
     let out = s.storlab(&["results", "import", dir.join("old").to_str().unwrap(), "--json"]);
     assert_eq!(out.status.code(), Some(1));
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(v["not_imported"], 1);
-    assert_eq!(v["imported"].as_array().unwrap().len(), 1);
+    assert_eq!(v["imported"].as_array().unwrap().len(), 0);
+    assert_eq!(v["already_stored"].as_array().unwrap().len(), 1);
     assert_eq!(v["files"].as_array().unwrap().len(), 2);
+
+    // The whole directory again, under another host name: nothing stored twice.
+    let out = s.storlab(&["results", "import", dir.to_str().unwrap(), "--host", "elsewhere"]);
+    let o = stdout(&out);
+    let again = |name: &str| {
+        o.lines()
+            .find(|l| l.starts_with(&dir.join(name).display().to_string()))
+            .unwrap_or_else(|| panic!("no line for {name}: {o}"))
+            .to_string()
+    };
+    assert!(again("fio-two-json.json").contains("already stored (runs "), "{o}");
+    assert!(again("iozone-auto.txt").contains("already stored"), "{o}");
+    assert!(stderr(&out).contains("imported 0 run(s)"), "{}", stderr(&out));
+    assert!(stderr(&out).contains("12 already stored"), "{}", stderr(&out));
+    assert_eq!(s.run_count().unwrap(), 12);
+    // A file changed since is new content: imported.
+    let mut text = std::fs::read_to_string(dir.join("old/mdtest.txt")).unwrap();
+    text = text.replacen("mdtest", "mdtest ", 1);
+    std::fs::write(dir.join("old/mdtest.txt"), text).unwrap();
+    let v = s.json(&["results", "import", dir.join("old/mdtest.txt").to_str().unwrap()]);
+    assert_eq!(v["imported"].as_array().unwrap().len(), 1, "{v}");
 }
 
 #[test]

@@ -4,7 +4,7 @@
 use std::path::{Path, PathBuf};
 
 use storlab_model::study::{ImportParams, Role, StudyParams};
-use storlab_store::{ImportStudy, Store, StoreError};
+use storlab_store::{ImportStudy, Imported, Store, StoreError};
 
 use crate::{parse, Origin, Piece};
 
@@ -34,7 +34,7 @@ pub fn formats(pieces: &[Piece]) -> Vec<&'static str> {
 /// Stores what one file (`path`) held, its runs and each IOzone matrix's cells kept together
 /// as a study, in one transaction: all of it or nothing. Returns the runs' ids in the pieces'
 /// order.
-pub fn store_pieces(store: &mut Store, path: &str, pieces: &[Piece]) -> Result<Vec<i64>, StoreError> {
+pub fn store_pieces(store: &mut Store, path: &str, pieces: &[Piece]) -> Result<Imported, StoreError> {
     let runs: Vec<_> = pieces.iter().flat_map(|p| p.runs.iter().cloned()).collect();
     let mut studies = Vec::new();
     let mut at = 0;
@@ -135,12 +135,14 @@ impl ImportFlags {
 /// What became of one file.
 #[derive(Debug)]
 pub enum Outcome {
-    /// Stored: the formats found and the runs' ids.
+    /// Read: the formats found, the runs stored and those the database held already.
     Imported {
         /// The formats, each once, in order.
         formats: Vec<&'static str>,
         /// The runs stored.
         ids: Vec<i64>,
+        /// The runs the database held already (the same content imported before), skipped.
+        already: Vec<i64>,
     },
     /// Not stored, and why (not readable, not text, damaged, nobody's output).
     NotImported(String),
@@ -152,12 +154,25 @@ pub enum Outcome {
 pub fn import_file(store: &mut Store, file: &Path, origin: &Origin) -> Result<Outcome, StoreError> {
     let parsed = read_text(file).and_then(|text| parse(origin, &text).map_err(|e| e.what));
     Ok(match parsed {
-        Ok(pieces) => Outcome::Imported {
-            ids: store_pieces(store, &origin.path, &pieces)?,
-            formats: formats(&pieces),
-        },
+        Ok(pieces) => {
+            let done = store_pieces(store, &origin.path, &pieces)?;
+            Outcome::Imported {
+                ids: done.stored,
+                already: done.already,
+                formats: formats(&pieces),
+            }
+        }
         Err(why) => Outcome::NotImported(why),
     })
+}
+
+/// "; 2 already stored (runs 4–5), skipped", or nothing.
+pub fn skipped(already: &[i64]) -> String {
+    if already.is_empty() {
+        String::new()
+    } else {
+        format!("; {} already stored ({}), skipped", already.len(), id_list(already))
+    }
 }
 
 /// Run ids as a reader takes them: "run 3", "runs 3–7" (a range without gaps) or "runs 3, 5".
@@ -177,11 +192,17 @@ impl Outcome {
     /// The line `results import DIR` prints for the file at `path`.
     pub fn line(&self, path: &str) -> String {
         match self {
-            Outcome::Imported { formats, ids } => format!(
-                "{path}: imported {} run(s) from {} ({})",
+            Outcome::Imported { formats, ids, already } if ids.is_empty() => format!(
+                "{path}: already stored ({}, {}): skipped",
+                id_list(already),
+                formats.join(", ")
+            ),
+            Outcome::Imported { formats, ids, already } => format!(
+                "{path}: imported {} run(s) from {} ({}){}",
                 ids.len(),
                 formats.join(", "),
-                id_list(ids)
+                id_list(ids),
+                skipped(already)
             ),
             Outcome::NotImported(why) => format!("{path}: not imported: {why}"),
         }
@@ -190,8 +211,8 @@ impl Outcome {
     /// The file at `path` in `results import DIR --json`'s document.
     pub fn document(&self, path: &str) -> serde_json::Value {
         match self {
-            Outcome::Imported { formats, ids } => {
-                serde_json::json!({ "file": path, "formats": formats, "imported": ids })
+            Outcome::Imported { formats, ids, already } => {
+                serde_json::json!({ "file": path, "formats": formats, "imported": ids, "already_stored": already })
             }
             Outcome::NotImported(why) => serde_json::json!({ "file": path, "error": why }),
         }
@@ -218,10 +239,21 @@ impl DirImport {
             .collect()
     }
 
+    /// Every run the database held already, skipped.
+    pub fn already(&self) -> Vec<i64> {
+        self.files
+            .iter()
+            .flat_map(|(_, o)| match o {
+                Outcome::Imported { already, .. } => already.clone(),
+                Outcome::NotImported(_) => Vec::new(),
+            })
+            .collect()
+    }
+
     /// `results import DIR --json`: each file, every run stored, how many files were not.
     pub fn document(&self) -> serde_json::Value {
         let files: Vec<serde_json::Value> = self.files.iter().map(|(p, o)| o.document(p)).collect();
-        serde_json::json!({ "files": files, "imported": self.ids(), "not_imported": self.failed() })
+        serde_json::json!({ "files": files, "imported": self.ids(), "already_stored": self.already(), "not_imported": self.failed() })
     }
 
     /// The line that ends `results import DIR`: the runs stored from how many files of all, into
@@ -234,10 +266,11 @@ impl DirImport {
             String::new()
         };
         format!(
-            "storlab: imported {} run(s) from {} of {all} file(s) in {} into {target}{not}",
+            "storlab: imported {} run(s) from {} of {all} file(s) in {} into {target}{}{not}",
             self.ids().len(),
             all - failed,
-            dir.display()
+            dir.display(),
+            skipped(&self.already())
         )
     }
 

@@ -53,7 +53,7 @@ pub use monitors::{MonitorWindow, StoredMonitor, Sweep};
 pub use refuge::measured_not_stored;
 pub use runs::{normalize_time, RunFilter};
 pub use sched::{Grant, SchedEvent, SchedRunning, SchedServer};
-pub use spool::{spool_files, ImportStudy, AGENT_WINDOW, COMMAND_WINDOW};
+pub use spool::{spool_files, ImportStudy, Imported, AGENT_WINDOW, COMMAND_WINDOW};
 pub use target::{mask_command_line, DbTarget, PgTarget, SslMode};
 
 /// What went wrong with the database.

@@ -275,8 +275,11 @@ impl Store {
 
     /// Stores runs imported from another tool, each with its environment and phases, and the
     /// studies they make (an IOzone matrix's cells), all in one transaction: either every run
-    /// and study is stored or none is. Returns the runs' ids.
-    pub fn import_runs(&mut self, runs: &[ImportedRun], studies: &[ImportStudy]) -> Result<Vec<i64>> {
+    /// and study is stored or none is. A run's identity comes from its content (see
+    /// [`import_uuid`]): a run the database holds already — the same file imported again — is
+    /// skipped and said, as `db copy` skips a run it holds; a study is stored when all its runs
+    /// are new.
+    pub fn import_runs(&mut self, runs: &[ImportedRun], studies: &[ImportStudy]) -> Result<Imported> {
         for s in studies {
             if let Some((i, _)) = s.members.iter().find(|(i, _)| *i >= runs.len()) {
                 return Err(StoreError::Request(format!(
@@ -285,12 +288,46 @@ impl Store {
                 )));
             }
         }
-        self.write(Write::Import {
+        let uuids: Vec<String> = (runs.iter().enumerate())
+            .map(|(i, r)| import_uuid(i, r))
+            .collect::<Result<_>>()?;
+        let mut done = Imported::default();
+        // Each run's new place among those stored, None when the database holds it.
+        let mut place = Vec::with_capacity(runs.len());
+        let mut fresh = Vec::new();
+        for (i, uuid) in uuids.iter().enumerate() {
+            match crate::db::one(self.query("SELECT id FROM runs WHERE uuid = ?1", crate::db::vals![uuid])?) {
+                Some(row) => {
+                    done.already.push(row.i64(0)?);
+                    place.push(None);
+                }
+                None => {
+                    place.push(Some(fresh.len()));
+                    fresh.push(i);
+                }
+            }
+        }
+        if fresh.is_empty() {
+            return Ok(done);
+        }
+        let whole = |s: &&ImportStudy| s.members.iter().all(|(i, _)| place[*i].is_some());
+        let studies: Vec<ImportStudy> = (studies.iter().filter(whole))
+            .map(|s| ImportStudy {
+                params: s.params.clone(),
+                members: s
+                    .members
+                    .iter()
+                    .map(|(i, r)| (place[*i].unwrap_or(0), r.clone()))
+                    .collect(),
+            })
+            .collect();
+        done.stored = self.write(Write::Import {
             ids: Vec::new(),
-            uuids: runs.iter().map(|_| new_uuid()).collect(),
-            runs: runs.to_vec(),
-            studies: studies.iter().map(|s| (new_uuid(), now_rfc3339(), s.clone())).collect(),
-        })
+            uuids: fresh.iter().map(|i| uuids[*i].clone()).collect(),
+            runs: fresh.iter().map(|i| runs[*i].clone()).collect(),
+            studies: studies.into_iter().map(|s| (new_uuid(), now_rfc3339(), s)).collect(),
+        })?;
+        Ok(done)
     }
 
     /// Records an event of a run.
@@ -350,6 +387,25 @@ impl Store {
         })?;
         Ok(made[0])
     }
+}
+
+/// What an import stored, and what the database held already.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Imported {
+    /// The ids of the runs stored now.
+    pub stored: Vec<i64>,
+    /// The ids of the runs the database held already (the same content imported before).
+    pub already: Vec<i64>,
+}
+
+/// An imported run's identity, from what it measured: a UUID (version 5) of its place in the
+/// import and its content — when it ran, its job and its phases' figures — but not the host or
+/// tags the import gave it, so that the same file imported again (under another --host too)
+/// is known as the same runs.
+fn import_uuid(index: usize, r: &ImportedRun) -> Result<String> {
+    let content = serde_json::to_string(&(&r.started_at, &r.run.job_name, &r.run.job, &r.phases))?;
+    let name = format!("storlab-import:{index}:{content}");
+    Ok(uuid::Uuid::new_v5(&uuid::Uuid::NAMESPACE_URL, name.as_bytes()).to_string())
 }
 
 /// A study of runs being imported (the cells of an IOzone matrix), stored with them in one

@@ -654,8 +654,11 @@ fn an_import_and_its_study_are_stored_together_or_not_at_all() {
             params,
             members: vec![(1, role("b")), (2, role("c"))],
         };
-        let ids = s.import_runs(&runs, &[study]).unwrap();
+        let ids = s.import_runs(&runs, &[study.clone()]).unwrap().stored;
         assert_eq!(ids.len(), 3);
+        // The same runs again are known by their content: nothing is stored twice.
+        let again = s.import_runs(&runs, &[study]).unwrap();
+        assert_eq!((again.stored.len(), again.already.clone()), (0, ids.clone()));
         let stored = s.studies_of_kind(StudyKind::IozoneImport).unwrap();
         assert_eq!(stored.len(), 1);
         let st = s.study(stored[0]).unwrap().unwrap();
