@@ -654,7 +654,7 @@ fn an_import_and_its_study_are_stored_together_or_not_at_all() {
             params,
             members: vec![(1, role("b")), (2, role("c"))],
         };
-        let ids = s.import_runs(&runs, &[study.clone()]).unwrap().stored;
+        let ids = s.import_runs(&runs, std::slice::from_ref(&study)).unwrap().stored;
         assert_eq!(ids.len(), 3);
         // The same runs again are known by their content: nothing is stored twice.
         let again = s.import_runs(&runs, &[study]).unwrap();
