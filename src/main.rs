@@ -47,6 +47,10 @@ pub mod exit {
     /// file, or were printed on stdout as JSON, and a message named it with the command that
     /// brings them in.
     pub const NOT_STORED: u8 = 6;
+    /// Stopped by a refusal after results were stored (a study's task that failed after its
+    /// runs, a point of a sweep): what was stored is kept, the message says what failed; 2 is
+    /// kept for "nothing ran, nothing was stored".
+    pub const STORED_THEN_REFUSED: u8 = 7;
     /// A run was interrupted (Ctrl-C) and stored as aborted.
     pub const ABORTED: u8 = 130;
 
@@ -167,7 +171,11 @@ fn main() -> ExitCode {
         Ok(code) => ExitCode::from(exit::settled(code)),
         Err(e) => {
             eprintln!("storlab: error: {}", error_text(&e));
-            ExitCode::from(if is_usage(&e) { exit::USAGE } else { 1 })
+            ExitCode::from(match is_usage(&e) {
+                true if storlab_store::stored_any() => exit::STORED_THEN_REFUSED,
+                true => exit::USAGE,
+                false => 1,
+            })
         }
     }
 }

@@ -50,7 +50,7 @@ pub use clock::{ClockReading, StoredClockReading, TimeBase};
 pub use copy::CopyReport;
 pub use groups::GroupSpec;
 pub use monitors::{MonitorWindow, StoredMonitor, Sweep};
-pub use refuge::measured_not_stored;
+pub use refuge::{measured_not_stored, stored_any};
 pub use runs::{normalize_time, RunFilter};
 pub use sched::{Grant, SchedEvent, SchedRunning, SchedServer};
 pub use spool::{spool_files, ImportStudy, Imported, AGENT_WINDOW, COMMAND_WINDOW};

@@ -29,6 +29,19 @@ const LEAST_ROOM: u64 = 1 << 20;
 /// to spool: the binary's exit code says "measured, not stored" (see [`measured_not_stored`]).
 static NOT_STORED: Mutex<Option<String>> = Mutex::new(None);
 
+/// Whether this process stored any result (a run begun, a phase, a study…): a later refusal is
+/// then no longer "nothing was written" (the binary's exit code 2).
+static STORED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+pub(crate) fn note_stored() {
+    STORED.store(true, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// True once this process has stored a result (anywhere: the database, or a spool).
+pub fn stored_any() -> bool {
+    STORED.load(std::sync::atomic::Ordering::Relaxed)
+}
+
 pub(crate) fn note_not_stored(said: &str) {
     *NOT_STORED.lock().unwrap_or_else(|e| e.into_inner()) = Some(said.to_string());
 }

@@ -106,6 +106,7 @@ impl Store {
             Err(StoreError::Malformed { path, reason }) if spools => self.spool(&w, &path, &reason)?,
             other => other?,
         };
+        crate::refuge::note_stored();
         if spools {
             w.keep_ids(&made);
             self.journal.borrow_mut().push(w);
