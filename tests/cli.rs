@@ -554,6 +554,7 @@ fn a_worker_with_several_files_writes_verifies_and_removes_them_all() {
         "run",
         "--target",
         d.join("one.dat").to_str().unwrap(),
+        "--create-target",
         "--phase",
         "write",
         "--nrfiles",
@@ -576,7 +577,20 @@ fn verification_names_each_bad_block() {
     let file = s.data().join("victim.dat");
     let f = file.to_str().unwrap();
     let out = s.storlab(&[
-        "run", "--target", f, "--phase", "write", "--size", "1m", "--bs", "64k", "--verify", "--seed", "42", "--keep",
+        "run",
+        "--target",
+        f,
+        "--create-target",
+        "--phase",
+        "write",
+        "--size",
+        "1m",
+        "--bs",
+        "64k",
+        "--verify",
+        "--seed",
+        "42",
+        "--keep",
     ]);
     assert!(out.status.success(), "{}", stderr(&out));
     // Corrupt one byte in the block at 196608 and another at 720896.
@@ -1042,7 +1056,18 @@ fn old_data_is_verified_with_the_seed_as_printed_or_against_its_run() {
     let file = s.data().join("old.dat");
     let f = file.to_str().unwrap();
     let w = s.json(&[
-        "run", "--target", f, "--phase", "write", "--size", "1m", "--bs", "64k", "--verify", "--keep",
+        "run",
+        "--target",
+        f,
+        "--create-target",
+        "--phase",
+        "write",
+        "--size",
+        "1m",
+        "--bs",
+        "64k",
+        "--verify",
+        "--keep",
     ]);
     let writer = w["id"].as_i64().unwrap().to_string();
     let read = |extra: &[&str]| {
@@ -1259,4 +1284,97 @@ fn fio_help_lists_fios_options_by_what_storlab_does_with_them() {
         storlab_help.contains("`--help` lists fio's flags storlab takes"),
         "{storlab_help}"
     );
+}
+
+/// A target is what the user meant: one that does not exist is refused naming the nearest
+/// existing directory and its filesystem, unless storlab is asked to create it (fio's command
+/// line creates it, as fio does); a target under a mount point /etc/fstab lists (here a
+/// STORLAB_FSTAB of the test's own) that is not mounted is refused naming it, and taken once
+/// something is mounted there.
+#[test]
+fn a_target_that_does_not_exist_or_is_not_mounted_is_refused() {
+    let s = Scratch::new();
+    let d = s.data();
+    let missing = d.join("typo.dat");
+    let m = missing.to_str().unwrap();
+    refused(
+        &s,
+        &["run", "--target", m, "--phase", "write", "--size", "1m"],
+        &[
+            "typo.dat: does not exist",
+            "the nearest existing directory is",
+            "tmpfs",
+            "--create-target",
+        ],
+    );
+    let dir_meant = format!("{}/", d.join("newdir").display());
+    refused(
+        &s,
+        &["run", "--target", &dir_meant, "--phase", "write", "--size", "1m"],
+        &["does not exist", "create the directory first"],
+    );
+    let out = s.storlab(&[
+        "run",
+        "--target",
+        m,
+        "--phase",
+        "write",
+        "--size",
+        "1m",
+        "--create-target",
+        "--json",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(!missing.exists(), "the file storlab created is removed at the end");
+    let fio_file = d.join("fio-made.dat");
+    let out = s.storlab(&[
+        "fio",
+        "--name=x",
+        "--rw=write",
+        "--size=1m",
+        &format!("--filename={}", fio_file.display()),
+    ]);
+    assert!(out.status.success(), "fio's rule creates the file: {}", stderr(&out));
+
+    // A mount point the system is told to mount, not mounted: refused, naming it.
+    let point = s.path().join("array");
+    std::fs::create_dir_all(&point).unwrap();
+    let fstab = s.path().join("fstab");
+    std::fs::write(&fstab, format!("/dev/md0 {} xfs defaults 0 0\n", point.display())).unwrap();
+    let target = point.join("run1");
+    let args = [
+        "run",
+        "--target",
+        target.to_str().unwrap(),
+        "--phase",
+        "write",
+        "--size",
+        "1m",
+        "--create-target",
+    ];
+    let out = Command::new(bin())
+        .args(args)
+        .env("STORLAB_DB", s.db())
+        .env("STORLAB_FSTAB", &fstab)
+        .output()
+        .unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2), "{err}");
+    assert!(err.contains(&format!("is under {}", point.display())), "{err}");
+    assert!(
+        err.contains("/dev/md0, xfs") && err.contains("not mounted now"),
+        "{err}"
+    );
+    assert!(
+        std::fs::read_dir(&point).unwrap().next().is_none(),
+        "nothing written beneath it"
+    );
+    let _mounted = mount_fs(&point, "tmpfs", "size=16m");
+    let out = Command::new(bin())
+        .args(args)
+        .env("STORLAB_DB", s.db())
+        .env("STORLAB_FSTAB", &fstab)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "mounted now: {}", stderr(&out));
 }

@@ -13,6 +13,7 @@
 pub mod btrfs;
 mod device;
 pub mod diskstats;
+pub mod fstab;
 pub mod mounts;
 pub mod space;
 

@@ -35,6 +35,11 @@ pub struct JobArgs {
     /// Allow this block device as a target (its contents will be overwritten by write phases).
     #[arg(long = "allow-device", value_name = "DEVICE")]
     pub allow_devices: Vec<PathBuf>,
+    /// Create a target file that does not exist yet (the workers share it; removed at the
+    /// end). Without it a target that does not exist is refused: a mistyped path, or a mount
+    /// point that is not mounted, would be measured as the filesystem beneath it.
+    #[arg(long)]
+    pub create_target: bool,
     /// Keep the files storlab created instead of removing them at the end.
     #[arg(long)]
     pub keep: bool,
@@ -83,6 +88,7 @@ impl JobArgs {
     pub fn over(&self, mut job: Job) -> Result<Job, WorkloadError> {
         let flags = self.settings.to_settings()?;
         job.override_with(&self.targets, &self.phases, &flags)?;
+        job.create_target |= self.create_target;
         Ok(job)
     }
 }

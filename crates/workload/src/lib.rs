@@ -110,6 +110,11 @@ pub struct Job {
     /// cmd:NAME`.
     #[serde(skip_serializing_if = "std::collections::BTreeMap::is_empty")]
     pub tasks: std::collections::BTreeMap<String, CommandTask>,
+    /// A target file that does not exist is created (`--create-target`, `create_target =
+    /// true`; fio's and IOzone's command lines always, as those tools do); without it such a
+    /// target is refused — a mistyped path, or a mount point not mounted.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub create_target: bool,
 }
 
 /// Where and when one phase of a job runs, for jobs whose phases are not simply one after the
@@ -350,6 +355,11 @@ impl Job {
                 "target" | "targets" => job.targets = path_list(value, &origin)?,
                 "phase" | "phases" => read_phases(value, path, &origin, &mut job)?,
                 "task" => job.tasks = read_tasks(value, path, &origin)?,
+                "create_target" => {
+                    job.create_target = value
+                        .as_bool()
+                        .ok_or_else(|| WorkloadError::invalid(&origin, "expected true or false"))?
+                }
                 _ => apply(&mut job.settings, key, value, &origin)?,
             }
         }

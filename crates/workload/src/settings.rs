@@ -8,7 +8,7 @@ pub use storlab_model::settings::{PhaseSettings, Setting, SettingError, Settings
 use crate::WorkloadError;
 
 /// The keys a job file takes besides the settings.
-pub const JOB_KEYS: &[&str] = &["name", "target", "phase", "task"];
+pub const JOB_KEYS: &[&str] = &["name", "target", "phase", "task", "create_target"];
 
 fn refusal(e: SettingError, origin: &str) -> WorkloadError {
     match e {

@@ -252,6 +252,8 @@ pub fn build(
         streams: laid.streams,
         origin: source.origin.clone(),
         notes: job_notes,
+        // fio creates a file it is told to use that does not exist.
+        create_target: true,
         ..Job::default()
     };
     Ok(FioJob {

@@ -567,6 +567,8 @@ impl IozoneArgs {
             notes: Vec::new(),
             streams: Vec::new(),
             tasks: Default::default(),
+            // IOzone creates its files (-f, -F) as it goes.
+            create_target: true,
         }
     }
 }

@@ -71,7 +71,7 @@ pub(super) fn place(job: &Job, effs: &[PhaseSettings], opts: &ResolveOptions) ->
             let at = match p.targets.iter().position(|(path, _, _)| path == t) {
                 Some(k) => k,
                 None => {
-                    let (kind, len) = classify(t, opts)?;
+                    let (kind, len) = classify(t, opts, job.create_target)?;
                     p.targets.push((t.clone(), kind, len));
                     p.targets.len() - 1
                 }

@@ -44,8 +44,76 @@ fn device_size(p: &Path) -> Option<u64> {
     std::fs::File::open(p).ok()?.seek(SeekFrom::End(0)).ok()
 }
 
+/// The filesystem a path is on, for messages: "ext4 on /dev/vda1, mounted at /".
+fn filesystem_words(p: &Path) -> String {
+    match storlab_env::mounts::mount_of(p, &storlab_env::mounts::mounts()) {
+        Some(m) => format!("{} on {}, mounted at {}", m.fs_type, m.source, m.mount_point),
+        None => "a filesystem storlab cannot name".into(),
+    }
+}
+
+/// Refuses a target under a mount point /etc/fstab (or a systemd mount unit) names that is not
+/// mounted now: it would be measured on the filesystem beneath.
+fn meant_to_be_mounted(p: &Path) -> Result<(), WorkloadError> {
+    let planned = storlab_env::fstab::planned();
+    let Some(m) = storlab_env::fstab::unmounted_above(p, &planned, &storlab_env::mounts::mounts()) else {
+        return Ok(());
+    };
+    Err(target_error(
+        p,
+        format!(
+            "is under {}, which {} mounts ({}, {}) but is not mounted now: storlab would measure {} instead; \
+             mount it first (mount {}), or name another target",
+            m.point.display(),
+            m.from,
+            m.source,
+            m.fs_type,
+            filesystem_words(p),
+            m.point.display()
+        ),
+    ))
+}
+
+/// What a target that does not exist may be: a new file storlab creates when the job asks
+/// for that (`create_target`; fio's and IOzone's command lines), else a refusal naming the
+/// nearest existing directory and its filesystem.
+fn missing(p: &Path, create: bool) -> Result<(TargetKind, Option<u64>), WorkloadError> {
+    let parent = p
+        .parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."));
+    let nearest = p.ancestors().skip(1).find(|a| !a.as_os_str().is_empty() && a.is_dir());
+    let meant_a_directory = p.as_os_str().as_encoded_bytes().ends_with(b"/");
+    if !create || meant_a_directory || !parent.is_dir() {
+        let nearest = nearest.map_or_else(
+            || "no part of it exists".to_string(),
+            |n| {
+                format!(
+                    "the nearest existing directory is {} ({})",
+                    n.display(),
+                    filesystem_words(n)
+                )
+            },
+        );
+        let create_it = if meant_a_directory || !parent.is_dir() {
+            "create the directory first (mkdir -p), or name an existing directory or file"
+        } else {
+            "name an existing directory or file, or add --create-target (a job file: create_target = true) to have storlab create this file"
+        };
+        return Err(target_error(p, format!("does not exist; {nearest}: {create_it}")));
+    }
+    writable_dir(parent)
+        .map_err(|_| target_error(p, format!("cannot be created: {} is not writable", parent.display())))?;
+    Ok((TargetKind::NewFile, None))
+}
+
 /// What a target is, and its length when it is an existing file or device.
-pub(super) fn classify(p: &Path, opts: &ResolveOptions) -> Result<(TargetKind, Option<u64>), WorkloadError> {
+pub(super) fn classify(
+    p: &Path,
+    opts: &ResolveOptions,
+    create: bool,
+) -> Result<(TargetKind, Option<u64>), WorkloadError> {
+    meant_to_be_mounted(p)?;
     match std::fs::metadata(p) {
         Ok(m) if m.is_dir() => {
             writable_dir(p)?;
@@ -81,22 +149,7 @@ pub(super) fn classify(p: &Path, opts: &ResolveOptions) -> Result<(TargetKind, O
             p,
             "is neither a directory, a regular file nor a block device",
         )),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
-            let parent = p
-                .parent()
-                .filter(|d| !d.as_os_str().is_empty())
-                .unwrap_or(Path::new("."));
-            if parent.is_dir() {
-                writable_dir(parent)
-                    .map_err(|_| target_error(p, format!("cannot be created: {} is not writable", parent.display())))?;
-                Ok((TargetKind::NewFile, None))
-            } else {
-                Err(target_error(
-                    p,
-                    "does not exist: create the directory first, or name an existing directory or file",
-                ))
-            }
-        }
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => missing(p, create),
         Err(e) => Err(target_error(p, format!("cannot be examined: {e}"))),
     }
 }
