@@ -363,7 +363,38 @@ fn a_qualification_decides_and_its_verdict_equals_a_recomputation_from_its_runs(
             .find(|l| l.contains(c["text"].as_str().unwrap()))
             .unwrap_or_else(|| panic!("no row for {}: {text}", c["text"]));
         assert!(row.contains(c["decision"].as_str().unwrap()), "{row}");
+        // On tmpfs without O_DIRECT every run is flagged cache?, counted here from the runs
+        // themselves: the verdict says what its figures are, in --json and in the table.
+        let runs: Vec<i64> = c["runs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .flat_map(|r| r.as_array().unwrap().clone())
+            .map(|r| r.as_i64().unwrap())
+            .collect();
+        let flagged = runs
+            .iter()
+            .filter(|id| s.json(&["results", "show", &id.to_string()])["phases"][0]["cache_flattered"] == true)
+            .count();
+        assert!(flagged > 0 && flagged == runs.len(), "{flagged} of {}", runs.len());
+        let said = c["warnings"][0].as_str().unwrap_or_else(|| panic!("no warning: {c}"));
+        assert!(
+            said.starts_with("cache?") && said.ends_with(&format!("{flagged} of {} runs", runs.len())),
+            "{said}"
+        );
+        assert!(row.contains("cache?"), "{row}");
     }
+    assert!(
+        text.contains("decided on figures with warnings (criteria #1, #2, #3"),
+        "{text}"
+    );
+    let cert = s.path().join("cert.html");
+    let out = s.storlab(&["report", "--study", &id, "-o", cert.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert!(
+        std::fs::read_to_string(&cert).unwrap().contains("cache?"),
+        "the certificate says it"
+    );
 
     // Everything passes: exit 0.
     let p = plan(
@@ -421,6 +452,24 @@ fn bad_plans_are_refused_with_their_line_before_anything_runs() {
     let s = Scratch::new();
     let job = format!("[[job]]\nname = \"rr\"\n{JOB}\n");
     let crit = |check: &str| format!("[[criterion]]\njob = \"rr\"\ncheck = \"{check}\"\n");
+    // A plan that requires O_DIRECT refuses a job without it, at the job's line, before
+    // anything runs; and names what it can require.
+    refused(
+        &s,
+        "direct.toml",
+        &format!("require = [\"direct\"]\n{job}{}", crit("IOPS >= 1")),
+        2,
+        "job 'rr' runs phase 1 randread without O_DIRECT, and the plan requires direct (require = [\"direct\"], line 1)",
+        &[],
+    );
+    refused(
+        &s,
+        "fast.toml",
+        &format!("require = [\"fast\"]\n{job}{}", crit("IOPS >= 1")),
+        1,
+        "require: unknown requirement 'fast'",
+        &[],
+    );
     refused(
         &s,
         "dir.toml",

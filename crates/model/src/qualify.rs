@@ -128,6 +128,11 @@ pub struct Criterion {
     pub decision: Decision,
     /// The repetitions it took to decide (None: undecided).
     pub decided_at: Option<u32>,
+    /// What its figures are, where a reader must know it to trust the verdict: runs the page
+    /// cache may have flattered ("cache?"), runs held short of their rate, runs interrupted —
+    /// each with how many of the criterion's runs.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub warnings: Vec<String>,
 }
 
 /// Why a qualification stopped repeating.
@@ -226,6 +231,7 @@ mod tests {
             interval: None,
             decision: d,
             decided_at: None,
+            warnings: Vec::new(),
         };
         let q = |ds: &[Decision]| QualifyParams {
             criteria: ds.iter().map(|d| c(*d)).collect(),

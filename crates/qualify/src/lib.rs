@@ -33,6 +33,7 @@ pub mod prepare;
 pub mod run;
 pub mod team;
 pub mod verdict;
+mod warnings;
 
 /// What went wrong.
 #[derive(Debug, thiserror::Error)]

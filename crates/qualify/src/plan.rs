@@ -35,6 +35,7 @@ struct PlanDoc {
     confidence: Option<Spanned<toml::Value>>,
     max_repeats: Option<Spanned<i64>>,
     max_time: Option<Spanned<String>>,
+    require: Option<Spanned<Vec<String>>>,
     #[serde(default)]
     job: Vec<Spanned<JobDoc>>,
     #[serde(default)]
@@ -130,6 +131,9 @@ pub struct Plan {
     pub jobs: Vec<PlanJob>,
     /// Its criteria.
     pub criteria: Vec<PlanCriterion>,
+    /// `require = ["direct"]`: every job's data phases must run with O_DIRECT (the line of the
+    /// requirement, for the refusal).
+    pub require_direct: Option<u32>,
 }
 
 /// The default largest number of repetitions of a job.
@@ -220,6 +224,20 @@ impl Plan {
                     / 1e9,
             ),
         };
+        let mut require_direct = None;
+        if let Some(r) = &doc.require {
+            for what in r.get_ref() {
+                match what.as_str() {
+                    "direct" => require_direct = Some(w.line(r.span())),
+                    other => {
+                        return Err(w.at(
+                            w.line(r.span()),
+                            format!("require: unknown requirement '{other}': a plan can require \"direct\" (every job's data phases with O_DIRECT)"),
+                        ))
+                    }
+                }
+            }
+        }
         let mut jobs: Vec<PlanJob> = Vec::new();
         for j in &doc.job {
             let job = w.job(j, &jobs)?;
@@ -248,6 +266,7 @@ impl Plan {
             max_time,
             jobs,
             criteria,
+            require_direct,
         })
     }
 }

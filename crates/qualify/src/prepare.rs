@@ -444,6 +444,20 @@ fn prepare_trials(plan: &Plan, o: &Options) -> Result<Trials, QualifyError> {
                 None => {
                     let prepared = storlab_session::prepare(&job, &o.allow_devices)
                         .map_err(|e| at(plan, j.line, format!("job '{label}': {e}")))?;
+                    if let Some(line) = plan.require_direct {
+                        let buffered = prepared.phases().iter().enumerate().find(|(_, p)| !p.settings.direct);
+                        if let Some((i, p)) = buffered {
+                            return Err(at(
+                                plan,
+                                j.line,
+                                format!(
+                                    "job '{label}' runs phase {} {} without O_DIRECT, and the plan requires direct (require = [\"direct\"], line {line}): set direct = true in the job's settings",
+                                    i + 1,
+                                    p.kind.name()
+                                ),
+                            ));
+                        }
+                    }
                     t.resolved.push(prepared.phases().to_vec());
                     phases_of(&job)
                 }

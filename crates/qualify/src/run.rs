@@ -223,7 +223,9 @@ pub(crate) fn drive(
     } else {
         Stopped::MaxRepeats
     });
-    let params = rounds.params(stopped);
+    let mut params = rounds.params(stopped);
+    let phases: Vec<usize> = p.criteria.iter().map(|c| c.phase).collect();
+    crate::warnings::flag(store, &mut params, &phases)?;
     let study_id = store.save_study(&NewStudy {
         params: StudyParams::Qualify(params.clone()),
         members: rounds.members,
@@ -561,5 +563,6 @@ fn record(p: &Prepared, c: &Criterion, t: &Tally) -> q::Criterion {
         interval: t.reading.interval,
         decision: t.reading.decision,
         decided_at: t.decided_at,
+        warnings: Vec::new(),
     }
 }

@@ -86,6 +86,7 @@ pub fn verdict_table(p: &QualifyParams) -> Table {
             "threshold",
             "verdict",
             "repeats",
+            "notes",
         ],
     );
     for c in &p.criteria {
@@ -103,6 +104,7 @@ pub fn verdict_table(p: &QualifyParams) -> Table {
             threshold_text(c).into(),
             c.decision.word().into(),
             (c.values.len() as u32).into(),
+            c.warnings.join("; ").into(),
         ]);
     }
     t
@@ -111,8 +113,19 @@ pub fn verdict_table(p: &QualifyParams) -> Table {
 /// The whole verdict in a line.
 pub fn outcome_line(p: &QualifyParams) -> String {
     let count = |d: Decision| p.criteria.iter().filter(|c| c.decision == d).count();
+    let flagged: Vec<String> = (p.criteria.iter())
+        .filter(|c| !c.warnings.is_empty())
+        .map(|c| format!("#{}", c.index))
+        .collect();
+    let flagged = match flagged.len() {
+        0 => String::new(),
+        _ => format!(
+            " — decided on figures with warnings (criteria {}: see notes)",
+            flagged.join(", ")
+        ),
+    };
     format!(
-        "verdict: {} — {} passed, {} failed, {} undecided of {} criteria",
+        "verdict: {} — {} passed, {} failed, {} undecided of {} criteria{flagged}",
         p.outcome().word(),
         count(Decision::Pass),
         count(Decision::Fail),
