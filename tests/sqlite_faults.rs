@@ -131,16 +131,12 @@ fn printed(run: &Value) -> (String, u64, u64) {
     )
 }
 
-/// The run's JSON document: the first line of stdout that is one.
+/// The run's JSON document: the first document on stdout (the JSON of results no database
+/// took may follow it).
 fn run_document(out: &Output) -> Value {
-    stdout(out)
-        .lines()
-        .find_map(|l| {
-            serde_json::from_str::<Value>(l)
-                .ok()
-                .filter(|v| v.get("phases").is_some())
-        })
-        .or_else(|| serde_json::from_slice(&out.stdout).ok())
+    serde_json::Deserializer::from_slice(&out.stdout)
+        .into_iter::<Value>()
+        .find_map(|v| v.ok().filter(|v| v.get("phases").is_some()))
         .unwrap_or_else(|| panic!("no run document on stdout: {}", stdout(out)))
 }
 
