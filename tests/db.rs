@@ -721,17 +721,19 @@ fn two_agents_at_work(
         challenge_agent(id, &url, pools, env),
         challenge_agent(id, &url, pools, env),
     ];
-    wait_count(
-        db,
-        "SELECT COUNT(*) FROM challenge_files WHERE state IN ('written', 'reading', 'done')",
-        files,
-        "files written",
-    );
+    // Both at work first, then some files written: an agent slow to start (a busy machine)
+    // must not leave the other to finish the whole challenge before the test's fault.
     wait_count(
         db,
         &format!("SELECT COUNT(DISTINCT agent) FROM clock_readings WHERE source = 'challenge {id}'"),
         2,
         "both agents at work",
+    );
+    wait_count(
+        db,
+        "SELECT COUNT(*) FROM challenge_files WHERE state IN ('written', 'reading', 'done')",
+        files,
+        "files written",
     );
     agents
 }
@@ -780,7 +782,9 @@ fn challenge_agents_ride_out_a_server_restart_and_end_in_order_after_a_longer_on
         "--backlog",
         "8",
     ];
-    let files = ["--files", "400"];
+    // Enough files that the outage finds them at work (400 were done before it once, on a
+    // machine busy with a build beside the suite).
+    let files = ["--files", "1000"];
     let id = create_challenge(&url, &pools, &[&shape[..], &files[..]].concat());
     let mut agents = two_agents_at_work(&db, &id, &pools, &[("STORLAB_DB_RETRY", "60")], 30);
     server.stop();
@@ -806,7 +810,7 @@ fn challenge_agents_ride_out_a_server_restart_and_end_in_order_after_a_longer_on
     assert_eq!(shown["holds"], true, "{acc}");
     assert_eq!(
         (acc["written"].as_u64(), acc["verified"].as_u64()),
-        (Some(400), Some(400)),
+        (Some(1000), Some(1000)),
         "{acc}"
     );
     assert_eq!(acc["lost"].as_array().unwrap().len(), 0, "{acc}");
