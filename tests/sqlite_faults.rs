@@ -302,7 +302,7 @@ if sys.argv[3] != 'keep':
 
     // Full from 1 s into a 3 s run, freed 4 s later: within the 30 s window.
     let mut filling = fill(1.0, Some(4.0));
-    let out = home.write_run(&db, &[("STORLAB_DB_RETRY", "30")], 3, "100ms");
+    let out = home.write_run(&db, &[("STORLAB_DB_RETRY", "30")], 3, "10ms");
     filling.wait().unwrap();
     assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
     assert!(stderr(&out).contains("is full"), "{}", stderr(&out));
@@ -316,7 +316,9 @@ if sys.argv[3] != 'keep':
         ("STORLAB_DB_RETRY", "2"),
         ("XDG_DATA_HOME", data_on_full.to_str().unwrap()),
     ];
-    let out = home.write_run(&db, &env, 3, "100ms");
+    // Sampled every 10 ms (as each run here): more to store than the blocks ext4 may have set
+    // aside for SQLite's log as it grew, so that the full filesystem is met.
+    let out = home.write_run(&db, &env, 3, "10ms");
     filling.wait().unwrap();
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(6), "{err}");
@@ -330,7 +332,7 @@ if sys.argv[3] != 'keep':
         ("STORLAB_DB_RETRY", "2"),
         ("STORLAB_SPOOL", spool_on_full.to_str().unwrap()),
     ];
-    let out = home.write_run(&db, &env, 2, "100ms");
+    let out = home.write_run(&db, &env, 2, "10ms");
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(6), "{err}");
     assert!(err.contains("printed on stdout as one JSON document"), "{err}");
