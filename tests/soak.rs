@@ -26,8 +26,10 @@ fn two_minutes_of_the_soak_pass_every_check() {
     assert!(out.status.success(), "the soak on {db} failed:\n{se}\n{so}");
     let figures: serde_json::Value = serde_json::from_str(&so).expect("the soak's figures");
     assert!(figures["files_verified"].as_u64().unwrap() > 0, "{figures}");
-    // PostgreSQL stopped twice; the SQLite file's filesystem full once and the file locked past
-    // SQLite's wait once.
+    // PostgreSQL stopped twice. On SQLite the file locked past SQLite's wait is an outage for
+    // every agent; its filesystem full is one only when SQLite needs new room meanwhile (a
+    // long-lived process reuses its log's blocks), so it is not counted on here.
     let outages = figures["outages_ridden_out"]["agent-A"].as_u64().unwrap();
-    assert!(outages >= 2, "agent A rode out {outages} outages on {db}: {figures}");
+    let least = if db == "postgres" { 2 } else { 1 };
+    assert!(outages >= least, "agent A rode out {outages} outages on {db}: {figures}");
 }
