@@ -31,5 +31,8 @@ fn two_minutes_of_the_soak_pass_every_check() {
     // long-lived process reuses its log's blocks), so it is not counted on here.
     let outages = figures["outages_ridden_out"]["agent-A"].as_u64().unwrap();
     let least = if db == "postgres" { 2 } else { 1 };
-    assert!(outages >= least, "agent A rode out {outages} outages on {db}: {figures}");
+    assert!(
+        outages >= least,
+        "agent A rode out {outages} outages on {db}: {figures}"
+    );
 }
