@@ -1378,3 +1378,54 @@ fn a_target_that_does_not_exist_or_is_not_mounted_is_refused() {
         .unwrap();
     assert!(out.status.success(), "mounted now: {}", stderr(&out));
 }
+
+/// `storlab run --help` is grouped for a person to scan: what to run, where, how it runs, how
+/// fast, what to record, output — every flag under one of them, none left in a long list.
+#[test]
+fn run_help_groups_its_flags_under_headings() {
+    let help = stdout(&Command::new(bin()).args(["run", "--help"]).output().unwrap());
+    let headings: Vec<&str> = help
+        .lines()
+        .filter(|l| !l.starts_with(' ') && l.ends_with(':'))
+        .collect();
+    assert_eq!(
+        headings,
+        [
+            "Arguments:",
+            "Options:",
+            "What to run:",
+            "Where:",
+            "How it runs:",
+            "How fast:",
+            "What to record:",
+            "Output:"
+        ],
+        "{help}"
+    );
+    let section = |h: &str| -> Vec<String> {
+        let body = &help[help.find(&format!("\n{h}\n")).unwrap() + h.len() + 2..];
+        let end = body.find("\n\n").unwrap_or(body.len());
+        body[..end]
+            .lines()
+            .filter_map(|l| l.trim_start().split_whitespace().next())
+            .filter(|w| w.starts_with('-'))
+            .map(|w| w.trim_end_matches(',').to_string())
+            .collect()
+    };
+    assert_eq!(
+        section("Options:"),
+        ["-h", "-V"],
+        "only help and version outside a heading"
+    );
+    for (h, flag) in [
+        ("What to run:", "--bs"),
+        ("What to run:", "--fio"),
+        ("Where:", "--target"),
+        ("How it runs:", "--direct"),
+        ("How fast:", "--rate"),
+        ("What to record:", "--verify"),
+        ("Output:", "--json"),
+    ] {
+        assert!(section(h).iter().any(|f| f == flag), "{flag} under {h}: {help}");
+    }
+}

@@ -132,7 +132,7 @@ pub struct DbArgs {
     /// (postgres://user@host/dbname, or libpq keywords 'host=… dbname=…'; PGHOST, PGUSER,
     /// PGPASSWORD, ~/.pgpass and sslmode work as with psql). Default: $STORLAB_DB, else
     /// ~/.local/share/storlab/results.db.
-    #[arg(long, value_name = "FILE|URL")]
+    #[arg(long, value_name = "FILE|URL", help_heading = "Output")]
     pub db: Option<String>,
 }
 
@@ -149,9 +149,9 @@ pub struct OutputArgs {
     #[command(flatten)]
     pub db: DbArgs,
     /// Print one JSON document on stdout (messages go to stderr).
-    #[arg(long, conflicts_with = "csv")]
+    #[arg(long, conflicts_with = "csv", help_heading = "Output")]
     pub json: bool,
     /// Print CSV on stdout.
-    #[arg(long)]
+    #[arg(long, help_heading = "Output")]
     pub csv: bool,
 }

@@ -27,18 +27,18 @@ pub struct RunArgs {
     pub job: JobArgs,
     /// Run a fio job file instead (docs/run.md, "fio job files"): every option storlab cannot
     /// honour is refused by name and line. The flags still override it.
-    #[arg(long, value_name = "JOB.fio", conflicts_with_all = ["job", "job_file"])]
+    #[arg(long, value_name = "JOB.fio", conflicts_with_all = ["job", "job_file"], help_heading = "What to run")]
     pub fio: Option<PathBuf>,
     /// With --fio: go on without the options storlab cannot honour, and list them.
-    #[arg(long = "ignore-unknown", requires = "fio")]
+    #[arg(long = "ignore-unknown", requires = "fio", help_heading = "What to run")]
     pub ignore_unknown: bool,
     /// Print the job as storlab reads it, flags laid over (a storlab job file, TOML; with --json
     /// the job as data), and run nothing.
-    #[arg(long = "parse-only")]
+    #[arg(long = "parse-only", help_heading = "What to run")]
     pub parse_only: bool,
     /// Verify data an earlier run wrote (kept with --keep): its seed from the database, and
     /// --verify on. Blocks it wrote then are checked as this run's own.
-    #[arg(long, value_name = "RUN")]
+    #[arg(long, value_name = "RUN", help_heading = "What to record")]
     pub verify_against: Option<i64>,
     #[command(flatten)]
     pub output: OutputArgs,

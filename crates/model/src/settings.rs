@@ -14,6 +14,7 @@ use storlab_units::{Duration, Rate};
 
 use crate::values::{BackendKind, BlockSizes, DataPattern, FsyncPolicy};
 
+pub mod headings;
 mod read;
 mod text;
 use read::*;

@@ -10,6 +10,12 @@ use std::path::PathBuf;
 use storlab_model::run::{parse_tag, Tag};
 
 use crate::{Job, Setting, Settings, WorkloadError, SETTINGS};
+use storlab_model::settings::headings::{PACE, WHAT};
+
+/// Where the job runs: its targets, and what becomes of the files.
+pub const WHERE: &str = "Where";
+/// What is printed and stored beside the figures.
+pub const OUTPUT: &str = "Output";
 
 /// A job: a job file and/or flags, the targets, and what to do with the files; the flags of
 /// `run`, `sweep` and `impact`, declared here once (the binary flattens them).
@@ -19,45 +25,46 @@ pub struct JobArgs {
     #[arg(value_name = "JOB.toml")]
     pub job: Option<PathBuf>,
     /// The job file, as a flag (the same as giving JOB.toml).
-    #[arg(long = "job", value_name = "JOB.toml", conflicts_with = "job")]
+    #[arg(long = "job", value_name = "JOB.toml", conflicts_with = "job", help_heading = WHAT)]
     pub job_file: Option<PathBuf>,
     /// A target directory, file or (with --allow-device) block device; repeat for several.
     /// Under mpirun (docs/mpi.md) %r in it is the rank and %h the host.
-    #[arg(long = "target", value_name = "PATH")]
+    #[arg(long = "target", value_name = "PATH", help_heading = WHERE)]
     pub targets: Vec<PathBuf>,
     /// A phase to run; repeat to run several, in order (write, rewrite, read, reread, randread,
     /// randwrite, randrw, backread, strideread, recrewrite).
-    #[arg(long = "phase", value_name = "NAME")]
+    #[arg(long = "phase", value_name = "NAME", help_heading = WHAT)]
     pub phases: Vec<String>,
+    /// The job settings given as flags (each under its heading: what to run, how it runs, how
+    /// fast, what to record).
+    #[command(flatten)]
+    pub settings: SettingsArgs,
     /// A tag stored with the run, e.g. fs=ext4; repeatable.
-    #[arg(long = "tag", value_name = "KEY=VALUE", value_parser = parse_tag)]
+    #[arg(long = "tag", value_name = "KEY=VALUE", value_parser = parse_tag, help_heading = OUTPUT)]
     pub tags: Vec<Tag>,
     /// Allow this block device as a target (its contents will be overwritten by write phases).
-    #[arg(long = "allow-device", value_name = "DEVICE")]
+    #[arg(long = "allow-device", value_name = "DEVICE", help_heading = WHERE)]
     pub allow_devices: Vec<PathBuf>,
     /// Create a target file that does not exist yet (the workers share it; removed at the
     /// end). Without it a target that does not exist is refused: a mistyped path, or a mount
     /// point that is not mounted, would be measured as the filesystem beneath it.
-    #[arg(long)]
+    #[arg(long, help_heading = WHERE)]
     pub create_target: bool,
     /// Keep the files storlab created instead of removing them at the end.
-    #[arg(long)]
+    #[arg(long, help_heading = WHERE)]
     pub keep: bool,
     /// Serve live figures for Prometheus at http://ADDR/metrics while this runs (per phase and
     /// target: bytes, operations, a latency histogram; a study's task and progress).
-    #[arg(long, value_name = "ADDR:PORT")]
+    #[arg(long, value_name = "ADDR:PORT", help_heading = OUTPUT)]
     pub metrics: Option<String>,
     /// No status line on stderr (it is drawn only when stderr is a terminal and stdout is not
     /// --json or --csv anyway).
-    #[arg(long, short = 'q')]
+    #[arg(long, short = 'q', help_heading = OUTPUT)]
     pub quiet: bool,
     /// Under mpirun: end every rank's phase when the first rank's is done (each rank's work
     /// until then is what is stored; see docs/mpi.md).
-    #[arg(long)]
+    #[arg(long, help_heading = PACE)]
     pub stonewall: bool,
-    /// The job settings given as flags.
-    #[command(flatten)]
-    pub settings: SettingsArgs,
 }
 
 impl JobArgs {
@@ -138,7 +145,9 @@ impl FromArgMatches for SettingsArgs {
 impl Args for SettingsArgs {
     fn augment_args(cmd: Command) -> Command {
         SETTINGS.iter().fold(cmd, |cmd, x| {
-            let arg = Arg::new(x.key).long(x.flag().trim_start_matches("--").to_string());
+            let arg = Arg::new(x.key)
+                .long(x.flag().trim_start_matches("--").to_string())
+                .help_heading(storlab_model::settings::headings::heading(x.key));
             cmd.arg(if x.is_switch() {
                 arg.action(ArgAction::SetTrue).help(x.help)
             } else {
