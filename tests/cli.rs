@@ -1407,7 +1407,7 @@ fn run_help_groups_its_flags_under_headings() {
         let end = body.find("\n\n").unwrap_or(body.len());
         body[..end]
             .lines()
-            .filter_map(|l| l.trim_start().split_whitespace().next())
+            .filter_map(|l| l.split_whitespace().next())
             .filter(|w| w.starts_with('-'))
             .map(|w| w.trim_end_matches(',').to_string())
             .collect()
