@@ -1429,3 +1429,46 @@ fn run_help_groups_its_flags_under_headings() {
         assert!(section(h).iter().any(|f| f == flag), "{flag} under {h}: {help}");
     }
 }
+
+/// A size that fio and a storlab job file read differently (fio's kb_base: `10MB` is 10 MiB) is
+/// said in both forms where storlab speaks (run --fio, --parse-only, the stored run), and
+/// `storlab fio` stays as quiet as fio unless asked.
+#[test]
+fn a_fio_size_read_differently_is_said_in_both_forms() {
+    let s = Scratch::new();
+    let d = s.data();
+    let job = s.path().join("j.fio");
+    std::fs::write(&job, "[x]\nrw=write\nsize=10MB\nbs=4k\n").unwrap();
+    let out = s.storlab(&[
+        "run",
+        "--fio",
+        job.to_str().unwrap(),
+        "--target",
+        d.to_str().unwrap(),
+        "--parse-only",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let said = format!("{}{}", stdout(&out), stderr(&out));
+    assert!(
+        said.contains(
+            "size=10MB: read as fio reads it, 10MiB (10485760 bytes); a storlab job file reads 10MB as 10000000 bytes"
+        ),
+        "{said}"
+    );
+    let dir = format!("--directory={}", d.display());
+    let out = s.storlab(&["fio", job.to_str().unwrap(), &dir, "--output-format=json"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(stderr(&out), "", "storlab fio is as quiet as fio");
+    let out = s.storlab(&[
+        "fio",
+        job.to_str().unwrap(),
+        &dir,
+        "--output-format=json",
+        "--storlab-notes",
+    ]);
+    assert!(
+        stderr(&out).contains("size=10MB: read as fio reads it"),
+        "{}",
+        stderr(&out)
+    );
+}

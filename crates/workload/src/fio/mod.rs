@@ -316,6 +316,7 @@ fn read_sections(
             kb: kb_base(&opts)?,
             opts,
         };
+        note_size_readings(&job, &mut noted, &mut r.notes);
         let stonewall = starts_alone(&job, &r.jobs)?;
         if !only.is_empty() && !only.contains(&sec.name) {
             continue;
@@ -364,6 +365,31 @@ fn checked_options(
         }
     }
     Ok(own)
+}
+
+/// Says, once per option and value, where fio's reading of a size (its kb_base: `10GB` is
+/// 10 GiB by default) differs from a storlab job file's (`10GB` is 10^10 bytes): the job runs
+/// fio's, and the user sees both.
+fn note_size_readings(job: &Resolved, noted: &mut std::collections::BTreeSet<String>, notes: &mut Vec<String>) {
+    for o in job.opts.values() {
+        let (Some(def), Some(v)) = (options::find(&o.key), o.value.as_deref()) else {
+            continue;
+        };
+        if def.kind != options::Kind::Size {
+            continue;
+        }
+        let fio = value::bytes(v, job.kb).ok();
+        let own = v.parse::<storlab_units::Size>().ok().map(|s| s.0);
+        if let (Some(fio), Some(own)) = (fio, own) {
+            if fio != own && noted.insert(format!("{}={v}", o.key)) {
+                notes.push(format!(
+                    "{}={v}: read as fio reads it, {} ({fio} bytes); a storlab job file reads {v} as {own} bytes",
+                    o.key,
+                    storlab_units::Size(fio)
+                ));
+            }
+        }
+    }
 }
 
 /// How the job counts a `k` (fio's kb_base).
