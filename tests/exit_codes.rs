@@ -106,7 +106,37 @@ fn every_exit_code_the_readme_lists_is_the_one_its_case_gets() {
         "a criterion undecided",
         code(&s, &["qualify", &late, "--target", t, "-q", "--max-time", "300ms"]),
     );
-    // 4 a scan could not count some entries: a directory nobody may read, scanned as nobody.
+    // 4 a scan could not count some entries.
+    let (c, said) = partial_scan(&s);
+    see(4, &said, c);
+    // 6 measured, not stored.
+    see(6, "a run whose results went to a spool file", spooled(&s, &ok));
+    // 7 refused after results were stored: a study's task that fails once its first runs are.
+    let task = [
+        &[
+            "impact",
+            "--target",
+            t,
+            "--phase",
+            "randread",
+            "--size",
+            "1m",
+            "--runtime",
+            "300ms",
+        ][..],
+        &["--task", "cmd:ls /nonexistent/storlab-exit-7|true|true"],
+    ]
+    .concat();
+    see(7, "a task that failed after the study's first runs", code(&s, &task));
+
+    // 130 interrupted.
+    see(130, "Ctrl-C", interrupted(&s, t));
+
+    assert_eq!(got, readme_codes(), "the README's codes, each provoked");
+}
+
+/// A directory nobody may read, scanned as nobody: the scan's exit code and stderr.
+fn partial_scan(s: &Scratch) -> (i32, String) {
     let tree = s.path().join("tree");
     std::fs::create_dir_all(tree.join("secret/inner")).unwrap();
     Command::new("chmod").args(["0755"]).arg(s.path()).status().unwrap();
@@ -130,9 +160,14 @@ fn every_exit_code_the_readme_lists_is_the_one_its_case_gets() {
         .env("STORLAB_DB", nobody_db.join("results.db"))
         .output()
         .unwrap();
-    let said = format!("a partial scan: {}", stderr(&scan));
-    see(4, &said, scan.status.code().unwrap_or(-1));
-    // 6 measured, not stored: the results file locked past the wait, the run spooled.
+    (
+        scan.status.code().unwrap_or(-1),
+        format!("a partial scan: {}", stderr(&scan)),
+    )
+}
+
+/// A run (`ok`'s arguments) while another process holds the results file locked past the wait.
+fn spooled(s: &Scratch, ok: &[&str]) -> i32 {
     let db = s.db();
     let mut holder = Command::new("python3")
         .arg("-c")
@@ -151,7 +186,7 @@ fn every_exit_code_the_readme_lists_is_the_one_its_case_gets() {
     }
     let spool = s.path().join("spool");
     let out = Command::new(bin())
-        .args(&ok)
+        .args(ok)
         .env("STORLAB_DB", &db)
         .env("STORLAB_DB_RETRY", "1")
         .env("STORLAB_SPOOL", &spool)
@@ -159,29 +194,11 @@ fn every_exit_code_the_readme_lists_is_the_one_its_case_gets() {
         .unwrap();
     let _ = holder.kill();
     let _ = holder.wait();
-    see(
-        6,
-        "a run whose results went to a spool file",
-        out.status.code().unwrap_or(-1),
-    );
-    // 7 refused after results were stored: a study's task that fails once its first runs are.
-    let task = [
-        &[
-            "impact",
-            "--target",
-            t,
-            "--phase",
-            "randread",
-            "--size",
-            "1m",
-            "--runtime",
-            "300ms",
-        ][..],
-        &["--task", "cmd:ls /nonexistent/storlab-exit-7|true|true"],
-    ]
-    .concat();
-    see(7, "a task that failed after the study's first runs", code(&s, &task));
-    // 130 interrupted.
+    out.status.code().unwrap_or(-1)
+}
+
+/// A long run on `t`, stopped with Ctrl-C.
+fn interrupted(s: &Scratch, t: &str) -> i32 {
     let job = s.path().join("long.toml");
     std::fs::write(
         &job,
@@ -206,7 +223,5 @@ fn every_exit_code_the_readme_lists_is_the_one_its_case_gets() {
         assert!(t0.elapsed() < Duration::from_secs(10), "did not stop after Ctrl-C");
         std::thread::sleep(Duration::from_millis(20));
     };
-    see(130, "Ctrl-C", status.code().unwrap_or(-1));
-
-    assert_eq!(got, readme_codes(), "the README's codes, each provoked");
+    status.code().unwrap_or(-1)
 }
