@@ -365,6 +365,17 @@ fn run_heading(r: &RunDetail) -> String {
     )
 }
 
+/// A latency axis whose top is `top_us` microseconds: its unit, and the microseconds per unit —
+/// ms from 10 ms, as the tables write a latency (storlab_units::latency), so that a chart's
+/// ticks read as the table beside it does.
+fn latency_axis(top_us: f64) -> (&'static str, f64) {
+    if top_us >= 10_000.0 {
+        ("ms", 1000.0)
+    } else {
+        ("µs", 1.0)
+    }
+}
+
 /// A target's line label: the last part of its path ("target N" when the run named none).
 fn target_name(r: &RunDetail, t: u16) -> String {
     r.environment
@@ -400,10 +411,13 @@ fn phase_charts(r: &RunDetail, p: &Phase, s: &PhaseSeries, scales: &Scales) -> (
         }
         v
     };
+    // Latency in the unit the tables use for it (storlab_units::latency: ms from 10 ms).
+    let lat_top = scales.top(&k("latency"), s.latency_max());
+    let (lat_unit, per) = latency_axis(lat_top);
     let line = |name: &str, color: &'static str, points: &Points| Series {
         name: name.into(),
         color,
-        points: points.clone(),
+        points: points.iter().map(|(x, y)| (*x, y / per)).collect(),
     };
     let charts = [
         line_chart(
@@ -425,14 +439,14 @@ fn phase_charts(r: &RunDetail, p: &Phase, s: &PhaseSeries, scales: &Scales) -> (
         line_chart(
             &format!("{} — latency percentiles", p.kind),
             &k("latency"),
-            "µs",
+            lat_unit,
             "seconds",
             &[
                 line("p50", COLORS[0], &s.p50),
                 line("p99", COLORS[3], &s.p99),
                 line("p99.9", COLORS[1], &s.p999),
             ],
-            scales.top(&k("latency"), s.latency_max()),
+            lat_top / per,
         ),
     ];
     let thinned = charts.iter().any(|c| c.1);
@@ -673,4 +687,18 @@ pub fn risk_page(r: &storlab_model::risk::RiskReport) -> String {
         std::slice::from_ref(r),
         &HtmlOptions { free_scales: false },
     )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_latency_axis_is_in_the_unit_the_tables_use() {
+        // The tables write 9,999 µs as "9999 µs" and 10 ms as "10.0 ms".
+        assert_eq!(storlab_units::latency(9_999_000.0), "9999 µs");
+        assert_eq!(latency_axis(9_999.0), ("µs", 1.0));
+        assert_eq!(storlab_units::latency(10_000_000.0), "10.0 ms");
+        assert_eq!(latency_axis(50_000.0), ("ms", 1000.0));
+    }
 }

@@ -109,7 +109,8 @@ fn label(v: f64) -> String {
             .to_string()
             + ""
     } else if v.abs() >= 1e4 {
-        format!("{:.0}k", v / 1e3)
+        // A step of 2.5: 12.5k, 37.5k, never "12k, 25k, 38k".
+        format!("{:.1}", v / 1e3).trim_end_matches(".0").to_string() + "k"
     } else if v.abs() >= 10.0 {
         format!("{v:.0}")
     } else {
@@ -212,11 +213,17 @@ pub fn line_chart_marked(
     let (pw, ph) = (W - LEFT - RIGHT, H - TOP - BOTTOM);
     for (i, (x, text)) in marks.iter().enumerate() {
         let px = LEFT + pw * (x / x_top).clamp(0.0, 1.0);
+        // A mark in the plot's right half is labelled to its left, so that the label stays
+        // inside the plot (a certificate's "decided" at the last look was cut at its edge).
+        let (tx, anchor) = if px > LEFT + pw / 2.0 {
+            (px - 3.0, "end")
+        } else {
+            (px + 3.0, "start")
+        };
         let _ = write!(
             s,
-            r##"<line x1="{px:.1}" x2="{px:.1}" y1="{TOP}" y2="{}" stroke="#57606a" stroke-dasharray="4 3" data-mark="{x}"/><text x="{:.1}" y="{}" class="xl">{}</text>"##,
+            r##"<line x1="{px:.1}" x2="{px:.1}" y1="{TOP}" y2="{}" stroke="#57606a" stroke-dasharray="4 3" data-mark="{x}"/><text x="{tx:.1}" y="{}" class="xl" style="text-anchor:{anchor}" data-mark-label="{x}">{}</text>"##,
             TOP + ph,
-            px + 3.0,
             TOP + 12.0 + 11.0 * (i % 3) as f64,
             esc(text)
         );
@@ -419,6 +426,43 @@ mod tests {
         let small = round_ticks(0.9);
         assert_eq!(small.len(), 5);
         assert!((small[4] - 0.8).abs() < 1e-12, "{small:?}");
+    }
+
+    #[test]
+    fn tick_labels_say_the_tick_exactly() {
+        let labels: Vec<String> = round_ticks(50_000.0).into_iter().map(label).collect();
+        assert_eq!(labels, ["0", "10k", "20k", "30k", "40k", "50k"]);
+        let labels: Vec<String> = [12_500.0, 25_000.0, 37_500.0].into_iter().map(label).collect();
+        assert_eq!(labels, ["12.5k", "25k", "37.5k"]);
+    }
+
+    #[test]
+    fn a_marks_label_stays_inside_the_plot() {
+        let ser = [Series {
+            name: "x".into(),
+            color: COLORS[0],
+            points: vec![(0.0, 1.0), (10.0, 2.0)],
+        }];
+        let marks = [(1.0, "start".to_string()), (10.0, "decided".to_string())];
+        let (svg, _) = line_chart_marked("t", "k", "u", "s", &ser, 2.0, &marks);
+        let label = |at: &str| {
+            let i = svg.find(&format!(r#"data-mark-label="{at}""#)).unwrap();
+            svg[svg[..i].rfind("<text").unwrap()..i].to_string()
+        };
+        assert!(label("1").contains("text-anchor:start"), "{svg}");
+        // At the right edge: drawn leftwards from the mark, inside the plot.
+        let right = label("10");
+        assert!(right.contains("text-anchor:end"), "{right}");
+        let x: f64 = right
+            .split("x=\"")
+            .nth(1)
+            .unwrap()
+            .split('"')
+            .next()
+            .unwrap()
+            .parse()
+            .unwrap();
+        assert!(x < W - RIGHT, "{x}");
     }
 
     #[test]
