@@ -1472,3 +1472,19 @@ fn a_fio_size_read_differently_is_said_in_both_forms() {
         stderr(&out)
     );
 }
+
+/// fio's client/server mode is refused, naming storlab's way to run on many hosts.
+#[test]
+fn fios_client_and_server_are_refused_naming_mpirun() {
+    let s = Scratch::new();
+    for a in ["--client=host1", "--server", "--daemonize=/tmp/x.pid"] {
+        let out = s.storlab(&["fio", a, "--name=x", "--rw=read", "--size=1m"]);
+        assert_eq!(out.status.code(), Some(1), "{a}: fio's exit code for a refusal");
+        let err = stderr(&out);
+        assert!(
+            err.contains("client/server mode") && err.contains("mpirun storlab-mpi run --fio"),
+            "{a}: {err}"
+        );
+        assert!(s.nothing_stored(), "{a}");
+    }
+}

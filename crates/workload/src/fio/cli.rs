@@ -171,6 +171,14 @@ impl StorlabFlags {
                     .cloned()
                     .ok_or_else(|| usage(format!("{flag} needs a value")))
             };
+            let mode = a.split('=').next().unwrap_or(a);
+            if ["--client", "--server", "--daemonize", "--remote-config"].contains(&mode) {
+                return Err(usage(format!(
+                    "{mode}: fio's client/server mode is not how storlab runs on many hosts: run the job on every \
+                     host as one run with `mpirun storlab-mpi run --fio JOB.fio` (docs/mpi.md), which stores \
+                     one run with each host's figures"
+                )));
+            }
             match a {
                 x if x == "--db" || x.starts_with("--db=") => own.db = Some(value("--db")?),
                 x if x == "--tag" || x.starts_with("--tag=") => own
