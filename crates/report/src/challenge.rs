@@ -481,6 +481,19 @@ fn placed(v: &ChallengeView) -> storlab_stats::intervals::Intervals {
     )
 }
 
+/// A mark where the last interval begins when it is shorter than the others (the challenge
+/// ended inside it): its point is a rate over that shorter time, drawn at its own end, and says
+/// so — a fall there is the end, not a collapse.
+fn partial_tail(iv: &storlab_stats::intervals::Intervals) -> Option<(f64, String)> {
+    let (end, len) = (*iv.ends.last()?, *iv.lengths.last()?);
+    (iv.ends.len() > 1 && len < iv.width * 0.999).then(|| {
+        (
+            end - len,
+            format!("last interval partial: {len:.1} s of {:.0} s", iv.width),
+        )
+    })
+}
+
 /// The challenge's section: what it was, the account, the statistics, the throughput over time
 /// (the total, then each pool; on the scale `top` MB/s unless `free`), the events marked.
 pub fn render_html(v: &ChallengeView, top: f64, free: bool) -> (String, bool) {
@@ -520,7 +533,7 @@ pub fn render_html(v: &ChallengeView, top: f64, free: bool) -> (String, bool) {
     h += &stats_table(&v.stats, ChallengeUnit::MB).to_html();
     let iv = placed(v);
     let np = spec.pools.len();
-    let marks: Vec<(f64, String)> = v
+    let mut marks: Vec<(f64, String)> = v
         .events
         .iter()
         .filter(|e| MARKED.contains(&e.kind.as_str()))
@@ -532,6 +545,9 @@ pub fn render_html(v: &ChallengeView, top: f64, free: bool) -> (String, bool) {
             )
         })
         .collect();
+    if let Some(mark) = partial_tail(&iv) {
+        marks.push(mark);
+    }
     // Each interval's rate at its end; an interval a running host did not measure is no point.
     let series = |name: &str, color: &'static str, channels: &[usize]| Series {
         name: name.into(),
@@ -601,5 +617,33 @@ mod clock_tests {
         assert_eq!((a[0].best_rtt, a[0].largest_step), (0.0002, -0.004));
         assert_eq!(offset_words(-30.01), "30.010 s ahead of");
         assert_eq!(offset_words(0.0003), "0.300 ms behind");
+    }
+}
+
+#[cfg(test)]
+mod tail_tests {
+    use super::*;
+
+    #[test]
+    fn a_short_last_interval_is_marked_where_it_begins() {
+        let iv = |lengths: Vec<f64>| storlab_stats::intervals::Intervals {
+            width: 10.0,
+            ends: lengths
+                .iter()
+                .scan(0.0, |t, l| {
+                    *t += l;
+                    Some(*t)
+                })
+                .collect(),
+            lengths,
+            rates: Vec::new(),
+        };
+        let (at, said) = partial_tail(&iv(vec![10.0, 10.0, 2.5])).unwrap();
+        assert_eq!(at, 20.0);
+        assert_eq!(said, "last interval partial: 2.5 s of 10 s");
+        assert!(
+            partial_tail(&iv(vec![10.0, 10.0])).is_none(),
+            "whole intervals: no mark"
+        );
     }
 }

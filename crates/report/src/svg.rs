@@ -232,6 +232,15 @@ pub fn line_chart_marked(
     for (i, ser) in series.iter().enumerate() {
         let (pts, t) = thin(&ser.points);
         thinned |= t;
+        // A series that coincides with one drawn before it would vanish under it: it is drawn
+        // dashed over it, and its legend says which it coincides with.
+        let same = series[..i]
+            .iter()
+            .find(|o| o.points == ser.points && !ser.points.is_empty());
+        let (dash, name) = match same {
+            Some(o) => (r#" stroke-dasharray="6 4""#, format!("{} (= {})", ser.name, o.name)),
+            None => ("", ser.name.clone()),
+        };
         let mut d = String::new();
         for (x, y) in pts {
             let px = LEFT + pw * x / x_top;
@@ -248,12 +257,12 @@ pub fn line_chart_marked(
         }
         let _ = write!(
             s,
-            r##"<polyline points="{}" fill="none" stroke="{}" stroke-width="1.5"/><text x="{}" y="16" class="lg" fill="{}">{}</text>"##,
+            r##"<polyline points="{}" fill="none" stroke="{}" stroke-width="1.5"{dash}/><text x="{}" y="16" class="lg" fill="{}">{}</text>"##,
             d.trim_end(),
             ser.color,
             W - RIGHT - 110.0 * (series.len() - i) as f64 + 10.0,
             ser.color,
-            esc(&ser.name)
+            esc(&name)
         );
     }
     s += "</svg>";
@@ -463,6 +472,19 @@ mod tests {
             .parse()
             .unwrap();
         assert!(x < W - RIGHT, "{x}");
+    }
+
+    #[test]
+    fn a_series_that_coincides_with_another_stays_visible() {
+        let pts = vec![(0.0, 1.0), (1.0, 2.0)];
+        let ser = |name: &str, c: usize| Series {
+            name: name.into(),
+            color: COLORS[c],
+            points: pts.clone(),
+        };
+        let (svg, _) = line_chart("t", "k", "u", "s", &[ser("read+write", 3), ser("read", 0)], 2.0);
+        assert_eq!(svg.matches("stroke-dasharray=\"6 4\"").count(), 1, "{svg}");
+        assert!(svg.contains("read (= read+write)"), "{svg}");
     }
 
     #[test]
