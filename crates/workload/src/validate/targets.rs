@@ -84,7 +84,10 @@ fn missing(p: &Path, create: bool) -> Result<(TargetKind, Option<u64>), Workload
         .unwrap_or(Path::new("."));
     let nearest = p.ancestors().skip(1).find(|a| !a.as_os_str().is_empty() && a.is_dir());
     let meant_a_directory = p.as_os_str().as_encoded_bytes().ends_with(b"/");
-    if !create || meant_a_directory || !parent.is_dir() {
+    // `%r` and `%h` are each MPI rank's own (docs/mpi.md): a plan checked before the ranks
+    // expand them (qualify under mpirun) leaves each rank to check its own path.
+    let per_rank = p.to_string_lossy().contains("%r") || p.to_string_lossy().contains("%h");
+    if (!create && !per_rank) || meant_a_directory || !parent.is_dir() {
         let nearest = nearest.map_or_else(
             || "no part of it exists".to_string(),
             |n| {
