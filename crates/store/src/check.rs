@@ -51,8 +51,7 @@ pub fn check_file(path: &Path) -> Result<FileCheck> {
         reason: e.to_string(),
     };
     let conn = Connection::open_with_flags(path, OpenFlags::SQLITE_OPEN_READ_ONLY).map_err(open_err)?;
-    conn.busy_timeout(std::time::Duration::from_secs(10))
-        .map_err(open_err)?;
+    conn.busy_timeout(crate::sqlite::LOCK_WAIT).map_err(open_err)?;
     // A file damaged where the check itself must read answers with an error: that is its
     // verdict.
     let integrity = integrity(&conn, COMPLAINTS).unwrap_or_else(|e| vec![e.to_string()]);

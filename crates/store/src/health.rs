@@ -35,6 +35,15 @@ pub(crate) struct Health {
     reason: String,
 }
 
+impl Health {
+    /// The next attempt no sooner than a pause twice the last (the first: [`FIRST_PAUSE`]),
+    /// at most [`LONGEST_PAUSE`].
+    fn try_later(&mut self) {
+        self.pause = (self.pause * 2).clamp(FIRST_PAUSE, LONGEST_PAUSE);
+        self.next_try = Some(Instant::now() + self.pause);
+    }
+}
+
 impl Store {
     /// Runs `f` on the connection: a lost one is replaced first when it is time to try again
     /// (else `Lost` at once); a `Lost` from `f` marks the connection lost.
@@ -83,8 +92,8 @@ impl Store {
                 self.recovery.borrow().window.as_secs_f64()
             );
             h.away_since = Some(Instant::now());
-            h.pause = FIRST_PAUSE;
-            h.next_try = Some(Instant::now() + h.pause);
+            h.pause = Duration::ZERO;
+            h.try_later();
         }
         h.reason = reason.to_string();
     }
@@ -102,9 +111,7 @@ impl Store {
         };
         let DbTarget::Postgres(pg) = self.target() else {
             // A SQLite file: its one connection is tried again as it is.
-            let mut h = self.health.borrow_mut();
-            h.pause = (h.pause * 2).clamp(FIRST_PAUSE, LONGEST_PAUSE);
-            h.next_try = Some(Instant::now() + h.pause);
+            self.health.borrow_mut().try_later();
             return Ok(());
         };
         match crate::pg::Postgres::connect(&pg) {
@@ -119,8 +126,7 @@ impl Store {
             }
             Err(e) => {
                 let mut h = self.health.borrow_mut();
-                h.pause = (h.pause * 2).clamp(FIRST_PAUSE, LONGEST_PAUSE);
-                h.next_try = Some(Instant::now() + h.pause);
+                h.try_later();
                 h.reason = match e {
                     StoreError::Open { reason, .. } => reason,
                     e => e.to_string(),

@@ -82,16 +82,10 @@ fn filesystem_of(p: &Path) -> Option<u64> {
 }
 
 /// Free bytes for an unprivileged writer on the filesystem of `p` (or its nearest existing
-/// ancestor).
+/// ancestor), as env's probe reads them for the targets.
 fn room(p: &Path) -> Option<u64> {
-    use std::os::unix::ffi::OsStrExt;
     let existing = p.ancestors().find(|a| a.exists())?;
-    let c = std::ffi::CString::new(existing.as_os_str().as_bytes()).ok()?;
-    // SAFETY: a struct of plain integers, all zero, is a valid statvfs.
-    let mut s: libc::statvfs = unsafe { std::mem::zeroed() };
-    // SAFETY: statvfs fills the struct it is given for a NUL-terminated path.
-    let ok = unsafe { libc::statvfs(c.as_ptr(), &mut s) } == 0;
-    ok.then(|| s.f_bavail as u64 * s.f_frsize as u64)
+    storlab_env::space::statvfs(existing)?.free
 }
 
 /// A spool's connection, the ids its last write made, and its file (None: in memory).

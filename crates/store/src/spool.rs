@@ -11,7 +11,7 @@
 //! run already holds its results in memory, and a spool must not depend on the server to
 //! rebuild what it had.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
 use storlab_model::env::Environment;
@@ -54,8 +54,6 @@ pub(crate) struct Recovery {
     /// False for a process that rides outages out itself (an agent, the monitor): after the
     /// window the write fails with `Lost` instead of going to a spool file.
     pub spool: bool,
-    /// How long one statement waits for a SQLite lock another process holds.
-    pub lock_wait: Duration,
 }
 
 impl Recovery {
@@ -67,15 +65,15 @@ impl Recovery {
                 .filter(|s| !s.is_empty())
                 .map(PathBuf::from),
             spool: true,
-            lock_wait: crate::sqlite::LOCK_WAIT,
         }
     }
 
-    /// The directories a spool file may go to, in order.
-    fn dirs(&self, db: &DbTarget) -> Vec<PathBuf> {
+    /// The directories a spool file may go to, in order, for a database at `db` (a SQLite
+    /// file) or on a server (None).
+    fn dirs(&self, db: Option<&Path>) -> Vec<PathBuf> {
         match &self.spool_dir {
             Some(d) => vec![d.clone()],
-            None => crate::refuge::places(db.file()),
+            None => crate::refuge::places(db),
         }
     }
 }
@@ -83,7 +81,7 @@ impl Recovery {
 /// The spool files waiting (`STORLAB_SPOOL`, else every place refuge.rs would put one), oldest
 /// first: the SQLite files, and the JSON of results no file could take.
 pub fn spool_files() -> Vec<PathBuf> {
-    let dirs = Recovery::from_env().dirs(&DbTarget::Sqlite(PathBuf::new()));
+    let dirs = Recovery::from_env().dirs(None);
     let mut files: Vec<PathBuf> = (dirs.iter())
         .flat_map(|d| std::fs::read_dir(d).into_iter().flatten().flatten())
         .map(|e| e.path())
@@ -119,7 +117,7 @@ impl Store {
     fn recover(&self, w: &Write, target: String, reason: String) -> Result<Vec<i64>> {
         // health.rs said that the database is away, and tries it again at each use once it is
         // time; this waits for that within the window.
-        let (window, lock_wait) = (self.recovery.borrow().window, self.recovery.borrow().lock_wait);
+        let (window, lock_wait) = (self.recovery.borrow().window, crate::sqlite::LOCK_WAIT);
         let deadline = Instant::now() + window;
         let mut last = reason;
         while Instant::now() < deadline {
@@ -152,7 +150,7 @@ impl Store {
     /// stdout when the store is dropped (refuge.rs).
     fn spool(&self, w: &Write, target: &str, reason: &str) -> Result<Vec<i64>> {
         let origin = self.target();
-        let dirs = self.recovery.borrow().dirs(&origin);
+        let dirs = self.recovery.borrow().dirs(origin.file());
         let writes: Vec<Write> = self
             .journal
             .borrow()
