@@ -54,6 +54,23 @@ impl Home {
         }
         c.output().expect("run storlab")
     }
+    /// `storlab db copy --from FROM --to TO` (with `extra`), the results file `db` as usual.
+    fn db_copy(&self, db: &Path, from: &Path, to: &Path, extra: &[&str]) -> Output {
+        let args = [
+            &[
+                "db",
+                "copy",
+                "--from",
+                from.to_str().unwrap(),
+                "--to",
+                to.to_str().unwrap(),
+            ][..],
+            extra,
+        ]
+        .concat();
+        self.storlab(db, &[], &args)
+    }
+
     /// A write run of `secs` seconds on this home's target, sampled every `interval`.
     fn write_run(&self, db: &Path, env: &[(&str, &str)], secs: u32, interval: &str) -> Output {
         let target = self.path("target");
@@ -239,18 +256,7 @@ fn a_write_lock_held_by_another_process_loses_nothing() {
     assert_eq!(record.unwrap()["status"], "aborted", "{listed}");
     let (status, ..) = stored_run(&db, &started).expect("the run's record");
     assert_eq!(status, "aborted", "marked in the file");
-    let copy = home.storlab(
-        &db,
-        &[],
-        &[
-            "db",
-            "copy",
-            "--from",
-            spool.to_str().unwrap(),
-            "--to",
-            db.to_str().unwrap(),
-        ],
-    );
+    let copy = home.db_copy(&db, &spool, &db, &[]);
     assert!(copy.status.success(), "{}", stderr(&copy));
     assert!(
         stdout(&copy).contains("1 unfinished run(s) replaced"),
@@ -345,18 +351,7 @@ if sys.argv[3] != 'keep':
     std::fs::remove_file(&filler).unwrap();
     assert_eq!(integrity(&db), "ok", "the file stays sound through the full filesystem");
     for from in [&spool, &json_file] {
-        let copy = home.storlab(
-            &db,
-            &[],
-            &[
-                "db",
-                "copy",
-                "--from",
-                from.to_str().unwrap(),
-                "--to",
-                db.to_str().unwrap(),
-            ],
-        );
+        let copy = home.db_copy(&db, from, &db, &[]);
         assert!(copy.status.success(), "{}", stderr(&copy));
     }
     assert_stored_as_printed(&db, &spooled_run);
@@ -409,19 +404,7 @@ with open(sys.argv[1], 'r+b') as f:
     assert!(state("runs").is_null(), "{found}");
 
     let fresh = home.path("rescued.db");
-    let copy = home.storlab(
-        &db,
-        &[],
-        &[
-            "db",
-            "copy",
-            "--from",
-            db.to_str().unwrap(),
-            "--to",
-            fresh.to_str().unwrap(),
-            "--json",
-        ],
-    );
+    let copy = home.db_copy(&db, &db, &fresh, &["--json"]);
     assert!(copy.status.success(), "{}", stderr(&copy));
     let report: Value = serde_json::from_slice(&copy.stdout).unwrap();
     assert_eq!(report["runs_unreadable"], serde_json::json!([a_run["id"]]), "{report}");
