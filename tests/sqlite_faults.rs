@@ -402,6 +402,18 @@ with open(sys.argv[1], 'r+b') as f:
     let state = |name: &str| tables.iter().find(|t| t["name"] == name).unwrap()["error"].clone();
     assert!(state("samples").is_string(), "{found}");
     assert!(state("runs").is_null(), "{found}");
+    // The rows `db check` read of a sound table, counted again by Python's own SQLite.
+    let counted: u64 = python(
+        "import sqlite3,sys; print(sqlite3.connect(sys.argv[1]).execute('SELECT COUNT(*) FROM runs').fetchone()[0])",
+        &[db.to_str().unwrap()],
+    )
+    .trim()
+    .parse()
+    .unwrap();
+    let read = tables.iter().find(|t| t["name"] == "runs").unwrap()["rows_read"]
+        .as_u64()
+        .unwrap();
+    assert_eq!((read, counted), (2, 2), "{found}");
 
     let fresh = home.path("rescued.db");
     let copy = home.db_copy(&db, &db, &fresh, &["--json"]);
