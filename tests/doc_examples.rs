@@ -26,6 +26,8 @@
 //!   that is an answer, not a failure ([`ANSWERS`]: a qualification's FAIL or UNDECIDED), is
 //!   accepted; every other non-zero exit fails the test with the doc's file and line.
 //!
+//! `DOC_EXAMPLES_TRACE=1` shows every command with the time it started, and what it printed.
+//!
 //! HOME is the scratch directory (the default database is `~/.local/share/storlab/results.db`
 //! there); STORLAB_DB is unset. Each doc's scratch is removed — its processes killed, its
 //! mounts unmounted, its loop devices detached — even when the test fails.
@@ -121,7 +123,8 @@ enum Place {
     Tmpfs,
     /// An ext4 on a loop device (a pool a challenge's fault may unmount and mount again).
     Ext4,
-    /// A btrfs RAID1 of two loop devices with 200 MiB of data, for a scrub or a replace.
+    /// A btrfs RAID1 of two 2 GiB loop devices (images on tmpfs) with 200 MiB of data, for a
+    /// scrub or a replace, and room for a job of the default size (1 GiB).
     Btrfs,
     /// A block device (a spare, a disk to watch): the path is replaced by an empty loop
     /// device's.
@@ -146,6 +149,11 @@ const PLACES: &[(&str, Place)] = &[
     ("/mnt/test", Place::Tmpfs),
     ("/mnt/ex-walk", Place::MadeDir),
     ("/srv/new-array", Place::Tmpfs),
+    ("/mnt/new-array", Place::Tmpfs),
+    ("/etc/bash_completion.d", Place::MadeDir),
+    ("/a", Place::Tmpfs),
+    ("/b", Place::Tmpfs),
+    ("/c", Place::Tmpfs),
     ("/srv/data2", Place::Tmpfs),
     ("/star", Place::MadeDir),
     ("/mnt/ex-a", Place::Dir),
@@ -174,6 +182,7 @@ const SCALE: &[(&str, &str)] = &[
     ("30s", "1s"),
     ("60s", "1s"),
     ("--runtime=60", "--runtime=1"),
+    ("--size=1g", "--size=4m"),
     ("threads=1..64", "threads=1..4"),
     ("--files-per-thread 10000", "--files-per-thread 200"),
     ("--concurrency 1,2,4,8,16", "--concurrency 1,2"),
@@ -203,6 +212,16 @@ enum Given {
     BlockOf(&'static str, &'static str),
 }
 
+/// The repository's example job files and plans in `examples/`, their sizes, times and points
+/// scaled as the command lines' are (a plan of 5 GiB per worker at 16 workers is 80 GiB): its
+/// four points of 1 to 16 workers two points of 1 and 2, each with its own threshold, and its
+/// repetitions at most 3, the least a verdict takes (it may then be UNDECIDED, an answer).
+const EXAMPLES: &str = r#"cp -r "$REPO/examples" examples
+sed -i -e 's/"[1-9]g"/"8m"/g' -e 's/"[0-9][0-9]*s"/"1s"/g' -e 's/"5m"/"1s"/g' \
+    -e 's/threads=1,4,8,16/threads=1,2/' -e 's/\(>= [0-9]*\) | \([0-9]*\) | [0-9]* | [0-9]*"/\1 | \2"/' \
+    -e 's/^max_repeats = .*/max_repeats = 3/' examples/*.toml
+"#;
+
 /// Runs 1 to 13 of the reader's database (tagged fs=ext3 and fs=xfs), for docs that name runs 12
 /// and 13.
 const THIRTEEN_RUNS: &str = r#"mkdir -p old
@@ -220,10 +239,11 @@ const GIVEN: &[(&str, &[Given])] = &[
         // results file of the reader's; a tree to scan, some of it not read for 200 days.
         &[
             Given::Script(THIRTEEN_RUNS),
+            Given::Script(EXAMPLES),
             Given::Script(
-                r#"cp -r "$REPO/examples" examples
-cp examples/schedule.toml schedule.toml
-cp "$REPO/tests/fixtures/fio-examples/fio-rand-read.fio" .
+                r#"cp "$REPO/examples/schedule.toml" schedule.toml
+sed -e 's/^runtime=900/runtime=1/' -e 's/^size=10G/size=16m/' \
+    "$REPO/tests/fixtures/fio-examples/fio-rand-read.fio" > fio-rand-read.fio
 cp "$REPO/tests/fixtures/import/fio-two-json.json" nightly-fio.json
 mkdir results-2019
 cp "$REPO"/tests/fixtures/import/{fio-terse-v3.txt,ior-json.json,iozone-auto-all-tests.txt} results-2019/
@@ -276,11 +296,13 @@ for i in $(seq 1 11); do command storlab run --target old --phase write --size 1
     (
         "docs/meta.md",
         // The example job files; a tree of files for the walk.
-        &[Given::Script(
-            r#"cp -r "$REPO/examples" examples
-command storlab meta --target /mnt/ex-walk --threads 2 --files-per-thread 500 --tree 2,10 --phase create --keep -q
+        &[
+            Given::Script(EXAMPLES),
+            Given::Script(
+                r#"command storlab meta --target /mnt/ex-walk --threads 2 --files-per-thread 500 --tree 2,10 --phase create --keep -q
 "#,
-        )],
+            ),
+        ],
     ),
     (
         "docs/sched.md",
@@ -291,6 +313,9 @@ command storlab meta --target /mnt/ex-walk --threads 2 --files-per-thread 500 --
         &[Given::BlockOf("docs/sched.md", "mkdir -p /tmp/ex && cd /tmp/ex")],
     ),
 ];
+
+/// How long one block may run: a command that runs on is a failure, not a hung test.
+const BLOCK_LIMIT: std::time::Duration = std::time::Duration::from_secs(600);
 
 /// One doc's scratch: a directory on tmpfs with the places the doc names. Dropping it kills
 /// what its scripts left running, unmounts, detaches and removes everything, in that order.
@@ -349,7 +374,7 @@ impl DocScratch {
                         rel,
                         common::PoolOptions {
                             mib: 200,
-                            device_mib: 512,
+                            device_mib: 2048,
                             in_memory: true,
                             ..Default::default()
                         },
@@ -362,7 +387,7 @@ impl DocScratch {
                         .prefix("storlab-docs-spare-")
                         .tempdir_in("/dev/shm")
                         .unwrap();
-                    let dev = common::loop_device(&images.path().join("spare.img"), 512 << 20);
+                    let dev = common::loop_device(&images.path().join("spare.img"), 2048 << 20);
                     let name = dev.dev.clone();
                     s.held.push(Held::Device(dev, images));
                     name
@@ -379,7 +404,7 @@ impl DocScratch {
 
     /// Runs `script` (a block's lines, rewritten) with bash; `offset` maps the script's line
     /// to the doc's. Err: what failed, where.
-    fn run(&mut self, doc: &str, script: &str, offset: usize) -> Result<String, String> {
+    fn run(&mut self, doc: &str, script: &str, offset: i64) -> Result<String, String> {
         let file = self.path().join(".doc-block.sh");
         std::fs::write(
             &file,
@@ -389,7 +414,8 @@ impl DocScratch {
         std::fs::write(self.path().join(".doc-preamble.sh"), preamble(doc, offset)).unwrap();
         let bin_dir = Path::new(common::bin()).parent().unwrap();
         use std::os::unix::process::CommandExt;
-        let child = Command::new("bash")
+        let child = Command::new("timeout")
+            .args(["--kill-after=5", &format!("{}", BLOCK_LIMIT.as_secs()), "bash"])
             .arg(&file)
             .current_dir(self.path())
             .env(
@@ -411,7 +437,13 @@ impl DocScratch {
             .unwrap();
         self.groups.push(child.id() as i32);
         let out = child.wait_with_output().unwrap();
-        let text = format!("{}{}", common::stdout(&out), common::stderr(&out));
+        let mut text = format!("{}{}", common::stdout(&out), common::stderr(&out));
+        if out.status.code() == Some(124) {
+            text.push_str(&format!(
+                "doc_examples: {doc}: the block did not finish within {} s (stopped)\n",
+                BLOCK_LIMIT.as_secs()
+            ));
+        }
         if out.status.success() {
             Ok(text)
         } else {
@@ -471,9 +503,13 @@ impl Drop for DocScratch {
 
 /// The bash the blocks run after: `set -e`, a trap naming the doc's line of a failing
 /// command, and `storlab` as a function applying [`STOPPED`] and [`ANSWERS`].
-fn preamble(doc: &str, offset: usize) -> String {
+fn preamble(doc: &str, offset: i64) -> String {
     let mut p = String::new();
     writeln!(p, "set -e").unwrap();
+    if std::env::var_os("DOC_EXAMPLES_TRACE").is_some() {
+        // Each command with the time it started, to see where a doc's minutes go.
+        writeln!(p, "PS4='+ $(date +%T.%N | cut -c1-12) '; set -x").unwrap();
+    }
     writeln!(
         p,
         "trap 'echo \"doc_examples: {doc}:$((LINENO + {offset})): exit $? from: $BASH_COMMAND\" >&2' ERR"
@@ -677,7 +713,13 @@ fn given_scripts(doc: &str) -> Vec<String> {
 /// Runs every runnable block of `doc` in order; Err: what failed, with its doc line.
 fn run_doc(doc: &str) -> Result<(), String> {
     let blocks: Vec<Block> = blocks_of(doc).into_iter().filter(Block::runnable).collect();
-    for b in &blocks {
+    run_blocks(doc, &blocks, &given_scripts(doc))
+}
+
+/// Runs `blocks` (of the doc `doc`, or storlab's --help) in order after `given`, in one
+/// scratch directory with the places they name.
+fn run_blocks(doc: &str, blocks: &[Block], given: &[String]) -> Result<(), String> {
+    for b in blocks {
         let bad = unplaced_paths(b);
         if !bad.is_empty() {
             return Err(format!(
@@ -686,7 +728,6 @@ fn run_doc(doc: &str) -> Result<(), String> {
             ));
         }
     }
-    let given = given_scripts(doc);
     let mut all: String = blocks
         .iter()
         .flat_map(|b| b.lines.clone())
@@ -704,18 +745,19 @@ fn run_doc(doc: &str) -> Result<(), String> {
         })
         .collect();
     let mut scratch = DocScratch::new(&places);
-    for g in &given {
+    for g in given {
         scratch
             .run(doc, &rewrite(g, &scratch.map), 0)
             .map_err(|e| format!("{doc}: what the doc presumes (GIVEN) could not be made:\n{e}"))?;
     }
-    for b in &blocks {
+    for b in blocks {
         let (script, kept_back) = script_of(b);
         for k in kept_back {
             eprintln!("{doc}: not run here: {k}");
         }
         let script = rewrite(&script, &scratch.map);
-        scratch.run(doc, &script, b.first_line - 2).map_err(|e| {
+        let started = std::time::Instant::now();
+        let printed = scratch.run(doc, &script, b.first_line as i64 - 2).map_err(|e| {
             let at = e
                 .lines()
                 .rev()
@@ -737,7 +779,15 @@ fn run_doc(doc: &str) -> Result<(), String> {
                 .unwrap_or_default();
             format!("{at}\n    {written}\n--- as run:\n{script}\n--- what it printed:\n{e}")
         })?;
-        eprintln!("{doc}:{}: ran ({} command(s) shown)", b.first_line, b.commands().len());
+        if std::env::var_os("DOC_EXAMPLES_TRACE").is_some() {
+            eprintln!("{printed}");
+        }
+        eprintln!(
+            "{doc}:{}: ran ({} command(s) shown) in {:.1} s",
+            b.first_line,
+            b.commands().len(),
+            started.elapsed().as_secs_f64()
+        );
     }
     Ok(())
 }
@@ -885,6 +935,87 @@ doc_tests! {
     run_md_runs_as_written => "docs/run.md",
     scan_md_runs_as_written => "docs/scan.md",
     sched_md_runs_as_written => "docs/sched.md",
+}
+
+/// The examples storlab's --help pages show: every `` `storlab …` `` in the help of every
+/// command and subcommand, whitespace joined, each once.
+fn help_examples() -> Vec<String> {
+    let help = |args: &[&str]| -> String {
+        let out = Command::new(common::bin()).args(args).arg("--help").output().unwrap();
+        common::stdout(&out)
+    };
+    let subcommands = |page: &str| -> Vec<String> {
+        page.split("\nCommands:\n")
+            .nth(1)
+            .map(|list| {
+                list.lines()
+                    .take_while(|l| !l.is_empty())
+                    .filter(|l| l.starts_with("  ") && !l.starts_with("   "))
+                    .filter_map(|l| l.split_whitespace().next())
+                    .filter(|c| *c != "help")
+                    .map(str::to_string)
+                    .collect()
+            })
+            .unwrap_or_default()
+    };
+    let mut pages = vec![help(&[])];
+    for sub in subcommands(&pages[0]) {
+        let page = help(&[&sub]);
+        for subsub in subcommands(&page) {
+            pages.push(help(&[&sub, &subsub]));
+        }
+        pages.push(page);
+    }
+    let mut examples: Vec<String> = Vec::new();
+    for page in pages {
+        let joined = page.split_whitespace().collect::<Vec<_>>().join(" ");
+        for (i, quoted) in joined.split('`').enumerate() {
+            // A command's name alone (`storlab run`) is a reference; an example has an
+            // option or an argument.
+            let example =
+                quoted.starts_with("storlab ") && quoted.split(' ').any(|w| w.chars().any(|c| !c.is_ascii_lowercase()));
+            if i % 2 == 1 && example && !examples.iter().any(|e| e == quoted) {
+                examples.push(quoted.to_string());
+            }
+        }
+    }
+    examples.sort();
+    examples
+}
+
+/// What storlab's --help examples presume: runs 1 to 13, a plan, a fio job file (fio's
+/// example, its 15 minutes and 10 GiB scaled to 1 s and 16 MiB).
+const GIVEN_HELP: &str = r#"cp examples/plan-infn.toml plan.toml
+sed -e 's/^runtime=900/runtime=1/' -e 's/^size=10G/size=16m/' \
+    "$REPO/tests/fixtures/fio-examples/fio-rand-read.fio" > JOB.fio
+"#;
+
+#[test]
+fn every_help_example_runs_as_written() {
+    let _one = ONE_AT_A_TIME.lock().unwrap_or_else(|e| e.into_inner());
+    let examples = help_examples();
+    assert!(
+        examples.iter().any(|e| e.starts_with("storlab challenge run"))
+            && examples.iter().any(|e| e.starts_with("storlab results tag")),
+        "help examples found: {examples:#?}"
+    );
+    // One block per example, numbered from 1 (the "line" a failure names).
+    let blocks: Vec<Block> = examples
+        .into_iter()
+        .enumerate()
+        .map(|(i, e)| Block {
+            first_line: i + 1,
+            info: "sh".into(),
+            lines: vec![e],
+        })
+        .collect();
+    if let Err(e) = run_blocks(
+        "storlab --help",
+        &blocks,
+        &[THIRTEEN_RUNS.to_string(), EXAMPLES.to_string(), GIVEN_HELP.to_string()],
+    ) {
+        panic!("{e}");
+    }
 }
 
 #[test]

@@ -9,8 +9,8 @@ pub type ChallengeSpecArgs = storlab_challenge::spec::SpecFlags;
 
 #[derive(Subcommand, Debug)]
 pub enum ChallengeCmd {
-    /// Define a challenge and run it on this host to its end: storlab challenge run --pool
-    /// P1=/data1 --pool P2=/data2 --writers 4 --readers 4 --file-size 2g --bs 1m --duration 5d
+    /// Define a challenge and run it on this host to its end: `storlab challenge run --pool
+    /// P1=/data1 --pool P2=/data2 --writers 4 --readers 4 --file-size 2g --bs 1m --duration 5d`
     Run {
         #[command(flatten)]
         spec: ChallengeSpecArgs,

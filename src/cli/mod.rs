@@ -58,8 +58,9 @@ pub enum Cmd {
         args: Vec<String>,
     },
     /// The same phases at every point of one varied parameter (threads, block size, queue
-    /// depth, read percentage, ...), stored as one study: storlab sweep --vary threads=1..64
+    /// depth, read percentage, ...), stored as one study: `storlab sweep --vary threads=1..64
     /// --target /data --phase write --phase read --phase randread --phase randrw --bs 256k
+    /// --size 4g`
     Sweep(Box<SweepArgs>),
     /// What a background task (scrub, verify, rebuild, any command) costs the users: the job N
     /// times idle and N times with the task running, interleaved, impact in % with 95 %
@@ -72,13 +73,13 @@ pub enum Cmd {
     Impact(Box<ImpactArgs>),
     /// Metadata workloads (mdtest's phases): workers making, looking at and removing files and
     /// directories in a tree, each operation timed and checked, stored as a run of kind meta:
-    /// storlab meta --target /mnt/fs --threads 4 --files-per-thread 10000 --tree 2,10
-    /// --phase mkdir,create,stat,read,remove,rmdir --file-size 4k
+    /// `storlab meta --target /mnt/fs --threads 4 --files-per-thread 10000 --tree 2,10
+    /// --phase mkdir,create,stat,read,remove,rmdir --file-size 4k`
     Meta(Box<MetaArgs>),
     /// Acceptance tests with a verdict: a plan (TOML) of jobs and criteria on their figures
     /// (randread IOPS >= 20000, lat p99 <= 5ms, MiB/s >= 95% of baseline, MiB/s cost <= 5%),
     /// each job repeated only until statistics decide every criterion; exit 0 PASS, 1 FAIL,
-    /// 5 UNDECIDED: storlab qualify plan.toml --target /mnt/new-array
+    /// 5 UNDECIDED: `storlab qualify plan.toml --target /mnt/new-array`
     Qualify(Box<QualifyArgs>),
     /// Read back stored results.
     #[command(subcommand)]
@@ -110,8 +111,8 @@ pub enum Cmd {
     /// latent sector errors, solved exactly), and how it changes with the verify interval and
     /// the scheduler's k.
     Risk(Box<RiskArgs>),
-    /// Print the completion script of a shell (bash, zsh, fish, elvish, powershell): storlab
-    /// completions bash > /etc/bash_completion.d/storlab
+    /// Print the completion script of a shell (bash, zsh, fish, elvish, powershell): `storlab
+    /// completions bash > /etc/bash_completion.d/storlab`
     Completions {
         /// The shell.
         shell: clap_complete::Shell,

@@ -6,8 +6,8 @@ use super::{DbArgs, OutputArgs};
 
 #[derive(Subcommand, Debug)]
 pub enum MonitorCmd {
-    /// Watch pools until stopped (Ctrl-C, SIGTERM) or for --duration: storlab monitor run
-    /// --pool P1=/dev/sdb,/dev/sdc --pool P2=/srv/data2 --interval 10s --metrics 127.0.0.1:9464
+    /// Watch pools until stopped (Ctrl-C, SIGTERM) or for --duration: `storlab monitor run
+    /// --pool P1=/dev/sdb,/dev/sdc --pool P2=/srv/data2 --interval 10s --metrics 127.0.0.1:9464`
     Run {
         #[command(flatten)]
         flags: storlab_monitor::request::RunFlags,

@@ -72,7 +72,7 @@ pub enum ResultsCmd {
         #[command(flatten)]
         output: OutputArgs,
     },
-    /// Tag a run: storlab results tag 12 fs=ext4 raid=6
+    /// Tag a run: `storlab results tag 12 fs=ext4 raid=6`
     Tag {
         /// The run's id.
         id: i64,
@@ -82,7 +82,7 @@ pub enum ResultsCmd {
         #[command(flatten)]
         output: OutputArgs,
     },
-    /// Remove tags from a run: storlab results untag 12 fs
+    /// Remove tags from a run: `storlab results untag 12 fs`
     Untag {
         /// The run's id.
         id: i64,
