@@ -201,17 +201,6 @@ const STOP_AFTER: &str = "4s";
 /// Exits that are an answer, not a failure: `(subcommand, codes, why)`.
 const ANSWERS: &[(&str, &str, &str)] = &[("qualify", "1 5", "a verdict: 1 FAIL, 5 UNDECIDED (docs/qualify.md)")];
 
-/// What a doc presumes its reader has, made before its first block runs.
-#[derive(Debug, Clone, Copy)]
-enum Given {
-    /// A script run in the doc's scratch directory (`$REPO` is the repository), rewritten as
-    /// the doc's blocks are.
-    Script(&'static str),
-    /// Another doc's block, the one whose first line this is (a worked example that goes on
-    /// from another doc's).
-    BlockOf(&'static str, &'static str),
-}
-
 /// The repository's example job files and plans in `examples/`, their sizes, times and points
 /// scaled as the command lines' are (a plan of 5 GiB per worker at 16 workers is 80 GiB): its
 /// four points of 1 to 16 workers two points of 1 and 2, each with its own threshold, and its
@@ -231,17 +220,18 @@ for i in $(seq 1 13); do
 done
 "#;
 
-const GIVEN: &[(&str, &[Given])] = &[
+/// What a doc presumes its reader has, made before its first block runs: scripts run in the
+/// doc's scratch directory (`$REPO` is the repository), rewritten as the doc's blocks are.
+const GIVEN: &[(&str, &[&str])] = &[
     (
         "README.md",
         // The repository's example job files and schedule; fio's own example job file; what fio
         // printed one night; a directory of old fio, IOzone and IOR results; runs 1 to 13; a
         // results file of the reader's; a tree to scan, some of it not read for 200 days.
         &[
-            Given::Script(THIRTEEN_RUNS),
-            Given::Script(EXAMPLES),
-            Given::Script(
-                r#"cp "$REPO/examples/schedule.toml" schedule.toml
+            THIRTEEN_RUNS,
+            EXAMPLES,
+            r#"cp "$REPO/examples/schedule.toml" schedule.toml
 sed -e 's/^runtime=900/runtime=1/' -e 's/^size=10G/size=16m/' \
     "$REPO/tests/fixtures/fio-examples/fio-rand-read.fio" > fio-rand-read.fio
 cp "$REPO/tests/fixtures/import/fio-two-json.json" nightly-fio.json
@@ -254,7 +244,6 @@ for i in $(seq 1 10); do truncate -s 20M /star/data01/run8/daq$i.dat; done
 for i in $(seq 1 5); do truncate -s 50M /star/data02/run9/mudst$i.root; done
 touch -a -d '200 days ago' /star/u/alice/ntuple{1..12}.root
 "#,
-            ),
         ],
     ),
     (
@@ -262,56 +251,41 @@ touch -a -d '200 days ago' /star/u/alice/ntuple{1..12}.root
         // Runs 1 to 13; three runs of a setup a at 20,000 IOPS and three of b at 24,000; every
         // file of old results the import tests read, the damaged ones too.
         &[
-            Given::Script(THIRTEEN_RUNS),
-            Given::Script(
-                r#"for r in a:20000 a:20000 a:20000 b:24000 b:24000 b:24000; do
+            THIRTEEN_RUNS,
+            r#"for r in a:20000 a:20000 a:20000 b:24000 b:24000 b:24000; do
   command storlab run --target old --phase randread --bs 4k --size 1m --runtime 1s -q \
       --rate ${r#*:}iops --tag setup=${r%%:*}
 done
 mkdir results-2019 && cp "$REPO"/tests/fixtures/import/*.* results-2019/ && rm results-2019/ORIGIN.md
 "#,
-            ),
         ],
     ),
     (
         "docs/report.md",
-        &[Given::Script(
-            r#"mkdir old
+        &[r#"mkdir old
 for r in a:20000 a:20000 a:20000 b:24000 b:24000 b:24000; do
   command storlab run --target old --phase randread --bs 4k --size 1m --runtime 1s -q \
       --rate ${r#*:}iops --tag setup=${r%%:*}
 done
-"#,
-        )],
+"#],
     ),
     // docs/run.md's run 12: runs 1 to 11 before it.
     (
         "docs/run.md",
-        &[Given::Script(
-            r#"mkdir old
+        &[r#"mkdir old
 for i in $(seq 1 11); do command storlab run --target old --phase write --size 1m --bs 64k -q; done
-"#,
-        )],
+"#],
     ),
     (
         "docs/meta.md",
         // The example job files; a tree of files for the walk.
         &[
-            Given::Script(EXAMPLES),
-            Given::Script(
-                r#"command storlab meta --target /mnt/ex-walk --threads 2 --files-per-thread 500 --tree 2,10 --phase create --keep -q
+            EXAMPLES,
+            r#"command storlab meta --target /mnt/ex-walk --threads 2 --files-per-thread 500 --tree 2,10 --phase create --keep -q
 "#,
-            ),
         ],
     ),
-    (
-        "docs/sched.md",
-        &[Given::Script(r#"cp "$REPO/examples/schedule.toml" schedule.toml"#)],
-    ),
-    (
-        "docs/risk.md",
-        &[Given::BlockOf("docs/sched.md", "mkdir -p /tmp/ex && cd /tmp/ex")],
-    ),
+    ("docs/sched.md", &[r#"cp "$REPO/examples/schedule.toml" schedule.toml"#]),
 ];
 
 /// How long one block may run: a command that runs on is a failure, not a hung test.
@@ -692,21 +666,10 @@ fn unplaced_paths(block: &Block) -> Vec<String> {
 
 /// The texts of what `doc` presumes, as scripts.
 fn given_scripts(doc: &str) -> Vec<String> {
-    let Some((_, given)) = GIVEN.iter().find(|(d, _)| *d == doc) else {
-        return Vec::new();
-    };
-    given
+    GIVEN
         .iter()
-        .map(|g| match g {
-            Given::Script(s) => s.to_string(),
-            Given::BlockOf(other, first) => {
-                let b = blocks_of(other)
-                    .into_iter()
-                    .find(|b| b.lines.first().is_some_and(|l| l == first))
-                    .unwrap_or_else(|| panic!("{doc}'s GIVEN: no block of {other} starts with {first}"));
-                script_of(&b).0
-            }
-        })
+        .filter(|(d, _)| *d == doc)
+        .flat_map(|(_, scripts)| scripts.iter().map(|s| s.to_string()))
         .collect()
 }
 
