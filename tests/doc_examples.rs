@@ -6,6 +6,7 @@
 //!   pasting the doc in order would.
 //! - `console`: a transcript. Its `$ ` lines run (in order, as above); the rest is output.
 //! - `text` (or any other string): a synopsis, an output, a diagram, a file; not run.
+//!
 //! A block with no info string that shows a `storlab` or `mpirun` command fails the test: each
 //! such block says which it is.
 //!
