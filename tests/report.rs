@@ -1,6 +1,7 @@
 //! `storlab report` in a real headless Chromium (Debian's chromium): it loads with no console
 //! message and no network request of its own, a screenshot of it is not blank, and plots of the
-//! same kind carry one shared axis maximum. Plus snapshot tests of the structure of the JSON,
+//! same kind carry one shared axis maximum; what Chromium's own layout says of every chart
+//! (labels inside and apart, round ticks, coinciding series all on screen). Plus snapshot tests of the structure of the JSON,
 //! CSV and HTML outputs (tests/snapshots; UPDATE_SNAPSHOTS=1 rewrites them).
 // A test is a story told in order; its length is allowed (Cargo.toml: too_many_lines).
 #![allow(clippy::too_many_lines)]
@@ -699,4 +700,228 @@ fn a_partial_last_interval_is_marked_in_exports_and_merged_in_plots() {
         "the IOPS axis reaches {} for a phase held at 100 IOPS: the sliver was drawn alone",
         iops.1
     );
+}
+
+/// What a browser's own layout says of every chart of `page` (issue 42, part 7), measured by a
+/// script added to a copy of the page and read back from Chromium's DOM: per chart its key,
+/// the labels drawn outside it, pairs of labels that overlap, its y tick labels, and per series
+/// line its stroke, dash and drawn length.
+fn measured_in_chromium(page: &Path, work: &Path) -> Value {
+    const MEASURE: &str = r#"<script>
+const charts = [];
+for (const svg of document.querySelectorAll('svg.chart')) {
+  const box = svg.getBoundingClientRect();
+  const texts = [...svg.querySelectorAll('text')].filter(t => t.textContent.trim() !== '');
+  const rects = texts.map(t => t.getBoundingClientRect());
+  const outside = texts.filter((t, i) => {
+    const r = rects[i];
+    return r.left < box.left - 0.5 || r.right > box.right + 0.5
+        || r.top < box.top - 0.5 || r.bottom > box.bottom + 0.5;
+  }).map(t => t.textContent);
+  const overlaps = [];
+  for (let i = 0; i < texts.length; i++) for (let j = i + 1; j < texts.length; j++) {
+    const a = rects[i], b = rects[j];
+    const w = Math.min(a.right, b.right) - Math.max(a.left, b.left);
+    const h = Math.min(a.bottom, b.bottom) - Math.max(a.top, b.top);
+    if (w > 1 && h > 1) overlaps.push([texts[i].textContent, texts[j].textContent]);
+  }
+  const ticks = [...svg.querySelectorAll('text.yl')].map(t => t.textContent);
+  const lines = [...svg.querySelectorAll('polyline')].map(l => ({
+    stroke: getComputedStyle(l).stroke,
+    dash: getComputedStyle(l).strokeDasharray,
+    length: l.getTotalLength(),
+    points: l.getAttribute('points'),
+  }));
+  const legend = [...svg.querySelectorAll('text')].map(t => t.textContent).join(' | ');
+  charts.push({ key: svg.dataset.key, outside, overlaps, ticks, lines, legend });
+}
+document.body.setAttribute('data-measured', JSON.stringify(charts));
+</script>"#;
+    let html = std::fs::read_to_string(page).unwrap();
+    let copy = work.join("measured.html");
+    std::fs::create_dir_all(work).unwrap();
+    std::fs::write(&copy, html.replace("</body>", &format!("{MEASURE}</body>"))).unwrap();
+    let loaded = chromium(&copy, &work.join("m"), None);
+    assert!(loaded.console.is_empty(), "{:?}", loaded.console);
+    let at = loaded.dom.find("data-measured=\"").expect("the measuring script ran") + 15;
+    let end = at + loaded.dom[at..].find('"').unwrap();
+    let json = loaded.dom[at..end]
+        .replace("&quot;", "\"")
+        .replace("&lt;", "<")
+        .replace("&gt;", ">")
+        .replace("&amp;", "&");
+    serde_json::from_str(&json).unwrap()
+}
+
+/// A y tick label's value ("12.5k" is 12,500).
+fn tick_value(label: &str) -> Option<f64> {
+    let (num, scale) = match label.strip_suffix('k') {
+        Some(n) => (n, 1e3),
+        None => match label.strip_suffix('M') {
+            Some(n) => (n, 1e6),
+            None => (label, 1.0),
+        },
+    };
+    num.parse::<f64>().ok().map(|v| v * scale)
+}
+
+/// Ticks at round numbers: equal steps, each 1, 2, 2.5 or 5 times a power of ten, from 0.
+fn ticks_are_round(ticks: &[String]) -> Result<(), String> {
+    let v: Vec<f64> = ticks
+        .iter()
+        .map(|t| tick_value(t).ok_or_else(|| format!("tick '{t}' is not a number")))
+        .collect::<Result<_, _>>()?;
+    if v.len() < 2 {
+        return Err(format!("fewer than two ticks: {ticks:?}"));
+    }
+    let step = v[1] - v[0];
+    let power = 10f64.powf(step.log10().floor());
+    let mantissa = step / power;
+    if ![1.0, 2.0, 2.5, 5.0].iter().any(|m| (mantissa - m).abs() < 1e-6) {
+        return Err(format!("a step of {step} is not a round number: {ticks:?}"));
+    }
+    for w in v.windows(2) {
+        if ((w[1] - w[0]) - step).abs() > step * 1e-6 {
+            return Err(format!("unequal steps: {ticks:?}"));
+        }
+    }
+    Ok(())
+}
+
+/// Pictures read true in a real browser (issue 42, part 7): in a run report and a comparison,
+/// every label lies inside its chart and overlaps no other, every y axis ticks at round numbers,
+/// and series that coincide (a run's latency percentiles with one I/O per interval) are all on
+/// screen: one drawn over another is dashed, the legend says which it equals, and a screenshot
+/// of that chart alone shows every series' colour.
+#[test]
+fn pictures_read_true_in_chromium() {
+    let s = Scratch::new();
+    let a = quick_run(&s, "setup=a");
+    let b = quick_run(&s, "setup=b");
+    let runs = s.path().join("runs.html");
+    let out = s.storlab(&["report", &a.to_string(), &b.to_string(), "-o", runs.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let cmp = s.path().join("cmp.html");
+    let out = s.storlab(&[
+        "report",
+        "--compare",
+        "setup=a",
+        "--compare",
+        "setup=b",
+        "-o",
+        cmp.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+
+    // One I/O in each 100 ms interval: its latency percentiles coincide, interval by interval.
+    let d = s.data();
+    let one = s.json(&[
+        "run",
+        "--target",
+        d.to_str().unwrap(),
+        "--phase",
+        "randread",
+        "--bs",
+        "4k",
+        "--size",
+        "1m",
+        "--rate",
+        "10iops",
+        "--interval",
+        "100ms",
+        "--runtime",
+        "2s",
+    ]);
+    let slow = s.path().join("slow.html");
+    let out = s.storlab(&["report", &one["id"].to_string(), "-o", slow.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", stderr(&out));
+
+    let mut dashed_pairs = 0;
+    for (page, work) in [(&runs, "m-runs"), (&cmp, "m-cmp"), (&slow, "m-slow")] {
+        let measured = measured_in_chromium(page, &s.path().join(work));
+        let charts = measured.as_array().unwrap();
+        assert!(
+            charts.len() >= 2,
+            "{}: {} charts measured",
+            page.display(),
+            charts.len()
+        );
+        for c in charts {
+            let key = c["key"].as_str().unwrap_or("?");
+            assert_eq!(c["outside"], serde_json::json!([]), "{key}: labels outside the chart");
+            assert_eq!(c["overlaps"], serde_json::json!([]), "{key}: labels over each other");
+            let ticks: Vec<String> = c["ticks"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|t| t.as_str().unwrap().to_string())
+                .collect();
+            if let Err(e) = ticks_are_round(&ticks) {
+                panic!("{key}: {e}");
+            }
+            // Lines with the same points: the later one dashed, both drawn, said in the legend.
+            let lines = c["lines"].as_array().unwrap();
+            for (i, l) in lines.iter().enumerate() {
+                let Some(first) = lines[..i].iter().find(|e| e["points"] == l["points"]) else {
+                    continue;
+                };
+                if l["points"].as_str().unwrap_or("").split(' ').count() < 2 {
+                    continue;
+                }
+                assert_ne!(l["dash"], "none", "{key}: a series drawn over another is solid: {l}");
+                assert_ne!(l["stroke"], first["stroke"], "{key}: coinciding series in one colour");
+                assert!(l["length"].as_f64().unwrap() > 10.0, "{key}: {l}");
+                assert!(
+                    c["legend"].as_str().unwrap().contains("(= "),
+                    "{key}: the legend does not say two series coincide: {}",
+                    c["legend"]
+                );
+                dashed_pairs += 1;
+            }
+        }
+    }
+    assert!(dashed_pairs > 0, "two runs held at one rate drew no coinciding series");
+
+    // A screenshot of a chart with coinciding series alone: every series' colour is on screen.
+    let html = std::fs::read_to_string(&slow).unwrap();
+    let (start, end) = html
+        .match_indices("<svg class=\"chart\"")
+        .map(|(i, _)| (i, i + html[i..].find("</svg>").unwrap() + 6))
+        .find(|&(i, e)| html[i..e].contains("stroke-dasharray=\"6 4\""))
+        .expect("a chart with a series drawn dashed over another");
+    let alone = s.path().join("alone.html");
+    std::fs::write(
+        &alone,
+        format!("<!doctype html><html><body>{}</body></html>", &html[start..end]),
+    )
+    .unwrap();
+    let png_path = s.path().join("alone.png");
+    chromium(&alone, &s.path().join("shot-alone"), Some(&png_path));
+    let decoder = png::Decoder::new(std::fs::File::open(&png_path).unwrap());
+    let mut reader = decoder.read_info().unwrap();
+    let mut buf = vec![0; reader.output_buffer_size()];
+    let info = reader.next_frame(&mut buf).unwrap();
+    let bpp = info.line_size / info.width as usize;
+    let pixels = &buf[..info.buffer_size()];
+    let strokes: Vec<[u8; 3]> = html[start..end]
+        .match_indices("stroke=\"#")
+        .map(|(i, _)| &html[start + i + 9..start + i + 15])
+        .filter_map(|hex| {
+            let p = |k: usize| u8::from_str_radix(&hex[k..k + 2], 16).ok();
+            Some([p(0)?, p(2)?, p(4)?])
+        })
+        .collect::<BTreeSet<_>>()
+        .into_iter()
+        .collect();
+    assert!(strokes.len() >= 2, "the chart has {} series colours", strokes.len());
+    for colour in &strokes {
+        let near = pixels
+            .chunks(bpp)
+            .filter(|p| (0..3).all(|k| (p[k] as i32 - colour[k] as i32).abs() <= 40))
+            .count();
+        assert!(
+            near >= 20,
+            "colour {colour:?}: {near} pixels on screen: a series is hidden"
+        );
+    }
 }
