@@ -208,10 +208,15 @@ impl Task for Scrub {
             }
         }
         let field = |name: &str| field(&out, name);
-        // Just started and not yet seen by the kernel or the status file, which still shows
-        // the last scrub (for ten seconds at most, then the status file is believed).
+        // Just started and not yet seen by the kernel: the status file still shows the last
+        // scrub, or already this one's first record, written before the kernel runs it —
+        // neither in progress, cancelled nor finished, which btrfs-progs prints as
+        // "interrupted" (a reverse study started right after a cancelled scrub read that and
+        // took it for the end). For ten seconds at most; then the status file is believed.
         if let Some((at, before)) = &self.started_at {
-            if self.scrubbed.is_empty() && field("Scrub started:") == *before && at.elapsed().as_secs() < 10 {
+            let starting = self.scrubbed.is_empty() && at.elapsed().as_secs() < 10;
+            let last_ones = field("Scrub started:") == *before;
+            if starting && (last_ones || field("Status:").as_deref() == Some("interrupted")) {
                 return Ok(TaskState::Running(progress));
             }
         }
