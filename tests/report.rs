@@ -633,6 +633,9 @@ fn a_challenge_is_drawn_on_one_scale_with_its_faults_marked() {
     assert!(loaded.console.is_empty(), "{:?}", loaded.console);
     assert!(loaded.page_requests.is_empty(), "{:?}", loaded.page_requests);
     assert_eq!(loaded.dom.matches("<svg class=\"chart\"").count(), 3);
+    // In the browser's layout: the fault marks' labels (and the partial interval's) inside the
+    // plots and apart, the axes at round numbers.
+    assert_labels_and_ticks(&measured_in_chromium(&page, &s.path().join("m")), &page);
 }
 
 /// A phase whose last interval is a sliver (51 reads at 100 IOPS in 100 ms intervals: the 51st
@@ -753,6 +756,26 @@ document.body.setAttribute('data-measured', JSON.stringify(charts));
     serde_json::from_str(&json).unwrap()
 }
 
+/// Every chart Chromium measured has its labels inside it and apart, and round y ticks.
+fn assert_labels_and_ticks(measured: &Value, page: &Path) {
+    let charts = measured.as_array().unwrap();
+    assert!(!charts.is_empty(), "{}: no chart measured", page.display());
+    for c in charts {
+        let key = c["key"].as_str().unwrap_or("?");
+        assert_eq!(c["outside"], serde_json::json!([]), "{key}: labels outside the chart");
+        assert_eq!(c["overlaps"], serde_json::json!([]), "{key}: labels over each other");
+        let ticks: Vec<String> = c["ticks"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|t| t.as_str().unwrap().to_string())
+            .collect();
+        if let Err(e) = ticks_are_round(&ticks) {
+            panic!("{key}: {e}");
+        }
+    }
+}
+
 /// A y tick label's value ("12.5k" is 12,500).
 fn tick_value(label: &str) -> Option<f64> {
     let (num, scale) = match label.strip_suffix('k') {
@@ -839,26 +862,9 @@ fn pictures_read_true_in_chromium() {
     let mut dashed_pairs = 0;
     for (page, work) in [(&runs, "m-runs"), (&cmp, "m-cmp"), (&slow, "m-slow")] {
         let measured = measured_in_chromium(page, &s.path().join(work));
-        let charts = measured.as_array().unwrap();
-        assert!(
-            charts.len() >= 2,
-            "{}: {} charts measured",
-            page.display(),
-            charts.len()
-        );
-        for c in charts {
+        assert_labels_and_ticks(&measured, page);
+        for c in measured.as_array().unwrap() {
             let key = c["key"].as_str().unwrap_or("?");
-            assert_eq!(c["outside"], serde_json::json!([]), "{key}: labels outside the chart");
-            assert_eq!(c["overlaps"], serde_json::json!([]), "{key}: labels over each other");
-            let ticks: Vec<String> = c["ticks"]
-                .as_array()
-                .unwrap()
-                .iter()
-                .map(|t| t.as_str().unwrap().to_string())
-                .collect();
-            if let Err(e) = ticks_are_round(&ticks) {
-                panic!("{key}: {e}");
-            }
             // Lines with the same points: the later one dashed, both drawn, said in the legend.
             let lines = c["lines"].as_array().unwrap();
             for (i, l) in lines.iter().enumerate() {
