@@ -1488,3 +1488,51 @@ fn fios_client_and_server_are_refused_naming_mpirun() {
         assert!(s.nothing_stored(), "{a}");
     }
 }
+
+/// A near miss of a known name is refused naming the nearest (issue 42, part 4): a phase, a
+/// back-end, a metadata phase, a setting to vary, a job file's key, a fio option — exit 2,
+/// nothing stored.
+#[test]
+fn near_misses_are_refused_with_a_did_you_mean() {
+    let s = Scratch::new();
+    let d = s.data();
+    let target = d.to_str().unwrap();
+    let job = s.path().join("job.toml");
+    std::fs::write(
+        &job,
+        format!("target = [\"{target}\"]\nphase = [\"read\"]\nbz = \"4k\"\n"),
+    )
+    .unwrap();
+    let cases: &[(&[&str], &str)] = &[
+        (
+            &["run", "--target", target, "--phase", "raed"],
+            "(did you mean 'read'?)",
+        ),
+        (
+            &["run", "--target", target, "--phase", "read", "--engine", "io_urin"],
+            "(did you mean 'io_uring'?)",
+        ),
+        (
+            &["meta", "--target", target, "--phase", "creat"],
+            "(did you mean 'create'?)",
+        ),
+        (
+            &["sweep", "--vary", "thread=1..2", "--target", target, "--phase", "read"],
+            "(did you mean 'threads'?)",
+        ),
+        (
+            &["run", job.to_str().unwrap()],
+            "job.toml:3: key bz: unknown key 'bz' (did you mean 'bs'?)",
+        ),
+    ];
+    for (args, wanted) in cases {
+        let out = s.storlab(args);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {err}");
+        assert!(err.contains(wanted), "{args:?}: no {wanted} in: {err}");
+        assert!(s.nothing_stored(), "{args:?} stored something");
+    }
+    // A name nothing is near is refused with the list alone.
+    let out = s.storlab(&["run", "--target", target, "--phase", "zzzzzz"]);
+    assert!(!stderr(&out).contains("did you mean"), "{}", stderr(&out));
+}

@@ -235,7 +235,7 @@ fn bad_requests_are_refused_with_nothing_made_or_stored() {
         (vec!["--threads", "0"], "--threads 0"),
         (
             vec!["--phase", "create,unlink"],
-            "--phase unlink: not a metadata phase; expected mkdir, create",
+            "--phase unlink: not a metadata phase (did you mean 'link'?); expected mkdir, create",
         ),
         (vec!["--phase", "create,read"], "--phase read with --file-size 0"),
         (

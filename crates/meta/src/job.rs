@@ -102,9 +102,10 @@ impl MetaJob {
             .filter(|p| !p.is_empty())
         {
             phases.push(MetaOp::from_name(p).ok_or_else(|| {
+                let names = MetaOp::names();
                 invalid(format!(
-                    "--phase {p}: not a metadata phase; expected {}",
-                    MetaOp::names()
+                    "--phase {p}: not a metadata phase{}; expected {names}",
+                    storlab_model::names::did_you_mean(p, names.split(", "))
                 ))
             })?);
         }

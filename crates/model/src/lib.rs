@@ -20,6 +20,7 @@ pub mod challenge;
 pub mod env;
 pub mod meta;
 pub mod monitor;
+pub mod names;
 pub mod plan;
 pub mod qualify;
 pub mod result;

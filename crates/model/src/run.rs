@@ -56,7 +56,13 @@ macro_rules! named_enum {
             type Err = String;
             fn from_str(s: &str) -> Result<$name, String> {
                 $name::from_name(s).ok_or_else(|| {
-                    format!("'{s}' is not a {}: expected one of {}", stringify!($name), $name::names())
+                    let names = $name::names();
+                    let known: Vec<&str> = names.split(", ").collect();
+                    format!(
+                        "'{s}' is not a {}{}: expected one of {names}",
+                        stringify!($name),
+                        $crate::names::did_you_mean(s, known.iter().copied())
+                    )
                 })
             }
         }

@@ -147,10 +147,7 @@ pub struct CommandTask {
 fn phase_kind(name: &str, origin: &str) -> Result<PhaseKind, WorkloadError> {
     PhaseKind::from_name(name).ok_or_else(|| {
         let names: Vec<&str> = PhaseKind::ALL.iter().map(|k| k.name()).collect();
-        WorkloadError::invalid(
-            origin,
-            format!("unknown phase '{name}': expected one of {}", names.join(", ")),
-        )
+        WorkloadError::invalid(origin, storlab_model::names::unknown("phase", name, &names))
     })
 }
 

@@ -30,15 +30,7 @@ fn refusal(e: SettingError, origin: &str) -> WorkloadError {
     }
 }
 
-/// Of `known`, the name nearest `name` within two edits (strsim's Levenshtein distance), for a
-/// "did you mean".
-pub fn closest<'a>(name: &str, known: impl Iterator<Item = &'a str>) -> Option<&'a str> {
-    known
-        .map(|n| (strsim::levenshtein(name, n), n))
-        .filter(|(d, _)| *d <= 2)
-        .min()
-        .map(|(_, n)| n)
-}
+pub use storlab_model::names::closest;
 
 /// Applies one key (or flag, with '-' for '_') given as text; `origin` says where it came from.
 pub fn apply_str(s: &mut Settings, key: &str, text: &str, origin: &str) -> Result<(), WorkloadError> {

@@ -20,7 +20,8 @@ pub fn points(spec: &str) -> Result<(String, Vec<String>), WorkloadError> {
     let key = key.trim().replace('-', "_");
     if !crate::SETTINGS.iter().any(|s| s.key == key) {
         return Err(bad(format!(
-            "'{key}' is not a job setting; settings: {}",
+            "'{key}' is not a job setting{}; settings: {}",
+            storlab_model::names::did_you_mean(&key, crate::SETTINGS.iter().map(|s| s.key)),
             crate::SETTINGS.iter().map(|s| s.key).collect::<Vec<_>>().join(", ")
         )));
     }

@@ -52,7 +52,7 @@ pub(super) fn read_iovecs(s: &str) -> Result<u32, String> {
 pub(super) fn read_engine(s: &str) -> Result<BackendKind, String> {
     BackendKind::from_name(s).ok_or_else(|| {
         let names: Vec<&str> = BackendKind::ALL.iter().map(|b| b.name()).collect();
-        format!("unknown back-end '{s}': expected one of {}", names.join(", "))
+        crate::names::unknown("back-end", s, &names)
     })
 }
 
