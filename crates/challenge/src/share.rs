@@ -171,9 +171,12 @@ pub fn join(
     host_faults: &[Fault],
     resume: bool,
 ) -> Result<(StoredChallenge, Vec<String>), ChallengeError> {
-    let c = store
-        .challenge(id)?
-        .ok_or_else(|| ChallengeError::Input(format!("no challenge {id} in {}", store.target())))?;
+    let c = store.challenge(id)?.ok_or_else(|| {
+        ChallengeError::Input(format!(
+            "no challenge {id} in {}: `storlab challenge list` shows the challenges there",
+            store.target()
+        ))
+    })?;
     if matches!(c.status.as_str(), "done" | "failed" | "ending") {
         return Err(ChallengeError::Input(format!(
             "challenge {id} is over (status {})",
