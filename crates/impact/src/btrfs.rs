@@ -139,6 +139,48 @@ impl Scrub {
     }
 }
 
+impl Scrub {
+    /// `btrfs scrub start`, then a look until the scrub is seen: the kernel running it, or the
+    /// status file holding its own record. A start right after a cancelled scrub of the same
+    /// filesystem (a reverse study after a cost study) can lose the race with the kernel's
+    /// winding down: btrfs-progs then records the new scrub as neither running, cancelled nor
+    /// finished ("interrupted") and no scrub runs. That start is made again, twice at most.
+    fn start_and_see_it_begin(&mut self, before: &Option<String>) -> Result<(), TaskError> {
+        for attempt in 0..3 {
+            run(&["btrfs".into(), "scrub".into(), "start".into(), arg(&self.mount)])?;
+            let t0 = std::time::Instant::now();
+            // Left only when this start was lost ("interrupted").
+            loop {
+                if self.kernel_progress().0 {
+                    return Ok(());
+                }
+                let out = scrub_status(&self.mount)?;
+                if field(&out, "Scrub started:") != *before {
+                    // This scrub's own record: "running" until the kernel's ioctl returns,
+                    // then "finished" (a small filesystem, between two looks) or, when the
+                    // ioctl was refused, "interrupted".
+                    match field(&out, "Status:").as_deref() {
+                        Some("interrupted") => break,
+                        Some("finished") => return Ok(()),
+                        _ => {}
+                    }
+                }
+                // Not seen running yet: the watching decides (a record still the last one's
+                // is believed after ten seconds).
+                if t0.elapsed() > std::time::Duration::from_secs(5) {
+                    return Ok(());
+                }
+                std::thread::sleep(std::time::Duration::from_millis(50));
+            }
+            if attempt == 2 {
+                return Ok(());
+            }
+            std::thread::sleep(std::time::Duration::from_millis(500));
+        }
+        Ok(())
+    }
+}
+
 impl Task for Scrub {
     fn describe(&self) -> String {
         format!("btrfs scrub of {}", self.mount.display())
@@ -184,7 +226,7 @@ impl Task for Scrub {
             .sum();
         self.scrubbed.clear();
         self.before_pause = 0;
-        run(&["btrfs".into(), "scrub".into(), "start".into(), arg(&self.mount)])?;
+        self.start_and_see_it_begin(&before)?;
         self.started = true;
         self.started_at = Some((std::time::Instant::now(), before));
         Ok(())
