@@ -772,14 +772,19 @@ fn jobs_without_a_stonewall_run_at_the_same_time_on_files_of_their_own() {
         .collect();
     files.dedup();
     assert_eq!(files.len(), 4, "a file each: {files:?}");
-    for p in phases {
-        assert!(p["result"]["bytes_read"].as_u64().unwrap() > 0);
-        assert!((p["result"]["all_done"]["seconds"].as_f64().unwrap() - 1.0).abs() < 0.5);
-    }
     // Four phases of a second each, at the same time: the run took about one second of I/O
-    // (plus laying out the four files), not four.
+    // (plus laying out the four files), not four. Each phase ran its whole second (its end on
+    // a busy machine may come late; the run's own length, stored to the second, bounds it).
     let wall = between(&run["started_at"], &run["finished_at"]);
     assert!(wall < 3.5, "{wall} s for four 1 s phases run together");
+    for p in phases {
+        assert!(p["result"]["bytes_read"].as_u64().unwrap() > 0);
+        let secs = p["result"]["all_done"]["seconds"].as_f64().unwrap();
+        assert!(
+            (0.95..=wall + 1.0).contains(&secs),
+            "a 1 s phase took {secs} s of a {wall} s run"
+        );
+    }
     let table = stdout(&s.storlab(&["results", "show", &run["id"].to_string()]));
     assert!(table.contains("with phase 1"), "{table}");
     assert!(entries(&d).is_empty());
