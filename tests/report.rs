@@ -228,14 +228,9 @@ fn report_loads_cleanly_in_chromium_with_shared_scales() {
     // A screenshot is not blank: a real share of its pixels is not background.
     let png_path = s.path().join("shot.png");
     chromium(&page, &s.path().join("shot"), Some(&png_path));
-    let decoder = png::Decoder::new(std::fs::File::open(&png_path).unwrap());
-    let mut reader = decoder.read_info().unwrap();
-    let mut buf = vec![0; reader.output_buffer_size()];
-    let info = reader.next_frame(&mut buf).unwrap();
-    let bpp = info.line_size / info.width as usize;
-    let pixels = &buf[..info.buffer_size()];
-    let inked = pixels.chunks(bpp).filter(|p| p[..3].iter().any(|c| *c < 200)).count();
-    let share = inked as f64 / (info.width * info.height) as f64;
+    let pixels = screenshot_pixels(&png_path);
+    let inked = pixels.iter().filter(|p| p.iter().any(|c| *c < 200)).count();
+    let share = inked as f64 / pixels.len() as f64;
     assert!(share > 0.02, "only {:.2} % of the screenshot is drawn", share * 100.0);
 }
 
@@ -776,6 +771,19 @@ fn assert_labels_and_ticks(measured: &Value, page: &Path) {
     }
 }
 
+/// A screenshot's pixels, each as its red, green and blue (whatever the PNG's channels).
+fn screenshot_pixels(png_path: &Path) -> Vec<[u8; 3]> {
+    let decoder = png::Decoder::new(std::fs::File::open(png_path).unwrap());
+    let mut reader = decoder.read_info().unwrap();
+    let mut buf = vec![0; reader.output_buffer_size()];
+    let info = reader.next_frame(&mut buf).unwrap();
+    let bpp = info.line_size / info.width as usize;
+    buf[..info.buffer_size()]
+        .chunks(bpp)
+        .map(|p| [p[0], p[1], p[2]])
+        .collect()
+}
+
 /// A y tick label's value ("12.5k" is 12,500).
 fn tick_value(label: &str) -> Option<f64> {
     let (num, scale) = match label.strip_suffix('k') {
@@ -903,12 +911,7 @@ fn pictures_read_true_in_chromium() {
     .unwrap();
     let png_path = s.path().join("alone.png");
     chromium(&alone, &s.path().join("shot-alone"), Some(&png_path));
-    let decoder = png::Decoder::new(std::fs::File::open(&png_path).unwrap());
-    let mut reader = decoder.read_info().unwrap();
-    let mut buf = vec![0; reader.output_buffer_size()];
-    let info = reader.next_frame(&mut buf).unwrap();
-    let bpp = info.line_size / info.width as usize;
-    let pixels = &buf[..info.buffer_size()];
+    let pixels = screenshot_pixels(&png_path);
     let strokes: Vec<[u8; 3]> = html[start..end]
         .match_indices("stroke=\"#")
         .map(|(i, _)| &html[start + i + 9..start + i + 15])
@@ -922,7 +925,7 @@ fn pictures_read_true_in_chromium() {
     assert!(strokes.len() >= 2, "the chart has {} series colours", strokes.len());
     for colour in &strokes {
         let near = pixels
-            .chunks(bpp)
+            .iter()
             .filter(|p| (0..3).all(|k| (p[k] as i32 - colour[k] as i32).abs() <= 40))
             .count();
         assert!(
