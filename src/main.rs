@@ -144,6 +144,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<u8> {
             ResultsCmd::Export(a) => results::export(&a),
             ResultsCmd::Import(a) => results::import(&a),
             ResultsCmd::Compare(a) => results::compare(&a),
+            ResultsCmd::Studies { output } => results::studies(&output),
             ResultsCmd::Study { id, output } => results::study(id, &output),
             ResultsCmd::Show { id, samples, output } => results::show(id, samples, &output),
         },

@@ -126,7 +126,12 @@ pub fn print_scan(
 
 /// Prints a stored study in its own terms, or as one JSON document.
 pub fn print_study(store: &Store, id: i64, json: bool) -> Result<()> {
-    let v = StudyView::load(store, id)?.ok_or_else(|| usage(format!("no study {id} in {}", store.target())))?;
+    let v = StudyView::load(store, id)?.ok_or_else(|| {
+        usage(format!(
+            "no study {id} in {}: `storlab results studies` lists the studies there",
+            store.target()
+        ))
+    })?;
     json_or_text(
         json,
         || storlab_report::studies::document(&v),
@@ -147,6 +152,17 @@ pub fn list(limit: usize, f: ListFilter, out: &OutputArgs) -> Result<u8> {
 
 pub fn show(id: i64, samples: bool, out: &OutputArgs) -> Result<u8> {
     print_run(&open_existing(&out.db)?, id, samples, out)?;
+    Ok(0)
+}
+
+pub fn studies(out: &OutputArgs) -> Result<u8> {
+    let store = open_existing(&out.db)?;
+    let list = store.study_list()?;
+    let t = || storlab_report::runs::study_list_table(&list);
+    emit(out, || &list, t, || t().to_text())?;
+    if !out.json && !out.csv {
+        eprintln!("{} study(ies) in {}", list.len(), store.target());
+    }
     Ok(0)
 }
 

@@ -414,3 +414,62 @@ fn export_in_every_format() {
     assert!(stderr(&out).contains("no run 999"));
     assert!(!missing.exists());
 }
+
+/// `storlab results studies` lists every study with its runs counted: sweeps of two and three
+/// points, newest first, each count equal to the members `results study ID` shows; a
+/// study id that is not there is refused naming the list.
+#[test]
+fn studies_are_listed_with_their_runs() {
+    let s = Scratch::new();
+    let d = s.data();
+    let target = d.to_str().unwrap();
+    let out = s.storlab(&[
+        "sweep",
+        "--vary",
+        "threads=1,2",
+        "--target",
+        target,
+        "--phase",
+        "write",
+        "--size",
+        "1m",
+        "--bs",
+        "64k",
+        "-q",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let out = s.storlab(&[
+        "sweep",
+        "--vary",
+        "bs=64k,128k,256k",
+        "--target",
+        target,
+        "--phase",
+        "write",
+        "--size",
+        "1m",
+        "-q",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let list = ok_json(&s, &["results", "studies"]);
+    let list = list.as_array().unwrap();
+    assert_eq!(list.len(), 2, "{list:?}");
+    assert!(
+        list[0]["id"].as_i64() > list[1]["id"].as_i64(),
+        "newest first: {list:?}"
+    );
+    assert_eq!(list[1]["kind"], "sweep", "{list:?}");
+    assert!(list[1]["command"]
+        .as_str()
+        .unwrap()
+        .contains("sweep --vary threads=1,2"));
+    for st in list {
+        let id = st["id"].as_i64().unwrap().to_string();
+        let one = ok_json(&s, &["results", "study", &id]);
+        let members = one["members"].as_array().unwrap().len() as i64;
+        assert_eq!(st["runs"].as_i64(), Some(members), "study {id}: {st} vs {one}");
+    }
+    let out = s.storlab(&["results", "study", "99"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(stderr(&out).contains("`storlab results studies`"), "{}", stderr(&out));
+}

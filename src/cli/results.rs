@@ -118,6 +118,12 @@ pub enum ResultsCmd {
     /// means, sample standard deviations, the difference with its 95 % confidence interval
     /// (Welch) and a verdict. The first group is the baseline.
     Compare(CompareArgs),
+    /// List the stored studies (sweeps, IOzone matrices, impact studies, qualifications), newest
+    /// first: id, when, kind, how many runs, the command that made it.
+    Studies {
+        #[command(flatten)]
+        output: OutputArgs,
+    },
     /// Show a stored study (a sweep's points, an IOzone matrix, an impact study) in its own
     /// terms: its runs and roles, its figures, its events and task progress.
     Study {

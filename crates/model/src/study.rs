@@ -546,6 +546,21 @@ pub struct Study {
     pub task_samples: Vec<TaskSample>,
 }
 
+/// A stored study in a line: what `storlab results studies` lists.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StudySummary {
+    /// Its id.
+    pub id: i64,
+    /// When it was stored (RFC 3339, UTC).
+    pub created_at: String,
+    /// Its kind's name (sweep, impact, qualify, ...).
+    pub kind: String,
+    /// How many runs it holds.
+    pub runs: i64,
+    /// The command line that made it, when the study keeps one.
+    pub command: Option<String>,
+}
+
 impl Study {
     /// Its kind.
     pub fn kind(&self) -> StudyKind {

@@ -655,6 +655,21 @@ fn environment_rows(env: &mut Table, r: &RunDetail) {
     }
 }
 
+/// `storlab results studies`: a study a line.
+pub fn study_list_table(studies: &[storlab_model::study::StudySummary]) -> Table {
+    let mut t = Table::new("studies", &["id", "stored (UTC)", "kind", "runs", "command"]);
+    for s in studies {
+        t.push(vec![
+            s.id.into(),
+            s.created_at.as_str().into(),
+            s.kind.as_str().into(),
+            s.runs.into(),
+            s.command.clone().unwrap_or_default().into(),
+        ]);
+    }
+    t
+}
+
 /// Runs as `results list` shows them, newest first.
 pub fn list_table(runs: &[Run]) -> Table {
     let mut t = Table::new(

@@ -60,7 +60,7 @@ impl StudyView {
             .map(|id| {
                 StudyView::load(store, *id)?.ok_or_else(|| {
                     storlab_store::StoreError::Request(format!(
-                        "no study {id} in {}: no report was written",
+                        "no study {id} in {}: no report was written (`storlab results studies` lists the studies there)",
                         store.target()
                     ))
                 })

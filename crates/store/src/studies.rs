@@ -27,6 +27,28 @@ impl Store {
             .collect()
     }
 
+    /// Every study in a line, newest first: what `storlab results studies` lists.
+    pub fn study_list(&self) -> Result<Vec<storlab_model::study::StudySummary>> {
+        self.query(
+            "SELECT s.id, s.created_at, s.kind, s.params, \
+             (SELECT COUNT(*) FROM study_members m WHERE m.study_id = s.id) \
+             FROM studies s ORDER BY s.id DESC",
+            &[],
+        )?
+        .iter()
+        .map(|r| {
+            let params: serde_json::Value = serde_json::from_str(&r.text(3)?)?;
+            Ok(storlab_model::study::StudySummary {
+                id: r.i64(0)?,
+                created_at: r.text(1)?,
+                kind: r.text(2)?,
+                runs: r.i64(4)?,
+                command: params["command"].as_str().map(str::to_string),
+            })
+        })
+        .collect()
+    }
+
     /// A study with its members, events and task samples, or None.
     pub fn study(&self, id: i64) -> Result<Option<Study>> {
         let Some(row) = one(self.query("SELECT kind, created_at, params FROM studies WHERE id = ?1", vals![id])?)
