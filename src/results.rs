@@ -83,12 +83,9 @@ pub fn json_or_text<J: serde::Serialize>(
 
 /// Prints a stored run (a scan in its own terms): text, JSON or CSV.
 pub fn print_run(store: &Store, id: i64, samples: bool, out: &OutputArgs) -> Result<()> {
-    let run = store.run(id, samples || out.json)?.ok_or_else(|| {
-        usage(format!(
-            "no run {id} in {}: `storlab results list` shows the runs there",
-            store.target()
-        ))
-    })?;
+    let run = store
+        .run(id, samples || out.json)?
+        .ok_or_else(|| usage(store.no_run(id)))?;
     if let Some(report) = store.scan(id)? {
         return print_scan(&report, id, None, out);
     }
@@ -181,7 +178,7 @@ fn pairs(tags: &[(String, String)]) -> String {
 pub fn tag(id: i64, tags: &[(String, String)], out: &OutputArgs) -> Result<u8> {
     let mut store = open_existing(&out.db)?;
     if !store.tag(id, tags)? {
-        return Err(usage(format!("no run {id} in {}", store.target())));
+        return Err(usage(format!("{}: no tag was set", store.no_run(id))));
     }
     if out.json {
         let tags = store.run(id, false)?.map(|r| r.run.tags);
@@ -195,7 +192,7 @@ pub fn tag(id: i64, tags: &[(String, String)], out: &OutputArgs) -> Result<u8> {
 pub fn untag(id: i64, keys: &[String], out: &OutputArgs) -> Result<u8> {
     let mut store = open_existing(&out.db)?;
     if store.run(id, false)?.is_none() {
-        return Err(usage(format!("no run {id} in {}", store.target())));
+        return Err(usage(format!("{}: no tag was removed", store.no_run(id))));
     }
     let n = store.untag(id, keys)?;
     if out.json {
@@ -220,11 +217,7 @@ pub fn rm(ids: &[i64], yes: bool, out: &OutputArgs) -> Result<u8> {
     let missing = store.runs_missing(ids)?;
     if !missing.is_empty() {
         let list: Vec<String> = missing.iter().map(|i| i.to_string()).collect();
-        return Err(usage(format!(
-            "no run {} in {}: nothing was removed",
-            list.join(", "),
-            store.target()
-        )));
+        return Err(usage(format!("{}: nothing was removed", store.no_run(list.join(", ")))));
     }
     if !yes {
         if !std::io::stdin().is_terminal() {
@@ -278,7 +271,7 @@ fn export_fio(a: &ExportArgs, o: &storlab_report::fio::FioJsonOptions, terse: bo
         .map(|id| {
             store
                 .run(*id, true)?
-                .ok_or_else(|| usage(format!("there is no run {id} in {}", store.target())))
+                .ok_or_else(|| usage(format!("{}: nothing was exported", store.no_run(id))))
         })
         .collect::<Result<Vec<_>>>()?;
     let text = storlab_report::fio::export(&runs, o, terse)?;

@@ -1503,7 +1503,28 @@ fn near_misses_are_refused_with_a_did_you_mean() {
         format!("target = [\"{target}\"]\nphase = [\"read\"]\nbz = \"4k\"\n"),
     )
     .unwrap();
+    // A phase table's key and a phase's name are named at their own lines.
+    let tables = s.path().join("tables.toml");
+    std::fs::write(
+        &tables,
+        format!("target = [\"{target}\"]\n\n[[phase]]\nkind = \"read\"\n\n[[phase]]\nkind = \"write\"\nbz = \"4k\"\n"),
+    )
+    .unwrap();
+    let names = s.path().join("names.toml");
+    std::fs::write(
+        &names,
+        format!("target = [\"{target}\"]\nphase = [\n  \"read\",\n  \"wrte\",\n]\n"),
+    )
+    .unwrap();
     let cases: &[(&[&str], &str)] = &[
+        (
+            &["run", tables.to_str().unwrap()],
+            "tables.toml:8: phase 2 (write), key bz: 'bz' is no key of a job (did you mean 'bs'?)",
+        ),
+        (
+            &["run", names.to_str().unwrap()],
+            "names.toml:4: phase 2: unknown phase 'wrte' (did you mean 'write'?)",
+        ),
         (
             &["run", "--target", target, "--phase", "raed"],
             "(did you mean 'read'?)",
@@ -1522,7 +1543,7 @@ fn near_misses_are_refused_with_a_did_you_mean() {
         ),
         (
             &["run", job.to_str().unwrap()],
-            "job.toml:3: key bz: unknown key 'bz' (did you mean 'bs'?)",
+            "job.toml:3: key bz: 'bz' is no key of a job (did you mean 'bs'?); the keys are",
         ),
     ];
     for (args, wanted) in cases {
@@ -1535,4 +1556,43 @@ fn near_misses_are_refused_with_a_did_you_mean() {
     // A name nothing is near is refused with the list alone.
     let out = s.storlab(&["run", "--target", target, "--phase", "zzzzzz"]);
     assert!(!stderr(&out).contains("did you mean"), "{}", stderr(&out));
+
+    // The files read whole by serde (a plan, a challenge's job file) say it too, at the line.
+    let plan = s.path().join("plan.toml");
+    std::fs::write(&plan, "name = \"p\"\ncritrion = []\n").unwrap();
+    let challenge = s.path().join("challenge.toml");
+    std::fs::write(
+        &challenge,
+        format!("[challenge]\npool = [\"P1={target}\"]\nwriter = 2\n"),
+    )
+    .unwrap();
+    for (args, wanted) in [
+        (
+            vec!["qualify", plan.to_str().unwrap()],
+            "plan.toml:2: unknown field `critrion` (did you mean `criterion`?)",
+        ),
+        (
+            vec!["challenge", "run", "--job", challenge.to_str().unwrap()],
+            "challenge.toml:3: unknown field `writer` (did you mean `writers`?)",
+        ),
+    ] {
+        let out = s.storlab(&args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}: {}", stderr(&out));
+        assert!(
+            stderr(&out).contains(wanted),
+            "{args:?}: no {wanted} in: {}",
+            stderr(&out)
+        );
+        assert!(s.nothing_stored(), "{args:?} stored something");
+    }
+    // fio's own command line keeps fio's exit (1) and says it as well.
+    let out = s.storlab(&[
+        "fio",
+        "--name=x",
+        "--rw=wrte",
+        "--size=1m",
+        &format!("--directory={target}"),
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stderr(&out).contains("(did you mean 'write'?)"), "{}", stderr(&out));
 }

@@ -576,9 +576,9 @@ fn a_challenge_is_drawn_on_one_scale_with_its_faults_marked() {
         "--duration",
         "4s",
         "--interval",
-        "500ms",
+        "1500ms",
         "--lt",
-        "1s",
+        "3s",
         "--fault",
         "1s:drain:P2:1s",
         "--fault",
@@ -611,13 +611,10 @@ fn a_challenge_is_drawn_on_one_scale_with_its_faults_marked() {
         top >= max_total,
         "the scale {top} is under the total's long-term max {max_total}"
     );
-    // Each fault and its undoing is a mark on every chart: drain, undo, command (besides the
-    // mark where a last, partial interval begins, when the challenge ended inside one).
+    // Each fault and its undoing is a mark on every chart: drain, undo, command; and, 4 s being
+    // no multiple of 1.5 s, the mark where the last, partial interval begins.
     let tails = html.matches("last interval partial: ").count();
-    assert!(
-        tails == 0 || tails == 3,
-        "the partial interval marked on every chart or none: {tails}"
-    );
+    assert_eq!(tails, 3, "the partial interval marked on every chart");
     assert_eq!(html.matches("data-mark=").count() - tails, 3 * 3, "marks");
     for text in ["Tot-ReadWriteAverage", "P2-Write", "pool P2 drained", "holds"] {
         assert!(html.contains(text), "{text} is not in the report");
@@ -630,7 +627,65 @@ fn a_challenge_is_drawn_on_one_scale_with_its_faults_marked() {
     assert_eq!(loaded.dom.matches("<svg class=\"chart\"").count(), 3);
     // In the browser's layout: the fault marks' labels (and the partial interval's) inside the
     // plots and apart, the axes at round numbers.
-    assert_labels_and_ticks(&measured_in_chromium(&page, &s.path().join("m")), &page);
+    let measured = measured_in_chromium(&page, &s.path().join("m"));
+    assert_labels_and_ticks(&measured, &page);
+    // The partial interval drawn on screen at its own width: its mark where the last whole
+    // interval's point is, its point as far past it as its length is of a whole interval's.
+    for c in measured.as_array().unwrap() {
+        assert_partial_tail_drawn_to_scale(c);
+    }
+}
+
+/// A chart's last, partial interval on screen: the mark labelled "last interval partial: L s
+/// of W s" stands at the point before the last (within a pixel), and the last point lies
+/// L/W of a whole interval's width past it (a whole interval's width: the first two points').
+fn assert_partial_tail_drawn_to_scale(chart: &Value) {
+    let key = chart["key"].as_str().unwrap_or("?");
+    let mark = chart["marks"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|m| m["label"].as_str().unwrap().starts_with("last interval partial: "))
+        .unwrap_or_else(|| panic!("{key}: no partial-interval mark on screen: {chart}"));
+    let label = mark["label"].as_str().unwrap();
+    let words: Vec<f64> = label
+        .trim_start_matches("last interval partial: ")
+        .split(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .filter_map(|w| w.parse().ok())
+        .collect();
+    let [len, width] = words[..] else {
+        panic!("{key}: the mark says no 'L s of W s': {label}");
+    };
+    assert!(len < width, "{key}: {label}");
+    let xs = |line: &Value| -> Vec<f64> {
+        line.as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p[0].as_f64().unwrap())
+            .collect()
+    };
+    // The series with the most points: measured in every interval.
+    let points = chart["points"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(xs)
+        .max_by_key(Vec::len)
+        .unwrap();
+    let n = points.len();
+    assert!(n >= 3, "{key}: {n} points");
+    let whole = points[1] - points[0];
+    let (before, last) = (points[n - 2], points[n - 1]);
+    let at = mark["x"].as_f64().unwrap();
+    assert!(
+        (at - before).abs() <= 1.0,
+        "{key}: the mark at {at} px, the last whole interval ends at {before} px"
+    );
+    let drawn = (last - before) / whole;
+    assert!(
+        (drawn - len / width).abs() <= 0.05,
+        "{key}: the partial interval drawn {drawn:.3} of a whole one wide, its length {len} s of {width} s"
+    );
 }
 
 /// A phase whose last interval is a sliver (51 reads at 100 IOPS in 100 ms intervals: the 51st
@@ -702,8 +757,9 @@ fn a_partial_last_interval_is_marked_in_exports_and_merged_in_plots() {
 
 /// What a browser's own layout says of every chart of `page` (issue 42, part 7), measured by a
 /// script added to a copy of the page and read back from Chromium's DOM: per chart its key,
-/// the labels drawn outside it, pairs of labels that overlap, its y tick labels, and per series
-/// line its stroke, dash and drawn length.
+/// the labels drawn outside it, pairs of labels that overlap, its y tick labels, its axes'
+/// units (x, then y), its marks (where on screen, and their labels), and per series line its
+/// stroke, dash, drawn length and points where they are on screen.
 fn measured_in_chromium(page: &Path, work: &Path) -> Value {
     const MEASURE: &str = r#"<script>
 const charts = [];
@@ -731,7 +787,17 @@ for (const svg of document.querySelectorAll('svg.chart')) {
     points: l.getAttribute('points'),
   }));
   const legend = [...svg.querySelectorAll('text')].map(t => t.textContent).join(' | ');
-  charts.push({ key: svg.dataset.key, outside, overlaps, ticks, lines, legend });
+  const units = [...svg.querySelectorAll('text.ax')].map(t => t.textContent);
+  const marks = [...svg.querySelectorAll('line[data-mark]')].map(l => {
+    const label = svg.querySelector(`text[data-mark-label="${l.dataset.mark}"]`);
+    const at = svg.createSVGPoint();
+    at.x = l.x1.baseVal.value;
+    at.y = l.y1.baseVal.value;
+    return { x: at.matrixTransform(l.getScreenCTM()).x, label: label ? label.textContent : '' };
+  });
+  const points = [...svg.querySelectorAll('polyline')].map(l =>
+    [...l.points].map(p => { const q = p.matrixTransform(l.getScreenCTM()); return [q.x, q.y]; }));
+  charts.push({ key: svg.dataset.key, outside, overlaps, ticks, lines, legend, units, marks, points });
 }
 document.body.setAttribute('data-measured', JSON.stringify(charts));
 </script>"#;
@@ -817,6 +883,100 @@ fn ticks_are_round(ticks: &[String]) -> Result<(), String> {
         }
     }
     Ok(())
+}
+
+/// A latency written as the tables write one ("850 µs", "12.5 ms", "1.20 s"), in µs.
+fn latency_cell_us(cell: &str) -> Option<f64> {
+    let (num, unit) = cell.trim().rsplit_once(' ')?;
+    let per = match unit {
+        "µs" => 1.0,
+        "ms" => 1e3,
+        "s" => 1e6,
+        _ => return None,
+    };
+    num.parse::<f64>().ok().map(|v| v * per)
+}
+
+/// The latency cells of a report's tables (`<td class="n">68.1 ms</td>`), in µs.
+fn table_latencies_us(html: &str) -> Vec<f64> {
+    html.split("<td class=\"n\">")
+        .skip(1)
+        .filter_map(|rest| latency_cell_us(&rest[..rest.find("</td>")?]))
+        .collect()
+}
+
+/// Each latency axis in the unit its table uses (issue 42, part 7), in Chromium: the tables
+/// write a latency of 10 ms or more in ms and a smaller one in µs, so an axis whose top is 10 ms
+/// or more reads in ms and one below in µs, its ticks plain numbers ("12k" µs was the
+/// complaint). Two runs: 4 KiB I/Os on tmpfs (microseconds) and 256 MiB writes (each tens of
+/// milliseconds of copying), whose table says ms — and so does its axis.
+#[test]
+fn latency_axes_read_in_their_tables_unit_in_chromium() {
+    let s = Scratch::new();
+    let fast = quick_run(&s, "setup=fast");
+    let d = s.data();
+    let slow = s.json(&[
+        "run",
+        "--target",
+        d.to_str().unwrap(),
+        "--phase",
+        "write",
+        "--bs",
+        "256m",
+        "--size",
+        "512m",
+        "--runtime",
+        "1s",
+        "--interval",
+        "100ms",
+    ])["id"]
+        .as_i64()
+        .unwrap();
+    let mut axes = BTreeMap::new();
+    for (id, name) in [(fast, "fast"), (slow, "slow")] {
+        let page = s.path().join(format!("{name}.html"));
+        let out = s.storlab(&["report", &id.to_string(), "-o", page.to_str().unwrap()]);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let measured = measured_in_chromium(&page, &s.path().join(format!("m-{name}")));
+        for c in measured.as_array().unwrap() {
+            let key = c["key"].as_str().unwrap_or("?");
+            if !key.ends_with("latency") {
+                continue;
+            }
+            let unit = c["units"][1].as_str().unwrap().to_string();
+            let ticks: Vec<&str> = c["ticks"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|t| t.as_str().unwrap())
+                .collect();
+            let top: f64 = ticks
+                .last()
+                .unwrap()
+                .parse()
+                .unwrap_or_else(|_| panic!("{name} {key}: a tick that is no plain number: {ticks:?}"));
+            let top_us = match unit.as_str() {
+                "µs" => top,
+                "ms" => top * 1e3,
+                other => panic!("{name} {key}: a latency axis in '{other}'"),
+            };
+            let tables = if top_us >= 10_000.0 { "ms" } else { "µs" };
+            assert_eq!(
+                unit, tables,
+                "{name} {key}: the axis tops at {top} {unit}; the tables write that in {tables}"
+            );
+            axes.insert(name, (unit, top_us));
+        }
+        if name == "slow" {
+            let html = std::fs::read_to_string(&page).unwrap();
+            let cells = table_latencies_us(&html);
+            assert!(cells.len() >= 4, "{name}: latency cells {cells:?}");
+            // The median write took 10 ms or more: the table writes it in ms, as the axis.
+            assert!(cells[0] >= 10_000.0, "{name}: p50 {} µs", cells[0]);
+            assert_eq!(axes.get(name).map(|a| a.0.as_str()), Some("ms"), "{axes:?}");
+        }
+    }
+    assert_eq!(axes.len(), 2, "a latency chart on each page: {axes:?}");
 }
 
 /// Pictures read true in a real browser (issue 42, part 7): in a run report and a comparison,

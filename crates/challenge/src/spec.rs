@@ -116,9 +116,14 @@ impl SpecInput {
     pub fn from_file(path: &Path) -> Result<SpecInput, ChallengeError> {
         let text =
             std::fs::read_to_string(path).map_err(|e| ChallengeError::Input(format!("{}: {e}", path.display())))?;
-        toml::from_str::<JobFile>(&text)
-            .map(|f| f.challenge)
-            .map_err(|e| ChallengeError::Input(format!("{}: {e}", path.display())))
+        toml::from_str::<JobFile>(&text).map(|f| f.challenge).map_err(|e| {
+            let line = e
+                .span()
+                .map(|s| format!(":{}", text[..s.start.min(text.len())].matches('\n').count() + 1))
+                .unwrap_or_default();
+            let said = storlab_model::names::serde_did_you_mean(e.message());
+            ChallengeError::Input(format!("{}{line}: {said}", path.display()))
+        })
     }
 
     /// `self` with every field `flags` sets taken from `flags` (pools and faults: the flags'
@@ -346,8 +351,16 @@ fn pools(input: &SpecInput) -> Result<Vec<Pool>, ChallengeError> {
         if !names.insert(p.name.clone()) {
             return Err(bad(format!("two pools are named {}", p.name)));
         }
-        let meta =
-            std::fs::metadata(&p.path).map_err(|e| bad(format!("pool {}: {}: {e}", p.name, p.path.display())))?;
+        let meta = std::fs::metadata(&p.path).map_err(|e| {
+            let why = match e.kind() {
+                std::io::ErrorKind::NotFound => format!(
+                    "does not exist; {}: create the directory first (mkdir -p), or name the pool's mount point",
+                    storlab_env::mounts::nearest_existing(&p.path)
+                ),
+                _ => e.to_string(),
+            };
+            bad(format!("pool {}: {} {why}", p.name, p.path.display()))
+        })?;
         if !meta.is_dir() {
             return Err(bad(format!("pool {}: {} is not a directory", p.name, p.path.display())));
         }

@@ -94,6 +94,32 @@ pub fn mount_of(path: &Path, mounts: &[Mount]) -> Option<Mount> {
     mounts.iter().find(|m| m.id == st.stx_mnt_id).cloned()
 }
 
+/// The filesystem `p` is on, in words: "ext4 on /dev/loop3, mounted at /data1".
+pub fn filesystem_words(p: &Path) -> String {
+    match mount_of(p, &mounts()) {
+        Some(m) => format!("{} on {}, mounted at {}", m.fs_type, m.source, m.mount_point),
+        None => "a filesystem storlab cannot name".into(),
+    }
+}
+
+/// For a path that does not exist, where it would be: "the nearest existing directory is
+/// /srv (ext4 on /dev/sda1, mounted at /)", or "no part of it exists".
+pub fn nearest_existing(p: &Path) -> String {
+    p.ancestors()
+        .skip(1)
+        .find(|a| !a.as_os_str().is_empty() && a.is_dir())
+        .map_or_else(
+            || "no part of it exists".to_string(),
+            |n| {
+                format!(
+                    "the nearest existing directory is {} ({})",
+                    n.display(),
+                    filesystem_words(n)
+                )
+            },
+        )
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -27,6 +27,27 @@ pub fn unknown(what: &str, name: &str, known: &[&str]) -> String {
     )
 }
 
+/// A serde message about a name not in a list ("unknown field `critrion`, expected one of
+/// `name`, `criterion`"), with the near miss named: "unknown field `critrion` (did you mean
+/// `criterion`?), expected one of …". Other messages are returned as they are.
+pub fn serde_did_you_mean(message: &str) -> String {
+    let Some(at) = ["unknown field `", "unknown variant `"]
+        .iter()
+        .find_map(|p| message.find(p).map(|i| i + p.len()))
+    else {
+        return message.to_string();
+    };
+    let Some(len) = message[at..].find('`') else {
+        return message.to_string();
+    };
+    let (name, rest) = (&message[at..at + len], &message[at + len + 1..]);
+    let known: Vec<&str> = rest.split('`').skip(1).step_by(2).collect();
+    match closest(name, known) {
+        Some(c) => format!("{} (did you mean `{c}`?){rest}", &message[..at + len + 1]),
+        None => message.to_string(),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -43,5 +64,18 @@ mod tests {
             "unknown phase 'fly': expected one of write, read, randread"
         );
         assert_eq!(closest("thread", ["threads", "thread_x1"]), Some("threads"));
+    }
+
+    #[test]
+    fn serde_messages_name_the_near_miss() {
+        assert_eq!(
+            serde_did_you_mean("unknown field `critrion`, expected one of `name`, `criterion`"),
+            "unknown field `critrion` (did you mean `criterion`?), expected one of `name`, `criterion`"
+        );
+        assert_eq!(
+            serde_did_you_mean("unknown variant `fio`, expected `sync` or `io_uring`"),
+            "unknown variant `fio`, expected `sync` or `io_uring`"
+        );
+        assert_eq!(serde_did_you_mean("invalid type: integer"), "invalid type: integer");
     }
 }

@@ -71,7 +71,8 @@ impl MonitorFile {
                 .span()
                 .map(|s| format!(" (line {})", text[..s.start.min(text.len())].matches('\n').count() + 1))
                 .unwrap_or_default();
-            MonitorError::Input(format!("--config {}{line}: {}", path.display(), e.message()))
+            let said = storlab_model::names::serde_did_you_mean(e.message());
+            MonitorError::Input(format!("--config {}{line}: {said}", path.display()))
         })?;
         Ok(whole.monitor)
     }

@@ -198,7 +198,7 @@ impl Plan {
         };
         let doc: PlanDoc = toml::from_str(text).map_err(|e| {
             let line = e.span().map(|s| line_of(text, s.start)).unwrap_or(0);
-            w.at(line, e.message().to_string())
+            w.at(line, storlab_model::names::serde_did_you_mean(e.message()))
         })?;
         let plan_confidence = w.confidence_of(&doc.confidence, 0.95)?;
         let max_repeats = match &doc.max_repeats {

@@ -692,7 +692,7 @@ pub fn read_baselines(p: &mut Prepared, store: &Store) -> Result<(), QualifyErro
         let mut runs = Vec::new();
         for id in ids {
             let Some(run) = store.run(id, false)? else {
-                return Err(here(format!("there is no run {id} in {}", store.target())));
+                return Err(here(store.no_run(id)));
             };
             if run.run.status != storlab_model::run::RunStatus::Ok {
                 continue;

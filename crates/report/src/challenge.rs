@@ -489,7 +489,7 @@ fn partial_tail(iv: &storlab_stats::intervals::Intervals) -> Option<(f64, String
     (iv.ends.len() > 1 && len < iv.width * 0.999).then(|| {
         (
             end - len,
-            format!("last interval partial: {len:.1} s of {:.0} s", iv.width),
+            format!("last interval partial: {len:.2} s of {} s", iv.width),
         )
     })
 }
@@ -640,7 +640,7 @@ mod tail_tests {
         };
         let (at, said) = partial_tail(&iv(vec![10.0, 10.0, 2.5])).unwrap();
         assert_eq!(at, 20.0);
-        assert_eq!(said, "last interval partial: 2.5 s of 10 s");
+        assert_eq!(said, "last interval partial: 2.50 s of 10 s");
         assert!(
             partial_tail(&iv(vec![10.0, 10.0])).is_none(),
             "whole intervals: no mark"

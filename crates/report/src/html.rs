@@ -119,7 +119,7 @@ impl RunSection {
         let mut sections = Vec::new();
         for id in order {
             let run = store.run(id, true)?.ok_or_else(|| {
-                storlab_store::StoreError::Request(format!("no run {id} in {}: no report was written", store.target()))
+                storlab_store::StoreError::Request(format!("{}: no report was written", store.no_run(id)))
             })?;
             let extra = store
                 .scan(id)?

@@ -420,9 +420,9 @@ pub fn export_tables(
     let mut runs = Vec::new();
     let mut scans: Vec<Table> = Vec::new();
     for id in ids {
-        let run = store.run(*id, samples)?.ok_or_else(|| {
-            storlab_store::StoreError::Request(format!("no run {id} in {}: nothing was exported", store.target()))
-        })?;
+        let run = store
+            .run(*id, samples)?
+            .ok_or_else(|| storlab_store::StoreError::Request(format!("{}: nothing was exported", store.no_run(id))))?;
         if let Some(report) = store.scan(*id)? {
             scans.push(crate::scan::data_table(&report, &format!("scan {id}")));
         }

@@ -211,20 +211,43 @@ pub fn line_chart_marked(
     let mut s = String::new();
     frame(&mut s, title, key, y_unit, x_unit, y_max, x_max);
     let (pw, ph) = (W - LEFT - RIGHT, H - TOP - BOTTOM);
-    for (i, (x, text)) in marks.iter().enumerate() {
-        let px = LEFT + pw * (x / x_top).clamp(0.0, 1.0);
-        // A mark in the plot's right half is labelled to its left, so that the label stays
-        // inside the plot (a certificate's "decided" at the last look was cut at its edge).
-        let (tx, anchor) = if px > LEFT + pw / 2.0 {
-            (px - 3.0, "end")
-        } else {
-            (px + 3.0, "start")
-        };
+    // A mark in the plot's right half is labelled to its left, so that the label stays inside
+    // the plot (a certificate's "decided" at the last look was cut at its edge).
+    let placed: Vec<(f64, f64, &str)> = marks
+        .iter()
+        .map(|(x, _)| {
+            let px = LEFT + pw * (x / x_top).clamp(0.0, 1.0);
+            if px > LEFT + pw / 2.0 {
+                (px, px - 3.0, "end")
+            } else {
+                (px, px + 3.0, "start")
+            }
+        })
+        .collect();
+    let rows = label_rows(
+        &placed
+            .iter()
+            .zip(marks)
+            .map(|((_, tx, anchor), (_, text))| {
+                let w = MARK_CHAR_PX * text.chars().count() as f64;
+                if *anchor == "end" {
+                    (tx - w, *tx)
+                } else {
+                    (*tx, tx + w)
+                }
+            })
+            .collect::<Vec<_>>(),
+    );
+    // Rows past the plot's height wrap to the top (overlapping then: 24 marks of 47 characters,
+    // the most a challenge or a monitor draws, fill 12 of its 14).
+    let max_rows = ((ph - 12.0) / MARK_ROW_PX).floor().max(1.0) as usize;
+    for (((px, tx, anchor), (x, text)), row) in placed.iter().zip(marks).zip(rows) {
+        let row = row % max_rows;
         let _ = write!(
             s,
             r##"<line x1="{px:.1}" x2="{px:.1}" y1="{TOP}" y2="{}" stroke="#57606a" stroke-dasharray="4 3" data-mark="{x}"/><text x="{tx:.1}" y="{}" class="xl" style="text-anchor:{anchor}" data-mark-label="{x}">{}</text>"##,
             TOP + ph,
-            TOP + 12.0 + 11.0 * (i % 3) as f64,
+            TOP + 12.0 + MARK_ROW_PX * row as f64,
             esc(text)
         );
     }
@@ -267,6 +290,30 @@ pub fn line_chart_marked(
     }
     s += "</svg>";
     (s, thinned)
+}
+
+/// A mark label's width per character, generous for the 10 px labels (system-ui averages
+/// about 5.5 px a character), and the height of a row of them.
+const MARK_CHAR_PX: f64 = 6.0;
+const MARK_ROW_PX: f64 = 11.0;
+
+/// A row for each mark label, given its extent across the plot: the first row where it
+/// overlaps no label placed before it (two marks close together get two rows; three far apart
+/// share the first).
+fn label_rows(extents: &[(f64, f64)]) -> Vec<usize> {
+    let mut taken: Vec<Vec<(f64, f64)>> = Vec::new();
+    extents
+        .iter()
+        .map(|&(a, b)| {
+            let free = |row: &Vec<(f64, f64)>| row.iter().all(|&(c, d)| b + 4.0 <= c || d + 4.0 <= a);
+            let row = taken.iter().position(free).unwrap_or(taken.len());
+            if row == taken.len() {
+                taken.push(Vec::new());
+            }
+            taken[row].push((a, b));
+            row
+        })
+        .collect()
 }
 
 /// One bar: label, value, and the half-width of its 95 % interval when known.
@@ -485,6 +532,15 @@ mod tests {
         let (svg, _) = line_chart("t", "k", "u", "s", &[ser("read+write", 3), ser("read", 0)], 2.0);
         assert_eq!(svg.matches("stroke-dasharray=\"6 4\"").count(), 1, "{svg}");
         assert!(svg.contains("read (= read+write)"), "{svg}");
+    }
+
+    #[test]
+    fn mark_labels_take_the_first_row_they_overlap_nothing_in() {
+        // Two far apart share row 0; one over the first goes to row 1; one over both to row 2.
+        assert_eq!(
+            label_rows(&[(0.0, 100.0), (200.0, 300.0), (50.0, 150.0), (90.0, 250.0)]),
+            [0, 0, 1, 2]
+        );
     }
 
     #[test]

@@ -317,7 +317,10 @@ impl Schedule {
                 .span()
                 .map(|s| format!(", line {}", line(text, s.start)))
                 .unwrap_or_default();
-            SchedError::Input(format!("{shown}{l}: {}", e.message()))
+            SchedError::Input(format!(
+                "{shown}{l}: {}",
+                storlab_model::names::serde_did_you_mean(e.message())
+            ))
         })?;
         let header = doc.schedule.unwrap_or_default();
         let lease = match &header.lease {

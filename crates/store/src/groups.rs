@@ -101,10 +101,7 @@ impl Store {
             }
         };
         ids.into_iter()
-            .map(|id| {
-                self.run(id, false)?
-                    .ok_or_else(|| StoreError::Request(format!("no run {id} in {}", self.target())))
-            })
+            .map(|id| self.run(id, false)?.ok_or_else(|| StoreError::Request(self.no_run(id))))
             .collect()
     }
 }

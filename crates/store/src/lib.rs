@@ -261,6 +261,15 @@ impl Store {
         self.target.borrow().clone()
     }
 
+    /// The words for run ids that are not stored here, with where to look: "no run 99 in
+    /// FILE (`storlab results list` shows the runs there)".
+    pub fn no_run(&self, ids: impl std::fmt::Display) -> String {
+        format!(
+            "no run {ids} in {} (`storlab results list` shows the runs there)",
+            self.target()
+        )
+    }
+
     /// The schema version (number of migrations applied).
     pub fn schema_version(&self) -> Result<i64> {
         self.on_conn(|c| c.schema_version())

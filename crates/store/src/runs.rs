@@ -267,7 +267,7 @@ impl Store {
     pub fn writer_seed(&self, id: i64) -> Result<u64> {
         let run = self
             .run(id, false)?
-            .ok_or_else(|| StoreError::Request(format!("--verify-against {id}: no run {id} in {}", self.target())))?;
+            .ok_or_else(|| StoreError::Request(format!("--verify-against {id}: {}", self.no_run(id))))?;
         run.phases
             .iter()
             .find_map(|p| match &p.params {

@@ -49,7 +49,7 @@ impl Store {
         };
         for id in candidates {
             let Some(run) = self.run(id, false)? else {
-                return Err(refused(format!("--against {id}: no run {id} in {}", self.target())));
+                return Err(refused(format!("--against {id}: {}", self.no_run(id))));
             };
             let Some(report) = self.scan(id)? else {
                 return Err(refused(format!(

@@ -22,6 +22,7 @@
 pub mod fio;
 pub mod flags;
 pub mod iozone;
+mod lines;
 pub mod presets;
 mod settings;
 pub mod sweep;
@@ -31,6 +32,7 @@ mod write;
 pub use settings::{apply, apply_str, PhaseSettings, Setting, Settings, JOB_KEYS, SETTINGS};
 pub use validate::{cache_may_flatter, resolve, Plan, ResolveOptions, TargetKind};
 
+use lines::KeyLines;
 use storlab_model::plan::PhaseKind;
 
 /// What was wrong with a job.
@@ -190,7 +192,13 @@ fn path_list(value: &toml::Value, origin: &str) -> Result<Vec<std::path::PathBuf
 }
 
 /// `phase = ["write", "read"]` or `[[phase]]` tables, added to the job in order.
-fn read_phases(value: &toml::Value, path: &str, origin: &str, job: &mut Job) -> Result<(), WorkloadError> {
+fn read_phases(
+    value: &toml::Value,
+    path: &str,
+    lines: &KeyLines,
+    origin: &str,
+    job: &mut Job,
+) -> Result<(), WorkloadError> {
     let toml::Value::Array(items) = value else {
         return Err(WorkloadError::invalid(
             origin,
@@ -198,11 +206,12 @@ fn read_phases(value: &toml::Value, path: &str, origin: &str, job: &mut Job) -> 
         ));
     };
     for (i, item) in items.iter().enumerate() {
-        let porigin = format!("{path}: phase {}", i + 1);
+        let porigin = lines.origin(path, &format!("phase.{i}"), &format!("phase {}", i + 1));
         match item {
             toml::Value::String(name) => job.phases.push((phase_kind(name, &porigin)?, Settings::default())),
             toml::Value::Table(t) => {
-                let (kind, settings, stream) = read_phase_table(t, &porigin)?;
+                let at = PhaseAt { path, lines, index: i };
+                let (kind, settings, stream) = read_phase_table(t, &at)?;
                 if let Some(stream) = stream {
                     job.streams.resize(job.phases.len(), Stream::default());
                     job.streams.push(stream);
@@ -220,21 +229,41 @@ fn read_phases(value: &toml::Value, path: &str, origin: &str, job: &mut Job) -> 
     Ok(())
 }
 
+/// Where a phase table is in its job file, for its messages.
+struct PhaseAt<'a> {
+    path: &'a str,
+    lines: &'a KeyLines,
+    index: usize,
+}
+
+impl PhaseAt<'_> {
+    /// `FILE:LINE: phase N` at the line of `key` (the table's own line when `key` is "").
+    fn origin(&self, key: &str, what: &str) -> String {
+        let n = self.index;
+        let at = if key.is_empty() {
+            format!("phase.{n}")
+        } else {
+            format!("phase.{n}.{key}")
+        };
+        self.lines.origin(self.path, &at, &format!("phase {}{what}", n + 1))
+    }
+}
+
 /// One `[[phase]]` table: its kind, its settings, and where and when it runs when it says
 /// (name, files, together, target).
-fn read_phase_table(t: &toml::Table, porigin: &str) -> Result<(PhaseKind, Settings, Option<Stream>), WorkloadError> {
+fn read_phase_table(t: &toml::Table, at: &PhaseAt) -> Result<(PhaseKind, Settings, Option<Stream>), WorkloadError> {
     let kind_name = t.get("kind").and_then(|v| v.as_str()).ok_or_else(|| {
         WorkloadError::invalid(
-            porigin,
+            at.origin("", ""),
             "a [[phase]] table needs kind = \"write\" (or another phase name)",
         )
     })?;
-    let kind = phase_kind(kind_name, porigin)?;
+    let kind = phase_kind(kind_name, &at.origin("kind", ""))?;
     let mut s = Settings::default();
     let mut stream = Stream::default();
     let mut has_stream = false;
     for (k, v) in t.iter().filter(|(k, _)| k.as_str() != "kind") {
-        let korigin = format!("{porigin} ({kind_name}), key {k}");
+        let korigin = at.origin(k, &format!(" ({kind_name}), key {k}"));
         let text = |v: &toml::Value| {
             v.as_str()
                 .map(str::to_string)
@@ -263,6 +292,7 @@ fn read_phase_table(t: &toml::Table, porigin: &str) -> Result<(PhaseKind, Settin
 fn read_tasks(
     value: &toml::Value,
     path: &str,
+    lines: &KeyLines,
     origin: &str,
 ) -> Result<std::collections::BTreeMap<String, CommandTask>, WorkloadError> {
     let toml::Value::Table(tasks) = value else {
@@ -273,7 +303,7 @@ fn read_tasks(
     };
     let mut out = std::collections::BTreeMap::new();
     for (name, t) in tasks {
-        let torigin = format!("{path}: [task.{name}]");
+        let torigin = lines.origin(path, &format!("task.{name}"), &format!("[task.{name}]"));
         let toml::Value::Table(t) = t else {
             return Err(WorkloadError::invalid(
                 &torigin,
@@ -316,30 +346,17 @@ fn read_tasks(
     Ok(out)
 }
 
-/// The line (from 1) where a job file's top-level `key = …` is written, for messages.
-fn key_line(text: &str, key: &str) -> Option<usize> {
-    text.lines()
-        .position(|l| {
-            let l = l.trim_start();
-            let rest = l.strip_prefix(key).or_else(|| l.strip_prefix(&format!("\"{key}\"")));
-            rest.is_some_and(|r| r.trim_start().starts_with('='))
-        })
-        .map(|i| i + 1)
-}
-
 impl Job {
     /// Parses a job file's text; `path` names it in messages.
     pub fn parse(text: &str, path: &str) -> Result<Job, WorkloadError> {
         let table = toml_table(text, path)?;
+        let lines = KeyLines::of(text);
         let mut job = Job {
             origin: path.to_string(),
             ..Default::default()
         };
         for (key, value) in &table {
-            let origin = match key_line(text, key) {
-                Some(line) => format!("{path}:{line}: key {key}"),
-                None => format!("{path}: key {key}"),
-            };
+            let origin = lines.origin(path, key, &format!("key {key}"));
             match key.as_str() {
                 "name" => {
                     job.name = Some(
@@ -350,8 +367,8 @@ impl Job {
                     )
                 }
                 "target" | "targets" => job.targets = path_list(value, &origin)?,
-                "phase" | "phases" => read_phases(value, path, &origin, &mut job)?,
-                "task" => job.tasks = read_tasks(value, path, &origin)?,
+                "phase" | "phases" => read_phases(value, path, &lines, &origin, &mut job)?,
+                "task" => job.tasks = read_tasks(value, path, &lines, &origin)?,
                 "create_target" => {
                     job.create_target = value
                         .as_bool()

@@ -21,7 +21,7 @@ fn refusal(e: SettingError, origin: &str) -> WorkloadError {
             WorkloadError::invalid(
                 origin,
                 format!(
-                    "unknown key '{k}'{near}: the keys are {}, {}",
+                    "'{k}' is no key of a job{near}; the keys are {}, {}",
                     JOB_KEYS.join(", "),
                     keys.join(", ")
                 ),

@@ -58,7 +58,11 @@ fn range(spec: &str, lo: &str, rest: &str) -> Result<Vec<String>, WorkloadError>
         s.trim()
             .parse::<storlab_units::Size>()
             .map(|z| (z.bytes(), true))
-            .map_err(|_| bad(format!("'{s}' in '{spec}' is not a number or a size")))
+            .map_err(|_| {
+                bad(format!(
+                    "'{s}' in '{spec}' is not a number or a size: a range is LO..HI of numbers or sizes, e.g. threads=1..16 or bs=4k..1m"
+                ))
+            })
     };
     let ((lo, size_lo), (hi, size_hi)) = (num(lo)?, num(hi)?);
     if lo > hi {

@@ -602,7 +602,7 @@ pub(super) fn read_seed(s: &str) -> Result<u64, String> {
 pub(super) fn read_bs(t: &str) -> Result<BlockSizes, String> {
     let check = |b: u64| {
         if b == 0 {
-            Err("block size 0: expected e.g. 4k".to_string())
+            Err("a block size of 0 bytes moves nothing: give a size such as 4k or 1m".to_string())
         } else if b > u32::MAX as u64 / 2 {
             Err(format!("block size {} is too large: at most 1GiB per I/O", Size(b)))
         } else {

@@ -5,6 +5,7 @@
 
 use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
+use storlab_env::mounts::{filesystem_words, nearest_existing};
 
 use storlab_model::plan::WorkerFile;
 use storlab_units::Size;
@@ -44,14 +45,6 @@ fn device_size(p: &Path) -> Option<u64> {
     std::fs::File::open(p).ok()?.seek(SeekFrom::End(0)).ok()
 }
 
-/// The filesystem a path is on, for messages: "ext4 on /dev/vda1, mounted at /".
-fn filesystem_words(p: &Path) -> String {
-    match storlab_env::mounts::mount_of(p, &storlab_env::mounts::mounts()) {
-        Some(m) => format!("{} on {}, mounted at {}", m.fs_type, m.source, m.mount_point),
-        None => "a filesystem storlab cannot name".into(),
-    }
-}
-
 /// Refuses a target under a mount point /etc/fstab (or a systemd mount unit) names that is not
 /// mounted now: it would be measured on the filesystem beneath.
 fn meant_to_be_mounted(p: &Path) -> Result<(), WorkloadError> {
@@ -82,22 +75,12 @@ fn missing(p: &Path, create: bool) -> Result<(TargetKind, Option<u64>), Workload
         .parent()
         .filter(|d| !d.as_os_str().is_empty())
         .unwrap_or(Path::new("."));
-    let nearest = p.ancestors().skip(1).find(|a| !a.as_os_str().is_empty() && a.is_dir());
     let meant_a_directory = p.as_os_str().as_encoded_bytes().ends_with(b"/");
     // `%r` and `%h` are each MPI rank's own (docs/mpi.md): a plan checked before the ranks
     // expand them (qualify under mpirun) leaves each rank to check its own path.
     let per_rank = p.to_string_lossy().contains("%r") || p.to_string_lossy().contains("%h");
     if (!create && !per_rank) || meant_a_directory || !parent.is_dir() {
-        let nearest = nearest.map_or_else(
-            || "no part of it exists".to_string(),
-            |n| {
-                format!(
-                    "the nearest existing directory is {} ({})",
-                    n.display(),
-                    filesystem_words(n)
-                )
-            },
-        );
+        let nearest = nearest_existing(p);
         let create_it = if meant_a_directory || !parent.is_dir() {
             "create the directory first (mkdir -p), or name an existing directory or file"
         } else {

@@ -49,10 +49,22 @@ fn pattern(j: Opts, cx: &mut Conversion) -> Result<(PhaseKind, u64), WorkloadErr
             return Err(j.refuse("rw", "trims: storlab's engine issues reads and writes only"))
         }
         _ => {
+            const RW: &[&str] = &[
+                "read",
+                "write",
+                "randread",
+                "randwrite",
+                "randrw",
+                "rw",
+                "trim",
+                "randtrim",
+                "trimwrite",
+            ];
+            let near = storlab_model::names::did_you_mean(p, RW.iter().copied());
             return Err(j.refuse(
                 "rw",
-                "fio's rw is read, write, randread, randwrite, randrw, rw, trim, randtrim or trimwrite",
-            ))
+                format!("no such rw{near}; fio's rw is read, write, randread, randwrite, randrw, rw, trim, randtrim or trimwrite"),
+            ));
         }
     };
     let (kind, hole) = with_skip(j, cx, kind, rw, skip)?;
