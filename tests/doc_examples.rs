@@ -519,6 +519,18 @@ fn place_may_precede(c: Option<char>) -> bool {
     c.is_none_or(|c| c.is_whitespace() || "/=:,'\"@);$".contains(c))
 }
 
+/// Does `place` stand at byte `i` of `text` as a path of its own (not a part of a longer one)?
+fn place_at(text: &str, i: usize, place: &str) -> bool {
+    text[i..].starts_with(place)
+        && place_may_follow(text[..i].chars().last())
+        && place_may_precede(text[i + place.len()..].chars().next())
+}
+
+/// Does `text` name `place` anywhere as a path of its own?
+fn mentions(text: &str, place: &str) -> bool {
+    text.match_indices(place).any(|(i, _)| place_at(text, i, place))
+}
+
 /// `text` with each place as run and each scaled word replaced.
 fn rewrite(text: &str, map: &[(String, String)]) -> String {
     let mut out = String::with_capacity(text.len());
@@ -653,10 +665,7 @@ fn unplaced_paths(block: &Block) -> Vec<String> {
                 .take_while(|c| !c.is_whitespace() && !"'\",;)".contains(*c))
                 .collect();
             at = start + path.len().max(1);
-            let placed = PLACES.iter().any(|(p, _)| {
-                path.strip_prefix(p)
-                    .is_some_and(|after| place_may_precede(after.chars().next()))
-            });
+            let placed = PLACES.iter().any(|(p, _)| place_at(l, start, p));
             if !placed && !READ_ONLY.iter().any(|r| path.starts_with(r)) {
                 bad.push(path);
             }
@@ -699,15 +708,7 @@ fn run_blocks(doc: &str, blocks: &[Block], given: &[String]) -> Result<(), Strin
         .join("\n");
     all.push('\n');
     all.push_str(&given.join("\n"));
-    let places: Vec<(&str, Place)> = PLACES
-        .iter()
-        .copied()
-        .filter(|(p, _)| {
-            all.match_indices(p).any(|(i, _)| {
-                place_may_follow(all[..i].chars().last()) && place_may_precede(all[i + p.len()..].chars().next())
-            })
-        })
-        .collect();
+    let places: Vec<(&str, Place)> = PLACES.iter().copied().filter(|(p, _)| mentions(&all, p)).collect();
     let mut scratch = DocScratch::new(&places);
     for g in given {
         scratch
