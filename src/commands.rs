@@ -70,6 +70,9 @@ pub fn run(args: RunArgs) -> Result<u8> {
         Some(fio) => args.job.over(fio.job.clone())?,
         None => args.job.to_job()?,
     };
+    if fio.is_some() {
+        job.remove_files_at_end();
+    }
     // Before --parse-only, so that what it prints is the job as it would run.
     if let Some(id) = args.verify_against {
         job.verify_against(id, crate::results::open_existing(&args.output.db)?.writer_seed(id)?)?;

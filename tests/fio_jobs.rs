@@ -700,7 +700,8 @@ fn fios_command_line_runs_and_its_json_recomputes_and_imports_back() {
     let again: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(again["jobs"][0]["read"]["io_bytes"], read["io_bytes"]);
     assert_eq!(again["jobs"][0]["read"]["iops_stddev"], read["iops_stddev"]);
-    assert!(entries(&d).is_empty(), "the files are removed");
+    // The job's file stays, named as fio names it, as fio leaves it.
+    assert_eq!(entries(&d), ["rr.0.0"], "what fio leaves");
 
     // A job file with options on the command line: the command line's globals apply to it,
     // --section picks a job, --showcmd prints it as fio does, --parse-only runs nothing.
@@ -1107,7 +1108,8 @@ fn fio_plot_draws_storlabs_json() {
         .unwrap();
     assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
     assert!(s.path().join("log.png").exists());
-    assert!(entries(&d).is_empty());
+    // Every run of job rr read the one file fio names for it, left where it was.
+    assert_eq!(entries(&d), ["rr.0.0"], "what fio leaves");
 }
 
 /// fio's steady state: a job ends once its IOPS (or bandwidth) is steady over the window, as
@@ -1413,7 +1415,8 @@ fn holes_strided_zones_and_io_size_write_where_fio_writes() {
     assert_eq!(v["bad_blocks"], 0, "{v}");
     // 1 MiB moved: 64 blocks (every fourth of the file) four times round.
     assert_eq!(v["blocks_checked"], 256, "{v}");
-    assert!(entries(&d).is_empty(), "the files are removed");
+    // The file fio's filename= made stays, as under fio.
+    assert_eq!(entries(&d), ["v"], "what fio leaves");
 }
 
 /// surface-scan.fio as fio's examples give it: fill_device writes until the filesystem is full
@@ -1585,7 +1588,8 @@ fn a_verify_backlog_reads_back_every_n_blocks_before_writing_on() {
     }
     drop(drive);
     std::fs::remove_file(d.join("drive")).unwrap();
-    assert!(entries(&d).is_empty());
+    // The first job's file (filename=b.dat) stays, as under fio.
+    assert_eq!(entries(&d), ["b.dat"], "what fio leaves");
 }
 
 /// The share of a set of files' 4 KiB blocks that repeat another block, and how far zlib
@@ -2398,7 +2402,8 @@ fn storlab_called_fio_answers_as_fio_does_version_stderr_and_exit_codes() {
         assert_eq!(ours.status.code(), real.status.code(), "{bad:?}: {}", stderr(&ours));
         assert!(stderr(&ours).starts_with("fio: "), "{bad:?}: {}", stderr(&ours));
     }
-    assert!(entries(&data).is_empty(), "files left: {:?}", entries(&data));
+    // The files fio leaves: the job's, named as fio names it.
+    assert_eq!(entries(&data), ["quiet.0.0"], "what fio leaves");
 }
 
 /// random_distribution=zipf:1.2, pareto:0.2, normal:10 and zoned_abs (60 % of the reads in
@@ -2586,4 +2591,94 @@ fn etcds_disk_check_ends_at_the_last_whole_block_as_fio_does() {
     let ours = s.storlab(&args);
     assert!(ours.status.success(), "{}", stderr(&ours));
     assert_eq!(written(&ours), theirs, "storlab's writes against fio's");
+}
+
+/// The files of a directory, each with its size.
+fn listing(d: &std::path::Path) -> Vec<(String, u64)> {
+    entries(d)
+        .into_iter()
+        .map(|f| {
+            let len = std::fs::metadata(d.join(&f)).unwrap().len();
+            (f, len)
+        })
+        .collect()
+}
+
+/// `storlab fio` leaves the files fio leaves, named as fio names them (`NAME.CLONE.FILE`), the
+/// same sizes — the same command line under fio and under storlab, each in a directory of its
+/// own; a later job of the same name reads them where they are, without laying them out again;
+/// `unlink=1` leaves nothing, as under fio. (`storlab run --fio` keeps storlab's rule: its
+/// files go; tested with the examples above.)
+#[test]
+fn storlab_fio_leaves_the_files_fio_leaves_named_as_fio_names_them() {
+    let s = Scratch::new();
+    let (theirs, ours) = (s.path().join("fio"), s.path().join("storlab"));
+    std::fs::create_dir(&theirs).unwrap();
+    std::fs::create_dir(&ours).unwrap();
+    let line = |dir: &std::path::Path, job: &[&str]| -> Vec<String> {
+        let mut v = vec![format!("--directory={}", dir.display()), "--output-format=json".into()];
+        v.extend(job.iter().map(|a| a.to_string()));
+        v
+    };
+    let both = |job: &[&str]| -> (Output, Output) {
+        let fio = Command::new("fio").args(line(&theirs, job)).output().unwrap();
+        assert!(fio.status.success(), "fio {job:?}: {}", stderr(&fio));
+        let mut args = vec!["fio".to_string()];
+        args.extend(line(&ours, job));
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let storlab = s.storlab(&args);
+        assert!(storlab.status.success(), "storlab fio {job:?}: {}", stderr(&storlab));
+        (fio, storlab)
+    };
+    let writes = [
+        "--name=job1",
+        "--rw=write",
+        "--size=1m",
+        "--numjobs=2",
+        "--nrfiles=2",
+        "--name=other",
+        "--rw=randwrite",
+        "--size=512k",
+    ];
+    both(&writes);
+    let left = listing(&theirs);
+    assert_eq!(
+        left.iter().map(|(f, _)| f.as_str()).collect::<Vec<_>>(),
+        ["job1.0.0", "job1.0.1", "job1.1.0", "job1.1.1", "other.0.0"],
+        "what fio leaves"
+    );
+    assert_eq!(
+        listing(&ours),
+        left,
+        "storlab leaves what fio leaves, of the same sizes"
+    );
+
+    // The same name reads them where they are: not laid out again (same inode, same mtime).
+    use std::os::unix::fs::MetadataExt;
+    let stamp = |f: &str| {
+        let m = std::fs::metadata(ours.join(f)).unwrap();
+        (m.ino(), m.mtime(), m.mtime_nsec())
+    };
+    let before: Vec<_> = ["job1.0.0", "job1.1.1"].iter().map(|f| stamp(f)).collect();
+    let (_, read) = both(&["--name=job1", "--rw=read", "--size=1m", "--numjobs=2", "--nrfiles=2"]);
+    let doc: Value = serde_json::from_slice(&read.stdout).unwrap();
+    let bytes: u64 = doc["jobs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|j| j["read"]["io_bytes"].as_u64().unwrap())
+        .sum();
+    assert_eq!(bytes, 2 << 20, "two clones read their 1 MiB each");
+    let after: Vec<_> = ["job1.0.0", "job1.1.1"].iter().map(|f| stamp(f)).collect();
+    assert_eq!(after, before, "the files fio's job left were read as they were");
+    assert_eq!(listing(&ours), listing(&theirs));
+
+    // unlink=1: a job's files go when it ends, under both.
+    both(&["--name=gone", "--rw=write", "--size=256k", "--unlink=1"]);
+    assert_eq!(listing(&ours), listing(&theirs));
+    assert!(
+        !entries(&ours).iter().any(|f| f.starts_with("gone.")),
+        "{:?}",
+        entries(&ours)
+    );
 }

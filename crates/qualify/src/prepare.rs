@@ -240,7 +240,11 @@ fn jobs_of(plan: &Plan, j: &PlanJob, o: &Options) -> Result<Vec<(Option<Role>, J
     let mut jobs = match &j.source {
         Source::Meta(_) => return Ok(vec![(None, Job::default())]),
         Source::File(p) => vec![(None, Job::load(p).map_err(|e| here(&e))?)],
-        Source::Fio(p) => vec![(None, storlab_workload::fio::load(p, false).map_err(|e| here(&e))?.job)],
+        Source::Fio(p) => {
+            let mut job = storlab_workload::fio::load(p, false).map_err(|e| here(&e))?.job;
+            job.remove_files_at_end();
+            vec![(None, job)]
+        }
         Source::Settings(t) => {
             let text = toml::to_string(t).map_err(|e| here(&e))?;
             let origin = format!("{}: job '{}' settings", plan.path.display(), j.name);

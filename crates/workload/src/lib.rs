@@ -132,6 +132,15 @@ pub struct Stream {
     pub set: String,
     /// Its own targets (the job's when empty).
     pub targets: Vec<std::path::PathBuf>,
+    /// Its files in a directory are named as fio names them, `NAME.CLONE.FILE` (the stream's
+    /// name, the worker, the worker's file), not storlab's `storlab-PID-W.dat`: a later job of
+    /// the same name finds them, as under fio (job file: `fio_names = true`).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub fio_names: bool,
+    /// The files it makes stay when the run ends, as fio leaves its files unless `unlink=1`
+    /// (job file: `keep_files = true`); storlab's own are removed.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub keep_files: bool,
 }
 
 /// A background task as three argument vectors (never a shell string): start it, print its
@@ -250,7 +259,8 @@ impl PhaseAt<'_> {
 }
 
 /// One `[[phase]]` table: its kind, its settings, and where and when it runs when it says
-/// (name, files, together, target).
+/// (name, files, together, target), and how its files are named and kept (fio_names,
+/// keep_files).
 fn read_phase_table(t: &toml::Table, at: &PhaseAt) -> Result<(PhaseKind, Settings, Option<Stream>), WorkloadError> {
     let kind_name = t.get("kind").and_then(|v| v.as_str()).ok_or_else(|| {
         WorkloadError::invalid(
@@ -278,6 +288,16 @@ fn read_phase_table(t: &toml::Table, at: &PhaseAt) -> Result<(PhaseKind, Setting
                     .ok_or_else(|| WorkloadError::invalid(&korigin, "expected true or false"))?
             }
             "target" => stream.targets = path_list(v, &korigin)?,
+            "fio_names" | "keep_files" => {
+                let on = v
+                    .as_bool()
+                    .ok_or_else(|| WorkloadError::invalid(&korigin, "expected true or false"))?;
+                if k == "fio_names" {
+                    stream.fio_names = on;
+                } else {
+                    stream.keep_files = on;
+                }
+            }
             _ => {
                 apply(&mut s, k, v, &korigin)?;
                 continue;
@@ -382,6 +402,14 @@ impl Job {
             job.streams.resize(job.phases.len(), Stream::default());
         }
         Ok(job)
+    }
+
+    /// storlab's own rule for the files of a fio job run by a storlab command (`run --fio`, a
+    /// plan's fio job): they go when the run ends. `storlab fio` leaves them, as fio does.
+    pub fn remove_files_at_end(&mut self) {
+        for st in &mut self.streams {
+            st.keep_files = false;
+        }
     }
 
     /// Reads and parses a job file.

@@ -77,6 +77,12 @@ impl Job {
                 if !st.targets.is_empty() {
                     let _ = writeln!(out, "target = {}", paths(&st.targets));
                 }
+                if st.fio_names {
+                    out += "fio_names = true\n";
+                }
+                if st.keep_files {
+                    out += "keep_files = true\n";
+                }
             }
             settings_lines(&mut out, s);
         }

@@ -544,6 +544,8 @@ impl Laid {
             together,
             set: set.to_string(),
             targets: c.targets.clone(),
+            fio_names: true,
+            keep_files: c.keep_files,
         });
         self.names.push(name);
         self.logs.push(logs);
@@ -599,7 +601,7 @@ mod tests {
         assert_eq!(j.job.targets, vec![PathBuf::from("/data")]);
         assert!(
             j.toml
-                .contains("kind = \"randread\"\nname = \"r\"\nfiles = \"1.r\"\ntarget = [\"/data\"]\nthreads = 2\nsize = \"16MiB\"\nbs = \"4KiB\""),
+                .contains("kind = \"randread\"\nname = \"r\"\nfiles = \"1.r\"\ntarget = [\"/data\"]\nfio_names = true\nkeep_files = true\nthreads = 2\nsize = \"16MiB\"\nbs = \"4KiB\""),
             "{}",
             j.toml
         );

@@ -80,15 +80,19 @@ pub(super) fn place(job: &Job, effs: &[PhaseSettings], opts: &ResolveOptions) ->
         }
         let seed = job.settings.seed.unwrap_or(opts.default_seed) ^ si as u64;
         let shape = shape_of(effs, &members, &p.targets[mine[0]], seed)?;
-        let prefix = if p.sets.len() == 1 {
-            format!("storlab-{}", opts.file_tag)
-        } else {
-            format!("storlab-{}-{si}", opts.file_tag)
+        let stream = job.streams.get(first);
+        let names = match stream.filter(|st| st.fio_names) {
+            Some(st) => FileNames::Fio(st.name.clone()),
+            None if p.sets.len() == 1 => FileNames::Storlab(format!("storlab-{}", opts.file_tag)),
+            None => FileNames::Storlab(format!("storlab-{}-{si}", opts.file_tag)),
         };
-        let (workers, made) = place_workers(&p.targets, &mine, &shape, &prefix)?;
-        for f in made {
-            if !p.created.contains(&f) {
-                p.created.push(f);
+        let (workers, made) = place_workers(&p.targets, &mine, &shape, &names)?;
+        // Files a stream keeps (fio's, unless unlink=1) are left for the next job to find.
+        if !stream.is_some_and(|st| st.keep_files) {
+            for f in made {
+                if !p.created.contains(&f) {
+                    p.created.push(f);
+                }
             }
         }
         p.workers.push(workers);
@@ -255,7 +259,7 @@ fn place_workers(
     targets: &[(PathBuf, TargetKind, Option<u64>)],
     mine: &[usize],
     shape: &SetShape,
-    prefix: &str,
+    names: &FileNames,
 ) -> Result<(Vec<WorkerFile>, Vec<PathBuf>), WorkloadError> {
     if shape.files > 1 || shape.file_sizes.is_some() {
         refuse_shaped_files_outside_directories(targets, mine, shape)?;
@@ -273,7 +277,7 @@ fn place_workers(
         match kind {
             TargetKind::Directory if shape.files <= 1 && shape.file_sizes.is_none() => {
                 for w in &own {
-                    let f = path.join(format!("{prefix}-{w}.dat"));
+                    let f = path.join(names.file(*w, None));
                     workers.push(WorkerFile::one(
                         f.clone(),
                         shape.base(*w as u64),
@@ -286,7 +290,7 @@ fn place_workers(
             }
             TargetKind::Directory => {
                 for w in &own {
-                    workers.push(several_files(&at, *w, shape, prefix, &mut created)?);
+                    workers.push(several_files(&at, *w, shape, names, &mut created)?);
                 }
             }
             _ => {
@@ -298,6 +302,27 @@ fn place_workers(
         }
     }
     Ok((workers, created))
+}
+
+/// How a set's files in a directory are named.
+enum FileNames {
+    /// storlab's own: `PREFIX-W.dat`, `PREFIX-W.J.dat` (the prefix holds the process id, so
+    /// that two runs never share a file by accident).
+    Storlab(String),
+    /// fio's default: `NAME.W.J` (the job's name, its clone, the clone's file), so that a later
+    /// job of the same name reads the files an earlier one wrote, as under fio.
+    Fio(String),
+}
+
+impl FileNames {
+    /// Worker `w`'s file `j` (None: its only file).
+    fn file(&self, w: u32, j: Option<usize>) -> String {
+        match (self, j) {
+            (FileNames::Storlab(p), None) => format!("{p}-{w}.dat"),
+            (FileNames::Storlab(p), Some(j)) => format!("{p}-{w}.{j}.dat"),
+            (FileNames::Fio(name), j) => format!("{name}.{w}.{}", j.unwrap_or(0)),
+        }
+    }
 }
 
 /// A target as the workers name it: its path and its number in the job.
@@ -344,7 +369,7 @@ fn several_files(
     at: &Target,
     w: u32,
     shape: &SetShape,
-    prefix: &str,
+    names: &FileNames,
     created: &mut Vec<PathBuf>,
 ) -> Result<WorkerFile, WorkloadError> {
     let size = shape.size.unwrap_or(DEFAULT_SIZE);
@@ -367,7 +392,7 @@ fn several_files(
         ));
     }
     let mut regions = lens.iter().enumerate().map(|(j, len)| {
-        let f = at.path.join(format!("{prefix}-{w}.{j}.dat"));
+        let f = at.path.join(names.file(w, Some(j)));
         created.push(f.clone());
         (f, *len)
     });

@@ -259,15 +259,16 @@ pub(crate) fn logs(j: Opts, cx: &mut Conversion) -> Result<(), WorkloadError> {
     Ok(())
 }
 
-/// The files' life: created on open, removed at the end, a write of a laid-out file.
+/// The files' life: created on open, left for the next job or removed at the end (fio's
+/// unlink), a write of a laid-out file.
 pub(crate) fn lifecycle(j: Opts, cx: &mut Conversion) -> Result<(), WorkloadError> {
     if j.on("create_on_open")? {
         cx.note("create_on_open=1: storlab creates and opens each file before the phase starts (not timed)");
     }
-    for k in ["unlink", "unlink_each_loop"] {
-        if j.on(k)? {
-            cx.note(format!("{k}=1: storlab removes the files it made when the run ends (unless --keep), and never a file it was given"));
-        }
+    cx.unlink = j.on("unlink")?;
+    if j.on("unlink_each_loop")? {
+        cx.unlink = true;
+        cx.note("unlink_each_loop=1: storlab removes the files it made when the run ends, not after each loop");
     }
     if j.on("overwrite")? && cx.kind == PhaseKind::Write {
         cx.note("overwrite=1: the file is laid out first and then overwritten (storlab's rewrite)");

@@ -192,6 +192,8 @@ pub(crate) struct Conversion<'n> {
     pub(crate) overwrite: bool,
     /// fio's log files (data.rs).
     pub(crate) logs: Vec<FioLog>,
+    /// fio's unlink: the job's files go when it ends (data.rs: lifecycle); else they stay.
+    pub(crate) unlink: bool,
 }
 
 impl Conversion<'_> {
@@ -244,6 +246,8 @@ pub struct Converted {
     pub threads: u64,
     /// fio's log files the job asks for.
     pub logs: Vec<FioLog>,
+    /// The files it makes stay when the run ends (fio's unlink=0, its default).
+    pub keep_files: bool,
 }
 
 /// One of fio's log files a job asks for (write_bw_log and its kin).
@@ -302,6 +306,7 @@ pub fn convert(j: &Resolved, notes: &mut Vec<String>) -> Result<Converted, Workl
         verify_after_write: true,
         overwrite: false,
         logs: Vec::new(),
+        unlink: false,
     };
     for row in table::HANDLERS {
         if let table::Owner::Convert(handle) = row.owner {
@@ -336,6 +341,7 @@ pub fn convert(j: &Resolved, notes: &mut Vec<String>) -> Result<Converted, Workl
         targets: cx.targets,
         threads: cx.threads,
         logs: cx.logs,
+        keep_files: !cx.unlink,
     })
 }
 
