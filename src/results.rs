@@ -123,12 +123,7 @@ pub fn print_scan(
 
 /// Prints a stored study in its own terms, or as one JSON document.
 pub fn print_study(store: &Store, id: i64, json: bool) -> Result<()> {
-    let v = StudyView::load(store, id)?.ok_or_else(|| {
-        usage(format!(
-            "no study {id} in {}: `storlab results studies` lists the studies there",
-            store.target()
-        ))
-    })?;
+    let v = StudyView::load(store, id)?.ok_or_else(|| usage(store.no_study(id)))?;
     json_or_text(
         json,
         || storlab_report::studies::document(&v),

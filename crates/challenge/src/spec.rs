@@ -119,7 +119,7 @@ impl SpecInput {
         toml::from_str::<JobFile>(&text).map(|f| f.challenge).map_err(|e| {
             let line = e
                 .span()
-                .map(|s| format!(":{}", text[..s.start.min(text.len())].matches('\n').count() + 1))
+                .map(|s| format!(":{}", storlab_model::source::line_of(&text, s.start)))
                 .unwrap_or_default();
             let said = storlab_model::names::serde_did_you_mean(e.message());
             ChallengeError::Input(format!("{}{line}: {said}", path.display()))

@@ -205,10 +205,7 @@ pub(crate) fn ctime_rfc3339(ctime: &str) -> Option<String> {
     ))
 }
 
-/// The 1-based line of byte offset `at` in `text`.
-pub(crate) fn line_of(text: &str, at: usize) -> usize {
-    text[..at.min(text.len())].matches('\n').count() + 1
-}
+pub(crate) use storlab_model::source::line_of;
 
 /// Every tool's output in `text`, read. A file may hold several (IOzone runs one after
 /// another, fio JSON documents in a row, fio's JSON followed by its normal text); each is read

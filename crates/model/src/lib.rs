@@ -29,6 +29,7 @@ pub mod run;
 pub mod scan;
 pub mod sched;
 pub mod settings;
+pub mod source;
 pub mod study;
 pub mod values;
 

@@ -69,7 +69,7 @@ impl MonitorFile {
         let whole: Whole = toml::from_str(&text).map_err(|e| {
             let line = e
                 .span()
-                .map(|s| format!(" (line {})", text[..s.start.min(text.len())].matches('\n').count() + 1))
+                .map(|s| format!(" (line {})", storlab_model::source::line_of(&text, s.start)))
                 .unwrap_or_default();
             let said = storlab_model::names::serde_did_you_mean(e.message());
             MonitorError::Input(format!("--config {}{line}: {said}", path.display()))

@@ -139,9 +139,9 @@ pub struct Plan {
 /// The default largest number of repetitions of a job.
 pub const DEFAULT_MAX_REPEATS: u32 = 10;
 
-/// The line (from 1) of byte `at` of `text`.
+/// The line (from 1) of byte `at` of `text`, as the plan's messages number lines.
 fn line_of(text: &str, at: usize) -> u32 {
-    text[..at.min(text.len())].matches('\n').count() as u32 + 1
+    storlab_model::source::line_of(text, at) as u32
 }
 
 /// A confidence as the plan writes it: "95%", 95 or 0.95; strictly between 50 % and 100 %.

@@ -665,7 +665,7 @@ fn baseline_runs(store: &Store, spec: &str) -> Result<Vec<i64>, String> {
         let study = store
             .study(id)
             .map_err(|e| e.to_string())?
-            .ok_or_else(|| format!("there is no study {id} in {}", store.target()))?;
+            .ok_or_else(|| store.no_study(id))?;
         return Ok(study.members.iter().map(|m| m.run_id).collect());
     }
     let tag: Tag = storlab_model::run::parse_tag(t)

@@ -59,10 +59,7 @@ impl StudyView {
         ids.iter()
             .map(|id| {
                 StudyView::load(store, *id)?.ok_or_else(|| {
-                    storlab_store::StoreError::Request(format!(
-                        "no study {id} in {}: no report was written (`storlab results studies` lists the studies there)",
-                        store.target()
-                    ))
+                    storlab_store::StoreError::Request(format!("{}: no report was written", store.no_study(*id)))
                 })
             })
             .collect()

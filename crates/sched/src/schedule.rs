@@ -26,6 +26,7 @@
 use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
+use storlab_model::source::line_of as line;
 use toml::Spanned;
 
 use crate::window::Windows;
@@ -191,11 +192,6 @@ pub struct Schedule {
     pub lease: f64,
     /// The pools.
     pub pools: Vec<Pool>,
-}
-
-/// The line (from 1) of byte `at` in `text`.
-fn line(text: &str, at: usize) -> usize {
-    text[..at.min(text.len())].matches('\n').count() + 1
 }
 
 fn percent(s: &str) -> Option<f64> {

@@ -270,6 +270,15 @@ impl Store {
         )
     }
 
+    /// The same for a study id: "no study 9 in FILE (`storlab results studies` lists the
+    /// studies there)".
+    pub fn no_study(&self, id: i64) -> String {
+        format!(
+            "no study {id} in {} (`storlab results studies` lists the studies there)",
+            self.target()
+        )
+    }
+
     /// The schema version (number of migrations applied).
     pub fn schema_version(&self) -> Result<i64> {
         self.on_conn(|c| c.schema_version())

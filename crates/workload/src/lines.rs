@@ -16,7 +16,7 @@ impl KeyLines {
     pub fn of(text: &str) -> KeyLines {
         let mut lines = KeyLines::default();
         if let Ok(doc) = DeTable::parse(text) {
-            let at = |offset: usize| text[..offset.min(text.len())].matches('\n').count() + 1;
+            let at = |offset: usize| storlab_model::source::line_of(text, offset);
             lines.table(doc.get_ref(), "", &at);
         }
         lines

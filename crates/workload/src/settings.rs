@@ -15,9 +15,7 @@ fn refusal(e: SettingError, origin: &str) -> WorkloadError {
         SettingError::Invalid(m) => WorkloadError::invalid(origin, m),
         SettingError::Unknown(k) => {
             let keys: Vec<&str> = SETTINGS.iter().map(|s| s.key).collect();
-            let near = closest(&k, JOB_KEYS.iter().chain(&keys).copied())
-                .map(|c| format!(" (did you mean '{c}'?)"))
-                .unwrap_or_default();
+            let near = storlab_model::names::did_you_mean(&k, JOB_KEYS.iter().chain(&keys).copied());
             WorkloadError::invalid(
                 origin,
                 format!(
@@ -29,8 +27,6 @@ fn refusal(e: SettingError, origin: &str) -> WorkloadError {
         }
     }
 }
-
-pub use storlab_model::names::closest;
 
 /// Applies one key (or flag, with '-' for '_') given as text; `origin` says where it came from.
 pub fn apply_str(s: &mut Settings, key: &str, text: &str, origin: &str) -> Result<(), WorkloadError> {

@@ -157,9 +157,7 @@ enum Checked {
 
 fn check(mut o: Opt, ignore_unknown: bool) -> Result<Checked, WorkloadError> {
     let Some(def) = options::find(&o.key) else {
-        let hint = options::closest(&o.key)
-            .map(|c| format!(" (did you mean '{c}'?)"))
-            .unwrap_or_default();
+        let hint = storlab_model::names::did_you_mean(&o.key, options::names());
         return Err(bad(&o.at, format!("'{}' is not an option fio knows{hint}", o.key)));
     };
     o.key = def.name.to_string();

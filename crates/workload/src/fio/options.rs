@@ -393,14 +393,11 @@ pub fn find(name: &str) -> Option<&'static FioOption> {
     OPTIONS.iter().find(|o| o.name == name || o.aliases.contains(&name))
 }
 
-/// The known option closest to `name`, for "did you mean": fio's suggestion, by edit distance.
-pub fn closest(name: &str) -> Option<&'static str> {
-    crate::settings::closest(
-        name,
-        OPTIONS
-            .iter()
-            .flat_map(|o| std::iter::once(o.name).chain(o.aliases.iter().copied())),
-    )
+/// Every option's name and alias, for a "did you mean" (fio's suggestion, by edit distance).
+pub fn names() -> impl Iterator<Item = &'static str> {
+    OPTIONS
+        .iter()
+        .flat_map(|o| std::iter::once(o.name).chain(o.aliases.iter().copied()))
 }
 
 #[cfg(test)]
@@ -419,6 +416,6 @@ mod tests {
         assert_eq!(find("timeout").unwrap().name, "runtime");
         assert_eq!(find("ratemin").unwrap().name, "rate_min");
         assert!(find("rwx").is_none());
-        assert_eq!(closest("iodepht"), Some("iodepth"));
+        assert_eq!(storlab_model::names::closest("iodepht", names()), Some("iodepth"));
     }
 }
