@@ -203,12 +203,7 @@ fn print_outcome(
 }
 
 fn stored(store: &Store, id: i64) -> Result<StoredChallenge> {
-    store.challenge(id)?.ok_or_else(|| {
-        usage(format!(
-            "no challenge {id} in {}: `storlab challenge list` shows the challenges there",
-            store.target()
-        ))
-    })
+    store.challenge(id)?.ok_or_else(|| usage(store.no_challenge(id)))
 }
 
 /// `storlab challenge stats ID`.
@@ -248,12 +243,9 @@ fn list(out: &OutputArgs) -> Result<u8> {
 /// A challenge as the database holds it, for `show` and the HTML report (`missing` ends the
 /// refusal of a challenge that is not there).
 pub fn view(store: &Store, id: i64, missing: &str) -> Result<ChallengeView> {
-    let c = store.challenge(id)?.ok_or_else(|| {
-        usage(format!(
-            "no challenge {id} in {}{missing} (`storlab challenge list` shows the challenges there)",
-            store.target()
-        ))
-    })?;
+    let c = store
+        .challenge(id)?
+        .ok_or_else(|| usage(format!("{}{missing}", store.no_challenge(id))))?;
     let samples = store.challenge_samples(id, c.spec.pools.len())?;
     Ok(ChallengeView {
         account: host::account(store, &c)?,

@@ -264,17 +264,23 @@ impl Store {
     /// The words for run ids that are not stored here, with where to look: "no run 99 in
     /// FILE (`storlab results list` shows the runs there)".
     pub fn no_run(&self, ids: impl std::fmt::Display) -> String {
-        format!(
-            "no run {ids} in {} (`storlab results list` shows the runs there)",
-            self.target()
-        )
+        self.none_of("run", ids, "results list")
     }
 
-    /// The same for a study id: "no study 9 in FILE (`storlab results studies` lists the
-    /// studies there)".
+    /// The same for a study id, naming `storlab results studies`.
     pub fn no_study(&self, id: i64) -> String {
+        self.none_of("study", id, "results studies")
+    }
+
+    /// The same for a challenge id, naming `storlab challenge list`.
+    pub fn no_challenge(&self, id: i64) -> String {
+        self.none_of("challenge", id, "challenge list")
+    }
+
+    /// "no WHAT IDS in FILE (`storlab LISTING` lists them there)".
+    fn none_of(&self, what: &str, ids: impl std::fmt::Display, listing: &str) -> String {
         format!(
-            "no study {id} in {} (`storlab results studies` lists the studies there)",
+            "no {what} {ids} in {} (`storlab {listing}` lists them there)",
             self.target()
         )
     }
