@@ -17,6 +17,8 @@ p.add_argument("--out", required=True)
 p.add_argument("--seconds", type=int, default=10)
 p.add_argument("--repeat", type=int, default=5)
 p.add_argument("--only", default="")
+p.add_argument("--meta-workers", default="1,2",
+               help="storlab meta against mdtest: worker counts (a larger machine: 1,2,16)")
 # Another build of storlab (an earlier commit's) run beside this one in the I/O comparisons 1
 # and 2, so that a change to the engine is measured before and after in one run.
 p.add_argument("--baseline", default="")
@@ -241,7 +243,8 @@ try:
     if want("meta"):
         import metabench
         separate("meta-results.md", "storlab meta against mdtest",
-                 lambda: metabench.run(storlab_bin, os.path.abspath(args.metaloop), say, args.repeat))
+                 lambda: metabench.run(storlab_bin, os.path.abspath(args.metaloop), say, args.repeat,
+                                             workers_list=tuple(int(w) for w in args.meta_workers.split(","))))
     if want("fio"):
         import fiobench
         separate("fio-results.md", "storlab fio against fio, on fio's own example job files",
