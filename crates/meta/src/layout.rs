@@ -183,9 +183,10 @@ impl Layout {
 /// An item's names, written into a reused buffer (no allocation per operation).
 pub struct Names {
     buf: Vec<u8>,
-    /// The prefix, worker and the length of `kind.storlab.{w}.` in `buf` of the last name made:
-    /// the next name of the same worker and kind writes only its item's digits.
-    made_for: Option<(u8, u32, usize)>,
+    /// The prefix, worker, length of `kind.storlab.{w}.` in `buf` and item of the last name
+    /// made: the next name of the same worker and kind writes only its item's digits, and the
+    /// next item's (a phase's items go in order) only adds one to them.
+    made_for: Option<(u8, u32, usize, u64)>,
 }
 
 impl Default for Names {
@@ -205,13 +206,22 @@ impl Names {
     /// files: 35,100/s as `f0.N`, 38,500–39,600/s as `file.mdtest.0.N` and other names of that
     /// length), so runs of the two tools are comparable only with names alike.
     ///
-    /// Made once per item, between system calls of a microsecond: the digits come from `itoa`
-    /// and the rest is kept from the last name, because `write!`'s formatting machinery cost 4 %
-    /// of a stat phase's time (perf, issue 43).
+    /// Made once per item, between system calls of a microsecond: the next item's name is the
+    /// last one's with one added to its digits, any other's digits come from `itoa`, and the rest
+    /// is kept, because `write!`'s formatting machinery cost 4 % of a stat phase's time (perf,
+    /// issue 43).
     #[inline]
     pub fn name(&mut self, prefix: u8, w: u32, i: u64) -> &std::ffi::CStr {
         let stem = match self.made_for {
-            Some((p, pw, stem)) if p == prefix && pw == w => stem,
+            Some((p, pw, stem, last)) if p == prefix && pw == w && last.checked_add(1) == Some(i) => {
+                self.made_for = Some((p, pw, stem, i));
+                self.buf.pop();
+                add_one(&mut self.buf, stem);
+                self.buf.push(0);
+                // SAFETY: as below; one was added to the decimal digits, NUL pushed again.
+                return unsafe { std::ffi::CStr::from_bytes_with_nul_unchecked(&self.buf) };
+            }
+            Some((p, pw, stem, _)) if p == prefix && pw == w => stem,
             _ => {
                 self.buf.clear();
                 let kind: &[u8] = match prefix {
@@ -225,10 +235,10 @@ impl Names {
                 self.buf.extend_from_slice(b".storlab.");
                 self.buf.extend_from_slice(itoa::Buffer::new().format(w).as_bytes());
                 self.buf.push(b'.');
-                self.made_for = Some((prefix, w, self.buf.len()));
                 self.buf.len()
             }
         };
+        self.made_for = Some((prefix, w, stem, i));
         self.buf.truncate(stem);
         self.buf.extend_from_slice(itoa::Buffer::new().format(i).as_bytes());
         self.buf.push(0);
@@ -238,6 +248,19 @@ impl Names {
         // time in a stat phase.)
         unsafe { std::ffi::CStr::from_bytes_with_nul_unchecked(&self.buf) }
     }
+}
+
+/// Adds one to the decimal number in `buf[from..]`, in place (9 → 10 grows it by a digit).
+fn add_one(buf: &mut Vec<u8>, from: usize) {
+    for k in (from..buf.len()).rev() {
+        if buf[k] == b'9' {
+            buf[k] = b'0';
+        } else {
+            buf[k] += 1;
+            return;
+        }
+    }
+    buf.insert(from, b'1');
 }
 
 #[cfg(test)]
@@ -257,6 +280,28 @@ mod tests {
             file_size: 0,
             sync: false,
             keep: false,
+        }
+    }
+
+    #[test]
+    fn names_made_in_order_or_not_are_the_names_formatted_afresh() {
+        let mut n = Names::default();
+        let asks = (0..1200u64)
+            .map(|i| (b'f', 3, i))
+            .chain([(b'f', 3, 99_999), (b'f', 3, 100_000), (b'l', 3, 100_001), (b'f', 4, 9)])
+            .chain((0..30u64).map(|i| (b'd', 12, i * 7 % 11)))
+            .chain([(b'r', 0, u64::MAX - 1), (b'r', 0, u64::MAX), (b'r', 0, 0)]);
+        for (prefix, w, i) in asks {
+            let kind = match prefix {
+                b'f' => "file",
+                b'r' => "moved",
+                b'l' => "link",
+                _ => "dir",
+            };
+            assert_eq!(
+                n.name(prefix, w, i).to_str().unwrap(),
+                format!("{kind}.storlab.{w}.{i}")
+            );
         }
     }
 
