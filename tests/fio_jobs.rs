@@ -6,7 +6,7 @@
 #![allow(clippy::too_many_lines)]
 
 use std::collections::BTreeMap;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use serde_json::Value;
@@ -1110,6 +1110,147 @@ fn fio_plot_draws_storlabs_json() {
     assert!(s.path().join("log.png").exists());
     // Every run of job rr read the one file fio names for it, left where it was.
     assert_eq!(entries(&d), ["rr.0.0"], "what fio leaves");
+}
+
+/// A job of two clones logs as fio does with per_job_logs (its default): a file per clone and
+/// log, numbered by the clone's thread, each from that worker's own samples, so that the time
+/// integral of a clone's bandwidth log gives back the bytes that worker moved; fio itself, run
+/// on the same command line, writes files of the same names (a synchronous engine's slat log
+/// empty, as fio's); under io_uring each interval's slat and clat add up to its lat; fio-plot's
+/// log graph draws both clones.
+#[test]
+fn each_clone_of_a_job_logs_to_its_own_files_as_fio_names_them() {
+    let fio_plot = std::env::var("FIO_PLOT").unwrap_or_else(|_| "fio-plot".into());
+    let s = Scratch::new();
+    let d = s.data();
+    let name = "randread-iodepth-1-numjobs-2";
+    let args = |dir: &Path, engine: &str| -> Vec<String> {
+        [
+            "--name=c",
+            "--rw=randread",
+            "--bs=4k",
+            "--size=8m",
+            "--numjobs=2",
+            "--time_based",
+            "--runtime=2",
+            "--log_avg_msec=250",
+            "--output-format=json",
+        ]
+        .iter()
+        .map(|a| a.to_string())
+        .chain([
+            format!("--ioengine={engine}"),
+            "--iodepth=4".to_string(),
+            format!("--directory={}", dir.display()),
+            format!("--write_bw_log={name}"),
+            format!("--write_iops_log={name}"),
+            format!("--write_lat_log={name}"),
+        ])
+        .collect()
+    };
+    let logs_of = |dir: &Path| -> std::collections::BTreeSet<String> {
+        entries(dir).into_iter().filter(|n| n.ends_with(".log")).collect()
+    };
+    let run_both = |engine: &str| -> (PathBuf, PathBuf) {
+        let (ours, theirs) = (
+            s.path().join(format!("storlab-{engine}")),
+            s.path().join(format!("fio-{engine}")),
+        );
+        for (dir, prog) in [(&ours, bin()), (&theirs, "fio")] {
+            std::fs::create_dir(dir).unwrap();
+            let data = d.join(dir.file_name().unwrap());
+            std::fs::create_dir(&data).unwrap();
+            let mut cmd = Command::new(prog);
+            if prog == bin() {
+                cmd.arg("fio").env("STORLAB_DB", s.db());
+            }
+            let out = cmd.current_dir(dir).args(args(&data, engine)).output().unwrap();
+            assert!(out.status.success(), "{prog}: {}", stderr(&out));
+        }
+        let (ours_logs, fios_logs) = (logs_of(&ours), logs_of(&theirs));
+        for what in ["bw", "iops", "lat", "slat", "clat"] {
+            for clone in [1, 2] {
+                let f = format!("{name}_{what}.{clone}.log");
+                assert!(fios_logs.contains(&f), "{engine}: fio wrote {fios_logs:?}, not {f}");
+            }
+        }
+        assert_eq!(
+            ours_logs, fios_logs,
+            "{engine}: the log files storlab fio and fio write"
+        );
+        (ours, theirs)
+    };
+    let (ours, _) = run_both("psync");
+    let empty = std::fs::read_to_string(ours.join(format!("{name}_slat.1.log"))).unwrap();
+    assert_eq!(empty, "", "a synchronous engine's slat log is empty, as fio's");
+
+    // Each clone's bandwidth log, integrated over its intervals (each line's time is its
+    // interval's end), gives back the bytes its worker moved, as stored.
+    let run = s.json(&["results", "show", "1"]);
+    let workers = run["phases"][0]["result"]["workers"].as_array().unwrap();
+    assert_eq!(workers.len(), 2);
+    for (clone, w) in workers.iter().enumerate() {
+        let text = std::fs::read_to_string(ours.join(format!("{name}_bw.{}.log", clone + 1))).unwrap();
+        let (mut bytes, mut last_ms) = (0.0, 0.0);
+        for line in text.lines() {
+            let f: Vec<f64> = line.split(", ").map(|v| v.parse().unwrap()).collect();
+            assert_eq!(&f[2..], [0.0, 0.0, 0.0], "{line}");
+            bytes += f[1] * 1024.0 * (f[0] - last_ms) / 1e3;
+            last_ms = f[0];
+        }
+        let stored = w["bytes"].as_f64().unwrap();
+        assert!(
+            (bytes / stored - 1.0).abs() < 0.02,
+            "clone {}: its log integrates to {bytes:.0} bytes, its worker moved {stored}",
+            clone + 1
+        );
+    }
+
+    // io_uring splits each I/O at its submission: per interval, slat + clat = lat (each line a
+    // mean over the same I/Os, rounded to the ns).
+    let (ours_uring, _) = run_both("io_uring");
+    let read = |what: &str, clone: u32| -> Vec<Vec<f64>> {
+        std::fs::read_to_string(ours_uring.join(format!("{name}_{what}.{clone}.log")))
+            .unwrap()
+            .lines()
+            .map(|l| l.split(", ").map(|v| v.parse().unwrap()).collect())
+            .collect()
+    };
+    for clone in [1, 2] {
+        let (lat, slat, clat) = (read("lat", clone), read("slat", clone), read("clat", clone));
+        assert!(lat.len() >= 6, "clone {clone}: {} intervals logged", lat.len());
+        assert_eq!(
+            (lat.len(), slat.len()),
+            (clat.len(), clat.len()),
+            "clone {clone}: a line each"
+        );
+        for ((l, sl), cl) in lat.iter().zip(&slat).zip(&clat) {
+            assert_eq!(
+                (l[0], sl[0], cl[0]),
+                (l[0], l[0], l[0]),
+                "clone {clone}: the same interval"
+            );
+            assert!(
+                (sl[1] + cl[1] - l[1]).abs() <= 2.0 && sl[1] > 0.0 && cl[1] > 0.0,
+                "clone {clone} at {} ms: slat {} + clat {} against lat {}",
+                l[0],
+                sl[1],
+                cl[1],
+                l[1]
+            );
+        }
+    }
+    let out = Command::new(&fio_plot)
+        .arg("-i")
+        .arg(&ours)
+        .args([
+            "-T", "storlab", "-g", "-t", "bw", "iops", "lat", "-r", "randread", "-d", "1", "-n", "2", "-o",
+        ])
+        .arg(s.path().join("clones.png"))
+        .output()
+        .unwrap_or_else(|e| panic!("{fio_plot}: {e} (scripts/test installs fio-plot and sets $FIO_PLOT)"));
+    assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
+    assert!(s.path().join("clones.png").exists());
 }
 
 /// fio's steady state: a job ends once its IOPS (or bandwidth) is steady over the window, as

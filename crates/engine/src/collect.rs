@@ -93,7 +93,7 @@ impl Pending {
 }
 
 /// The mean of `ops` latencies summing to `sum` ns, where there were any.
-fn mean_ns(sum: u64, ops: u64) -> Option<f64> {
+pub(crate) fn mean_ns(sum: u64, ops: u64) -> Option<f64> {
     (ops > 0).then(|| sum as f64 / ops as f64)
 }
 

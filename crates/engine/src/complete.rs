@@ -152,8 +152,13 @@ impl Worker<'_> {
             }
         }
         self.ihist[d].saturating_record(lat);
-        if io.submit_ns != 0 && self.measuring {
-            self.sc_hist.record(d, io.start_ns, io.submit_ns, end);
+        if io.submit_ns != 0 {
+            if self.measuring {
+                self.sc_hist.record(d, io.start_ns, io.submit_ns, end);
+            }
+            self.interval.split_ops[d] += 1;
+            self.interval.slat_ns[d] += io.submit_ns.saturating_sub(io.start_ns).max(1);
+            self.interval.clat_ns[d] += end.saturating_sub(io.submit_ns).max(1);
         }
         self.interval.lat_ns[d] += lat;
         self.interval.bytes[d] += io.len as u64;

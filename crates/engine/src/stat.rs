@@ -42,6 +42,12 @@ pub(crate) struct Counters {
     pub(crate) ops: [u64; 2],
     /// The I/Os' latencies summed, ns: each interval's mean (fio's latency log).
     pub(crate) lat_ns: [u64; 2],
+    /// An asynchronous back-end's I/Os split at their submission: how many, and their
+    /// submission (fio's slat) and completion (clat) latencies summed, ns (fio's slat and clat
+    /// logs; a synchronous call's I/Os are not split).
+    pub(crate) split_ops: [u64; 2],
+    pub(crate) slat_ns: [u64; 2],
+    pub(crate) clat_ns: [u64; 2],
     pub(crate) late: u64,
 }
 
@@ -51,6 +57,9 @@ impl Counters {
             self.bytes[i] += o.bytes[i];
             self.ops[i] += o.ops[i];
             self.lat_ns[i] += o.lat_ns[i];
+            self.split_ops[i] += o.split_ops[i];
+            self.slat_ns[i] += o.slat_ns[i];
+            self.clat_ns[i] += o.clat_ns[i];
         }
         self.late += o.late;
     }

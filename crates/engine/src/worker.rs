@@ -23,7 +23,7 @@ use rand::{rngs::SmallRng, Rng, SeedableRng};
 use crate::access::FileSet;
 use crate::backend::{Backend, Completion, IoUnit, Op, Queued};
 use crate::clock::{now_ns, since};
-use crate::collect::Msg;
+use crate::collect::{mean_ns, Msg};
 use crate::data::{self, BufferPool};
 use crate::filesetup::file_set;
 use crate::latency_target::LatencySeek;
@@ -93,6 +93,8 @@ pub(crate) struct Worker<'a> {
     pub(crate) interval_start: u64,
     pub(crate) next_boundary: u64,
     pub(crate) last_sent: Option<u32>,
+    /// The worker's own samples, kept when the plan asks (`worker_samples`).
+    pub(crate) own_samples: Option<Vec<WorkerSample>>,
     // Totals of the measured (post-ramp) part.
     pub(crate) totals: Counters,
     pub(crate) thist: Box<[Histogram<u64>; 2]>,
@@ -189,6 +191,7 @@ impl<'a> Worker<'a> {
             interval_start: 0,
             next_boundary: 0,
             last_sent: None,
+            own_samples: plan.settings.worker_samples.then(Vec::new),
             totals: Counters::default(),
             thist: Box::new([new_histogram(), new_histogram()]),
             measuring: plan.settings.ramp.0 == 0
@@ -611,6 +614,7 @@ impl<'a> Worker<'a> {
                 ctx: used.ctx,
                 majf: used.majf,
                 minf: used.minf,
+                samples: self.own_samples.take().unwrap_or_default(),
             },
             totals: self.totals,
             hist: std::mem::replace(&mut self.thist, Box::new([new_histogram(), new_histogram()])),
@@ -737,6 +741,9 @@ impl Worker<'_> {
         let index = self.interval_index;
         self.interval_index += 1;
         if end > self.interval_start || counters.ops() > 0 {
+            if let Some(own) = self.own_samples.as_mut() {
+                own.push(own_sample(self.interval_start, end, !self.measuring, &counters));
+            }
             self.last_sent = Some(index);
             let _ = self.tx.send(Msg::Interval {
                 index,
@@ -748,5 +755,23 @@ impl Worker<'_> {
                 hist,
             });
         }
+    }
+}
+
+/// A worker's interval as its own sample: its counts and mean latencies.
+fn own_sample(t_start: u64, t_end: u64, ramp: bool, c: &Counters) -> WorkerSample {
+    let split = |sum: &[u64; 2], d: usize| mean_ns(sum[d], c.split_ops[d]);
+    WorkerSample {
+        t_start: t_start as f64 / 1e9,
+        t_end: t_end as f64 / 1e9,
+        ramp,
+        bytes_read: c.bytes[0],
+        bytes_written: c.bytes[1],
+        ops_read: c.ops[0],
+        ops_written: c.ops[1],
+        lat_mean_read_ns: mean_ns(c.lat_ns[0], c.ops[0]),
+        lat_mean_write_ns: mean_ns(c.lat_ns[1], c.ops[1]),
+        slat_mean_ns: [split(&c.slat_ns, 0), split(&c.slat_ns, 1)],
+        clat_mean_ns: [split(&c.clat_ns, 0), split(&c.clat_ns, 1)],
     }
 }

@@ -146,6 +146,7 @@ pub(crate) fn combine(
             ctx: o.cpu.ctx,
             majf: o.cpu.majf,
             minf: o.cpu.minf,
+            samples: Vec::new(),
         });
     }
     first_errors.truncate(NAMED_ERRORS);

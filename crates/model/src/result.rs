@@ -54,6 +54,46 @@ pub struct WorkerResult {
     /// Page faults that did not (ru_minflt; fio's minf).
     #[serde(default)]
     pub minf: u64,
+    /// The worker's own interval samples, kept where the phase asked (`worker_samples`: fio's
+    /// per-job logs of a job of several workers are written from them).
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub samples: Vec<WorkerSample>,
+}
+
+/// One worker's share of an interval (see [`WorkerResult::samples`]).
+#[derive(Debug, Clone, Copy, Default, PartialEq, Serialize, Deserialize)]
+pub struct WorkerSample {
+    /// Start of the interval, seconds from the start of the phase.
+    pub t_start: f64,
+    /// End of the worker's part of the interval, seconds from the start of the phase.
+    pub t_end: f64,
+    /// True when the interval lies (partly) in the ramp.
+    pub ramp: bool,
+    /// Bytes read in the interval.
+    pub bytes_read: u64,
+    /// Bytes written in the interval.
+    pub bytes_written: u64,
+    /// Reads completed.
+    pub ops_read: u64,
+    /// Writes completed.
+    pub ops_written: u64,
+    /// Mean latency of the interval's reads, ns; none where none completed.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lat_mean_read_ns: Option<f64>,
+    /// Mean latency of the interval's writes, ns.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lat_mean_write_ns: Option<f64>,
+    /// An asynchronous engine's mean submission latency (fio's slat) of the interval's reads
+    /// and writes, ns; none for a synchronous engine, or where none completed.
+    #[serde(default, skip_serializing_if = "no_means")]
+    pub slat_mean_ns: [Option<f64>; 2],
+    /// Its mean completion latency (fio's clat), from submission to completion, ns.
+    #[serde(default, skip_serializing_if = "no_means")]
+    pub clat_mean_ns: [Option<f64>; 2],
+}
+
+fn no_means(m: &[Option<f64>; 2]) -> bool {
+    m.iter().all(Option::is_none)
 }
 
 /// The slowest and the fastest worker's throughput, bytes/s (∞ and 0 without workers).

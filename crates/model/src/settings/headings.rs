@@ -97,6 +97,7 @@ pub const HEADINGS: &[(&str, &[&str])] = &[
         RECORD,
         &[
             "interval",
+            "worker_samples",
             "late_after",
             "verify",
             "verify_backlog",

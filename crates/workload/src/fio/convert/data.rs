@@ -210,6 +210,10 @@ pub(crate) fn logs(j: Opts, cx: &mut Conversion) -> Result<(), WorkloadError> {
         set!(cx, "log_avg_msec", interval = Duration(avg * 1_000_000))?;
     }
     let per_job = j.on_or("per_job_logs", true)?;
+    if any && per_job {
+        // A log per clone, as fio writes: each worker's samples are kept beside the phase's.
+        set!(cx, "per_job_logs", worker_samples = true)?;
+    }
     let mut add = |what: &str, prefix: &str| {
         cx.logs.push(FioLog {
             what: what.to_string(),
@@ -231,23 +235,27 @@ pub(crate) fn logs(j: Opts, cx: &mut Conversion) -> Result<(), WorkloadError> {
         match k {
             "write_bw_log" | "write_iops_log" => {
                 let what = if k == "write_bw_log" { "bw" } else { "iops" };
-                said.push(format!("{k}: storlab fio writes {prefix}_{what}.N.log (N the job's number; PREFIX_{what}.log with per_job_logs=0, or for a job of several workers, whose samples storlab keeps together) in fio's log format from the run's interval samples; storlab run --fio keeps the samples only"));
+                said.push(format!("{k}: storlab fio writes {prefix}_{what}.N.log (N each clone's thread number, from its own interval samples; {prefix}_{what}.log with every clone's samples together with per_job_logs=0) in fio's log format; storlab run --fio keeps the samples only"));
                 add(what, &prefix);
             }
             "write_lat_log" => {
-                // storlab keeps each interval's mean latency (submission to completion): fio's
-                // lat, and for a synchronous engine its clat too. The intervals' slat and an
-                // asynchronous engine's clat are kept whole, not per interval.
+                // Each worker's intervals keep their mean latency, and an asynchronous
+                // engine's its mean slat and clat too: fio's three logs. The phase's own
+                // samples (per_job_logs=0) keep the whole latency only.
                 let sync = !cx.engine.is_async();
-                let files = if sync {
-                    format!("{prefix}_lat.N.log and {prefix}_clat.N.log (a synchronous engine's completion latency is the whole)")
-                } else {
-                    format!("{prefix}_lat.N.log")
-                };
-                said.push(format!("{k}: storlab fio writes {files} in fio's log format, each line an interval's mean latency in ns; {prefix}_slat.N.log is not written (storlab keeps the submission latency for the whole run, not per interval)"));
-                add("lat", &prefix);
-                if sync {
+                if sync || per_job {
+                    let how = if sync {
+                        "a synchronous engine's completion latency is the whole, and its slat log is empty, as fio's"
+                    } else {
+                        "from each clone's own samples: its I/Os' mean submission and completion latency"
+                    };
+                    said.push(format!("{k}: storlab fio writes {prefix}_lat.N.log, {prefix}_slat.N.log and {prefix}_clat.N.log in fio's log format, each line an interval's mean latency in ns ({how})"));
+                    add("lat", &prefix);
+                    add("slat", &prefix);
                     add("clat", &prefix);
+                } else {
+                    said.push(format!("{k}: storlab fio writes {prefix}_lat.log, each line an interval's mean latency in ns; with per_job_logs=0 an asynchronous engine's slat and clat logs are not written (the job's samples together keep the whole latency only)"));
+                    add("lat", &prefix);
                 }
             }
             _ => said.push(format!("{k}: storlab keeps each interval's latency percentiles and mean, not fio's histogram buckets: no histogram log is written")),

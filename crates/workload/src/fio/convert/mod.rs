@@ -265,15 +265,21 @@ pub struct FioLog {
 }
 
 impl FioLog {
-    /// fio's file name: `PREFIX_bw.N.log` per job (the job's thread number), `PREFIX_bw.log`
-    /// with per_job_logs=0 — or where the job has several workers, whose samples storlab
-    /// keeps together (the file holds them all, as fio's per_job_logs=0).
-    pub fn file_name(&self, workers: usize) -> String {
-        if self.per_job && workers <= 1 {
-            format!("{}_{}.{}.log", self.prefix, self.what, self.thread)
+    /// fio's file name of clone `clone` (0 for the job's first worker): `PREFIX_bw.N.log`, N the
+    /// clone's thread number, with per_job_logs (fio's default); `PREFIX_bw.log`, every clone's
+    /// samples together, without.
+    pub fn file_name(&self, clone: u64) -> String {
+        if self.per_job {
+            format!("{}_{}.{}.log", self.prefix, self.what, self.thread + clone)
         } else {
-            format!("{}_{}.log", self.prefix, self.what)
+            self.shared_file_name()
         }
+    }
+
+    /// `PREFIX_bw.log`: the file of every clone's samples together (per_job_logs=0, or a run
+    /// stored before storlab kept each worker's samples).
+    pub fn shared_file_name(&self) -> String {
+        format!("{}_{}.log", self.prefix, self.what)
     }
 }
 
