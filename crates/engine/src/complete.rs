@@ -7,7 +7,7 @@ use std::sync::atomic::Ordering;
 
 use crate::backend::Op;
 use crate::plan::VERIFY_BLOCK;
-use crate::stat::slot_index;
+use crate::stat::{slot_index, split_at_submission};
 use crate::worker::{InFlight, Worker};
 use crate::EngineError;
 
@@ -153,12 +153,11 @@ impl Worker<'_> {
         }
         self.ihist[d].saturating_record(lat);
         if io.submit_ns != 0 {
+            let parts = split_at_submission(io.start_ns, io.submit_ns, end);
             if self.measuring {
-                self.sc_hist.record(d, io.start_ns, io.submit_ns, end);
+                self.sc_hist.record(d, parts);
             }
-            self.interval.split_ops[d] += 1;
-            self.interval.slat_ns[d] += io.submit_ns.saturating_sub(io.start_ns).max(1);
-            self.interval.clat_ns[d] += end.saturating_sub(io.submit_ns).max(1);
+            self.interval.add_split(d, parts);
         }
         self.interval.lat_ns[d] += lat;
         self.interval.bytes[d] += io.len as u64;

@@ -35,6 +35,13 @@ pub fn new_histogram() -> Histogram<u64> {
     Histogram::new_with_bounds(1, MAX_LATENCY_NS, 3).expect("valid histogram bounds")
 }
 
+/// An I/O started, submitted and completed at these times, split at its submission: (slat,
+/// clat), ns, each at least 1.
+#[inline]
+pub(crate) fn split_at_submission(start: u64, submit: u64, end: u64) -> (u64, u64) {
+    (submit.saturating_sub(start).max(1), end.saturating_sub(submit).max(1))
+}
+
 /// One interval's worth of a worker's I/O.
 #[derive(Default, Clone, Copy)]
 pub(crate) struct Counters {
@@ -52,6 +59,14 @@ pub(crate) struct Counters {
 }
 
 impl Counters {
+    /// One split I/O of direction `d` (see [`split_at_submission`]) into the interval's sums.
+    #[inline]
+    pub(crate) fn add_split(&mut self, d: usize, (slat, clat): (u64, u64)) {
+        self.split_ops[d] += 1;
+        self.slat_ns[d] += slat;
+        self.clat_ns[d] += clat;
+    }
+
     pub(crate) fn add(&mut self, o: &Counters) {
         for i in 0..2 {
             self.bytes[i] += o.bytes[i];
@@ -112,11 +127,11 @@ impl Default for SlatClat {
 }
 
 impl SlatClat {
-    /// One I/O of direction `d`, started, submitted and completed at these times.
+    /// One I/O of direction `d` and its two parts (see [`split_at_submission`]).
     #[inline]
-    pub(crate) fn record(&mut self, d: usize, start: u64, submit: u64, end: u64) {
-        self.slat[d].saturating_record(submit.saturating_sub(start).max(1));
-        self.clat[d].saturating_record(end.saturating_sub(submit).max(1));
+    pub(crate) fn record(&mut self, d: usize, (slat, clat): (u64, u64)) {
+        self.slat[d].saturating_record(slat);
+        self.clat[d].saturating_record(clat);
     }
 
     /// Adds another worker's.

@@ -102,15 +102,11 @@ pub fn log_files(run: &RunDetail, phase_logs: &[Vec<FioLog>]) -> Vec<(std::path:
     for (phase, logs) in run.phases.iter().zip(phase_logs) {
         let workers = &phase.result.workers;
         let own = !workers.is_empty() && workers.iter().all(|w| !w.samples.is_empty());
+        let (moved, split) = (moved(phase), split(phase));
         for l in logs {
             if l.per_job && own {
                 for (clone, w) in workers.iter().enumerate() {
-                    let text = log_text(
-                        w.samples.iter().map(Row::of_worker),
-                        moved(phase),
-                        &l.what,
-                        split(phase),
-                    );
+                    let text = log_text(w.samples.iter().map(Row::of_worker), moved, &l.what, split);
                     files.push((l.file_name(clone as u64).into(), text));
                 }
             } else if workers.len() > 1 {
