@@ -193,15 +193,19 @@ fn fs_type(p: &Path) -> String {
 }
 
 /// Free space, per filesystem, for the files storlab will create (`created`: those held to
-/// it; a set that may fill its filesystem is not).
+/// it; a set that may fill its filesystem is not). A file already there (a fio job's file kept
+/// from its last run) needs only the blocks it does not hold yet: bench-fio runs numjobs=1 and
+/// then numjobs=2 on one directory, and the second job reuses the first's file.
 pub(super) fn check_free_space<'a>(created: impl Iterator<Item = &'a WorkerFile>) -> Result<(), WorkloadError> {
     let mut need: Vec<(u64, PathBuf, u64)> = Vec::new();
     for w in created {
         let dir = w.path.parent().unwrap_or(Path::new(".")).to_path_buf();
         let dev = std::fs::metadata(&dir).map(|m| m.dev()).unwrap_or(0);
+        let held = std::fs::metadata(&w.path).map(|m| m.blocks() * 512).unwrap_or(0);
+        let more = w.len.saturating_sub(held);
         match need.iter_mut().find(|(d, _, _)| *d == dev) {
-            Some(n) => n.2 += w.len,
-            None => need.push((dev, dir, w.len)),
+            Some(n) => n.2 += more,
+            None => need.push((dev, dir, more)),
         }
     }
     for (_, dir, bytes) in need {
