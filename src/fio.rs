@@ -56,27 +56,38 @@ pub fn fio(args: Vec<String>) -> Result<u8> {
         json: false,
         csv: false,
     };
+    if let Some(launch) = crate::team::launched() {
+        // `mpirun storlab-mpi fio …`: every rank runs the job, rank 0 stores one run and writes
+        // fio's client/server document (its client_stats).
+        return crate::team::fio(&c, fio, &out, &launch);
+    }
     let prepared = storlab_session::prepare(&fio.job, &c.allow_devices)?;
     let mut m = Measuring::start(None, "fio", &out, c.quiet, None)?;
-    let opts = RunOptions {
-        kind: RunKind::Run,
-        tags: &c.tags,
-        allow_devices: &c.allow_devices,
-        keep: c.keep,
-        command: &c.command_line,
-        control: None,
-        live: m.live.as_deref().map(|v| v as &dyn LiveRun),
-    };
+    let opts = run_options(&c, m.live.as_deref().map(|v| v as &dyn LiveRun));
     let e = storlab_session::run_prepared(&mut m.store, prepared, &opts)?;
     let store = m.end();
     write_outputs(&c, fio, &store, e.run_id, &out)?;
     Ok(fio_exit(e.status))
 }
 
+/// How `storlab fio`'s run is made: stored as a run, with its tags, devices and `--keep`, a
+/// live view watching where there is one.
+pub(crate) fn run_options<'a>(c: &'a FioCommand, live: Option<&'a dyn LiveRun>) -> RunOptions<'a> {
+    RunOptions {
+        kind: RunKind::Run,
+        tags: &c.tags,
+        allow_devices: &c.allow_devices,
+        keep: c.keep,
+        command: &c.command_line,
+        control: None,
+        live,
+    }
+}
+
 /// What fio writes after a run, from the stored run read once: its formats (stdout or
 /// --output), the log files the job asked for (in the current directory, as fio writes them),
 /// and with the normal text the stored run's id — never inside a document a program parses.
-fn write_outputs(
+pub(crate) fn write_outputs(
     c: &FioCommand,
     fio: &storlab_workload::fio::FioJob,
     store: &storlab_store::Store,
@@ -118,7 +129,7 @@ fn write_outputs(
 
 /// fio's exit code for a run: 0, or the number of jobs that failed (storlab's phases fail as
 /// one, so 1); a run Ctrl-C ended keeps storlab's 130.
-fn fio_exit(status: storlab_model::run::RunStatus) -> u8 {
+pub(crate) fn fio_exit(status: storlab_model::run::RunStatus) -> u8 {
     match code_of(status) {
         0 => 0,
         crate::exit::ABORTED => crate::exit::ABORTED,

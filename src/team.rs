@@ -6,9 +6,9 @@
 use storlab_team::Launch;
 
 #[cfg(feature = "mpi")]
-pub use mpi_team::{execute, iozone, meta, qualify};
+pub use mpi_team::{execute, fio, iozone, meta, qualify};
 #[cfg(not(feature = "mpi"))]
-pub use refused::{execute, iozone, meta, qualify};
+pub use refused::{execute, fio, iozone, meta, qualify};
 
 /// This process's place among the ranks a launcher started, when it runs as one of them: any
 /// launch for a storlab built with MPI (one rank too, so that `%r` and `%h` are filled in and
@@ -46,6 +46,16 @@ mod refused {
 
     /// Runs a qualification as one rank of `launch`.
     pub fn qualify(_a: &crate::cli::QualifyArgs, launch: &Launch) -> Result<u8> {
+        Err(refusal(launch))
+    }
+
+    /// Runs a fio command line as one rank of `launch`.
+    pub fn fio(
+        _c: &storlab_workload::fio::cli::FioCommand,
+        _fio: &storlab_workload::fio::FioJob,
+        _out: &OutputArgs,
+        launch: &Launch,
+    ) -> Result<u8> {
         Err(refusal(launch))
     }
 
@@ -121,6 +131,30 @@ mod mpi_team {
         print_run(&store, e.run_id, false, out)?;
         stored_as(e.run_id, &store, team.size());
         Ok(code_of(e.status))
+    }
+
+    /// Runs a fio command line as one rank (`mpirun storlab-mpi fio …`): every rank runs the
+    /// job on its own targets (`%r`, `%h`), all started together; rank 0 stores the one run and
+    /// writes fio's outputs as fio's client does with a server per host (`client_stats`: each
+    /// rank's jobs, then all of them together), and says nothing on stderr, as fio.
+    pub fn fio(
+        c: &storlab_workload::fio::cli::FioCommand,
+        fio: &storlab_workload::fio::FioJob,
+        out: &OutputArgs,
+        _launch: &Launch,
+    ) -> Result<u8> {
+        let team = MpiTeam::join_for(false).map_err(anyhow::Error::msg)?;
+        // Each worker keeps its own figures, so that each rank's jobs report their latency
+        // whole (a rank's row keeps its figures, not its histograms).
+        let mut job = fio.job.clone();
+        job.settings.worker_samples = Some(true);
+        let opts = crate::fio::run_options(c, None);
+        let stored = start::run_job(&team, &job, &opts, false, || rank0(out, true, None))?;
+        let Some((store, e)) = stored else {
+            return Ok(0);
+        };
+        crate::fio::write_outputs(c, fio, &store, e.run_id, out)?;
+        Ok(crate::fio::fio_exit(e.status))
     }
 
     /// Runs a metadata job as one rank (crates/meta's `together`).

@@ -1482,7 +1482,7 @@ fn fios_client_and_server_are_refused_naming_mpirun() {
         assert_eq!(out.status.code(), Some(1), "{a}: fio's exit code for a refusal");
         let err = stderr(&out);
         assert!(
-            err.contains("client/server mode") && err.contains("mpirun storlab-mpi run --fio"),
+            err.contains("client/server mode") && err.contains("mpirun storlab-mpi fio"),
             "{a}: {err}"
         );
         assert!(s.nothing_stored(), "{a}");

@@ -548,3 +548,177 @@ fn depth_shares_and_bw_agg_recompute_from_the_stored_counts() {
         read["bw_agg"]
     );
 }
+
+/// A bandwidth log's full intervals, per direction (0 reads, 1 writes), KiB/s: each line's
+/// interval runs from the line before (the first from 0), and a sliver under half the usual
+/// interval is left out, as fio's bw samples leave out a last part-interval.
+fn full_interval_rates(log: &str, nominal_ms: u64) -> [Vec<f64>; 2] {
+    let mut out = [Vec::new(), Vec::new()];
+    let mut last = [0u64, 0];
+    for line in log.lines() {
+        let f: Vec<u64> = line.split(", ").map(|x| x.trim().parse().unwrap()).collect();
+        let (t, value, dir) = (f[0], f[1], f[2] as usize);
+        if t - last[dir] >= nominal_ms / 2 {
+            out[dir].push(value as f64);
+        }
+        last[dir] = t;
+    }
+    out
+}
+
+/// A job of two clones without group_reporting is reported clone by clone, as fio reports
+/// it: two entries in the JSON (fio's own run of the same command line has two), two blocks
+/// of text with `jobs=1`, two terse lines. Each entry holds its own worker's figures: its
+/// bytes and I/Os are what the store kept for that worker and add up to the phase's, and its
+/// bw and iops samples (count, min, max, mean) recompute from that clone's own bandwidth log
+/// with this test's arithmetic.
+#[test]
+fn clones_without_group_reporting_are_reported_apart_as_fio_reports_them() {
+    let s = Scratch::new();
+    let data = s.data();
+    std::fs::create_dir_all(&data).unwrap();
+    let dir = format!("--directory={}", data.display());
+    let job = |format: &str, runtime: &str| -> Vec<String> {
+        [
+            "--name=pair",
+            "--rw=randrw",
+            "--bs=4k",
+            "--size=8m",
+            "--numjobs=2",
+            "--ioengine=io_uring",
+            "--iodepth=4",
+            "--time_based",
+            dir.as_str(),
+            format,
+            runtime,
+        ]
+        .iter()
+        .map(|a| a.to_string())
+        .collect()
+    };
+    let both = |args: &[String]| -> (Output, Output) {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let fio = run("fio", &args, s.path(), &data, &s.db());
+        assert!(fio.status.success(), "fio {args:?}: {}", stderr(&fio));
+        let ours = run(bin(), &args, s.path(), &data, &s.db());
+        assert!(ours.status.success(), "storlab fio {args:?}: {}", stderr(&ours));
+        (fio, ours)
+    };
+
+    // The text: a block per clone, each `jobs=1`, and the group's lines once.
+    let (fio, ours) = both(&job("--output-format=normal", "--runtime=1"));
+    for (who, o) in [("fio", &fio), ("storlab", &ours)] {
+        let text = stdout(o);
+        assert_eq!(text.matches("pair: (groupid=0, jobs=1)").count(), 2, "{who}:\n{text}");
+        assert_eq!(
+            text.matches("Run status group 0 (all jobs)").count(),
+            1,
+            "{who}:\n{text}"
+        );
+        assert!(text.contains("Starting 2 processes"), "{who}:\n{text}");
+    }
+    let (fio, ours) = both(&job("--output-format=terse", "--runtime=1"));
+    for (who, o) in [("fio", &fio), ("storlab", &ours)] {
+        let lines: Vec<String> = stdout(o)
+            .lines()
+            .filter(|l| l.starts_with("3;"))
+            .map(String::from)
+            .collect();
+        assert_eq!(lines.len(), 2, "{who}: {}", stdout(o));
+        assert!(
+            lines.iter().all(|l| l.split(';').nth(2) == Some("pair")),
+            "{who}: {lines:?}"
+        );
+    }
+
+    // The JSON, with a bandwidth log per clone at fio's sample interval (500 ms).
+    let mut args = job("--output-format=json", "--runtime=2");
+    args.extend(["--write_bw_log=pair".to_string(), "--log_avg_msec=500".to_string()]);
+    let (fio, ours) = both(&args);
+    let doc = |o: &Output| -> serde_json::Value { serde_json::from_str(&stdout(o)).unwrap() };
+    let (theirs, mine) = (doc(&fio), doc(&ours));
+    assert_eq!(theirs["jobs"].as_array().unwrap().len(), 2, "fio's entries");
+    let entries = mine["jobs"].as_array().unwrap();
+    assert_eq!(entries.len(), 2, "storlab's entries: {mine}");
+
+    let runs = s.json(&["results", "list"]);
+    let id = runs
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["id"].as_i64().unwrap())
+        .max()
+        .unwrap();
+    let stored = s.json(&["results", "show", &id.to_string()]);
+    let phase = &stored["phases"][0]["result"];
+    let workers = phase["workers"].as_array().unwrap();
+    assert_eq!(workers.len(), 2);
+    let mut sums = [0u64; 2];
+    for (k, (entry, worker)) in entries.iter().zip(workers).enumerate() {
+        assert_eq!(entry["jobname"], "pair");
+        assert_eq!(
+            entry["job options"]["numjobs"], "2",
+            "each clone's options are the job's"
+        );
+        let own = &worker["own"];
+        for (d, dir) in ["read", "write"].iter().enumerate() {
+            let bytes = own["bytes"][d].as_u64().unwrap();
+            let ops = own["ops"][d].as_u64().unwrap();
+            assert!(ops > 0, "clone {k} {dir}: nothing moved");
+            assert_eq!(entry[dir]["io_bytes"].as_u64().unwrap(), bytes, "clone {k} {dir}");
+            assert_eq!(entry[dir]["total_ios"].as_u64().unwrap(), ops, "clone {k} {dir}");
+            assert_eq!(entry[dir]["lat_ns"]["N"].as_u64().unwrap(), ops, "clone {k} {dir}");
+            assert_eq!(entry[dir]["clat_ns"]["N"].as_u64().unwrap(), ops, "clone {k} {dir}");
+            sums[d] += bytes;
+        }
+        // The clone's samples from its own log (pair_bw.N.log, N its thread number).
+        let log = std::fs::read_to_string(s.path().join(format!("pair_bw.{}.log", k + 1))).unwrap();
+        let rates = full_interval_rates(&log, 500);
+        for (d, dir) in ["read", "write"].iter().enumerate() {
+            let x = &rates[d];
+            let e = &entry[dir];
+            assert_eq!(
+                e["bw_samples"].as_u64().unwrap(),
+                x.len() as u64,
+                "clone {k} {dir}: {log}"
+            );
+            let mean = x.iter().sum::<f64>() / x.len() as f64;
+            let lo = x.iter().cloned().fold(f64::INFINITY, f64::min);
+            let hi = x.iter().cloned().fold(0.0, f64::max);
+            // The log's values are whole KiB/s; the entry's from the same samples unrounded.
+            assert!(
+                (e["bw_mean"].as_f64().unwrap() - mean).abs() <= 1.0,
+                "clone {k} {dir}: {e} vs {x:?}"
+            );
+            assert!(
+                (e["bw_min"].as_f64().unwrap() - lo).abs() <= 1.0,
+                "clone {k} {dir}: {e} vs {x:?}"
+            );
+            assert!(
+                (e["bw_max"].as_f64().unwrap() - hi).abs() <= 1.0,
+                "clone {k} {dir}: {e} vs {x:?}"
+            );
+            // IOPS of 4 KiB blocks: the bandwidth's quarter.
+            assert!(
+                (e["iops_mean"].as_f64().unwrap() - mean / 4.0).abs() <= 1.0,
+                "clone {k} {dir}: {e}"
+            );
+        }
+    }
+    assert_eq!(
+        sums[0],
+        phase["bytes_read"].as_u64().unwrap(),
+        "clones' reads add up to the phase's"
+    );
+    assert_eq!(
+        sums[1],
+        phase["bytes_written"].as_u64().unwrap(),
+        "clones' writes add up to the phase's"
+    );
+    for f in std::fs::read_dir(s.path()).unwrap() {
+        let p = f.unwrap().path();
+        if p.extension().is_some_and(|e| e == "log") {
+            std::fs::remove_file(p).unwrap();
+        }
+    }
+}

@@ -205,6 +205,107 @@ mod with_mpi {
         );
     }
 
+    /// `mpirun -n 2 storlab fio …` (two clones per rank, no group_reporting): one run of both
+    /// ranks, and fio's JSON as fio's client writes it with a server per host — `client_stats`
+    /// with each rank's clones (its host in `hostname`, its rank in `port`), then "All clients",
+    /// their sum as fio sums it — with nothing said on stderr. Each rank's entries add up to the
+    /// rank's own stored part and each entry's latency count to its worker's I/Os; "All
+    /// clients" adds up the entries with this test's arithmetic (bytes, I/Os, bw samples summed
+    /// as fio's pure sum, job_runtime); storlab's import of fio's client JSON reads it back as
+    /// the four clones' runs.
+    #[test]
+    fn storlab_fio_on_two_ranks_writes_fios_client_stats() {
+        let s = Scratch::new();
+        let data = s.data();
+        for r in 0..2 {
+            std::fs::create_dir_all(data.join(r.to_string())).unwrap();
+        }
+        let dir = format!("--directory={}/%r", data.display());
+        let out = mpirun(
+            &s,
+            2,
+            &[
+                "fio",
+                "--name=pair",
+                "--rw=randrw",
+                "--bs=4k",
+                "--size=8m",
+                &dir,
+                "--numjobs=2",
+                "--ioengine=io_uring",
+                "--iodepth=2",
+                "--runtime=2",
+                "--time_based",
+                "--output-format=json",
+            ],
+        );
+        assert!(out.status.success(), "mpirun: {}{}", stdout(&out), stderr(&out));
+        assert!(
+            !stderr(&out).contains("storlab"),
+            "fio says nothing on stderr: {}",
+            stderr(&out)
+        );
+        let doc: serde_json::Value = serde_json::from_slice(&out.stdout)
+            .unwrap_or_else(|e| panic!("stdout is one fio document ({e}): {}", stdout(&out)));
+        assert!(doc.get("jobs").is_none(), "{doc}");
+        let entries = doc["client_stats"].as_array().unwrap();
+        assert_eq!(
+            entries.len(),
+            5,
+            "two clones on each of two ranks, then All clients: {doc}"
+        );
+        let (clones, all) = (&entries[..4], &entries[4]);
+        assert_eq!(all["jobname"], "All clients");
+        assert!(all.get("latency_depth").is_none(), "fio's sum has no latency target");
+        let ports: Vec<u64> = clones.iter().map(|e| e["port"].as_u64().unwrap()).collect();
+        assert_eq!(ports, [0, 0, 1, 1]);
+
+        let id = s.json(&["results", "list"]).as_array().unwrap()[0]["id"]
+            .as_i64()
+            .unwrap();
+        let run = s.json(&["results", "show", &id.to_string()]);
+        let phase = &run["phases"][0]["result"];
+        for (r, part) in run["rank_phases"].as_array().unwrap().iter().enumerate() {
+            let mine: Vec<&serde_json::Value> = clones.iter().filter(|e| e["port"] == r as u64).collect();
+            assert_eq!(mine[0]["hostname"], part["host"]);
+            let workers = part["result"]["workers"].as_array().unwrap();
+            for (d, dir) in ["read", "write"].iter().enumerate() {
+                let bytes: u64 = mine.iter().map(|e| e[dir]["io_bytes"].as_u64().unwrap()).sum();
+                let key = if d == 0 { "bytes_read" } else { "bytes_written" };
+                assert_eq!(bytes, part["result"][key].as_u64().unwrap(), "rank {r} {dir}");
+                for (e, w) in mine.iter().zip(workers) {
+                    assert_eq!(e[dir]["lat_ns"]["N"], w["own"]["ops"][d], "rank {r} {dir}: {e}");
+                }
+            }
+        }
+        for (d, dir) in ["read", "write"].iter().enumerate() {
+            let sum = |k: &str| -> f64 { clones.iter().map(|e| e[dir][k].as_f64().unwrap()).sum() };
+            let key = if d == 0 { "bytes_read" } else { "bytes_written" };
+            assert_eq!(all[dir]["io_bytes"].as_f64().unwrap(), sum("io_bytes"));
+            assert_eq!(all[dir]["io_bytes"], phase[key], "{dir}");
+            assert_eq!(all[dir]["lat_ns"]["N"].as_f64().unwrap(), sum("total_ios"), "{dir}");
+            assert_eq!(all[dir]["bw_samples"].as_f64().unwrap(), sum("bw_samples"), "{dir}");
+            assert!(sum("bw_samples") >= 8.0, "{dir}: two 500 ms samples per clone at least");
+            assert!(
+                (all[dir]["bw_mean"].as_f64().unwrap() - sum("bw_mean")).abs() < 1e-6,
+                "{dir}"
+            );
+            assert!(
+                (all[dir]["iops_mean"].as_f64().unwrap() - sum("iops_mean")).abs() < 1e-6,
+                "{dir}"
+            );
+        }
+        let runtimes: u64 = clones.iter().map(|e| e["job_runtime"].as_u64().unwrap()).sum();
+        assert_eq!(all["job_runtime"].as_u64().unwrap(), runtimes);
+
+        // fio's client JSON, as storlab's import reads fio's: the clones, each on its host.
+        let file = s.path().join("clients.json");
+        std::fs::write(&file, &out.stdout).unwrap();
+        let imported = s.storlab(&["results", "import", file.to_str().unwrap()]);
+        assert!(imported.status.success(), "{}", stderr(&imported));
+        assert_eq!(s.run_count(), Some(1 + 4), "the run and the four clones imported");
+    }
+
     #[test]
     fn four_ranks_on_tmpfs_store_one_run_of_all_their_bytes() {
         let s = Scratch::new();
@@ -820,11 +921,13 @@ fn without_mpi_storlab_under_mpirun_refuses_instead_of_storing_a_run_per_rank() 
     assert!(err.contains("rank 0 of 2") || err.contains("rank 1 of 2"), "{err}");
     assert!(s.nothing_stored());
     assert!(entries(&data).is_empty());
-    // storlab meta and storlab iozone alike.
+    // storlab meta, storlab iozone and storlab fio alike.
     let f = data.join("f");
+    let fio_dir = format!("--directory={}", data.display());
     for args in [
         vec!["meta", "--target", data.to_str().unwrap(), "--files-per-thread", "10"],
         vec!["iozone", "-i", "0", "-s", "1m", "-f", f.to_str().unwrap()],
+        vec!["fio", "--name=x", "--rw=write", "--size=1m", &fio_dir],
     ] {
         let out = mpirun(&s, 2, &args);
         assert!(!out.status.success(), "{args:?}");

@@ -31,7 +31,7 @@ use crate::merge::WorkerOutcome;
 use crate::pacing::{wait_until, FlowGate, FlowShare, RateMin, RatePacer, Think};
 use crate::plan::{FsyncPolicy, PhasePlan, WorkerFile};
 use crate::result::*;
-use crate::stat::{new_histogram, thread_usage, Counters, SlatClat, Usage};
+use crate::stat::{encode_histogram, encode_if_any, new_histogram, thread_usage, Counters, SlatClat, Usage};
 use crate::verify::VerifyBacklog;
 use crate::EngineError;
 
@@ -615,6 +615,7 @@ impl<'a> Worker<'a> {
                 majf: used.majf,
                 minf: used.minf,
                 samples: self.own_samples.take().unwrap_or_default(),
+                own: self.plan.settings.worker_samples.then(|| Box::new(self.own_figures())),
             },
             totals: self.totals,
             hist: std::mem::replace(&mut self.thist, Box::new([new_histogram(), new_histogram()])),
@@ -629,6 +630,21 @@ impl<'a> Worker<'a> {
             measure_start: self.ramp_end,
             latency_depth: self.lat.as_ref().map_or(0, |l| l.qd),
         })
+    }
+
+    /// The worker's own totals, histograms and depths, as the phase's result holds them for all
+    /// (kept where the plan asks: `worker_samples`).
+    fn own_figures(&self) -> WorkerFigures {
+        let (histograms_slat, histograms_clat) = self.sc_hist.encoded();
+        WorkerFigures {
+            bytes: self.totals.bytes,
+            ops: self.totals.ops,
+            histograms_rw: [encode_histogram(&self.thist[0]), encode_histogram(&self.thist[1])],
+            histogram_sync: encode_if_any(&self.shist),
+            histograms_slat,
+            histograms_clat,
+            io_depths: self.depths_measured(),
+        }
     }
 
     /// The measured part's depth counts; a synchronous back-end's I/Os (none counted at

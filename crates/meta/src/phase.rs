@@ -146,7 +146,7 @@ pub(crate) fn combine(
             ctx: o.cpu.ctx,
             majf: o.cpu.majf,
             minf: o.cpu.minf,
-            samples: Vec::new(),
+            ..Default::default()
         });
     }
     first_errors.truncate(NAMED_ERRORS);

@@ -58,6 +58,78 @@ pub struct WorkerResult {
     /// per-job logs of a job of several workers are written from them).
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub samples: Vec<WorkerSample>,
+    /// The worker's own totals, latency histograms and queue depths, kept where the phase
+    /// asked (`worker_samples`): `storlab fio` reports each clone of a job without
+    /// group_reporting as a job of its own from them, as fio does.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub own: Option<Box<WorkerFigures>>,
+}
+
+/// What one worker measured over its measured part, as the phase's result holds it for all of
+/// them (see [`WorkerResult::own`]). The histograms are HdrHistogram V2 deflate encodings, as
+/// the phase's, written in the result's JSON as base64; empty where nothing was measured.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct WorkerFigures {
+    /// Bytes read and written.
+    pub bytes: [u64; 2],
+    /// Reads and writes done.
+    pub ops: [u64; 2],
+    /// Reads' and writes' latency.
+    #[serde(with = "base64_pair")]
+    pub histograms_rw: [Vec<u8>; 2],
+    /// The flushes' latency (fio's sync latency).
+    #[serde(default, with = "base64_one", skip_serializing_if = "Vec::is_empty")]
+    pub histogram_sync: Vec<u8>,
+    /// An asynchronous back-end's submission latency per direction (fio's slat).
+    #[serde(default, with = "base64_pair")]
+    pub histograms_slat: [Vec<u8>; 2],
+    /// Its completion latency per direction (fio's clat).
+    #[serde(default, with = "base64_pair")]
+    pub histograms_clat: [Vec<u8>; 2],
+    /// Its queue depths and calls.
+    pub io_depths: IoDepths,
+}
+
+/// A histogram's bytes as one base64 string in JSON (a JSON array of numbers would be four
+/// times the size).
+mod base64_one {
+    use base64::Engine;
+    use serde::{Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(bytes: &[u8], s: S) -> Result<S::Ok, S::Error> {
+        s.serialize_str(&base64::engine::general_purpose::STANDARD.encode(bytes))
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<u8>, D::Error> {
+        let text = String::deserialize(d)?;
+        base64::engine::general_purpose::STANDARD
+            .decode(text)
+            .map_err(serde::de::Error::custom)
+    }
+}
+
+/// A pair of histograms (reads', writes') as two base64 strings.
+mod base64_pair {
+    use base64::Engine;
+    use serde::{ser::SerializeTuple, Deserialize, Deserializer, Serializer};
+
+    pub fn serialize<S: Serializer>(pair: &[Vec<u8>; 2], s: S) -> Result<S::Ok, S::Error> {
+        let mut t = s.serialize_tuple(2)?;
+        for bytes in pair {
+            t.serialize_element(&base64::engine::general_purpose::STANDARD.encode(bytes))?;
+        }
+        t.end()
+    }
+
+    pub fn deserialize<'de, D: Deserializer<'de>>(d: D) -> Result<[Vec<u8>; 2], D::Error> {
+        let [a, b] = <[String; 2]>::deserialize(d)?;
+        let decode = |t: String| {
+            base64::engine::general_purpose::STANDARD
+                .decode(t)
+                .map_err(serde::de::Error::custom)
+        };
+        Ok([decode(a)?, decode(b)?])
+    }
 }
 
 /// One worker's share of an interval (see [`WorkerResult::samples`]).

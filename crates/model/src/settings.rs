@@ -620,7 +620,8 @@ settings! {
     stride: u64 = "4", "N", "records between reads of `strideread`", read_stride;
     fadvise: Fadvise = "none", "HINT", "posix_fadvise over each worker's region before a phase: `none`, `sequential`, `random`, `noreuse`, or `dontneed` (drop its clean cached pages, so that a buffered read starts from the device rather than from what an earlier phase or program left in the cache)", read_fadvise;
     interval: Duration = "1s", "DURATION", "sample interval (10ms or more)", read_interval;
-    worker_samples: bool = "false", "BOOL", "keep each worker's interval samples beside the phase's, stored with the run: `storlab fio` writes fio's per-job logs from them (`PREFIX_bw.N.log` for each clone, and an asynchronous engine's slat and clat logs)", read_bool;
+    worker_samples: bool = "false", "BOOL", "keep each worker's interval samples and its own totals, latency histograms and queue depths beside the phase's, stored with the run: `storlab fio` writes fio's per-job logs from them (`PREFIX_bw.N.log` for each clone, and an asynchronous engine's slat and clat logs) and reports each clone on its own (`group_reporting`)", read_bool;
+    group_reporting: bool = "true", "BOOL", "fio's outputs of the run report a phase's workers as one job (fio's group_reporting); `false` reports each worker as a job of its own from the figures `worker_samples` keeps (`storlab fio` sets both for a job of several clones without group_reporting, as fio reports them)", read_bool;
     late_after: Duration = "1ms", "DURATION", "an I/O issued this long after its scheduled start is late", read_duration;
     seed: u64 | "random per run", "N|0xHEX", "seed of offsets and data (give the same seed to verify another run's files; decimal, or hexadecimal as storlab prints it)", read_seed;
 }

@@ -98,6 +98,7 @@ pub const HEADINGS: &[(&str, &[&str])] = &[
         &[
             "interval",
             "worker_samples",
+            "group_reporting",
             "late_after",
             "verify",
             "verify_backlog",

@@ -1,7 +1,8 @@
 //! A stored run as fio's JSON document (`fio --output-format=json`, fio's stat.c
 //! `show_thread_status_json`), for the tools that read fio: fio-plot, Ceph's CBT, a site's
 //! scripts. Each storlab phase is a fio job reported as one group (fio's `group_reporting`:
-//! a phase's workers are one group). The same keys and units as fio — `bw` in KiB/s,
+//! a phase's workers are one group), or clone by clone where the job did not ask for
+//! group_reporting (clones.rs). The same keys and units as fio — `bw` in KiB/s,
 //! `bw_bytes` in bytes/s, `runtime` in ms, latencies in ns, `usr_cpu`/`sys_cpu` in percent of
 //! the runtime — and a figure storlab does not measure is left out, never written as 0:
 //! storlab measures each I/O from its submission to its completion, which is fio's `lat_ns`
@@ -20,7 +21,7 @@ use super::FioJsonOptions;
 /// A decoded latency histogram (ns).
 type Hist = hdrhistogram::Histogram<u64>;
 
-fn decode(bytes: &[u8]) -> Option<Hist> {
+pub(super) fn decode(bytes: &[u8]) -> Option<Hist> {
     if bytes.is_empty() {
         return None;
     }
@@ -401,9 +402,10 @@ pub fn document(run: &RunDetail, o: &FioJsonOptions) -> Value {
         .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
         .map(|d| d.as_secs())
         .unwrap_or(0);
-    let mut jobs = Vec::new();
     let mut group = 0;
     let mut disks: Vec<DiskUtil> = Vec::new();
+    // Each phase's fio group and job name.
+    let mut named: Vec<(String, u32)> = Vec::with_capacity(run.phases.len());
     for (i, p) in run.phases.iter().enumerate() {
         // Phases that ran together are one fio group (one stonewall to the next).
         let leads = i == 0 || !p.plan().is_some_and(|pl| pl.together);
@@ -420,9 +422,25 @@ pub fn document(run: &RunDetail, o: &FioJsonOptions) -> Value {
             .cloned()
             .or_else(|| p.plan().and_then(|pl| pl.name.clone()))
             .unwrap_or_else(|| p.kind.as_str().to_string());
-        jobs.push(job(p, &name, group, started, o));
+        named.push((name, group));
+    }
+    // A job's clones apart, as fio reports them without group_reporting, and a run of many
+    // ranks as fio's client reports its servers (clones.rs).
+    let mut jobs: Vec<Value> = Vec::new();
+    let mut phase_from = (usize::MAX, 0);
+    for e in super::clones::entries(run) {
+        if phase_from.0 != e.phase {
+            phase_from = (e.phase, jobs.len());
+        }
+        let (name, group) = &named[e.phase];
+        let mut j = job(&e.view, name, *group, started, o);
+        if let Some(c) = &e.client {
+            as_client(&mut j, c, &jobs[phase_from.1..]);
+        }
+        jobs.push(j);
     }
     share_of_group(&mut jobs);
+    let clients = !run.rank_phases.is_empty();
     json!({
         "fio version": version,
         "storlab version": env!("CARGO_PKG_VERSION"),
@@ -431,9 +449,83 @@ pub fn document(run: &RunDetail, o: &FioJsonOptions) -> Value {
         // fio's ctime form, as its scripts parse it.
         "time": super::ctime(started as i64),
         "global options": {},
-        "jobs": jobs,
+        (if clients { "client_stats" } else { "jobs" }): jobs,
         "disk_util": disks.iter().map(disk_json).collect::<Vec<_>>(),
     })
+}
+
+/// A job entry as fio's client writes it with a server per host (its client.c): a rank's with
+/// its `hostname` and `port` — storlab's ranks have no fio server, so `port` carries the rank,
+/// keeping ranks on one host apart as fio's servers on one host are by port —; "All clients"
+/// the phase's ranks together (`ranks`: the phase's entries before it), as fio's with its
+/// `job_runtime` their sum, no latency target, and the last rank's host and port.
+fn as_client(j: &mut Value, client: &super::clones::Client, ranks: &[Value]) {
+    match client {
+        super::clones::Client::Rank { host, rank } => {
+            j["hostname"] = json!(host);
+            j["port"] = json!(rank);
+        }
+        super::clones::Client::All => {
+            j["jobname"] = json!("All clients");
+            let runtime: u64 = ranks.iter().map(|r| r["job_runtime"].as_u64().unwrap_or(0)).sum();
+            j["job_runtime"] = json!(runtime);
+            if let Some(m) = j.as_object_mut() {
+                for k in [
+                    "latency_depth",
+                    "latency_target",
+                    "latency_percentile",
+                    "latency_window",
+                ] {
+                    m.remove(k);
+                }
+            }
+            for dir in ["read", "write"] {
+                for stat in [SampleStat::BW, SampleStat::IOPS] {
+                    summed_samples(&mut j[dir], ranks.iter().map(|r| &r[dir]), stat);
+                }
+            }
+            if let Some(last) = ranks.last() {
+                j["hostname"] = last["hostname"].clone();
+                j["port"] = last["port"].clone();
+            }
+        }
+    }
+}
+
+/// The keys of one of fio's sample statistics in a direction: min, max, mean, deviation,
+/// samples.
+struct SampleStat([&'static str; 5]);
+
+impl SampleStat {
+    const BW: SampleStat = SampleStat(["bw_min", "bw_max", "bw_mean", "bw_dev", "bw_samples"]);
+    const IOPS: SampleStat = SampleStat(["iops_min", "iops_max", "iops_mean", "iops_stddev", "iops_samples"]);
+}
+
+/// "All clients"' bandwidth or IOPS samples as fio sums its clients' (stat.c `sum_stat` with
+/// `pure_sum`: each a total, not a mean of them): min, max, mean and samples added, and the
+/// deviation from the added sums of squares (each S = dev² × (samples − 1)).
+fn summed_samples<'a>(d: &mut Value, clients: impl Iterator<Item = &'a Value>, stat: SampleStat) {
+    let [min, max, mean, dev, samples] = stat.0;
+    let (mut sums, mut s, mut n) = ([0.0f64; 3], 0.0, 0u64);
+    for c in clients {
+        let k = c[samples].as_u64().unwrap_or(0);
+        if k == 0 {
+            continue;
+        }
+        for (sum, key) in sums.iter_mut().zip([min, max, mean]) {
+            *sum += c[key].as_f64().unwrap_or(0.0);
+        }
+        s += c[dev].as_f64().unwrap_or(0.0).powi(2) * (k.saturating_sub(1)) as f64;
+        n += k;
+    }
+    if n == 0 || d.get(samples).is_none() {
+        return;
+    }
+    d[min] = json!(sums[0].round() as u64);
+    d[max] = json!(sums[1].round() as u64);
+    d[mean] = json!(sums[2]);
+    d[dev] = json!(if n > 1 { (s / (n - 1) as f64).sqrt() } else { 0.0 });
+    d[samples] = json!(n);
 }
 
 /// Adds a group's disk counters to the run's, disk by disk.
@@ -467,7 +559,8 @@ fn disk_json(d: &DiskUtil) -> Value {
 fn share_of_group(jobs: &mut [Value]) {
     for dir in ["read", "write"] {
         let mut agg: std::collections::BTreeMap<u64, (u64, u64)> = Default::default();
-        for j in jobs.iter() {
+        // fio's "All clients" holds its clients' bytes again: not counted twice.
+        for j in jobs.iter().filter(|j| j["jobname"] != "All clients") {
             let e = agg.entry(j["groupid"].as_u64().unwrap_or(0)).or_default();
             e.0 += j[dir]["io_bytes"].as_u64().unwrap_or(0);
             e.1 = e.1.max(j[dir]["runtime"].as_u64().unwrap_or(0));
@@ -695,11 +788,15 @@ pub fn document_of(runs: &[RunDetail], o: &FioJsonOptions) -> Value {
     let mut first = docs.first().cloned().unwrap_or_else(|| json!({}));
     let mut jobs = Vec::new();
     for (run, doc) in runs.iter().zip(&docs) {
-        for mut j in doc["jobs"].as_array().cloned().unwrap_or_default() {
+        for mut j in super::job_entries(doc) {
             let name = j["jobname"].as_str().unwrap_or("").to_string();
             j["jobname"] = json!(format!("run {} {name}", run.run.id));
             jobs.push(j);
         }
+    }
+    // Runs of many ranks among them: their entries are jobs of the one document.
+    if let Some(m) = first.as_object_mut() {
+        m.remove("client_stats");
     }
     first["jobs"] = Value::Array(jobs);
     first

@@ -4,8 +4,10 @@
 //! (`normal`, fio's `show_thread_status_normal` and the run's group and disk lines), terse.rs
 //! (`--minimal`, terse version 3) and logs.rs (`write_bw_log` and its kin). Each storlab phase
 //! is a fio job reported as one group (fio's `group_reporting`: a phase's workers are one
-//! group). The text is made from the JSON document, so that the two never disagree.
+//! group), or one entry per clone where its plan says so (clones.rs: fio without
+//! group_reporting). The text is made from the JSON document, so that the two never disagree.
 
+mod clones;
 mod json;
 mod logs;
 mod terse;
@@ -110,9 +112,18 @@ pub fn outputs(
         out += &(serde_json::to_string_pretty(&document(run, &o))? + "\n");
     }
     if has(OutputFormat::Normal) {
-        out += &report(&doc, t);
+        out += &report(run, &doc, t);
     }
     Ok(out)
+}
+
+/// A fio document's job entries: its `jobs`, or a run of many ranks' `client_stats`.
+pub(crate) fn job_entries(doc: &serde_json::Value) -> Vec<serde_json::Value> {
+    doc.get("jobs")
+        .or_else(|| doc.get("client_stats"))
+        .and_then(serde_json::Value::as_array)
+        .cloned()
+        .unwrap_or_default()
 }
 
 /// The time as C's ctime prints it in the local zone, without its newline ("Thu Nov 26

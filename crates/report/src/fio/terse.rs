@@ -7,17 +7,19 @@ use storlab_model::run::RunDetail;
 use super::{document, FioJsonOptions};
 
 /// fio's terse line, version 3 (`--minimal`, `--output-format=terse`; fio's HOWTO "Terse
-/// output"): one line per phase, `;`-separated, with fio's units (KiB, KiB/s, µs). Fields
-/// storlab does not measure are empty, never 0: submission latency; context switches, page
-/// faults and the I/O depth distribution of a run stored before storlab counted them, or of an
-/// import. storlab's latency (submission to completion) stands in
-/// the completion-latency fields, which have the line's only percentiles: for a synchronous
-/// engine it is fio's clat; for io_uring it includes the submission, which fio's clat leaves
-/// out.
+/// output"): one line per job entry (a phase, or each clone of a job without group_reporting),
+/// `;`-separated, with fio's units (KiB, KiB/s, µs), each disk under the targets at its end as
+/// fio ends every line. The submission latency is fio's: an asynchronous engine's, and zeros for
+/// a synchronous engine or a direction that moved nothing (none timed apart, as in fio's own
+/// line). Fields storlab did not measure are empty, never 0: context switches, page faults and
+/// the I/O depth distribution of a run stored before storlab counted them, or of an import, and
+/// an import's submission latency. The completion-latency fields hold fio's clat where the
+/// engine timed the submission apart, else the whole latency (a synchronous engine's one call),
+/// with the line's only percentiles.
 pub fn terse(run: &RunDetail, o: &FioJsonOptions) -> String {
     let doc = document(run, o);
     let mut out = String::new();
-    for j in doc["jobs"].as_array().cloned().unwrap_or_default() {
+    for j in super::job_entries(&doc) {
         let mut f: Vec<String> = vec![
             "3".into(),
             doc["fio version"]
@@ -29,7 +31,7 @@ pub fn terse(run: &RunDetail, o: &FioJsonOptions) -> String {
             "0".into(),
         ];
         for d in ["read", "write"] {
-            terse_direction(&mut f, &j[d]);
+            terse_direction(&mut f, &j[d], &o.percentiles);
         }
         match (j["usr_cpu"].as_f64(), j["sys_cpu"].as_f64()) {
             (Some(u), Some(s)) => {
@@ -51,28 +53,46 @@ pub fn terse(run: &RunDetail, o: &FioJsonOptions) -> String {
             );
         }
         terse_latency_buckets(&mut f, &j);
+        disk_fields(&mut f, &doc["disk_util"]);
         out += &f.join(";");
         out.push('\n');
     }
     out
 }
 
-/// A direction's 41 fields of a terse line: KiB, KiB/s, IOPS, runtime, submission latency
-/// A direction's 41 fields of a terse line: KiB, KiB/s, IOPS, runtime, submission latency
-/// (where it was timed apart), completion latency, 20 percentiles, total latency, bandwidth.
-fn terse_direction(f: &mut Vec<String>, x: &Value) {
+/// Each disk under the run's targets, as fio ends every terse line with them: name, read and
+/// write I/Os, merges and ticks, time in queue, utilisation.
+fn disk_fields(f: &mut Vec<String>, disks: &Value) {
+    for d in disks.as_array().into_iter().flatten() {
+        f.push(d["name"].as_str().unwrap_or("").to_string());
+        for k in [
+            "read_ios",
+            "write_ios",
+            "read_merges",
+            "write_merges",
+            "read_ticks",
+            "write_ticks",
+            "in_queue",
+        ] {
+            f.push(d[k].as_u64().unwrap_or(0).to_string());
+        }
+        f.push(format!("{:.2}%", d["util"].as_f64().unwrap_or(0.0)));
+    }
+}
+
+/// A direction's 41 fields of a terse line: KiB, KiB/s, IOPS, runtime, submission latency,
+/// completion latency, 20 percentiles (`percentiles`' keys with 0 where the direction moved
+/// nothing, as fio), total latency, bandwidth.
+fn terse_direction(f: &mut Vec<String>, x: &Value, percentiles: &[f64]) {
     let n = |k: &str| x[k].as_f64().unwrap_or(0.0);
     f.push(format!("{}", x["io_bytes"].as_u64().unwrap_or(0) >> 10));
     f.push(format!("{}", x["bw"].as_u64().unwrap_or(0)));
     f.push(format!("{}", n("iops").round() as u64));
     f.push(format!("{}", x["runtime"].as_u64().unwrap_or(0)));
     let moved = x["total_ios"].as_u64().unwrap_or(0) > 0;
-    let slat = &x["slat_ns"];
-    if slat["N"].as_u64().unwrap_or(0) > 0 {
-        latency_stats(f, slat, moved);
-    } else {
-        f.extend(std::iter::repeat_n(String::new(), 4)); // slat: not timed apart
-    }
+    // fio's zeros where nothing was timed apart (a synchronous engine, a direction that moved
+    // nothing: the JSON's slat_ns says so too); empty for an import that had no slat.
+    latency_stats(f, &x["slat_ns"], moved);
     // fio's clat where it was timed apart from the submission, else storlab's whole latency.
     let clat = if x["clat_ns"].is_object() {
         &x["clat_ns"]
@@ -89,6 +109,9 @@ fn terse_direction(f: &mut Vec<String>, x: &Value) {
         })
         .unwrap_or_default();
     pct.sort_by(|a, b| a.0.total_cmp(&b.0));
+    if pct.is_empty() && !moved {
+        pct = percentiles.iter().map(|p| (*p, format!("{p:.6}"), 0)).collect();
+    }
     for i in 0..20 {
         f.push(match pct.get(i) {
             Some((_, k, v)) => format!("{k}%={v}"),

@@ -28,42 +28,67 @@ const SIG_FIGS: usize = 4;
 /// The run as fio's normal output: what fio prints as its jobs start, then its report.
 pub fn normal(run: &RunDetail, o: &FioJsonOptions, t: &FioTextOptions) -> String {
     let doc = super::document(run, o);
-    starting(run, &doc) + &report(&doc, t)
+    starting(run, &doc) + &report(run, &doc, t)
+}
+
+/// Each of the run's jobs with its first entry in the document (a job reported clone by clone
+/// has several): what fio prints once per job as it starts.
+fn first_entries<'a>(run: &'a RunDetail, jobs: &'a [Value]) -> Vec<(&'a storlab_model::run::Phase, &'a Value)> {
+    let entries = super::clones::entries(run);
+    entries
+        .iter()
+        .enumerate()
+        .filter(|(k, e)| *k == 0 || entries[k - 1].phase != e.phase)
+        .filter_map(|(k, e)| Some((run.phases.get(e.phase)?, jobs.get(k)?)))
+        .collect()
 }
 
 /// What fio prints as its jobs start: each job's line, fio's version, `Starting N
 /// processes`, and the files laid out.
 pub fn starting(run: &RunDetail, doc: &Value) -> String {
-    let jobs = doc["jobs"].as_array().cloned().unwrap_or_default();
+    let jobs = super::job_entries(doc);
+    let firsts = first_entries(run, &jobs);
     let mut out = String::new();
-    for (phase, j) in run.phases.iter().zip(&jobs) {
+    for (phase, j) in &firsts {
         out += &job_line(phase, j);
     }
     out += &format!("{}\n", storlab_workload::fio::FIO_VERSION);
-    let processes: u64 = jobs.iter().map(job_count).sum();
+    // Every worker of every rank; a sum of them ("All clients") is none.
+    let processes: u64 = super::clones::entries(run)
+        .iter()
+        .filter(|e| e.client != Some(super::clones::Client::All))
+        .map(|e| e.jobs)
+        .sum();
     out += &format!(
         "Starting {processes} process{}\n",
         if processes == 1 { "" } else { "es" }
     );
     let mut made = std::collections::BTreeSet::new();
-    for (phase, j) in run.phases.iter().zip(&jobs) {
+    for (phase, j) in &firsts {
         out += &layout_line(phase, j, &mut made);
     }
     out
 }
 
 /// fio's report after the run: each job's block, each group's lines, the disks'.
-pub fn report(doc: &Value, t: &FioTextOptions) -> String {
-    let jobs = doc["jobs"].as_array().cloned().unwrap_or_default();
+pub fn report(run: &RunDetail, doc: &Value, t: &FioTextOptions) -> String {
+    let jobs = super::job_entries(doc);
     let mut out = "\n".to_string();
     let when = super::ctime(t.time) + "\n";
-    for j in &jobs {
-        out += &job_block(j, t.pid, &when);
+    let entries = super::clones::entries(run);
+    for (k, j) in jobs.iter().enumerate() {
+        // fio's jobs=N: the job's clones in one entry, or 1 for a clone reported apart.
+        let members = entries.get(k).map_or_else(|| job_count(j), |e| e.jobs);
+        out += &job_block(j, members, t.pid, &when);
     }
     let mut groups: Vec<u64> = jobs.iter().filter_map(|j| j["groupid"].as_u64()).collect();
     groups.dedup();
     for g in groups {
-        let members: Vec<&Value> = jobs.iter().filter(|j| j["groupid"].as_u64() == Some(g)).collect();
+        // fio's "All clients" holds its clients' I/O again: not summed twice.
+        let members: Vec<&Value> = jobs
+            .iter()
+            .filter(|j| j["groupid"].as_u64() == Some(g) && j["jobname"] != "All clients")
+            .collect();
         out += &group_lines(g, &members);
     }
     out += &disk_lines(&doc["disk_util"]);
@@ -130,10 +155,9 @@ fn layout_line(
 }
 
 /// One job's block, as fio's show_thread_status_normal lays it out.
-fn job_block(j: &Value, pid: u32, when: &str) -> String {
+fn job_block(j: &Value, members: u64, pid: u32, when: &str) -> String {
     let mut out = String::new();
     let err = j["error"].as_i64().unwrap_or(0);
-    let members = job_count(j);
     let name = j["jobname"].as_str().unwrap_or("");
     let group = j["groupid"].as_u64().unwrap_or(0);
     if err == 0 {
@@ -397,13 +421,16 @@ fn usage_lines(j: &Value) -> String {
         let e = j["first_error"].as_i64().unwrap_or(0);
         out += &format!("     errors    : total={n}, first_error={e}/<{}>\n", strerror(e));
     }
-    out += &format!(
-        "     latency   : target={}, window={}, percentile={:.2}%, depth={}\n",
-        u("latency_target"),
-        u("latency_window"),
-        f("latency_percentile"),
-        u("latency_depth")
-    );
+    // fio's "All clients" sum has no latency target of its own (its JSON leaves the keys out).
+    if j.get("latency_depth").is_some() {
+        out += &format!(
+            "     latency   : target={}, window={}, percentile={:.2}%, depth={}\n",
+            u("latency_target"),
+            u("latency_window"),
+            f("latency_percentile"),
+            u("latency_depth")
+        );
+    }
     out
 }
 

@@ -175,8 +175,8 @@ impl StorlabFlags {
             if ["--client", "--server", "--daemonize", "--remote-config"].contains(&mode) {
                 return Err(usage(format!(
                     "{mode}: fio's client/server mode is not how storlab runs on many hosts: run the job on every \
-                     host as one run with `mpirun storlab-mpi run --fio JOB.fio` (docs/mpi.md), which stores \
-                     one run with each host's figures"
+                     host as one run with `mpirun storlab-mpi fio …` (docs/mpi.md), which stores one run with \
+                     each host's figures and writes fio's client_stats"
                 )));
             }
             match a {

@@ -30,7 +30,8 @@
 //! | `fsync`, `end_fsync` | `fsync` N, `fsync = "end"` |
 //! | `directory`, `filename` | the targets |
 //! | `verify` | `verify` (storlab's own stamp and check, whatever fio's method) |
-//! | `stonewall`/`wait_for_previous`, `new_group`, `group_reporting`, `name`, `description`, `thread` | the phases' order; reporting and names only |
+//! | `stonewall`/`wait_for_previous`, `new_group`, `name`, `description`, `thread` | the phases' order; reporting and names only |
+//! | `group_reporting` (absent, with numjobs > 1) | `group_reporting = false` and `worker_samples`: each clone reported apart |
 
 use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
@@ -319,12 +320,10 @@ fn read_sections(
         if !only.is_empty() && !only.contains(&sec.name) {
             continue;
         }
-        for k in ["group_reporting", "new_group"] {
-            if job.get(k).is_some() && noted.insert(k.to_string()) {
-                r.notes.push(format!(
-                    "{k}: storlab reports each phase as one group of all its workers"
-                ));
-            }
+        if job.get("new_group").is_some() && noted.insert("new_group".to_string()) {
+            r.notes.push(
+                "new_group: storlab's groups are the jobs that run together (stonewall to stonewall)".to_string(),
+            );
         }
         r.jobs.push((job, stonewall));
     }

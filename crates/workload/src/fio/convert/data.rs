@@ -182,6 +182,15 @@ pub(crate) fn verify(j: Opts, cx: &mut Conversion) -> Result<(), WorkloadError> 
     Ok(())
 }
 
+/// fio's group_reporting: without it fio reports each clone of a job on its own (its JSON
+/// entry, its block of text, its terse line), from figures each worker keeps of its own.
+pub(crate) fn reporting(j: Opts, cx: &mut Conversion) -> Result<(), WorkloadError> {
+    if cx.threads > 1 && !j.on_or("group_reporting", false)? {
+        set!(cx, "numjobs", group_reporting = false, worker_samples = true)?;
+    }
+    Ok(())
+}
+
 /// fio's logs and samples: their interval (log_avg_msec for the logs; bwavgtime and
 /// iopsavgtime for the bw and iops figures, 500 ms unless set — storlab has one sample
 /// interval for all), and the files `storlab fio` writes.

@@ -160,20 +160,14 @@ pub(crate) const HANDLERS: &[Handler] = &[
         ],
         data::logs,
     ),
+    row(&["group_reporting"], data::reporting),
     row(
         &["create_on_open", "unlink", "unlink_each_loop", "overwrite"],
         data::lifecycle,
     ),
     row(&["ignore_error", "continue_on_error"], data::errors),
     Handler {
-        options: &[
-            "name",
-            "wait_for",
-            "stonewall",
-            "new_group",
-            "group_reporting",
-            "kb_base",
-        ],
+        options: &["name", "wait_for", "stonewall", "new_group", "kb_base"],
         owner: Owner::Build,
     },
     Handler {

@@ -1,0 +1,210 @@
+//! A phase's workers as fio's clones. fio reports each clone of a job of `numjobs=N` on its
+//! own unless the job asks for `group_reporting`: an entry in its JSON, a block of its text, a
+//! terse line, each from that clone's own figures. A phase whose plan says so
+//! (`group_reporting = false`, which `storlab fio` sets for such a job) and whose workers each
+//! kept their own figures (`worker_samples`) is reported as one phase per worker here, each
+//! holding only that worker's bytes, I/Os, time, CPU, latency histograms, queue depths and
+//! interval samples, so that the rest of the fio writers report it as they report a phase.
+
+use std::borrow::Cow;
+
+use storlab_model::result::{PhaseResult, Sample, Throughput, WorkerFigures, WorkerResult};
+use storlab_model::run::{Phase, RankPhaseRow, RunDetail};
+
+/// The phases fio's outputs report for `p`: the phase itself, or one per worker where the
+/// phase reports its clones apart and every worker kept its own figures (a run stored before
+/// storlab kept them is reported as one group, as it was).
+pub(crate) fn reported(p: &Phase) -> Vec<Cow<'_, Phase>> {
+    let apart = p
+        .plan()
+        .is_some_and(|pl| !pl.settings.group_reporting && p.result.workers.len() > 1);
+    if apart {
+        if let Some(clones) = p
+            .result
+            .workers
+            .iter()
+            .map(|w| clone_of(p, w))
+            .collect::<Option<Vec<_>>>()
+        {
+            return clones.into_iter().map(Cow::Owned).collect();
+        }
+    }
+    vec![Cow::Borrowed(p)]
+}
+
+/// Whose figures an entry of fio's document holds, in a run of many ranks (fio's client/server
+/// mode: an entry per job per server, then "All clients").
+#[derive(Debug, Clone, PartialEq)]
+pub(crate) enum Client {
+    /// One rank's, on its host.
+    Rank { host: String, rank: u32 },
+    /// All of them together.
+    All,
+}
+
+/// One of fio's job entries of a run: the phase it reports (by its order in the run), what it
+/// holds (the phase, a clone, a rank's part), how many of fio's jobs it stands for (`jobs=N`
+/// on its line) and, in a run of many ranks, whose it is.
+pub(crate) struct Entry<'a> {
+    pub(crate) phase: usize,
+    pub(crate) view: Cow<'a, Phase>,
+    pub(crate) jobs: u64,
+    pub(crate) client: Option<Client>,
+}
+
+/// fio's job entries of `run`, in order: per phase the phase or its clones; in a run of many
+/// ranks (`mpirun storlab-mpi fio`), per phase each rank's part (or its clones) and then all
+/// ranks together, as fio's client reports a server per host.
+pub(crate) fn entries(run: &RunDetail) -> Vec<Entry<'_>> {
+    let mut out = Vec::new();
+    for (i, p) in run.phases.iter().enumerate() {
+        let ranks: Vec<&RankPhaseRow> = run.rank_phases.iter().filter(|r| r.seq == p.seq).collect();
+        if ranks.is_empty() {
+            out.extend(shown(i, Cow::Borrowed(p), None));
+            continue;
+        }
+        let first = out.len();
+        for row in ranks {
+            let client = Client::Rank {
+                host: row.host.clone(),
+                rank: row.rank,
+            };
+            out.extend(shown(i, Cow::Owned(rank_view(p, row)), Some(client)));
+        }
+        // fio's sum of its clients, where there is more than one entry to sum.
+        if out.len() - first < 2 {
+            continue;
+        }
+        out.push(Entry {
+            phase: i,
+            jobs: p.result.workers.len().max(1) as u64,
+            view: Cow::Borrowed(p),
+            client: Some(Client::All),
+        });
+    }
+    out
+}
+
+/// The entries of one view of a phase: itself, its workers one job (fio's jobs=N: the plan's
+/// workers, or a rank's own), or its clones, a job each.
+fn shown<'a>(phase: usize, view: Cow<'a, Phase>, client: Option<Client>) -> Vec<Entry<'a>> {
+    let clones: Vec<Phase> = {
+        let parts = reported(&view);
+        if parts.len() > 1 {
+            parts.into_iter().map(Cow::into_owned).collect()
+        } else {
+            Vec::new()
+        }
+    };
+    if clones.is_empty() {
+        let jobs = match (&client, view.plan()) {
+            (None, Some(pl)) => pl.workers.len() as u64,
+            _ => view.result.workers.len().max(1) as u64,
+        };
+        return vec![Entry {
+            phase,
+            view,
+            jobs,
+            client,
+        }];
+    }
+    clones
+        .into_iter()
+        .map(|c| Entry {
+            phase,
+            view: Cow::Owned(c),
+            jobs: 1,
+            client: client.clone(),
+        })
+        .collect()
+}
+
+/// A rank's part of phase `p` as a phase: its own figures, and its latency histograms from its
+/// workers' own (a rank's stored row keeps its figures and samples, not its histograms).
+fn rank_view(p: &Phase, row: &RankPhaseRow) -> Phase {
+    let mut r = row.result.clone();
+    let owns: Vec<&WorkerFigures> = r.workers.iter().filter_map(|w| w.own.as_deref()).collect();
+    if owns.len() == r.workers.len() && !owns.is_empty() {
+        for d in 0..2 {
+            r.histograms_rw[d] = merged(owns.iter().map(|o| &o.histograms_rw[d]));
+            r.histograms_slat[d] = merged(owns.iter().map(|o| &o.histograms_slat[d]));
+            r.histograms_clat[d] = merged(owns.iter().map(|o| &o.histograms_clat[d]));
+        }
+        r.histogram_sync = merged(owns.iter().map(|o| &o.histogram_sync));
+        r.histogram = merged(r.histograms_rw.iter());
+    }
+    Phase { result: r, ..p.clone() }
+}
+
+/// Worker `w` of phase `p` as a phase of its own, from the figures it kept; None where it kept
+/// none.
+fn clone_of(p: &Phase, w: &WorkerResult) -> Option<Phase> {
+    let own = w.own.as_deref()?;
+    let (bytes, ops) = (own.bytes[0] + own.bytes[1], own.ops[0] + own.ops[1]);
+    let done = Throughput::new(w.seconds, bytes, ops);
+    let result = PhaseResult {
+        bytes_read: own.bytes[0],
+        bytes_written: own.bytes[1],
+        ops_read: own.ops[0],
+        ops_written: own.ops[1],
+        all_done: done.clone(),
+        first_done: done,
+        worker_min_bytes_per_sec: w.bytes_per_sec,
+        worker_max_bytes_per_sec: w.bytes_per_sec,
+        workers: vec![w.clone()],
+        cpu_user: w.cpu_user,
+        cpu_sys: w.cpu_sys,
+        histogram: merged(own.histograms_rw.iter()),
+        histograms_rw: own.histograms_rw.clone(),
+        histogram_sync: own.histogram_sync.clone(),
+        histograms_slat: own.histograms_slat.clone(),
+        histograms_clat: own.histograms_clat.clone(),
+        io_depths: Some(own.io_depths),
+        samples: w.samples.iter().enumerate().map(|(i, s)| sample(i, s)).collect(),
+        // The job's own error and settings, which each clone shares; the disks are the run's.
+        errors: p.result.errors.clone(),
+        latency_search: p.result.latency_search.clone(),
+        layout_seconds: p.result.layout_seconds,
+        interrupted: p.result.interrupted,
+        not_measured: p.result.not_measured.clone(),
+        ..PhaseResult::default()
+    };
+    Some(Phase { result, ..p.clone() })
+}
+
+/// A worker's interval as a phase's sample (its rates and mean latencies; a worker keeps no
+/// percentiles of its own, and fio's per-clone figures use none).
+fn sample(index: usize, s: &storlab_model::result::WorkerSample) -> Sample {
+    Sample {
+        index: index as u32,
+        t_start: s.t_start,
+        t_end: s.t_end,
+        ramp: s.ramp,
+        bytes_read: s.bytes_read,
+        bytes_written: s.bytes_written,
+        ops_read: s.ops_read,
+        ops_written: s.ops_written,
+        lat_mean_read_ns: s.lat_mean_read_ns,
+        lat_mean_write_ns: s.lat_mean_write_ns,
+        ..Sample::default()
+    }
+}
+
+/// Histograms (each an encoding) as one, the same encoding; empty where none holds any.
+fn merged<'a>(encoded: impl IntoIterator<Item = &'a Vec<u8>>) -> Vec<u8> {
+    let mut all: Option<hdrhistogram::Histogram<u64>> = None;
+    for h in encoded.into_iter().filter_map(|b| super::json::decode(b)) {
+        match &mut all {
+            Some(a) => {
+                let _ = a.add(&h);
+            }
+            None => all = Some(h),
+        }
+    }
+    let mut out = Vec::new();
+    if let Some(a) = all {
+        use hdrhistogram::serialization::Serializer;
+        let _ = hdrhistogram::serialization::V2DeflateSerializer::new().serialize(&a, &mut out);
+    }
+    out
+}
