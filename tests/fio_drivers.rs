@@ -222,7 +222,7 @@ enum Bound {
 }
 
 /// Published command lines: cloud vendors' disk guides, etcd's and Ceph's checks, bssplit
-/// mixes, rate limits, terse and json+ — each as its source prints it, with sizes and
+/// mixes, rate limits, verify, terse and json+ — each as its source prints it, with sizes and
 /// runtimes cut (and a 10G or /dev/sdX target made a directory's file).
 const PUBLISHED: &[Published] = &[
     Published {
@@ -354,6 +354,18 @@ const PUBLISHED: &[Published] = &[
             "--direct=1",
         ],
         bound: Bound::Rate(4096),
+    },
+    Published {
+        source: "write and verify (fio's HOWTO: verify=crc32c)",
+        args: &[
+            "--name=verified",
+            "--rw=write",
+            "--bs=64k",
+            "--size=8m",
+            "--verify=crc32c",
+            "--do_verify=1",
+        ],
+        bound: Bound::Size,
     },
 ];
 

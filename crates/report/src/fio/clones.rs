@@ -50,6 +50,9 @@ pub(crate) struct Entry<'a> {
     pub(crate) view: Cow<'a, Phase>,
     pub(crate) jobs: u64,
     pub(crate) client: Option<Client>,
+    /// A job that wrote and then verified: its write phase and its verifying read, whose
+    /// directions the entry reports (fio counts the verification as the job's reads).
+    pub(crate) verified: Option<(&'a Phase, &'a Phase)>,
 }
 
 /// fio's job entries of `run`, in order: per phase the phase or its clones; in a run of many
@@ -57,8 +60,25 @@ pub(crate) struct Entry<'a> {
 /// ranks together, as fio's client reports a server per host.
 pub(crate) fn entries(run: &RunDetail) -> Vec<Entry<'_>> {
     let mut out = Vec::new();
+    let mut folded = None;
     for (i, p) in run.phases.iter().enumerate() {
+        if folded == Some(i) {
+            continue;
+        }
         let ranks: Vec<&RankPhaseRow> = run.rank_phases.iter().filter(|r| r.seq == p.seq).collect();
+        if let Some(v) = run.phases.get(i + 1).filter(|v| ranks.is_empty() && verifies(p, v)) {
+            // fio's job that writes and verifies is one entry: its writes and the reads that
+            // checked them.
+            folded = Some(i + 1);
+            out.push(Entry {
+                phase: i,
+                jobs: p.plan().map_or(1, |pl| pl.workers.len() as u64),
+                view: Cow::Owned(verified(p, v)),
+                client: None,
+                verified: Some((p, v)),
+            });
+            continue;
+        }
         if ranks.is_empty() {
             out.extend(shown(i, Cow::Borrowed(p), None));
             continue;
@@ -80,6 +100,7 @@ pub(crate) fn entries(run: &RunDetail) -> Vec<Entry<'_>> {
             jobs: p.result.workers.len().max(1) as u64,
             view: Cow::Borrowed(p),
             client: Some(Client::All),
+            verified: None,
         });
     }
     out
@@ -106,6 +127,7 @@ fn shown<'a>(phase: usize, view: Cow<'a, Phase>, client: Option<Client>) -> Vec<
             view,
             jobs,
             client,
+            verified: None,
         }];
     }
     clones
@@ -115,8 +137,62 @@ fn shown<'a>(phase: usize, view: Cow<'a, Phase>, client: Option<Client>) -> Vec<
             view: Cow::Owned(c),
             jobs: 1,
             client: client.clone(),
+            verified: None,
         })
         .collect()
+}
+
+/// Whether `v` is the read that verified what `w` wrote: one fio job's two phases (its name
+/// on both, verify on both, a write and then a read), reported as one group (a job whose clones
+/// are reported apart keeps its verifying read apart too).
+fn verifies(w: &Phase, v: &Phase) -> bool {
+    let (Some(pw), Some(pv)) = (w.plan(), v.plan()) else {
+        return false;
+    };
+    pw.name.is_some()
+        && pw.name == pv.name
+        && pw.settings.verify
+        && pv.settings.verify
+        && pw.kind.writes()
+        && !pv.kind.writes()
+        && reported(w).len() == 1
+}
+
+/// The job-wide figures of a job that wrote (`w`) and then verified (`v`): both phases' time,
+/// CPU, workers' counts, queue depths and latency together; each direction is its own phase's
+/// (json.rs reports it from that phase).
+fn verified(w: &Phase, v: &Phase) -> Phase {
+    let (a, b) = (&w.result, &v.result);
+    let seconds = a.all_done.seconds + b.all_done.seconds;
+    let (bytes, ops) = (a.bytes_written + b.bytes_read, a.ops_written + b.ops_read);
+    let mut depths = a.io_depths;
+    if let (Some(d), Some(e)) = (depths.as_mut(), &b.io_depths) {
+        d.add(e);
+    }
+    let rw = [b.histograms_rw[0].clone(), a.histograms_rw[1].clone()];
+    let result = PhaseResult {
+        bytes_read: b.bytes_read,
+        bytes_written: a.bytes_written,
+        ops_read: b.ops_read,
+        ops_written: a.ops_written,
+        all_done: Throughput::new(seconds, bytes, ops),
+        first_done: Throughput::new(seconds, bytes, ops),
+        workers: a.workers.iter().chain(&b.workers).cloned().collect(),
+        cpu_user: a.cpu_user + b.cpu_user,
+        cpu_sys: a.cpu_sys + b.cpu_sys,
+        histogram: merged(rw.iter()),
+        histograms_rw: rw,
+        histogram_sync: a.histogram_sync.clone(),
+        histograms_slat: [b.histograms_slat[0].clone(), a.histograms_slat[1].clone()],
+        histograms_clat: [b.histograms_clat[0].clone(), a.histograms_clat[1].clone()],
+        io_depths: depths,
+        errors: a.errors.clone().or_else(|| b.errors.clone()),
+        layout_seconds: a.layout_seconds,
+        interrupted: a.interrupted || b.interrupted,
+        not_measured: a.not_measured.clone(),
+        ..PhaseResult::default()
+    };
+    Phase { result, ..w.clone() }
 }
 
 /// A rank's part of phase `p` as a phase: its own figures, and its latency histograms from its

@@ -434,6 +434,11 @@ pub fn document(run: &RunDetail, o: &FioJsonOptions) -> Value {
         }
         let (name, group) = &named[e.phase];
         let mut j = job(&e.view, name, *group, started, o);
+        if let Some((w, v)) = e.verified {
+            // Each direction from the phase that moved it, over that phase's own runtime.
+            j["write"] = direction_of(w, true, o);
+            j["read"] = direction_of(v, false, o);
+        }
         if let Some(c) = &e.client {
             as_client(&mut j, c, &jobs[phase_from.1..]);
         }
@@ -586,12 +591,6 @@ fn share_of_group(jobs: &mut [Value]) {
 /// latency distribution and steady state.
 fn job(p: &Phase, name: &str, group: u32, started: u64, o: &FioJsonOptions) -> Value {
     let r = &p.result;
-    let sync_engine = p.plan().is_some_and(|pl| {
-        matches!(
-            pl.settings.engine,
-            BackendKind::Psync | BackendKind::Pvsync | BackendKind::Mmap | BackendKind::Stdio | BackendKind::Null
-        )
-    });
     let mut j = Map::new();
     j.insert("jobname".into(), json!(name));
     j.insert("groupid".into(), json!(group));
@@ -600,9 +599,8 @@ fn job(p: &Phase, name: &str, group: u32, started: u64, o: &FioJsonOptions) -> V
     j.insert("eta".into(), json!(0));
     j.insert("elapsed".into(), json!(r.all_done.seconds.round() as u64));
     j.insert("job options".into(), Value::Object(job_options(p)));
-    let [read, write] = direction_histograms(r);
-    j.insert("read".into(), direction(p, false, read.as_ref(), o, sync_engine));
-    j.insert("write".into(), direction(p, true, write.as_ref(), o, sync_engine));
+    j.insert("read".into(), direction_of(p, false, o));
+    j.insert("write".into(), direction_of(p, true, o));
     j.insert("trim".into(), trim_nothing());
     if let Some(sync) = sync_json(r, o) {
         j.insert("sync".into(), sync);
@@ -621,6 +619,18 @@ fn job(p: &Phase, name: &str, group: u32, started: u64, o: &FioJsonOptions) -> V
         j.insert("steadystate".into(), ss);
     }
     Value::Object(j)
+}
+
+/// One direction of phase `p` as fio's job reports it, from its own histogram.
+fn direction_of(p: &Phase, write: bool, o: &FioJsonOptions) -> Value {
+    let sync_engine = p.plan().is_some_and(|pl| {
+        matches!(
+            pl.settings.engine,
+            BackendKind::Psync | BackendKind::Pvsync | BackendKind::Mmap | BackendKind::Stdio | BackendKind::Null
+        )
+    });
+    let hist = direction_histograms(&p.result)[usize::from(write)].take();
+    direction(p, write, hist.as_ref(), o, sync_engine)
 }
 
 /// Each direction's histogram: its own where the phase kept it, else the phase's where only
