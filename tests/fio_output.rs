@@ -722,3 +722,62 @@ fn clones_without_group_reporting_are_reported_apart_as_fio_reports_them() {
         }
     }
 }
+
+/// fio takes one completion at a time unless iodepth_batch_complete_max says more, and refills
+/// the queue after each: its queue stays at its depth, and its `IO depths` say so. storlab fio
+/// keeps the queue the same way (io_uring at depth 8, on tmpfs): every bucket of its depth and
+/// completion distributions within a point of fio's, the depth-8 bucket holding nearly every
+/// I/O; with iodepth_batch_complete_max=8 both take several completions at once and refill
+/// from below the depth.
+#[test]
+fn the_queue_stays_at_its_depth_as_fio_keeps_it() {
+    let s = Scratch::new();
+    let data = s.data();
+    std::fs::create_dir_all(&data).unwrap();
+    let dir = format!("--directory={}", data.display());
+    let levels = |o: &Output, key: &str| -> Vec<(String, f64)> {
+        let d: serde_json::Value = serde_json::from_str(&stdout(o)).unwrap();
+        let m = d["jobs"][0][key].as_object().unwrap().clone();
+        m.into_iter().map(|(k, v)| (k, v.as_f64().unwrap())).collect()
+    };
+    for extra in [None, Some("--iodepth_batch_complete_max=8")] {
+        let mut args = vec![
+            "--name=q",
+            "--rw=randread",
+            "--bs=4k",
+            "--size=64m",
+            "--ioengine=io_uring",
+            "--iodepth=8",
+            "--runtime=1",
+            "--time_based",
+            "--output-format=json",
+            dir.as_str(),
+        ];
+        args.extend(extra);
+        let fio = run("fio", &args, s.path(), &data, &s.db());
+        assert!(fio.status.success(), "fio: {}", stderr(&fio));
+        let ours = run(bin(), &args, s.path(), &data, &s.db());
+        assert!(ours.status.success(), "storlab fio: {}", stderr(&ours));
+        let share = |o: &Output, key: &str, bucket: &str| -> f64 {
+            levels(o, key).into_iter().find(|(k, _)| k == bucket).unwrap().1
+        };
+        if extra.is_none() {
+            for key in ["iodepth_level", "iodepth_complete"] {
+                let (theirs, mine) = (levels(&fio, key), levels(&ours, key));
+                for ((k, a), (l, b)) in theirs.iter().zip(&mine) {
+                    assert_eq!(k, l);
+                    assert!((a - b).abs() <= 1.0, "{key} {k}: fio {a} %, storlab {b} %");
+                }
+            }
+            let depth8 = share(&ours, "iodepth_level", "8");
+            assert!(depth8 >= 99.0, "{depth8} % of the I/Os at depth 8");
+        } else {
+            // Several completions taken at once where several are ready (on tmpfs each read
+            // completes inside its submission), so the queue is refilled from below its depth.
+            for (who, o) in [("fio", &fio), ("storlab", &ours)] {
+                let depth8 = share(o, "iodepth_level", "8");
+                assert!(depth8 < 99.0, "{who}: {depth8} % of the I/Os at depth 8");
+            }
+        }
+    }
+}

@@ -15,9 +15,16 @@ impl Worker<'_> {
     /// Reaps completions (waiting for at least `min`) and accounts for them; returns how many.
     pub(crate) fn reap(&mut self, min: u32) -> Result<u32, EngineError> {
         let mut out = std::mem::take(&mut self.completions);
+        // At most iodepth_batch_complete at once (fio's iodepth_batch_complete_max): the rest
+        // stay with the kernel for the next take, after the queue is refilled.
+        let most = self
+            .plan
+            .settings
+            .iodepth_batch_complete
+            .map_or(out.len(), |m| (m as usize).clamp(min.max(1) as usize, out.len()));
         let n = self
             .backend
-            .reap(min, &mut out)
+            .reap(min, &mut out[..most])
             .map_err(|e| self.io_error(Op::Read, 0, e))?;
         let end = self.now();
         if self.measuring {

@@ -53,6 +53,7 @@ pub const HEADINGS: &[(&str, &[&str])] = &[
             "engine",
             "iodepth",
             "iodepth_batch",
+            "iodepth_batch_complete",
             "userspace_reap",
             "iovecs",
             "direct",

@@ -84,6 +84,19 @@ pub(crate) fn engine(j: Opts, cx: &mut Conversion) -> Result<(), WorkloadError> 
             "iodepth_batch",
             iodepth_batch = as_u32("iodepth_batch", b.min(depth.max(1)))?
         )?;
+        // fio takes at most iodepth_batch_complete_max completions at once (by default
+        // iodepth_batch_complete_min's, 1) and refills the queue after each take: its queue
+        // stays at its depth, and its IO depths say so.
+        let min = j.int("iodepth_batch_complete_min")?.filter(|m| *m > 0).unwrap_or(1);
+        if min > 1 {
+            cx.note(format!("iodepth_batch_complete_min={min}: storlab waits for one completion when it must, and takes every one ready up to iodepth_batch_complete_max"));
+        }
+        let max = j.int("iodepth_batch_complete_max")?.filter(|m| *m > 0).unwrap_or(min);
+        set!(
+            cx,
+            "iodepth_batch_complete_max",
+            iodepth_batch_complete = as_u32("iodepth_batch_complete_max", max.clamp(1, depth.max(1)))?
+        )?;
     } else if depth > 1 {
         cx.note(format!(
             "iodepth={depth} with a synchronous engine ({}): capped at 1, as fio does",

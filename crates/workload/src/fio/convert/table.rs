@@ -77,6 +77,8 @@ pub(crate) const HANDLERS: &[Handler] = &[
             "ioengine",
             "iodepth",
             "iodepth_batch",
+            "iodepth_batch_complete_min",
+            "iodepth_batch_complete_max",
             "io_submit_mode",
             "userspace_reap",
         ],
