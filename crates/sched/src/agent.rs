@@ -206,9 +206,17 @@ struct Tending {
     started: Option<Instant>,
     last_progress: Option<(Instant, String)>,
     held: Option<String>,
+    /// Looks in a row that found a held task's pool clear (see `RESUME_AFTER_CLEAR_LOOKS`).
+    clear_looks: u32,
     asked_to_stop: bool,
     next_hold_look: Instant,
 }
+
+/// A paused task resumes when this many looks in a row, a poll apart, find nothing holding it:
+/// one clear answer is not enough, since a busy pool can look clear for a moment (a Prometheus
+/// scrape missed under load, a lease renewed between two reads of the slots) and the task would
+/// resume and pause again at once.
+const RESUME_AFTER_CLEAR_LOOKS: u32 = 2;
 
 impl Tending {
     /// Seconds left before the guard must have stopped the task.
@@ -385,6 +393,7 @@ impl Agent<'_> {
             held: None,
             asked_to_stop: false,
             next_hold_look: Instant::now(),
+            clear_looks: 0,
         };
         let (mut child, mut to_guard, from_guard) = match self.start_guard(t.left()) {
             Ok(g) => g,
@@ -431,12 +440,18 @@ impl Agent<'_> {
                     (Some(why), None) => {
                         send(&format!("pause {why}"));
                         t.held = Some(why);
+                        t.clear_looks = 0;
                     }
+                    (Some(_), Some(_)) => t.clear_looks = 0,
                     (None, Some(_)) => {
-                        send("resume");
-                        t.held = None;
+                        t.clear_looks += 1;
+                        if t.clear_looks >= RESUME_AFTER_CLEAR_LOOKS {
+                            send("resume");
+                            t.held = None;
+                            t.clear_looks = 0;
+                        }
                     }
-                    _ => {}
+                    (None, None) => {}
                 }
             }
         };
