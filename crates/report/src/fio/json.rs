@@ -629,25 +629,23 @@ fn direction_of(p: &Phase, write: bool, o: &FioJsonOptions) -> Value {
             BackendKind::Psync | BackendKind::Pvsync | BackendKind::Mmap | BackendKind::Stdio | BackendKind::Null
         )
     });
-    let hist = direction_histograms(&p.result)[usize::from(write)].take();
+    let hist = direction_histogram(&p.result, write);
     direction(p, write, hist.as_ref(), o, sync_engine)
 }
 
-/// Each direction's histogram: its own where the phase kept it, else the phase's where only
-/// that direction moved (runs stored before schema 15 kept no other).
-fn direction_histograms(r: &PhaseResult) -> [Option<Hist>; 2] {
-    let one_way = !(r.ops_read > 0 && r.ops_written > 0);
+/// A direction's histogram, decoded for that direction only: its own where the phase kept it,
+/// else the phase's where only that direction moved (runs stored before schema 15 kept no
+/// other).
+fn direction_histogram(r: &PhaseResult, write: bool) -> Option<Hist> {
     let moved = [r.ops_read > 0, r.ops_written > 0];
-    let mut out = [None, None];
-    for (i, slot) in out.iter_mut().enumerate() {
-        if !moved[i] {
-            continue;
-        }
-        *slot = decode(&r.histograms_rw[i])
-            .filter(|h| !h.is_empty())
-            .or_else(|| one_way.then(|| decode(&r.histogram)).flatten());
+    let one_way = !(moved[0] && moved[1]);
+    let i = usize::from(write);
+    if !moved[i] {
+        return None;
     }
-    out
+    decode(&r.histograms_rw[i])
+        .filter(|h| !h.is_empty())
+        .or_else(|| one_way.then(|| decode(&r.histogram)).flatten())
 }
 
 /// fio's error (the first of those continue_on_error went on past, with their count) and

@@ -33,8 +33,11 @@ pub fn normal(run: &RunDetail, o: &FioJsonOptions, t: &FioTextOptions) -> String
 
 /// Each of the run's jobs with its first entry in the document (a job reported clone by clone
 /// has several): what fio prints once per job as it starts.
-fn first_entries<'a>(run: &'a RunDetail, jobs: &'a [Value]) -> Vec<(&'a storlab_model::run::Phase, &'a Value)> {
-    let entries = super::clones::entries(run);
+fn first_entries<'a>(
+    run: &'a RunDetail,
+    entries: &[super::clones::Entry<'_>],
+    jobs: &'a [Value],
+) -> Vec<(&'a storlab_model::run::Phase, &'a Value)> {
     entries
         .iter()
         .enumerate()
@@ -47,14 +50,15 @@ fn first_entries<'a>(run: &'a RunDetail, jobs: &'a [Value]) -> Vec<(&'a storlab_
 /// processes`, and the files laid out.
 pub fn starting(run: &RunDetail, doc: &Value) -> String {
     let jobs = super::job_entries(doc);
-    let firsts = first_entries(run, &jobs);
+    let entries = super::clones::entries(run);
+    let firsts = first_entries(run, &entries, &jobs);
     let mut out = String::new();
     for (phase, j) in &firsts {
         out += &job_line(phase, j);
     }
     out += &format!("{}\n", storlab_workload::fio::FIO_VERSION);
     // Every worker of every rank; a sum of them ("All clients") is none.
-    let processes: u64 = super::clones::entries(run)
+    let processes: u64 = entries
         .iter()
         .filter(|e| e.client != Some(super::clones::Client::All))
         .map(|e| e.jobs)
