@@ -1067,14 +1067,7 @@ fn fio_plot_draws_storlabs_json() {
         .output()
         .unwrap();
     assert!(out.status.success(), "{}", stderr(&out));
-    let runs = s.json(&["results", "list"]);
-    let id = runs
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| r["id"].as_i64().unwrap())
-        .max()
-        .unwrap();
+    let id = s.last_run_id();
     let run = s.json(&["results", "show", &id.to_string()]);
     let samples: Vec<&Value> = run["phases"][0]["result"]["samples"]
         .as_array()

@@ -641,14 +641,7 @@ fn clones_without_group_reporting_are_reported_apart_as_fio_reports_them() {
     let entries = mine["jobs"].as_array().unwrap();
     assert_eq!(entries.len(), 2, "storlab's entries: {mine}");
 
-    let runs = s.json(&["results", "list"]);
-    let id = runs
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| r["id"].as_i64().unwrap())
-        .max()
-        .unwrap();
+    let id = s.last_run_id();
     let stored = s.json(&["results", "show", &id.to_string()]);
     let phase = &stored["phases"][0]["result"];
     let workers = phase["workers"].as_array().unwrap();

@@ -260,9 +260,7 @@ mod with_mpi {
         let ports: Vec<u64> = clones.iter().map(|e| e["port"].as_u64().unwrap()).collect();
         assert_eq!(ports, [0, 0, 1, 1]);
 
-        let id = s.json(&["results", "list"]).as_array().unwrap()[0]["id"]
-            .as_i64()
-            .unwrap();
+        let id = s.last_run_id();
         let run = s.json(&["results", "show", &id.to_string()]);
         let phase = &run["phases"][0]["result"];
         for (r, part) in run["rank_phases"].as_array().unwrap().iter().enumerate() {

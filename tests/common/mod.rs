@@ -62,6 +62,16 @@ impl Scratch {
         }
         storlab_store::Store::connect(&target, "test").ok()
     }
+    /// The id of the run stored last (as `results list` lists them).
+    pub fn last_run_id(&self) -> i64 {
+        self.json(&["results", "list"])
+            .as_array()
+            .expect("results list is a list")
+            .iter()
+            .map(|r| r["id"].as_i64().unwrap())
+            .max()
+            .expect("a run is stored")
+    }
     /// How many runs are stored (None: no database was made).
     pub fn run_count(&self) -> Option<usize> {
         self.store().map(|s| s.list_runs(1 << 20).unwrap().len())
