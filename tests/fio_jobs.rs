@@ -1075,10 +1075,19 @@ fn fio_plot_draws_storlabs_json() {
         .iter()
         .filter(|x| !x["ramp"].as_bool().unwrap())
         .collect();
-    // fio's names: the prefix, the log, the job's number (per_job_logs, fio's default).
+    // fio's names: the prefix, the log, the job's number (per_job_logs, fio's default). A line
+    // for each whole 200 ms interval, as fio writes its IOPS log: the sliver after the last
+    // boundary has none.
+    let whole: Vec<&Value> = samples
+        .iter()
+        .copied()
+        .filter(|x| x["t_end"].as_f64().unwrap() - x["t_start"].as_f64().unwrap() > 0.2 - 1e-6)
+        .collect();
+    assert_eq!(whole.len(), 10, "2 s in intervals of 200 ms");
     let iops_log = std::fs::read_to_string(logs.join(format!("{name}_iops.1.log"))).unwrap();
     let lines: Vec<&str> = iops_log.lines().collect();
-    assert_eq!(lines.len(), samples.len(), "{iops_log}");
+    assert_eq!(lines.len(), whole.len(), "{iops_log}");
+    let samples = whole;
     for (line, x) in lines.iter().zip(&samples) {
         let f: Vec<&str> = line.split(", ").collect();
         let secs = x["t_end"].as_f64().unwrap() - x["t_start"].as_f64().unwrap();
@@ -1894,6 +1903,197 @@ fn latency_logs_hold_each_intervals_mean_in_fios_format() {
         );
     }
     std::fs::remove_file(d.join("l.dat")).ok();
+}
+
+/// fio's latency value of histogram bin `i` (its lower edge; fio's stat.c plat_idx_to_val and
+/// fiologparser_hist.py's `_plat_idx_to_val`, the test's own): below 128 a bin per ns, above
+/// 64 bins per power of two.
+fn fio_bin_value(i: usize) -> f64 {
+    if i < 128 {
+        return i as f64;
+    }
+    let error_bits = (i >> 6) - 1;
+    let base = 1u64 << (error_bits + 6);
+    (base + ((i & 63) as u64) * (1 << error_bits)) as f64
+}
+
+/// The value below which `q` of the I/Os counted in fio's `bins` lie (a bin's lower edge).
+fn bins_quantile(bins: &[u64], q: f64) -> f64 {
+    let total: u64 = bins.iter().sum();
+    let mut seen = 0;
+    for (i, n) in bins.iter().enumerate() {
+        seen += n;
+        if seen as f64 >= q * total as f64 {
+            return fio_bin_value(i);
+        }
+    }
+    f64::NAN
+}
+
+/// write_hist_log with log_hist_msec: NAME_clat_hist.1.log in fio's histogram log format, as
+/// fio writes it beside (a line per whole interval and direction, fio's 1,856 bins after the
+/// time, direction and block size). Each line's bins count exactly the I/Os the stored sample of
+/// that interval and direction holds; the bins summed over the run put the median within a
+/// bin's width of the stored histogram's; fio's own reader of these logs
+/// (fiologparser_hist.py, from Debian's fio) reads storlab's file and counts the same I/Os.
+/// With log_hist_coarseness=2 a line has a quarter of the bins; without log_hist_msec the file
+/// is empty, as fio's.
+#[test]
+fn histogram_logs_count_each_intervals_completions_in_fios_bins() {
+    let s = Scratch::new();
+    let d = s.data();
+    let run = |prog: &str, dir: &Path, extra: &[&str]| {
+        std::fs::create_dir_all(dir).unwrap();
+        let mut cmd = Command::new(prog);
+        if prog == bin() {
+            cmd.arg("fio").env("STORLAB_DB", s.db());
+        }
+        let file = d.join(format!("{}.dat", dir.file_name().unwrap().to_string_lossy()));
+        let out = cmd
+            .current_dir(dir)
+            .args([
+                "--name=h",
+                "--rw=randrw",
+                "--bs=4k",
+                "--size=8m",
+                "--time_based",
+                "--runtime=2",
+            ])
+            .arg(format!("--filename={}", file.display()))
+            .args(["--write_hist_log=h", "--output-format=json"])
+            .args(extra)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{prog} {extra:?}: {}", stderr(&out));
+        std::fs::remove_file(file).ok();
+    };
+    let lines_of = |path: PathBuf| -> Vec<Vec<u64>> {
+        std::fs::read_to_string(&path)
+            .unwrap_or_else(|e| panic!("{}: {e}", path.display()))
+            .lines()
+            .map(|l| l.split(", ").map(|v| v.parse().unwrap()).collect())
+            .collect()
+    };
+    let (ours, fios) = (s.path().join("storlab"), s.path().join("fio"));
+    run(bin(), &ours, &["--log_hist_msec=250"]);
+    run("fio", &fios, &["--log_hist_msec=250"]);
+    let (mine, theirs) = (
+        lines_of(ours.join("h_clat_hist.1.log")),
+        lines_of(fios.join("h_clat_hist.1.log")),
+    );
+    assert!(theirs.len() >= 12, "fio wrote {} lines", theirs.len());
+    for (who, lines) in [("storlab", &mine), ("fio", &theirs)] {
+        for l in lines.iter() {
+            assert_eq!(
+                l.len(),
+                3 + 1856,
+                "{who}: time, direction, block size and fio's 1,856 bins"
+            );
+            assert!(l[1] <= 1 && l[2] == 4096, "{who}: {:?}", &l[..3]);
+        }
+    }
+    assert_eq!(
+        mine.len(),
+        16,
+        "storlab: a line per direction for each of the 8 whole intervals"
+    );
+
+    // Each line against the stored sample of its interval (one worker: the phase's samples).
+    let stored = s.json(&["results", "show", "1", "--samples"]);
+    let r = &stored["phases"][0]["result"];
+    let samples: Vec<&Value> = r["samples"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter(|x| x["ramp"] == false)
+        .collect();
+    let mut by_dir = [vec![0u64; 1856], vec![0u64; 1856]];
+    for l in &mine {
+        let smp = samples
+            .iter()
+            .find(|x| (x["t_end"].as_f64().unwrap() * 1e3).round() as u64 == l[0])
+            .unwrap_or_else(|| panic!("no stored interval ends at {} ms", l[0]));
+        let ops = smp[if l[1] == 0 { "ops_read" } else { "ops_written" }]
+            .as_u64()
+            .unwrap();
+        let counted: u64 = l[3..].iter().sum();
+        assert_eq!(
+            counted, ops,
+            "at {} ms, direction {}: the bins count the interval's I/Os",
+            l[0], l[1]
+        );
+        for (sum, n) in by_dir[l[1] as usize].iter_mut().zip(&l[3..]) {
+            *sum += n;
+        }
+    }
+    for (dir, key) in [(0, "latency_read"), (1, "latency_write")] {
+        let median = bins_quantile(&by_dir[dir], 0.5);
+        let p50 = r[key]["p50_ns"].as_f64().unwrap();
+        // A bin spans 1/64 of its power of two above 128 ns: its lower edge is within 1/64 of
+        // any value in it (and the stored histogram's own within 0.1 %).
+        assert!(
+            (median - p50).abs() / p50 < 1.0 / 64.0 + 0.002,
+            "direction {dir}: the bins' median {median} ns, the stored p50 {p50} ns"
+        );
+    }
+
+    // fio's own reader of histogram logs, over one window that holds the whole run.
+    let parser = s.path().join("fiologparser_hist.py");
+    let gz = Command::new("zcat")
+        .arg("/usr/share/doc/fio/fiologparser_hist.py.gz")
+        .output()
+        .unwrap();
+    assert!(
+        gz.status.success(),
+        "Debian's fio ships fiologparser_hist.py: {}",
+        stderr(&gz)
+    );
+    std::fs::write(&parser, gz.stdout).unwrap();
+    let out = Command::new("/usr/bin/python3")
+        .arg(&parser)
+        .args(["--directions", "rw", "-i", "60000"])
+        .arg(ours.join("h_clat_hist.1.log"))
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "fiologparser_hist.py (python3-pandas): {}",
+        stderr(&out)
+    );
+    let text = stdout(&out);
+    for (dir, tag) in [(0, "r"), (1, "w")] {
+        let row: Vec<&str> = text
+            .lines()
+            .map(|l| l.split(", ").collect::<Vec<_>>())
+            .find(|f| f.get(1) == Some(&tag))
+            .unwrap_or_else(|| panic!("fiologparser_hist.py printed no {tag} row: {text}"));
+        let samples: f64 = row[2].parse().unwrap();
+        let counted: u64 = by_dir[dir].iter().sum();
+        assert_eq!(
+            samples.round() as u64,
+            counted,
+            "fiologparser_hist.py's {tag} samples: {text}"
+        );
+    }
+
+    // Coarser bins, and no interval at all.
+    run(
+        bin(),
+        &s.path().join("coarse"),
+        &["--log_hist_msec=500", "--log_hist_coarseness=2"],
+    );
+    let coarse = lines_of(s.path().join("coarse/h_clat_hist.1.log"));
+    assert_eq!(coarse.len(), 8, "4 whole intervals of 500 ms, two directions");
+    assert!(
+        coarse.iter().all(|l| l.len() == 3 + 1856 / 4),
+        "a column for 4 of fio's bins"
+    );
+    run(bin(), &s.path().join("none"), &[]);
+    run("fio", &s.path().join("fio-none"), &[]);
+    for dir in ["none", "fio-none"] {
+        let text = std::fs::read_to_string(s.path().join(dir).join("h_clat_hist.1.log")).unwrap();
+        assert_eq!(text, "", "{dir}: without log_hist_msec the histogram log is empty");
+    }
 }
 
 /// fio's continue_on_error with ignore_error (enospc-pressure.fio's ENOSPC): on a 16 MiB ext4 a

@@ -159,12 +159,17 @@ impl Worker<'_> {
             }
         }
         self.ihist[d].saturating_record(lat);
+        let mut clat = lat;
         if io.submit_ns != 0 {
             let parts = split_at_submission(io.start_ns, io.submit_ns, end);
             if self.measuring {
                 self.sc_hist.record(d, parts);
             }
             self.interval.add_split(d, parts);
+            clat = parts.1;
+        }
+        if let Some(h) = self.interval_clat.as_mut() {
+            h.record(d, clat);
         }
         self.interval.lat_ns[d] += lat;
         self.interval.bytes[d] += io.len as u64;

@@ -7,7 +7,7 @@ use hdrhistogram::serialization::{Serializer, V2DeflateSerializer};
 use hdrhistogram::Histogram;
 
 use crate::backend::Op;
-use crate::result::Latency;
+use crate::result::{IntervalHistograms, Latency};
 
 /// Summarises a histogram of nanoseconds.
 pub fn latency_of(h: &Histogram<u64>) -> Latency {
@@ -220,5 +220,45 @@ fn usage(who: libc::c_int) -> Usage {
         ctx: n(ru.ru_nvcsw) + n(ru.ru_nivcsw),
         majf: n(ru.ru_majflt),
         minf: n(ru.ru_minflt),
+    }
+}
+
+/// A worker's completion latencies over each interval, per direction, kept where the plan asks
+/// (`interval_histograms`: fio's histogram log). fio's clat: from submission to completion for
+/// an asynchronous back-end's I/O, the whole I/O for a synchronous call's.
+pub(crate) struct IntervalClat {
+    current: [Histogram<u64>; 2],
+    kept: Vec<IntervalHistograms>,
+}
+
+impl IntervalClat {
+    pub(crate) fn new() -> IntervalClat {
+        IntervalClat {
+            current: [new_histogram(), new_histogram()],
+            kept: Vec::new(),
+        }
+    }
+
+    /// One I/O of direction `d` completed `clat` ns after its submission.
+    #[inline]
+    pub(crate) fn record(&mut self, d: usize, clat: u64) {
+        self.current[d].saturating_record(clat);
+    }
+
+    /// Closes the interval from `t_start` to `t_end` (ns from the phase's start).
+    pub(crate) fn close(&mut self, t_start: u64, t_end: u64, ramp: bool) {
+        let clat = [encode_if_any(&self.current[0]), encode_if_any(&self.current[1])];
+        self.current.iter_mut().for_each(Histogram::reset);
+        self.kept.push(IntervalHistograms {
+            t_end: t_end as f64 / 1e9,
+            seconds: t_end.saturating_sub(t_start) as f64 / 1e9,
+            ramp,
+            clat,
+        });
+    }
+
+    /// The intervals kept.
+    pub(crate) fn take(&mut self) -> Vec<IntervalHistograms> {
+        std::mem::take(&mut self.kept)
     }
 }

@@ -31,7 +31,9 @@ use crate::merge::WorkerOutcome;
 use crate::pacing::{wait_until, FlowGate, FlowShare, RateMin, RatePacer, Think};
 use crate::plan::{FsyncPolicy, PhasePlan, WorkerFile};
 use crate::result::*;
-use crate::stat::{encode_histogram, encode_if_any, new_histogram, thread_usage, Counters, SlatClat, Usage};
+use crate::stat::{
+    encode_histogram, encode_if_any, new_histogram, thread_usage, Counters, IntervalClat, SlatClat, Usage,
+};
 use crate::verify::VerifyBacklog;
 use crate::EngineError;
 
@@ -95,6 +97,9 @@ pub(crate) struct Worker<'a> {
     pub(crate) last_sent: Option<u32>,
     /// The worker's own samples, kept when the plan asks (`worker_samples`).
     pub(crate) own_samples: Option<Vec<WorkerSample>>,
+    /// Its own completion latency histograms per interval, kept when the plan asks
+    /// (`interval_histograms`).
+    pub(crate) interval_clat: Option<Box<IntervalClat>>,
     // Totals of the measured (post-ramp) part.
     pub(crate) totals: Counters,
     pub(crate) thist: Box<[Histogram<u64>; 2]>,
@@ -192,6 +197,7 @@ impl<'a> Worker<'a> {
             next_boundary: 0,
             last_sent: None,
             own_samples: plan.settings.worker_samples.then(Vec::new),
+            interval_clat: plan.settings.interval_histograms.then(|| Box::new(IntervalClat::new())),
             totals: Counters::default(),
             thist: Box::new([new_histogram(), new_histogram()]),
             measuring: plan.settings.ramp.0 == 0
@@ -616,6 +622,7 @@ impl<'a> Worker<'a> {
                 minf: used.minf,
                 samples: self.own_samples.take().unwrap_or_default(),
                 own: self.plan.settings.worker_samples.then(|| Box::new(self.own_figures())),
+                interval_histograms: self.interval_clat.as_mut().map(|c| c.take()).unwrap_or_default(),
             },
             totals: self.totals,
             hist: std::mem::replace(&mut self.thist, Box::new([new_histogram(), new_histogram()])),
@@ -759,6 +766,9 @@ impl Worker<'_> {
         if end > self.interval_start || counters.ops() > 0 {
             if let Some(own) = self.own_samples.as_mut() {
                 own.push(own_sample(self.interval_start, end, !self.measuring, &counters));
+            }
+            if let Some(clat) = self.interval_clat.as_mut() {
+                clat.close(self.interval_start, end, !self.measuring);
             }
             self.last_sent = Some(index);
             let _ = self.tx.send(Msg::Interval {

@@ -63,6 +63,27 @@ pub struct WorkerResult {
     /// group_reporting as a job of its own from them, as fio does.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub own: Option<Box<WorkerFigures>>,
+    /// The worker's completion latency histogram of each interval, kept where the phase asked
+    /// (`interval_histograms`): fio's histogram log (`write_hist_log`) is written from them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub interval_histograms: Vec<IntervalHistograms>,
+}
+
+/// One worker's completion latencies over one of its intervals, per direction (see
+/// [`WorkerResult::interval_histograms`]): HdrHistogram V2 deflate encodings, base64 in the
+/// JSON, empty where no I/O of that direction completed. The completion latency is fio's clat:
+/// from submission to completion for an asynchronous engine, the whole call for a synchronous.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct IntervalHistograms {
+    /// End of the interval, seconds from the start of the phase (its sample's `t_end`).
+    pub t_end: f64,
+    /// Its length, seconds.
+    pub seconds: f64,
+    /// True when the interval lies (partly) in the ramp.
+    pub ramp: bool,
+    /// Reads' and writes' completion latency.
+    #[serde(with = "base64_pair")]
+    pub clat: [Vec<u8>; 2],
 }
 
 /// What one worker measured over its measured part, as the phase's result holds it for all of

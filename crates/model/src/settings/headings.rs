@@ -99,6 +99,7 @@ pub const HEADINGS: &[(&str, &[&str])] = &[
         &[
             "interval",
             "worker_samples",
+            "interval_histograms",
             "group_reporting",
             "late_after",
             "verify",

@@ -1,7 +1,7 @@
-//! fio's log files of a stored run (`write_bw_log`, `write_iops_log`, `write_lat_log`), from
-//! its interval samples.
+//! fio's log files of a stored run (`write_bw_log`, `write_iops_log`, `write_lat_log`,
+//! `write_hist_log`), from its interval samples and interval histograms.
 
-use storlab_model::result::{Sample, WorkerSample};
+use storlab_model::result::{IntervalHistograms, Sample, WorkerSample};
 use storlab_model::run::{Phase, RunDetail};
 use storlab_workload::fio::FioLog;
 
@@ -47,17 +47,61 @@ impl Row {
     }
 }
 
+/// How a log's lines are laid out: the columns fio adds (log_offset) and which intervals it
+/// writes.
+#[derive(Clone, Copy)]
+struct Layout {
+    /// The phase's sample interval, seconds: fio writes a bandwidth or IOPS line (and a
+    /// histogram line) for each whole log_avg_msec window only, so a last shorter interval
+    /// has none; a latency log ends with it, as fio's does.
+    nominal: f64,
+    /// fio's log_offset: an offset column before the priority's (0: an averaged line has
+    /// no one offset, as in fio's).
+    offset: bool,
+}
+
+impl Layout {
+    fn of(phase: &Phase, log: &FioLog) -> Layout {
+        let nominal = match phase.plan() {
+            Some(p) => p.settings.interval.0 as f64 / 1e9,
+            None => 0.0,
+        };
+        Layout {
+            nominal,
+            offset: log.offset,
+        }
+    }
+
+    /// The interval of `seconds` is whole (its end is the clock's, in ns: a hair of slack).
+    fn whole(&self, seconds: f64) -> bool {
+        seconds >= self.nominal - 1e-6
+    }
+
+    /// The columns after the value and direction: block size (0: averaged), [offset,]
+    /// priority.
+    fn tail(&self, bs: u64) -> String {
+        if self.offset {
+            format!("{bs}, 0, 0")
+        } else {
+            format!("{bs}, 0")
+        }
+    }
+}
+
 /// fio's log file (`write_bw_log`, `write_iops_log`, `write_lat_log`; fio's HOWTO "Log File
 /// Formats") of `rows`, a phase's intervals or one worker's: one line per interval and
 /// direction the phase moved data in (`moved`: reads, writes), `time (ms), value, direction (0
-/// read, 1 write), block size (0: averaged), offset (0)`, the value in KiB/s (`bw`), I/Os per
-/// second (`iops`) or the mean latency in ns (`lat`, `slat`, `clat`) over the interval, as fio's
-/// log_avg_msec averages. The ramp's intervals are left out, as fio logs none. `split`: the
-/// engine is asynchronous, its I/Os split at their submission into slat and clat; a
-/// synchronous engine's clat is its whole latency and its slat log is empty, as fio's.
-fn log_text(rows: impl Iterator<Item = Row>, moved: [bool; 2], what: &str, split: bool) -> String {
+/// read, 1 write), block size (0: averaged), [offset (0),] priority (0)`, the value in KiB/s
+/// (`bw`), I/Os per second (`iops`) or the mean latency in ns (`lat`, `slat`, `clat`) over the
+/// interval, as fio's log_avg_msec averages. The ramp's intervals are left out, as fio logs
+/// none, and a last interval shorter than the others from the bw and iops logs (see
+/// [`Layout`]). `split`: the engine is asynchronous, its I/Os split at their submission into
+/// slat and clat; a synchronous engine's clat is its whole latency and its slat log is empty,
+/// as fio's.
+fn log_text(rows: impl Iterator<Item = Row>, moved: [bool; 2], what: &str, split: bool, layout: Layout) -> String {
     let mut out = String::new();
-    for s in rows.filter(|s| !s.ramp && s.seconds > 0.0) {
+    let rate = matches!(what, "bw" | "iops");
+    for s in rows.filter(|s| !s.ramp && s.seconds > 0.0 && (!rate || layout.whole(s.seconds))) {
         let ms = (s.t_end * 1e3).round() as u64;
         for dir in (0..2).filter(|&d| moved[d]) {
             let v = match what {
@@ -71,16 +115,16 @@ fn log_text(rows: impl Iterator<Item = Row>, moved: [bool; 2], what: &str, split
                 _ => s.lat_mean_ns[dir],
             };
             let Some(v) = v else { continue };
-            out += &format!("{ms}, {}, {dir}, 0, 0\n", v.round() as u64);
+            out += &format!("{ms}, {}, {dir}, {}\n", v.round() as u64, layout.tail(0));
         }
     }
     out
 }
 
 /// fio's log file of a phase, every worker's samples together (see [`log_text`]).
-pub fn log_file(phase: &Phase, what: &str) -> String {
+fn phase_log(phase: &Phase, what: &str, layout: Layout) -> String {
     let r = &phase.result;
-    log_text(r.samples.iter().map(Row::of_phase), moved(phase), what, false)
+    log_text(r.samples.iter().map(Row::of_phase), moved(phase), what, false, layout)
 }
 
 /// The phase's engine splits its I/Os at their submission (an asynchronous one).
@@ -104,17 +148,156 @@ pub fn log_files(run: &RunDetail, phase_logs: &[Vec<FioLog>]) -> Vec<(std::path:
         let own = !workers.is_empty() && workers.iter().all(|w| !w.samples.is_empty());
         let (moved, split) = (moved(phase), split(phase));
         for l in logs {
-            if l.per_job && own {
+            let layout = Layout::of(phase, l);
+            if l.what == "clat_hist" {
+                files.extend(hist_files(phase, l, layout));
+            } else if l.per_job && own {
                 for (clone, w) in workers.iter().enumerate() {
-                    let text = log_text(w.samples.iter().map(Row::of_worker), moved, &l.what, split);
+                    let rows = w.samples.iter().map(Row::of_worker);
+                    let text = log_text(rows, moved, &l.what, split, layout);
                     files.push((l.file_name(clone as u64).into(), text));
                 }
             } else if workers.len() > 1 {
-                files.push((l.shared_file_name().into(), log_file(phase, &l.what)));
+                files.push((l.shared_file_name().into(), phase_log(phase, &l.what, layout)));
             } else {
-                files.push((l.file_name(0).into(), log_file(phase, &l.what)));
+                files.push((l.file_name(0).into(), phase_log(phase, &l.what, layout)));
             }
         }
     }
     files
+}
+
+/// write_hist_log's files: one per worker with per_job_logs (fio's default), else one of
+/// every worker's histograms merged interval by interval. A worker that kept no interval
+/// histograms (no log_hist_msec) leaves its file empty, as fio does.
+fn hist_files(phase: &Phase, log: &FioLog, layout: Layout) -> Vec<(std::path::PathBuf, String)> {
+    let workers = &phase.result.workers;
+    let bs = match phase.plan().map(|p| &p.settings.bs) {
+        Some(storlab_model::values::BlockSizes::Fixed(b)) => *b,
+        _ => 0,
+    };
+    let hist =
+        |intervals: &[&IntervalHistograms]| hist_log_text(intervals, moved(phase), bs, log.hist_coarseness, layout);
+    if log.per_job {
+        let files = workers.iter().enumerate().map(|(clone, w)| {
+            let intervals: Vec<&IntervalHistograms> = w.interval_histograms.iter().collect();
+            (log.file_name(clone as u64).into(), hist(&intervals))
+        });
+        return files.collect();
+    }
+    let merged = merge_intervals(workers.iter().map(|w| &w.interval_histograms[..]));
+    let refs: Vec<&IntervalHistograms> = merged.iter().collect();
+    let name = if workers.len() > 1 {
+        log.shared_file_name()
+    } else {
+        log.file_name(0)
+    };
+    vec![(name.into(), hist(&refs))]
+}
+
+/// Every worker's interval histograms merged by the interval's end (the workers share the
+/// phase's interval boundaries).
+fn merge_intervals<'a>(workers: impl Iterator<Item = &'a [IntervalHistograms]>) -> Vec<IntervalHistograms> {
+    let mut by_end: std::collections::BTreeMap<u64, (IntervalHistograms, [Option<Hist>; 2])> = Default::default();
+    for iv in workers.flatten() {
+        let key = (iv.t_end * 1e6).round() as u64;
+        let entry = by_end.entry(key).or_insert_with(|| (iv.clone(), [None, None]));
+        entry.0.seconds = entry.0.seconds.max(iv.seconds);
+        entry.0.ramp |= iv.ramp;
+        for (d, bytes) in iv.clat.iter().enumerate() {
+            let Some(h) = super::json::decode(bytes) else { continue };
+            match &mut entry.1[d] {
+                Some(sum) => {
+                    let _ = sum.add(&h);
+                }
+                none => *none = Some(h),
+            }
+        }
+    }
+    by_end
+        .into_values()
+        .map(|(mut iv, hists)| {
+            iv.clat = hists.map(|h| h.map(|h| encode(&h)).unwrap_or_default());
+            iv
+        })
+        .collect()
+}
+
+fn encode(h: &Hist) -> Vec<u8> {
+    use hdrhistogram::serialization::Serializer;
+    let mut out = Vec::new();
+    let _ = hdrhistogram::serialization::V2DeflateSerializer::new().serialize(h, &mut out);
+    out
+}
+
+type Hist = hdrhistogram::Histogram<u64>;
+
+/// fio's histogram log (fio's HOWTO "Log File Formats", `write_hist_log`; fio's iolog.c
+/// flush_hist_samples): per whole interval and direction the phase moved data in, `time (ms),
+/// direction, block size (0 for a mix), ` then the interval's completion latencies counted in
+/// fio's 1,856 bins (see [`fio_bin`]), 2^`coarseness` bins summed into each column.
+fn hist_log_text(
+    intervals: &[&IntervalHistograms],
+    moved: [bool; 2],
+    bs: u64,
+    coarseness: u32,
+    layout: Layout,
+) -> String {
+    let stride = 1usize << coarseness;
+    let mut out = String::new();
+    for iv in intervals.iter().filter(|iv| !iv.ramp && layout.whole(iv.seconds)) {
+        let ms = (iv.t_end * 1e3).round() as u64;
+        for dir in (0..2).filter(|&d| moved[d]) {
+            let mut bins = vec![0u64; FIO_PLAT_NR];
+            if let Some(h) = super::json::decode(&iv.clat[dir]) {
+                for v in h.iter_recorded() {
+                    bins[fio_bin(v.value_iterated_to())] += v.count_at_value();
+                }
+            }
+            let columns: Vec<String> = bins.chunks(stride).map(|c| c.iter().sum::<u64>().to_string()).collect();
+            out += &format!("{ms}, {dir}, {bs}, {}\n", columns.join(", "));
+        }
+    }
+    out
+}
+
+/// fio's latency bins: 29 groups of 64 (FIO_IO_U_PLAT_NR, fio's stat.h).
+const FIO_PLAT_BITS: u32 = 6;
+const FIO_PLAT_NR: usize = 29 << FIO_PLAT_BITS;
+
+/// The bin fio counts a latency of `ns` in (fio's stat.c plat_val_to_idx): values below 128
+/// each have their own; above, each power of two is split into 64 bins, the value's bits
+/// below the top 7 dropped. storlab's histogram buckets (3 significant digits: 2,048 per
+/// power of two) nest inside fio's bins, so a bucket's value lands where each of its I/Os
+/// would have.
+fn fio_bin(ns: u64) -> usize {
+    let msb = 63 - ns.max(1).leading_zeros();
+    if msb <= FIO_PLAT_BITS {
+        return ns as usize;
+    }
+    let error_bits = msb - FIO_PLAT_BITS;
+    let base = ((error_bits + 1) << FIO_PLAT_BITS) as usize;
+    let offset = ((ns >> error_bits) & ((1 << FIO_PLAT_BITS) - 1)) as usize;
+    (base + offset).min(FIO_PLAT_NR - 1)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::fio_bin;
+
+    /// fio's own bins at their edges (fio's stat.c: a value's bin from its top bits).
+    #[test]
+    fn latencies_fall_in_fios_bins() {
+        assert_eq!(fio_bin(0), 0);
+        assert_eq!(fio_bin(127), 127);
+        assert_eq!(fio_bin(128), 128);
+        assert_eq!(fio_bin(129), 128);
+        assert_eq!(fio_bin(130), 129);
+        assert_eq!(fio_bin(255), 191);
+        assert_eq!(fio_bin(256), 192);
+        // 2^19 <= 1,000,000: 13 bits dropped, 1,000,000 >> 13 = 122, its low 6 bits 58,
+        // after the 14 groups of 64 before.
+        assert_eq!(fio_bin(1_000_000), 896 + 58);
+        assert_eq!(fio_bin(u64::MAX / 2), 29 * 64 - 1);
+    }
 }

@@ -16,7 +16,7 @@ mod text;
 use storlab_model::run::RunDetail;
 
 pub use json::{document, document_of};
-pub use logs::{log_file, log_files};
+pub use logs::log_files;
 pub use terse::terse;
 pub use text::{normal, report, starting, FioTextOptions};
 

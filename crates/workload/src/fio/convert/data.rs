@@ -218,17 +218,25 @@ pub(crate) fn logs(j: Opts, cx: &mut Conversion) -> Result<(), WorkloadError> {
         }
         set!(cx, "log_avg_msec", interval = Duration(avg * 1_000_000))?;
     }
+    let hist_msec = if j.given("write_hist_log") {
+        hist_interval(j, cx)?
+    } else {
+        None
+    };
     let per_job = j.on_or("per_job_logs", true)?;
     if any && per_job {
         // A log per clone, as fio writes: each worker's samples are kept beside the phase's.
         set!(cx, "per_job_logs", worker_samples = true)?;
     }
+    let (offset, hist_coarseness) = (j.on("log_offset")?, hist_coarseness(j)?);
     let mut add = |what: &str, prefix: &str| {
         cx.logs.push(FioLog {
             what: what.to_string(),
             prefix: prefix.to_string(),
             per_job,
             thread: 0,
+            offset,
+            hist_coarseness,
         })
     };
     let mut said = Vec::new();
@@ -267,13 +275,58 @@ pub(crate) fn logs(j: Opts, cx: &mut Conversion) -> Result<(), WorkloadError> {
                     add("lat", &prefix);
                 }
             }
-            _ => said.push(format!("{k}: storlab keeps each interval's latency percentiles and mean, not fio's histogram buckets: no histogram log is written")),
+            _ => {
+                let when = match hist_msec {
+                    Some(ms) => format!("a line per {ms} ms (log_hist_msec) and direction"),
+                    None => "empty without log_hist_msec, as fio's".to_string(),
+                };
+                let file = if per_job {
+                    format!("{prefix}_clat_hist.N.log")
+                } else {
+                    format!("{prefix}_clat_hist.log")
+                };
+                said.push(format!("{k}: storlab fio writes {file} in fio's histogram log format ({when}: each whole interval's completion latencies in fio's {FIO_PLAT_BINS} bins), from each worker's own histogram of the interval"));
+                add("clat_hist", &prefix);
+            }
         }
     }
     for n in said {
         cx.note(n);
     }
     Ok(())
+}
+
+/// fio's histogram bins (FIO_IO_U_PLAT_NR in fio's stat.h: 29 groups of 64).
+const FIO_PLAT_BINS: u32 = 29 * 64;
+
+/// write_hist_log's interval, log_hist_msec: storlab's sample interval, as log_avg_msec sets
+/// it (one interval for all; a conflicting one is refused by name). Without it fio writes an
+/// empty histogram log, and so does storlab fio.
+fn hist_interval(j: Opts, cx: &mut Conversion) -> Result<Option<u64>, WorkloadError> {
+    let Some(ms) = j.int("log_hist_msec")?.filter(|&ms| ms > 0) else {
+        return Ok(None);
+    };
+    if ms < 10 {
+        return Err(j.refuse(
+            "log_hist_msec",
+            "histograms over less than 10 ms: storlab's interval is 10 ms or more",
+        ));
+    }
+    set!(
+        cx,
+        "log_hist_msec",
+        interval = Duration(ms * 1_000_000),
+        interval_histograms = true
+    )?;
+    Ok(Some(ms))
+}
+
+/// log_hist_coarseness: 0 (every bin) to 6 (64 bins summed into one), as fio takes it.
+fn hist_coarseness(j: Opts) -> Result<u32, WorkloadError> {
+    match j.int("log_hist_coarseness")?.unwrap_or(0) {
+        c @ 0..=6 => Ok(c as u32),
+        _ => Err(j.refuse("log_hist_coarseness", "fio sums 2^N bins into one, N from 0 to 6")),
+    }
 }
 
 /// The files' life: created on open, left for the next job or removed at the end (fio's

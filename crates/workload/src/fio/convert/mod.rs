@@ -253,7 +253,7 @@ pub struct Converted {
 /// One of fio's log files a job asks for (write_bw_log and its kin).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct FioLog {
-    /// "bw", "iops", "lat" or "clat".
+    /// "bw", "iops", "lat", "slat", "clat" or "clat_hist" (write_hist_log).
     pub what: String,
     /// The file name's prefix (the option's value, else the job's name).
     pub prefix: String,
@@ -262,6 +262,10 @@ pub struct FioLog {
     /// fio's number of the job's first thread (1 for the first job of a run; each job
     /// counts its numjobs), set as the jobs are laid out.
     pub thread: u64,
+    /// fio's log_offset: each line has an offset column (0 in an averaged line, as fio's).
+    pub offset: bool,
+    /// fio's log_hist_coarseness: a histogram log line sums 2^N of fio's bins into one.
+    pub hist_coarseness: u32,
 }
 
 impl FioLog {
