@@ -114,7 +114,9 @@ pub(crate) fn write_outputs(
         }
         _ => print!("{written}"),
     }
-    for (path, text) in storlab_report::fio::log_files(&run, &fio.phase_logs) {
+    let logs =
+        storlab_report::fio::log_files(&run, &fio.phase_logs).map_err(|e| anyhow::anyhow!("run {run_id}: {e}"))?;
+    for (path, text) in logs {
         storlab_report::export::write_whole(&path, |w| Ok(w.write_all(text.as_bytes())?))?;
     }
     let human = c

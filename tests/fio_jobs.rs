@@ -1905,6 +1905,27 @@ fn latency_logs_hold_each_intervals_mean_in_fios_format() {
     std::fs::remove_file(d.join("l.dat")).ok();
 }
 
+/// Runs fio (`prog` "fio") or storlab fio (`bin()`) in `dir` (made here; the logs land there)
+/// with `args` on a file of its own in the scratch data directory, removed after.
+fn run_in(s: &Scratch, prog: &str, dir: &Path, args: &[&str]) {
+    std::fs::create_dir_all(dir).unwrap();
+    let mut cmd = Command::new(prog);
+    if prog == bin() {
+        cmd.arg("fio").env("STORLAB_DB", s.db());
+    }
+    let file = s
+        .data()
+        .join(format!("{}.dat", dir.file_name().unwrap().to_string_lossy()));
+    let out = cmd
+        .current_dir(dir)
+        .args(args)
+        .arg(format!("--filename={}", file.display()))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{prog} {args:?}: {}", stderr(&out));
+    std::fs::remove_file(file).ok();
+}
+
 /// fio's latency value of histogram bin `i` (its lower edge; fio's stat.c plat_idx_to_val and
 /// fiologparser_hist.py's `_plat_idx_to_val`, the test's own): below 128 a bin per ns, above
 /// 64 bins per power of two.
@@ -1941,31 +1962,22 @@ fn bins_quantile(bins: &[u64], q: f64) -> f64 {
 #[test]
 fn histogram_logs_count_each_intervals_completions_in_fios_bins() {
     let s = Scratch::new();
-    let d = s.data();
+    let job = [
+        "--name=h",
+        "--rw=randrw",
+        "--bs=4k",
+        "--size=8m",
+        "--time_based",
+        "--runtime=2",
+    ];
     let run = |prog: &str, dir: &Path, extra: &[&str]| {
-        std::fs::create_dir_all(dir).unwrap();
-        let mut cmd = Command::new(prog);
-        if prog == bin() {
-            cmd.arg("fio").env("STORLAB_DB", s.db());
-        }
-        let file = d.join(format!("{}.dat", dir.file_name().unwrap().to_string_lossy()));
-        let out = cmd
-            .current_dir(dir)
-            .args([
-                "--name=h",
-                "--rw=randrw",
-                "--bs=4k",
-                "--size=8m",
-                "--time_based",
-                "--runtime=2",
-            ])
-            .arg(format!("--filename={}", file.display()))
-            .args(["--write_hist_log=h", "--output-format=json"])
-            .args(extra)
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "{prog} {extra:?}: {}", stderr(&out));
-        std::fs::remove_file(file).ok();
+        let args: Vec<&str> = job
+            .iter()
+            .chain(&["--write_hist_log=h", "--output-format=json"])
+            .chain(extra)
+            .copied()
+            .collect();
+        run_in(&s, prog, dir, &args);
     };
     let lines_of = |path: PathBuf| -> Vec<Vec<u64>> {
         std::fs::read_to_string(&path)
@@ -2093,6 +2105,102 @@ fn histogram_logs_count_each_intervals_completions_in_fios_bins() {
     for dir in ["none", "fio-none"] {
         let text = std::fs::read_to_string(s.path().join(dir).join("h_clat_hist.1.log")).unwrap();
         assert_eq!(text, "", "{dir}: without log_hist_msec the histogram log is empty");
+    }
+}
+
+/// fio's logs without log_avg_msec (fio's default) have a line per I/O: `time, value,
+/// direction, size, offset (log_offset=1), priority`. storlab fio writes the same five files
+/// as fio beside it, each with a line per I/O and fio's columns; the lines recompute the stored
+/// run: the latencies' count and mean per direction are the stored histogram's, slat + clat =
+/// lat on every line, bw is fio's bytes × 10^6 / clat, iops 1, and the offsets are the
+/// distinct blocks of the file that the sizes add up to.
+#[test]
+fn logs_without_log_avg_msec_have_a_line_per_io_as_fios() {
+    let s = Scratch::new();
+    let logs = ["bw", "iops", "lat", "slat", "clat"];
+    let run = |prog: &str, dir: &Path| -> BTreeMap<String, Vec<Vec<u64>>> {
+        let args = [
+            "--name=p",
+            "--rw=randrw",
+            "--bs=4k",
+            "--size=1m",
+            "--io_size=256k",
+            "--ioengine=libaio",
+            "--iodepth=4",
+            "--write_bw_log=p",
+            "--write_iops_log=p",
+            "--write_lat_log=p",
+            "--log_offset=1",
+            "--output-format=json",
+        ];
+        run_in(&s, prog, dir, &args);
+        let mut found = BTreeMap::new();
+        for what in logs {
+            let path = dir.join(format!("p_{what}.1.log"));
+            let text = std::fs::read_to_string(&path).unwrap_or_else(|e| panic!("{prog}: {}: {e}", path.display()));
+            let lines = text
+                .lines()
+                .map(|l| l.split(", ").map(|v| v.parse().unwrap()).collect())
+                .collect();
+            found.insert(what.to_string(), lines);
+        }
+        found
+    };
+    let ours = run(bin(), &s.path().join("storlab"));
+    let fios = run("fio", &s.path().join("fio"));
+    for what in logs {
+        let (mine, theirs) = (&ours[what], &fios[what]);
+        assert_eq!(theirs.len(), 64, "fio's {what} log: a line per I/O");
+        assert_eq!(mine.len(), theirs.len(), "{what}: a line per I/O under both");
+        assert!(
+            mine.iter()
+                .chain(theirs)
+                .all(|l| l.len() == 6 && l[3] == 4096 && l[5] == 0),
+            "{what}: time, value, direction, size, offset, priority"
+        );
+    }
+
+    let stored = s.json(&["results", "show", "1"]);
+    let r = &stored["phases"][0]["result"];
+    let by_offset =
+        |what: &str| -> BTreeMap<(u64, u64), &Vec<u64>> { ours[what].iter().map(|l| ((l[4], l[2]), l)).collect() };
+    let (lat, slat, clat) = (by_offset("lat"), by_offset("slat"), by_offset("clat"));
+    assert_eq!(lat.len(), 64, "each block once (fio's random map)");
+    for (key, l) in &lat {
+        let (sl, cl) = (slat[key], clat[key]);
+        assert_eq!(sl[1] + cl[1], l[1], "offset {}: slat + clat = lat", key.0);
+        assert!(
+            sl[0] <= l[0],
+            "offset {}: submitted at {} ms, done at {} ms",
+            key.0,
+            sl[0],
+            l[0]
+        );
+        assert!(
+            key.0 % 4096 == 0 && key.0 < 1 << 20,
+            "offset {} in the 1 MiB file",
+            key.0
+        );
+    }
+    for (l, c) in ours["bw"].iter().zip(&ours["clat"]) {
+        assert_eq!(l[4], c[4], "the bw and clat logs in the same order");
+        assert_eq!(l[1], 4096 * 1_000_000 / c[1], "bw: bytes × 10^6 / clat");
+    }
+    assert!(ours["iops"].iter().all(|l| l[1] == 1));
+    for (dir, ops, key) in [(0, "ops_read", "latency_read"), (1, "ops_written", "latency_write")] {
+        let mine: Vec<u64> = ours["lat"].iter().filter(|l| l[2] == dir).map(|l| l[1]).collect();
+        assert_eq!(
+            mine.len() as u64,
+            r[ops].as_u64().unwrap(),
+            "direction {dir}: a line per stored I/O"
+        );
+        let mean = mine.iter().sum::<u64>() as f64 / mine.len() as f64;
+        let stored_mean = r[key]["mean_ns"].as_f64().unwrap();
+        // The stored mean is the histogram's: each value within its bucket's 0.1 %.
+        assert!(
+            (mean - stored_mean).abs() / stored_mean < 0.002,
+            "direction {dir}: the log's mean {mean:.0} ns, the stored {stored_mean:.0} ns"
+        );
     }
 }
 

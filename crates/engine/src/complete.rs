@@ -159,17 +159,27 @@ impl Worker<'_> {
             }
         }
         self.ihist[d].saturating_record(lat);
-        let mut clat = lat;
+        let (mut slat, mut clat) = (0, lat);
         if io.submit_ns != 0 {
             let parts = split_at_submission(io.start_ns, io.submit_ns, end);
             if self.measuring {
                 self.sc_hist.record(d, parts);
             }
             self.interval.add_split(d, parts);
-            clat = parts.1;
+            (slat, clat) = parts;
         }
         if let Some(h) = self.interval_clat.as_mut() {
             h.record(d, clat);
+        }
+        if let Some(records) = self.io_records.as_mut().filter(|_| self.measuring) {
+            records.push(storlab_model::iolog::IoRecord {
+                end_ns: end,
+                lat_ns: lat,
+                slat_ns: slat,
+                offset: io.offset,
+                len: io.len,
+                write: io.write,
+            });
         }
         self.interval.lat_ns[d] += lat;
         self.interval.bytes[d] += io.len as u64;

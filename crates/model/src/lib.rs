@@ -18,6 +18,7 @@
 
 pub mod challenge;
 pub mod env;
+pub mod iolog;
 pub mod meta;
 pub mod monitor;
 pub mod names;

@@ -67,6 +67,10 @@ pub struct WorkerResult {
     /// (`interval_histograms`): fio's histogram log (`write_hist_log`) is written from them.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub interval_histograms: Vec<IntervalHistograms>,
+    /// Every I/O of its measured part, kept where the phase asked (`io_log`): fio's per-I/O
+    /// logs are written from them.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub io_log: Option<crate::iolog::IoLog>,
 }
 
 /// One worker's completion latencies over one of its intervals, per direction (see
@@ -113,7 +117,7 @@ pub struct WorkerFigures {
 
 /// A histogram's bytes as one base64 string in JSON (a JSON array of numbers would be four
 /// times the size).
-mod base64_one {
+pub(crate) mod base64_one {
     use base64::Engine;
     use serde::{Deserialize, Deserializer, Serializer};
 

@@ -1,6 +1,7 @@
 //! fio's log files of a stored run (`write_bw_log`, `write_iops_log`, `write_lat_log`,
 //! `write_hist_log`), from its interval samples and interval histograms.
 
+use storlab_model::iolog::IoRecord;
 use storlab_model::result::{IntervalHistograms, Sample, WorkerSample};
 use storlab_model::run::{Phase, RunDetail};
 use storlab_workload::fio::FioLog;
@@ -141,7 +142,7 @@ fn moved(phase: &Phase) -> [bool; 2] {
 /// as fio names it (`PREFIX_bw.N.log`, see [`FioLog::file_name`]) and its text. With
 /// per_job_logs each of a phase's workers that kept its own samples has its own file, N its
 /// thread number, as fio writes one per clone; otherwise the phase's samples make one.
-pub fn log_files(run: &RunDetail, phase_logs: &[Vec<FioLog>]) -> Vec<(std::path::PathBuf, String)> {
+pub fn log_files(run: &RunDetail, phase_logs: &[Vec<FioLog>]) -> Result<Vec<(std::path::PathBuf, String)>, String> {
     let mut files = Vec::new();
     for (phase, logs) in run.phases.iter().zip(phase_logs) {
         let workers = &phase.result.workers;
@@ -151,6 +152,8 @@ pub fn log_files(run: &RunDetail, phase_logs: &[Vec<FioLog>]) -> Vec<(std::path:
             let layout = Layout::of(phase, l);
             if l.what == "clat_hist" {
                 files.extend(hist_files(phase, l, layout));
+            } else if l.per_io {
+                files.extend(per_io_files(phase, l, split, layout)?);
             } else if l.per_job && own {
                 for (clone, w) in workers.iter().enumerate() {
                     let rows = w.samples.iter().map(Row::of_worker);
@@ -164,7 +167,81 @@ pub fn log_files(run: &RunDetail, phase_logs: &[Vec<FioLog>]) -> Vec<(std::path:
             }
         }
     }
-    files
+    Ok(files)
+}
+
+/// fio's per-I/O logs (without log_avg_msec): one file per worker with per_job_logs, else one
+/// of every worker's I/Os in the order of their times. A worker that kept no I/Os (a run
+/// stored before it asked) leaves its file empty.
+fn per_io_files(
+    phase: &Phase,
+    log: &FioLog,
+    split: bool,
+    layout: Layout,
+) -> Result<Vec<(std::path::PathBuf, String)>, String> {
+    let workers = &phase.result.workers;
+    let records = |w: &storlab_model::result::WorkerResult| match &w.io_log {
+        Some(l) => l.records().map_err(|e| format!("phase {}: {e}", phase.seq)),
+        None => Ok(Vec::new()),
+    };
+    if log.per_job {
+        let mut files = Vec::new();
+        for (clone, w) in workers.iter().enumerate() {
+            files.push((
+                log.file_name(clone as u64).into(),
+                per_io_text(records(w)?, &log.what, split, layout),
+            ));
+        }
+        return Ok(files);
+    }
+    let mut all = Vec::new();
+    for w in workers {
+        all.extend(records(w)?);
+    }
+    all.sort_by_key(|r| r.end_ns);
+    let name = if workers.len() > 1 {
+        log.shared_file_name()
+    } else {
+        log.file_name(0)
+    };
+    Ok(vec![(name.into(), per_io_text(all, &log.what, split, layout))])
+}
+
+/// fio's log of every I/O (fio's HOWTO "Log File Formats" without log_avg_msec; fio's stat.c
+/// add_*_sample): a line per I/O, `time (ms from the start), value, direction, size (bytes),
+/// [offset,] priority (0)`, the value its latency in ns (`lat`; `clat` from its submission,
+/// the whole for a synchronous call; `slat` an asynchronous engine's submission latency, at
+/// the time of its submission, none for a synchronous engine's, as fio's), its bandwidth as
+/// fio reckons it (`bw`: bytes × 10^6 / clat in ns) or 1 (`iops`).
+fn per_io_text(records: Vec<IoRecord>, what: &str, split: bool, layout: Layout) -> String {
+    let mut lines: Vec<(u64, String)> = Vec::with_capacity(records.len());
+    for r in &records {
+        let at = match what {
+            "slat" => r.end_ns - r.lat_ns.min(r.end_ns) + r.slat_ns,
+            _ => r.end_ns,
+        };
+        let value = match what {
+            "slat" if !split => continue,
+            "slat" => r.slat_ns,
+            "clat" => r.clat_ns(),
+            "bw" => r.len as u64 * 1_000_000 / r.clat_ns(),
+            "iops" => 1,
+            _ => r.lat_ns,
+        };
+        let dir = u8::from(r.write);
+        let offset = if layout.offset {
+            format!("{}, ", r.offset)
+        } else {
+            String::new()
+        };
+        lines.push((
+            at,
+            format!("{}, {value}, {dir}, {}, {offset}0\n", at / 1_000_000, r.len),
+        ));
+    }
+    // The submissions in the order they were made; the rest as they completed.
+    lines.sort_by_key(|l| l.0);
+    lines.into_iter().map(|l| l.1).collect()
 }
 
 /// write_hist_log's files: one per worker with per_job_logs (fio's default), else one of

@@ -198,8 +198,12 @@ pub(crate) fn logs(j: Opts, cx: &mut Conversion) -> Result<(), WorkloadError> {
     let logs = ["write_bw_log", "write_lat_log", "write_iops_log", "write_hist_log"];
     let any = logs.iter().any(|k| j.given(k));
     let avg = j.int("log_avg_msec")?.unwrap_or(0);
-    if any && avg == 0 {
-        cx.note("fio logs every I/O without log_avg_msec; storlab's logs have one line per sample interval (500 ms, fio's bwavgtime, unless log_avg_msec or another interval says otherwise)");
+    // Without log_avg_msec fio logs every I/O (its bw, iops and latency logs; the histogram
+    // log has its own interval): each worker keeps them.
+    let per_io = avg == 0 && logs[..3].iter().any(|k| j.given(k));
+    if per_io {
+        let by = logs.iter().find(|k| j.given(k)).copied().unwrap_or("write_lat_log");
+        set!(cx, by, io_log = true)?;
     }
     for k in ["bwavgtime", "iopsavgtime"] {
         if let Some(ms) = j.int(k)? {
@@ -237,6 +241,7 @@ pub(crate) fn logs(j: Opts, cx: &mut Conversion) -> Result<(), WorkloadError> {
             thread: 0,
             offset,
             hist_coarseness,
+            per_io: per_io && what != "clat_hist",
         })
     };
     let mut said = Vec::new();
@@ -249,24 +254,30 @@ pub(crate) fn logs(j: Opts, cx: &mut Conversion) -> Result<(), WorkloadError> {
             .filter(|v| !v.is_empty() && *v != "1")
             .unwrap_or(j.name())
             .to_string();
+        let each = if per_io {
+            "a line per I/O, as fio logs without log_avg_msec (each worker keeps every I/O: the setting io_log)"
+        } else {
+            "a line per interval and direction"
+        };
         match k {
             "write_bw_log" | "write_iops_log" => {
                 let what = if k == "write_bw_log" { "bw" } else { "iops" };
-                said.push(format!("{k}: storlab fio writes {prefix}_{what}.N.log (N each clone's thread number, from its own interval samples; {prefix}_{what}.log with every clone's samples together with per_job_logs=0) in fio's log format; storlab run --fio keeps the samples only"));
+                said.push(format!("{k}: storlab fio writes {prefix}_{what}.N.log (N each clone's thread number, from its own samples; {prefix}_{what}.log with every clone's together with per_job_logs=0) in fio's log format, {each}; storlab run --fio keeps the samples only"));
                 add(what, &prefix);
             }
             "write_lat_log" => {
                 // Each worker's intervals keep their mean latency, and an asynchronous
-                // engine's its mean slat and clat too: fio's three logs. The phase's own
-                // samples (per_job_logs=0) keep the whole latency only.
+                // engine's its mean slat and clat too: fio's three logs; every I/O kept has
+                // all three. The phase's own samples (per_job_logs=0) keep the whole latency
+                // only.
                 let sync = !cx.engine.is_async();
-                if sync || per_job {
+                if sync || per_job || per_io {
                     let how = if sync {
                         "a synchronous engine's completion latency is the whole, and its slat log is empty, as fio's"
                     } else {
-                        "from each clone's own samples: its I/Os' mean submission and completion latency"
+                        "from each clone's own I/Os: their submission and completion latency"
                     };
-                    said.push(format!("{k}: storlab fio writes {prefix}_lat.N.log, {prefix}_slat.N.log and {prefix}_clat.N.log in fio's log format, each line an interval's mean latency in ns ({how})"));
+                    said.push(format!("{k}: storlab fio writes {prefix}_lat.N.log, {prefix}_slat.N.log and {prefix}_clat.N.log in fio's log format, {each}, the latency in ns ({how})"));
                     add("lat", &prefix);
                     add("slat", &prefix);
                     add("clat", &prefix);

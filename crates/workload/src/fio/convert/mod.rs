@@ -266,6 +266,8 @@ pub struct FioLog {
     pub offset: bool,
     /// fio's log_hist_coarseness: a histogram log line sums 2^N of fio's bins into one.
     pub hist_coarseness: u32,
+    /// A line per I/O (fio without log_avg_msec), not per interval.
+    pub per_io: bool,
 }
 
 impl FioLog {
