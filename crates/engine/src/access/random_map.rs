@@ -141,10 +141,10 @@ impl SlotMap {
         };
         // The bits past the region (in the last words) count as covered, so that a word
         // holding them fills.
-        if n % 64 != 0 {
+        if !n.is_multiple_of(64) {
             m.bits[words - 1] = !0 << (n % 64);
         }
-        if words % 64 != 0 {
+        if !words.is_multiple_of(64) {
             let last = m.full.len() - 1;
             m.full[last] = !0 << (words % 64);
         }
