@@ -1987,8 +1987,33 @@ fn histogram_logs_count_each_intervals_completions_in_fios_bins() {
             .collect()
     };
     let (ours, fios) = (s.path().join("storlab"), s.path().join("fio"));
-    run(bin(), &ours, &["--log_hist_msec=250"]);
-    run("fio", &fios, &["--log_hist_msec=250"]);
+    // With an averaged bandwidth log beside, its offset column asked for (log_offset=1).
+    let beside = [
+        "--log_hist_msec=250",
+        "--write_bw_log=h",
+        "--log_avg_msec=250",
+        "--log_offset=1",
+    ];
+    run(bin(), &ours, &beside);
+    run("fio", &fios, &beside);
+    for dir in [&ours, &fios] {
+        let bw = lines_of(dir.join("h_bw.1.log"));
+        assert!(bw.len() >= 14, "{}: {} bw lines", dir.display(), bw.len());
+        for l in &bw {
+            assert_eq!(
+                l.len(),
+                6,
+                "{}: time, value, direction, size, offset, priority",
+                dir.display()
+            );
+            assert_eq!(
+                (l[3], l[4], l[5]),
+                (0, 0, 0),
+                "{}: an averaged line has no size or offset",
+                dir.display()
+            );
+        }
+    }
     let (mine, theirs) = (
         lines_of(ours.join("h_clat_hist.1.log")),
         lines_of(fios.join("h_clat_hist.1.log")),
@@ -2202,6 +2227,34 @@ fn logs_without_log_avg_msec_have_a_line_per_io_as_fios() {
             "direction {dir}: the log's mean {mean:.0} ns, the stored {stored_mean:.0} ns"
         );
     }
+
+    // fio-plot's log graph draws them, as it draws fio's per-I/O logs.
+    let plot = s.path().join("plot");
+    let name = "randread-iodepth-1-numjobs-1";
+    let (bw, iops, lat) = (
+        format!("--write_bw_log={name}"),
+        format!("--write_iops_log={name}"),
+        format!("--write_lat_log={name}"),
+    );
+    run_in(
+        &s,
+        bin(),
+        &plot,
+        &["--name=g", "--rw=randread", "--bs=4k", "--size=8m", &bw, &iops, &lat],
+    );
+    let fio_plot = std::env::var("FIO_PLOT").unwrap_or_else(|_| "fio-plot".into());
+    let png = s.path().join("per-io.png");
+    let out = Command::new(&fio_plot)
+        .arg("-i")
+        .arg(&plot)
+        .args([
+            "-T", "per I/O", "-g", "-t", "bw", "iops", "lat", "-r", "randread", "-d", "1", "-n", "1", "-o",
+        ])
+        .arg(&png)
+        .output()
+        .unwrap_or_else(|e| panic!("{fio_plot}: {e} (scripts/test installs fio-plot and sets $FIO_PLOT)"));
+    assert!(out.status.success(), "{}{}", stdout(&out), stderr(&out));
+    assert!(png.exists(), "fio-plot drew {}", png.display());
 }
 
 /// fio's continue_on_error with ignore_error (enospc-pressure.fio's ENOSPC): on a 16 MiB ext4 a
