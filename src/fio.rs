@@ -100,7 +100,7 @@ pub(crate) fn write_outputs(
     let run = store
         .run(run_id, true)?
         .ok_or_else(|| anyhow::anyhow!("run {run_id} is not in {}", store.target()))?;
-    let o = storlab_report::fio::FioJsonOptions::of_command(c);
+    let o = storlab_report::fio::FioJsonOptions::of_command(c, fio);
     let t = storlab_report::fio::FioTextOptions {
         pid: std::process::id(),
         time: std::time::SystemTime::now()

@@ -441,6 +441,22 @@ fn published_command_lines_run_as_under_fio() {
         let ours = run(bin(), p, &["--output-format=json"]);
         assert!(ours.status.success(), "{}: storlab fio: {}", p.source, stderr(&ours));
         let (f, o) = (figures(&doc(&theirs)), figures(&doc(&ours)));
+        // fio's JSON keys, every one (issue 40: the published lines' documents by shape).
+        let (mut fios_keys, mut our_keys) = (BTreeSet::new(), BTreeSet::new());
+        key_paths(&doc(&theirs), "", &mut fios_keys);
+        key_paths(&doc(&ours), "", &mut our_keys);
+        let missing: Vec<&String> = fios_keys.difference(&our_keys).collect();
+        assert!(
+            missing.is_empty(),
+            "{}: fio's JSON keys storlab's lacks: {missing:?}",
+            p.source
+        );
+        assert_eq!(
+            doc(&ours).get("global options"),
+            doc(&theirs).get("global options"),
+            "{}: the options before the first --name, as given",
+            p.source
+        );
         for (d, dir) in ["read", "write"].iter().enumerate() {
             let ((fb, fn_, fbw), (ob, on, obw)) = (f[d], o[d]);
             assert_eq!(

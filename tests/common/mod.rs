@@ -529,3 +529,43 @@ impl BtrfsPool {
         )
     }
 }
+
+/// Every key path of a JSON document, the numbered keys of fio's maps (percentiles, bins,
+/// latency and depth buckets) and the options' names collapsed, so that two runs' documents
+/// compare by shape.
+pub fn key_paths(v: &serde_json::Value, at: &str, out: &mut std::collections::BTreeSet<String>) {
+    const NUMBERED: &[&str] = &[
+        "percentile",
+        "bins",
+        "latency_ns",
+        "latency_us",
+        "latency_ms",
+        "iodepth_level",
+        "iodepth_submit",
+        "iodepth_complete",
+    ];
+    match v {
+        serde_json::Value::Object(m) => {
+            let parent = at.rsplit('/').next().unwrap_or("");
+            for (k, x) in m {
+                let numbered = NUMBERED.contains(&parent) && k.chars().all(|c| c.is_ascii_digit() || ".>=".contains(c));
+                let key = if parent == "job options" || parent == "global options" {
+                    "OPTION"
+                } else if numbered {
+                    "N"
+                } else {
+                    k.as_str()
+                };
+                let path = format!("{at}/{key}");
+                key_paths(x, &path, out);
+                out.insert(path);
+            }
+        }
+        serde_json::Value::Array(a) => {
+            for x in a {
+                key_paths(x, &format!("{at}[]"), out);
+            }
+        }
+        _ => {}
+    }
+}

@@ -446,17 +446,22 @@ pub fn document(run: &RunDetail, o: &FioJsonOptions) -> Value {
     }
     share_of_group(&mut jobs);
     let clients = !run.rank_phases.is_empty();
-    json!({
+    let mut doc = json!({
         "fio version": version,
         "storlab version": env!("CARGO_PKG_VERSION"),
         "timestamp": started,
         "timestamp_ms": started * 1000,
         // fio's ctime form, as its scripts parse it.
         "time": super::ctime(started as i64),
-        "global options": {},
-        (if clients { "client_stats" } else { "jobs" }): jobs,
-        "disk_util": disks.iter().map(disk_json).collect::<Vec<_>>(),
-    })
+    });
+    // fio writes its global options only where there are some.
+    if !o.global_options.is_empty() {
+        let global: Map<String, Value> = o.global_options.iter().map(|(k, v)| (k.clone(), json!(v))).collect();
+        doc["global options"] = Value::Object(global);
+    }
+    doc[if clients { "client_stats" } else { "jobs" }] = Value::Array(jobs);
+    doc["disk_util"] = Value::Array(disks.iter().map(disk_json).collect());
+    doc
 }
 
 /// A job entry as fio's client writes it with a server per host (its client.c): a rank's with

@@ -34,6 +34,9 @@ pub struct FioJsonOptions {
     pub plus: bool,
     /// The jobs' names in phase order (a fio job file's sections); the phase's kind otherwise.
     pub job_names: Vec<String>,
+    /// fio's "global options": the options given before the first job (or in `[global]`),
+    /// each with its value as given.
+    pub global_options: Vec<(String, String)>,
 }
 
 impl Default for FioJsonOptions {
@@ -42,17 +45,23 @@ impl Default for FioJsonOptions {
             percentiles: FIO_PERCENTILES.to_vec(),
             plus: false,
             job_names: Vec::new(),
+            global_options: Vec::new(),
         }
     }
 }
 
 impl FioJsonOptions {
-    /// As `storlab fio`'s command line asks: its jobs' names, its `percentile_list`.
-    pub fn of_command(c: &storlab_workload::fio::cli::FioCommand) -> FioJsonOptions {
+    /// As `storlab fio`'s command line asks: its jobs' names, its `percentile_list`, the
+    /// global options of its job (`fio`).
+    pub fn of_command(
+        c: &storlab_workload::fio::cli::FioCommand,
+        fio: &storlab_workload::fio::FioJob,
+    ) -> FioJsonOptions {
         FioJsonOptions {
             job_names: c.job_names.clone(),
             percentiles: c.percentiles.clone().unwrap_or_else(|| FIO_PERCENTILES.to_vec()),
             plus: false,
+            global_options: fio.global_options.clone(),
         }
     }
 

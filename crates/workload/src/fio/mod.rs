@@ -62,6 +62,9 @@ pub struct FioJob {
     pub phase_names: Vec<String>,
     /// Each phase's fio log files.
     pub phase_logs: Vec<Vec<FioLog>>,
+    /// The global options with a value, fio's name and the value as given (fio's JSON lists
+    /// them under "global options"; a bare switch it leaves out).
+    pub global_options: Vec<(String, String)>,
 }
 
 impl FioJob {
@@ -263,6 +266,7 @@ pub fn build(
         ignored: read.ignored,
         phase_names: laid.names,
         phase_logs: laid.logs,
+        global_options: read.global_options,
     })
 }
 
@@ -273,6 +277,7 @@ struct ReadSections {
     run_name: Option<String>,
     notes: Vec<String>,
     ignored: Vec<String>,
+    global_options: Vec<(String, String)>,
 }
 
 /// Reads the sections in order: each option checked, [global]'s options kept for the jobs
@@ -286,6 +291,7 @@ fn read_sections(
     let mut r = ReadSections {
         jobs: Vec::new(),
         run_name: None,
+        global_options: Vec::new(),
         notes: unset
             .iter()
             .map(|u| format!("{u} is not set: read as empty, as fio reads it"))
@@ -300,6 +306,10 @@ fn read_sections(
             for o in own {
                 if o.key == "name" {
                     r.run_name = o.value.clone();
+                }
+                if let Some(v) = o.value.as_ref().filter(|v| !v.is_empty()) {
+                    r.global_options.retain(|(k, _)| *k != o.key);
+                    r.global_options.push((o.key.clone(), v.clone()));
                 }
                 global.insert(o.key.clone(), o);
             }
