@@ -286,7 +286,7 @@ fn storlabs_own_table_is_one_flag_away() {
         "--rw=read",
         "--bs=64k",
         "--size=1m",
-        &dir,
+        dir.as_str(),
         "--output-format=storlab",
     ]);
     assert!(out.status.success(), "{}", stderr(&out));
@@ -304,7 +304,7 @@ fn storlabs_own_table_is_one_flag_away() {
         "--rw=read",
         "--bs=64k",
         "--size=1m",
-        &dir,
+        dir.as_str(),
         "--output-format=json,normal",
     ]);
     assert!(both.status.success(), "{}", stderr(&both));
@@ -438,7 +438,7 @@ fn depth_shares_and_bw_agg_recompute_from_the_stored_counts() {
         "--rw=randread",
         "--bs=4k",
         "--size=8m",
-        &dir,
+        dir.as_str(),
         "--ioengine=libaio",
         "--iodepth=8",
         "--iodepth_batch=3",
@@ -733,4 +733,108 @@ fn the_queue_stays_at_its_depth_as_fio_keeps_it() {
             }
         }
     }
+}
+
+/// A write with verify, reported as fio reports it — one job, its writes from the write and its
+/// reads from the verifying read — in the terse line: each direction's KiB, bandwidth, IOPS,
+/// runtime and mean latency recomputed here from its own stored phase (bytes, I/Os, seconds,
+/// the latency histogram's mean), and the line's disk fields from the disks' counters the two
+/// phases stored (summed per disk, utilisation as busy ms over elapsed ms), with this test's
+/// own arithmetic.
+#[test]
+fn a_verified_writes_terse_line_recomputes_from_its_two_stored_phases() {
+    let s = Scratch::new();
+    let point = s.path().join("ext4");
+    let fs = loop_filesystem("mkfs.ext4", 128 << 20, &point);
+    let data = fs.mount.point.join("data");
+    std::fs::create_dir_all(&data).unwrap();
+    let dir = format!("--directory={}", data.display());
+    let args = [
+        "--name=v",
+        "--rw=write",
+        "--bs=64k",
+        "--size=16m",
+        "--verify=crc32c",
+        "--direct=1",
+        "--minimal",
+        dir.as_str(),
+    ];
+    let out = run(bin(), &args, s.path(), &data, &s.db());
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    let lines: Vec<&str> = text.lines().filter(|l| l.starts_with("3;")).collect();
+    assert_eq!(lines.len(), 1, "one job, as fio reports a write and its verify: {text}");
+    let f: Vec<&str> = lines[0].split(';').collect();
+    let stored = s.json(&["results", "show", &s.last_run_id().to_string()]);
+    let phases = stored["phases"].as_array().unwrap();
+    assert_eq!(phases.len(), 2, "the write and the read that verified it");
+    let num = |i: usize| -> f64 { f[i].parse().unwrap_or_else(|_| panic!("field {}: {:?}", i + 1, f[i])) };
+    // Each direction: (its first field, its phase, bytes and I/Os keys, latency key).
+    for (first, phase, bytes, ops, lat) in [
+        (5, &phases[1], "bytes_read", "ops_read", "latency_read"),
+        (46, &phases[0], "bytes_written", "ops_written", "latency_write"),
+    ] {
+        let r = &phase["result"];
+        let (b, n) = (r[bytes].as_u64().unwrap(), r[ops].as_u64().unwrap());
+        assert!(n > 0, "{bytes}: the phase moved data");
+        let runt = ((r["all_done"]["seconds"].as_f64().unwrap() * 1e3).round() as u64).max(1);
+        assert_eq!(num(first) as u64, b / 1024, "{bytes}: KiB");
+        assert_eq!(
+            num(first + 1) as u64,
+            b * 1000 / runt / 1024,
+            "{bytes}: KiB/s over the phase's runtime"
+        );
+        assert_eq!(
+            num(first + 2) as u64,
+            (n as f64 * 1000.0 / runt as f64).round() as u64,
+            "{bytes}: IOPS"
+        );
+        assert_eq!(num(first + 3) as u64, runt, "{bytes}: runtime, ms");
+        let mean_us = r[lat]["mean_ns"].as_f64().unwrap() / 1e3;
+        let terse_mean = num(first + 34);
+        assert!(
+            (terse_mean - mean_us).abs() <= mean_us * 0.001 + 0.001,
+            "{bytes}: mean latency {terse_mean} µs in the line, {mean_us} µs stored"
+        );
+    }
+    // The disk fields: the last nine, one disk (the loop device under the target).
+    let mut disks: std::collections::BTreeMap<String, [f64; 9]> = Default::default();
+    for p in phases {
+        for d in p["result"]["disks"].as_array().into_iter().flatten() {
+            let e = disks.entry(d["name"].as_str().unwrap().to_string()).or_default();
+            let keys = [
+                "read_ios",
+                "write_ios",
+                "read_merges",
+                "write_merges",
+                "read_ticks",
+                "write_ticks",
+                "in_queue",
+                "io_ticks",
+                "elapsed_ms",
+            ];
+            for (sum, k) in e.iter_mut().zip(keys) {
+                *sum += d[k].as_f64().unwrap();
+            }
+        }
+    }
+    assert_eq!(disks.len(), 1, "one disk under the target: {disks:?}");
+    let (name, sums) = disks.iter().next().unwrap();
+    let tail = &f[f.len() - 9..];
+    assert_eq!(tail[0], name, "the disk's name");
+    for i in 0..7 {
+        assert_eq!(
+            tail[i + 1].parse::<f64>().unwrap(),
+            sums[i],
+            "{name}: field {} of the disk's",
+            i + 2
+        );
+    }
+    assert!(sums[1] > 0.0, "{name}: the writes reached the disk (O_DIRECT)");
+    let util = (sums[7] * 100.0 / sums[8]).min(100.0);
+    let shown: f64 = tail[8].trim_end_matches('%').parse().unwrap();
+    assert!(
+        (shown - util).abs() <= 0.005 + 1e-9,
+        "{name}: util {shown} %, busy over elapsed {util:.4} %"
+    );
 }
