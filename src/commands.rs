@@ -71,7 +71,7 @@ pub fn run(args: RunArgs) -> Result<u8> {
         None => args.job.to_job()?,
     };
     if fio.is_some() {
-        job.remove_files_at_end();
+        job.run_by_storlab();
     }
     // Before --parse-only, so that what it prints is the job as it would run.
     if let Some(id) = args.verify_against {

@@ -2228,6 +2228,30 @@ fn logs_without_log_avg_msec_have_a_line_per_io_as_fios() {
         );
     }
 
+    // `storlab run --fio` writes no log files, so it keeps none of the I/Os (nor interval
+    // histograms) that storlab fio keeps for them.
+    let job = s.path().join("logs.fio");
+    std::fs::write(
+        &job,
+        "[x]\nrw=randread\nsize=1m\nwrite_lat_log=x\nwrite_hist_log=x\nlog_hist_msec=500\n",
+    )
+    .unwrap();
+    let parsed = |args: &[&str]| -> String {
+        let out = Command::new(bin())
+            .args(args)
+            .arg(&job)
+            .arg("--parse-only")
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{args:?}: {}", stderr(&out));
+        stdout(&out)
+    };
+    let (fio_toml, run_toml) = (parsed(&["fio"]), parsed(&["run", "--fio"]));
+    for key in ["io_log = true", "interval_histograms = true"] {
+        assert!(fio_toml.contains(key), "storlab fio keeps them: {fio_toml}");
+        assert!(!run_toml.contains(key), "storlab run --fio does not: {run_toml}");
+    }
+
     // fio-plot's log graph draws them, as it draws fio's per-I/O logs.
     let plot = s.path().join("plot");
     let name = "randread-iodepth-1-numjobs-1";

@@ -242,7 +242,7 @@ fn jobs_of(plan: &Plan, j: &PlanJob, o: &Options) -> Result<Vec<(Option<Role>, J
         Source::File(p) => vec![(None, Job::load(p).map_err(|e| here(&e))?)],
         Source::Fio(p) => {
             let mut job = storlab_workload::fio::load(p, false).map_err(|e| here(&e))?.job;
-            job.remove_files_at_end();
+            job.run_by_storlab();
             vec![(None, job)]
         }
         Source::Settings(t) => {

@@ -404,11 +404,18 @@ impl Job {
         Ok(job)
     }
 
-    /// storlab's own rule for the files of a fio job run by a storlab command (`run --fio`, a
-    /// plan's fio job): they go when the run ends. `storlab fio` leaves them, as fio does.
-    pub fn remove_files_at_end(&mut self) {
+    /// storlab's own rules for a fio job run by a storlab command (`run --fio`, a plan's fio
+    /// job): its files go when the run ends (`storlab fio` leaves them, as fio does), and what
+    /// only `storlab fio`'s log files are written from — every I/O (`io_log`, fio's logs
+    /// without log_avg_msec) and each interval's histograms (`interval_histograms`, its
+    /// histogram log) — is not kept, since no log file is written; the interval samples are.
+    pub fn run_by_storlab(&mut self) {
         for st in &mut self.streams {
             st.keep_files = false;
+        }
+        for (_, settings) in &mut self.phases {
+            settings.io_log = None;
+            settings.interval_histograms = None;
         }
     }
 

@@ -259,7 +259,11 @@ mod tests {
 
     #[test]
     fn a_size_by_block_size_sweep_is_a_matrix_study_with_its_points_left_out_counted() {
-        let base = Job::parse("threads = 1\nsize = \"64k\"\nphase = [\"write\"]\ntarget = [\"/tmp\"]\n", "test").unwrap();
+        let base = Job::parse(
+            "threads = 1\nsize = \"64k\"\nphase = [\"write\"]\ntarget = [\"/tmp\"]\n",
+            "test",
+        )
+        .unwrap();
         let opts = crate::ResolveOptions::default();
         let vary = ["size=64k,1m".to_string(), "bs=4k,256k".to_string()];
         let (points, params) = study(&base, &vary, &opts, 0, "storlab sweep …".into()).unwrap();
