@@ -114,11 +114,13 @@ pub(crate) fn write_outputs(
         }
         _ => print!("{written}"),
     }
-    let logs =
-        storlab_report::fio::log_files(&run, &fio.phase_logs).map_err(|e| anyhow::anyhow!("run {run_id}: {e}"))?;
-    for (path, text) in logs {
-        storlab_report::export::write_whole(&path, |w| Ok(w.write_all(text.as_bytes())?))?;
-    }
+    // Each log file written as it is made (a per-I/O log can be tens of megabytes).
+    let mut write_log = |path: std::path::PathBuf, text: String| -> std::result::Result<(), String> {
+        storlab_report::export::write_whole(&path, |w| Ok(w.write_all(text.as_bytes())?))
+            .map_err(|e| format!("{}: {e}", path.display()))
+    };
+    storlab_report::fio::log_files(&run, &fio.phase_logs, &mut write_log)
+        .map_err(|e| anyhow::anyhow!("run {run_id}: {e}"))?;
     let human = c
         .formats
         .iter()

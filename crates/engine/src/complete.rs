@@ -172,7 +172,7 @@ impl Worker<'_> {
             h.record(d, clat);
         }
         if let Some(records) = self.io_records.as_mut().filter(|_| self.measuring) {
-            records.push(storlab_model::iolog::IoRecord {
+            records.push(&storlab_model::iolog::IoRecord {
                 end_ns: end,
                 lat_ns: lat,
                 slat_ns: slat,

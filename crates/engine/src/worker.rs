@@ -101,7 +101,7 @@ pub(crate) struct Worker<'a> {
     /// (`interval_histograms`).
     pub(crate) interval_clat: Option<Box<IntervalClat>>,
     /// Every I/O of the measured part, kept when the plan asks (`io_log`).
-    pub(crate) io_records: Option<Vec<storlab_model::iolog::IoRecord>>,
+    pub(crate) io_records: Option<storlab_model::iolog::IoRecorder>,
     // Totals of the measured (post-ramp) part.
     pub(crate) totals: Counters,
     pub(crate) thist: Box<[Histogram<u64>; 2]>,
@@ -200,7 +200,7 @@ impl<'a> Worker<'a> {
             last_sent: None,
             own_samples: plan.settings.worker_samples.then(Vec::new),
             interval_clat: plan.settings.interval_histograms.then(|| Box::new(IntervalClat::new())),
-            io_records: plan.settings.io_log.then(Vec::new),
+            io_records: plan.settings.io_log.then(Default::default),
             totals: Counters::default(),
             thist: Box::new([new_histogram(), new_histogram()]),
             measuring: plan.settings.ramp.0 == 0
@@ -626,7 +626,7 @@ impl<'a> Worker<'a> {
                 samples: self.own_samples.take().unwrap_or_default(),
                 own: self.plan.settings.worker_samples.then(|| Box::new(self.own_figures())),
                 interval_histograms: self.interval_clat.as_mut().map(|c| c.take()).unwrap_or_default(),
-                io_log: self.io_records.take().map(|r| storlab_model::iolog::IoLog::of(&r)),
+                io_log: self.io_records.take().map(storlab_model::iolog::IoRecorder::finish),
             },
             totals: self.totals,
             hist: std::mem::replace(&mut self.thist, Box::new([new_histogram(), new_histogram()])),

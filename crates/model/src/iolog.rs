@@ -68,20 +68,43 @@ pub struct IoLog {
     pub packed: Vec<u8>,
 }
 
+/// A worker's I/Os as they complete, packed as they come (36 bytes each, where a `Vec` of
+/// [`IoRecord`]s would take 48 and a second copy to pack): a million I/Os a second for a minute
+/// is 2.2 GB here, about what fio holds for the same log.
+#[derive(Debug, Default)]
+pub struct IoRecorder {
+    raw: Vec<u8>,
+}
+
+impl IoRecorder {
+    /// One I/O more.
+    #[inline]
+    pub fn push(&mut self, r: &IoRecord) {
+        r.pack(&mut self.raw);
+    }
+
+    /// The I/Os so far, deflated (the packed bytes freed as they go).
+    pub fn finish(self) -> IoLog {
+        let count = (self.raw.len() / IoRecord::SIZE) as u64;
+        let mut z = flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::fast());
+        // Writing to a Vec cannot fail.
+        let _ = z.write_all(&self.raw);
+        drop(self.raw);
+        IoLog {
+            count,
+            packed: z.finish().unwrap_or_default(),
+        }
+    }
+}
+
 impl IoLog {
     /// The log of `records`, in the order given (the worker's completions').
     pub fn of(records: &[IoRecord]) -> IoLog {
-        let mut raw = Vec::with_capacity(records.len() * IoRecord::SIZE);
+        let mut rec = IoRecorder::default();
         for r in records {
-            r.pack(&mut raw);
+            rec.push(r);
         }
-        let mut z = flate2::write::DeflateEncoder::new(Vec::new(), flate2::Compression::fast());
-        // Writing to a Vec cannot fail.
-        let _ = z.write_all(&raw);
-        IoLog {
-            count: records.len() as u64,
-            packed: z.finish().unwrap_or_default(),
-        }
+        rec.finish()
     }
 
     /// The records back; an error where the stored bytes do not hold `count` of them.

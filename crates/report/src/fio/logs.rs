@@ -138,12 +138,15 @@ fn moved(phase: &Phase) -> [bool; 2] {
     [phase.result.ops_read > 0, phase.result.ops_written > 0]
 }
 
-/// fio's log files that a run's phases asked for (`phase_logs`, by phase): each file's name
-/// as fio names it (`PREFIX_bw.N.log`, see [`FioLog::file_name`]) and its text. With
+/// Where each log file goes as it is made: its name and its text (a per-I/O log can be tens
+/// of megabytes, so each is written and dropped before the next is made).
+pub type LogSink<'a> = dyn FnMut(std::path::PathBuf, String) -> Result<(), String> + 'a;
+
+/// fio's log files that a run's phases asked for (`phase_logs`, by phase), each handed to
+/// `sink` with its name as fio names it (`PREFIX_bw.N.log`, see [`FioLog::file_name`]). With
 /// per_job_logs each of a phase's workers that kept its own samples has its own file, N its
 /// thread number, as fio writes one per clone; otherwise the phase's samples make one.
-pub fn log_files(run: &RunDetail, phase_logs: &[Vec<FioLog>]) -> Result<Vec<(std::path::PathBuf, String)>, String> {
-    let mut files = Vec::new();
+pub fn log_files(run: &RunDetail, phase_logs: &[Vec<FioLog>], sink: &mut LogSink) -> Result<(), String> {
     for (phase, logs) in run.phases.iter().zip(phase_logs) {
         let workers = &phase.result.workers;
         let own = !workers.is_empty() && workers.iter().all(|w| !w.samples.is_empty());
@@ -151,48 +154,42 @@ pub fn log_files(run: &RunDetail, phase_logs: &[Vec<FioLog>]) -> Result<Vec<(std
         for l in logs {
             let layout = Layout::of(phase, l);
             if l.what == "clat_hist" {
-                files.extend(hist_files(phase, l, layout));
+                for (name, text) in hist_files(phase, l, layout) {
+                    sink(name, text)?;
+                }
             } else if l.per_io {
-                files.extend(per_io_files(phase, l, split, layout)?);
+                per_io_files(phase, l, split, layout, sink)?;
             } else if l.per_job && own {
                 for (clone, w) in workers.iter().enumerate() {
                     let rows = w.samples.iter().map(Row::of_worker);
                     let text = log_text(rows, moved, &l.what, split, layout);
-                    files.push((l.file_name(clone as u64).into(), text));
+                    sink(l.file_name(clone as u64).into(), text)?;
                 }
             } else if workers.len() > 1 {
-                files.push((l.shared_file_name().into(), phase_log(phase, &l.what, layout)));
+                sink(l.shared_file_name().into(), phase_log(phase, &l.what, layout))?;
             } else {
-                files.push((l.file_name(0).into(), phase_log(phase, &l.what, layout)));
+                sink(l.file_name(0).into(), phase_log(phase, &l.what, layout))?;
             }
         }
     }
-    Ok(files)
+    Ok(())
 }
 
 /// fio's per-I/O logs (without log_avg_msec): one file per worker with per_job_logs, else one
 /// of every worker's I/Os in the order of their times. A worker that kept no I/Os (a run
 /// stored before it asked) leaves its file empty.
-fn per_io_files(
-    phase: &Phase,
-    log: &FioLog,
-    split: bool,
-    layout: Layout,
-) -> Result<Vec<(std::path::PathBuf, String)>, String> {
+fn per_io_files(phase: &Phase, log: &FioLog, split: bool, layout: Layout, sink: &mut LogSink) -> Result<(), String> {
     let workers = &phase.result.workers;
     let records = |w: &storlab_model::result::WorkerResult| match &w.io_log {
         Some(l) => l.records().map_err(|e| format!("phase {}: {e}", phase.seq)),
         None => Ok(Vec::new()),
     };
     if log.per_job {
-        let mut files = Vec::new();
         for (clone, w) in workers.iter().enumerate() {
-            files.push((
-                log.file_name(clone as u64).into(),
-                per_io_text(records(w)?, &log.what, split, layout),
-            ));
+            let text = per_io_text(records(w)?, &log.what, split, layout);
+            sink(log.file_name(clone as u64).into(), text)?;
         }
-        return Ok(files);
+        return Ok(());
     }
     let mut all = Vec::new();
     for w in workers {
@@ -204,7 +201,7 @@ fn per_io_files(
     } else {
         log.file_name(0)
     };
-    Ok(vec![(name.into(), per_io_text(all, &log.what, split, layout))])
+    sink(name.into(), per_io_text(all, &log.what, split, layout))
 }
 
 /// fio's log of every I/O (fio's HOWTO "Log File Formats" without log_avg_msec; fio's stat.c
@@ -213,35 +210,34 @@ fn per_io_files(
 /// the whole for a synchronous call; `slat` an asynchronous engine's submission latency, at
 /// the time of its submission, none for a synchronous engine's, as fio's), its bandwidth as
 /// fio reckons it (`bw`: bytes × 10^6 / clat in ns) or 1 (`iops`).
-fn per_io_text(records: Vec<IoRecord>, what: &str, split: bool, layout: Layout) -> String {
-    let mut lines: Vec<(u64, String)> = Vec::with_capacity(records.len());
+fn per_io_text(mut records: Vec<IoRecord>, what: &str, split: bool, layout: Layout) -> String {
+    use std::fmt::Write;
+    if what == "slat" && !split {
+        return String::new();
+    }
+    let submitted = |r: &IoRecord| r.end_ns - r.lat_ns.min(r.end_ns) + r.slat_ns;
+    if what == "slat" {
+        // The submissions in the order they were made; the rest as they completed.
+        records.sort_by_key(submitted);
+    }
+    let mut out = String::with_capacity(records.len() * 40);
     for r in &records {
-        let at = match what {
-            "slat" => r.end_ns - r.lat_ns.min(r.end_ns) + r.slat_ns,
-            _ => r.end_ns,
-        };
-        let value = match what {
-            "slat" if !split => continue,
-            "slat" => r.slat_ns,
-            "clat" => r.clat_ns(),
-            "bw" => r.len as u64 * 1_000_000 / r.clat_ns(),
-            "iops" => 1,
-            _ => r.lat_ns,
+        let (at, value) = match what {
+            "slat" => (submitted(r), r.slat_ns),
+            "clat" => (r.end_ns, r.clat_ns()),
+            "bw" => (r.end_ns, r.len as u64 * 1_000_000 / r.clat_ns()),
+            "iops" => (r.end_ns, 1),
+            _ => (r.end_ns, r.lat_ns),
         };
         let dir = u8::from(r.write);
-        let offset = if layout.offset {
-            format!("{}, ", r.offset)
-        } else {
-            String::new()
-        };
-        lines.push((
-            at,
-            format!("{}, {value}, {dir}, {}, {offset}0\n", at / 1_000_000, r.len),
-        ));
+        // Writing to a String cannot fail.
+        let _ = write!(out, "{}, {value}, {dir}, {}, ", at / 1_000_000, r.len);
+        if layout.offset {
+            let _ = write!(out, "{}, ", r.offset);
+        }
+        out.push_str("0\n");
     }
-    // The submissions in the order they were made; the rest as they completed.
-    lines.sort_by_key(|l| l.0);
-    lines.into_iter().map(|l| l.1).collect()
+    out
 }
 
 /// write_hist_log's files: one per worker with per_job_logs (fio's default), else one of
