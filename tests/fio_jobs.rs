@@ -1069,12 +1069,7 @@ fn fio_plot_draws_storlabs_json() {
     assert!(out.status.success(), "{}", stderr(&out));
     let id = s.last_run_id();
     let run = s.json(&["results", "show", &id.to_string()]);
-    let samples: Vec<&Value> = run["phases"][0]["result"]["samples"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|x| !x["ramp"].as_bool().unwrap())
-        .collect();
+    let samples = measured_samples(&run["phases"][0]["result"]);
     // fio's names: the prefix, the log, the job's number (per_job_logs, fio's default). A line
     // for each whole 200 ms interval, as fio writes its IOPS log: the sliver after the last
     // boundary has none.
@@ -1858,12 +1853,7 @@ fn latency_logs_hold_each_intervals_mean_in_fios_format() {
     assert!(out.status.success(), "{}", stderr(&out));
     let run = s.json(&["results", "show", "1", "--samples"]);
     let r = &run["phases"][0]["result"];
-    let samples: Vec<&Value> = r["samples"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|x| x["ramp"] == false)
-        .collect();
+    let samples = measured_samples(r);
     for log in ["l_lat.1.log", "l_clat.1.log"] {
         let text = std::fs::read_to_string(s.path().join(log)).unwrap();
         let lines: Vec<Vec<f64>> = text
@@ -2038,12 +2028,7 @@ fn histogram_logs_count_each_intervals_completions_in_fios_bins() {
     // Each line against the stored sample of its interval (one worker: the phase's samples).
     let stored = s.json(&["results", "show", "1", "--samples"]);
     let r = &stored["phases"][0]["result"];
-    let samples: Vec<&Value> = r["samples"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter(|x| x["ramp"] == false)
-        .collect();
+    let samples = measured_samples(r);
     let mut by_dir = [vec![0u64; 1856], vec![0u64; 1856]];
     for l in &mine {
         let smp = samples

@@ -569,3 +569,13 @@ pub fn key_paths(v: &serde_json::Value, at: &str, out: &mut std::collections::BT
         _ => {}
     }
 }
+
+/// A stored phase result's interval samples past its ramp (`results show --samples`).
+pub fn measured_samples(result: &Value) -> Vec<&Value> {
+    result["samples"]
+        .as_array()
+        .expect("the result's samples")
+        .iter()
+        .filter(|x| x["ramp"] == false)
+        .collect()
+}

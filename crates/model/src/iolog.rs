@@ -98,15 +98,6 @@ impl IoRecorder {
 }
 
 impl IoLog {
-    /// The log of `records`, in the order given (the worker's completions').
-    pub fn of(records: &[IoRecord]) -> IoLog {
-        let mut rec = IoRecorder::default();
-        for r in records {
-            rec.push(r);
-        }
-        rec.finish()
-    }
-
     /// The records back; an error where the stored bytes do not hold `count` of them.
     pub fn records(&self) -> Result<Vec<IoRecord>, String> {
         let mut raw = Vec::new();
@@ -141,7 +132,9 @@ mod tests {
                 write: i % 5 == 0,
             })
             .collect();
-        let log = IoLog::of(&records);
+        let mut recorder = IoRecorder::default();
+        records.iter().for_each(|r| recorder.push(r));
+        let log = recorder.finish();
         assert!(
             log.packed.len() < records.len() * IoRecord::SIZE / 2,
             "{} bytes",

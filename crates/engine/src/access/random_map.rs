@@ -1,6 +1,15 @@
 //! fio's random map: every block once per pass in a random order, as a Feistel permutation
 //! of the block numbers (with a bitmap where block sizes are mixed).
 
+/// splitmix64: the next of a sequence of well-mixed 64-bit values from a counter `state`.
+fn splitmix64(state: &mut u64) -> u64 {
+    *state = state.wrapping_add(0x9E37_79B9_7F4A_7C15);
+    let mut z = *state;
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
 /// A pseudo-random permutation of `0..n`: a balanced Feistel network over the smallest even
 /// number of bits that holds `n`, walking the cycle until a value falls inside (on average
 /// fewer than four rounds of the network per value).
@@ -19,15 +28,9 @@ impl Permutation {
     pub(super) fn new(n: u64, seed: u64) -> Permutation {
         let bits = 64 - n.saturating_sub(1).leading_zeros();
         let half_bits = bits.div_ceil(2).max(1);
+        // Independent round keys from one seed.
         let mut k = seed;
-        let mut key = || {
-            // splitmix64: independent round keys from one seed.
-            k = k.wrapping_add(0x9E37_79B9_7F4A_7C15);
-            let mut z = k;
-            z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-            z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-            z ^ (z >> 31)
-        };
+        let mut key = || splitmix64(&mut k);
         Permutation {
             n,
             half_bits,
@@ -166,12 +169,7 @@ impl SlotMap {
 
     /// A slot drawn uniformly over the region (splitmix64 over a counter, scaled to `n`).
     fn uniform(&mut self) -> u64 {
-        self.draw = self.draw.wrapping_add(0x9E37_79B9_7F4A_7C15);
-        let mut z = self.draw;
-        z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
-        z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
-        z ^= z >> 31;
-        ((z as u128 * self.n as u128) >> 64) as u64
+        ((splitmix64(&mut self.draw) as u128 * self.n as u128) >> 64) as u64
     }
 
     /// The first free slot at `from` or after it, if any.

@@ -151,6 +151,8 @@ pub fn log_files(run: &RunDetail, phase_logs: &[Vec<FioLog>], sink: &mut LogSink
         let workers = &phase.result.workers;
         let own = !workers.is_empty() && workers.iter().all(|w| !w.samples.is_empty());
         let (moved, split) = (moved(phase), split(phase));
+        // Each worker's I/Os, inflated once for all of the phase's per-I/O logs.
+        let mut io_records: Option<Vec<Vec<IoRecord>>> = None;
         for l in logs {
             let layout = Layout::of(phase, l);
             if l.what == "clat_hist" {
@@ -158,7 +160,11 @@ pub fn log_files(run: &RunDetail, phase_logs: &[Vec<FioLog>], sink: &mut LogSink
                     sink(name, text)?;
                 }
             } else if l.per_io {
-                per_io_files(phase, l, split, layout, sink)?;
+                if io_records.is_none() {
+                    io_records = Some(worker_records(phase)?);
+                }
+                let records = io_records.as_deref().unwrap_or_default();
+                per_io_files(phase, records, l, split, layout, sink)?;
             } else if l.per_job && own {
                 for (clone, w) in workers.iter().enumerate() {
                     let rows = w.samples.iter().map(Row::of_worker);
@@ -175,28 +181,37 @@ pub fn log_files(run: &RunDetail, phase_logs: &[Vec<FioLog>], sink: &mut LogSink
     Ok(())
 }
 
-/// fio's per-I/O logs (without log_avg_msec): one file per worker with per_job_logs, else one
-/// of every worker's I/Os in the order of their times. A worker that kept no I/Os (a run
-/// stored before it asked) leaves its file empty.
-fn per_io_files(phase: &Phase, log: &FioLog, split: bool, layout: Layout, sink: &mut LogSink) -> Result<(), String> {
-    let workers = &phase.result.workers;
+/// Each worker's I/Os as it kept them (none for a worker that kept none: a run stored before
+/// it asked).
+fn worker_records(phase: &Phase) -> Result<Vec<Vec<IoRecord>>, String> {
     let records = |w: &storlab_model::result::WorkerResult| match &w.io_log {
         Some(l) => l.records().map_err(|e| format!("phase {}: {e}", phase.seq)),
         None => Ok(Vec::new()),
     };
+    phase.result.workers.iter().map(records).collect()
+}
+
+/// fio's per-I/O logs (without log_avg_msec) from each worker's I/Os (`records`): one file
+/// per worker with per_job_logs, else one of every worker's I/Os in the order of their times.
+/// A worker that kept no I/Os leaves its file empty.
+fn per_io_files(
+    phase: &Phase,
+    records: &[Vec<IoRecord>],
+    log: &FioLog,
+    split: bool,
+    layout: Layout,
+    sink: &mut LogSink,
+) -> Result<(), String> {
     if log.per_job {
-        for (clone, w) in workers.iter().enumerate() {
-            let text = per_io_text(records(w)?, &log.what, split, layout);
+        for (clone, r) in records.iter().enumerate() {
+            let text = per_io_text(r.iter().collect(), &log.what, split, layout);
             sink(log.file_name(clone as u64).into(), text)?;
         }
         return Ok(());
     }
-    let mut all = Vec::new();
-    for w in workers {
-        all.extend(records(w)?);
-    }
+    let mut all: Vec<&IoRecord> = records.iter().flatten().collect();
     all.sort_by_key(|r| r.end_ns);
-    let name = if workers.len() > 1 {
+    let name = if phase.result.workers.len() > 1 {
         log.shared_file_name()
     } else {
         log.file_name(0)
@@ -210,7 +225,7 @@ fn per_io_files(phase: &Phase, log: &FioLog, split: bool, layout: Layout, sink: 
 /// the whole for a synchronous call; `slat` an asynchronous engine's submission latency, at
 /// the time of its submission, none for a synchronous engine's, as fio's), its bandwidth as
 /// fio reckons it (`bw`: bytes × 10^6 / clat in ns) or 1 (`iops`).
-fn per_io_text(mut records: Vec<IoRecord>, what: &str, split: bool, layout: Layout) -> String {
+fn per_io_text(mut records: Vec<&IoRecord>, what: &str, split: bool, layout: Layout) -> String {
     use std::fmt::Write;
     if what == "slat" && !split {
         return String::new();
@@ -218,10 +233,10 @@ fn per_io_text(mut records: Vec<IoRecord>, what: &str, split: bool, layout: Layo
     let submitted = |r: &IoRecord| r.end_ns - r.lat_ns.min(r.end_ns) + r.slat_ns;
     if what == "slat" {
         // The submissions in the order they were made; the rest as they completed.
-        records.sort_by_key(submitted);
+        records.sort_by_key(|r| submitted(r));
     }
     let mut out = String::with_capacity(records.len() * 40);
-    for r in &records {
+    for r in records {
         let (at, value) = match what {
             "slat" => (submitted(r), r.slat_ns),
             "clat" => (r.end_ns, r.clat_ns()),
@@ -240,67 +255,77 @@ fn per_io_text(mut records: Vec<IoRecord>, what: &str, split: bool, layout: Layo
     out
 }
 
+/// One interval of a histogram log: its end and length, seconds, whether it lies in the
+/// ramp, and its completion latencies per direction, decoded (a worker's, or every worker's
+/// added).
+struct HistInterval {
+    t_end: f64,
+    seconds: f64,
+    ramp: bool,
+    clat: [Option<Hist>; 2],
+}
+
+impl HistInterval {
+    fn of(iv: &IntervalHistograms) -> HistInterval {
+        HistInterval {
+            t_end: iv.t_end,
+            seconds: iv.seconds,
+            ramp: iv.ramp,
+            clat: [super::json::decode(&iv.clat[0]), super::json::decode(&iv.clat[1])],
+        }
+    }
+
+    /// Another worker's histograms of the same interval added to these.
+    fn add(&mut self, o: HistInterval) {
+        self.seconds = self.seconds.max(o.seconds);
+        self.ramp |= o.ramp;
+        for (mine, theirs) in self.clat.iter_mut().zip(o.clat) {
+            match (mine.as_mut(), theirs) {
+                (Some(sum), Some(h)) => {
+                    let _ = sum.add(&h);
+                }
+                (None, h) => *mine = h,
+                (Some(_), None) => {}
+            }
+        }
+    }
+}
+
 /// write_hist_log's files: one per worker with per_job_logs (fio's default), else one of
-/// every worker's histograms merged interval by interval. A worker that kept no interval
-/// histograms (no log_hist_msec) leaves its file empty, as fio does.
+/// every worker's histograms added interval by interval (the workers share the phase's
+/// interval boundaries). A worker that kept no interval histograms (no log_hist_msec) leaves
+/// its file empty, as fio does.
 fn hist_files(phase: &Phase, log: &FioLog, layout: Layout) -> Vec<(std::path::PathBuf, String)> {
     let workers = &phase.result.workers;
     let bs = match phase.plan().map(|p| &p.settings.bs) {
         Some(storlab_model::values::BlockSizes::Fixed(b)) => *b,
         _ => 0,
     };
-    let hist =
-        |intervals: &[&IntervalHistograms]| hist_log_text(intervals, moved(phase), bs, log.hist_coarseness, layout);
+    let hist = |intervals: &[HistInterval]| hist_log_text(intervals, moved(phase), bs, log.hist_coarseness, layout);
     if log.per_job {
         let files = workers.iter().enumerate().map(|(clone, w)| {
-            let intervals: Vec<&IntervalHistograms> = w.interval_histograms.iter().collect();
+            let intervals: Vec<HistInterval> = w.interval_histograms.iter().map(HistInterval::of).collect();
             (log.file_name(clone as u64).into(), hist(&intervals))
         });
         return files.collect();
     }
-    let merged = merge_intervals(workers.iter().map(|w| &w.interval_histograms[..]));
-    let refs: Vec<&IntervalHistograms> = merged.iter().collect();
+    let mut by_end: std::collections::BTreeMap<u64, HistInterval> = Default::default();
+    for iv in workers.iter().flat_map(|w| &w.interval_histograms) {
+        let key = (iv.t_end * 1e6).round() as u64;
+        match by_end.entry(key) {
+            std::collections::btree_map::Entry::Occupied(mut e) => e.get_mut().add(HistInterval::of(iv)),
+            std::collections::btree_map::Entry::Vacant(e) => {
+                e.insert(HistInterval::of(iv));
+            }
+        }
+    }
+    let merged: Vec<HistInterval> = by_end.into_values().collect();
     let name = if workers.len() > 1 {
         log.shared_file_name()
     } else {
         log.file_name(0)
     };
-    vec![(name.into(), hist(&refs))]
-}
-
-/// Every worker's interval histograms merged by the interval's end (the workers share the
-/// phase's interval boundaries).
-fn merge_intervals<'a>(workers: impl Iterator<Item = &'a [IntervalHistograms]>) -> Vec<IntervalHistograms> {
-    let mut by_end: std::collections::BTreeMap<u64, (IntervalHistograms, [Option<Hist>; 2])> = Default::default();
-    for iv in workers.flatten() {
-        let key = (iv.t_end * 1e6).round() as u64;
-        let entry = by_end.entry(key).or_insert_with(|| (iv.clone(), [None, None]));
-        entry.0.seconds = entry.0.seconds.max(iv.seconds);
-        entry.0.ramp |= iv.ramp;
-        for (d, bytes) in iv.clat.iter().enumerate() {
-            let Some(h) = super::json::decode(bytes) else { continue };
-            match &mut entry.1[d] {
-                Some(sum) => {
-                    let _ = sum.add(&h);
-                }
-                none => *none = Some(h),
-            }
-        }
-    }
-    by_end
-        .into_values()
-        .map(|(mut iv, hists)| {
-            iv.clat = hists.map(|h| h.map(|h| encode(&h)).unwrap_or_default());
-            iv
-        })
-        .collect()
-}
-
-fn encode(h: &Hist) -> Vec<u8> {
-    use hdrhistogram::serialization::Serializer;
-    let mut out = Vec::new();
-    let _ = hdrhistogram::serialization::V2DeflateSerializer::new().serialize(h, &mut out);
-    out
+    vec![(name.into(), hist(&merged))]
 }
 
 type Hist = hdrhistogram::Histogram<u64>;
@@ -309,20 +334,14 @@ type Hist = hdrhistogram::Histogram<u64>;
 /// flush_hist_samples): per whole interval and direction the phase moved data in, `time (ms),
 /// direction, block size (0 for a mix), ` then the interval's completion latencies counted in
 /// fio's 1,856 bins (see [`fio_bin`]), 2^`coarseness` bins summed into each column.
-fn hist_log_text(
-    intervals: &[&IntervalHistograms],
-    moved: [bool; 2],
-    bs: u64,
-    coarseness: u32,
-    layout: Layout,
-) -> String {
+fn hist_log_text(intervals: &[HistInterval], moved: [bool; 2], bs: u64, coarseness: u32, layout: Layout) -> String {
     let stride = 1usize << coarseness;
     let mut out = String::new();
     for iv in intervals.iter().filter(|iv| !iv.ramp && layout.whole(iv.seconds)) {
         let ms = (iv.t_end * 1e3).round() as u64;
         for dir in (0..2).filter(|&d| moved[d]) {
             let mut bins = vec![0u64; FIO_PLAT_NR];
-            if let Some(h) = super::json::decode(&iv.clat[dir]) {
+            if let Some(h) = &iv.clat[dir] {
                 for v in h.iter_recorded() {
                     bins[fio_bin(v.value_iterated_to())] += v.count_at_value();
                 }

@@ -200,9 +200,9 @@ pub(crate) fn logs(j: Opts, cx: &mut Conversion) -> Result<(), WorkloadError> {
     let avg = j.int("log_avg_msec")?.unwrap_or(0);
     // Without log_avg_msec fio logs every I/O (its bw, iops and latency logs; the histogram
     // log has its own interval): each worker keeps them.
-    let per_io = avg == 0 && logs[..3].iter().any(|k| j.given(k));
-    if per_io {
-        let by = logs.iter().find(|k| j.given(k)).copied().unwrap_or("write_lat_log");
+    let per_io_by = logs[..3].iter().copied().find(|k| avg == 0 && j.given(k));
+    let per_io = per_io_by.is_some();
+    if let Some(by) = per_io_by {
         set!(cx, by, io_log = true)?;
     }
     for k in ["bwavgtime", "iopsavgtime"] {
