@@ -2110,6 +2110,33 @@ fn histogram_logs_count_each_intervals_completions_in_fios_bins() {
         coarse.iter().all(|l| l.len() == 3 + 1856 / 4),
         "a column for 4 of fio's bins"
     );
+    // Two clones in one file (per_job_logs=0): each line counts both workers' I/Os of its
+    // interval, as the phase's stored sample holds them together.
+    run(
+        bin(),
+        &s.path().join("shared"),
+        &["--log_hist_msec=500", "--numjobs=2", "--per_job_logs=0"],
+    );
+    let shared = lines_of(s.path().join("shared/h_clat_hist.log"));
+    assert_eq!(shared.len(), 8, "4 whole intervals of 500 ms, two directions");
+    let stored = s.json(&["results", "show", &s.last_run_id().to_string(), "--samples"]);
+    let together = measured_samples(&stored["phases"][0]["result"]);
+    for l in &shared {
+        let smp = together
+            .iter()
+            .find(|x| (x["t_end"].as_f64().unwrap() * 1e3).round() as u64 == l[0])
+            .unwrap_or_else(|| panic!("no stored interval ends at {} ms", l[0]));
+        let ops = smp[if l[1] == 0 { "ops_read" } else { "ops_written" }]
+            .as_u64()
+            .unwrap();
+        assert_eq!(
+            l[3..].iter().sum::<u64>(),
+            ops,
+            "both clones at {} ms, direction {}",
+            l[0],
+            l[1]
+        );
+    }
     run(bin(), &s.path().join("none"), &[]);
     run("fio", &s.path().join("fio-none"), &[]);
     for dir in ["none", "fio-none"] {
