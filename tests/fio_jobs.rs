@@ -1988,7 +1988,11 @@ fn histogram_logs_count_each_intervals_completions_in_fios_bins() {
     run("fio", &fios, &beside);
     for dir in [&ours, &fios] {
         let bw = lines_of(dir.join("h_bw.1.log"));
-        assert!(bw.len() >= 14, "{}: {} bw lines", dir.display(), bw.len());
+        // storlab writes a line per whole 250 ms interval and direction: 7 each in 2 s. fio's
+        // helper thread writes its windows as it gets the CPU, and on a loaded machine (a suite
+        // with a soak beside it) it wrote 12: its file is here for its shape, not its count.
+        let least = if dir == &ours { 14 } else { 2 };
+        assert!(bw.len() >= least, "{}: {} bw lines", dir.display(), bw.len());
         for l in &bw {
             assert_eq!(
                 l.len(),
@@ -2008,7 +2012,8 @@ fn histogram_logs_count_each_intervals_completions_in_fios_bins() {
         lines_of(ours.join("h_clat_hist.1.log")),
         lines_of(fios.join("h_clat_hist.1.log")),
     );
-    assert!(theirs.len() >= 12, "fio wrote {} lines", theirs.len());
+    // A line or more per direction from fio (its count depends on its helper thread, above).
+    assert!(theirs.len() >= 2, "fio wrote {} lines", theirs.len());
     for (who, lines) in [("storlab", &mine), ("fio", &theirs)] {
         for l in lines.iter() {
             assert_eq!(
