@@ -1949,6 +1949,18 @@ fn bins_quantile(bins: &[u64], q: f64) -> f64 {
 /// (fiologparser_hist.py, from Debian's fio) reads storlab's file and counts the same I/Os.
 /// With log_hist_coarseness=2 a line has a quarter of the bins; without log_hist_msec the file
 /// is empty, as fio's.
+/// The I/Os of a histogram-log line's interval and direction (`time ms, direction, …`) as the
+/// stored sample ending at that time counts them.
+fn stored_ops_of(samples: &[&Value], line: &[u64]) -> u64 {
+    let smp = samples
+        .iter()
+        .find(|x| (x["t_end"].as_f64().unwrap() * 1e3).round() as u64 == line[0])
+        .unwrap_or_else(|| panic!("no stored interval ends at {} ms", line[0]));
+    smp[if line[1] == 0 { "ops_read" } else { "ops_written" }]
+        .as_u64()
+        .unwrap()
+}
+
 #[test]
 fn histogram_logs_count_each_intervals_completions_in_fios_bins() {
     let s = Scratch::new();
@@ -2036,13 +2048,7 @@ fn histogram_logs_count_each_intervals_completions_in_fios_bins() {
     let samples = measured_samples(r);
     let mut by_dir = [vec![0u64; 1856], vec![0u64; 1856]];
     for l in &mine {
-        let smp = samples
-            .iter()
-            .find(|x| (x["t_end"].as_f64().unwrap() * 1e3).round() as u64 == l[0])
-            .unwrap_or_else(|| panic!("no stored interval ends at {} ms", l[0]));
-        let ops = smp[if l[1] == 0 { "ops_read" } else { "ops_written" }]
-            .as_u64()
-            .unwrap();
+        let ops = stored_ops_of(&samples, l);
         let counted: u64 = l[3..].iter().sum();
         assert_eq!(
             counted, ops,
@@ -2127,13 +2133,7 @@ fn histogram_logs_count_each_intervals_completions_in_fios_bins() {
     let stored = s.json(&["results", "show", &s.last_run_id().to_string(), "--samples"]);
     let together = measured_samples(&stored["phases"][0]["result"]);
     for l in &shared {
-        let smp = together
-            .iter()
-            .find(|x| (x["t_end"].as_f64().unwrap() * 1e3).round() as u64 == l[0])
-            .unwrap_or_else(|| panic!("no stored interval ends at {} ms", l[0]));
-        let ops = smp[if l[1] == 0 { "ops_read" } else { "ops_written" }]
-            .as_u64()
-            .unwrap();
+        let ops = stored_ops_of(&together, l);
         assert_eq!(
             l[3..].iter().sum::<u64>(),
             ops,
