@@ -56,7 +56,7 @@ fn create(a: &ChallengeSpecArgs, out: &OutputArgs) -> Result<u8> {
 fn run(a: &ChallengeSpecArgs, mib: bool, out: &OutputArgs) -> Result<u8> {
     // Checked whole before the database is opened: a refused challenge leaves nothing behind.
     let spec = build(&a.input()?)?;
-    let live = serve_live(a.metrics.as_deref(), "challenge")?;
+    let live = serve_live(a.metrics.as_deref(), a.web_config.as_deref(), "challenge")?;
     let store = open_new(&out.db)?;
     let id = store.create_challenge(&spec)?;
     let c = stored(&store, id)?;
@@ -73,7 +73,7 @@ fn run(a: &ChallengeSpecArgs, mib: bool, out: &OutputArgs) -> Result<u8> {
 fn agent(args: &AgentArgs) -> Result<u8> {
     let (id, a, mib, out) = (args.id, &args.pools, args.mib, &args.output);
     let (mine, host_faults) = share::host_plan(a)?;
-    let live = serve_live(a.metrics.as_deref(), "challenge")?;
+    let live = serve_live(a.metrics.as_deref(), a.web_config.as_deref(), "challenge")?;
     let store = open_existing(&out.db)?;
     let (c, take_over) = share::join(&store, id, &mine, &host_faults, true)?;
     let share = Share {

@@ -24,7 +24,7 @@ fn execute(job: &Job, kind: RunKind, a: &JobArgs, out: &OutputArgs) -> Result<u8
     a.alone()?;
     // Refusals come before the database is opened: a refused job leaves nothing behind.
     let prepared = storlab_session::prepare(job, &a.allow_devices)?;
-    let mut m = Measuring::start(a.metrics.as_deref(), "run", out, a.quiet, None)?;
+    let mut m = Measuring::start(a.metrics.as_deref(), a.web_config.as_deref(), "run", out, a.quiet, None)?;
     let e = storlab_session::run_prepared(
         &mut m.store,
         prepared,
@@ -124,6 +124,7 @@ fn run_points(
     let n = points.len();
     let mut m = Measuring::start(
         a.metrics.as_deref(),
+        a.web_config.as_deref(),
         "sweep",
         out,
         a.quiet,
@@ -174,6 +175,7 @@ pub fn iozone(args: Vec<String>) -> Result<u8> {
     let n = jobs.len();
     let mut m = Measuring::start(
         None,
+        None,
         "iozone",
         &out,
         a.quiet,
@@ -202,6 +204,7 @@ pub fn impact(args: ImpactArgs) -> Result<u8> {
     let job = prepare(&req, a.to_job()?)?;
     let mut m = Measuring::start(
         a.metrics.as_deref(),
+        a.web_config.as_deref(),
         "impact",
         &args.output,
         a.quiet,

@@ -94,8 +94,18 @@ pub fn check(db: &DbArgs, json: bool) -> Result<u8> {
             };
             t += &format!("table      {:<24} {state}\n", table.name);
         }
+        for u in &found.unreadable {
+            t += &format!("UNREADABLE {:<24} {}\n", u.what, u.why);
+        }
+        let pages_whole = found.integrity == ["ok"] && found.tables.iter().all(|t| t.error.is_none());
         t += &if found.sound() {
             "the file is sound\n".to_string()
+        } else if pages_whole {
+            format!(
+                "{} of the file's runs or studies do not read as one (no command can show, export or compare them). Copy every other into a new file with\n  storlab db copy --from {} --to NEW.db\n",
+                found.unreadable.len(),
+                found.path
+            )
         } else {
             format!(
                 "the file is damaged: storlab writes nothing into it. Copy what reads into a new file with\n  storlab db copy --from {} --to NEW.db\n",

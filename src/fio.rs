@@ -62,7 +62,7 @@ pub fn fio(args: Vec<String>) -> Result<u8> {
         return crate::team::fio(&c, fio, &out, &launch);
     }
     let prepared = storlab_session::prepare(&fio.job, &c.allow_devices)?;
-    let mut m = Measuring::start(None, "fio", &out, c.quiet, None)?;
+    let mut m = Measuring::start(None, None, "fio", &out, c.quiet, None)?;
     let opts = run_options(&c, m.live.as_deref().map(|v| v as &dyn LiveRun));
     let e = storlab_session::run_prepared(&mut m.store, prepared, &opts)?;
     let store = m.end();
@@ -143,6 +143,22 @@ pub(crate) fn fio_exit(status: storlab_model::run::RunStatus) -> u8 {
 
 /// `storlab fio` (or storlab called as `fio`) to its end: its errors said as fio says them,
 /// `fio: ` and the reason, and fio's exit code 1 for every refusal.
+/// fio's arguments as text: an argument that is not UTF-8 is named (fio's options are text;
+/// a file name that is not goes in a job file's `filename=` through `${VAR}`).
+pub fn utf8_args(args: impl Iterator<Item = std::ffi::OsString>) -> Result<Vec<String>, String> {
+    args.enumerate()
+        .map(|(i, a)| {
+            a.into_string().map_err(|a| {
+                format!(
+                    "argument {} ({}) is not UTF-8: fio's options are text",
+                    i + 1,
+                    storlab_model::terminal::escaped(&a.to_string_lossy())
+                )
+            })
+        })
+        .collect()
+}
+
 pub fn main(args: Vec<String>) -> std::process::ExitCode {
     match fio(args) {
         Ok(code) => std::process::ExitCode::from(crate::exit::settled(code)),

@@ -159,10 +159,16 @@ fn main() -> ExitCode {
     unsafe { libc::signal(libc::SIGPIPE, libc::SIG_DFL) };
     // Called as `fio` (the link the packages install for drivers of fio), storlab is `storlab
     // fio`; `storlab fio` itself ends the same way.
-    let mut args = std::env::args();
+    let mut args = std::env::args_os();
     let called = args.next().unwrap_or_default();
     if std::path::Path::new(&called).file_name().is_some_and(|n| n == "fio") {
-        return fio::main(args.collect());
+        return match fio::utf8_args(args) {
+            Ok(a) => fio::main(a),
+            Err(e) => {
+                eprintln!("fio: {e}");
+                ExitCode::from(1)
+            }
+        };
     }
     let cli = Cli::parse();
     if let Cmd::Fio { args } = cli.command {
@@ -171,7 +177,10 @@ fn main() -> ExitCode {
     match dispatch(cli) {
         Ok(code) => ExitCode::from(exit::settled(code)),
         Err(e) => {
-            eprintln!("storlab: error: {}", error_text(&e));
+            eprintln!(
+                "storlab: error: {}",
+                storlab_model::terminal::escape_except(&error_text(&e), &['\n'])
+            );
             ExitCode::from(match is_usage(&e) {
                 true if storlab_store::stored_any() => exit::STORED_THEN_REFUSED,
                 true => exit::USAGE,

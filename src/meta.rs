@@ -39,7 +39,7 @@ pub fn meta(a: MetaArgs) -> Result<u8> {
     }
     // Refusals come before anything is made or stored.
     let mut layout = Layout::prepare(&job).map_err(|e| usage(e.to_string()))?;
-    let mut m = Measuring::start(None, "meta", &a.record.output, a.record.quiet, None)?;
+    let mut m = Measuring::start(None, None, "meta", &a.record.output, a.record.quiet, None)?;
     layout.make()?;
     let ran = storlab_meta::record::run_job(&mut m.store, &mut layout, record(&m.command, &m.live, &a.record.tags));
     let store = m.end();
@@ -57,7 +57,7 @@ pub fn meta(a: MetaArgs) -> Result<u8> {
 /// `storlab meta walk DIR`.
 fn walk(a: WalkArgs) -> Result<u8> {
     let request = WalkRequest::new(&a.walk).map_err(|e| usage(e.to_string()))?;
-    let mut m = Measuring::start(None, "meta", &a.record.output, a.record.quiet, None)?;
+    let mut m = Measuring::start(None, None, "meta", &a.record.output, a.record.quiet, None)?;
     let e = storlab_meta::record::run_walk(&mut m.store, &request, record(&m.command, &m.live, &a.record.tags));
     let store = m.end();
     let e = e?;
@@ -81,7 +81,14 @@ fn untar(a: UntarArgs) -> Result<u8> {
 
 /// The points of an untar study, stored as one study and printed.
 fn untar_study(a: &UntarArgs, plan: &UntarPlan) -> Result<u8> {
-    let mut m = Measuring::start(None, "meta", &a.record.output, a.record.quiet, Some(plan.describe()))?;
+    let mut m = Measuring::start(
+        None,
+        None,
+        "meta",
+        &a.record.output,
+        a.record.quiet,
+        Some(plan.describe()),
+    )?;
     let done = storlab_meta::record::run_untar(
         &mut m.store,
         &storlab_meta::record::UntarRequest::of(plan),

@@ -14,7 +14,25 @@ use storlab_store::Store;
 
 /// The command line as typed, stored with every run, a database password in it masked.
 pub(crate) fn command_line() -> String {
-    storlab_store::mask_command_line(&std::env::args().collect::<Vec<_>>()).join(" ")
+    quoted_command(std::env::args_os())
+}
+
+/// `args` as one line a shell runs as the same argv (bash's and zsh's quoting: `'a b'`,
+/// `$'\e…'` for control characters, `\xHH` for bytes that are not UTF-8), with any password
+/// in a database URL or keywords masked — so that pasting a stored command runs what ran, and
+/// printing it shows no raw escape sequence.
+pub(crate) fn quoted_command(args: impl Iterator<Item = std::ffi::OsString>) -> String {
+    use shell_quote::{Bash, QuoteRefExt};
+    let words: Vec<String> = args
+        .map(|a| match a.to_str() {
+            Some(text) => {
+                let masked = storlab_store::mask_command_line(&[text.to_string()]).remove(0);
+                masked.as_str().quoted(Bash)
+            }
+            None => a.as_os_str().quoted(Bash),
+        })
+        .collect();
+    words.join(" ")
 }
 
 /// The status line, when a person watches (a terminal, stdout not one document, no --quiet);
@@ -46,10 +64,14 @@ pub(crate) fn code_of(status: RunStatus) -> u8 {
 
 /// `--metrics ADDR`: the live figures served while the command runs (bound now, before anything
 /// is stored, so that a taken address is refused with nothing done).
-pub(crate) fn serve_live(addr: Option<&str>, study: &str) -> Result<Option<storlab_metrics::live::Live>> {
-    let live = storlab_metrics::live::serve(addr, study).map_err(|e| usage(e.to_string()))?;
+pub(crate) fn serve_live(
+    addr: Option<&str>,
+    web_config: Option<&std::path::Path>,
+    study: &str,
+) -> Result<Option<storlab_metrics::live::Live>> {
+    let live = storlab_metrics::live::serve(addr, web_config, study).map_err(|e| usage(e.to_string()))?;
     if let Some(l) = &live {
-        eprintln!("storlab: live figures at http://{}/metrics", l.endpoint.addr());
+        eprintln!("storlab: live figures at {}", l.endpoint.url());
     }
     Ok(live)
 }
@@ -70,12 +92,13 @@ impl Measuring {
     /// and starts the status line when a person watches (`study` names a study's own line).
     pub fn start(
         metrics: Option<&str>,
+        web_config: Option<&std::path::Path>,
         what: &str,
         out: &OutputArgs,
         quiet: bool,
         study: Option<String>,
     ) -> Result<Measuring> {
-        let endpoint = serve_live(metrics, what)?;
+        let endpoint = serve_live(metrics, web_config, what)?;
         let store = crate::results::open_new(&out.db)?;
         let status = status_line(out, quiet, study);
         Ok(Measuring {

@@ -80,7 +80,7 @@ fn status(a: &SchedStatusArgs) -> Result<u8> {
         .flags
         .metrics
         .as_deref()
-        .map(storlab_metrics::endpoint::bind)
+        .map(|addr| storlab_metrics::endpoint::bind(addr, a.flags.web_config.as_deref()))
         .transpose()?;
     let store = open_new(db)?;
     let (pools, now) = look(&schedule, &store)?;

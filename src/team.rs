@@ -117,7 +117,7 @@ mod mpi_team {
         // Only rank 0 serves --metrics and shows a status line; it holds the endpoint here.
         let mut live = None;
         let stored = start::run_job(&team, job, &opts, a.stonewall, || {
-            live = serve_live(a.metrics.as_deref(), "run").map_err(|e| e.to_string())?;
+            live = serve_live(a.metrics.as_deref(), a.web_config.as_deref(), "run").map_err(|e| e.to_string())?;
             let status = status_line(out, a.quiet, None);
             let store = open_new(&out.db).map_err(|e| e.to_string())?;
             Ok(Rank0 {

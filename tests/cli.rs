@@ -399,14 +399,17 @@ fn unwritable_target_and_refused_o_direct() {
 }
 
 #[test]
-fn block_device_needs_allow_device() {
+fn a_block_device_is_written_only_with_allow_device() {
     let s = Scratch::new();
     let lo = loop_device(&s.path().join("dev.img"), 16 << 20);
     refused(
         &s,
-        &["run", "--target", &lo.dev, "--phase", "read", "--size", "1m"],
+        &["run", "--target", &lo.dev, "--phase", "write", "--size", "1m"],
         &["block device", &format!("--allow-device {}", lo.dev)],
     );
+    // A read harms nothing and needs no flag.
+    let v = s.json(&["run", "--target", &lo.dev, "--phase", "read", "--size", "1m"]);
+    assert_eq!(v["status"], "ok");
     let v = s.json(&[
         "run",
         "--target",

@@ -1086,3 +1086,197 @@ fn the_packaged_unit_runs_the_packaged_configuration() {
     );
     assert!(s2.try_store().is_none_or(|st| st.monitors().unwrap().is_empty()));
 }
+
+/// A certificate authority and a server certificate for 127.0.0.1 and localhost, made with the
+/// openssl command in `dir`: (CA certificate, server certificate, server key).
+fn certificates(dir: &Path) -> (String, String, String) {
+    let p = |n: &str| dir.join(n).display().to_string();
+    let openssl = |args: &[&str]| {
+        let out = Command::new("openssl").args(args).output().expect("openssl");
+        assert!(out.status.success(), "openssl {args:?}: {}", stderr(&out));
+    };
+    openssl(&[
+        "req",
+        "-x509",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-days",
+        "2",
+        "-subj",
+        "/CN=storlab test CA",
+        "-keyout",
+        &p("ca.key"),
+        "-out",
+        &p("ca.crt"),
+    ]);
+    openssl(&[
+        "req",
+        "-newkey",
+        "rsa:2048",
+        "-nodes",
+        "-subj",
+        "/CN=localhost",
+        "-keyout",
+        &p("server.key"),
+        "-out",
+        &p("server.csr"),
+    ]);
+    std::fs::write(dir.join("san.ext"), "subjectAltName=IP:127.0.0.1,DNS:localhost\n").unwrap();
+    openssl(&[
+        "x509",
+        "-req",
+        "-in",
+        &p("server.csr"),
+        "-CA",
+        &p("ca.crt"),
+        "-CAkey",
+        &p("ca.key"),
+        "-CAcreateserial",
+        "-days",
+        "2",
+        "-extfile",
+        &p("san.ext"),
+        "-out",
+        &p("server.crt"),
+    ]);
+    (p("ca.crt"), p("server.crt"), p("server.key"))
+}
+
+/// curl's HTTP status for `url` (0 when no HTTP answer came), with `extra` arguments.
+fn curl_status(url: &str, extra: &[&str]) -> (u16, String) {
+    let out = Command::new("curl")
+        .args(["-s", "-o", "-", "-w", "\n%{http_code}", "--max-time", "10"])
+        .args(extra)
+        .arg(url)
+        .output()
+        .expect("curl");
+    let text = stdout(&out);
+    let (body, code) = text.rsplit_once('\n').unwrap_or(("", "0"));
+    (code.trim().parse().unwrap_or(0), body.to_string())
+}
+
+#[test]
+fn a_web_config_locks_the_endpoint_with_tls_and_a_password_and_prometheus_scrapes_it() {
+    let s = Scratch::new();
+    let certs = tempfile::tempdir().unwrap();
+    let (ca, cert, key) = certificates(certs.path());
+    // The password's bcrypt hash, by the test's own hand (the bcrypt crate, cost 4 for speed).
+    let hash = bcrypt::hash("s3cret pass", 4).unwrap();
+    let web = certs.path().join("web.yml");
+    // Relative paths are the file's directory's, as the exporter-toolkit reads them.
+    std::fs::write(
+        &web,
+        format!(
+            "tls_server_config:\n  cert_file: server.crt\n  key_file: {key}\nbasic_auth_users:\n  prom: '{hash}'\n"
+        ),
+    )
+    .unwrap();
+    let _ = cert;
+    let images = tempfile::tempdir().unwrap();
+    let dev = loop_device_with(&images.path().join("w.img"), 16 << 20, false);
+    let port = free_port();
+    let addr = format!("127.0.0.1:{port}");
+    let mut m = Monitor::start(
+        &s,
+        &[
+            "--pool",
+            &format!("W={}", dev.dev),
+            "--interval",
+            "1s",
+            "--metrics",
+            &addr,
+            "--web-config",
+            web.to_str().unwrap(),
+        ],
+    );
+    let url = format!("https://{addr}/metrics");
+    let deadline = Instant::now() + Duration::from_secs(20);
+    while curl_status(&url, &["--cacert", &ca]).0 == 0 {
+        assert!(Instant::now() < deadline, "the endpoint did not come up");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    // Without credentials, with a wrong password, with an unknown user: 401.
+    assert_eq!(curl_status(&url, &["--cacert", &ca]).0, 401);
+    assert_eq!(curl_status(&url, &["--cacert", &ca, "-u", "prom:wrong"]).0, 401);
+    assert_eq!(curl_status(&url, &["--cacert", &ca, "-u", "root:s3cret pass"]).0, 401);
+    // With them: 200 and the figures.
+    let (code, body) = curl_status(&url, &["--cacert", &ca, "-u", "prom:s3cret pass"]);
+    assert_eq!(code, 200, "{body}");
+    assert!(body.contains("storlab_monitor_sweeps_total"), "{body}");
+    // Plain HTTP gets no answer from a TLS endpoint, and a client that does not trust the CA none.
+    assert_ne!(
+        curl_status(&format!("http://{addr}/metrics"), &["-u", "prom:s3cret pass"]).0,
+        200
+    );
+    assert_eq!(
+        curl_status(&url, &["-u", "prom:s3cret pass"]).0,
+        0,
+        "an unknown CA is refused by curl"
+    );
+
+    // Debian's Prometheus scrapes it over TLS with basic authentication.
+    std::fs::write(certs.path().join("password"), "s3cret pass").unwrap();
+    let job = format!(
+        "    scheme: https\n    tls_config:\n      ca_file: {ca}\n    basic_auth:\n      username: prom\n      password_file: {}\n",
+        certs.path().join("password").display()
+    );
+    let prom = Prometheus::start_scraping(free_port(), std::slice::from_ref(&addr), "1s", &job);
+    let deadline = Instant::now() + Duration::from_secs(30);
+    loop {
+        let sweeps = prom_value(&prom, "storlab_monitor_sweeps_total");
+        if sweeps >= 1.0 {
+            break;
+        }
+        assert!(
+            Instant::now() < deadline,
+            "Prometheus scraped no sweep: {}",
+            prom.targets()
+        );
+        std::thread::sleep(Duration::from_millis(200));
+    }
+    let out = m.stop();
+    assert!(out.status.success(), "{}", stderr(&out));
+}
+
+#[test]
+fn a_web_config_that_does_not_read_is_refused_before_anything_is_stored() {
+    let s = Scratch::new();
+    let dir = tempfile::tempdir().unwrap();
+    let images = tempfile::tempdir().unwrap();
+    let dev = loop_device_with(&images.path().join("w.img"), 16 << 20, false);
+    let port = free_port().to_string();
+    for (text, words) in [
+        (
+            "basic_auth_users:\n  prom: hunter2\n",
+            "line 2: user prom: the password is not a bcrypt hash",
+        ),
+        (
+            "tls_server_config:\n  cert_file: a.crt\n  key_file: a.key\n  cipher_suites: [TLS_AES_128_GCM_SHA256]\n",
+            "line 4: tls_server_config.cipher_suites is not a key storlab honours",
+        ),
+        (
+            "tls_server_config:\n  cert_file: nowhere.crt\n  key_file: nowhere.key\n",
+            "cert_file",
+        ),
+        ("basic_auth_users: [\n", "line"),
+    ] {
+        let web = dir.path().join("web.yml");
+        std::fs::write(&web, text).unwrap();
+        let out = Command::new(bin())
+            .args(["monitor", "run", "--db", &s.db(), "--pool", &format!("W={}", dev.dev)])
+            .args([
+                "--metrics",
+                &format!("127.0.0.1:{port}"),
+                "--web-config",
+                web.to_str().unwrap(),
+                "--duration",
+                "2s",
+            ])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(2), "{text}: {}", stderr(&out));
+        assert!(stderr(&out).contains(words), "{text}: {}", stderr(&out));
+        assert!(s.nothing_stored(), "refused before the database");
+    }
+}

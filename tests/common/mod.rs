@@ -45,6 +45,11 @@ impl Scratch {
             None => self.path().join("results.db").display().to_string(),
         }
     }
+    /// The database opened, made when it is not there yet.
+    pub fn store_new(&self) -> storlab_store::Store {
+        let target = storlab_store::DbTarget::parse(&self.db()).unwrap();
+        storlab_store::Store::connect(&target, "test").expect("open the scratch database")
+    }
     /// The database opened, or None when it is a file that was never made.
     pub fn store(&self) -> Option<storlab_store::Store> {
         let target = storlab_store::DbTarget::parse(&self.db()).unwrap();
@@ -447,6 +452,11 @@ pub fn victim_block() -> Vec<u8> {
 }
 
 impl BtrfsPool {
+    /// The pool's two devices (the first is the one mounted).
+    pub fn devices(&self) -> [&str; 2] {
+        [&self._loops.0.dev, &self._loops.1.dev]
+    }
+
     pub fn new(s: &Scratch, mib: u32) -> (BtrfsPool, std::path::PathBuf) {
         BtrfsPool::with(
             s,
@@ -578,4 +588,74 @@ pub fn measured_samples(result: &Value) -> Vec<&Value> {
         .iter()
         .filter(|x| x["ramp"] == false)
         .collect()
+}
+
+/// A cgroup of the test's own under one controller (memory, pids, blkio), cgroup v1's or v2's,
+/// with limits written into it; a command started through [`Cgroup::command`] runs in it. Removed
+/// when dropped (once what ran in it is gone).
+pub struct Cgroup {
+    pub dir: PathBuf,
+}
+
+impl Cgroup {
+    /// A new cgroup where `controller` is: v1's /sys/fs/cgroup/CONTROLLER, else v2's unified tree
+    /// (the controller enabled for the root's children).
+    pub fn new(controller: &str) -> Cgroup {
+        let name = format!(
+            "storlab-test-{}-{}",
+            std::process::id(),
+            COUNTER.fetch_add(1, std::sync::atomic::Ordering::Relaxed)
+        );
+        let v1 = PathBuf::from("/sys/fs/cgroup").join(controller);
+        let dir = if v1.join("cgroup.procs").exists() {
+            v1.join(name)
+        } else {
+            let root = ["/sys/fs/cgroup/unified", "/sys/fs/cgroup"]
+                .iter()
+                .map(PathBuf::from)
+                .find(|r| {
+                    std::fs::read_to_string(r.join("cgroup.controllers"))
+                        .is_ok_and(|c| c.split_whitespace().any(|x| x == controller))
+                })
+                .unwrap_or_else(|| panic!("no cgroup hierarchy has the {controller} controller"));
+            let _ = std::fs::write(root.join("cgroup.subtree_control"), format!("+{controller}"));
+            root.join(name)
+        };
+        std::fs::create_dir(&dir).unwrap_or_else(|e| panic!("mkdir {}: {e}", dir.display()));
+        Cgroup { dir }
+    }
+
+    /// Writes `value` into the cgroup's file `name` (e.g. memory.limit_in_bytes).
+    pub fn set(&self, name: &str, value: &str) {
+        std::fs::write(self.dir.join(name), value).unwrap_or_else(|e| panic!("write {name}: {e}"));
+    }
+
+    /// True when the cgroup has a file of that name (v1's and v2's names differ).
+    pub fn has(&self, name: &str) -> bool {
+        self.dir.join(name).exists()
+    }
+
+    /// `program args…` started inside the cgroup (a shell moves itself in, then execs it).
+    pub fn command(&self, program: &str, args: &[&str]) -> Command {
+        let mut c = Command::new("sh");
+        c.arg("-c")
+            .arg("echo $$ > \"$0\"/cgroup.procs && exec \"$@\"")
+            .arg(&self.dir)
+            .arg(program)
+            .args(args);
+        c
+    }
+}
+
+static COUNTER: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+
+impl Drop for Cgroup {
+    fn drop(&mut self) {
+        for _ in 0..50 {
+            if std::fs::remove_dir(&self.dir).is_ok() {
+                return;
+            }
+            std::thread::sleep(std::time::Duration::from_millis(100));
+        }
+    }
 }

@@ -115,6 +115,11 @@ pub struct HostFlags {
     /// (bytes read and written per pool).
     #[arg(long, value_name = "ADDR:PORT")]
     pub metrics: Option<String>,
+    /// Lock the --metrics endpoint as Prometheus exporters lock theirs: a web configuration file
+    /// in the exporter-toolkit's format (tls_server_config: cert_file, key_file; basic_auth_users:
+    /// bcrypt hashes). Without it the endpoint is plain HTTP that anyone who reaches it reads.
+    #[arg(long, value_name = "FILE", requires = "metrics")]
+    pub web_config: Option<std::path::PathBuf>,
 }
 
 /// The host actions of a challenge defined and run on this host: its own command line named

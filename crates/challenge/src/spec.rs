@@ -70,6 +70,11 @@ pub struct SpecInput {
     /// O_DIRECT (the flag is the binary's `--direct` switch).
     #[arg(skip)]
     pub direct: Option<bool>,
+    /// Where a job file gave each of its keys (`file-size` → "FILE, line 4, key file_size"), so
+    /// that a value refused is named where it was written, not as a flag.
+    #[arg(skip)]
+    #[serde(skip)]
+    pub origins: std::collections::BTreeMap<String, String>,
 }
 
 /// A fault in a job file: the flag's text, or a table.
@@ -114,16 +119,47 @@ struct JobFile {
 impl SpecInput {
     /// The `[challenge]` table of a job file.
     pub fn from_file(path: &Path) -> Result<SpecInput, ChallengeError> {
-        let text =
-            std::fs::read_to_string(path).map_err(|e| ChallengeError::Input(format!("{}: {e}", path.display())))?;
-        toml::from_str::<JobFile>(&text).map(|f| f.challenge).map_err(|e| {
+        let text = storlab_model::source::read_text(path).map_err(ChallengeError::Input)?;
+        let mut input = toml::from_str::<JobFile>(&text).map(|f| f.challenge).map_err(|e| {
             let line = e
                 .span()
                 .map(|s| format!(":{}", storlab_model::source::line_of(&text, s.start)))
                 .unwrap_or_default();
             let said = storlab_model::names::serde_did_you_mean(e.message());
             ChallengeError::Input(format!("{}{line}: {said}", path.display()))
-        })
+        })?;
+        // Each key of the [challenge] table with its line (the table's keys are the flags'
+        // names with '_' for '-').
+        let mut in_table = false;
+        for (n, l) in text.lines().enumerate() {
+            let t = l.trim();
+            if t.starts_with('[') {
+                in_table = t.starts_with("[challenge");
+                continue;
+            }
+            if let Some((key, _)) = t.split_once('=').filter(|_| in_table) {
+                let key = key.trim();
+                input
+                    .origins
+                    .entry(key.replace('_', "-"))
+                    .or_insert_with(|| format!("{}, line {}, key {key}", path.display(), n + 1));
+            }
+        }
+        Ok(input)
+    }
+
+    /// `message` about a value (it begins `--KEY`), naming where the value was given: the flag,
+    /// or the job file's line and key.
+    fn named(&self, message: String) -> String {
+        let key = message.strip_prefix("--").map(|m| {
+            m.split(|c: char| !(c.is_ascii_alphanumeric() || c == '-'))
+                .next()
+                .unwrap_or("")
+        });
+        match key.and_then(|k| self.origins.get(k).map(|o| (k, o))) {
+            Some((k, origin)) => format!("{origin}:{}", message[2 + k.len()..].trim_start_matches(':')),
+            None => message,
+        }
     }
 
     /// `self` with every field `flags` sets taken from `flags` (pools and faults: the flags'
@@ -131,12 +167,17 @@ impl SpecInput {
     pub fn overlay(mut self, flags: SpecInput) -> SpecInput {
         if !flags.pool.is_empty() {
             self.pool = flags.pool;
+            self.origins.remove("pool");
         }
         if !flags.fault.is_empty() {
             self.fault = flags.fault;
+            self.origins.remove("fault");
         }
         macro_rules! take {
-            ($($f:ident),*) => { $(if flags.$f.is_some() { self.$f = flags.$f; })* };
+            ($($f:ident),*) => { $(if flags.$f.is_some() {
+                self.$f = flags.$f;
+                self.origins.remove(&stringify!($f).replace('_', "-"));
+            })* };
         }
         take!(writers, readers, file_size, bs, duration, files, spread, backlog, interval, lt, seed, lease, direct);
         self
@@ -251,6 +292,11 @@ pub struct SpecFlags {
     /// (bytes read and written per pool).
     #[arg(long, value_name = "ADDR:PORT")]
     pub metrics: Option<String>,
+    /// Lock the --metrics endpoint as Prometheus exporters lock theirs: a web configuration file
+    /// in the exporter-toolkit's format (tls_server_config: cert_file, key_file; basic_auth_users:
+    /// bcrypt hashes). Without it the endpoint is plain HTTP that anyone who reaches it reads.
+    #[arg(long, value_name = "FILE", requires = "metrics")]
+    pub web_config: Option<PathBuf>,
 }
 
 impl SpecFlags {
@@ -267,8 +313,16 @@ impl SpecFlags {
     }
 }
 
-/// The challenge the input describes, checked whole.
+/// The challenge the input describes, checked whole; a value refused is named where it was
+/// given (a flag, or a job file's line and key).
 pub fn build(input: &SpecInput) -> Result<ChallengeSpec, ChallengeError> {
+    build_checked(input).map_err(|e| match e {
+        ChallengeError::Input(m) => ChallengeError::Input(input.named(m)),
+        other => other,
+    })
+}
+
+fn build_checked(input: &SpecInput) -> Result<ChallengeSpec, ChallengeError> {
     let pools = pools(input)?;
     let writers = input.writers.unwrap_or(1);
     let readers = input.readers.unwrap_or(1);
@@ -510,6 +564,7 @@ for = "1m"
             },
             direct: true,
             metrics: None,
+            web_config: None,
         };
         let i = flags.input().unwrap();
         // The file's pool and count, the flag's writers over the file's, --direct as a flag.

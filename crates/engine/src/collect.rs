@@ -9,7 +9,7 @@ use hdrhistogram::Histogram;
 
 use crate::merge::WorkerOutcome;
 use crate::result::{Sample, TargetSample};
-use crate::stat::{new_histogram, Counters};
+use crate::stat::{add_recorded, new_histogram, Counters, Recorded};
 use crate::EngineError;
 
 /// What a phase reports as it goes, for a live view (Prometheus metrics): each worker's
@@ -19,7 +19,7 @@ pub trait IntervalObserver: Sync {
     /// One worker's interval on target `target` (the job's target number): bytes and
     /// operations read (`[0]`) and written (`[1]`), and the latencies of its reads and writes
     /// in nanoseconds.
-    fn interval(&self, target: u16, bytes: [u64; 2], ops: [u64; 2], latency_ns: &[Histogram<u64>; 2]);
+    fn interval(&self, target: u16, bytes: [u64; 2], ops: [u64; 2], latency_ns: &[Recorded; 2]);
     /// An interval every worker has reported, merged into the sample that will be stored
     /// (a status line shows the last one's throughput, IOPS and p99).
     fn sample(&self, _sample: &Sample) {}
@@ -34,7 +34,7 @@ pub(crate) enum Msg {
         t_end: u64,
         ramp: bool,
         counters: Counters,
-        hist: Box<[Histogram<u64>; 2]>,
+        hist: [Recorded; 2],
     },
     Done {
         worker: usize,
@@ -104,11 +104,13 @@ pub(crate) struct Collected {
     pub(crate) outcomes: Vec<Option<Result<WorkerOutcome, EngineError>>>,
 }
 
-/// The collector's state: the intervals not yet complete, and the last interval each worker
-/// that is done sent (`None` while it runs).
+/// The collector's state: the intervals not yet complete, how many workers still run, and how
+/// many of those done sent each last interval (counted, not looked up per worker: a message of
+/// ten thousand workers costs no walk over them all).
 struct Collector<'o> {
     pending: BTreeMap<u32, Pending>,
-    last_index: Vec<Option<Option<u32>>>,
+    running: usize,
+    done_last: BTreeMap<u32, usize>,
     many_targets: bool,
     observer: Option<&'o dyn IntervalObserver>,
     got: Collected,
@@ -124,7 +126,7 @@ impl Collector<'_> {
         span: (u64, u64),
         ramp: bool,
         counters: Counters,
-        hist: &[Histogram<u64>; 2],
+        hist: &[Recorded; 2],
     ) {
         if let Some(o) = self.observer {
             o.interval(target, counters.bytes, counters.ops, hist);
@@ -144,8 +146,8 @@ impl Collector<'_> {
         p.t_end = p.t_end.max(span.1);
         p.t_start = p.t_start.min(span.0);
         p.counters.add(&counters);
-        let _ = p.hist.add(&hist[0]);
-        let _ = p.hist.add(&hist[1]);
+        add_recorded(&mut p.hist, &hist[0]);
+        add_recorded(&mut p.hist, &hist[1]);
         p.reported += 1;
     }
 
@@ -153,14 +155,7 @@ impl Collector<'_> {
     /// or that ran past it, has reported it.
     fn complete_ready(&mut self, on_sample: &mut dyn FnMut(&Sample)) {
         while let Some((&index, p)) = self.pending.iter().next() {
-            let expected = self
-                .last_index
-                .iter()
-                .filter(|l| match l {
-                    None => true,
-                    Some(last) => last.is_some_and(|x| x >= index),
-                })
-                .count();
+            let expected = self.running + self.done_last.range(index..).map(|(_, n)| n).sum::<usize>();
             if p.reported < expected {
                 break;
             }
@@ -191,7 +186,8 @@ pub(crate) fn collect(
 ) -> Collected {
     let mut c = Collector {
         pending: BTreeMap::new(),
-        last_index: vec![None; n],
+        running: n,
+        done_last: BTreeMap::new(),
         many_targets,
         observer,
         got: Collected {
@@ -217,7 +213,10 @@ pub(crate) fn collect(
                 last_index,
                 outcome,
             } => {
-                c.last_index[worker] = Some(last_index);
+                c.running -= 1;
+                if let Some(last) = last_index {
+                    *c.done_last.entry(last).or_default() += 1;
+                }
                 c.got.outcomes[worker] = Some(*outcome);
                 done += 1;
             }

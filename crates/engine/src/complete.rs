@@ -7,7 +7,7 @@ use std::sync::atomic::Ordering;
 
 use crate::backend::Op;
 use crate::plan::VERIFY_BLOCK;
-use crate::stat::{slot_index, split_at_submission};
+use crate::stat::{new_histogram, slot_index, split_at_submission};
 use crate::worker::{InFlight, Worker};
 use crate::EngineError;
 
@@ -66,7 +66,7 @@ impl Worker<'_> {
         let took = self.now() - t;
         self.flush_ns += took;
         if self.measuring {
-            let _ = self.shist.record(took.max(1));
+            let _ = self.shist.get_or_insert_with(new_histogram).record(took.max(1));
         }
         self.writes_since_flush = 0;
         // The next synchronous I/O starts now, not where the last one ended: the flush is

@@ -48,7 +48,7 @@ pub use filesetup::lay_out_phase;
 pub use hdrhistogram::Histogram;
 pub use phase::{run_group_observed, run_phase, run_phase_observed, run_phase_with, PhaseControl};
 pub use stat::{
-    children_cpu, encode_histogram, latency_of, new_histogram, process_cpu, thread_cpu, thread_usage, Usage,
+    children_cpu, encode_histogram, latency_of, new_histogram, process_cpu, thread_cpu, thread_usage, Recorded, Usage,
 };
 pub use storlab_model::plan::*;
 pub use storlab_model::result::*;

@@ -15,8 +15,8 @@ pub(crate) struct WorkerOutcome {
     pub(crate) result: WorkerResult,
     pub(crate) totals: Counters,
     pub(crate) hist: Box<[Histogram<u64>; 2]>,
-    /// Its flushes' latency.
-    pub(crate) sync_hist: Histogram<u64>,
+    /// Its flushes' latency (None: it made none).
+    pub(crate) sync_hist: Option<Histogram<u64>>,
     /// Its submission and completion latencies (an asynchronous back-end's).
     pub(crate) slat_clat: Box<SlatClat>,
     pub(crate) depths: IoDepths,
@@ -70,7 +70,9 @@ impl Sum {
             s.totals.add(&o.totals);
             let _ = s.hist[0].add(&o.hist[0]);
             let _ = s.hist[1].add(&o.hist[1]);
-            let _ = s.sync_hist.add(&o.sync_hist);
+            if let Some(h) = &o.sync_hist {
+                let _ = s.sync_hist.add(h);
+            }
             s.slat_clat.add(&o.slat_clat);
             s.depths.add(&o.depths);
             s.first.add(&o.first_done_snapshot.unwrap_or(o.totals));

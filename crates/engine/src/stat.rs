@@ -6,6 +6,8 @@
 use hdrhistogram::serialization::{Serializer, V2DeflateSerializer};
 use hdrhistogram::Histogram;
 
+use storlab_model::footprint::{LATENCY_DIGITS, MAX_LATENCY_NS};
+
 use crate::backend::Op;
 use crate::result::{IntervalHistograms, Latency};
 
@@ -27,12 +29,37 @@ pub fn latency_of(h: &Histogram<u64>) -> Latency {
     }
 }
 
-/// Highest latency the histograms hold exactly: one hour. Longer ones are clamped to it.
-const MAX_LATENCY_NS: u64 = 3_600_000_000_000;
-
-/// A latency histogram with 3 significant digits (0.1 % resolution) from 1 ns to one hour.
+/// A latency histogram with 3 significant digits (0.1 % resolution) from 1 ns to one hour
+/// (longer ones are clamped to it).
 pub fn new_histogram() -> Histogram<u64> {
-    Histogram::new_with_bounds(1, MAX_LATENCY_NS, 3).expect("valid histogram bounds")
+    Histogram::new_with_bounds(1, MAX_LATENCY_NS, LATENCY_DIGITS).expect("valid histogram bounds")
+}
+
+/// A latency histogram's recorded buckets, `(value, count)` in increasing value: how a worker
+/// hands an interval's latencies over — a few hundred pairs where the histogram is 270 KB —, so
+/// that a collector behind thousands of workers (starved of CPU by them) queues kilobytes, not
+/// gigabytes, and no histogram is allocated per interval.
+pub type Recorded = Vec<(u64, u64)>;
+
+/// The buckets `h` recorded (see [`Recorded`]).
+pub(crate) fn recorded(h: &Histogram<u64>) -> Recorded {
+    h.iter_recorded()
+        .map(|v| (v.value_iterated_to(), v.count_at_value()))
+        .collect()
+}
+
+/// Adds recorded buckets to `h` (one of the engine's: every value fits).
+pub(crate) fn add_recorded(h: &mut Histogram<u64>, r: &Recorded) {
+    for &(v, n) in r {
+        let _ = h.record_n(v, n);
+    }
+}
+
+/// What a finished worker leaves in place of the histograms it handed over: the smallest one
+/// there is (a few bytes), so that finishing does not allocate a full histogram per field —
+/// thousands of workers finishing at once would hold twice their memory.
+pub(crate) fn spent_histogram() -> Histogram<u64> {
+    Histogram::new_with_bounds(1, 2, 0).expect("valid histogram bounds")
 }
 
 /// An I/O started, submitted and completed at these times, split at its submission: (slat,
@@ -111,44 +138,48 @@ pub fn encode_if_any(h: &Histogram<u64>) -> Vec<u8> {
 }
 
 /// An asynchronous back-end's submission and completion latencies per direction (fio's slat:
-/// from the I/O's start to its submission; clat: from there to its completion), ns.
+/// from the I/O's start to its submission; clat: from there to its completion), ns. Made at the
+/// first split I/O: a synchronous back-end's workers never hold them (four histograms, a
+/// megabyte, per worker).
+#[derive(Default)]
 pub(crate) struct SlatClat {
-    pub(crate) slat: [Histogram<u64>; 2],
-    pub(crate) clat: [Histogram<u64>; 2],
-}
-
-impl Default for SlatClat {
-    fn default() -> SlatClat {
-        SlatClat {
-            slat: [new_histogram(), new_histogram()],
-            clat: [new_histogram(), new_histogram()],
-        }
-    }
+    /// `[slat, clat]`, each `[read, write]`.
+    parts: Option<Box<[[Histogram<u64>; 2]; 2]>>,
 }
 
 impl SlatClat {
+    fn parts(&mut self) -> &mut [[Histogram<u64>; 2]; 2] {
+        self.parts
+            .get_or_insert_with(|| Box::new([[new_histogram(), new_histogram()], [new_histogram(), new_histogram()]]))
+    }
+
     /// One I/O of direction `d` and its two parts (see [`split_at_submission`]).
     #[inline]
     pub(crate) fn record(&mut self, d: usize, (slat, clat): (u64, u64)) {
-        self.slat[d].saturating_record(slat);
-        self.clat[d].saturating_record(clat);
+        let p = self.parts();
+        p[0][d].saturating_record(slat);
+        p[1][d].saturating_record(clat);
     }
 
     /// Adds another worker's.
     pub(crate) fn add(&mut self, o: &SlatClat) {
-        for d in 0..2 {
-            let _ = self.slat[d].add(&o.slat[d]);
-            let _ = self.clat[d].add(&o.clat[d]);
+        let Some(theirs) = o.parts.as_deref() else { return };
+        let mine = self.parts();
+        for (m, t) in mine.iter_mut().flatten().zip(theirs.iter().flatten()) {
+            let _ = m.add(t);
         }
     }
 
     /// The encoded histograms, `([slat read, slat write], [clat read, clat write])`, each empty
     /// where none was recorded.
     pub(crate) fn encoded(&self) -> ([Vec<u8>; 2], [Vec<u8>; 2]) {
-        (
-            [encode_if_any(&self.slat[0]), encode_if_any(&self.slat[1])],
-            [encode_if_any(&self.clat[0]), encode_if_any(&self.clat[1])],
-        )
+        match self.parts.as_deref() {
+            None => Default::default(),
+            Some([s, c]) => (
+                [encode_if_any(&s[0]), encode_if_any(&s[1])],
+                [encode_if_any(&c[0]), encode_if_any(&c[1])],
+            ),
+        }
     }
 }
 
@@ -260,5 +291,20 @@ impl IntervalClat {
     /// The intervals kept.
     pub(crate) fn take(&mut self) -> Vec<IntervalHistograms> {
         std::mem::take(&mut self.kept)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_histogram_is_as_large_as_the_model_counts_it() {
+        // The capacity check counts workers' memory by model's arithmetic; this is what the
+        // engine really allocates.
+        assert_eq!(
+            new_histogram().distinct_values() as u64 * 8,
+            storlab_model::footprint::histogram_bytes()
+        );
     }
 }

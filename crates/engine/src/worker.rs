@@ -32,7 +32,8 @@ use crate::pacing::{wait_until, FlowGate, FlowShare, RateMin, RatePacer, Think};
 use crate::plan::{FsyncPolicy, PhasePlan, WorkerFile};
 use crate::result::*;
 use crate::stat::{
-    encode_histogram, encode_if_any, new_histogram, thread_usage, Counters, IntervalClat, SlatClat, Usage,
+    encode_histogram, encode_if_any, new_histogram, recorded, spent_histogram, thread_usage, Counters, IntervalClat,
+    SlatClat, Usage,
 };
 use crate::verify::VerifyBacklog;
 use crate::EngineError;
@@ -114,7 +115,7 @@ pub(crate) struct Worker<'a> {
     pub(crate) writes_since_flush: u32,
     pub(crate) flush_ns: u64,
     /// The measured part's flushes, each timed (fio's sync latency).
-    pub(crate) shist: Histogram<u64>,
+    pub(crate) shist: Option<Histogram<u64>>,
     /// The measured part's queue depths and calls (fio's IO depths, submit, complete).
     pub(crate) depths: IoDepths,
     /// The slots queued on an asynchronous back-end and not yet committed (stamped with their
@@ -211,7 +212,7 @@ impl<'a> Worker<'a> {
             completions: vec![Completion::default(); depth],
             writes_since_flush: 0,
             flush_ns: 0,
-            shist: new_histogram(),
+            shist: None,
             depths: IoDepths::default(),
             uncommitted: Vec::with_capacity(depth),
             sc_hist: Box::default(),
@@ -593,7 +594,7 @@ impl<'a> Worker<'a> {
         }
         let end = self.end_of_io(interrupted)?;
         self.tick(end)?;
-        self.send_interval(end);
+        self.send_interval(end, true);
         if !interrupted && self.plan.settings.exitall {
             // fio's exitall: this phase is done, so are the phases running with it.
             self.shared.exit_all.store(true, Ordering::Relaxed);
@@ -629,8 +630,9 @@ impl<'a> Worker<'a> {
                 io_log: self.io_records.take().map(storlab_model::iolog::IoRecorder::finish),
             },
             totals: self.totals,
-            hist: std::mem::replace(&mut self.thist, Box::new([new_histogram(), new_histogram()])),
-            sync_hist: std::mem::replace(&mut self.shist, new_histogram()),
+            // The worker ends here: what it hands over is replaced by nothing of size.
+            hist: std::mem::replace(&mut self.thist, Box::new([spent_histogram(), spent_histogram()])),
+            sync_hist: self.shist.take(),
             slat_clat: std::mem::take(&mut self.sc_hist),
             depths: self.depths_measured(),
             end_ns: end,
@@ -651,7 +653,7 @@ impl<'a> Worker<'a> {
             bytes: self.totals.bytes,
             ops: self.totals.ops,
             histograms_rw: [encode_histogram(&self.thist[0]), encode_histogram(&self.thist[1])],
-            histogram_sync: encode_if_any(&self.shist),
+            histogram_sync: self.shist.as_ref().map(encode_if_any).unwrap_or_default(),
             histograms_slat,
             histograms_clat,
             io_depths: self.depths_measured(),
@@ -746,7 +748,7 @@ impl Worker<'_> {
     pub(crate) fn tick(&mut self, now: u64) -> Result<(), EngineError> {
         while now >= self.next_boundary {
             let b = self.next_boundary;
-            self.send_interval(b);
+            self.send_interval(b, false);
             self.interval_start = b;
             self.next_boundary = self.boundary_after(b);
             if !self.measuring && b >= self.ramp_end {
@@ -756,14 +758,21 @@ impl Worker<'_> {
         Ok(())
     }
 
-    /// Sends the interval ending at `end` to the collector and starts a new one.
-    pub(crate) fn send_interval(&mut self, end: u64) {
+    /// Sends the interval ending at `end` to the collector and starts a new one (none after
+    /// the `last`).
+    pub(crate) fn send_interval(&mut self, end: u64, last: bool) {
         let counters = std::mem::take(&mut self.interval);
-        let hist = std::mem::replace(&mut self.ihist, Box::new([new_histogram(), new_histogram()]));
+        let hist = [recorded(&self.ihist[0]), recorded(&self.ihist[1])];
         if self.measuring {
             self.totals.add(&counters);
-            let _ = self.thist[0].add(&hist[0]);
-            let _ = self.thist[1].add(&hist[1]);
+            let _ = self.thist[0].add(&self.ihist[0]);
+            let _ = self.thist[1].add(&self.ihist[1]);
+        }
+        if last {
+            // The worker ends: its interval histograms go with it.
+            *self.ihist = [spent_histogram(), spent_histogram()];
+        } else {
+            self.ihist.iter_mut().for_each(Histogram::reset);
         }
         let index = self.interval_index;
         self.interval_index += 1;

@@ -7,13 +7,18 @@
 //! it: the mounts (mounts.rs: mountinfo with its escapes, the mount of a path), a filesystem's
 //! space (space.rs: statvfs), the block device and its RAID layout (device.rs); and a btrfs
 //! scrub's progress and errors per device (btrfs.rs), for the impact study and the monitor;
-//! the block devices' counters (diskstats.rs), for the monitor and fio's disk utilisation.
+//! the block devices' counters (diskstats.rs), for the monitor and fio's disk utilisation;
+//! what uses a block device before storlab writes to it (in_use.rs: mounts, holders, btrfs
+//! members, swap, an exclusive claim); what this machine can hold of a run's workers
+//! (capacity.rs: memory, threads, file descriptors).
 #![deny(missing_docs)]
 
 pub mod btrfs;
+pub mod capacity;
 mod device;
 pub mod diskstats;
 pub mod fstab;
+pub mod in_use;
 pub mod mounts;
 pub mod space;
 

@@ -210,8 +210,53 @@ pub(crate) use storlab_model::source::line_of;
 /// Every tool's output in `text`, read. A file may hold several (IOzone runs one after
 /// another, fio JSON documents in a row, fio's JSON followed by its normal text); each is read
 /// by its own reader, and a file in which nothing is recognised is refused naming what storlab
-/// reads.
+/// reads. A file any of whose figures read is not a finite number (or is no longer one once in
+/// bytes or nanoseconds) is refused whole, naming the line and column of the figure.
 pub fn parse(origin: &Origin, text: &str) -> Result<Vec<Piece>, ImportError> {
+    let pieces = read_pieces(origin, text)?;
+    for run in pieces.iter().flat_map(|p| &p.runs) {
+        if let Some(at) = storlab_model::finite::first_non_finite(run) {
+            return Err(not_finite(origin, text, &at));
+        }
+    }
+    Ok(pieces)
+}
+
+/// The refusal of a file one of whose figures is not finite: where the first figure that
+/// cannot be one is in the text (`inf`, `nan`, a number beyond 1e100), and what it became.
+fn not_finite(origin: &Origin, text: &str, at: &str) -> ImportError {
+    match unstorable_figure(text) {
+        Some((line, column, token)) => origin.error(format!(
+            "line {line}, column {column}: `{token}` is not a figure storlab can store (not a finite number, or none once in bytes or nanoseconds: {at}); correct it, or leave the cell empty where the tool measured nothing"
+        )),
+        None => origin.error(format!(
+            "a figure read from it is not a finite number ({at}); nothing was stored"
+        )),
+    }
+}
+
+/// The first word of `text` that reads as a number but cannot be a figure: an infinity, a NaN,
+/// or a number so large (beyond 1e100) that scaling it to bytes or nanoseconds leaves no finite
+/// number. Its line and column (from 1, in characters) and the word.
+pub fn unstorable_figure(text: &str) -> Option<(usize, usize, String)> {
+    for (n, line) in text.lines().enumerate() {
+        let mut column = 0;
+        for word in line.split(|c: char| !(c.is_ascii_alphanumeric() || matches!(c, '.' | '+' | '-'))) {
+            let at = column;
+            column += word.chars().count() + 1;
+            let bare = word.trim_start_matches(['+', '-']).to_ascii_lowercase();
+            let special = matches!(bare.as_str(), "inf" | "infinity" | "nan");
+            let huge = word.parse::<f64>().is_ok_and(|v| !v.is_finite() || v.abs() > 1e100);
+            if special || huge {
+                return Some((n + 1, at + 1, word.to_string()));
+            }
+        }
+    }
+    None
+}
+
+/// Every tool's output in `text`, read as [`parse`] does before the figures are checked.
+fn read_pieces(origin: &Origin, text: &str) -> Result<Vec<Piece>, ImportError> {
     let mut pieces = Vec::new();
     if iozone::looks_like_iozone(text) {
         for part in iozone::split_runs(text) {
@@ -263,6 +308,14 @@ pub fn parse(origin: &Origin, text: &str) -> Result<Vec<Piece>, ImportError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_figure_that_cannot_be_stored_is_found_by_line_and_column() {
+        assert_eq!(unstorable_figure("a 1 2\n  b=inf, c"), Some((2, 5, "inf".into())));
+        assert_eq!(unstorable_figure("x 1e308 y"), Some((1, 3, "1e308".into())));
+        assert_eq!(unstorable_figure("-NaN"), Some((1, 1, "-NaN".into())));
+        assert_eq!(unstorable_figure("info infinite 1e99 1.5e3"), None);
+    }
 
     #[test]
     fn ctime_becomes_rfc3339() {

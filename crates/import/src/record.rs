@@ -12,12 +12,7 @@ use crate::{parse, Origin, Piece};
 /// not name the file: the caller does.
 pub fn read_text(file: &Path) -> Result<String, String> {
     let bytes = std::fs::read(file).map_err(|e| format!("cannot read it: {e}"))?;
-    String::from_utf8(bytes).map_err(|e| {
-        format!(
-            "not text (invalid UTF-8 at byte {}): not an output storlab reads",
-            e.utf8_error().valid_up_to()
-        )
-    })
+    storlab_model::source::utf8(&bytes).map_err(|e| format!("not text ({e}): not an output storlab reads"))
 }
 
 /// The formats found, each once, in order.

@@ -16,7 +16,7 @@ use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::{MetricType, TypedMetric};
 use prometheus_client::registry::{Registry, Unit};
-use storlab_engine::{Histogram, IntervalObserver};
+use storlab_engine::IntervalObserver;
 use storlab_session::{LiveRun, PhaseStart};
 
 /// A label set: (name, value) pairs.
@@ -58,23 +58,20 @@ impl Default for LatencyHistogram {
 }
 
 impl LatencyHistogram {
-    /// Adds the latencies (nanoseconds) of `h`.
-    pub fn add(&self, h: &Histogram<u64>) {
-        if h.is_empty() {
+    /// Adds latencies (nanoseconds): an interval's recorded buckets, each `(value, count)`.
+    pub fn add(&self, recorded: &[(u64, u64)]) {
+        if recorded.is_empty() {
             return;
         }
         let mut g = self.inner.lock().unwrap_or_else(|e| e.into_inner());
-        g.0 += h.mean() * h.len() as f64 / 1e9;
-        g.1 += h.len();
-        let mut below = 0u64;
-        for (bound, count) in g.2.iter_mut() {
-            let upto = if *bound == f64::MAX {
-                h.len()
-            } else {
-                h.count_between(0, (*bound * 1e9) as u64)
-            };
-            *count += upto - below;
-            below = upto;
+        for &(ns, n) in recorded {
+            g.0 += ns as f64 * n as f64 / 1e9;
+            g.1 += n;
+            let secs = ns as f64 / 1e9;
+            // Prometheus' buckets are cumulative when encoded; each holds what falls in it.
+            if let Some((_, count)) = g.2.iter_mut().find(|(bound, _)| secs <= *bound) {
+                *count += n;
+            }
         }
     }
 }
@@ -121,9 +118,13 @@ pub struct LiveMetrics {
 /// The live figures served at `addr` (None: not asked for) while the command runs: the
 /// endpoint is bound here, before anything starts, and stops when the returned [`Live`] is
 /// dropped.
-pub fn serve(addr: Option<&str>, study: &str) -> Result<Option<Live>, crate::endpoint::MetricsError> {
+pub fn serve(
+    addr: Option<&str>,
+    web_config: Option<&std::path::Path>,
+    study: &str,
+) -> Result<Option<Live>, crate::endpoint::MetricsError> {
     let Some(addr) = addr else { return Ok(None) };
-    let listener = crate::endpoint::bind(addr)?;
+    let listener = crate::endpoint::bind(addr, web_config)?;
     let mut registry = Registry::default();
     let metrics = std::sync::Arc::new(LiveMetrics::register(&mut registry));
     *metrics.study.lock().unwrap_or_else(|e| e.into_inner()) = (study.to_string(), Vec::new());
@@ -259,7 +260,7 @@ impl LiveMetrics {
 }
 
 impl IntervalObserver for LiveMetrics {
-    fn interval(&self, target: u16, bytes: [u64; 2], ops: [u64; 2], latency_ns: &[Histogram<u64>; 2]) {
+    fn interval(&self, target: u16, bytes: [u64; 2], ops: [u64; 2], latency_ns: &[storlab_engine::Recorded; 2]) {
         let c = self.current.lock().unwrap_or_else(|e| e.into_inner()).clone();
         let t = c
             .targets
@@ -351,12 +352,8 @@ mod tests {
             bytes: Some(1 << 20),
             sampled: true,
         });
-        let mut h = storlab_engine::new_histogram();
-        h.record(800).unwrap(); // 0.8 µs
-        h.record(3_000_000).unwrap(); // 3 ms
-        h.record(3_000_000).unwrap();
-        let none = storlab_engine::new_histogram();
-        m.interval(0, [4096, 0], [3, 0], &[h, none]);
+        // An interval's recorded buckets: one read of 0.8 µs, two of 3 ms.
+        m.interval(0, [4096, 0], [3, 0], &[vec![(800, 1), (3_000_000, 2)], vec![]]);
         m.phase_ended(7, 2, None);
         let mut text = String::new();
         encode(&mut text, &r).unwrap();

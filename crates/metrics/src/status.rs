@@ -9,7 +9,6 @@ use std::io::IsTerminal;
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use hdrhistogram::Histogram;
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 use storlab_model::result::{PhaseResult, Sample};
 use storlab_model::run::RunKind;
@@ -222,7 +221,7 @@ fn clock(seconds: f64) -> String {
 }
 
 impl storlab_session::IntervalObserver for StatusLine {
-    fn interval(&self, _target: u16, _bytes: [u64; 2], _ops: [u64; 2], _latency_ns: &[Histogram<u64>; 2]) {}
+    fn interval(&self, _target: u16, _bytes: [u64; 2], _ops: [u64; 2], _latency_ns: &[storlab_engine::Recorded; 2]) {}
 
     fn sample(&self, s: &Sample) {
         let mut g = self.lock();

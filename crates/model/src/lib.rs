@@ -11,13 +11,18 @@
 //!   default; settings/read.rs the readers, settings/text.rs each value written back as text;
 //! - values.rs: the kinds of value settings take that are more than a number;
 //! - plan.rs: one phase fully resolved (what the engine runs); result.rs: what it produced;
+//!   footprint.rs: what a worker of it holds (memory, a thread, descriptors); finite.rs: the
+//!   first figure of any value that is not a finite number (the store's check before a write);
 //! - run.rs: runs as stored; study.rs: studies (sets of runs) as stored; env.rs: the machine;
+//! - terminal.rs: text as a terminal shows it, its control characters escaped;
 //! - scan.rs, meta.rs, challenge.rs, monitor.rs, sched.rs, risk.rs, qualify.rs: each command's
 //!   own results, as stored and as the report draws them.
 #![deny(missing_docs)]
 
 pub mod challenge;
 pub mod env;
+pub mod finite;
+pub mod footprint;
 pub mod iolog;
 pub mod meta;
 pub mod monitor;
@@ -32,6 +37,7 @@ pub mod sched;
 pub mod settings;
 pub mod source;
 pub mod study;
+pub mod terminal;
 pub mod values;
 
 /// Paths as a message names them: "/a, /b".

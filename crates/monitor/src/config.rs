@@ -13,7 +13,7 @@
 //! members = ["/dev/sdb", "/dev/sdc"]
 //! ```
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
@@ -29,6 +29,8 @@ pub struct MonitorFile {
     pub lt: Option<String>,
     /// The metrics endpoint's address.
     pub metrics: Option<String>,
+    /// The endpoint's web configuration (TLS, basic authentication).
+    pub web_config: Option<String>,
     /// Keep anything this long.
     pub retain: Option<String>,
     /// Keep every sample this long.
@@ -42,6 +44,9 @@ pub struct MonitorFile {
     /// The pools.
     #[serde(default)]
     pub pool: Vec<PoolTable>,
+    /// The file and its text, for messages that name a value's line.
+    #[serde(skip)]
+    pub source: Option<(PathBuf, String)>,
 }
 
 /// One `[[monitor.pool]]`.
@@ -64,8 +69,7 @@ impl MonitorFile {
     /// Reads and checks `path`; an error names the file, and the line for a TOML mistake or
     /// an unknown key.
     pub fn read(path: &Path) -> Result<MonitorFile, MonitorError> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| MonitorError::Input(format!("--config {}: {e}", path.display())))?;
+        let text = storlab_model::source::read_text(path).map_err(|e| MonitorError::Input(format!("--config {e}")))?;
         let whole: Whole = toml::from_str(&text).map_err(|e| {
             let line = e
                 .span()
@@ -74,7 +78,22 @@ impl MonitorFile {
             let said = storlab_model::names::serde_did_you_mean(e.message());
             MonitorError::Input(format!("--config {}{line}: {said}", path.display()))
         })?;
-        Ok(whole.monitor)
+        let mut file = whole.monitor;
+        file.source = Some((path.to_path_buf(), text));
+        Ok(file)
+    }
+
+    /// Where the file gives `key`, for a message about its value: "--config FILE, line 3, key
+    /// interval".
+    pub fn origin(&self, key: &str) -> String {
+        let Some((path, text)) = &self.source else {
+            return format!("the configuration's {key}");
+        };
+        let line = text
+            .lines()
+            .position(|l| l.trim_start().starts_with(key) && l.trim_start()[key.len()..].trim_start().starts_with('='))
+            .map_or(0, |i| i + 1);
+        format!("--config {}, line {line}, key {key}", path.display())
     }
 
     /// The pools as `--pool` gives them (`NAME=MEMBER,…`).

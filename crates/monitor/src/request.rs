@@ -31,9 +31,16 @@ pub struct RunFlags {
     /// 100s].
     #[arg(long, value_name = "DURATION")]
     pub lt: Option<String>,
-    /// Serve Prometheus metrics at http://ADDR/metrics (loopback or an address of this host).
+    /// Serve Prometheus metrics at ADDR:PORT/metrics: 127.0.0.1:PORT (this host only), an
+    /// address of this host, or 0.0.0.0:PORT (every interface: whoever reaches the host reads
+    /// them, unless --web-config locks them).
     #[arg(long, value_name = "ADDR:PORT")]
     pub metrics: Option<String>,
+    /// Lock the --metrics endpoint as Prometheus exporters lock theirs: a web configuration file
+    /// in the exporter-toolkit's format (tls_server_config: cert_file, key_file; basic_auth_users:
+    /// bcrypt hashes). Without it the endpoint is plain HTTP that anyone who reaches it reads.
+    #[arg(long, value_name = "FILE")]
+    pub web_config: Option<PathBuf>,
     /// Keep samples this long in all, hourly averages after --keep-lt [default: 365d].
     #[arg(long, value_name = "DURATION")]
     pub retain: Option<String>,
@@ -86,18 +93,27 @@ impl Prepared {
     }
 }
 
-/// A duration flag (or the file's key of the same name) in seconds.
-fn secs(flag: &str, v: &str) -> Result<f64, MonitorError> {
+/// A duration in seconds, from `(value, where it was given)`.
+fn secs((v, origin): (String, String)) -> Result<f64, MonitorError> {
     v.parse::<storlab_units::Duration>()
         .map(|d| d.secs_f64())
-        .map_err(|e| MonitorError::Input(format!("--{flag} {v}: {e}")))
+        .map_err(|e| MonitorError::Input(format!("{origin} {v}: {e}")))
 }
 
-/// The flag, else the file's value, else the default.
-fn pick(flag: &Option<String>, file: &Option<String>, default: &str) -> String {
-    flag.clone()
-        .or_else(|| file.clone())
-        .unwrap_or_else(|| default.to_string())
+/// The flag `--NAME`, else the file's key (`NAME` with '_' for '-'), else the default; with
+/// where it was given, as a message names it.
+fn pick(
+    name: &str,
+    flag: &Option<String>,
+    file: &MonitorFile,
+    value: &Option<String>,
+    default: &str,
+) -> (String, String) {
+    match (flag, value) {
+        (Some(v), _) => (v.clone(), format!("--{name}")),
+        (None, Some(v)) => (v.clone(), format!("{}:", file.origin(&name.replace('-', "_")))),
+        (None, None) => (default.to_string(), format!("--{name}'s default")),
+    }
 }
 
 /// Reads the file, lays the flags over it, and checks everything; the metrics address is bound
@@ -110,12 +126,12 @@ pub fn prepare(f: RunFlags, db: Option<String>) -> Result<Prepared, MonitorError
         .map(MonitorFile::read)
         .transpose()?
         .unwrap_or_default();
-    let interval = secs("interval", &pick(&f.interval, &file.interval, "10s"))?;
-    let lt = secs("lt", &pick(&f.lt, &file.lt, "100s"))?;
-    let retain = secs("retain", &pick(&f.retain, &file.retain, "365d"))?;
-    let keep_full = secs("keep-full", &pick(&f.keep_full, &file.keep_full, "2d"))?;
-    let keep_lt = secs("keep-lt", &pick(&f.keep_lt, &file.keep_lt, "30d"))?;
-    let duration = f.duration.as_deref().map(|d| secs("duration", d)).transpose()?;
+    let interval = secs(pick("interval", &f.interval, &file, &file.interval, "10s"))?;
+    let lt = secs(pick("lt", &f.lt, &file, &file.lt, "100s"))?;
+    let retain = secs(pick("retain", &f.retain, &file, &file.retain, "365d"))?;
+    let keep_full = secs(pick("keep-full", &f.keep_full, &file, &file.keep_full, "2d"))?;
+    let keep_lt = secs(pick("keep-lt", &f.keep_lt, &file, &file.keep_lt, "30d"))?;
+    let duration = f.duration.clone().map(|d| secs((d, "--duration".into()))).transpose()?;
     let pool_args = if f.pools.is_empty() { file.pool_args() } else { f.pools };
     let floor = if f.bench_interval { BENCH_INTERVAL } else { MIN_INTERVAL };
     let spec = spec(
@@ -133,10 +149,14 @@ pub fn prepare(f: RunFlags, db: Option<String>) -> Result<Prepared, MonitorError
         ));
     }
     let watches = pools::resolve(&spec.pools)?;
+    let web_config = f
+        .web_config
+        .clone()
+        .or_else(|| file.web_config.clone().map(PathBuf::from));
     let metrics = f
         .metrics
         .or_else(|| file.metrics.clone())
-        .map(|a| storlab_metrics::endpoint::bind(&a))
+        .map(|a| storlab_metrics::endpoint::bind(&a, web_config.as_deref()))
         .transpose()
         .map_err(|e| MonitorError::Input(e.to_string()))?;
     let mut files = Files::default();
@@ -224,6 +244,17 @@ mod tests {
             pools: vec![root_pool(&d)],
             ..Default::default()
         };
+        // A value the configuration file gives is named by its line and key, not as a flag.
+        let conf = d.path().join("m.toml");
+        std::fs::write(&conf, "[monitor]\nlt = \"100s\"\ninterval = \"10x\"\n").unwrap();
+        let e = err(RunFlags {
+            config: Some(conf.clone()),
+            ..base()
+        });
+        assert!(
+            e.starts_with(&format!("--config {}, line 3, key interval: 10x: ", conf.display())),
+            "{e}"
+        );
         assert_eq!(
             err(RunFlags {
                 interval: Some("soon".into()),

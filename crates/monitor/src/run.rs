@@ -6,7 +6,7 @@
 //! `--duration`) takes a last sweep for the part of an interval since the one before.
 
 use std::collections::VecDeque;
-use std::net::{SocketAddr, TcpListener};
+use std::net::SocketAddr;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, Instant, SystemTime};
@@ -111,7 +111,7 @@ pub struct MonitorConfig {
     /// Stop after this long (None: until stopped).
     pub duration: Option<f64>,
     /// The metrics endpoint's socket, bound before anything started.
-    pub metrics: Option<TcpListener>,
+    pub metrics: Option<storlab_metrics::endpoint::Bound>,
     /// Set to stop.
     pub stop: Arc<AtomicBool>,
     /// This host.

@@ -26,6 +26,10 @@ pub struct QualifyFlags {
     /// A block device the jobs may write to (named again, as for `storlab run`).
     #[arg(long = "allow-device", value_name = "DEVICE")]
     pub allow_devices: Vec<std::path::PathBuf>,
+    /// Write a device even while it is in use (mounted, a member of md, dm, btrfs or a zpool,
+    /// swap), as for `storlab run`.
+    #[arg(long)]
+    pub allow_mounted_write: bool,
     /// At most this many repetitions of each job (default: the plan's, else 10; at least 3).
     #[arg(long = "max-repeats", value_name = "N")]
     pub max_repeats: Option<u32>,
@@ -72,6 +76,7 @@ impl QualifyFlags {
         prepare::Options {
             targets: self.targets.clone(),
             allow_devices: self.allow_devices.clone(),
+            allow_mounted_write: self.allow_mounted_write,
             max_repeats: self.max_repeats,
         }
     }

@@ -183,8 +183,7 @@ fn storlab_units_percent(x: f64) -> String {
 impl Plan {
     /// Reads the plan at `path`.
     pub fn load(path: &Path) -> Result<Plan, QualifyError> {
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| input(format!("cannot read the plan {}: {e}", path.display())))?;
+        let text = storlab_model::source::read_text(path).map_err(|e| input(format!("cannot read the plan {e}")))?;
         Plan::parse(&text, path)
     }
 

@@ -163,6 +163,8 @@ pub struct Options {
     pub targets: Vec<PathBuf>,
     /// Block devices the jobs may write.
     pub allow_devices: Vec<PathBuf>,
+    /// The jobs may write devices in use (`--allow-mounted-write`).
+    pub allow_mounted_write: bool,
     /// At most this many repetitions (replacing the plan's).
     pub max_repeats: Option<u32>,
 }
@@ -270,6 +272,9 @@ fn jobs_of(plan: &Plan, j: &PlanJob, o: &Options) -> Result<Vec<(Option<Role>, J
     };
     // Targets: the command line's, else the plan's job's, else the job file's own.
     let targets: &[PathBuf] = if !o.targets.is_empty() { &o.targets } else { &j.targets };
+    for (_, job) in &mut jobs {
+        job.allow_mounted_write |= o.allow_mounted_write;
+    }
     if !matches!(j.source, Source::Iozone(_) | Source::Meta(_)) {
         for (_, job) in &mut jobs {
             job.override_with(targets, &[], &Default::default())

@@ -188,7 +188,15 @@ impl Table {
         let header: Vec<Cell> = self.headers.iter().map(|h| Cell::Text(h.clone())).collect();
         let all: Vec<&Vec<Cell>> = std::iter::once(&header).chain(&self.rows).collect();
         let cols = all.iter().map(|r| r.len()).max().unwrap_or(0);
-        let shown: Vec<Vec<String>> = all.iter().map(|r| r.iter().map(Cell::shown).collect()).collect();
+        // A path or tag with control characters is shown with them escaped, not obeyed.
+        let shown: Vec<Vec<String>> = all
+            .iter()
+            .map(|r| {
+                r.iter()
+                    .map(|c| storlab_model::terminal::escaped(&c.shown()).into_owned())
+                    .collect()
+            })
+            .collect();
         let width: Vec<usize> = (0..cols)
             .map(|c| {
                 shown

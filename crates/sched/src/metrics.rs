@@ -102,7 +102,7 @@ impl SchedMetrics {
 /// `listener` as Prometheus metrics, read again by `look` every `interval` until Ctrl-C or
 /// SIGTERM; `say` is told where they are served and each read that failed.
 pub fn serve<E: std::fmt::Display>(
-    listener: std::net::TcpListener,
+    listener: storlab_metrics::endpoint::Bound,
     first: (Vec<PoolStatus>, f64),
     interval: std::time::Duration,
     look: impl Fn() -> Result<(Vec<PoolStatus>, f64), E>,
@@ -112,7 +112,7 @@ pub fn serve<E: std::fmt::Display>(
     let m = SchedMetrics::register(&mut registry);
     m.set(&first.0, first.1);
     let endpoint = storlab_metrics::endpoint::Endpoint::start(listener, std::sync::Arc::new(registry))?;
-    say(&format!("metrics on http://{}/metrics", endpoint.addr()));
+    say(&format!("metrics on {}", endpoint.url()));
     let stop = std::sync::Arc::new(std::sync::atomic::AtomicBool::new(false));
     let s = stop.clone();
     let _ = ctrlc::set_handler(move || s.store(true, std::sync::atomic::Ordering::Relaxed));

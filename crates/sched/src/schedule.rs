@@ -272,7 +272,7 @@ fn busy(b: &BusyDoc, pool: &str) -> Result<Busy, String> {
 impl Schedule {
     /// Reads and checks a schedule file.
     pub fn read(path: &Path) -> Result<Schedule, SchedError> {
-        let text = std::fs::read_to_string(path).map_err(|e| SchedError::Input(format!("{}: {e}", path.display())))?;
+        let text = storlab_model::source::read_text(path).map_err(SchedError::Input)?;
         Schedule::parse(&text, path)
     }
 

@@ -158,6 +158,11 @@ pub struct StatusFlags {
     /// --interval, until stopped.
     #[arg(long, value_name = "ADDR")]
     pub metrics: Option<String>,
+    /// Lock the --metrics endpoint as Prometheus exporters lock theirs: a web configuration file
+    /// in the exporter-toolkit's format (tls_server_config: cert_file, key_file; basic_auth_users:
+    /// bcrypt hashes). Without it the endpoint is plain HTTP that anyone who reaches it reads.
+    #[arg(long, value_name = "FILE", requires = "metrics")]
+    pub web_config: Option<std::path::PathBuf>,
     /// How often --metrics reads the database.
     #[arg(long, value_name = "DURATION", default_value = "15s")]
     pub interval: String,
@@ -182,6 +187,7 @@ mod tests {
         let f = |v: &str| StatusFlags {
             schedule: "s.toml".into(),
             metrics: None,
+            web_config: None,
             interval: v.into(),
             json: false,
         };

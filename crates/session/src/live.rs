@@ -51,7 +51,7 @@ pub struct PhaseStart<'a> {
 pub struct LiveViews(pub Vec<std::sync::Arc<dyn LiveRun + Send + Sync>>);
 
 impl IntervalObserver for LiveViews {
-    fn interval(&self, target: u16, bytes: [u64; 2], ops: [u64; 2], latency_ns: &[hdrhistogram::Histogram<u64>; 2]) {
+    fn interval(&self, target: u16, bytes: [u64; 2], ops: [u64; 2], latency_ns: &[storlab_engine::Recorded; 2]) {
         self.0.iter().for_each(|v| v.interval(target, bytes, ops, latency_ns));
     }
     fn sample(&self, sample: &storlab_model::result::Sample) {

@@ -17,6 +17,18 @@ pub struct FileCheck {
     pub integrity: Vec<String>,
     /// Each table, in name order.
     pub tables: Vec<TableCheck>,
+    /// Runs and studies whose rows read but which no command can read as what they are (a
+    /// document that does not parse, a figure stored as nothing): each named, with why.
+    pub unreadable: Vec<Unreadable>,
+}
+
+/// A run or study that does not read as one.
+#[derive(Debug, Clone, serde::Serialize)]
+pub struct Unreadable {
+    /// "run 4", "study 2".
+    pub what: String,
+    /// What reading it said.
+    pub why: String,
 }
 
 /// One table of a checked file.
@@ -33,7 +45,7 @@ pub struct TableCheck {
 impl FileCheck {
     /// Whether the file is sound: the integrity check says ok and every table reads.
     pub fn sound(&self) -> bool {
-        self.integrity == ["ok"] && self.tables.iter().all(|t| t.error.is_none())
+        self.integrity == ["ok"] && self.tables.iter().all(|t| t.error.is_none()) && self.unreadable.is_empty()
     }
 }
 
@@ -62,12 +74,50 @@ pub fn check_file(path: &Path) -> Result<FileCheck> {
         let rows = stmt.query_map([], |r| r.get(0)).map_err(open_err)?;
         rows.collect::<rusqlite::Result<_>>().map_err(open_err)?
     };
-    let tables = names.into_iter().map(|name| read_table(&conn, name)).collect();
+    let tables: Vec<TableCheck> = names.into_iter().map(|name| read_table(&conn, name)).collect();
+    let unreadable = if tables.iter().all(|t| t.error.is_none()) {
+        unreadable(path)
+    } else {
+        Vec::new()
+    };
     Ok(FileCheck {
         path: shown,
         integrity,
         tables,
+        unreadable,
     })
+}
+
+/// Every run and study read as the commands read them (`results show`, `export`, `report`):
+/// those that do not read, named. Nothing when the file's schema is not this build's.
+fn unreadable(path: &Path) -> Vec<Unreadable> {
+    let Ok(Some(store)) = crate::Store::read_only(path) else {
+        return Vec::new();
+    };
+    let mut found = Vec::new();
+    let ids = |table: &str| -> Vec<i64> {
+        store
+            .query(&format!("SELECT id FROM {table} ORDER BY id"), &[])
+            .map(|rows| rows.iter().filter_map(|r| r.i64(0).ok()).collect())
+            .unwrap_or_default()
+    };
+    for id in ids("runs") {
+        if let Err(e) = store.run(id, true).and_then(|_| store.scan(id)) {
+            found.push(Unreadable {
+                what: format!("run {id}"),
+                why: e.to_string(),
+            });
+        }
+    }
+    for id in ids("studies") {
+        if let Err(e) = store.study(id) {
+            found.push(Unreadable {
+                what: format!("study {id}"),
+                why: e.to_string(),
+            });
+        }
+    }
+    found
 }
 
 /// SQLite's `PRAGMA integrity_check(n)`: "ok", or up to `n` complaints.

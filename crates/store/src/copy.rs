@@ -49,7 +49,7 @@ impl CopyReport {
         if !self.runs_unreadable.is_empty() {
             let ids: Vec<String> = self.runs_unreadable.iter().map(i64::to_string).collect();
             line += &format!(
-                "; {} run(s) of the damaged source did not read whole and were left out: {}",
+                "; {} run(s) of the source did not read whole (damaged pages, or rows no command can read) and were left out: {}",
                 ids.len(),
                 ids.join(", ")
             );
@@ -78,8 +78,14 @@ impl Store {
         for (n, r) in runs.iter().enumerate() {
             progress(n, runs.len());
             match self.copy_run(dest, r, &mut ids, &mut report) {
-                // What a damaged file still reads is copied; the rest is named.
-                Err(StoreError::Malformed { .. }) => report.runs_unreadable.push(r.i64(0)?),
+                // What a damaged file still reads is copied; the rest is named: damaged pages,
+                // or rows that read but not as a run (a figure stored as nothing).
+                Err(
+                    StoreError::Malformed { .. }
+                    | StoreError::Json(_)
+                    | StoreError::Type(_)
+                    | StoreError::NotFinite { .. },
+                ) => report.runs_unreadable.push(r.i64(0)?),
                 other => other?,
             }
         }

@@ -131,6 +131,24 @@ pub enum StoreError {
     /// A stored document does not read as the model's type.
     #[error("results database holds a document this storlab cannot read: {0}")]
     Json(#[from] serde_json::Error),
+    /// A row the database already holds by a key that must be unique (a run's UUID, a slot):
+    /// another storlab process stored it at the same moment. Nothing of the write was stored.
+    #[error("the results database {target} already holds what this would store: another storlab process stored the same at the same moment ({reason}); nothing of this was stored — run the command again, and it will find what the other stored")]
+    Conflict {
+        /// The database, password masked.
+        target: String,
+        /// The constraint, as the database named it.
+        reason: String,
+    },
+    /// A write held a figure that is not a finite number: stored, it would read as nothing
+    /// (JSON's null, SQL's NULL), so nothing of the write was stored.
+    #[error("{what} holds a figure that is not a finite number ({at}): storlab stores only what it can read back, so nothing of it was stored")]
+    NotFinite {
+        /// What was to be stored ("run 4, phase 2", "the import").
+        what: String,
+        /// The figure's path and value.
+        at: String,
+    },
 }
 
 type Result<T> = std::result::Result<T, StoreError>;
@@ -238,6 +256,25 @@ impl Store {
             other => other?,
         }
         Ok(store)
+    }
+
+    /// Opens a SQLite file to read only, as it is: no migration, no housekeeping (`db check`).
+    /// None when its schema is not this build's (its rows are then read by the tables alone).
+    pub(crate) fn read_only(path: &Path) -> Result<Option<Store>> {
+        let mut conn = sqlite::Sqlite::open_read_only(path)?;
+        let version = db::Conn::schema_version(&mut conn)?;
+        if version != schema::MIGRATIONS.len() as i64 {
+            return Ok(None);
+        }
+        Ok(Some(Store {
+            conn: RefCell::new(Box::new(conn)),
+            target: RefCell::new(DbTarget::Sqlite(path.to_path_buf())),
+            journal: RefCell::new(Vec::new()),
+            spooled_from: RefCell::new(None),
+            recovery: RefCell::new(spool::Recovery::from_env()),
+            found_version: version,
+            health: RefCell::new(health::Health::default()),
+        }))
     }
 
     /// Opens a database to read from: a SQLite file must exist (reading never creates one),

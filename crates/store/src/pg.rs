@@ -128,6 +128,13 @@ pub(crate) fn store_error(e: postgres::Error, target: &str) -> StoreError {
                 reason,
             };
         }
+        // A unique key another process took first.
+        if code == &SqlState::UNIQUE_VIOLATION {
+            return StoreError::Conflict {
+                target: target.to_string(),
+                reason,
+            };
+        }
         // Class 08 (connection exception) and 57P (the server shutting down or starting).
         if code.code().starts_with("08") || code.code().starts_with("57P") {
             return StoreError::Lost {

@@ -91,15 +91,72 @@ fn room(p: &Path) -> Option<u64> {
 /// A spool's connection, the ids its last write made, and its file (None: in memory).
 pub(crate) type Taken = (Box<dyn Conn>, Vec<i64>, Option<PathBuf>);
 
-/// `writes` replayed into a new spool file `name` in the first of `dirs` with room that takes
-/// them whole (a place that fails midway is cleaned up and the next is tried); when none does,
-/// into memory.
+/// Whether `dir` may hold this user's spool: made 0700 when missing (its parents as the
+/// system makes them); when present, a directory — not a link — owned by this user and writable
+/// by no one else. A place another user made (a 0777 directory in /tmp named as ours) could be
+/// read, replaced or emptied by them before the results are brought in: it is passed over.
+pub(crate) fn private_dir(dir: &Path) -> std::result::Result<(), String> {
+    use std::os::unix::fs::{DirBuilderExt, MetadataExt, PermissionsExt};
+    if let Some(parent) = dir.parent() {
+        std::fs::create_dir_all(parent).map_err(|e| format!("cannot create {}: {e}", parent.display()))?;
+    }
+    match std::fs::DirBuilder::new().mode(0o700).create(dir) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
+        Err(e) => return Err(format!("cannot create {}: {e}", dir.display())),
+    }
+    let m = std::fs::symlink_metadata(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+    // SAFETY: geteuid cannot fail.
+    let me = unsafe { libc::geteuid() };
+    if !m.file_type().is_dir() {
+        return Err(format!("{} is not a directory (a link, or a file)", dir.display()));
+    }
+    if m.uid() != me {
+        return Err(format!(
+            "{} belongs to uid {}, not to this user (uid {me})",
+            dir.display(),
+            m.uid()
+        ));
+    }
+    if m.permissions().mode() & 0o022 != 0 {
+        return Err(format!(
+            "{} may be written by others (mode {:o})",
+            dir.display(),
+            m.permissions().mode() & 0o777
+        ));
+    }
+    Ok(())
+}
+
+/// A new file for a spool at `file`, this user's alone (0600), made here and nowhere else: never
+/// through a link, never over a file that is there.
+fn new_private_file(file: &Path) -> std::io::Result<()> {
+    use std::os::unix::fs::OpenOptionsExt;
+    std::fs::OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(0o600)
+        .custom_flags(libc::O_NOFOLLOW)
+        .open(file)
+        .map(|_| ())
+}
+
+/// `writes` replayed into a new spool file `name` in the first of `dirs` that is private (see
+/// [`private_dir`]), has room and takes them whole (a place that fails midway is cleaned up
+/// and the next is tried); when none does, into memory.
 pub(crate) fn take(dirs: &[PathBuf], name: &str, writes: &[Write]) -> Result<Taken> {
     for dir in dirs {
+        if let Err(why) = private_dir(dir) {
+            eprintln!("storlab: not spooling into {}: {why}", dir.display());
+            continue;
+        }
         if room(dir).is_some_and(|r| r < LEAST_ROOM) {
             continue;
         }
         let file = dir.join(name);
+        if new_private_file(&file).is_err() {
+            continue;
+        }
         match replay(&file, writes) {
             Ok((conn, made)) => return Ok((conn, made, Some(file))),
             Err(_) => remove_db(&file),

@@ -82,7 +82,9 @@ impl Recovery {
 /// first: the SQLite files, and the JSON of results no file could take.
 pub fn spool_files() -> Vec<PathBuf> {
     let dirs = Recovery::from_env().dirs(None);
+    // Only this user's own places: a file in another's could have been put there by them.
     let mut files: Vec<PathBuf> = (dirs.iter())
+        .filter(|d| d.exists() && crate::refuge::private_dir(d).is_ok())
         .flat_map(|d| std::fs::read_dir(d).into_iter().flatten().flatten())
         .map(|e| e.path())
         .filter(|p| p.extension().is_some_and(|x| x == "db"))
@@ -98,6 +100,9 @@ impl Store {
     /// window, then the process's results go to a spool file; a damaged SQLite file takes
     /// nothing more, and they go to a spool file at once.
     fn write(&self, mut w: Write) -> Result<Vec<i64>> {
+        if let Some(at) = storlab_model::finite::first_non_finite(&w) {
+            return Err(StoreError::NotFinite { what: w.what(), at });
+        }
         let spools = self.recovery.borrow().spool;
         let made = match self.tx(|c| w.apply(c)) {
             Err(StoreError::Lost { target, reason }) => self.recover(&w, target, reason)?,
@@ -279,6 +284,18 @@ impl Store {
     /// skipped and said, as `db copy` skips a run it holds; a study is stored when all its runs
     /// are new.
     pub fn import_runs(&mut self, runs: &[ImportedRun], studies: &[ImportStudy]) -> Result<Imported> {
+        // Another process importing the same file at the same moment stores first: the runs it
+        // stored are then found as stored ones, and the rest stored.
+        let mut tries = 0;
+        loop {
+            match self.import_runs_once(runs, studies) {
+                Err(StoreError::Conflict { .. }) if tries < 5 => tries += 1,
+                other => return other,
+            }
+        }
+    }
+
+    fn import_runs_once(&mut self, runs: &[ImportedRun], studies: &[ImportStudy]) -> Result<Imported> {
         for s in studies {
             if let Some((i, _)) = s.members.iter().find(|(i, _)| *i >= runs.len()) {
                 return Err(StoreError::Request(format!(

@@ -47,12 +47,25 @@ pub(crate) struct Sqlite {
 /// filesystem is full, cannot be written *now*: the store treats that as it treats a
 /// PostgreSQL server that went away (`Lost`: waited for within a window, then spooled;
 /// spool.rs). A damaged file is `Malformed`, named with what to do next.
+/// True for a unique key or primary key taken (not a NOT NULL or foreign key refusal, which are
+/// storlab's own faults and stay as SQLite said them).
+fn unique_key(e: &rusqlite::Error) -> bool {
+    matches!(e, rusqlite::Error::SqliteFailure(f, _)
+        if f.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_UNIQUE || f.extended_code == rusqlite::ffi::SQLITE_CONSTRAINT_PRIMARYKEY)
+}
+
 pub(crate) fn classify(e: rusqlite::Error, path: &str) -> StoreError {
     use rusqlite::ErrorCode as C;
     let Some(code) = e.sqlite_error_code() else {
         return StoreError::Sql(e);
     };
     let why = match code {
+        C::ConstraintViolation if unique_key(&e) => {
+            return StoreError::Conflict {
+                target: path.to_string(),
+                reason: e.to_string(),
+            }
+        }
         C::DatabaseBusy | C::DatabaseLocked => "another process holds the file locked",
         C::DiskFull => "the filesystem holding it is full",
         C::DatabaseCorrupt => {
@@ -81,10 +94,27 @@ impl Sqlite {
     /// Opens (creating it and its directory if needed) the file at `path`.
     pub fn open(path: &Path) -> Result<Sqlite> {
         if let Some(dir) = path.parent().filter(|d| !d.as_os_str().is_empty()) {
-            std::fs::create_dir_all(dir).map_err(|e| StoreError::Dir {
-                path: dir.display().to_string(),
-                source: e,
-            })?;
+            // A directory storlab makes for results is its user's alone (0700).
+            use std::os::unix::fs::DirBuilderExt;
+            std::fs::DirBuilder::new()
+                .recursive(true)
+                .mode(0o700)
+                .create(dir)
+                .map_err(|e| StoreError::Dir {
+                    path: dir.display().to_string(),
+                    source: e,
+                })?;
+        }
+        if path != Path::new(crate::refuge::IN_MEMORY) {
+            // A results file storlab makes is its user's alone (0600), as SQLite then makes its
+            // WAL beside it; made here, never through a link. One that is there is used as it is.
+            use std::os::unix::fs::OpenOptionsExt;
+            let _ = std::fs::OpenOptions::new()
+                .write(true)
+                .create_new(true)
+                .mode(0o600)
+                .custom_flags(libc::O_NOFOLLOW)
+                .open(path);
         }
         let shown = path.display().to_string();
         let open_err = |e: rusqlite::Error| match classify(e, &shown) {
@@ -122,6 +152,16 @@ impl Sqlite {
 }
 
 impl Sqlite {
+    /// Opens the existing file at `path` to read only (`db check`: a damaged file is never
+    /// written while it is looked at).
+    pub fn open_read_only(path: &Path) -> Result<Sqlite> {
+        let shown = path.display().to_string();
+        let conn = Connection::open_with_flags(path, rusqlite::OpenFlags::SQLITE_OPEN_READ_ONLY)
+            .map_err(|e| classify(e, &shown))?;
+        conn.busy_timeout(LOCK_WAIT).map_err(|e| classify(e, &shown))?;
+        Ok(Sqlite { conn, path: shown })
+    }
+
     /// `f` on the connection, SQLite's errors classified (above).
     fn on<T>(&mut self, f: impl FnOnce(&mut Connection) -> rusqlite::Result<T>) -> Result<T> {
         f(&mut self.conn).map_err(|e| classify(e, &self.path))

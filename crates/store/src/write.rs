@@ -534,6 +534,21 @@ fn import(
 }
 
 impl Write {
+    /// What the write stores, for a message: "run 4, phase 2", "the import of 9 runs".
+    pub(crate) fn what(&self) -> String {
+        match self {
+            Write::BeginRun { run, .. } => format!("the run of {}", run.job_name.as_deref().unwrap_or("a job")),
+            Write::Environment { run_id, .. } => format!("run {run_id}'s environment"),
+            Write::Ranks { run_id, .. } | Write::RankPhases { run_id, .. } => format!("run {run_id}'s ranks"),
+            Write::Phase { run_id, phase } => format!("run {run_id}, phase {}", phase.seq),
+            Write::Event { run_id, .. } => format!("an event of run {run_id}"),
+            Write::Finish { run_id, .. } => format!("the end of run {run_id}"),
+            Write::Import { runs, .. } => format!("the import of {} run(s)", runs.len()),
+            Write::Scan { run_id, .. } => format!("run {run_id}'s scan"),
+            Write::Study { .. } => "the study".to_string(),
+        }
+    }
+
     /// Applies the write inside the caller's transaction; returns the ids it made.
     pub(crate) fn apply(&self, c: &mut dyn Conn) -> Result<Vec<i64>> {
         match self {

@@ -63,13 +63,19 @@ impl Prometheus {
     /// As [`Prometheus::start`], listening on `port` (a test that names the server's address
     /// before it starts).
     pub fn start_on(port: u16, targets: &[String], scrape_interval: &str) -> Prometheus {
+        Prometheus::start_scraping(port, targets, scrape_interval, "")
+    }
+
+    /// As [`Prometheus::start_on`], the scrape job's own YAML lines `job` added (each indented
+    /// four spaces: `scheme: https`, a `tls_config`, `basic_auth`).
+    pub fn start_scraping(port: u16, targets: &[String], scrape_interval: &str, job: &str) -> Prometheus {
         let dir = tempfile::Builder::new()
             .prefix("storlab-prometheus-")
             .tempdir()
             .unwrap();
         let list: Vec<String> = targets.iter().map(|t| format!("'{t}'")).collect();
         let config = format!(
-            "global:\n  scrape_interval: {scrape_interval}\n  scrape_timeout: {scrape_interval}\nscrape_configs:\n  - job_name: storlab\n    static_configs:\n      - targets: [{}]\n",
+            "global:\n  scrape_interval: {scrape_interval}\n  scrape_timeout: {scrape_interval}\nscrape_configs:\n  - job_name: storlab\n{job}    static_configs:\n      - targets: [{}]\n",
             list.join(", ")
         );
         let config_file = dir.path().join("prometheus.yml");

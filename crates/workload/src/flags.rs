@@ -27,7 +27,8 @@ pub struct JobArgs {
     /// The job file, as a flag (the same as giving JOB.toml).
     #[arg(long = "job", value_name = "JOB.toml", conflicts_with = "job", help_heading = WHAT)]
     pub job_file: Option<PathBuf>,
-    /// A target directory, file or (with --allow-device) block device; repeat for several.
+    /// A target directory, file or block device (written only with --allow-device); repeat for
+    /// several.
     /// Under mpirun (docs/mpi.md) %r in it is the rank and %h the host.
     #[arg(long = "target", value_name = "PATH", help_heading = WHERE)]
     pub targets: Vec<PathBuf>,
@@ -42,9 +43,15 @@ pub struct JobArgs {
     /// A tag stored with the run, e.g. fs=ext4; repeatable.
     #[arg(long = "tag", value_name = "KEY=VALUE", value_parser = parse_tag, help_heading = OUTPUT)]
     pub tags: Vec<Tag>,
-    /// Allow this block device as a target (its contents will be overwritten by write phases).
+    /// Allow write phases to write this block device, destroying what it holds (a read needs
+    /// no flag), or /dev/null and /dev/zero to be used; repeat for several.
     #[arg(long = "allow-device", value_name = "DEVICE", help_heading = WHERE)]
     pub allow_devices: Vec<PathBuf>,
+    /// Write a device even while it is in use — a filesystem on it mounted, a member of md, dm,
+    /// btrfs or a zpool, swap — or a file that backs a loop device in use (fio's
+    /// allow_mounted_write=1). Without it such a write is refused, naming the use.
+    #[arg(long, help_heading = WHERE)]
+    pub allow_mounted_write: bool,
     /// Create a target file that does not exist yet (the workers share it; removed at the
     /// end). Without it a target that does not exist is refused: a mistyped path, or a mount
     /// point that is not mounted, would be measured as the filesystem beneath it.
@@ -57,6 +64,11 @@ pub struct JobArgs {
     /// target: bytes, operations, a latency histogram; a study's task and progress).
     #[arg(long, value_name = "ADDR:PORT", help_heading = OUTPUT)]
     pub metrics: Option<String>,
+    /// Lock the --metrics endpoint as Prometheus exporters lock theirs: a web configuration file
+    /// in the exporter-toolkit's format (tls_server_config: cert_file, key_file; basic_auth_users:
+    /// bcrypt hashes). Without it the endpoint is plain HTTP that anyone who reaches it reads.
+    #[arg(long, value_name = "FILE", requires = "metrics", help_heading = OUTPUT)]
+    pub web_config: Option<PathBuf>,
     /// No status line on stderr (it is drawn only when stderr is a terminal and stdout is not
     /// --json or --csv anyway).
     #[arg(long, short = 'q', help_heading = OUTPUT)]
@@ -96,6 +108,7 @@ impl JobArgs {
         let flags = self.settings.to_settings()?;
         job.override_with(&self.targets, &self.phases, &flags)?;
         job.create_target |= self.create_target;
+        job.allow_mounted_write |= self.allow_mounted_write;
         Ok(job)
     }
 }

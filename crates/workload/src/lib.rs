@@ -117,6 +117,16 @@ pub struct Job {
     /// target is refused — a mistyped path, or a mount point not mounted.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub create_target: bool,
+    /// Whose rules decide which devices may be used (targets.rs): storlab's (a device is
+    /// written, and a character device used, only when `--allow-device` names it) or fio's
+    /// (`storlab fio`: any device read, an unmounted one written, as fio does). Both refuse to
+    /// write a device in use — mounted, held, a member, swap — unless `allow_mounted_write`.
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub fio_device_rules: bool,
+    /// Write to a device (or a loop device's backing file) even while it is in use
+    /// (`--allow-mounted-write`; fio's allow_mounted_write=1 on a job is its stream's).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub allow_mounted_write: bool,
 }
 
 /// Where and when one phase of a job runs, for jobs whose phases are not simply one after the
@@ -141,6 +151,10 @@ pub struct Stream {
     /// (job file: `keep_files = true`); storlab's own are removed.
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub keep_files: bool,
+    /// fio's allow_mounted_write=1: this stream may write a device that is in use (job file:
+    /// `allow_mounted_write = true`).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub allow_mounted_write: bool,
 }
 
 /// A background task as three argument vectors (never a shell string): start it, print its
@@ -288,14 +302,14 @@ fn read_phase_table(t: &toml::Table, at: &PhaseAt) -> Result<(PhaseKind, Setting
                     .ok_or_else(|| WorkloadError::invalid(&korigin, "expected true or false"))?
             }
             "target" => stream.targets = path_list(v, &korigin)?,
-            "fio_names" | "keep_files" => {
+            "fio_names" | "keep_files" | "allow_mounted_write" => {
                 let on = v
                     .as_bool()
                     .ok_or_else(|| WorkloadError::invalid(&korigin, "expected true or false"))?;
-                if k == "fio_names" {
-                    stream.fio_names = on;
-                } else {
-                    stream.keep_files = on;
+                match k.as_str() {
+                    "fio_names" => stream.fio_names = on,
+                    "keep_files" => stream.keep_files = on,
+                    _ => stream.allow_mounted_write = on,
                 }
             }
             _ => {
@@ -421,9 +435,13 @@ impl Job {
 
     /// Reads and parses a job file.
     pub fn load(path: &std::path::Path) -> Result<Job, WorkloadError> {
-        let text = std::fs::read_to_string(path).map_err(|e| WorkloadError::Read {
+        let bytes = std::fs::read(path).map_err(|e| WorkloadError::Read {
             path: path.display().to_string(),
             source: e,
+        })?;
+        let text = storlab_model::source::utf8(&bytes).map_err(|e| WorkloadError::Read {
+            path: path.display().to_string(),
+            source: std::io::Error::new(std::io::ErrorKind::InvalidData, e),
         })?;
         Job::parse(&text, &path.display().to_string())
     }

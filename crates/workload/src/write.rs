@@ -83,6 +83,9 @@ impl Job {
                 if st.keep_files {
                     out += "keep_files = true\n";
                 }
+                if st.allow_mounted_write {
+                    out += "allow_mounted_write = true\n";
+                }
             }
             settings_lines(&mut out, s);
         }

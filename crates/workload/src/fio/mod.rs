@@ -256,6 +256,7 @@ pub fn build(
         notes: job_notes,
         // fio creates a file it is told to use that does not exist.
         create_target: true,
+        fio_device_rules: true,
         ..Job::default()
     };
     Ok(FioJob {
@@ -553,6 +554,7 @@ impl Laid {
             targets: c.targets.clone(),
             fio_names: true,
             keep_files: c.keep_files,
+            allow_mounted_write: c.allow_mounted_write,
         });
         self.names.push(name);
         self.logs.push(logs);

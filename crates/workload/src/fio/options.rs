@@ -268,7 +268,7 @@ pub const OPTIONS: &[FioOption] = &[
     h("create_on_open", &[], Bool),
     r("create_only", &[], Bool, "creating files without I/O: storlab meta measures file creation"),
     n("allow_file_create", &[], Bool, "storlab creates its own files in a directory target, and never creates a file it was not asked to"),
-    n("allow_mounted_write", &[], Bool, "storlab writes to a device only with --allow-device naming it"),
+    h("allow_mounted_write", &[], Bool),
     r("pre_read", &[], Bool, "reading the files into the cache first: storlab measures the cache as the system has it"),
     h("cpumask", &[], Int),
     h("cpus_allowed", &[], Str),

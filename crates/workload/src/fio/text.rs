@@ -399,7 +399,7 @@ pub fn read_job_text(path: &Path) -> std::io::Result<String> {
         let what = if t.is_dir() { "a directory" } else { "a device" };
         return Err(std::io::Error::new(
             std::io::ErrorKind::InvalidInput,
-            format!("is {what}, not a job file (a device to run on goes in filename=, and storlab's --allow-device names it)"),
+            format!("is {what}, not a job file (a device to run on goes in filename=)"),
         ));
     }
     if t.is_file() && m.len() > MAX_JOB_FILE {
@@ -411,7 +411,8 @@ pub fn read_job_text(path: &Path) -> std::io::Result<String> {
             ),
         ));
     }
-    std::fs::read_to_string(path)
+    let bytes = std::fs::read(path)?;
+    storlab_model::source::utf8(&bytes).map_err(|e| std::io::Error::new(std::io::ErrorKind::InvalidData, e))
 }
 
 #[cfg(test)]

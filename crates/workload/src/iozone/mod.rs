@@ -569,6 +569,8 @@ impl IozoneArgs {
             tasks: Default::default(),
             // IOzone creates its files (-f, -F) as it goes.
             create_target: true,
+            fio_device_rules: false,
+            allow_mounted_write: false,
         }
     }
 }

@@ -3,7 +3,8 @@
 //!
 //! The files: sets.rs places each file set's workers on its targets; rules.rs holds every
 //! phase to the rules that need no disk; targets.rs looks at the targets themselves (what each
-//! is, whether it is writable, free space, O_DIRECT).
+//! is, whether it is writable, free space, O_DIRECT); capacity.rs holds the workers to what the
+//! machine can hold (threads, memory, file descriptors).
 
 use std::path::PathBuf;
 
@@ -12,6 +13,7 @@ use storlab_model::plan::{BackendKind, FsyncPolicy, GenerationRange, PhaseKind, 
 
 use crate::{Job, PhaseSettings, Settings, WorkloadError};
 
+mod capacity;
 mod rules;
 mod sets;
 mod targets;
@@ -27,7 +29,8 @@ pub enum TargetKind {
     NewFile,
     /// An existing file: used in place, never truncated or removed.
     File,
-    /// A block device named with --allow-device.
+    /// A block device (written only when --allow-device names it, or under fio's rules; never
+    /// while in use unless the job says it knows).
     Device,
     /// /dev/null (writes vanish) or /dev/zero (reads give zeros): the kernel's own sink and
     /// source, to measure the engine without a filesystem (fio's examples use them).
@@ -111,9 +114,12 @@ pub fn resolve(job: &Job, opts: &ResolveOptions) -> Result<Plan, WorkloadError> 
         ));
     }
     let effs: Vec<PhaseSettings> = job.phases.iter().map(|(_, s)| effective(&job.settings, s)).collect();
+    capacity::check_threads(job, &effs)?;
     let placed = sets::place(job, &effs, opts)?;
+    targets::guard_writes(job, &placed, opts)?;
     let seed = job.settings.seed.unwrap_or(opts.default_seed);
     let phases = plan_phases(job, &effs, &placed, seed)?;
+    capacity::check_footprint(job, &phases)?;
     if !effs.iter().all(|e| e.engine == BackendKind::Null) {
         targets::check_free_space(placed.held_to_free_space())?;
         // O_DIRECT support, probed where the files will live.
@@ -300,7 +306,7 @@ mod tests {
     }
 
     #[test]
-    fn block_devices_need_permission() {
+    fn a_block_device_is_written_only_with_permission() {
         let Ok(m) = std::fs::metadata("/dev/loop-control") else {
             return;
         };
@@ -311,13 +317,20 @@ mod tests {
             .map(Path::new)
             .find(|p| p.exists());
         let Some(dev) = dev else { return };
-        let j = Job::parse(
-            &format!("target = [{:?}]\nphase = [\"read\"]\n", dev.display().to_string()),
-            "j.toml",
-        )
-        .unwrap();
-        let e = resolve(&j, &opts()).unwrap_err().to_string();
+        let j = |phase: &str| {
+            Job::parse(
+                &format!(
+                    "target = [{:?}]\nphase = [\"{phase}\"]\nsize = \"4k\"\n",
+                    dev.display().to_string()
+                ),
+                "j.toml",
+            )
+            .unwrap()
+        };
+        let e = resolve(&j("write"), &opts()).unwrap_err().to_string();
         assert!(e.contains("--allow-device"), "{e}");
+        // Planning a read of it needs no permission: a read harms nothing.
+        resolve(&j("read"), &opts()).unwrap();
     }
 
     #[test]

@@ -50,6 +50,9 @@ pub(super) fn place(job: &Job, effs: &[PhaseSettings], opts: &ResolveOptions) ->
         fills: Vec::new(),
         created: Vec::new(),
     };
+    // The files already listed, so that a set's files are listed once in linear time (a
+    // hundred thousand workers' files compared pairwise took minutes).
+    let mut created = std::collections::HashSet::new();
     for i in 0..job.phases.len() {
         let name = set_name(i);
         let si = match p.sets.iter().position(|s| *s == name) {
@@ -71,7 +74,7 @@ pub(super) fn place(job: &Job, effs: &[PhaseSettings], opts: &ResolveOptions) ->
             let at = match p.targets.iter().position(|(path, _, _)| path == t) {
                 Some(k) => k,
                 None => {
-                    let (kind, len) = classify(t, opts, job.create_target)?;
+                    let (kind, len) = classify(t, opts, job)?;
                     p.targets.push((t.clone(), kind, len));
                     p.targets.len() - 1
                 }
@@ -90,7 +93,7 @@ pub(super) fn place(job: &Job, effs: &[PhaseSettings], opts: &ResolveOptions) ->
         // Files a stream keeps (fio's, unless unlink=1) are left for the next job to find.
         if !stream.is_some_and(|st| st.keep_files) {
             for f in made {
-                if !p.created.contains(&f) {
+                if created.insert(f.clone()) {
                     p.created.push(f);
                 }
             }

@@ -1,7 +1,8 @@
 //! The targets themselves, probed on the machine: what each is (a directory, a new or existing
-//! file, a block device named with --allow-device, /dev/null or /dev/zero), whether it is
-//! writable, the free space for what storlab will create, and whether its filesystem takes
-//! O_DIRECT.
+//! file, a block device, /dev/null or /dev/zero), whether it is writable, whether a device may
+//! be written — named with --allow-device (fio's rules: any unmounted one), and not in use
+//! unless the job says it knows —, the free space for what storlab will create, and whether
+//! its filesystem takes O_DIRECT.
 
 use std::os::unix::fs::{FileTypeExt, MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
@@ -10,8 +11,9 @@ use storlab_env::mounts::{filesystem_words, nearest_existing};
 use storlab_model::plan::WorkerFile;
 use storlab_units::Size;
 
+use super::sets::Placed;
 use super::{ResolveOptions, TargetKind};
-use crate::WorkloadError;
+use crate::{Job, WorkloadError};
 
 /// A refusal of a target: its path and what is wrong with it.
 pub(super) fn target_error(path: &Path, message: impl Into<String>) -> WorkloadError {
@@ -93,12 +95,19 @@ fn missing(p: &Path, create: bool) -> Result<(TargetKind, Option<u64>), Workload
     Ok((TargetKind::NewFile, None))
 }
 
-/// What a target is, and its length when it is an existing file or device.
-pub(super) fn classify(
-    p: &Path,
-    opts: &ResolveOptions,
-    create: bool,
-) -> Result<(TargetKind, Option<u64>), WorkloadError> {
+/// True when `--allow-device` named `p` (by any path to the same device).
+fn named_by_flag(p: &Path, opts: &ResolveOptions) -> bool {
+    let canon = std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
+    opts.allow_devices
+        .iter()
+        .any(|a| std::fs::canonicalize(a).map(|a| a == canon).unwrap_or(false))
+}
+
+/// What a target is, and its length when it is an existing file or device. A block device is
+/// held to its rules once the phases that write it are known ([`guard_writes`]); a character
+/// device is /dev/null or /dev/zero, named with --allow-device (fio's rules take them as fio
+/// does).
+pub(super) fn classify(p: &Path, opts: &ResolveOptions, job: &Job) -> Result<(TargetKind, Option<u64>), WorkloadError> {
     meant_to_be_mounted(p)?;
     match std::fs::metadata(p) {
         Ok(m) if m.is_dir() => {
@@ -106,38 +115,92 @@ pub(super) fn classify(
             Ok((TargetKind::Directory, None))
         }
         Ok(m) if m.is_file() => Ok((TargetKind::File, Some(m.len()))),
-        Ok(m) if m.file_type().is_block_device() => {
-            let canon = std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
-            let allowed = opts
-                .allow_devices
-                .iter()
-                .any(|a| std::fs::canonicalize(a).map(|a| a == canon).unwrap_or(false));
-            if !allowed {
-                return Err(target_error(
-                    p,
-                    format!("is a block device: writing to it destroys what it holds; to use it, add --allow-device {} (naming this device)", p.display()),
-                ));
-            }
-            Ok((TargetKind::Device, device_size(p)))
-        }
+        Ok(m) if m.file_type().is_block_device() => Ok((TargetKind::Device, device_size(p))),
         Ok(m) if m.file_type().is_char_device() => {
             let canon = std::fs::canonicalize(p).unwrap_or_else(|_| p.to_path_buf());
-            if canon == Path::new("/dev/null") || canon == Path::new("/dev/zero") {
-                Ok((TargetKind::CharDevice, None))
-            } else {
-                Err(target_error(
+            if canon != Path::new("/dev/null") && canon != Path::new("/dev/zero") {
+                return Err(target_error(
                     p,
-                    "is a character device: storlab takes /dev/null and /dev/zero, not others",
-                ))
+                    "is a character device: storlab takes /dev/null and /dev/zero (to measure the engine alone), not others",
+                ));
             }
+            if !job.fio_device_rules && !named_by_flag(p, opts) {
+                return Err(target_error(
+                    p,
+                    format!("is a character device, not storage: what it measures is the kernel's {} alone; to measure the engine so, add --allow-device {}", if canon == Path::new("/dev/null") { "sink" } else { "source of zeros" }, p.display()),
+                ));
+            }
+            Ok((TargetKind::CharDevice, None))
         }
         Ok(_) => Err(target_error(
             p,
             "is neither a directory, a regular file nor a block device",
         )),
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => missing(p, create),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => missing(p, job.create_target),
         Err(e) => Err(target_error(p, format!("cannot be examined: {e}"))),
     }
+}
+
+/// The targets the job writes, held to the rules for devices: a block device is written only
+/// when --allow-device names it (fio's rules: any), and no device — nor a file that backs a loop
+/// device — is written while something uses it (a mounted filesystem, a holder, a btrfs
+/// filesystem it belongs to, swap), unless the job says it knows (`--allow-mounted-write`,
+/// fio's allow_mounted_write=1). A read needs neither: it harms nothing.
+pub(super) fn guard_writes(job: &Job, placed: &Placed, opts: &ResolveOptions) -> Result<(), WorkloadError> {
+    let mut checked = std::collections::HashSet::new();
+    for (i, (kind, _)) in job.phases.iter().enumerate() {
+        if !kind.writes() {
+            continue;
+        }
+        let knows = job.allow_mounted_write || job.streams.get(i).is_some_and(|s| s.allow_mounted_write);
+        let set = placed.set_of_phase[i];
+        for w in &placed.workers[set] {
+            if !checked.insert((w.target, knows)) {
+                continue;
+            }
+            let (path, kind, _) = &placed.targets[w.target as usize];
+            guard_one(path, *kind, job, knows, opts)?;
+        }
+    }
+    Ok(())
+}
+
+/// One written target held to the rules of [`guard_writes`].
+fn guard_one(
+    path: &Path,
+    kind: TargetKind,
+    job: &Job,
+    knows: bool,
+    opts: &ResolveOptions,
+) -> Result<(), WorkloadError> {
+    let uses = match kind {
+        TargetKind::Device => {
+            if !job.fio_device_rules && !named_by_flag(path, opts) {
+                return Err(target_error(
+                    path,
+                    format!("is a block device: writing to it destroys what it holds; to write it, add --allow-device {} (naming this device)", path.display()),
+                ));
+            }
+            storlab_env::in_use::device_uses(path)
+        }
+        TargetKind::File => storlab_env::in_use::backing_file_uses(path),
+        _ => return Ok(()),
+    };
+    if uses.is_empty() || knows {
+        return Ok(());
+    }
+    let (what, override_word) = if job.fio_device_rules {
+        ("the job writes it", "allow_mounted_write=1 (fio's own word for it)")
+    } else {
+        ("a write phase writes it", "--allow-mounted-write")
+    };
+    Err(target_error(
+        path,
+        format!(
+            "is in use — {} — and {what}, which would destroy what uses it; stop that use first (umount, swapoff, remove the holder), or, to write it anyway knowing so, add {override_word}",
+            uses.join("; ")
+        ),
+    ))
 }
 
 /// Tries O_DIRECT where the files will live; Err names the filesystem that refuses it.

@@ -347,6 +347,7 @@ pub(crate) fn lifecycle(j: Opts, cx: &mut Conversion) -> Result<(), WorkloadErro
         cx.note("create_on_open=1: storlab creates and opens each file before the phase starts (not timed)");
     }
     cx.unlink = j.on("unlink")?;
+    cx.allow_mounted_write = j.on("allow_mounted_write")?;
     if j.on("unlink_each_loop")? {
         cx.unlink = true;
         cx.note("unlink_each_loop=1: storlab removes the files it made when the run ends, not after each loop");

@@ -194,6 +194,8 @@ pub(crate) struct Conversion<'n> {
     pub(crate) logs: Vec<FioLog>,
     /// fio's unlink: the job's files go when it ends (data.rs: lifecycle); else they stay.
     pub(crate) unlink: bool,
+    /// fio's allow_mounted_write: it may write a device in use (data.rs: lifecycle).
+    pub(crate) allow_mounted_write: bool,
 }
 
 impl Conversion<'_> {
@@ -248,6 +250,8 @@ pub struct Converted {
     pub logs: Vec<FioLog>,
     /// The files it makes stay when the run ends (fio's unlink=0, its default).
     pub keep_files: bool,
+    /// fio's allow_mounted_write=1: it may write a device that is in use.
+    pub allow_mounted_write: bool,
 }
 
 /// One of fio's log files a job asks for (write_bw_log and its kin).
@@ -319,6 +323,7 @@ pub fn convert(j: &Resolved, notes: &mut Vec<String>) -> Result<Converted, Workl
         overwrite: false,
         logs: Vec::new(),
         unlink: false,
+        allow_mounted_write: false,
     };
     for row in table::HANDLERS {
         if let table::Owner::Convert(handle) = row.owner {
@@ -354,6 +359,7 @@ pub fn convert(j: &Resolved, notes: &mut Vec<String>) -> Result<Converted, Workl
         threads: cx.threads,
         logs: cx.logs,
         keep_files: !cx.unlink,
+        allow_mounted_write: cx.allow_mounted_write,
     })
 }
 

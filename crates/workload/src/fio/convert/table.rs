@@ -167,7 +167,13 @@ pub(crate) const HANDLERS: &[Handler] = &[
     ),
     row(&["group_reporting"], data::reporting),
     row(
-        &["create_on_open", "unlink", "unlink_each_loop", "overwrite"],
+        &[
+            "create_on_open",
+            "unlink",
+            "unlink_each_loop",
+            "overwrite",
+            "allow_mounted_write",
+        ],
         data::lifecycle,
     ),
     row(&["ignore_error", "continue_on_error"], data::errors),
