@@ -588,3 +588,72 @@ fn unmeasured_figures_are_left_out_of_comparisons() {
         "{warnings}"
     );
 }
+
+/// A figure that is not a finite number — an IOzone cell of 1e308 (infinite once in bytes), an
+/// mdtest `inf`, a `NaN` — refuses the file whole, naming its line and column; nothing stored,
+/// and every command still reads the database.
+#[test]
+fn a_figure_that_is_not_finite_is_refused_by_line_and_column() {
+    let s = Scratch::new();
+    let dir = tempfile::tempdir().unwrap();
+    let iozone = text("iozone-auto.txt");
+    let (n, line) = iozone
+        .lines()
+        .enumerate()
+        .find(|(_, l)| l.split_whitespace().count() > 4 && l.split_whitespace().all(|w| w.parse::<f64>().is_ok()))
+        .expect("a row of the table");
+    let third = line.split_whitespace().nth(2).unwrap();
+    let column = line.find(&format!(" {third}")).unwrap() + 2;
+    let changed = iozone.replacen(line, &line.replacen(&format!(" {third}"), " 1e308", 1), 1);
+    let mdtest = text("mdtest.txt");
+    let mean = mdtest
+        .lines()
+        .find(|l| l.trim_start().starts_with("File creation"))
+        .and_then(|l| l.split_whitespace().nth(4))
+        .unwrap()
+        .to_string();
+    for (name, body, at) in [
+        ("iozone.txt", changed, format!("line {}, column {column}: `1e308`", n + 1)),
+        ("mdtest-inf.txt", mdtest.replacen(&mean, "inf", 1), "`inf`".to_string()),
+        ("mdtest-nan.txt", mdtest.replacen(&mean, "NaN", 1), "`NaN`".to_string()),
+    ] {
+        let f = dir.path().join(name);
+        std::fs::write(&f, body).unwrap();
+        let out = s.storlab(&["results", "import", f.to_str().unwrap()]);
+        let err = stderr(&out);
+        assert_eq!(out.status.code(), Some(2), "{name}: {err}");
+        assert!(err.contains(&at), "{name}: {err}");
+        assert!(err.contains("is not a figure storlab can store"), "{err}");
+        assert!(!err.contains("constraint"), "{err}");
+    }
+    assert!(s.nothing_stored());
+}
+
+/// Eight imports of one file at once: every one exits 0, the runs are stored once, and the
+/// seven that lost the race say the runs were already stored.
+#[test]
+fn eight_imports_of_one_file_at_once_each_get_an_answer() {
+    let s = Scratch::new();
+    // The database made first (its migrations are not what is raced).
+    let _ = s.store_new();
+    let file = fixture("iozone-auto.txt");
+    let children: Vec<_> = (0..8)
+        .map(|_| {
+            std::process::Command::new(bin())
+                .args(["results", "import", &file])
+                .env("STORLAB_DB", s.db())
+                .stdout(std::process::Stdio::piped())
+                .stderr(std::process::Stdio::piped())
+                .spawn()
+                .unwrap()
+        })
+        .collect();
+    let outs: Vec<_> = children.into_iter().map(|c| c.wait_with_output().unwrap()).collect();
+    let stored = s.run_count().unwrap();
+    for o in &outs {
+        assert!(o.status.success(), "{}", stderr(o));
+    }
+    let already = outs.iter().filter(|o| stderr(o).contains("already stored")).count();
+    assert_eq!(stored, 9, "the nine cells stored once");
+    assert!(already >= 7, "{already} of 8 said already stored");
+}

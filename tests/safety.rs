@@ -528,3 +528,74 @@ fn a_count_that_cannot_run_is_named_before_the_targets_are_looked_at() {
     refused(&s, &out, &["5,000,000 workers"]);
     assert!(!Path::new("/nonexistent/storlab").exists());
 }
+
+/// The command stored with a run, pasted into a shell, runs the same argv: bash parses it
+/// back into the words storlab was given (a space, a `;$(…)`, a quote, an escape sequence).
+#[test]
+fn the_stored_command_is_the_same_argv_in_a_shell() {
+    let s = Scratch::new();
+    let evil = s.path().join("a b;$(touch pwned)'\u{1b}]0;x\u{7}");
+    std::fs::create_dir(&evil).unwrap();
+    let tag = "note=it's \"quoted\"";
+    let args = ["run", "--target", evil.to_str().unwrap(), "--phase", "write", "--size", "64k", "--tag", tag];
+    let out = s.storlab(&args);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let run = s.json(&["results", "show", &s.last_run_id().to_string()]);
+    let command = run["command"].as_str().unwrap();
+    assert!(!command.contains('\u{1b}'), "no raw escape in the stored command: {command}");
+    // bash prints each word it parsed, NUL-separated; the program's own path first.
+    let parsed = Command::new("bash")
+        .arg("-c")
+        .arg(format!("printf '%s\\0' {command}"))
+        .current_dir(s.path())
+        .output()
+        .unwrap();
+    let words: Vec<String> = stdout(&parsed).split('\0').filter(|w| !w.is_empty()).map(String::from).collect();
+    assert_eq!(&words[1..], &args[..], "{command}");
+    assert!(!s.path().join("pwned").exists(), "nothing in the command ran");
+}
+
+/// A path holding control characters is shown with them escaped, in tables and in errors.
+#[test]
+fn control_characters_in_paths_reach_the_terminal_escaped() {
+    let s = Scratch::new();
+    let odd = s.path().join("x\u{1b}]0;owned\u{7}y");
+    std::fs::create_dir(&odd).unwrap();
+    let out = s.storlab(&["run", "--target", odd.to_str().unwrap(), "--phase", "write", "--size", "64k"]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let text = stdout(&out);
+    assert!(!text.contains('\u{1b}') && !text.contains('\u{7}'), "{text:?}");
+    assert!(text.contains("x\\e]0;owned\\ay"), "{text}");
+    let missing = s.path().join("gone\u{1b}[2J");
+    let out = s.storlab(&["run", "--target", missing.to_str().unwrap(), "--phase", "write"]);
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(!err.contains('\u{1b}') && err.contains("gone\\e[2J"), "{err:?}");
+}
+
+/// A file that is not UTF-8 is named by its line and byte; a value a configuration file gives
+/// is named by the file's line and key, not as a flag.
+#[test]
+fn file_errors_name_their_line() {
+    let s = Scratch::new();
+    let job = s.path().join("job.toml");
+    std::fs::write(&job, b"phase = [\"write\"]\nsize = \"64k\xff\"\n").unwrap();
+    let out = s.storlab(&["run", job.to_str().unwrap(), "--target", s.path().to_str().unwrap()]);
+    refused(&s, &out, &["line 2, byte 12", "not UTF-8 (0xff)"]);
+    let fio = s.path().join("job.fio");
+    std::fs::write(&fio, b"[w]\nrw=write\nfilename=\xc3(\n").unwrap();
+    let out = s.storlab(&["fio", fio.to_str().unwrap()]);
+    fio_refused(&out, &["line 3, byte 10"]);
+    let monitor = s.path().join("monitor.toml");
+    std::fs::write(&monitor, "[monitor]\nlt = \"100s\"\ninterval = \"10x\"\n[[monitor.pool]]\nname = \"P\"\nmembers = [\"/\"]\n").unwrap();
+    let out = s.storlab(&["monitor", "run", "--config", monitor.to_str().unwrap()]);
+    refused(&s, &out, &["line 3, key interval: 10x"]);
+    let challenge = s.path().join("challenge.toml");
+    std::fs::write(
+        &challenge,
+        format!("[challenge]\npool = [\"P1={}\"]\nwriters = 1\nfile_size = \"10x\"\nduration = \"1s\"\n", s.data().display()),
+    )
+    .unwrap();
+    let out = s.storlab(&["challenge", "run", "--job", challenge.to_str().unwrap()]);
+    refused(&s, &out, &["line 4, key file_size: 10x"]);
+}

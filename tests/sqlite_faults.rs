@@ -437,3 +437,119 @@ with open(sys.argv[1], 'r+b') as f:
     assert_eq!(std::fs::read(&text).unwrap(), before, "left as it was");
     assert!(!home.path("notes.txt-wal").exists());
 }
+
+/// Makes `dir` (and its parents) and gives it to uid 65534 ("nobody") with mode 0777, as
+/// another user on a shared machine could have made it before storlab ever ran.
+fn made_by_another_user(dir: &Path) {
+    std::fs::create_dir_all(dir).unwrap();
+    use std::os::unix::fs::PermissionsExt;
+    std::fs::set_permissions(dir, std::fs::Permissions::from_mode(0o777)).unwrap();
+    let c = std::ffi::CString::new(dir.as_os_str().as_encoded_bytes()).unwrap();
+    // SAFETY: chown on a path we made, to a fixed uid and gid.
+    assert_eq!(unsafe { libc::chown(c.as_ptr(), 65534, 65534) }, 0);
+}
+
+/// A spool place another user made (in /tmp, named as storlab names its own; in the data and
+/// runtime directories) is passed over, said on stderr, and the results go to the next place
+/// that is this user's alone — made 0700, the spool file 0600 — or, with none, to stdout.
+#[test]
+fn a_spool_place_another_user_made_is_passed_over() {
+    use std::os::unix::fs::{MetadataExt, PermissionsExt};
+    let home = Home::new();
+    let db = home.path("results.db");
+    let first = home.write_run(&db, &[], 1, "100ms");
+    assert!(first.status.success(), "{}", stderr(&first));
+    // SAFETY: getuid cannot fail.
+    let uid = unsafe { libc::getuid() };
+    let theirs = [
+        home.path("data").join("storlab").join("spool"),
+        home.path("run").join("storlab").join("spool"),
+        home.path("tmp").join(format!("storlab-spool-{uid}")),
+    ];
+    for d in &theirs {
+        made_by_another_user(d);
+    }
+    // Every place is another's: the results are printed on stdout, nothing is put in theirs.
+    let mut holder = hold_lock(&db, 0.5, 25.0);
+    let out = home.write_run(&db, &[("STORLAB_DB_RETRY", "1")], 1, "100ms");
+    holder.kill().unwrap();
+    holder.wait().unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(6), "{err}");
+    assert_eq!(err.matches("belongs to uid 65534").count(), 3, "each place passed over is said: {err}");
+    assert!(stdout(&out).contains("\"storlab_unstored_results\""), "{}", stdout(&out));
+    for d in &theirs {
+        assert_eq!(std::fs::read_dir(d).unwrap().count(), 0, "nothing in {}", d.display());
+    }
+    // The data directory's place made by this user instead: a private spool there.
+    std::fs::remove_dir_all(home.path("data").join("storlab")).unwrap();
+    let mut holder = hold_lock(&db, 0.5, 25.0);
+    let out = home.write_run(&db, &[("STORLAB_DB_RETRY", "1")], 1, "100ms");
+    holder.kill().unwrap();
+    holder.wait().unwrap();
+    let err = stderr(&out);
+    assert_eq!(out.status.code(), Some(6), "{err}");
+    let spool = named_spool(&err);
+    assert!(spool.starts_with(home.path("data")), "{err}");
+    let dir = std::fs::metadata(spool.parent().unwrap()).unwrap();
+    assert_eq!(dir.permissions().mode() & 0o777, 0o700);
+    assert_eq!(dir.uid(), uid);
+    assert_eq!(std::fs::metadata(&spool).unwrap().permissions().mode() & 0o777, 0o600);
+    // A link in its place is not followed.
+    std::fs::remove_dir_all(home.path("data").join("storlab")).unwrap();
+    std::fs::create_dir_all(home.path("data").join("storlab")).unwrap();
+    std::os::unix::fs::symlink(home.path("elsewhere"), home.path("data").join("storlab").join("spool")).unwrap();
+    std::fs::create_dir_all(home.path("elsewhere")).unwrap();
+    let mut holder = hold_lock(&db, 0.5, 25.0);
+    let out = home.write_run(&db, &[("STORLAB_DB_RETRY", "1")], 1, "100ms");
+    holder.kill().unwrap();
+    holder.wait().unwrap();
+    assert!(stderr(&out).contains("is not a directory (a link, or a file)"), "{}", stderr(&out));
+    assert_eq!(std::fs::read_dir(home.path("elsewhere")).unwrap().count(), 0);
+}
+
+/// A results file storlab makes is its user's alone.
+#[test]
+fn a_new_results_file_and_its_directory_are_private() {
+    use std::os::unix::fs::PermissionsExt;
+    let home = Home::new();
+    let db = home.path("new/dir/results.db");
+    let out = home.write_run(&db, &[], 1, "100ms");
+    assert!(out.status.success(), "{}", stderr(&out));
+    assert_eq!(std::fs::metadata(&db).unwrap().permissions().mode() & 0o777, 0o600);
+    assert_eq!(std::fs::metadata(home.path("new/dir")).unwrap().permissions().mode() & 0o777, 0o700);
+}
+
+/// A row that reads as a row but not as a run (what an infinite figure stored as JSON's null
+/// made before the store refused such figures): `db check` names the run, every command that
+/// reads it says so, and `db copy` copies every other run and names this one.
+#[test]
+fn a_run_no_command_can_read_is_named_by_db_check_and_left_out_by_db_copy() {
+    let home = Home::new();
+    let db = home.path("results.db");
+    for _ in 0..3 {
+        let out = home.write_run(&db, &[], 1, "200ms");
+        assert!(out.status.success(), "{}", stderr(&out));
+    }
+    python(
+        "import sqlite3,sys
+c = sqlite3.connect(sys.argv[1])
+c.execute(\"UPDATE phases SET result = json_set(result, '$.all_done.bytes_per_sec', json('null')) WHERE run_id = 2\")
+c.commit()",
+        &[db.to_str().unwrap()],
+    );
+    let check = home.storlab(&db, &[], &["db", "check", "--db", db.to_str().unwrap()]);
+    assert_eq!(check.status.code(), Some(1), "{}", stdout(&check));
+    let text = stdout(&check);
+    assert!(text.contains("UNREADABLE run 2"), "{text}");
+    assert!(!text.contains("run 1 ") && !text.contains("run 3 "), "{text}");
+    let show = home.storlab(&db, &[], &["results", "show", "2"]);
+    assert_ne!(show.status.code(), Some(0));
+    let to = home.path("copy.db");
+    let copy = home.db_copy(&db, &db, &to, &[]);
+    assert!(copy.status.success(), "{}", stderr(&copy));
+    assert!(stdout(&copy).contains("2 run(s) copied"), "{}", stdout(&copy));
+    assert!(stdout(&copy).contains("left out: 2"), "{}", stdout(&copy));
+    let check = home.storlab(&to, &[], &["db", "check", "--db", to.to_str().unwrap()]);
+    assert!(check.status.success(), "{}", stdout(&check));
+}
