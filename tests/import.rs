@@ -613,7 +613,11 @@ fn a_figure_that_is_not_finite_is_refused_by_line_and_column() {
         .unwrap()
         .to_string();
     for (name, body, at) in [
-        ("iozone.txt", changed, format!("line {}, column {column}: `1e308`", n + 1)),
+        (
+            "iozone.txt",
+            changed,
+            format!("line {}, column {column}: `1e308`", n + 1),
+        ),
         ("mdtest-inf.txt", mdtest.replacen(&mean, "inf", 1), "`inf`".to_string()),
         ("mdtest-nan.txt", mdtest.replacen(&mean, "NaN", 1), "`NaN`".to_string()),
     ] {

@@ -537,12 +537,25 @@ fn the_stored_command_is_the_same_argv_in_a_shell() {
     let evil = s.path().join("a b;$(touch pwned)'\u{1b}]0;x\u{7}");
     std::fs::create_dir(&evil).unwrap();
     let tag = "note=it's \"quoted\"";
-    let args = ["run", "--target", evil.to_str().unwrap(), "--phase", "write", "--size", "64k", "--tag", tag];
+    let args = [
+        "run",
+        "--target",
+        evil.to_str().unwrap(),
+        "--phase",
+        "write",
+        "--size",
+        "64k",
+        "--tag",
+        tag,
+    ];
     let out = s.storlab(&args);
     assert!(out.status.success(), "{}", stderr(&out));
     let run = s.json(&["results", "show", &s.last_run_id().to_string()]);
     let command = run["command"].as_str().unwrap();
-    assert!(!command.contains('\u{1b}'), "no raw escape in the stored command: {command}");
+    assert!(
+        !command.contains('\u{1b}'),
+        "no raw escape in the stored command: {command}"
+    );
     // bash prints each word it parsed, NUL-separated; the program's own path first.
     let parsed = Command::new("bash")
         .arg("-c")
@@ -550,7 +563,11 @@ fn the_stored_command_is_the_same_argv_in_a_shell() {
         .current_dir(s.path())
         .output()
         .unwrap();
-    let words: Vec<String> = stdout(&parsed).split('\0').filter(|w| !w.is_empty()).map(String::from).collect();
+    let words: Vec<String> = stdout(&parsed)
+        .split('\0')
+        .filter(|w| !w.is_empty())
+        .map(String::from)
+        .collect();
     assert_eq!(&words[1..], &args[..], "{command}");
     assert!(!s.path().join("pwned").exists(), "nothing in the command ran");
 }
@@ -561,7 +578,15 @@ fn control_characters_in_paths_reach_the_terminal_escaped() {
     let s = Scratch::new();
     let odd = s.path().join("x\u{1b}]0;owned\u{7}y");
     std::fs::create_dir(&odd).unwrap();
-    let out = s.storlab(&["run", "--target", odd.to_str().unwrap(), "--phase", "write", "--size", "64k"]);
+    let out = s.storlab(&[
+        "run",
+        "--target",
+        odd.to_str().unwrap(),
+        "--phase",
+        "write",
+        "--size",
+        "64k",
+    ]);
     assert!(out.status.success(), "{}", stderr(&out));
     let text = stdout(&out);
     assert!(!text.contains('\u{1b}') && !text.contains('\u{7}'), "{text:?}");
@@ -587,13 +612,20 @@ fn file_errors_name_their_line() {
     let out = s.storlab(&["fio", fio.to_str().unwrap()]);
     fio_refused(&out, &["line 3, byte 10"]);
     let monitor = s.path().join("monitor.toml");
-    std::fs::write(&monitor, "[monitor]\nlt = \"100s\"\ninterval = \"10x\"\n[[monitor.pool]]\nname = \"P\"\nmembers = [\"/\"]\n").unwrap();
+    std::fs::write(
+        &monitor,
+        "[monitor]\nlt = \"100s\"\ninterval = \"10x\"\n[[monitor.pool]]\nname = \"P\"\nmembers = [\"/\"]\n",
+    )
+    .unwrap();
     let out = s.storlab(&["monitor", "run", "--config", monitor.to_str().unwrap()]);
     refused(&s, &out, &["line 3, key interval: 10x"]);
     let challenge = s.path().join("challenge.toml");
     std::fs::write(
         &challenge,
-        format!("[challenge]\npool = [\"P1={}\"]\nwriters = 1\nfile_size = \"10x\"\nduration = \"1s\"\n", s.data().display()),
+        format!(
+            "[challenge]\npool = [\"P1={}\"]\nwriters = 1\nfile_size = \"10x\"\nduration = \"1s\"\n",
+            s.data().display()
+        ),
     )
     .unwrap();
     let out = s.storlab(&["challenge", "run", "--job", challenge.to_str().unwrap()]);

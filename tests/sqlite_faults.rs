@@ -476,8 +476,16 @@ fn a_spool_place_another_user_made_is_passed_over() {
     holder.wait().unwrap();
     let err = stderr(&out);
     assert_eq!(out.status.code(), Some(6), "{err}");
-    assert_eq!(err.matches("belongs to uid 65534").count(), 3, "each place passed over is said: {err}");
-    assert!(stdout(&out).contains("\"storlab_unstored_results\""), "{}", stdout(&out));
+    assert_eq!(
+        err.matches("belongs to uid 65534").count(),
+        3,
+        "each place passed over is said: {err}"
+    );
+    assert!(
+        stdout(&out).contains("\"storlab_unstored_results\""),
+        "{}",
+        stdout(&out)
+    );
     for d in &theirs {
         assert_eq!(std::fs::read_dir(d).unwrap().count(), 0, "nothing in {}", d.display());
     }
@@ -504,7 +512,11 @@ fn a_spool_place_another_user_made_is_passed_over() {
     let out = home.write_run(&db, &[("STORLAB_DB_RETRY", "1")], 1, "100ms");
     holder.kill().unwrap();
     holder.wait().unwrap();
-    assert!(stderr(&out).contains("is not a directory (a link, or a file)"), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("is not a directory (a link, or a file)"),
+        "{}",
+        stderr(&out)
+    );
     assert_eq!(std::fs::read_dir(home.path("elsewhere")).unwrap().count(), 0);
 }
 
@@ -517,7 +529,10 @@ fn a_new_results_file_and_its_directory_are_private() {
     let out = home.write_run(&db, &[], 1, "100ms");
     assert!(out.status.success(), "{}", stderr(&out));
     assert_eq!(std::fs::metadata(&db).unwrap().permissions().mode() & 0o777, 0o600);
-    assert_eq!(std::fs::metadata(home.path("new/dir")).unwrap().permissions().mode() & 0o777, 0o700);
+    assert_eq!(
+        std::fs::metadata(home.path("new/dir")).unwrap().permissions().mode() & 0o777,
+        0o700
+    );
 }
 
 /// A row that reads as a row but not as a run (what an infinite figure stored as JSON's null
