@@ -115,6 +115,12 @@ impl<'a> ser::Serializer for &'a mut Walker {
     fn serialize_u64(self, _: u64) -> Result<(), NonFinite> {
         Ok(())
     }
+    fn serialize_i128(self, _: i128) -> Result<(), NonFinite> {
+        Ok(())
+    }
+    fn serialize_u128(self, _: u128) -> Result<(), NonFinite> {
+        Ok(())
+    }
     fn serialize_char(self, _: char) -> Result<(), NonFinite> {
         Ok(())
     }
@@ -293,6 +299,14 @@ impl ser::Serializer for &mut KeyText {
     }
     fn serialize_u32(self, v: u32) -> Result<(), NonFinite> {
         self.serialize_u64(v as u64)
+    }
+    fn serialize_u128(self, v: u128) -> Result<(), NonFinite> {
+        self.0 = Some(v.to_string());
+        Ok(())
+    }
+    fn serialize_i128(self, v: i128) -> Result<(), NonFinite> {
+        self.0 = Some(v.to_string());
+        Ok(())
     }
     fn serialize_i32(self, v: i32) -> Result<(), NonFinite> {
         self.serialize_i64(v as i64)
