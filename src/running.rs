@@ -23,11 +23,19 @@ pub(crate) fn command_line() -> String {
 /// printing it shows no raw escape sequence.
 pub(crate) fn quoted_command(args: impl Iterator<Item = std::ffi::OsString>) -> String {
     use shell_quote::{Bash, QuoteRefExt};
+    // A word of characters no shell treats specially is left as typed (`--tag fs=ext4`).
+    let plain = |w: &str| {
+        !w.is_empty() && w.chars().all(|c| c.is_ascii_alphanumeric() || "_@%+=:,./-".contains(c))
+    };
     let words: Vec<String> = args
         .map(|a| match a.to_str() {
             Some(text) => {
                 let masked = storlab_store::mask_command_line(&[text.to_string()]).remove(0);
-                masked.as_str().quoted(Bash)
+                if plain(&masked) {
+                    masked
+                } else {
+                    masked.as_str().quoted(Bash)
+                }
             }
             None => a.as_os_str().quoted(Bash),
         })
