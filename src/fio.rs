@@ -121,6 +121,13 @@ pub(crate) fn write_outputs(
     };
     storlab_report::fio::log_files(&run, &fio.phase_logs, &mut write_log)
         .map_err(|e| anyhow::anyhow!("run {run_id}: {e}"))?;
+    // What bounded each job is storlab's own note: on stderr, and only when asked (fio's drivers
+    // take any stderr for an error).
+    if c.notes {
+        for line in storlab_report::bound::lines(&run).lines() {
+            eprintln!("storlab: {line}");
+        }
+    }
     let human = c
         .formats
         .iter()

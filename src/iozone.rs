@@ -71,10 +71,55 @@ pub fn print_iozone(
             eprintln!("storlab: note: {} holds an XLSX workbook (IOzone's .xls was the older format); spreadsheets open it, some after asking — name it .xlsx to avoid the question", path.display());
         }
     }
+    if !a.json {
+        for line in bound_tally(store, &results)? {
+            eprintln!("storlab: bound: {line}");
+        }
+    }
     let first = results.first().map_or(0, |r| r.run_id);
     let what = study.map_or(format!("as run {first}"), |s| {
         format!("{} runs as study {s}", results.len())
     });
     eprintln!("storlab: stored {what} in {}", store.target());
     Ok(())
+}
+
+/// What bounded each IOzone test across its cells: "write: cache in 12 cells, device in 3".
+fn bound_tally(store: &Store, results: &[CellResult]) -> Result<Vec<String>> {
+    let mut tally: Vec<(String, Vec<(&'static str, usize)>)> = Vec::new();
+    for r in results {
+        let Some(run) = store.run(r.run_id, false)? else {
+            continue;
+        };
+        for p in &run.phases {
+            let k = storlab_report::bound::of_phase(&run, p).kind.name();
+            let name = p.kind.to_string();
+            let i = match tally.iter().position(|(n, _)| *n == name) {
+                Some(i) => i,
+                None => {
+                    tally.push((name, Vec::new()));
+                    tally.len() - 1
+                }
+            };
+            match tally[i].1.iter_mut().find(|(kk, _)| *kk == k) {
+                Some((_, n)) => *n += 1,
+                None => tally[i].1.push((k, 1)),
+            }
+        }
+    }
+    Ok(tally
+        .into_iter()
+        .map(|(name, ks)| {
+            let cells = ks.iter().map(|(_, n)| n).sum::<usize>();
+            let said = if ks.len() == 1 {
+                format!("{} in every cell", ks[0].0)
+            } else {
+                ks.iter()
+                    .map(|(k, n)| format!("{k} in {n}"))
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            };
+            format!("{name} ({cells} cell(s)): {said}")
+        })
+        .collect())
 }

@@ -91,7 +91,7 @@ pub fn print_run(store: &Store, id: i64, samples: bool, out: &OutputArgs) -> Res
     }
     emit(
         out,
-        || &run,
+        || storlab_report::bound::document(&run),
         || storlab_report::runs::data_tables(std::slice::from_ref(&run)).remove(0),
         || storlab_report::runs::render(&run),
     )

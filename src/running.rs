@@ -24,9 +24,7 @@ pub(crate) fn command_line() -> String {
 pub(crate) fn quoted_command(args: impl Iterator<Item = std::ffi::OsString>) -> String {
     use shell_quote::{Bash, QuoteRefExt};
     // A word of characters no shell treats specially is left as typed (`--tag fs=ext4`).
-    let plain = |w: &str| {
-        !w.is_empty() && w.chars().all(|c| c.is_ascii_alphanumeric() || "_@%+=:,./-".contains(c))
-    };
+    let plain = |w: &str| !w.is_empty() && w.chars().all(|c| c.is_ascii_alphanumeric() || "_@%+=:,./-".contains(c));
     let words: Vec<String> = args
         .map(|a| match a.to_str() {
             Some(text) => {

@@ -886,6 +886,7 @@ macro_rules! doc_tests {
 
 doc_tests! {
     readme_runs_as_written => "README.md",
+    bound_md_runs_as_written => "docs/bound.md",
     challenge_md_runs_as_written => "docs/challenge.md",
     database_md_runs_as_written => "docs/database.md",
     demo_md_runs_as_written => "docs/demo.md",

@@ -800,7 +800,14 @@ fn a_verified_writes_terse_line_recomputes_from_its_two_stored_phases() {
     // The disk fields: the last nine, one disk (the loop device under the target).
     let mut disks: std::collections::BTreeMap<String, [f64; 9]> = Default::default();
     for p in phases {
-        for d in p["result"]["disks"].as_array().into_iter().flatten() {
+        // fio's disks are those under the target; the devices beneath them (kept for the
+        // phase's bound) carry what they are beneath.
+        for d in p["result"]["disks"]
+            .as_array()
+            .into_iter()
+            .flatten()
+            .filter(|d| d.get("under").is_none())
+        {
             let e = disks.entry(d["name"].as_str().unwrap().to_string()).or_default();
             let keys = [
                 "read_ios",

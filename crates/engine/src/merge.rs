@@ -46,6 +46,7 @@ struct Sum {
     last_end: u64,
     first_end: u64,
     cpu: (f64, f64),
+    cpu_wait: f64,
     workers: Vec<WorkerResult>,
 }
 
@@ -64,6 +65,7 @@ impl Sum {
             last_end: measure_start,
             first_end: u64::MAX,
             cpu: (0.0, 0.0),
+            cpu_wait: 0.0,
             workers: Vec::with_capacity(outs.len()),
         };
         for o in outs {
@@ -83,6 +85,7 @@ impl Sum {
             s.first_end = s.first_end.min(o.end_ns);
             s.cpu.0 += o.result.cpu_user;
             s.cpu.1 += o.result.cpu_sys;
+            s.cpu_wait += o.result.cpu_wait;
             s.workers.push(o.result);
         }
         s
@@ -116,6 +119,7 @@ pub(crate) fn merge(
         last_end,
         first_end,
         cpu,
+        cpu_wait,
         workers,
     } = Sum::of(outs, measure_start);
     let (histograms_slat, histograms_clat) = slat_clat.encoded();
@@ -137,6 +141,7 @@ pub(crate) fn merge(
         workers,
         cpu_user: cpu.0,
         cpu_sys: cpu.1,
+        cpu_wait,
         latency: latency_of(&all),
         latency_read: latency_of(&hist[0]),
         latency_write: latency_of(&hist[1]),
@@ -156,6 +161,7 @@ pub(crate) fn merge(
         steady: None,
         errors: (errors.count > 0).then_some(errors),
         latency_search: latency_search(plan, depths, &all),
+        context: None,
     }
 }
 

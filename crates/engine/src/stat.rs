@@ -218,6 +218,9 @@ pub struct Usage {
     pub majf: u64,
     /// Minor page faults.
     pub minf: u64,
+    /// Seconds the thread was ready to run but waited for a CPU (the scheduler's run delay,
+    /// /proc/thread-self/schedstat): the CPU's saturation as the thread saw it. 0 for a process.
+    pub wait: f64,
 }
 
 impl Usage {
@@ -229,13 +232,24 @@ impl Usage {
             ctx: later.ctx.saturating_sub(self.ctx),
             majf: later.majf.saturating_sub(self.majf),
             minf: later.minf.saturating_sub(self.minf),
+            wait: (later.wait - self.wait).max(0.0),
         }
     }
 }
 
-/// The calling thread's use so far.
+/// The calling thread's use so far, with the time it waited to run.
 pub fn thread_usage() -> Usage {
-    usage(libc::RUSAGE_THREAD)
+    let mut u = usage(libc::RUSAGE_THREAD);
+    u.wait = run_delay().unwrap_or(0.0);
+    u
+}
+
+/// The calling thread's time waiting on a run queue, seconds: schedstat's second field, ns
+/// (read twice a phase per worker, never per I/O).
+fn run_delay() -> Option<f64> {
+    let text = std::fs::read_to_string("/proc/thread-self/schedstat").ok()?;
+    let ns: u64 = text.split_whitespace().nth(1)?.parse().ok()?;
+    Some(ns as f64 / 1e9)
 }
 
 fn usage(who: libc::c_int) -> Usage {
@@ -251,6 +265,7 @@ fn usage(who: libc::c_int) -> Usage {
         ctx: n(ru.ru_nvcsw) + n(ru.ru_nivcsw),
         majf: n(ru.ru_majflt),
         minf: n(ru.ru_minflt),
+        wait: 0.0,
     }
 }
 

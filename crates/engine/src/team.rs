@@ -57,6 +57,7 @@ pub fn merge_ranks(parts: &[RankPart]) -> PhaseResult {
         m.ops_written += r.ops_written;
         m.cpu_user += r.cpu_user;
         m.cpu_sys += r.cpu_sys;
+        m.cpu_wait += r.cpu_wait;
         m.interrupted |= r.interrupted;
         m.layout_seconds = m.layout_seconds.max(r.layout_seconds);
         // Errors gone past (continue_on_error): every rank's counted, the first rank's first.

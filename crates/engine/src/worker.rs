@@ -620,6 +620,7 @@ impl<'a> Worker<'a> {
                 bytes_per_sec: bytes as f64 / measured_secs.max(1e-9),
                 cpu_user: used.user,
                 cpu_sys: used.sys,
+                cpu_wait: used.wait,
                 flush_seconds: self.flush_ns as f64 / 1e9,
                 ctx: used.ctx,
                 majf: used.majf,

@@ -82,7 +82,7 @@ fn meminfo_available() -> Option<Room> {
 /// This process's cgroup directories under a controller's hierarchy: cgroup v2's unified one
 /// ("0::/path"), or v1's for `controller`; the cgroup itself and its ancestors (a limit on a
 /// parent holds its children too).
-fn cgroup_dirs(controller: &str) -> Vec<std::path::PathBuf> {
+pub(crate) fn cgroup_dirs(controller: &str) -> Vec<std::path::PathBuf> {
     let text = std::fs::read_to_string("/proc/self/cgroup").unwrap_or_default();
     let mut dirs = Vec::new();
     for l in text.lines() {

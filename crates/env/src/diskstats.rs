@@ -125,6 +125,7 @@ pub fn utilisation(before: &[DiskLine], after: &[DiskLine], elapsed_ms: f64) -> 
                 in_queue: d(field::WEIGHTED_MS),
                 io_ticks: d(field::BUSY_MS),
                 elapsed_ms,
+                under: None,
             })
         })
         .collect()

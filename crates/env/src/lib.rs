@@ -10,17 +10,22 @@
 //! the block devices' counters (diskstats.rs), for the monitor and fio's disk utilisation;
 //! what uses a block device before storlab writes to it (in_use.rs: mounts, holders, btrfs
 //! members, swap, an exclusive claim); what this machine can hold of a run's workers
-//! (capacity.rs: memory, threads, file descriptors).
+//! (capacity.rs: memory, threads, file descriptors); the evidence of what bounded a phase — the
+//! devices beneath a target's disk (stack.rs), the machine's CPU time (cpustat.rs), the cgroup's
+//! I/O limits on a device (throttle.rs).
 #![deny(missing_docs)]
 
 pub mod btrfs;
 pub mod capacity;
+pub mod cpustat;
 mod device;
 pub mod diskstats;
 pub mod fstab;
 pub mod in_use;
 pub mod mounts;
 pub mod space;
+pub mod stack;
+pub mod throttle;
 
 use std::fs;
 use std::os::unix::fs::MetadataExt;

@@ -110,7 +110,9 @@ pub fn parse_doc(origin: &Origin, text: &str, doc: &Value, at: usize) -> Result<
                 .map(str::to_string)
         };
         let rw = opt("rw").or_else(|| opt("readwrite")).unwrap_or_else(|| "read".into());
-        let (result, notes) = result_of(job).map_err(|w| not_fio(format!("job '{name}': {w}")))?;
+        let (mut result, notes) = result_of(job).map_err(|w| not_fio(format!("job '{name}': {w}")))?;
+        // fio's disk_util is the run's: every job holds it, as `storlab fio` stores it.
+        result.disks = disks_of(doc, num(job, "job_runtime"));
         let mut options = Map::new();
         options.insert("fio job options".into(), opts.clone());
         if !global.is_null() {
@@ -188,6 +190,39 @@ fn merged_percentile(dirs: &[&Value], q: f64) -> Option<f64> {
         }
     }
     bins.last().map(|b| b.0)
+}
+
+/// fio's `disk_util` list as the disks' counters over `runtime_ms`: fio prints each disk's
+/// I/Os, merges, ticks, time in queue and its utilisation, from which its busy time follows
+/// (util × the run's time); sectors it does not print.
+fn disks_of(doc: &Value, runtime_ms: f64) -> Vec<storlab_model::result::DiskUtil> {
+    let Some(list) = doc.get("disk_util").and_then(Value::as_array) else {
+        return Vec::new();
+    };
+    list.iter()
+        .filter_map(|d| {
+            let n = |k: &str| {
+                d.get(k)
+                    .and_then(Value::as_f64)
+                    .filter(|v| v.is_finite() && *v >= 0.0)
+                    .unwrap_or(0.0) as u64
+            };
+            let util = d.get("util").and_then(Value::as_f64).filter(|v| v.is_finite())?;
+            Some(storlab_model::result::DiskUtil {
+                name: d.get("name")?.as_str()?.to_string(),
+                read_ios: n("read_ios"),
+                write_ios: n("write_ios"),
+                read_merges: n("read_merges"),
+                write_merges: n("write_merges"),
+                read_ticks: n("read_ticks"),
+                write_ticks: n("write_ticks"),
+                in_queue: n("in_queue"),
+                io_ticks: (util.clamp(0.0, 100.0) / 100.0 * runtime_ms) as u64,
+                elapsed_ms: runtime_ms,
+                ..Default::default()
+            })
+        })
+        .collect()
 }
 
 /// A fio job's figures as a phase result, with notes on what fio reports differently.

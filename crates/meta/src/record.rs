@@ -100,7 +100,9 @@ impl Phases for MetaPhases<'_> {
         _observer: Option<&dyn IntervalObserver>,
     ) -> Result<Phase, Box<dyn std::error::Error + Send + Sync>> {
         let op = self.layout.job.phases[seq];
-        let o = crate::phase::run(self.layout, op, stop);
+        let watch = storlab_session::evidence::Watch::for_paths(&[self.layout.root.as_path()]);
+        let mut o = crate::phase::run(self.layout, op, stop);
+        (o.result.disks, o.result.context) = watch.finish();
         Ok(Phase {
             seq: seq as u32,
             kind: PhaseName::Other(op.name().into()),

@@ -290,6 +290,10 @@ pub struct PoolPoint {
     pub latency: f64,
     /// The busiest device's utilisation, 0 to 1.
     pub utilisation: f64,
+    /// The longest average queue of its devices (weighted time over wall time), leaves
+    /// included: with the utilisation, whether a device bounded the pool over the interval.
+    #[serde(default)]
+    pub queue: f64,
     /// Bytes read (exact, for sums).
     pub read_bytes: u64,
     /// Bytes written.
@@ -313,6 +317,10 @@ pub struct PoolFigures {
     pub latency: f64,
     /// Mean and largest utilisation of the busiest device, 0 to 1.
     pub utilisation: (f64, f64),
+    /// The share of the window its devices bounded it: intervals a device was busy and queueing
+    /// (crates/stats bound.rs's device rule), by their seconds, 0 to 1.
+    #[serde(default)]
+    pub device_bound: f64,
 }
 
 /// The pools' figures from disk samples: for each pool, its points in time order, one per
@@ -328,7 +336,7 @@ pub fn pool_points(series: &[Series], samples: &[DiskSample]) -> Vec<(String, Ve
     pools
         .into_iter()
         .map(|pool| {
-            let mut pts: Vec<(f64, f64, DiskDelta, f64)> = Vec::new();
+            let mut pts: Vec<(f64, f64, DiskDelta, f64, f64)> = Vec::new();
             let mut sorted: Vec<&DiskSample> = samples
                 .iter()
                 .filter(|d| series.iter().any(|s| s.idx == d.series && s.pool == pool))
@@ -340,7 +348,7 @@ pub fn pool_points(series: &[Series], samples: &[DiskSample]) -> Vec<(String, Ve
                 let i = match pts.last() {
                     Some(last) if (last.0 - d.t).abs() < 1e-3 => pts.len() - 1,
                     _ => {
-                        pts.push((d.t, d.seconds, DiskDelta::default(), 0.0));
+                        pts.push((d.t, d.seconds, DiskDelta::default(), 0.0, 0.0));
                         pts.len() - 1
                     }
                 };
@@ -348,10 +356,11 @@ pub fn pool_points(series: &[Series], samples: &[DiskSample]) -> Vec<(String, Ve
                     pts[i].2.add(&d.delta);
                 }
                 pts[i].3 = pts[i].3.max(d.utilisation());
+                pts[i].4 = pts[i].4.max(d.queue());
             }
             let points = pts
                 .into_iter()
-                .map(|(t, seconds, delta, util)| {
+                .map(|(t, seconds, delta, util, queue)| {
                     let d = DiskSample {
                         series: 0,
                         t,
@@ -367,6 +376,7 @@ pub fn pool_points(series: &[Series], samples: &[DiskSample]) -> Vec<(String, Ve
                         iops: d.iops(),
                         latency: d.latency(),
                         utilisation: util,
+                        queue,
                         read_bytes: delta.read_bytes,
                         write_bytes: delta.write_bytes,
                     }

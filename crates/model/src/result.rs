@@ -43,6 +43,9 @@ pub struct WorkerResult {
     pub cpu_user: f64,
     /// CPU time in the kernel, seconds.
     pub cpu_sys: f64,
+    /// Seconds it was ready to run but waited for a CPU (the scheduler's run delay).
+    #[serde(default)]
+    pub cpu_wait: f64,
     /// Seconds spent in flushes.
     pub flush_seconds: f64,
     /// Context switches, voluntary and not (getrusage's ru_nvcsw + ru_nivcsw; fio's ctx).
@@ -489,6 +492,10 @@ pub struct PhaseResult {
     pub cpu_user: f64,
     /// CPU time in the kernel, all workers, seconds.
     pub cpu_sys: f64,
+    /// Seconds the workers were ready to run but waited for a CPU, all workers (0 where not
+    /// read: imports, runs stored before).
+    #[serde(default)]
+    pub cpu_wait: f64,
     /// Latency of all I/Os.
     pub latency: Latency,
     /// Latency of reads.
@@ -552,6 +559,39 @@ pub struct PhaseResult {
     /// Where the latency search settled, when the phase had a latency target.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub latency_search: Option<LatencySearch>,
+    /// The machine around the phase, for what bounded it: its CPUs' time, the cgroup's I/O
+    /// limits on its devices. None where not read (imports, runs stored before).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context: Option<PhaseContext>,
+}
+
+/// What the machine did while a phase ran, beside the phase's own figures: the evidence of
+/// its bound that is not the phase's (crates/stats bound.rs reads it).
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct PhaseContext {
+    /// CPUs online.
+    pub cpus: u32,
+    /// The share of all CPUs' time that was busy over the phase, 0 to 1 (/proc/stat).
+    pub cpu_busy: f64,
+    /// The share that was idle waiting for I/O, 0 to 1.
+    pub cpu_iowait: f64,
+    /// The I/O limits this process's cgroups set on the phase's devices.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub throttles: Vec<Throttle>,
+}
+
+/// An I/O limit a cgroup sets on a device.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Throttle {
+    /// The device's kernel name.
+    pub device: String,
+    /// read_iops, write_iops, read_bps or write_bps.
+    pub what: String,
+    /// The limit, per second.
+    pub limit: u64,
+    /// The file that sets it.
+    pub source: String,
 }
 
 /// One disk's counters over a phase (fio's `disk_util`, from /proc/diskstats): I/Os, merges,
@@ -583,6 +623,11 @@ pub struct DiskUtil {
     pub io_ticks: u64,
     /// The interval's length, ms.
     pub elapsed_ms: f64,
+    /// What it lies beneath, for a device below the target's own disk ("a member of md0", "the
+    /// disk under loop0's file"); None for the disk under the target (fio's disk_util shows
+    /// those only).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub under: Option<String>,
 }
 
 impl DiskUtil {

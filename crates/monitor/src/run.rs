@@ -173,6 +173,7 @@ fn long_term(points: &VecDeque<PoolPoint>) -> PoolPoint {
             0.0
         },
         utilisation: w(|p| p.utilisation),
+        queue: w(|p| p.queue),
         read_bytes: points.iter().map(|p| p.read_bytes).sum(),
         write_bytes: points.iter().map(|p| p.write_bytes).sum(),
     }
@@ -644,6 +645,7 @@ mod tests {
             iops,
             latency: lat,
             utilisation: 0.5,
+            queue: 1.0,
             read_bytes: 0,
             write_bytes: 0,
         };

@@ -278,6 +278,15 @@ fn figures(pool: &str, pts: &[PoolPoint]) -> PoolFigures {
             },
             pts.iter().map(|p| p.utilisation).fold(0.0, f64::max),
         ),
+        device_bound: if secs > 0.0 {
+            pts.iter()
+                .filter(|p| storlab_stats::bound::device_saturated(p.utilisation, p.queue))
+                .map(|p| p.seconds)
+                .sum::<f64>()
+                / secs
+        } else {
+            0.0
+        },
     }
 }
 

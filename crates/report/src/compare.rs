@@ -198,6 +198,11 @@ pub fn compare_groups(labels: &[String], members: &[Vec<RunDetail>]) -> CompareR
     let differences = differences(labels, members);
     let mut warnings = group_warnings(labels, members);
     let n_phases = members.iter().flatten().map(|r| r.phases.len()).min().unwrap_or(0);
+    warnings.extend(crate::bound::compare_warnings(
+        labels,
+        members,
+        &(0..n_phases).collect::<Vec<_>>(),
+    ));
     let mut metrics = Vec::new();
     for seq in 0..n_phases {
         for (name, unit) in METRICS {

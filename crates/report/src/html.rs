@@ -516,6 +516,11 @@ fn run_section(sec: &RunSection, series: &[PhaseSeries], scales: &Scales) -> (St
     body += &crate::runs::env_html(r);
     if !r.phases.is_empty() {
         body += &crate::runs::summary(r).to_html();
+        let _ = write!(
+            body,
+            "<p class=\"bound\">{}</p>",
+            esc(&crate::bound::lines(r)).trim_end().replace('\n', "<br>")
+        );
     }
     let rank_tables = [crate::team::ranks_table(r), crate::team::hosts_table(r)];
     for t in sec.extra.iter().chain(rank_tables.iter().flatten()) {

@@ -2,6 +2,8 @@
 //! self-contained HTML report with its plots, and the files the exporters write — every one
 //! built here from the result model (crates/model), none outside this crate.
 //!
+//! Each phase's bound — what limited it — is shown everywhere a phase is (bound.rs).
+//!
 //! Every table is one [`table::Table`] drawn for the terminal and in HTML and written by the
 //! exporters behind one trait (export.rs: CSV, JSON, Markdown, XLSX). Its builders: runs
 //! (runs.rs), studies by kind (studies.rs), scans (scan.rs), comparisons (compare.rs), IOzone's
@@ -12,6 +14,7 @@
 //! (html.rs) and its SVG plots (svg.rs).
 #![deny(missing_docs)]
 
+pub mod bound;
 pub mod challenge;
 pub mod compare;
 pub mod export;

@@ -41,6 +41,7 @@ pub fn figures_table(figures: &[PoolFigures]) -> Table {
             "latency ms",
             "util avg %",
             "util max %",
+            "device-bound %",
         ],
     );
     for f in figures {
@@ -53,6 +54,7 @@ pub fn figures_table(figures: &[PoolFigures]) -> Table {
             Cell::fixed(f.latency * 1000.0, 3),
             Cell::fixed(f.utilisation.0 * 100.0, 1),
             Cell::fixed(f.utilisation.1 * 100.0, 1),
+            Cell::fixed(f.device_bound * 100.0, 1),
         ]);
     }
     t

@@ -99,6 +99,7 @@ pub fn summary(run: &RunDetail) -> Table {
             "p99.9",
             "max",
             "CPU usr/sys",
+            "bound",
             "notes",
         ],
     );
@@ -126,6 +127,7 @@ pub fn summary(run: &RunDetail) -> Table {
             lat(r.latency.p99_9_ns),
             lat(r.latency.max_ns),
             when(Figure::Cpu, format!("{:.2}/{:.2} s", r.cpu_user, r.cpu_sys).into()),
+            crate::bound::of_phase(run, p).kind.name().into(),
             notes(p).into(),
         ]);
     }
@@ -256,6 +258,7 @@ pub fn render(run: &RunDetail) -> String {
     s += &workload_line(run);
     s += "\n";
     s += &summary(run).to_text();
+    s += &crate::bound::lines(run);
     // A run of many MPI ranks: each rank's part, and the hosts they ran on.
     for t in [crate::team::ranks_table(run), crate::team::hosts_table(run)]
         .into_iter()
@@ -469,6 +472,7 @@ const PHASE_COLUMNS: &[&str] = &[
     "cache may flatter",
     "interrupted",
     "bad blocks",
+    "bound",
 ];
 
 /// The samples table's columns: one row per interval.
@@ -586,6 +590,7 @@ fn phase_row(r: &RunDetail, p: &Phase) -> Vec<Cell> {
         p.cache_flattered.into(),
         x.interrupted.into(),
         p.bad_blocks().into(),
+        crate::bound::of_phase(r, p).kind.name().into(),
     ]
 }
 

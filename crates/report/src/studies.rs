@@ -549,7 +549,12 @@ pub fn members_table(v: &StudyView) -> Table {
     };
     headers.push("run".into());
     for k in &kinds {
-        headers.extend([format!("{k} MiB/s"), format!("{k} IOPS"), format!("{k} p99 µs")]);
+        headers.extend([
+            format!("{k} MiB/s"),
+            format!("{k} IOPS"),
+            format!("{k} p99 µs"),
+            format!("{k} bound"),
+        ]);
     }
     let mut t = Table::with_headers("members", headers);
     for (role, run) in v.members() {
@@ -572,6 +577,7 @@ pub fn members_table(v: &StudyView) -> Table {
                 Figure::Latency,
                 Cell::fixed(r.latency.p99_ns as f64 / 1e3, 1),
             ));
+            row.push(crate::bound::of_phase(run, p).kind.name().into());
         }
         t.push(row);
     }
@@ -591,6 +597,9 @@ pub fn render_text(v: &StudyView) -> String {
                 let _ = writeln!(s, "command: {c}");
             }
             s += &members_table(v).to_text();
+            for line in bound_changes(v) {
+                let _ = writeln!(s, "bound: {line}");
+            }
             if let StudyParams::Sweep(p) | StudyParams::SweepMatrix(p) = other {
                 if p.skipped > 0 {
                     let _ = writeln!(
@@ -697,6 +706,30 @@ fn heat_maps(v: &StudyView, top: &dyn Fn(&str, f64) -> f64) -> String {
     s
 }
 
+/// Where the bound changes along a study's points, a line per phase kind ("randread:
+/// iodepth-bound at iodepth=1, device-bound from iodepth=4").
+pub fn bound_changes(v: &StudyView) -> Vec<String> {
+    let points: Vec<(String, &RunDetail)> = v
+        .members()
+        .into_iter()
+        .map(|(role, run)| {
+            let label = match role {
+                Role::Point { values } => values
+                    .iter()
+                    .map(|(k, x)| format!("{k}={x}"))
+                    .collect::<Vec<_>>()
+                    .join(" "),
+                other => other.to_string(),
+            };
+            (label, run)
+        })
+        .collect();
+    v.phase_kinds()
+        .iter()
+        .filter_map(|k| crate::bound::along(&points, k))
+        .collect()
+}
+
 /// A sweep's curves: each phase's MiB/s against the first varied setting (its index when the
 /// values are not numbers).
 fn sweep_curves(v: &StudyView, vary: &str) -> String {
@@ -732,6 +765,9 @@ fn sweep_curves(v: &StudyView, vary: &str) -> String {
             top,
         );
         s += &svg;
+    }
+    for line in bound_changes(v) {
+        let _ = write!(s, "<p class=\"bound\">bound: {}</p>", crate::svg::esc(&line));
     }
     s
 }

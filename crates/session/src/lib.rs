@@ -12,6 +12,8 @@
 //!   ([`prepare`]), its environment captured and its phases handed to the one run path;
 //! - phases.rs: the one run path ([`run_phases`]) over any [`Phases`] (the engine's, or
 //!   crates/meta's): each phase stored as it finishes, the run's status from what they add up to;
+//! - evidence.rs: what the machine did around a phase (its disks and those beneath, the CPUs,
+//!   the cgroup's I/O limits), the evidence of its bound;
 //! - cleanup.rs: the files a run created, removed and their filesystems flushed however it ends;
 //! - live.rs: what the live views (`--metrics`, the status line) are told as a run goes;
 //! - study.rs: jobs as the points of a study, here or on every rank of a team;
@@ -27,6 +29,7 @@ use storlab_store::StoreError;
 use storlab_workload::WorkloadError;
 
 mod cleanup;
+pub mod evidence;
 mod live;
 mod phases;
 mod run;

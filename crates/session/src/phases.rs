@@ -4,8 +4,8 @@
 use std::path::PathBuf;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use crate::evidence::Watch;
 use storlab_engine::{run_phase_observed, IntervalObserver, PhaseControl};
-use storlab_env::diskstats;
 use storlab_model::env::Environment;
 use storlab_model::plan::PhasePlan;
 use storlab_model::result::PhaseResult;
@@ -96,10 +96,9 @@ impl Phases for PlanPhases<'_> {
         observer: Option<&dyn IntervalObserver>,
     ) -> Result<Phase, Box<dyn std::error::Error + Send + Sync>> {
         let phase = &self.plan.phases[seq];
-        let disks = self.disks_of(&[phase]);
-        let before = diskstats::read(&disks);
+        let watch = Watch::start(&self.disks_of(&[phase]));
         let mut result = run_phase_observed(phase, stop, self.control, observer)?;
-        result.disks = disks_since(before);
+        (result.disks, result.context) = watch.finish();
         // Laid out by `prepare`, the engine found the files there: the layout's time is that.
         if let Some((laid, secs)) = self.laid_out.take() {
             if laid == seq {
@@ -120,14 +119,14 @@ impl Phases for PlanPhases<'_> {
         observer: Option<&dyn IntervalObserver>,
     ) -> Result<Vec<Phase>, Box<dyn std::error::Error + Send + Sync>> {
         let plans: Vec<&PhasePlan> = seqs.iter().map(|s| &self.plan.phases[*s]).collect();
-        let disks = self.disks_of(&plans);
-        let before = diskstats::read(&disks);
+        let watch = Watch::start(&self.disks_of(&plans));
         let mut results = storlab_engine::run_group_observed(&plans, stop, self.control, observer)?;
         // The phases ran at once on the same disks: each holds the group's counters (fio's
-        // disk_util is the run's, not a job's).
-        let util = disks_since(before);
+        // disk_util is the run's, not a job's), and the machine's.
+        let (util, context) = watch.finish();
         for r in &mut results {
             r.disks = util.clone();
+            r.context = context.clone();
         }
         Ok(seqs.iter().zip(results).map(|(seq, r)| self.stored(*seq, r)).collect())
     }
@@ -158,18 +157,6 @@ impl PlanPhases<'_> {
             result,
         }
     }
-}
-
-/// The disks' counters since `before` (fio's disk_util of a phase).
-fn disks_since(
-    (before, at): (Vec<storlab_env::diskstats::DiskLine>, std::time::Instant),
-) -> Vec<storlab_model::result::DiskUtil> {
-    if before.is_empty() {
-        return Vec::new();
-    }
-    let elapsed_ms = at.elapsed().as_secs_f64() * 1e3;
-    let (after, _) = diskstats::read(&before.iter().map(|l| l.name.clone()).collect::<Vec<_>>());
-    diskstats::utilisation(&before, &after, elapsed_ms)
 }
 
 /// The one run path: begins the run with its environment, runs each phase (telling the live

@@ -11,6 +11,8 @@
 //!
 //! - lib.rs: [`Summary`] and Welch's comparison;
 //! - intervals.rs: measurements placed on fixed intervals by what they measured;
+//! - bound.rs: what bounded a phase (the USE method over its evidence: device, CPU, cache, rate,
+//!   queue depth, network);
 //! - impact.rs: a background task's cost to the users and theirs to it, held and paired;
 //! - sequential.rs: how many repeats are enough (repeated confidence intervals, for `qualify`).
 #![deny(missing_docs)]
@@ -18,6 +20,7 @@
 use serde::{Deserialize, Serialize};
 use statrs::distribution::{ContinuousCDF, StudentsT};
 
+pub mod bound;
 pub mod impact;
 pub mod intervals;
 pub mod sequential;

@@ -540,7 +540,9 @@ fn summed_samples<'a>(d: &mut Value, clients: impl Iterator<Item = &'a Value>, s
 
 /// Adds a group's disk counters to the run's, disk by disk.
 fn add_disks(run: &mut Vec<DiskUtil>, group: &[DiskUtil]) {
-    for d in group {
+    // fio's disk_util is the disks under the targets; those beneath them (kept for the bound)
+    // are not fio's.
+    for d in group.iter().filter(|d| d.under.is_none()) {
         match run.iter_mut().find(|r| r.name == d.name) {
             Some(r) => r.add(d),
             None => run.push(d.clone()),

@@ -1,0 +1,123 @@
+//! Each phase's bound as the reports show it (crates/stats bound.rs reads it from the evidence):
+//! the word in a run's table, the line that says why under it, and the object in a run's JSON
+//! document.
+
+use storlab_model::run::{Phase, RunDetail};
+use storlab_stats::bound::{self, Bound};
+
+/// The bound of each phase of `run`.
+pub fn of_run(run: &RunDetail) -> Vec<Bound> {
+    run.phases.iter().map(|p| bound::of(p, &run.environment)).collect()
+}
+
+/// The bound of one phase of `run`.
+pub fn of_phase(run: &RunDetail, p: &Phase) -> Bound {
+    bound::of(p, &run.environment)
+}
+
+/// The lines under a run's table: "bound: 1 randread: the device: vda busy 99 % …", one per
+/// phase.
+pub fn lines(run: &RunDetail) -> String {
+    let mut s = String::new();
+    for (p, b) in run.phases.iter().zip(of_run(run)) {
+        s += &format!("bound: {} {}: {}\n", p.seq + 1, p.kind, b.reading);
+    }
+    s
+}
+
+/// A run as one JSON document: the stored run, each phase with its `bound` (kind, evidence, a
+/// line).
+pub fn document(run: &RunDetail) -> serde_json::Value {
+    let mut v = serde_json::to_value(run).unwrap_or(serde_json::Value::Null);
+    if let Some(phases) = v.get_mut("phases").and_then(serde_json::Value::as_array_mut) {
+        for (p, b) in phases.iter_mut().zip(of_run(run)) {
+            if let Some(o) = p.as_object_mut() {
+                o.insert("bound".into(), serde_json::to_value(b).unwrap_or_default());
+            }
+        }
+    }
+    v
+}
+
+/// The warnings a comparison of groups of runs carries about what bounded them, phase by phase
+/// (by position `seq` in each run): groups bound by different things compare different
+/// resources; a group bound by the benchmark's CPU measured the CPU, not the storage.
+pub fn compare_warnings(labels: &[String], members: &[Vec<RunDetail>], phases: &[usize]) -> Vec<String> {
+    let mut out = Vec::new();
+    for &seq in phases {
+        let mut kinds: Vec<(String, Vec<&'static str>)> = Vec::new();
+        let mut phase_name = String::new();
+        for (label, runs) in labels.iter().zip(members) {
+            let mut ks: Vec<&'static str> = Vec::new();
+            for r in runs {
+                if let Some(p) = r.phases.get(seq) {
+                    phase_name = format!("phase {} {}", seq + 1, p.kind);
+                    let k = of_phase(r, p).kind.name();
+                    if !ks.contains(&k) {
+                        ks.push(k);
+                    }
+                }
+            }
+            kinds.push((label.clone(), ks));
+        }
+        let cpu: Vec<&str> = kinds
+            .iter()
+            .filter(|(_, ks)| ks.contains(&"cpu"))
+            .map(|(l, _)| l.as_str())
+            .collect();
+        if !cpu.is_empty() {
+            out.push(format!(
+                "{phase_name}: {} bound by the CPU running the benchmark: those figures measured the CPU, not the storage",
+                cpu.join(", ")
+            ));
+        }
+        let distinct: std::collections::BTreeSet<&[&str]> = kinds.iter().map(|(_, k)| k.as_slice()).collect();
+        if distinct.len() > 1 {
+            out.push(format!(
+                "{phase_name}: the groups were bound by different things ({}): the comparison sets one limit against another",
+                kinds
+                    .iter()
+                    .map(|(l, k)| format!("{l}: {}", k.join("/")))
+                    .collect::<Vec<_>>()
+                    .join("; ")
+            ));
+        }
+    }
+    out
+}
+
+/// Where a study's bound changes along its points, one phase kind at a time, and where its
+/// throughput stops growing: "randread: iodepth-bound at iodepth=1, device-bound from
+/// iodepth=4; throughput grows less than 10 % past iodepth=32". One phase cannot tell whether a
+/// device that serves several I/Os at once could do more with a deeper queue; the curve can.
+/// `points` are each point's label and its run, in order.
+pub fn along(points: &[(String, &RunDetail)], kind: &str) -> Option<String> {
+    let mut segments: Vec<(&'static str, &str)> = Vec::new();
+    let mut rates: Vec<(&str, f64)> = Vec::new();
+    for (label, run) in points {
+        let Some(p) = run.phases.iter().find(|p| p.kind.as_str() == kind) else {
+            continue;
+        };
+        let k = of_phase(run, p).kind.name();
+        if segments.last().is_none_or(|(last, _)| *last != k) {
+            segments.push((k, label));
+        }
+        rates.push((label, p.result.all_done.bytes_per_sec));
+    }
+    let mut line = match segments.as_slice() {
+        [] => return None,
+        [(k, _)] => format!("{kind}: {k}-bound at every point"),
+        [(k0, l0), rest @ ..] => format!(
+            "{kind}: {k0}-bound at {l0}, {}",
+            rest.iter()
+                .map(|(k, l)| format!("{k}-bound from {l}"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        ),
+    };
+    let knee = rates.windows(2).position(|w| w[0].1 > 0.0 && w[1].1 < 1.1 * w[0].1);
+    if let (Some(i), true) = (knee, rates.len() >= 3) {
+        line += &format!("; throughput grows less than 10 % past {}", rates[i].0);
+    }
+    Some(line)
+}
