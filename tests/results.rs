@@ -139,6 +139,26 @@ fn compare_groups_with_welch() {
     // fraction of its target, so the groups' spread is tiny and the interval narrow (under a
     // suite with a build beside it, [50.11, 50.67] % once).
     assert!(lo < 51.0 && 50.0 < hi + 1.0, "{lo} {hi}");
+    // It is the interval of the ratio, both groups' spread counted (Fieller's), recomputed here:
+    // the ρ with (mB − ρ·mA)² ≤ t²·(sB²/nB + ρ²·sA²/nA), t at Welch's degrees of freedom.
+    let (va, vb) = (sa * sa / 3.0, sb * sb / 3.0);
+    let df = c["df"].as_f64().unwrap();
+    let welch_df = (va + vb).powi(2) / (va * va / 2.0 + vb * vb / 2.0);
+    assert!((df - welch_df).abs() < 1e-9 * welch_df.max(1.0), "{df} {welch_df}");
+    let t = t975(df);
+    let qa = ma * ma - t * t * va;
+    let disc = (ma * mb).powi(2) - qa * (mb * mb - t * t * vb);
+    let (rlo, rhi) = ((ma * mb - disc.sqrt()) / qa, (ma * mb + disc.sqrt()) / qa);
+    assert!(
+        (lo - 100.0 * (rlo - 1.0)).abs() < 1e-6 * 100.0,
+        "{lo} against {}",
+        100.0 * (rlo - 1.0)
+    );
+    assert!(
+        (hi - 100.0 * (rhi - 1.0)).abs() < 1e-6 * 100.0,
+        "{hi} against {}",
+        100.0 * (rhi - 1.0)
+    );
     // The table says it in words.
     let out = s.storlab(&["results", "compare", "speed=slow", "speed=fast", "--allow-different"]);
     assert!(stdout(&out).contains("IOPS: B is higher than A by"), "{}", stdout(&out));
@@ -472,4 +492,135 @@ fn studies_are_listed_with_their_runs() {
     let out = s.storlab(&["results", "study", "99"]);
     assert_eq!(out.status.code(), Some(2));
     assert!(stderr(&out).contains("`storlab results studies`"), "{}", stderr(&out));
+}
+
+/// The 0.975 quantile of Student's t with `df` degrees of freedom, by bisection on its CDF (the
+/// regularised incomplete beta function's continued fraction, Numerical Recipes §6.4): the
+/// test's own, not the statistics crate's.
+fn t975(df: f64) -> f64 {
+    fn ln_gamma(x: f64) -> f64 {
+        // Lanczos (g = 7, n = 9).
+        let c = [
+            0.999_999_999_999_809_9,
+            676.520_368_121_885_1,
+            -1_259.139_216_722_402_8,
+            771.323_428_777_653_1,
+            -176.615_029_162_140_6,
+            12.507_343_278_686_905,
+            -0.138_571_095_265_720_12,
+            9.984_369_578_019_572e-6,
+            1.505_632_735_149_311_6e-7,
+        ];
+        let x = x - 1.0;
+        let mut a = c[0];
+        let t = x + 7.5;
+        for (i, ci) in c.iter().enumerate().skip(1) {
+            a += ci / (x + i as f64);
+        }
+        0.5 * (2.0 * std::f64::consts::PI).ln() + (x + 0.5) * t.ln() - t + a.ln()
+    }
+    fn beta_cf(a: f64, b: f64, x: f64) -> f64 {
+        let (mut c, mut d) = (1.0, 1.0 - (a + b) * x / (a + 1.0));
+        d = 1.0 / d;
+        let mut h = d;
+        for m in 1..300 {
+            let m = m as f64;
+            let aa = m * (b - m) * x / ((a + 2.0 * m - 1.0) * (a + 2.0 * m));
+            d = 1.0 / (1.0 + aa * d);
+            c = 1.0 + aa / c;
+            h *= d * c;
+            let aa = -(a + m) * (a + b + m) * x / ((a + 2.0 * m) * (a + 2.0 * m + 1.0));
+            d = 1.0 / (1.0 + aa * d);
+            c = 1.0 + aa / c;
+            h *= d * c;
+        }
+        h
+    }
+    let ibeta = |a: f64, b: f64, x: f64| -> f64 {
+        let front = (ln_gamma(a + b) - ln_gamma(a) - ln_gamma(b) + a * x.ln() + b * (1.0 - x).ln()).exp();
+        if x < (a + 1.0) / (a + b + 2.0) {
+            front * beta_cf(a, b, x) / a
+        } else {
+            1.0 - front * beta_cf(b, a, 1.0 - x) / b
+        }
+    };
+    let cdf = |t: f64| 1.0 - 0.5 * ibeta(df / 2.0, 0.5, df / (df + t * t));
+    let (mut lo, mut hi) = (0.0, 1000.0);
+    for _ in 0..200 {
+        let mid = 0.5 * (lo + hi);
+        if cdf(mid) < 0.975 {
+            lo = mid;
+        } else {
+            hi = mid;
+        }
+    }
+    0.5 * (lo + hi)
+}
+
+/// Phases are compared with like phases — their kind and the settings that shape the work —
+/// never by their place in the run: a run of read then randread against runs of randread alone
+/// sets randread against randread and lists the read as unpaired; the settings that differ are
+/// a line each.
+#[test]
+fn phases_are_compared_like_with_like_never_by_position() {
+    let s = Scratch::new();
+    let d = s.data();
+    let run = |phases: &[&str], tag: &str| -> i64 {
+        let mut a = vec![
+            "run",
+            "--target",
+            d.to_str().unwrap(),
+            "--bs",
+            "4k",
+            "--size",
+            "8m",
+            "--runtime",
+            "1s",
+            "--tag",
+            tag,
+        ];
+        for p in phases {
+            a.extend(["--phase", p]);
+        }
+        ok_json(&s, &a)["id"].as_i64().unwrap()
+    };
+    let a: Vec<i64> = (0..2).map(|_| run(&["read", "randread"], "side=a")).collect();
+    let b: Vec<i64> = (0..2).map(|_| run(&["randread"], "side=b")).collect();
+    let v = ok_json(&s, &["results", "compare", "side=a", "side=b", "--allow-different"]);
+    let metrics = v["metrics"].as_array().unwrap();
+    assert!(!metrics.is_empty());
+    assert!(
+        metrics.iter().all(|m| m["kind"] == "randread"),
+        "only randread is compared: {v}"
+    );
+    let unpaired = v["unpaired"].as_array().unwrap();
+    assert_eq!(unpaired.len(), 2, "each A run's read: {v}");
+    for (u, id) in unpaired.iter().zip(&a) {
+        assert!(
+            u.as_str().unwrap().starts_with(&format!("run {id} phase 1 (read")),
+            "{u}"
+        );
+    }
+    // The read's own randread against B's: the IOPS compared are the randread phases' own.
+    let iops = |id: i64, seq: usize| {
+        ok_json(&s, &["results", "show", &id.to_string()])["phases"][seq]["result"]["all_done"]["iops"]
+            .as_f64()
+            .unwrap()
+    };
+    let m = metrics.iter().find(|m| m["metric"] == "IOPS").unwrap();
+    let mean_a = (iops(a[0], 1) + iops(a[1], 1)) / 2.0;
+    assert!((m["comparison"]["a"]["mean"].as_f64().unwrap() - mean_a).abs() < 1e-6);
+    // The phases differ, said in one line; no percentage interval goes below −100 %.
+    let diffs = v["differences"].as_array().unwrap();
+    assert!(
+        diffs.iter().any(|d| d.as_str().unwrap().starts_with("phases: ")),
+        "{diffs:?}"
+    );
+    assert!(diffs.len() < 12, "{diffs:?}");
+    for m in metrics {
+        if let Some(lo) = m["comparison"]["ci95_percent"][0].as_f64() {
+            assert!(lo >= -100.0, "{m}");
+        }
+    }
+    let _ = b;
 }

@@ -39,49 +39,51 @@ pub fn document(run: &RunDetail) -> serde_json::Value {
     v
 }
 
-/// The warnings a comparison of groups of runs carries about what bounded them, phase by phase
-/// (by position `seq` in each run): groups bound by different things compare different
-/// resources; a group bound by the benchmark's CPU measured the CPU, not the storage.
-pub fn compare_warnings(labels: &[String], members: &[Vec<RunDetail>], phases: &[usize]) -> Vec<String> {
+/// The warnings a comparison carries about what bounded one like phase (`phases`: each
+/// group's runs' phase, `members` their runs): groups bound by different things compare
+/// different resources; a group bound by the benchmark's CPU measured the CPU, not the storage.
+pub fn compare_warnings_of(
+    labels: &[String],
+    members: &[Vec<RunDetail>],
+    phases: &[Vec<&Phase>],
+    what: &str,
+) -> Vec<String> {
     let mut out = Vec::new();
-    for &seq in phases {
-        let mut kinds: Vec<(String, Vec<&'static str>)> = Vec::new();
-        let mut phase_name = String::new();
-        for (label, runs) in labels.iter().zip(members) {
+    let kinds: Vec<(String, Vec<&'static str>)> = labels
+        .iter()
+        .zip(members.iter().zip(phases))
+        .map(|(label, (runs, ps))| {
             let mut ks: Vec<&'static str> = Vec::new();
-            for r in runs {
-                if let Some(p) = r.phases.get(seq) {
-                    phase_name = format!("phase {} {}", seq + 1, p.kind);
-                    let k = of_phase(r, p).kind.name();
-                    if !ks.contains(&k) {
-                        ks.push(k);
-                    }
+            for (r, p) in runs.iter().zip(ps) {
+                let k = of_phase(r, p).kind.name();
+                if !ks.contains(&k) {
+                    ks.push(k);
                 }
             }
-            kinds.push((label.clone(), ks));
-        }
-        let cpu: Vec<&str> = kinds
-            .iter()
-            .filter(|(_, ks)| ks.contains(&"cpu"))
-            .map(|(l, _)| l.as_str())
-            .collect();
-        if !cpu.is_empty() {
-            out.push(format!(
-                "{phase_name}: {} bound by the CPU running the benchmark: those figures measured the CPU, not the storage",
-                cpu.join(", ")
-            ));
-        }
-        let distinct: std::collections::BTreeSet<&[&str]> = kinds.iter().map(|(_, k)| k.as_slice()).collect();
-        if distinct.len() > 1 {
-            out.push(format!(
-                "{phase_name}: the groups were bound by different things ({}): the comparison sets one limit against another",
-                kinds
-                    .iter()
-                    .map(|(l, k)| format!("{l}: {}", k.join("/")))
-                    .collect::<Vec<_>>()
-                    .join("; ")
-            ));
-        }
+            (label.clone(), ks)
+        })
+        .collect();
+    let cpu: Vec<&str> = kinds
+        .iter()
+        .filter(|(_, ks)| ks.contains(&"cpu"))
+        .map(|(l, _)| l.as_str())
+        .collect();
+    if !cpu.is_empty() {
+        out.push(format!(
+            "{what}: {} bound by the CPU running the benchmark: those figures measured the CPU, not the storage",
+            cpu.join(", ")
+        ));
+    }
+    let distinct: std::collections::BTreeSet<&[&str]> = kinds.iter().map(|(_, k)| k.as_slice()).collect();
+    if distinct.len() > 1 {
+        out.push(format!(
+            "{what}: the groups were bound by different things ({}): the comparison sets one limit against another",
+            kinds
+                .iter()
+                .map(|(l, k)| format!("{l}: {}", k.join("/")))
+                .collect::<Vec<_>>()
+                .join("; ")
+        ));
     }
     out
 }

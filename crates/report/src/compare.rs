@@ -147,11 +147,14 @@ pub struct MetricComparison {
 pub struct CompareReport {
     /// The groups: label and run ids.
     pub groups: Vec<(String, Vec<i64>)>,
-    /// What differs between the runs' workloads.
+    /// What differs between the runs' workloads: a line per setting.
     pub differences: Vec<String>,
-    /// Every metric of every phase, each group against the baseline.
+    /// Every metric of every paired phase, each group against the baseline.
     pub metrics: Vec<MetricComparison>,
-    /// Groups too small, cache flattery.
+    /// Phases with no like phase in every run, not compared: "run 7 phase 1 read (bs 4k, …)".
+    #[serde(default)]
+    pub unpaired: Vec<String>,
+    /// Groups too small, cache flattery, different bounds.
     pub warnings: Vec<String>,
 }
 
@@ -192,21 +195,97 @@ pub fn compare_stored(
     Ok(report)
 }
 
-/// Compares groups of runs (each a label and its runs, the first the baseline). Differences
-/// between the runs' workloads are listed, not refused: the caller decides.
+/// What makes phases alike, so that they are compared: the kind and the settings that shape
+/// the work (block sizes, the read share of a mix, workers, depth). Never the phase's place in
+/// its run.
+pub fn likeness(p: &Phase) -> String {
+    let w = workload_of(p);
+    let get = |k: &str| w.get(k).cloned().unwrap_or_else(|| "-".into());
+    format!(
+        "{} bs {} rwmix {} threads {} iodepth {}",
+        p.kind,
+        get("bs"),
+        if matches!(p.kind.as_str(), "randrw" | "rw") {
+            get("rwmix")
+        } else {
+            "-".into()
+        },
+        get("threads"),
+        get("iodepth")
+    )
+}
+
+/// The phases of `members` paired by likeness: for each phase of the baseline's first run,
+/// in its order, the like phase of every run (each used once), where every run has one.
+/// Phases left without a pair are named.
+fn pair(members: &[Vec<RunDetail>]) -> (Vec<(String, Vec<Vec<usize>>)>, Vec<String>) {
+    let mut used: Vec<Vec<Vec<bool>>> = members
+        .iter()
+        .map(|g| g.iter().map(|r| vec![false; r.phases.len()]).collect())
+        .collect();
+    let mut pairs = Vec::new();
+    for p in &members[0][0].phases {
+        let key = likeness(p);
+        let mut at: Vec<Vec<usize>> = Vec::new();
+        let mut whole = true;
+        for (gi, g) in members.iter().enumerate() {
+            let mut in_group = Vec::new();
+            for (ri, r) in g.iter().enumerate() {
+                let found = r
+                    .phases
+                    .iter()
+                    .enumerate()
+                    .position(|(i, q)| !used[gi][ri][i] && likeness(q) == key);
+                match found {
+                    Some(i) => in_group.push(i),
+                    None => whole = false,
+                }
+            }
+            at.push(in_group);
+        }
+        if whole {
+            for (gi, g) in at.iter().enumerate() {
+                for (ri, i) in g.iter().enumerate() {
+                    used[gi][ri][*i] = true;
+                }
+            }
+            pairs.push((key, at));
+        }
+    }
+    let mut unpaired = Vec::new();
+    for (gi, g) in members.iter().enumerate() {
+        for (ri, r) in g.iter().enumerate() {
+            for (i, p) in r.phases.iter().enumerate() {
+                if !used[gi][ri][i] {
+                    unpaired.push(format!(
+                        "run {} phase {} ({}): no like phase in every run; not compared",
+                        r.run.id,
+                        i + 1,
+                        likeness(p)
+                    ));
+                }
+            }
+        }
+    }
+    (pairs, unpaired)
+}
+
+/// Compares groups of runs (each a label and its runs, the first the baseline), phase by like
+/// phase. Differences between the runs' workloads are listed, not refused: the caller decides.
 pub fn compare_groups(labels: &[String], members: &[Vec<RunDetail>]) -> CompareReport {
-    let differences = differences(labels, members);
+    let differences = differences(members);
     let mut warnings = group_warnings(labels, members);
-    let n_phases = members.iter().flatten().map(|r| r.phases.len()).min().unwrap_or(0);
-    warnings.extend(crate::bound::compare_warnings(
-        labels,
-        members,
-        &(0..n_phases).collect::<Vec<_>>(),
-    ));
+    let (pairs, unpaired) = pair(members);
     let mut metrics = Vec::new();
-    for seq in 0..n_phases {
+    for (key, at) in &pairs {
+        let phases: Vec<Vec<&Phase>> = members
+            .iter()
+            .zip(at)
+            .map(|(g, idx)| g.iter().zip(idx).map(|(r, i)| &r.phases[*i]).collect())
+            .collect();
+        warnings.extend(crate::bound::compare_warnings_of(labels, members, &phases, key));
         for (name, unit) in METRICS {
-            metrics.extend(compare_metric(labels, members, seq, name, unit, &mut warnings));
+            metrics.extend(compare_metric(labels, &phases, key, name, unit, &mut warnings));
         }
     }
     CompareReport {
@@ -217,72 +296,85 @@ pub fn compare_groups(labels: &[String], members: &[Vec<RunDetail>]) -> CompareR
             .collect(),
         differences,
         metrics,
+        unpaired,
         warnings,
     }
 }
 
-/// What differs between the runs and the first: their phases, or each phase's workload (one
-/// line per setting and value, naming every run with it).
-fn differences(labels: &[String], members: &[Vec<RunDetail>]) -> Vec<String> {
-    let reference = &members[0][0];
-    let mut differences = Vec::new();
-    type DiffKey = (u32, String, String, String, String);
-    let mut param_diffs: Vec<(DiffKey, Vec<i64>)> = Vec::new();
-    let kinds = |r: &RunDetail| {
-        r.phases
-            .iter()
-            .map(|p| p.kind.to_string())
-            .collect::<Vec<_>>()
-            .join(",")
-    };
-    for (gi, g) in members.iter().enumerate() {
-        for r in g {
-            if r.phases.len() != reference.phases.len()
-                || r.phases.iter().zip(&reference.phases).any(|(a, b)| a.kind != b.kind)
-            {
-                differences.push(format!(
-                    "run {} ({}) has phases {} where run {} has {}",
-                    r.run.id,
-                    labels[gi].clone(),
-                    kinds(r),
-                    reference.run.id,
-                    kinds(reference)
-                ));
-                continue;
-            }
-            for (a, b) in r.phases.iter().zip(&reference.phases) {
-                let (wa, wb) = (workload_of(a), workload_of(b));
-                for k in wa.keys().chain(wb.keys()).collect::<std::collections::BTreeSet<_>>() {
-                    let (va, vb) = (wa.get(k), wb.get(k));
-                    if va == vb {
-                        continue;
-                    }
-                    let key = (
-                        a.seq,
-                        a.kind.to_string(),
-                        k.clone(),
-                        va.cloned().unwrap_or_else(|| "unset".into()),
-                        vb.cloned().unwrap_or_else(|| "unset".into()),
-                    );
-                    match param_diffs.iter_mut().find(|(d, _)| *d == key) {
-                        Some((_, ids)) => ids.push(r.run.id),
-                        None => param_diffs.push((key, vec![r.run.id])),
-                    }
+/// At most this many settings that differ are named one by one; the rest are counted.
+const DIFFERENCES_SHOWN: usize = 12;
+
+/// What differs between the runs' workloads: a line per setting whose values are not all the
+/// same (a setting unset in one run and null in another is the same), naming each value's runs;
+/// past [`DIFFERENCES_SHOWN`] settings, how many more.
+fn differences(members: &[Vec<RunDetail>]) -> Vec<String> {
+    // Setting → value → the runs with it (a run once per value).
+    let mut by: BTreeMap<String, BTreeMap<String, Vec<i64>>> = BTreeMap::new();
+    let runs: Vec<&RunDetail> = members.iter().flatten().collect();
+    for r in &runs {
+        let mut seen: BTreeMap<String, Vec<String>> = BTreeMap::new();
+        for p in &r.phases {
+            for (k, v) in workload_of(p) {
+                if v != "null" && v != "unset" {
+                    seen.entry(k).or_default().push(v);
                 }
             }
         }
+        let phases = r
+            .phases
+            .iter()
+            .map(|p| p.kind.to_string())
+            .collect::<Vec<_>>()
+            .join(",");
+        seen.entry("phases".into()).or_default().push(phases);
+        for (k, mut vs) in seen {
+            vs.dedup();
+            let v = vs.join(" / ");
+            let ids = by.entry(k).or_default().entry(v).or_default();
+            if !ids.contains(&r.run.id) {
+                ids.push(r.run.id);
+            }
+        }
     }
-    for ((seq, kind, k, va, vb), ids) in param_diffs {
-        differences.push(format!(
-            "phase {} {kind}: {k} is {va} in run{} {} but {vb} in run {}",
-            seq + 1,
-            if ids.len() > 1 { "s" } else { "" },
-            ids.iter().map(|i| i.to_string()).collect::<Vec<_>>().join(", "),
-            reference.run.id
+    let mut lines = Vec::new();
+    let mut more = 0;
+    for (k, values) in &by {
+        let unset: Vec<i64> = runs
+            .iter()
+            .map(|r| r.run.id)
+            .filter(|id| !values.values().any(|ids| ids.contains(id)))
+            .collect();
+        let distinct = values.len() + usize::from(!unset.is_empty());
+        if distinct < 2 {
+            continue;
+        }
+        if lines.len() >= DIFFERENCES_SHOWN {
+            more += 1;
+            continue;
+        }
+        let mut said: Vec<String> = values
+            .iter()
+            .map(|(v, ids)| format!("{v} in {}", run_list(ids)))
+            .collect();
+        if !unset.is_empty() {
+            said.push(format!("unset in {}", run_list(&unset)));
+        }
+        lines.push(format!("{k}: {}", said.join("; ")));
+    }
+    if more > 0 {
+        lines.push(format!(
+            "and {more} more settings differ (`storlab results show ID --json` holds each run's)"
         ));
     }
-    differences.dedup();
-    differences
+    lines
+}
+
+/// "run 3" or "runs 3, 4, 5".
+fn run_list(ids: &[i64]) -> String {
+    match ids {
+        [one] => format!("run {one}"),
+        _ => format!("runs {}", ids.iter().map(i64::to_string).collect::<Vec<_>>().join(", ")),
+    }
 }
 
 /// A group of one run (no spread) and runs the page cache may have flattered, said.
@@ -306,32 +398,28 @@ fn group_warnings(labels: &[String], members: &[Vec<RunDetail>]) -> Vec<String> 
     warnings
 }
 
-/// One metric of phase `seq`, each group against the first (Welch). Runs whose source did not
-/// measure the metric are left out of it, and said so.
+/// One metric of a like phase (`phases`: each group's runs' phase), each group against the
+/// first: Welch's comparison, of the ratio by Fieller's interval — on the logarithmic scale for
+/// latencies, whose spread grows with their size. Runs whose source did not measure the
+/// metric are left out of it, and said so.
 fn compare_metric(
     labels: &[String],
-    members: &[Vec<RunDetail>],
-    seq: usize,
+    phases: &[Vec<&Phase>],
+    key: &str,
     name: &str,
     unit: &str,
     warnings: &mut Vec<String>,
 ) -> Vec<MetricComparison> {
-    let values: Vec<Vec<f64>> = members
+    let values: Vec<Vec<f64>> = phases
         .iter()
-        .map(|g| {
-            g.iter()
-                .map(|r| metric(&r.phases[seq], name))
-                .filter(|v| !v.is_nan())
-                .collect()
-        })
+        .map(|g| g.iter().map(|p| metric(p, name)).filter(|v| !v.is_nan()).collect())
         .collect();
-    for (gi, g) in members.iter().enumerate() {
+    for (gi, g) in phases.iter().enumerate() {
         let have = values[gi].len();
         if have < g.len() {
             warnings.push(format!(
-                "{}: {name} of phase {} not measured in {} of its {} run(s) (imported from a tool that does not report it): {}",
+                "{}: {name} of {key} not measured in {} of its {} run(s) (imported from a tool that does not report it): {}",
                 labels[gi],
-                seq + 1,
                 g.len() - have,
                 g.len(),
                 if have == 0 { "not compared".to_string() } else { "compared over the others".to_string() }
@@ -339,12 +427,18 @@ fn compare_metric(
         }
     }
     let base = &values[0];
+    let first = phases[0][0];
     let mut out = Vec::new();
     for (gi, vals) in values.iter().enumerate().skip(1) {
         if base.is_empty() || vals.is_empty() {
             continue;
         }
-        let Some(c) = compare(base, vals) else { continue };
+        let c = if higher_is_better(name) {
+            compare(base, vals)
+        } else {
+            storlab_stats::compare_log(base, vals).or_else(|| compare(base, vals))
+        };
+        let Some(c) = c else { continue };
         let reading = match (c.verdict, higher_is_better(name)) {
             (Verdict::Higher, true) | (Verdict::Lower, false) => "better",
             (Verdict::Higher, false) | (Verdict::Lower, true) => "worse",
@@ -352,8 +446,8 @@ fn compare_metric(
             (Verdict::TooFew, _) => "too few runs to tell",
         };
         out.push(MetricComparison {
-            phase: seq as u32 + 1,
-            kind: members[0][0].phases[seq].kind.to_string(),
+            phase: first.seq + 1,
+            kind: first.kind.to_string(),
             metric: name.to_string(),
             unit: unit.to_string(),
             group: labels[gi].clone(),
@@ -484,6 +578,9 @@ pub fn render_text(r: &CompareReport) -> String {
         };
         s += &line;
         s += "\n";
+    }
+    for u in &r.unpaired {
+        s += &format!("unpaired: {u}\n");
     }
     if !r.differences.is_empty() {
         s += "\nthe runs' workloads differ (compared anyway, --allow-different):\n";

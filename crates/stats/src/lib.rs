@@ -144,11 +144,26 @@ pub struct Comparison {
     pub diff: f64,
     /// The difference as a percentage of mean(A) (None when mean(A) is 0).
     pub diff_percent: Option<f64>,
-    /// The 95 % confidence interval of the difference (None for a group of one).
+    /// The 95 % confidence interval of the difference (None for a group of one, and on the
+    /// logarithmic scale, where the difference is of logarithms).
     pub ci95: Option<(f64, f64)>,
-    /// The same interval as percentages of mean(A). It treats mean(A) as exact, which
-    /// understates the uncertainty of the ratio a little when A's own interval is wide.
+    /// The interval of the ratio B ÷ A as percentages of A: `100 × (ratio − 1)` at each bound
+    /// of [`Comparison::ratio_ci95`]. Never below −100 %: it is an interval of a ratio of two
+    /// positive figures, both groups' spread counted.
     pub ci95_percent: Option<(f64, f64)>,
+    /// B ÷ A: of the arithmetic means, or of the geometric means on the logarithmic scale.
+    #[serde(default)]
+    pub ratio: Option<f64>,
+    /// Its 95 % interval: Fieller's (the ratio of two independent means, each with its own
+    /// spread, Welch's degrees of freedom), or on the logarithmic scale the exponent of Welch's
+    /// interval of the difference of the logarithms. None when A's mean is not distinguishable
+    /// from zero (Fieller's interval is then unbounded).
+    #[serde(default)]
+    pub ratio_ci95: Option<(f64, f64)>,
+    /// Whether the figures were compared on the logarithmic scale (latencies: the geometric
+    /// means' ratio), else as they are.
+    #[serde(default)]
+    pub log_scale: bool,
     /// Welch's t statistic (infinite when both groups have zero spread and the means differ).
     pub t: Option<f64>,
     /// Welch–Satterthwaite degrees of freedom.
@@ -175,6 +190,9 @@ pub fn compare_summaries(a: Summary, b: Summary) -> Comparison {
         diff_percent: pct(diff),
         ci95: None,
         ci95_percent: None,
+        ratio: (a.mean > 0.0).then(|| b.mean / a.mean),
+        ratio_ci95: None,
+        log_scale: false,
         t: None,
         df: None,
         p: None,
@@ -191,7 +209,8 @@ pub fn compare_summaries(a: Summary, b: Summary) -> Comparison {
         // Both groups without any spread: identical means are the same, different means
         // differ with certainty (t is infinite; the interval is the point).
         c.ci95 = Some((diff, diff));
-        c.ci95_percent = pct(diff).map(|p| (p, p));
+        c.ratio_ci95 = c.ratio.map(|r| (r, r));
+        c.ci95_percent = c.ratio_ci95.map(|(lo, hi)| (100.0 * (lo - 1.0), 100.0 * (hi - 1.0)));
         c.t = Some(if diff == 0.0 {
             0.0
         } else {
@@ -208,12 +227,62 @@ pub fn compare_summaries(a: Summary, b: Summary) -> Comparison {
         .map(|d| 2.0 * (1.0 - d.cdf(t.abs())))
         .unwrap_or(f64::NAN);
     c.ci95 = Some((diff - half, diff + half));
-    c.ci95_percent = pct(diff - half).zip(pct(diff + half));
+    c.ratio_ci95 = fieller(&c.a, &c.b, t_quantile(0.975, df));
+    c.ci95_percent = c.ratio_ci95.map(|(lo, hi)| (100.0 * (lo - 1.0), 100.0 * (hi - 1.0)));
     c.t = Some(t);
     c.df = Some(df);
     c.p = Some(p);
     c.verdict = verdict(diff, diff - half, diff + half);
     c
+}
+
+/// Fieller's interval of the ratio of two independent means μB ÷ μA at the quantile `t`:
+/// the ρ for which (x̄B − ρ·x̄A)² ≤ t²·(s²B/nB + ρ²·s²A/nA) (E. C. Fieller, "Some problems in
+/// interval estimation", JRSS B 16(2), 1954; with Welch's degrees of freedom for unequal
+/// variances). Bounded when A's mean is clearly not zero; for figures that cannot be negative,
+/// a lower bound below zero is zero (the ratio of two non-negative means).
+pub fn fieller(a: &Summary, b: &Summary, t: f64) -> Option<(f64, f64)> {
+    let (sa, sb) = (a.sd?, b.sd?);
+    let (va, vb) = (sa * sa / a.n as f64, sb * sb / b.n as f64);
+    let (xa, xb, t2) = (a.mean, b.mean, t * t);
+    let qa = xa * xa - t2 * va;
+    if qa <= 0.0 || xa <= 0.0 {
+        return None;
+    }
+    let disc = (xa * xb).powi(2) - qa * (xb * xb - t2 * vb);
+    if disc < 0.0 {
+        return None;
+    }
+    let lo = (xa * xb - disc.sqrt()) / qa;
+    let hi = (xa * xb + disc.sqrt()) / qa;
+    Some((if xb >= 0.0 { lo.max(0.0) } else { lo }, hi))
+}
+
+/// Welch's comparison of B against A on the logarithmic scale: the ratio of the geometric
+/// means with the exponent of the interval of the difference of logarithms (latencies, whose
+/// spread grows with their size). `a` and `b` in the result summarise the figures as they are;
+/// `diff_percent` and `ci95_percent` are of the ratio. None when a group is empty or holds a
+/// figure that is not positive.
+pub fn compare_log(a: &[f64], b: &[f64]) -> Option<Comparison> {
+    if a.iter().chain(b).any(|v| *v <= 0.0) {
+        return None;
+    }
+    let ln = |v: &[f64]| v.iter().map(|x| x.ln()).collect::<Vec<_>>();
+    let on_logs = compare(&ln(a), &ln(b))?;
+    let ratio = on_logs.diff.exp();
+    let ratio_ci95 = on_logs.ci95.map(|(lo, hi)| (lo.exp(), hi.exp()));
+    Some(Comparison {
+        a: Summary::of(a)?,
+        b: Summary::of(b)?,
+        diff: Summary::of(b)?.mean - Summary::of(a)?.mean,
+        diff_percent: Some(100.0 * (ratio - 1.0)),
+        ci95: None,
+        ci95_percent: ratio_ci95.map(|(lo, hi)| (100.0 * (lo - 1.0), 100.0 * (hi - 1.0))),
+        ratio: Some(ratio),
+        ratio_ci95,
+        log_scale: true,
+        ..on_logs
+    })
 }
 
 fn verdict(diff: f64, lo: f64, hi: f64) -> Verdict {
@@ -241,6 +310,26 @@ pub fn summary_from(n: usize, mean: f64, sd: f64) -> Summary {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn fiellers_interval_holds_the_ratio_and_never_goes_below_minus_100_percent() {
+        // B twice A, both tight: the ratio's interval is about 2.
+        let c = compare(&[100.0, 101.0, 99.0], &[200.0, 203.0, 197.0]).unwrap();
+        let (lo, hi) = c.ratio_ci95.unwrap();
+        assert!(lo < 2.0 && 2.0 < hi && hi - lo < 0.2, "{c:?}");
+        // Spread so wide a difference interval goes far past −100 %: the ratio's does not.
+        let c = compare(&[10.0, 100.0, 1000.0], &[5.0, 50.0, 400.0]).unwrap();
+        assert!(
+            c.ci95.unwrap().0 / c.a.mean < -1.0,
+            "the old interval went below −100 %"
+        );
+        assert!(c.ci95_percent.is_none_or(|(lo, _)| lo >= -100.0), "{c:?}");
+        // On the log scale the ratio is of geometric means.
+        let c = compare_log(&[1.0, 2.0, 4.0], &[2.0, 4.0, 8.0]).unwrap();
+        assert!((c.ratio.unwrap() - 2.0).abs() < 1e-12);
+        let (lo, hi) = c.ratio_ci95.unwrap();
+        assert!(lo > 0.0 && lo < 2.0 && hi > 2.0);
+    }
 
     #[test]
     fn welch_matches_published_examples() {
