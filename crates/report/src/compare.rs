@@ -218,7 +218,10 @@ pub fn likeness(p: &Phase) -> String {
 /// The phases of `members` paired by likeness: for each phase of the baseline's first run,
 /// in its order, the like phase of every run (each used once), where every run has one.
 /// Phases left without a pair are named.
-fn pair(members: &[Vec<RunDetail>]) -> (Vec<(String, Vec<Vec<usize>>)>, Vec<String>) {
+/// Like phases: their likeness, and each group's runs' phase index.
+type Pairs = Vec<(String, Vec<Vec<usize>>)>;
+
+fn pair(members: &[Vec<RunDetail>]) -> (Pairs, Vec<String>) {
     let mut used: Vec<Vec<Vec<bool>>> = members
         .iter()
         .map(|g| g.iter().map(|r| vec![false; r.phases.len()]).collect())
