@@ -58,10 +58,17 @@ pub fn print_iozone(
     note: Option<&str>,
 ) -> Result<()> {
     let results = CellResult::of_points(a, &done.done);
+    let began = match results.first() {
+        Some(r) => store.run(r.run_id, false)?.map(|d| d.run.started_at),
+        None => None,
+    };
     json_or_text(
         a.json,
         || storlab_report::iozone::document(a, study, &results, note),
-        || storlab_report::iozone::render(a, &results) + &note.map(|n| format!("\n\t{n}\n")).unwrap_or_default(),
+        || {
+            storlab_report::iozone::render(a, &results, began.as_deref())
+                + &note.map(|n| format!("\n\t{n}\n")).unwrap_or_default()
+        },
     )?;
     if let Some(path) = &a.workbook {
         storlab_report::iozone::write_workbook(path, a, &results)?;

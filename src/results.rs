@@ -326,11 +326,18 @@ fn import_dir(a: &ImportArgs) -> Result<u8> {
     let (dir, out) = (&a.what.file, &a.output);
     let listing = files_below(dir).map_err(usage)?;
     let mut store = open_new(&out.db)?;
-    let done = import_listing(&mut store, &listing, a.what.host.clone(), &a.what.tags, |path, o| {
-        if !out.json {
-            println!("{}", o.line(path));
-        }
-    })?;
+    let done = import_listing(
+        &mut store,
+        &listing,
+        a.what.host.clone(),
+        &a.what.tags,
+        a.what.date.as_deref(),
+        |path, o| {
+            if !out.json {
+                println!("{}", o.line(path));
+            }
+        },
+    )?;
     if out.json {
         println!("{}", done.document());
     } else {

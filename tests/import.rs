@@ -81,19 +81,25 @@ fn fio_documents(name: &str) -> Vec<Value> {
 #[test]
 fn fio_json_is_found_among_fios_other_text_and_several_documents_are_several_runs() {
     let s = Scratch::new();
-    // json,normal with the banner and "note:" lines before: the JSON's two jobs.
+    // json,normal with the banner and "note:" lines before: one invocation, so one run whose
+    // phases are the JSON's two jobs in order (as `storlab fio` stores the same job file).
     let runs = import(&s, "fio-json-normal.txt");
     let doc = &fio_documents("fio-json-normal.txt")[0];
-    assert_eq!(runs.len(), 2);
-    for (run, job) in runs.iter().zip(doc["jobs"].as_array().unwrap()) {
-        assert_eq!(run["job_name"], format!("fio {}", job["jobname"].as_str().unwrap()));
+    let jobs = doc["jobs"].as_array().unwrap();
+    assert_eq!(jobs.len(), 2);
+    assert_eq!(runs.len(), 1);
+    let phases = runs[0]["phases"].as_array().unwrap();
+    assert_eq!(phases.len(), jobs.len());
+    let names: Vec<&str> = jobs.iter().map(|j| j["jobname"].as_str().unwrap()).collect();
+    assert_eq!(runs[0]["job_name"], format!("fio {}", names.join(", ")));
+    for (phase, job) in phases.iter().zip(jobs) {
         let want = f(&job["read"]["bw_bytes"]) + f(&job["write"]["bw_bytes"]);
-        assert!(close(f(&run["phases"][0]["result"]["all_done"]["bytes_per_sec"]), want));
-        assert_eq!(run["phases"][0]["result"]["bytes_read"], job["read"]["io_bytes"]);
-        assert!(not_measured(&run["phases"][0]).contains(&"first_done".to_string()));
-        assert!(!not_measured(&run["phases"][0]).contains(&"latency".to_string()));
+        assert!(close(f(&phase["result"]["all_done"]["bytes_per_sec"]), want));
+        assert_eq!(phase["result"]["bytes_read"], job["read"]["io_bytes"]);
+        assert!(not_measured(phase).contains(&"first_done".to_string()));
+        assert!(!not_measured(phase).contains(&"latency".to_string()));
     }
-    assert_eq!(runs[0]["phases"][0]["kind"], "randrw");
+    assert_eq!(phases[0]["kind"], "randrw");
 
     // Two documents one after the other: a run each, in order.
     let runs = import(&s, "fio-two-json.json");
@@ -141,12 +147,17 @@ fn fio_terse_versions_3_and_5_import_with_every_figure_they_carry() {
             .filter(|l| l.starts_with(&format!("{version};fio-")))
             .map(|l| l.split(';').map(str::to_string).collect())
             .collect();
-        assert_eq!(runs.len(), lines.len());
-        assert_eq!(runs.len(), 2);
-        for (run, fld) in runs.iter().zip(&lines) {
+        // One invocation's lines: one run, a phase per line (job), in order.
+        assert_eq!(lines.len(), 2);
+        assert_eq!(runs.len(), 1, "{name}");
+        let run = &runs[0];
+        let names: Vec<&str> = lines.iter().map(|fld| fld[2].as_str()).collect();
+        assert_eq!(run["job_name"], format!("fio {}", names.join(", ")));
+        let phases = run["phases"].as_array().unwrap();
+        assert_eq!(phases.len(), lines.len());
+        for (phase, fld) in phases.iter().zip(&lines) {
             let x = |i: usize| fld[i].trim_end_matches('%').parse::<f64>().unwrap();
-            let r = &run["phases"][0]["result"];
-            assert_eq!(run["job_name"], format!("fio {}", fld[2]));
+            let r = &phase["result"];
             // Read: fields 6 (KiB), 7 (KiB/s), 8 (IOPS); write starts a direction later.
             let w = 5 + per_dir;
             assert_eq!(f(&r["bytes_read"]), x(5) * 1024.0, "{name}");
@@ -159,10 +170,10 @@ fn fio_terse_versions_3_and_5_import_with_every_figure_they_carry() {
             assert!(fld[5 + 12 + 12].starts_with("99.000000%="));
             assert!(f(&r["latency"]["p99_ns"]) >= p99_read * 1000.0);
             let kinds = if x(w) > 0.0 { "reads and writes" } else { "reads" };
-            assert_eq!(run["phases"][0]["kind"], kinds);
-            assert!(not_measured(&run["phases"][0]).contains(&"worker_spread".to_string()));
-            assert_eq!(run["job"]["format"], format!("fio terse version {version}"));
+            assert_eq!(phase["kind"], kinds);
+            assert!(not_measured(phase).contains(&"worker_spread".to_string()));
         }
+        assert_eq!(run["job"]["format"], format!("fio terse version {version}"));
     }
     refused_whole(
         &s,
@@ -174,8 +185,10 @@ fn fio_terse_versions_3_and_5_import_with_every_figure_they_carry() {
 #[test]
 fn fio_normal_text_gives_bandwidth_iops_and_percentiles_per_direction() {
     let s = Scratch::new();
+    // One invocation of two jobs: one run of two phases.
     let runs = import(&s, "fio-normal.txt");
-    assert_eq!(runs.len(), 2);
+    assert_eq!(runs.len(), 1);
+    assert_eq!(runs[0]["phases"].as_array().unwrap().len(), 2);
     let t = text("fio-normal.txt");
     let randrw = &runs[0]["phases"][0];
     assert_eq!(randrw["kind"], "randrw");
@@ -212,7 +225,7 @@ fn fio_normal_text_gives_bandwidth_iops_and_percentiles_per_direction() {
     assert_eq!(f(&r["latency"]["p99_ns"]), p99s[0].max(p99s[1]));
     assert_eq!(runs[0]["started_at"], "2026-11-24T08:31:33Z");
     // The sequential read: printed in usec.
-    let seq = &runs[1]["phases"][0];
+    let seq = &runs[0]["phases"][1];
     assert_eq!(seq["kind"], "read");
     assert_eq!(f(&seq["result"]["latency"]["p99_ns"]), p99s[2] * 1000.0);
 }
@@ -350,7 +363,9 @@ fn iozone_table_ops_cpu_indented_and_concatenated_import() {
     assert_eq!(f(&runs[0]["phases"][0]["result"]["cpu_user"]), cpu);
     assert!(!not_measured(&runs[0]["phases"][0]).contains(&"worker_spread".to_string()));
 
-    // Two runs in one file: the matrix's nine cells and the throughput run.
+    // Two runs in one file: the matrix's nine cells and the throughput run. A fresh file: an
+    // import is known by its content, and the matrix's cells are already stored above.
+    let s = Scratch::new();
     let runs = import(&s, "iozone-concatenated.txt");
     assert_eq!(runs.len(), 10);
     assert_eq!(runs[9]["job_name"], "iozone -t 2 (imported)");
@@ -584,7 +599,7 @@ fn unmeasured_figures_are_left_out_of_comparisons() {
     assert!(!metrics.iter().any(|m| m.starts_with("lat")), "{metrics:?}");
     let warnings = v["warnings"].to_string();
     assert!(
-        warnings.contains("lat p99 of phase 1 not measured in 3 of its 3 run(s)"),
+        warnings.contains("lat p99 of phase 1 write not measured in 3 of its 3 run(s)"),
         "{warnings}"
     );
 }
@@ -660,4 +675,110 @@ fn eight_imports_of_one_file_at_once_each_get_an_answer() {
     let already = outs.iter().filter(|o| stderr(o).contains("already stored")).count();
     assert_eq!(stored, 9, "the nine cells stored once");
     assert!(already >= 7, "{already} of 8 said already stored");
+}
+
+/// The `imported` and `already_stored` ids of an import of `path` (with `more` flags).
+fn import_ids(s: &Scratch, path: &std::path::Path, more: &[&str]) -> (Vec<i64>, Vec<i64>) {
+    let mut args = vec!["results", "import", path.to_str().unwrap()];
+    args.extend_from_slice(more);
+    let v = s.json(&args);
+    let ids = |k: &str| -> Vec<i64> {
+        let mut ids: Vec<i64> = v[k].as_array().unwrap().iter().map(|x| x.as_i64().unwrap()).collect();
+        ids.sort_unstable();
+        ids
+    };
+    (ids("imported"), ids("already_stored"))
+}
+
+/// docs/results.md's promise: an import is known by its content. The same outputs copied under
+/// other names into another directory are skipped as already stored.
+#[test]
+fn the_same_output_under_another_name_and_place_is_stored_once() {
+    let s = Scratch::new();
+    let elsewhere = tempfile::tempdir_in(s.path()).unwrap();
+    for (k, name) in ["fio-two-json.json", "iozone-auto.txt", "fio-terse-v3.txt", "mdtest.txt"]
+        .iter()
+        .enumerate()
+    {
+        let (first, again) = import_ids(&s, std::path::Path::new(&fixture(name)), &[]);
+        assert!(!first.is_empty() && again.is_empty(), "{name}");
+        let copy = elsewhere.path().join(format!("vendor-{k}.out"));
+        std::fs::copy(fixture(name), &copy).unwrap();
+        let (second, already) = import_ids(&s, &copy, &["--host", "another-name"]);
+        assert!(second.is_empty(), "{name} stored again as {second:?}");
+        assert_eq!(already, first, "{name}");
+    }
+}
+
+/// Output that does not say when it ran (IOzone without "Run began") is dated by the file's
+/// modification time, and says so; `--date` sets it; `storlab iozone`'s own output carries
+/// IOzone's "Run began" line, so its import is dated when it ran, not when it was imported.
+#[test]
+fn undated_output_takes_the_files_time_or_date_and_storlab_iozone_dates_its_own() {
+    let dir = tempfile::tempdir_in("/dev/shm").unwrap();
+    let file = dir.path().join("old-report.txt");
+    // A report whose "Run began" line was lost (cut from a mail, an older IOzone's copy).
+    let report: String = text("iozone-auto.txt")
+        .lines()
+        .filter(|l| !l.contains("Run began"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    std::fs::write(&file, report).unwrap();
+    let then = std::time::UNIX_EPOCH + std::time::Duration::from_secs(1_709_634_030);
+    std::fs::File::options()
+        .write(true)
+        .open(&file)
+        .unwrap()
+        .set_modified(then)
+        .unwrap();
+
+    let s = Scratch::new();
+    let (ids, _) = import_ids(&s, &file, &[]);
+    assert_eq!(ids.len(), 9);
+    for id in &ids {
+        let run = s.json(&["results", "show", &id.to_string()]);
+        assert_eq!(run["started_at"], "2024-03-05T10:20:30Z");
+        assert!(
+            run["job"]["time"].as_str().unwrap().contains("modification time"),
+            "{run}"
+        );
+    }
+
+    let s = Scratch::new();
+    let (ids, _) = import_ids(&s, &file, &["--date", "2025-01-02"]);
+    let run = s.json(&["results", "show", &ids[0].to_string()]);
+    assert_eq!(run["started_at"], "2025-01-02T00:00:00Z");
+    assert!(run["job"]["time"].as_str().unwrap().contains("--date"), "{run}");
+    let out = s.storlab(&["results", "import", file.to_str().unwrap(), "--date", "last week"]);
+    assert_eq!(out.status.code(), Some(2), "{}", stderr(&out));
+    assert!(
+        stderr(&out).contains("expected a date such as 2026-11-20"),
+        "{}",
+        stderr(&out)
+    );
+
+    // storlab iozone's own report, imported elsewhere: the run's own start.
+    let s = Scratch::new();
+    let target = s.data().join("f");
+    let out = s.storlab(&[
+        "iozone",
+        "-i",
+        "0",
+        "-s",
+        "256k",
+        "-r",
+        "4k",
+        "-f",
+        target.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let report = dir.path().join("storlab-iozone.txt");
+    std::fs::write(&report, &out.stdout).unwrap();
+    let ran = s.json(&["results", "list", "--kind", "iozone"]);
+    let started = ran[0]["started_at"].clone();
+    let other = Scratch::new();
+    let (ids, _) = import_ids(&other, &report, &[]);
+    let run = other.json(&["results", "show", &ids[0].to_string()]);
+    assert_eq!(run["started_at"], started);
+    assert!(run["job"]["time"].as_str().unwrap().contains("Run began"), "{run}");
 }

@@ -296,12 +296,15 @@ mod with_mpi {
         let runtimes: u64 = clones.iter().map(|e| e["job_runtime"].as_u64().unwrap()).sum();
         assert_eq!(all["job_runtime"].as_u64().unwrap(), runtimes);
 
-        // fio's client JSON, as storlab's import reads fio's: the clones, each on its host.
+        // fio's client JSON, as storlab's import reads fio's: a run per client (rank), its
+        // clones the run's phases.
         let file = s.path().join("clients.json");
         std::fs::write(&file, &out.stdout).unwrap();
         let imported = s.storlab(&["results", "import", file.to_str().unwrap()]);
         assert!(imported.status.success(), "{}", stderr(&imported));
-        assert_eq!(s.run_count(), Some(1 + 4), "the run and the four clones imported");
+        assert_eq!(s.run_count(), Some(1 + 2), "the run and a run per client imported");
+        let last = s.json(&["results", "show", &s.last_run_id().to_string()]);
+        assert_eq!(last["phases"].as_array().unwrap().len(), 2, "{last}");
     }
 
     #[test]

@@ -231,15 +231,17 @@ fn fio_json_imports_as_runs() {
         .iter()
         .map(|x| x.as_i64().unwrap())
         .collect();
-    assert_eq!(ids.len(), 2);
+    // One invocation: one run, its two jobs the run's phases in order.
+    assert_eq!(ids.len(), 1);
     let fio_doc: Value = serde_json::from_str(&text).unwrap();
-    for (id, job) in ids.iter().zip(fio_doc["jobs"].as_array().unwrap()) {
-        let r = ok_json(&s, &["results", "show", &id.to_string()]);
-        assert_eq!(r["imported"], true);
-        assert_eq!(r["host"], "eastwood");
-        assert_eq!(r["kind"], "import");
-        assert_eq!(r["job"]["text"].as_str().unwrap(), text, "the original text is kept");
-        let p = &r["phases"][0];
+    let r = ok_json(&s, &["results", "show", &ids[0].to_string()]);
+    assert_eq!(r["imported"], true);
+    assert_eq!(r["host"], "eastwood");
+    assert_eq!(r["kind"], "import");
+    assert_eq!(r["job"]["text"].as_str().unwrap(), text, "the original text is kept");
+    let jobs = fio_doc["jobs"].as_array().unwrap();
+    assert_eq!(r["phases"].as_array().unwrap().len(), jobs.len());
+    for (p, job) in r["phases"].as_array().unwrap().iter().zip(jobs) {
         let dir = if job["job options"]["rw"] == "write" {
             &job["write"]
         } else {
@@ -257,7 +259,7 @@ fn fio_json_imports_as_runs() {
             dir["clat_ns"]["percentile"]["99.000000"].as_u64().unwrap()
         );
     }
-    assert_eq!(run_ids(&s, &["--tag", "tool=fio", "--kind", "import"]).len(), 2);
+    assert_eq!(run_ids(&s, &["--tag", "tool=fio", "--kind", "import"]).len(), 1);
 
     // json+ with a mixed job: read and write in one phase, percentiles merged from the bins.
     let mut a = vec!["--output-format=json+", "--name=mix", "--rw=randrw", "--rwmixread=70"];
@@ -318,32 +320,38 @@ impl Drop for FioServer {
 fn fio_client_server_json_imports_one_run_per_client() {
     let s = Scratch::new();
     let d = s.data();
+    // Two servers on two ports of this host: two clients.
     let port = 18765 + (std::process::id() % 1000) as u16;
-    let pid_file = s.path().join("fio-server.pid");
-    let st = Command::new("fio")
-        .arg(format!("--server=ip:127.0.0.1,{port}"))
-        .arg(format!("--daemonize={}", pid_file.display()))
-        .current_dir(&d)
-        .status()
-        .unwrap();
-    assert!(st.success());
-    let _server = FioServer { pid_file };
+    let ports = [port, port + 1000];
+    let mut _servers = Vec::new();
+    for p in ports {
+        let pid_file = s.path().join(format!("fio-server-{p}.pid"));
+        let st = Command::new("fio")
+            .arg(format!("--server=ip:127.0.0.1,{p}"))
+            .arg(format!("--daemonize={}", pid_file.display()))
+            .current_dir(&d)
+            .status()
+            .unwrap();
+        assert!(st.success());
+        _servers.push(FioServer { pid_file });
+    }
     let job = s.path().join("job.fio");
     std::fs::write(
         &job,
         format!(
-            "[r]\nrw=randread\nbs=4k\nsize=8m\nruntime=1\ntime_based\nfilename={}/cs.dat\n",
+            "[r]\nrw=randread\nbs=4k\nsize=8m\nruntime=1\ntime_based\nfilename={0}/cs.dat\n\
+             [w]\nstonewall\nrw=write\nbs=4k\nsize=8m\nruntime=1\ntime_based\nfilename={0}/cs2.dat\n",
             d.display()
         ),
     )
     .unwrap();
-    // Two clients: the same server named twice (fio runs the job once per client).
+    // Two clients, each running the job file.
     let mut text = String::new();
     for _ in 0..50 {
         let out = Command::new("fio")
-            .arg(format!("--client=ip:127.0.0.1,{port}"))
+            .arg(format!("--client=ip:127.0.0.1,{}", ports[0]))
             .arg(&job)
-            .arg(format!("--client=ip:127.0.0.1,{port}"))
+            .arg(format!("--client=ip:127.0.0.1,{}", ports[1]))
             .arg(&job)
             .arg("--output-format=json")
             .output()
@@ -360,15 +368,38 @@ fn fio_client_server_json_imports_one_run_per_client() {
     let v = ok_json(&s, &["results", "import", file.to_str().unwrap()]);
     let ids = v["imported"].as_array().unwrap();
     let doc: Value = serde_json::from_str(&text[text.find('{').unwrap()..]).unwrap();
-    let clients = doc["client_stats"]
+    let jobs: Vec<&Value> = doc["client_stats"]
         .as_array()
         .unwrap()
         .iter()
         .filter(|j| j["jobname"] != "All clients")
-        .count();
-    assert_eq!(ids.len(), clients, "one run per client job, the aggregate skipped");
-    let r = ok_json(&s, &["results", "show", &ids[0].to_string()]);
-    assert_eq!(r["host"], doc["client_stats"][0]["hostname"]);
+        .collect();
+    // Two clients of two jobs each: a run per client (its hostname and port), its jobs the
+    // phases in order, the aggregate skipped.
+    assert_eq!(jobs.len(), 4);
+    assert_eq!(ids.len(), 2, "one run per client");
+    // The clients in the order fio first names them (it lists jobs as they end, interleaved).
+    let mut clients: Vec<&Value> = Vec::new();
+    for j in &jobs {
+        if !clients.contains(&&j["port"]) {
+            clients.push(&j["port"]);
+        }
+    }
+    assert_eq!(clients.len(), 2);
+    for (id, port) in ids.iter().zip(clients) {
+        let r = ok_json(&s, &["results", "show", &id.to_string()]);
+        let own: Vec<&&Value> = jobs.iter().filter(|j| &j["port"] == port).collect();
+        assert_eq!(r["host"], own[0]["hostname"]);
+        let kinds: Vec<&str> = r["phases"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| p["kind"].as_str().unwrap())
+            .collect();
+        assert_eq!(kinds, ["randread", "write"]);
+        let iops = r["phases"][0]["result"]["all_done"]["iops"].as_f64().unwrap();
+        assert_eq!(iops, own[0]["read"]["iops"].as_f64().unwrap());
+    }
 }
 
 #[test]

@@ -65,7 +65,13 @@ pub fn documents(origin: &Origin, text: &str) -> Result<Vec<(Value, usize)>, Imp
 }
 
 /// Reads one fio JSON document (at byte `at` of the file's `text`) into runs ready to store.
-pub fn parse_doc(origin: &Origin, text: &str, doc: &Value, at: usize) -> Result<Vec<ImportedRun>, ImportError> {
+/// Each job's run and its client (`hostname:port` in client/server output, else empty).
+pub fn parse_doc(
+    origin: &Origin,
+    text: &str,
+    doc: &Value,
+    at: usize,
+) -> Result<Vec<(ImportedRun, String)>, ImportError> {
     let line = line_of(text, at);
     let not_fio = |what: String| origin.error(format!("the fio JSON document at line {line}: {what}"));
     let version = doc
@@ -85,7 +91,7 @@ pub fn parse_doc(origin: &Origin, text: &str, doc: &Value, at: usize) -> Result<
         .map(|t| {
             humantime::format_rfc3339_seconds(std::time::UNIX_EPOCH + std::time::Duration::from_secs(t)).to_string()
         })
-        .unwrap_or_else(crate::now);
+        .unwrap_or_else(|| origin.when_undated().0);
     let host = origin.host_or("fio");
     let mut runs = Vec::new();
     for (i, job) in jobs.iter().enumerate() {
@@ -118,7 +124,11 @@ pub fn parse_doc(origin: &Origin, text: &str, doc: &Value, at: usize) -> Result<
         if !global.is_null() {
             options.insert("fio global options".into(), global.clone());
         }
-        runs.push(origin.run(
+        let client = match job.get("port") {
+            Some(port) => format!("{job_host}:{port}"),
+            None => String::new(),
+        };
+        let run = origin.run(
             job_host,
             format!("fio {name}"),
             format!("fio ({version}) job '{name}', imported from {}", origin.path),
@@ -147,7 +157,8 @@ pub fn parse_doc(origin: &Origin, text: &str, doc: &Value, at: usize) -> Result<
                 result,
                 cache_flattered: false,
             }],
-        ));
+        );
+        runs.push((run, client));
     }
     if runs.is_empty() {
         return Err(not_fio("it holds no jobs".into()));

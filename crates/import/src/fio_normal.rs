@@ -362,9 +362,9 @@ fn job_run(
                 "line": job.line,
                 "jobs": job.jobs,
                 "text": text,
-                "time": if started.is_some() { "fio's report date, taken as UTC" } else { "not in the file: the time of the import" },
+                "time": if started.is_some() { "fio's report date, taken as UTC".to_string() } else { origin.when_undated().1 },
             }),
-            started: started.unwrap_or_else(crate::now),
+            started: started.unwrap_or_else(|| origin.when_undated().0),
             source: format!("imported from fio {version}'s normal output: fio does not record the machine"),
             kind: PhaseName::from_name(&rw),
             params: ImportedParams {

@@ -212,7 +212,7 @@ fn line_run(origin: &Origin, host: &str, line_no: usize, line: &str) -> Result<I
                 "group": f[3],
                 "text": line,
             }),
-            started: crate::now(),
+            started: origin.when_undated().0,
             source: format!("imported from fio {fio_version}'s terse output: fio does not record the machine, terse output not the time"),
             kind: PhaseName::Other(kind.into()),
             params: ImportedParams {

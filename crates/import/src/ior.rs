@@ -161,9 +161,9 @@ fn runs_of(
                 "command": info.command,
                 "iteration": iter,
                 "text": text,
-                "time": if info.began.is_some() { "IOR's \"Began\", taken as UTC" } else { "not in the file: the time of the import" },
+                "time": if info.began.is_some() { "IOR's \"Began\", taken as UTC".to_string() } else { origin.when_undated().1 },
             }),
-            info.began.clone().unwrap_or_else(crate::now),
+            info.began.clone().unwrap_or_else(|| origin.when_undated().0),
             format!("imported from IOR {}: IOR records rank 0's machine only", info.version),
             phases,
         ));
@@ -363,9 +363,9 @@ fn summary_only(origin: &Origin, info: &TestInfo, text: &str) -> Result<Vec<Impo
             "ior_version": info.version,
             "command": info.command,
             "text": text,
-            "time": if info.began.is_some() { "IOR's \"Began\", taken as UTC" } else { "not in the file: the time of the import" },
+            "time": if info.began.is_some() { "IOR's \"Began\", taken as UTC".to_string() } else { origin.when_undated().1 },
         }),
-        info.began.clone().unwrap_or_else(crate::now),
+        info.began.clone().unwrap_or_else(|| origin.when_undated().0),
         format!("imported from IOR {}: IOR records rank 0's machine only", info.version),
         phases,
     )])

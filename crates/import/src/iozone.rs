@@ -398,9 +398,9 @@ impl<'a> Header<'a> {
                 "first_line": self.first_line,
                 "cell": extra,
                 "text": self.text,
-                "time": if self.began.is_some() { "IOzone's \"Run began\", taken as UTC" } else { "not in the file: the time of the import" },
+                "time": if self.began.is_some() { "IOzone's \"Run began\", taken as UTC".to_string() } else { self.origin.when_undated().1 },
             }),
-            self.began.clone().unwrap_or_else(crate::now),
+            self.began.clone().unwrap_or_else(|| self.origin.when_undated().0),
             format!("imported from IOzone {}: IOzone does not record the machine", self.version),
             phases,
         )

@@ -106,9 +106,21 @@ pub struct Origin {
     pub host: Option<String>,
     /// `--tag KEY=VALUE`.
     pub tags: Vec<(String, String)>,
+    /// When a run whose output does not say when it ran is taken to have run (RFC 3339): the
+    /// file's modification time, or `--date`; with how it was known. None: the time of the
+    /// import.
+    pub undated: Option<(String, String)>,
 }
 
 impl Origin {
+    /// When a run the file does not date ran: the file's modification time or `--date` (with
+    /// how it was known), else now.
+    pub fn when_undated(&self) -> (String, String) {
+        self.undated
+            .clone()
+            .unwrap_or_else(|| (now(), "not in the file: the time of the import".into()))
+    }
+
     /// The host, or a placeholder saying which tool did not record it.
     pub fn host_or(&self, tool: &str) -> String {
         self.host.clone().unwrap_or_else(|| format!("unknown ({tool} import)"))
@@ -255,6 +267,41 @@ pub fn unstorable_figure(text: &str) -> Option<(usize, usize, String)> {
     None
 }
 
+/// Runs of one fio invocation, as its importers read them (a run per job), made one run per
+/// client whose phases are the jobs, in order: what `storlab fio` stores of the same job file.
+/// A client is what `client` says of a run (its host and port in client/server output, where
+/// fio lists the clients' jobs as they end, interleaved); a client's jobs keep their order.
+pub(crate) fn one_invocation(runs: Vec<(ImportedRun, String)>) -> Vec<ImportedRun> {
+    let mut out: Vec<(ImportedRun, String)> = Vec::new();
+    for (r, client) in runs {
+        let Some((o, _)) = out.iter_mut().find(|(_, c)| *c == client) else {
+            out.push((r, client));
+            continue;
+        };
+        let seq = o.phases.len() as u32;
+        for (k, mut p) in r.phases.into_iter().enumerate() {
+            p.seq = seq + k as u32;
+            o.phases.push(p);
+        }
+        let name = r.run.job_name.unwrap_or_default();
+        let short = name.strip_prefix("fio ").unwrap_or(&name);
+        if let Some(n) = o.run.job_name.as_mut() {
+            *n = format!("{n}, {short}");
+        }
+        if let Some(j) = o.run.job.as_object_mut() {
+            if let Value::Array(list) = j.entry("jobs").or_insert_with(|| Value::Array(Vec::new())) {
+                list.push(r.run.job);
+            }
+        }
+    }
+    out.into_iter().map(|(r, _)| r).collect()
+}
+
+/// Runs all of one client (the outputs without a client/server part: one host).
+fn one_client(runs: Vec<ImportedRun>) -> Vec<(ImportedRun, String)> {
+    runs.into_iter().map(|r| (r, String::new())).collect()
+}
+
 /// Every tool's output in `text`, read as [`parse`] does before the figures are checked.
 fn read_pieces(origin: &Origin, text: &str) -> Result<Vec<Piece>, ImportError> {
     let mut pieces = Vec::new();
@@ -289,16 +336,22 @@ fn read_pieces(origin: &Origin, text: &str) -> Result<Vec<Piece>, ImportError> {
         for (doc, at) in docs {
             pieces.push(Piece::runs(
                 Format::FioJson,
-                fio_json::parse_doc(origin, text, &doc, at)?,
+                one_invocation(fio_json::parse_doc(origin, text, &doc, at)?),
             ));
         }
         return Ok(pieces);
     }
     if fio_terse::looks_like_terse(text) {
-        return Ok(vec![Piece::runs(Format::FioTerse, fio_terse::parse(origin, text)?)]);
+        return Ok(vec![Piece::runs(
+            Format::FioTerse,
+            one_invocation(one_client(fio_terse::parse(origin, text)?)),
+        )]);
     }
     if fio_normal::looks_like_normal(text) {
-        return Ok(vec![Piece::runs(Format::FioNormal, fio_normal::parse(origin, text)?)]);
+        return Ok(vec![Piece::runs(
+            Format::FioNormal,
+            one_invocation(one_client(fio_normal::parse(origin, text)?)),
+        )]);
     }
     Err(origin.error(
         "no output storlab reads: fio (JSON, json+, terse, normal), IOzone (text, -R), IOR (text, JSON) or mdtest (summary)",

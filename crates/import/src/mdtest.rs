@@ -148,9 +148,9 @@ fn part_run(origin: &Origin, host: &str, first_line: usize, part: &str) -> Resul
             "iterations": iterations,
             "first_line": first_line,
             "text": part,
-            "time": if started.is_some() { "mdtest's \"started at\", taken as UTC" } else { "not in the file: the time of the import" },
+            "time": if started.is_some() { "mdtest's \"started at\", taken as UTC".to_string() } else { origin.when_undated().1 },
         }),
-        started.unwrap_or_else(crate::now),
+        started.unwrap_or_else(|| origin.when_undated().0),
         format!("imported from mdtest {version}: mdtest does not record the machine"),
         phases,
     )))

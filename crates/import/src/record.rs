@@ -109,6 +109,34 @@ pub struct ImportFlags {
     /// A tag stored with every imported run; repeatable.
     #[arg(long = "tag", value_name = "KEY=VALUE", value_parser = storlab_model::run::parse_tag)]
     pub tags: Vec<storlab_model::run::Tag>,
+    /// When the runs ran, for output that does not say (IOzone without -R's date, fio's terse
+    /// lines): 2026-11-20 or 2026-11-20T14:30:00Z. Without it, the file's modification time.
+    #[arg(long, value_name = "DATE", value_parser = parse_date)]
+    pub date: Option<String>,
+}
+
+/// `--date`: a day or a moment, as RFC 3339 UTC.
+fn parse_date(s: &str) -> Result<String, String> {
+    let full = if s.len() == 10 {
+        format!("{s}T00:00:00Z")
+    } else {
+        s.to_string()
+    };
+    humantime::parse_rfc3339_weak(full.trim_end_matches('Z'))
+        .map(|t| humantime::format_rfc3339_seconds(t).to_string())
+        .map_err(|e| format!("{s}: {e}: expected a date such as 2026-11-20 or 2026-11-20T14:30:00Z"))
+}
+
+/// When the runs of `file` ran if the file does not say: `--date`, else its modification time.
+pub fn undated(file: &Path, date: Option<&str>) -> Option<(String, String)> {
+    if let Some(d) = date {
+        return Some((d.to_string(), "not in the file: --date".into()));
+    }
+    let t = std::fs::metadata(file).and_then(|m| m.modified()).ok()?;
+    Some((
+        humantime::format_rfc3339_seconds(t).to_string(),
+        "not in the file: the file's modification time".into(),
+    ))
 }
 
 impl ImportFlags {
@@ -121,6 +149,7 @@ impl ImportFlags {
             path: self.file.display().to_string(),
             host: self.host.clone(),
             tags: self.tags.clone(),
+            undated: undated(&self.file, self.date.as_deref()),
         };
         let pieces = parse(&origin, &text).map_err(|e| e.to_string())?;
         Ok((origin, pieces))
@@ -234,15 +263,18 @@ impl DirImport {
             .collect()
     }
 
-    /// Every run the database held already, skipped.
+    /// Every run the database held already, skipped: each once, in order (two files may hold
+    /// the same run — a report and a copy of it pasted into another).
     pub fn already(&self) -> Vec<i64> {
-        self.files
+        let ids: std::collections::BTreeSet<i64> = self
+            .files
             .iter()
             .flat_map(|(_, o)| match o {
                 Outcome::Imported { already, .. } => already.clone(),
                 Outcome::NotImported(_) => Vec::new(),
             })
-            .collect()
+            .collect();
+        ids.into_iter().collect()
     }
 
     /// `results import DIR --json`: each file, every run stored, how many files were not.
@@ -287,6 +319,7 @@ pub fn import_listing(
     listing: &Listing,
     host: Option<String>,
     tags: &[(String, String)],
+    date: Option<&str>,
     mut each: impl FnMut(&str, &Outcome),
 ) -> Result<DirImport, StoreError> {
     let mut out = DirImport::default();
@@ -299,6 +332,7 @@ pub fn import_listing(
             path: path.clone(),
             host: host.clone(),
             tags: tags.to_vec(),
+            undated: undated(f, date),
         };
         let o = import_file(store, f, &origin)?;
         each(&path, &o);

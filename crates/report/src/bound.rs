@@ -17,10 +17,26 @@ pub fn of_phase(run: &RunDetail, p: &Phase) -> Bound {
 
 /// The lines under a run's table: "bound: 1 randread: the device: vda busy 99 % …", one per
 /// phase.
+///
+/// Phases in a row whose readings are the same share a line ("bound: phases 1–6: …"), as an
+/// import's phases do.
 pub fn lines(run: &RunDetail) -> String {
+    let bounds = of_run(run);
     let mut s = String::new();
-    for (p, b) in run.phases.iter().zip(of_run(run)) {
-        s += &format!("bound: {} {}: {}\n", p.seq + 1, p.kind, b.reading);
+    let mut i = 0;
+    while i < bounds.len() {
+        let same = bounds[i..]
+            .iter()
+            .take_while(|b| b.reading == bounds[i].reading)
+            .count();
+        let p = &run.phases[i];
+        if same == 1 {
+            s += &format!("bound: {} {}: {}\n", p.seq + 1, p.kind, bounds[i].reading);
+        } else {
+            let last = &run.phases[i + same - 1];
+            s += &format!("bound: phases {}–{}: {}\n", p.seq + 1, last.seq + 1, bounds[i].reading);
+        }
+        i += same;
     }
     s
 }

@@ -199,20 +199,21 @@ pub fn compare_stored(
 /// the work (block sizes, the read share of a mix, workers, depth). Never the phase's place in
 /// its run.
 pub fn likeness(p: &Phase) -> String {
-    let w = workload_of(p);
-    let get = |k: &str| w.get(k).cloned().unwrap_or_else(|| "-".into());
-    format!(
-        "{} bs {} rwmix {} threads {} iodepth {}",
-        p.kind,
-        get("bs"),
-        if matches!(p.kind.as_str(), "randrw" | "rw") {
-            get("rwmix")
-        } else {
-            "-".into()
-        },
-        get("threads"),
-        get("iodepth")
-    )
+    let plan = p.plan();
+    let mut words = vec![p.kind.to_string()];
+    if let Some(bs) = p.block_sizes() {
+        words.push(format!("bs {}", bs_text(&bs)));
+    }
+    if let Some(pl) = plan.filter(|_| matches!(p.kind.as_str(), "randrw" | "rw")) {
+        words.push(format!("rwmix {}", pl.settings.rwmix));
+    }
+    if let Some(w) = p.workers() {
+        words.push(format!("threads {w}"));
+    }
+    if let Some(pl) = plan {
+        words.push(format!("iodepth {}", pl.settings.iodepth));
+    }
+    words.join(", ")
 }
 
 /// The phases of `members` paired by likeness: for each phase of the baseline's first run,
@@ -280,15 +281,18 @@ pub fn compare_groups(labels: &[String], members: &[Vec<RunDetail>]) -> CompareR
     let mut warnings = group_warnings(labels, members);
     let (pairs, unpaired) = pair(members);
     let mut metrics = Vec::new();
-    for (key, at) in &pairs {
+    for (_, at) in &pairs {
         let phases: Vec<Vec<&Phase>> = members
             .iter()
             .zip(at)
             .map(|(g, idx)| g.iter().zip(idx).map(|(r, i)| &r.phases[*i]).collect())
             .collect();
-        warnings.extend(crate::bound::compare_warnings_of(labels, members, &phases, key));
+        // Named by the baseline's phase: its place in the baseline's runs and its kind.
+        let first = phases[0][0];
+        let what = format!("phase {} {}", first.seq + 1, first.kind);
+        warnings.extend(crate::bound::compare_warnings_of(labels, members, &phases, &what));
         for (name, unit) in METRICS {
-            metrics.extend(compare_metric(labels, &phases, key, name, unit, &mut warnings));
+            metrics.extend(compare_metric(labels, &phases, &what, name, unit, &mut warnings));
         }
     }
     CompareReport {
@@ -408,7 +412,7 @@ fn group_warnings(labels: &[String], members: &[Vec<RunDetail>]) -> Vec<String> 
 fn compare_metric(
     labels: &[String],
     phases: &[Vec<&Phase>],
-    key: &str,
+    what: &str,
     name: &str,
     unit: &str,
     warnings: &mut Vec<String>,
@@ -421,7 +425,7 @@ fn compare_metric(
         let have = values[gi].len();
         if have < g.len() {
             warnings.push(format!(
-                "{}: {name} of {key} not measured in {} of its {} run(s) (imported from a tool that does not report it): {}",
+                "{}: {name} of {what} not measured in {} of its {} run(s) (imported from a tool that does not report it): {}",
                 labels[gi],
                 g.len() - have,
                 g.len(),

@@ -135,8 +135,14 @@ fn who_line(p: &IozonePhase, workers: u32) -> String {
 /// The run in IOzone's own layout, so that eyes and scripts find "Children see throughput"
 /// where they always did, with what IOzone never gave (first done / all done, latency
 /// percentiles) on storlab's own lines.
-pub fn render(a: &IozoneArgs, results: &[CellResult]) -> String {
+///
+/// `began` (RFC 3339, UTC) is printed as IOzone's "Run began" line, so that the output imported
+/// later is dated by it.
+pub fn render(a: &IozoneArgs, results: &[CellResult], began: Option<&str>) -> String {
     let mut s = header(a);
+    if let Some(line) = began.and_then(ctime) {
+        s += &format!("\tRun began: {line}\n");
+    }
     if a.throughput_mode() {
         for r in results {
             s += &throughput_cell(a, r);
@@ -151,6 +157,30 @@ pub fn render(a: &IozoneArgs, results: &[CellResult]) -> String {
         }
     }
     s
+}
+
+/// An RFC 3339 UTC time as C's ctime(3) writes it ("Tue Nov 24 08:30:38 2026"), IOzone's form
+/// of "Run began" (which the importer reads back as UTC).
+fn ctime(rfc3339: &str) -> Option<String> {
+    let t = humantime::parse_rfc3339_weak(rfc3339.trim_end_matches('Z')).ok()?;
+    let secs = t.duration_since(std::time::UNIX_EPOCH).ok()?.as_secs();
+    // 1970-01-01 was a Thursday.
+    const DAYS: [&str; 7] = ["Thu", "Fri", "Sat", "Sun", "Mon", "Tue", "Wed"];
+    const MONTHS: [&str; 12] = [
+        "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+    ];
+    let day = DAYS[((secs / 86_400) % 7) as usize];
+    let iso = humantime::format_rfc3339_seconds(t).to_string();
+    let (y, m, d) = (
+        &iso[0..4],
+        iso[5..7].parse::<usize>().ok()?,
+        iso[8..10].parse::<u32>().ok()?,
+    );
+    Some(format!(
+        "{day} {} {d:2} {} {y}",
+        MONTHS.get(m.checked_sub(1)?)?,
+        &iso[11..19]
+    ))
 }
 
 /// IOzone's heading: the command line, the unit and the modes in force.

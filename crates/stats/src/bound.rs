@@ -131,6 +131,12 @@ pub fn of(phase: &Phase, env: &Environment) -> Bound {
         cpus: r.context.as_ref().map_or(env.cpus, |c| c.cpus).max(1) as u64,
         fs: env.targets.iter().map(|t| t.fs_type.as_str()).collect(),
     };
+    let imported = matches!(phase.params, storlab_model::run::PhaseParams::Imported(_));
+    // An import may carry rates but no counts or time (mdtest's summary is rates only).
+    let moved = r.all_done.ops > 0 || r.all_done.iops > 0.0 || r.all_done.bytes_per_sec > 0.0;
+    if imported && moved && r.disks.is_empty() {
+        return imported_bound(&f);
+    }
     if r.all_done.ops == 0 || f.secs <= 0.0 {
         return Bound {
             kind: BoundKind::Unknown,
@@ -196,6 +202,27 @@ fn decide(found: Vec<Finding>, evidence: Vec<Evidence>, f: &Facts) -> Bound {
             ),
             evidence,
         },
+    }
+}
+
+/// An imported phase without the devices' figures (fio's JSON keeps disk_util; the others keep
+/// nothing of the devices or the cache beside their figures): no bound is read; its CPU figures, when it printed them, are kept as evidence.
+fn imported_bound(f: &Facts) -> Bound {
+    let mut ev = Vec::new();
+    let cpu = f.r.cpu_user + f.r.cpu_sys;
+    if cpu > 0.0 && f.secs > 0.0 {
+        push(
+            &mut ev,
+            "the tool's CPU time per second",
+            cpu / f.secs,
+            "s/s",
+            "the imported output",
+        );
+    }
+    Bound {
+        kind: BoundKind::Unknown,
+        evidence: ev,
+        reading: "imported: the tool kept no device, cache or queue figures beside its own, so what bounded it cannot be read".into(),
     }
 }
 

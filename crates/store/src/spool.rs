@@ -414,14 +414,38 @@ pub struct Imported {
     pub already: Vec<i64>,
 }
 
-/// An imported run's identity, from what it measured: a UUID (version 5) of its place in the
-/// import and its content — when it ran, its job and its phases' figures — but not the host or
-/// tags the import gave it, so that the same file imported again (under another --host too)
-/// is known as the same runs.
-fn import_uuid(index: usize, r: &ImportedRun) -> Result<String> {
-    let content = serde_json::to_string(&(&r.started_at, &r.run.job_name, &r.run.job, &r.phases))?;
-    let name = format!("storlab-import:{index}:{content}");
+/// An imported run's identity, from what it holds: a UUID (version 5) of its job's document and
+/// its phases' figures — not where the file was (its name, its place, a line number in it), not
+/// when it was imported or what time was taken for a run the file does not date, not the host
+/// or tags the import gave it — so that the same output imported again, under another name, from
+/// another directory or after a copy, is known as the same runs (docs/results.md).
+fn import_uuid(_index: usize, r: &ImportedRun) -> Result<String> {
+    let job = without_place(&r.run.job);
+    let content = serde_json::to_string(&(&r.run.job_name, &job, &r.phases))?;
+    let name = format!("storlab-import:{content}");
     Ok(uuid::Uuid::new_v5(&uuid::Uuid::NAMESPACE_URL, name.as_bytes()).to_string())
+}
+
+/// A job document without what says where and when it was imported rather than what it holds.
+fn without_place(v: &serde_json::Value) -> serde_json::Value {
+    const PLACE: [&str; 6] = [
+        "imported_from",
+        "time",
+        "document_line",
+        "line",
+        "first_line",
+        "job_index",
+    ];
+    match v {
+        serde_json::Value::Object(o) => serde_json::Value::Object(
+            o.iter()
+                .filter(|(k, _)| !PLACE.contains(&k.as_str()))
+                .map(|(k, v)| (k.clone(), without_place(v)))
+                .collect(),
+        ),
+        serde_json::Value::Array(a) => serde_json::Value::Array(a.iter().map(without_place).collect()),
+        other => other.clone(),
+    }
 }
 
 /// A study of runs being imported (the cells of an IOzone matrix), stored with them in one
