@@ -13,6 +13,7 @@
 mod challenge;
 mod cli;
 mod commands;
+mod compare;
 mod db;
 mod fio;
 mod iozone;
@@ -120,6 +121,7 @@ fn dispatch(cli: Cli) -> anyhow::Result<u8> {
             Some(launch) => team::qualify(&a, &launch),
             None => qualify::qualify(*a),
         },
+        Cmd::Compare(a) => compare::compare(*a),
         Cmd::Report(a) => report::report(a),
         Cmd::Challenge(c) => challenge::dispatch(c),
         Cmd::Monitor(c) => monitor::dispatch(c),

@@ -37,6 +37,7 @@ pub fn report(args: ReportArgs) -> Result<u8> {
     };
     let options = HtmlOptions {
         free_scales: a.free_scales,
+        title: a.title.clone(),
     };
     let html = render(
         &sections,

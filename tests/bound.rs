@@ -188,14 +188,8 @@ fn a_loop_device_behind_a_cgroup_limit_is_rate_bound_before_the_device() {
     let s = Scratch::new();
     let images = tempfile::tempdir_in("/var/tmp").unwrap();
     let dev = loop_device(&images.path().join("t.img"), 64 << 20);
-    let name = dev.dev.trim_start_matches("/dev/").to_string();
-    let number = std::fs::read_to_string(format!("/sys/class/block/{name}/dev")).unwrap();
     let cg = Cgroup::new("blkio");
-    if cg.has("blkio.throttle.read_iops_device") {
-        cg.set("blkio.throttle.read_iops_device", &format!("{} 400", number.trim()));
-    } else {
-        cg.set("io.max", &format!("{} riops=400", number.trim()));
-    }
+    cg.limit_read_iops(&dev.dev, 400);
     let args = [
         "run",
         "--target",

@@ -124,6 +124,8 @@ enum Place {
     Tmpfs,
     /// An ext4 on a loop device (a pool a challenge's fault may unmount and mount again).
     Ext4,
+    /// An XFS on a loop device (512 MiB: mkfs.xfs's smallest is 300 MiB).
+    Xfs,
     /// A btrfs RAID1 of two 2 GiB loop devices (images on tmpfs) with 200 MiB of data, for a
     /// scrub or a replace, and room for a job of the default size (1 GiB).
     Btrfs,
@@ -139,6 +141,8 @@ const PLACES: &[(&str, Place)] = &[
     ("/dev/sdb", Place::Device),
     ("/dev/sdc", Place::Device),
     ("/data1", Place::Ext4),
+    ("/mnt/ext4", Place::Ext4),
+    ("/mnt/xfs", Place::Xfs),
     ("/data2", Place::Ext4),
     ("/data3", Place::Tmpfs),
     ("/data", Place::Tmpfs),
@@ -192,6 +196,9 @@ const SCALE: &[(&str, &str)] = &[
     ("2h:unmount:P2:20m", "3s:unmount:P2:2s"),
     ("1d:stop-readers:all:1h", "8s:stop-readers:all:2s"),
     ("--from 2 --to 26", "--from 0.001 --to 0.003"),
+    // A job file's quoted size and time, as docs/compare.md writes them.
+    ("1g\"", "4m\""),
+    ("10s\"", "1s\""),
 ];
 
 /// Commands that run until stopped, stopped after [`STOP_AFTER`] with SIGINT (a reader's
@@ -200,7 +207,10 @@ const STOPPED: &[&str] = &["monitor run", "sched agent", "challenge agent"];
 const STOP_AFTER: &str = "4s";
 
 /// Exits that are an answer, not a failure: `(subcommand, codes, why)`.
-const ANSWERS: &[(&str, &str, &str)] = &[("qualify", "1 5", "a verdict: 1 FAIL, 5 UNDECIDED (docs/qualify.md)")];
+const ANSWERS: &[(&str, &str, &str)] = &[
+    ("qualify", "1 5", "a verdict: 1 FAIL, 5 UNDECIDED (docs/qualify.md)"),
+    ("compare", "5", "a verdict: 5 a figure UNDECIDED (docs/compare.md)"),
+];
 
 /// The repository's example job files and plans in `examples/`, their sizes, times and points
 /// scaled as the command lines' are (a plan of 5 GiB per worker at 16 workers is 80 GiB): its
@@ -340,6 +350,11 @@ impl DocScratch {
                 Place::Ext4 => {
                     s.held
                         .push(Held::Loop(common::loop_filesystem("mkfs.ext4", 256 << 20, &point)));
+                    here
+                }
+                Place::Xfs => {
+                    s.held
+                        .push(Held::Loop(common::loop_filesystem("mkfs.xfs", 512 << 20, &point)));
                     here
                 }
                 Place::Btrfs => {
@@ -888,6 +903,7 @@ doc_tests! {
     readme_runs_as_written => "README.md",
     bound_md_runs_as_written => "docs/bound.md",
     challenge_md_runs_as_written => "docs/challenge.md",
+    compare_md_runs_as_written => "docs/compare.md",
     database_md_runs_as_written => "docs/database.md",
     demo_md_runs_as_written => "docs/demo.md",
     impact_md_runs_as_written => "docs/impact.md",

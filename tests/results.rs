@@ -525,67 +525,10 @@ fn studies_are_listed_with_their_runs() {
     assert!(stderr(&out).contains("`storlab results studies`"), "{}", stderr(&out));
 }
 
-/// The 0.975 quantile of Student's t with `df` degrees of freedom, by bisection on its CDF (the
-/// regularised incomplete beta function's continued fraction, Numerical Recipes §6.4): the
-/// test's own, not the statistics crate's.
+/// The 0.975 quantile of Student's t with `df` degrees of freedom: the test's own
+/// (tests/common/stats.rs), not the statistics crate's.
 fn t975(df: f64) -> f64 {
-    fn ln_gamma(x: f64) -> f64 {
-        // Lanczos (g = 7, n = 9).
-        let c = [
-            0.999_999_999_999_809_9,
-            676.520_368_121_885_1,
-            -1_259.139_216_722_402_8,
-            771.323_428_777_653_1,
-            -176.615_029_162_140_6,
-            12.507_343_278_686_905,
-            -0.138_571_095_265_720_12,
-            9.984_369_578_019_572e-6,
-            1.505_632_735_149_311_6e-7,
-        ];
-        let x = x - 1.0;
-        let mut a = c[0];
-        let t = x + 7.5;
-        for (i, ci) in c.iter().enumerate().skip(1) {
-            a += ci / (x + i as f64);
-        }
-        0.5 * (2.0 * std::f64::consts::PI).ln() + (x + 0.5) * t.ln() - t + a.ln()
-    }
-    fn beta_cf(a: f64, b: f64, x: f64) -> f64 {
-        let (mut c, mut d) = (1.0, 1.0 - (a + b) * x / (a + 1.0));
-        d = 1.0 / d;
-        let mut h = d;
-        for m in 1..300 {
-            let m = m as f64;
-            let aa = m * (b - m) * x / ((a + 2.0 * m - 1.0) * (a + 2.0 * m));
-            d = 1.0 / (1.0 + aa * d);
-            c = 1.0 + aa / c;
-            h *= d * c;
-            let aa = -(a + m) * (a + b + m) * x / ((a + 2.0 * m) * (a + 2.0 * m + 1.0));
-            d = 1.0 / (1.0 + aa * d);
-            c = 1.0 + aa / c;
-            h *= d * c;
-        }
-        h
-    }
-    let ibeta = |a: f64, b: f64, x: f64| -> f64 {
-        let front = (ln_gamma(a + b) - ln_gamma(a) - ln_gamma(b) + a * x.ln() + b * (1.0 - x).ln()).exp();
-        if x < (a + 1.0) / (a + b + 2.0) {
-            front * beta_cf(a, b, x) / a
-        } else {
-            1.0 - front * beta_cf(b, a, 1.0 - x) / b
-        }
-    };
-    let cdf = |t: f64| 1.0 - 0.5 * ibeta(df / 2.0, 0.5, df / (df + t * t));
-    let (mut lo, mut hi) = (0.0, 1000.0);
-    for _ in 0..200 {
-        let mid = 0.5 * (lo + hi);
-        if cdf(mid) < 0.975 {
-            lo = mid;
-        } else {
-            hi = mid;
-        }
-    }
-    0.5 * (lo + hi)
+    common::stats::t_critical(0.05, df)
 }
 
 /// Phases are compared with like phases — their kind and the settings that shape the work —

@@ -6,6 +6,7 @@
 use clap::{Args, Parser, Subcommand};
 
 mod challenge;
+mod compare;
 mod meta;
 mod monitor;
 mod qualify;
@@ -14,6 +15,7 @@ mod run;
 mod sched;
 
 pub use challenge::*;
+pub use compare::*;
 pub use meta::*;
 pub use monitor::*;
 pub use qualify::*;
@@ -81,6 +83,13 @@ pub enum Cmd {
     /// each job repeated only until statistics decide every criterion; exit 0 PASS, 1 FAIL,
     /// 5 UNDECIDED: `storlab qualify plan.toml --target /mnt/new-array`
     Qualify(Box<QualifyArgs>),
+    /// Which of two targets is faster, by how much and how sure: one job (flags, a job file or
+    /// --fio) run on each in turn, round after round, until every figure is decided — the
+    /// better target with the ratio and its interval, or equivalent within --margin — stored as
+    /// one study; exit 0 decided, 5 a figure undecided: `storlab compare --target ext4=/mnt/a
+    /// --target xfs=/mnt/b --phase randread --bs 4k --size 1g --runtime 10s`. For runs already
+    /// stored, use `storlab results compare`.
+    Compare(Box<CompareTargetsArgs>),
     /// Read back stored results.
     #[command(subcommand)]
     Results(ResultsCmd),

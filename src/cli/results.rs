@@ -116,7 +116,8 @@ pub enum ResultsCmd {
     /// Compare two or more groups of runs, each given by run ids (3,4,5 or 3-5) or by tags
     /// (fs=ext2; host=, kind= and job= match the run's own fields): per phase and metric, the
     /// means, sample standard deviations, the difference with its 95 % confidence interval
-    /// (Welch) and a verdict. The first group is the baseline.
+    /// (Welch) and a verdict. The first group is the baseline. For runs already stored; to
+    /// measure two targets until the difference is decided, use `storlab compare`.
     Compare(CompareArgs),
     /// List the stored studies (sweeps, IOzone matrices, impact studies, qualifications), newest
     /// first: id, when, kind, how many runs, the command that made it.

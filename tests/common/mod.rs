@@ -2,6 +2,8 @@
 //! mounts and loop devices that undo themselves when dropped (even when a test fails).
 #![allow(dead_code)]
 
+pub mod stats;
+
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
@@ -633,6 +635,18 @@ impl Cgroup {
     /// True when the cgroup has a file of that name (v1's and v2's names differ).
     pub fn has(&self, name: &str) -> bool {
         self.dir.join(name).exists()
+    }
+
+    /// Holds reads of block device `dev` (/dev/loopN) to `iops` a second for the processes in
+    /// this cgroup (v1's blkio.throttle, or v2's io.max).
+    pub fn limit_read_iops(&self, dev: &str, iops: u32) {
+        let name = dev.trim_start_matches("/dev/");
+        let number = std::fs::read_to_string(format!("/sys/class/block/{name}/dev")).unwrap();
+        if self.has("blkio.throttle.read_iops_device") {
+            self.set("blkio.throttle.read_iops_device", &format!("{} {iops}", number.trim()));
+        } else {
+            self.set("io.max", &format!("{} riops={iops}", number.trim()));
+        }
     }
 
     /// `program args…` started inside the cgroup (a shell moves itself in, then execs it).

@@ -15,7 +15,8 @@
 //!   first figure of any value that is not a finite number (the store's check before a write);
 //! - run.rs: runs as stored; study.rs: studies (sets of runs) as stored; env.rs: the machine;
 //! - terminal.rs: text as a terminal shows it, its control characters escaped;
-//! - scan.rs, meta.rs, challenge.rs, monitor.rs, sched.rs, risk.rs, qualify.rs: each command's
+//! - scan.rs, meta.rs, challenge.rs, monitor.rs, sched.rs, risk.rs, qualify.rs, versus.rs
+//!   (`storlab compare`): each command's
 //!   own results, as stored and as the report draws them.
 #![deny(missing_docs)]
 
@@ -39,6 +40,7 @@ pub mod source;
 pub mod study;
 pub mod terminal;
 pub mod values;
+pub mod versus;
 
 /// Paths as a message names them: "/a, /b".
 pub fn list_paths(p: &[std::path::PathBuf]) -> String {

@@ -113,6 +113,8 @@ named_enum! {
         Meta = "meta",
         /// A repetition of a job of a qualification (`storlab qualify`).
         Qualify = "qualify",
+        /// One side of a round of `storlab compare`.
+        Compare = "compare",
     }
 }
 

@@ -30,6 +30,8 @@ named_enum! {
         SweepMatrix = "sweep-matrix",
         /// `storlab qualify`: a plan's jobs repeated until its criteria are decided.
         Qualify = "qualify",
+        /// `storlab compare`: one job on two targets in turn until its figures are decided.
+        Compare = "compare",
     }
 }
 
@@ -85,6 +87,13 @@ pub enum Role {
         /// The run's job name.
         name: String,
     },
+    /// A run of `storlab compare`: its target's name and its round.
+    Side {
+        /// The target's name.
+        target: String,
+        /// 1-based.
+        round: u32,
+    },
     /// A repetition of a qualification's job.
     Trial {
         /// The job (and its point): "serial write threads=4".
@@ -126,6 +135,7 @@ impl fmt::Display for Role {
                 record_bytes / 1024
             ),
             Role::Imported { name } => f.write_str(name),
+            Role::Side { target, round } => write!(f, "{target} round {round}"),
             Role::Trial {
                 job,
                 repetition,
@@ -185,7 +195,7 @@ impl Role {
                     _ => imported(),
                 }
             }
-            StudyKind::IozoneImport | StudyKind::Qualify => imported(),
+            StudyKind::IozoneImport | StudyKind::Qualify | StudyKind::Compare => imported(),
         }
     }
 }
@@ -422,6 +432,8 @@ pub enum StudyParams {
     SweepMatrix(SweepParams),
     /// See [`StudyKind::Qualify`].
     Qualify(crate::qualify::QualifyParams),
+    /// See [`StudyKind::Compare`].
+    Compare(crate::versus::CompareParams),
 }
 
 impl StudyParams {
@@ -437,6 +449,7 @@ impl StudyParams {
             StudyParams::Sweep(_) => StudyKind::Sweep,
             StudyParams::SweepMatrix(_) => StudyKind::SweepMatrix,
             StudyParams::Qualify(_) => StudyKind::Qualify,
+            StudyParams::Compare(_) => StudyKind::Compare,
         }
     }
 
@@ -450,6 +463,7 @@ impl StudyParams {
             StudyParams::IozoneImport(p) => serde_json::to_value(p)?,
             StudyParams::Sweep(p) | StudyParams::SweepMatrix(p) => serde_json::to_value(p)?,
             StudyParams::Qualify(p) => serde_json::to_value(p)?,
+            StudyParams::Compare(p) => serde_json::to_value(p)?,
         })
     }
 
@@ -466,6 +480,7 @@ impl StudyParams {
             StudyKind::Sweep => StudyParams::Sweep(de(v)?),
             StudyKind::SweepMatrix => StudyParams::SweepMatrix(de(v)?),
             StudyKind::Qualify => StudyParams::Qualify(de(v)?),
+            StudyKind::Compare => StudyParams::Compare(de(v)?),
         })
     }
 
@@ -478,6 +493,7 @@ impl StudyParams {
             StudyParams::IozoneAuto(p) | StudyParams::IozoneWorkers(p) => Some(&p.command),
             StudyParams::Sweep(p) | StudyParams::SweepMatrix(p) => Some(&p.command),
             StudyParams::Qualify(p) => Some(&p.command),
+            StudyParams::Compare(p) => Some(&p.command),
             StudyParams::IozoneImport(_) => None,
         }
     }

@@ -20,6 +20,9 @@
 //! - against.rs: an earlier qualification's plan run again and compared (`--against`);
 //! - team.rs: the same under mpirun, each repetition one run of every rank, rank 0 deciding;
 //! - listing.rs: the qualifications in the database side by side (`results list --kind qualify`);
+//! - versus.rs: `storlab compare`, one job on two targets in rounds until each figure is decided
+//!   (which is better and by how much, or equivalent within a margin), stored as a study of kind
+//!   `compare`; versus_warnings.rs what its runs carry that the verdicts' reader must know;
 //! - flags.rs: `storlab qualify`'s flags, declared once, and what they ask: the plan (a file's, or
 //!   with `--against` an earlier qualification's) prepared with its baselines, how the runs are made.
 #![deny(missing_docs)]
@@ -33,6 +36,8 @@ pub mod prepare;
 pub mod run;
 pub mod team;
 pub mod verdict;
+pub mod versus;
+mod versus_warnings;
 mod warnings;
 
 /// What went wrong.

@@ -17,6 +17,9 @@ use crate::table::Table;
 pub struct HtmlOptions {
     /// Give every plot its own scale instead of sharing one between like plots.
     pub free_scales: bool,
+    /// The page's heading (and the browser's title), for the reader it is sent to; None: "storlab
+    /// report".
+    pub title: Option<String>,
 }
 
 /// `storlab report`'s flags, declared here once (the binary flattens them beside `--db`).
@@ -53,6 +56,9 @@ pub struct ReportFlags {
     /// The HTML file to write.
     #[arg(short = 'o', long = "output", value_name = "FILE", default_value = "report.html")]
     pub file: std::path::PathBuf,
+    /// The page's heading, for whoever it is sent to ("ext4 or xfs for the new array").
+    #[arg(long, value_name = "TEXT")]
+    pub title: Option<String>,
 }
 
 impl ReportFlags {
@@ -604,7 +610,14 @@ pub fn render(
     }
     warnings.extend(cache_warning(sections));
     let what = title(sections, studies, challenges, monitors, risks);
-    page(&what, &warnings, &body, opts.free_scales, thinned_any)
+    page(
+        opts.title.as_deref(),
+        &what,
+        &warnings,
+        &body,
+        opts.free_scales,
+        thinned_any,
+    )
 }
 
 /// Runs the page cache may have flattered, in one warning.
@@ -657,12 +670,22 @@ fn title(
 }
 
 /// The whole page: its head and style, what it covers, its warnings, its body.
-fn page(what: &str, warnings: &[String], body: &str, free_scales: bool, thinned_any: bool) -> String {
+fn page(
+    title: Option<&str>,
+    what: &str,
+    warnings: &[String],
+    body: &str,
+    free_scales: bool,
+    thinned_any: bool,
+) -> String {
     let mut html = String::with_capacity(body.len() + 4096);
+    let heading = title.unwrap_or("storlab report");
     let _ = write!(
         html,
-        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><title>storlab report — {}</title><style>{STYLE}</style></head><body><h1>storlab report</h1><p class=\"meta\">{} · generated {} by storlab {}{}{}</p>",
+        "<!doctype html><html lang=\"en\"><head><meta charset=\"utf-8\"><meta name=\"viewport\" content=\"width=device-width, initial-scale=1\"><title>{} — {}</title><style>{STYLE}</style></head><body><h1>{}</h1><p class=\"meta\">{} · generated {} by storlab {}{}{}</p>",
+        esc(heading),
         esc(what),
+        esc(heading),
         esc(what),
         humantime::format_rfc3339_seconds(std::time::SystemTime::now()),
         env!("CARGO_PKG_VERSION"),
@@ -690,7 +713,10 @@ pub fn risk_page(r: &storlab_model::risk::RiskReport) -> String {
         &[],
         &[],
         std::slice::from_ref(r),
-        &HtmlOptions { free_scales: false },
+        &HtmlOptions {
+            free_scales: false,
+            title: None,
+        },
     )
 }
 

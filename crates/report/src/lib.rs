@@ -10,7 +10,7 @@
 //! layout and workbook (iozone.rs), the ranks and hosts of a team (team.rs), a data challenge
 //! (challenge.rs), the monitor's window (monitor.rs), the scheduler's plan and status
 //! (sched.rs), the risk model (risk.rs), a qualification's verdict and certificate
-//! (qualify.rs); a stored run as fio's JSON document or terse line (fio.rs); the HTML page
+//! (qualify.rs), a compare of two targets (versus.rs); a stored run as fio's JSON document or terse line (fio.rs); the HTML page
 //! (html.rs) and its SVG plots (svg.rs).
 #![deny(missing_docs)]
 
@@ -31,3 +31,5 @@ pub mod studies;
 pub mod svg;
 pub mod table;
 pub mod team;
+pub mod undecided;
+pub mod versus;

@@ -98,13 +98,21 @@ pub fn verdict_table(p: &QualifyParams) -> Table {
             c.phase.as_str().into(),
             c.observed.map(|v| with_unit(v, &c.unit)).into(),
             c.interval
-                .map(|(a, b)| format!("{} – {}", with_unit(a, &c.unit), with_unit(b, &c.unit)))
+                .map_or_else(
+                    || "— (see notes)".to_string(),
+                    |(a, b)| format!("{} – {}", with_unit(a, &c.unit), with_unit(b, &c.unit)),
+                )
                 .into(),
             confidence_text(c).into(),
             threshold_text(c).into(),
             c.decision.word().into(),
             (c.values.len() as u32).into(),
-            c.warnings.join("; ").into(),
+            crate::undecided::why(c)
+                .into_iter()
+                .chain(c.warnings.iter().cloned())
+                .collect::<Vec<_>>()
+                .join("; ")
+                .into(),
         ]);
     }
     t

@@ -591,6 +591,7 @@ pub fn render_text(v: &StudyView) -> String {
         StudyParams::ImpactReverse(p) => reverse_text(v, p),
         StudyParams::ImpactHeld(p) => held_text(v, p),
         StudyParams::Qualify(p) => crate::qualify::render_text(v.study.id, v.study.members.len(), p),
+        StudyParams::Compare(p) => crate::versus::render_text(v.study.id, v.study.members.len(), p),
         other => {
             let mut s = format!("study {}: {}\n", v.study.id, other.kind());
             if let Some(c) = other.command() {
@@ -961,6 +962,7 @@ pub fn render_html(v: &StudyView, top: &dyn Fn(&str, f64) -> f64) -> String {
             });
             s += &crate::qualify::render_html(&v.runs, v.study.members.len(), p, earlier, false);
         }
+        StudyParams::Compare(p) => s += &crate::versus::render_html(p),
         StudyParams::Sweep(p) if !is_matrix(v) => {
             let vary = p.vary.first().map(String::as_str).unwrap_or("the point");
             let _ = write!(s, "<div class=\"charts\">{}</div>", sweep_curves(v, vary));

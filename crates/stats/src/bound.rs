@@ -532,7 +532,10 @@ fn cpu(f: &Facts, ev: &mut Vec<Evidence>) -> Option<Finding> {
             ),
         });
     }
-    (waiting >= 0.2 && running + waiting >= BUSY).then(|| Finding {
+    // Ready to run but not running for a quarter of the phase is the CPUs held it, whoever kept
+    // them busy (an asynchronous engine's workers sleep while their I/Os are out, so their run
+    // and wait need not add up to the whole).
+    (waiting >= 0.25 || (waiting >= 0.2 && running + waiting >= BUSY)).then(|| Finding {
         kind: BoundKind::Cpu,
         line: format!(
             "the CPUs, shared: the workers ran {:.0} % of the time and waited for a CPU {:.0} %{}",
@@ -621,6 +624,12 @@ mod tests {
         assert_eq!(b.kind, BoundKind::Unknown);
         r.cpu_wait = 8.0;
         assert_eq!(of(&phase(r.clone()), &env).kind, BoundKind::Cpu);
+        // Ready to run a quarter of the phase and not run (an asynchronous worker that ran
+        // little itself): the CPUs held it.
+        r.cpu_wait = 3.0;
+        assert_eq!(of(&phase(r.clone()), &env).kind, BoundKind::Cpu);
+        r.cpu_wait = 1.5;
+        assert_eq!(of(&phase(r.clone()), &env).kind, BoundKind::Unknown);
         r.cpu_wait = 0.0;
         r.context = Some(PhaseContext {
             cpus: 2,

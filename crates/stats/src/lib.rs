@@ -23,6 +23,7 @@ use statrs::distribution::{ContinuousCDF, StudentsT};
 pub mod bound;
 pub mod impact;
 pub mod intervals;
+pub mod paired;
 pub mod sequential;
 
 /// A row of seed 002's statistics table (the data challenge's and the monitor's): the MAX, MIN,

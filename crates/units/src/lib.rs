@@ -449,6 +449,15 @@ impl<'de> Deserialize<'de> for Duration {
     }
 }
 
+/// A positive figure to three significant digits: 0.00374, 0.108, 1.78, 1664.
+pub fn sig3(x: f64) -> String {
+    if !(x.is_finite() && x > 0.0) {
+        return format!("{x}");
+    }
+    let decimals = (2 - x.log10().floor() as i32).max(0) as usize;
+    format!("{x:.decimals$}")
+}
+
 /// Formats bytes per second as MiB/s with two decimals ("123.45 MiB/s").
 pub fn mib_per_sec(bytes_per_sec: f64) -> String {
     format!("{:.2} MiB/s", bytes_per_sec / Size::MIB as f64)
