@@ -1094,3 +1094,92 @@ fn pictures_read_true_in_chromium() {
         );
     }
 }
+
+/// Every report kind carries the warnings its runs carry — `report --study` as `report IDS` —
+/// and a phase too short to draw over time (under two 1 s intervals) is its figures, not an
+/// empty chart.
+#[test]
+fn a_studys_page_carries_its_runs_warnings_and_a_short_phase_is_its_figures() {
+    let s = Scratch::new();
+    let d = s.data();
+    // A sweep on tmpfs, buffered, 4 MiB files: the page cache flatters every read, and the
+    // phases last milliseconds.
+    let out = s.storlab(&[
+        "sweep",
+        "--vary",
+        "bs=4k,64k",
+        "--target",
+        d.to_str().unwrap(),
+        "--phase",
+        "write",
+        "--phase",
+        "read",
+        "--size",
+        "4m",
+        "-q",
+    ]);
+    assert!(out.status.success(), "{}", stderr(&out));
+    let studies = s.json(&["results", "studies"]);
+    let study = s.json(&["results", "study", &studies[0]["id"].to_string()]);
+    let runs: Vec<Value> = study["members"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|m| s.json(&["results", "show", &m["run_id"].to_string()]))
+        .collect();
+    let flagged: Vec<String> = runs
+        .iter()
+        .flat_map(|r| {
+            r["phases"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .filter(|p| p["cache_flattered"] == true)
+                .map(|p| format!("{} phase {}", r["id"], p["seq"].as_u64().unwrap() + 1))
+                .collect::<Vec<_>>()
+        })
+        .collect();
+    assert!(!flagged.is_empty(), "4 MiB read buffered from tmpfs is flagged");
+    let ids: Vec<String> = runs.iter().map(|r| r["id"].to_string()).collect();
+    let mut by_ids = vec!["report"];
+    by_ids.extend(ids.iter().map(String::as_str));
+    let study_id = studies[0]["id"].to_string();
+    for (name, args) in [("study", vec!["report", "--study", &study_id]), ("runs", by_ids)] {
+        let html = s.path().join(format!("{name}.html"));
+        let mut a = args.clone();
+        a.extend(["-o", html.to_str().unwrap()]);
+        let out = s.storlab(&a);
+        assert!(out.status.success(), "{}", stderr(&out));
+        let page = chromium(&html, s.path(), None);
+        assert!(page.console.is_empty(), "{:?}", page.console);
+        let warn = page
+            .dom
+            .split("<div class=\"warn\">")
+            .nth(1)
+            .unwrap_or_else(|| panic!("{name}: no warnings"));
+        assert!(warn.contains("cache? ("), "{name}: {warn}");
+        for f in &flagged {
+            assert!(warn.contains(f.as_str()), "{name}: {f} not in {warn}");
+        }
+        if name == "runs" {
+            for r in &runs {
+                for p in r["phases"].as_array().unwrap() {
+                    let secs = p["result"]["all_done"]["seconds"].as_f64().unwrap();
+                    let mark = format!(
+                        "data-run=\"{}\" data-phase=\"{}\"",
+                        r["id"],
+                        p["seq"].as_u64().unwrap() + 1
+                    );
+                    if secs < 1.0 {
+                        let at = page
+                            .dom
+                            .find(&mark)
+                            .unwrap_or_else(|| panic!("{mark}: a {secs} s phase drawn"));
+                        let mibs = p["result"]["all_done"]["bytes_per_sec"].as_f64().unwrap() / 1048576.0;
+                        assert!(page.dom[at..].contains(&format!("<b>{mibs:.2} MiB/s</b>")), "{mark}");
+                    }
+                }
+            }
+        }
+    }
+}

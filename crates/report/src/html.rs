@@ -283,8 +283,9 @@ fn comparison_section(c: &CompareReport, free: bool) -> String {
             Some(p) => p,
             None => {
                 let a = &m.comparison.a;
+                // Bars named by their groups (a tag, a target, the runs), not by letters.
                 let bar = Bar {
-                    label: "A".into(),
+                    label: c.groups.first().map(|(l, _)| l.clone()).unwrap_or_default(),
                     value: a.mean,
                     ci: a.ci95,
                 };
@@ -294,7 +295,7 @@ fn comparison_section(c: &CompareReport, free: bool) -> String {
         };
         let gi = c.groups.iter().position(|(l, _)| *l == m.group).unwrap_or(0);
         charts[pos].2.push(Bar {
-            label: ((b'A' + gi as u8) as char).to_string(),
+            label: c.groups.get(gi).map(|(l, _)| l.clone()).unwrap_or_default(),
             value: m.comparison.b.mean,
             ci: m.comparison.b.ci95,
         });
@@ -551,11 +552,33 @@ fn run_section(sec: &RunSection, series: &[PhaseSeries], scales: &Scales) -> (St
             body += "<p class=\"meta\">no interval samples stored for this phase (imported results carry none)</p>";
             continue;
         }
+        if s.mibs.len() < 2 {
+            body += &short_phase(r.run.id, p);
+            continue;
+        }
         let (charts, t) = phase_charts(r, p, s, scales);
         body += &charts;
         thinned |= t;
     }
     (body, thinned)
+}
+
+/// A phase with fewer than two intervals to draw: its figures as figures, not a line of one
+/// point (or three near-empty charts).
+fn short_phase(run: i64, p: &Phase) -> String {
+    let r = &p.result;
+    let lat = |ns: f64| storlab_units::latency(ns);
+    format!(
+        "<p class=\"short-phase\" data-run=\"{}\" data-phase=\"{}\">{:.2} s, too short to draw over time: <b>{:.2} MiB/s</b>, <b>{:.0} IOPS</b>, latency p50 {}, p99 {}, max {}</p>",
+        run,
+        p.seq + 1,
+        r.all_done.seconds,
+        r.all_done.bytes_per_sec / 1048576.0,
+        r.all_done.iops,
+        esc(&lat(r.latency.p50_ns as f64)),
+        esc(&lat(r.latency.p99_ns as f64)),
+        esc(&lat(r.latency.max_ns as f64)),
+    )
 }
 
 /// Renders the report: the comparison, the studies, then each run; warnings at the top.
@@ -608,7 +631,7 @@ pub fn render(
         body += &html;
         thinned_any |= thinned;
     }
-    warnings.extend(cache_warning(sections));
+    warnings.extend(run_warnings(sections, studies));
     let what = title(sections, studies, challenges, monitors, risks);
     page(
         opts.title.as_deref(),
@@ -620,20 +643,48 @@ pub fn render(
     )
 }
 
-/// Runs the page cache may have flattered, in one warning.
-fn cache_warning(sections: &[RunSection]) -> Option<String> {
-    let flattered: Vec<String> = sections
+/// The warnings the page's runs carry — its runs' and its studies' — a line per flag with the
+/// runs (and phases) that carry it: the page cache, a rate shortfall, a phase cut short, the
+/// benchmark's CPU (crates/stats' `flags`); and runs that did not end well.
+fn run_warnings(sections: &[RunSection], studies: &[StudyView]) -> Vec<String> {
+    use storlab_stats::flags::Flag;
+    let mut runs: Vec<&RunDetail> = sections.iter().map(|s| &s.run).collect();
+    for v in studies {
+        for r in &v.runs {
+            if !runs.iter().any(|x| x.run.id == r.run.id) {
+                runs.push(r);
+            }
+        }
+    }
+    let mut out = Vec::new();
+    for f in Flag::ALL {
+        let hits: Vec<String> = runs
+            .iter()
+            .flat_map(|r| {
+                r.phases
+                    .iter()
+                    .filter(|p| f.on(p, &r.environment))
+                    .map(move |p| format!("{} phase {}", r.run.id, p.seq + 1))
+            })
+            .collect();
+        if !hits.is_empty() {
+            out.push(format!("{}: run {}", f.text(), hits.join(", ")));
+        }
+    }
+    let ended: Vec<String> = runs
         .iter()
-        .filter(|s| s.run.phases.iter().any(|p| p.cache_flattered))
-        .map(|s| s.run.run.id.to_string())
+        .filter(|r| {
+            !matches!(
+                r.run.status,
+                storlab_model::run::RunStatus::Ok | storlab_model::run::RunStatus::Running
+            )
+        })
+        .map(|r| format!("run {} ({})", r.run.id, r.run.status.name()))
         .collect();
-    (!flattered.is_empty()).then(|| {
-        format!(
-            "run{} {}: some phases may have been flattered by the page cache (file set under 3 × RAM without O_DIRECT or a flush)",
-            if flattered.len() > 1 { "s" } else { "" },
-            flattered.join(", ")
-        )
-    })
+    if !ended.is_empty() {
+        out.push(format!("runs that did not end well: {}", ended.join(", ")));
+    }
+    out
 }
 
 /// What the page covers, for its title: the runs and studies, a risk report, a monitor's

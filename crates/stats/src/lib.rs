@@ -21,6 +21,7 @@ use serde::{Deserialize, Serialize};
 use statrs::distribution::{ContinuousCDF, StudentsT};
 
 pub mod bound;
+pub mod flags;
 pub mod impact;
 pub mod intervals;
 pub mod paired;
