@@ -1265,3 +1265,124 @@ fn the_table_equals_its_recomputation_from_the_raw_samples_at_a_short_interval()
         nothing_left(d);
     }
 }
+
+/// The busy milliseconds (io_ticks) of block device `name` from /proc/diskstats.
+fn busy_ms(name: &str) -> u64 {
+    let text = std::fs::read_to_string("/proc/diskstats").unwrap();
+    text.lines()
+        .map(|l| l.split_whitespace().collect::<Vec<_>>())
+        .find(|f| f.get(2) == Some(&name))
+        .map(|f| f[12].parse().unwrap())
+        .unwrap_or_else(|| panic!("{name} is not in /proc/diskstats"))
+}
+
+/// Each interval says what its pools' devices did (the busiest device beneath the pool: busy
+/// share and queue), and `challenge stats` the share of the time a device bounded each pool —
+/// recomputed here from the samples, and the busy time checked against the kernel's counters
+/// read by the test itself. A pool on tmpfs has no device and says so.
+#[test]
+fn each_interval_says_whether_a_device_bounded_each_pool() {
+    let s = Scratch::new();
+    let point = s.path().join("ext4");
+    let fs = loop_filesystem("mkfs.ext4", 256 << 20, &point);
+    let loop_name = fs.dev.dev.trim_start_matches("/dev/").to_string();
+    // The loop device's file is on a disk: the devices beneath it, as /sys says.
+    let backing = std::fs::read_to_string(format!("/sys/block/{loop_name}/loop/backing_file")).unwrap();
+    let disk_of = |path: &str| -> String {
+        let out = std::process::Command::new("df")
+            .args(["--output=source", path])
+            .output()
+            .unwrap();
+        let src = stdout(&out).lines().nth(1).unwrap().trim().to_string();
+        let real = std::fs::canonicalize(&src).unwrap();
+        let name = real.file_name().unwrap().to_string_lossy().to_string();
+        // A partition counts as its disk (vda1 → vda), as /proc/diskstats' whole-disk line.
+        if std::path::Path::new(&format!("/sys/block/{name}")).exists() {
+            name
+        } else {
+            std::fs::read_link(format!("/sys/class/block/{name}/.."))
+                .ok()
+                .and_then(|p| p.file_name().map(|n| n.to_string_lossy().to_string()))
+                .unwrap_or(name)
+        }
+    };
+    let under = disk_of(backing.trim());
+    let tmp = s.path().join("tmpfs-pool");
+    std::fs::create_dir(&tmp).unwrap();
+    let before: Vec<u64> = [&loop_name, &under].iter().map(|d| busy_ms(d)).collect();
+    let p1 = format!("P1={}", point.display());
+    let p2 = format!("P2={}", tmp.display());
+    let out = s.storlab(&[
+        "challenge",
+        "run",
+        "--writers",
+        "2",
+        "--readers",
+        "2",
+        "--file-size",
+        "4m",
+        "--bs",
+        "1m",
+        "--pool",
+        &p1,
+        "--pool",
+        &p2,
+        "--direct",
+        "--duration",
+        "6s",
+        "--interval",
+        "1s",
+        "--json",
+    ]);
+    let after: Vec<u64> = [&loop_name, &under].iter().map(|d| busy_ms(d)).collect();
+    assert_eq!(out.status.code(), Some(0), "{}", stderr(&out));
+    let id = run_json(&out)["challenge"].as_u64().unwrap();
+    let shown = show(&s, id, true);
+    let samples = shown["samples"].as_array().unwrap();
+    assert!(samples.len() >= 5, "{} samples", samples.len());
+    // P1's devices read every interval; P2 (tmpfs) has none.
+    let (mut busy_s, mut read_s, mut bound_s) = (0.0, 0.0, 0.0);
+    for smp in samples {
+        let secs = smp["seconds"].as_f64().unwrap();
+        let d = &smp["device"];
+        assert!(d[1].is_null(), "tmpfs has no device: {smp}");
+        let (busy, queue) = (d[0][0].as_f64().unwrap(), d[0][1].as_f64().unwrap());
+        assert!((0.0..=1.0).contains(&busy) && queue >= 0.0, "{smp}");
+        busy_s += busy * secs;
+        read_s += secs;
+        if busy >= 0.8 && queue >= 1.5 {
+            bound_s += secs;
+        }
+    }
+    // The busiest device's busy time is at least the loop device's own and at most all of
+    // them together (the kernel's counters over the whole command, which the samples cover
+    // but for the start and the end: half a second of slack).
+    let delta: Vec<f64> = before.iter().zip(&after).map(|(b, a)| (a - b) as f64 / 1e3).collect();
+    assert!(
+        busy_s >= delta[0] - 0.5,
+        "busiest {busy_s:.2} s against {loop_name}'s {:.2} s",
+        delta[0]
+    );
+    assert!(
+        busy_s <= delta.iter().sum::<f64>() + 0.5,
+        "busiest {busy_s:.2} s against {delta:?}"
+    );
+    let stats = s.json(&["challenge", "stats", &id.to_string()]);
+    let bound = &stats["statistics"]["device_bound"];
+    assert_eq!(bound[0][0], "P1");
+    let share = bound[0][1].as_f64().unwrap();
+    assert!(
+        (share - bound_s / read_s).abs() < 1e-9,
+        "{share} against {}",
+        bound_s / read_s
+    );
+    assert!(bound[1][1].is_null(), "{bound}");
+    let text = stdout(&s.storlab(&["challenge", "stats", &id.to_string()]));
+    assert!(
+        text.contains(&format!(
+            "P1 {:.0} % of the time, P2 — (its devices not read)",
+            share * 100.0
+        )),
+        "{text}"
+    );
+}

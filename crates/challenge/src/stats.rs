@@ -168,12 +168,39 @@ pub fn compute(samples: &[ChallengeSample], spec: &ChallengeSpec, window: Window
         })
         .collect();
     let rows = intervals::seed_rows(&iv, k, &chosen, Some((a, b)));
+    let from = if a == 0 {
+        f64::NEG_INFINITY
+    } else {
+        iv.ends.get(a - 1).copied().unwrap_or(0.0)
+    };
+    let to = iv.ends.get(b).copied().unwrap_or(f64::INFINITY);
+    let device_bound = chosen
+        .iter()
+        .map(|c| (c.name.to_string(), device_bound(samples, c.read, (from, to))))
+        .collect();
     Stats {
         first: a as u64,
         last: b as u64,
         hours: iv.ends.get(b).copied().unwrap_or(0.0) / 3600.0,
         rows,
+        device_bound,
     }
+}
+
+/// The share of the time in `(from, to]` (by each sample's end) that pool `pool`'s busiest
+/// device was saturated, over the samples that read its devices (each weighed by its length);
+/// None when none did.
+fn device_bound(samples: &[ChallengeSample], pool: usize, (from, to): (f64, f64)) -> Option<f64> {
+    let (mut read, mut bound) = (0.0, 0.0);
+    for s in samples.iter().filter(|s| s.t > from && s.t <= to) {
+        if let Some(Some((busy, queue))) = s.device.get(pool) {
+            read += s.seconds;
+            if storlab_stats::bound::device_saturated(*busy, *queue) {
+                bound += s.seconds;
+            }
+        }
+    }
+    (read > 0.0).then(|| bound / read)
 }
 
 #[cfg(test)]
@@ -246,6 +273,7 @@ mod tests {
             seconds: 10.0,
             read: r.to_vec(),
             written: w.to_vec(),
+            device: Vec::new(),
         };
         let samples = vec![
             sample("a", 0, [100, 0], [200, 300]),

@@ -153,6 +153,11 @@ pub struct ChallengeSample {
     pub read: Vec<u64>,
     /// Bytes written per pool.
     pub written: Vec<u64>,
+    /// Per pool, its busiest device over the interval — (busy share, average queue) from
+    /// /proc/diskstats, through md, dm, btrfs and loop to the devices beneath — or None where
+    /// the pool's devices were not read (what bounded the pool in that interval: docs/bound.md).
+    #[serde(default)]
+    pub device: Vec<Option<(f64, f64)>>,
 }
 
 /// Something that happened during a challenge (a fault, a pool full, a worker stopped).
@@ -267,6 +272,11 @@ pub struct Stats {
     pub hours: f64,
     /// The rows: the three totals, then each pool's three.
     pub rows: Vec<StatRow>,
+    /// Per pool, the share of the window's time its busiest device was saturated (busy 80 % or
+    /// more with 1.5 I/Os or more queued: the device bounded the pool), over the intervals whose
+    /// devices were read; None where none were (tmpfs, NFS, samples stored before).
+    #[serde(default)]
+    pub device_bound: Vec<(String, Option<f64>)>,
 }
 
 /// What one host did in its share of a challenge.

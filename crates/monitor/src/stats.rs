@@ -249,6 +249,8 @@ pub fn compute(
             last: iv.len().saturating_sub(1) as u64,
             hours,
             rows,
+            // The monitor says it per pool in its own figures (`PoolFigures::device_bound`).
+            device_bound: Vec::new(),
         },
         figures,
     )

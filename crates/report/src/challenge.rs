@@ -241,11 +241,32 @@ pub fn account_text(acc: &Account) -> String {
 /// The statistics under the seed's heading.
 pub fn stats_text(s: &Stats, unit: ChallengeUnit) -> String {
     format!(
-        " *** Statistics - Sample Begin: {}, Sample End: {} ({:.2} Hours) ***\n{}",
+        " *** Statistics - Sample Begin: {}, Sample End: {} ({:.2} Hours) ***\n{}{}",
         s.first,
         s.last,
         s.hours,
-        stats_table(s, unit).to_text()
+        stats_table(s, unit).to_text(),
+        device_bound_line(s)
+    )
+}
+
+/// "device-bound: P1 62 % of the time, P2 — (its devices not read)", or nothing when no pool's
+/// devices were read.
+pub fn device_bound_line(s: &Stats) -> String {
+    if s.device_bound.iter().all(|(_, b)| b.is_none()) {
+        return String::new();
+    }
+    let parts: Vec<String> = s
+        .device_bound
+        .iter()
+        .map(|(pool, b)| match b {
+            Some(x) => format!("{pool} {:.0} % of the time", x * 100.0),
+            None => format!("{pool} — (its devices not read)"),
+        })
+        .collect();
+    format!(
+        "device-bound (the pool's busiest device busy 80 % or more with 1.5 I/Os queued): {}\n",
+        parts.join(", ")
     )
 }
 
@@ -531,6 +552,10 @@ pub fn render_html(v: &ChallengeView, top: f64, free: bool) -> (String, bool) {
         h += &bad_files_table(&v.account).to_html();
     }
     h += &stats_table(&v.stats, ChallengeUnit::MB).to_html();
+    let bound = device_bound_line(&v.stats);
+    if !bound.is_empty() {
+        let _ = write!(h, "<p class=\"bound\">{}</p>", esc(bound.trim_end()));
+    }
     let iv = placed(v);
     let np = spec.pools.len();
     let mut marks: Vec<(f64, String)> = v

@@ -135,7 +135,7 @@ mod tests {
 
     #[test]
     fn too_few_repetitions_and_a_figure_on_the_threshold_are_said() {
-        let mut c = criterion(&[1000.0, 1040.0, 980.0], 1006.666_666_666_666_7);
+        let mut c = criterion(&[1000.0, 1040.0, 980.0], 1000.0);
         c.values.truncate(2);
         c.interval = None;
         assert!(why(&c)

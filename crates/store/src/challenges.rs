@@ -537,10 +537,11 @@ impl Store {
     pub fn add_challenge_sample(&self, id: i64, s: &ChallengeSample) -> Result<()> {
         self.tx(|c| {
             for (pool, (r, w)) in s.read.iter().zip(&s.written).enumerate() {
+                let dev = s.device.get(pool).copied().flatten();
                 c.exec(
-                    "INSERT INTO challenge_samples (challenge_id, host, idx, t, seconds, pool, read_bytes, write_bytes)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8) ON CONFLICT DO NOTHING",
-                    vals![id, &s.host, s.idx, s.t, s.seconds, pool as u64, *r, *w],
+                    "INSERT INTO challenge_samples (challenge_id, host, idx, t, seconds, pool, read_bytes, write_bytes, device_busy, device_queue)
+                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10) ON CONFLICT DO NOTHING",
+                    vals![id, &s.host, s.idx, s.t, s.seconds, pool as u64, *r, *w, dev.map(|d| d.0), dev.map(|d| d.1)],
                 )?;
             }
             Ok(())
@@ -551,7 +552,7 @@ impl Store {
     pub fn challenge_samples(&self, id: i64, pools: usize) -> Result<Vec<ChallengeSample>> {
         let mut out: Vec<ChallengeSample> = Vec::new();
         for r in self.query(
-            "SELECT host, idx, t, seconds, pool, read_bytes, write_bytes FROM challenge_samples
+            "SELECT host, idx, t, seconds, pool, read_bytes, write_bytes, device_busy, device_queue FROM challenge_samples
              WHERE challenge_id = ?1 ORDER BY host, idx, pool",
             vals![id],
         )? {
@@ -564,6 +565,7 @@ impl Store {
                     seconds: r.f64(3)?,
                     read: vec![0; pools],
                     written: vec![0; pools],
+                    device: vec![None; pools],
                 });
             }
             let s = out.last_mut().expect("pushed above");
@@ -571,6 +573,7 @@ impl Store {
             if pool < pools {
                 s.read[pool] = r.u64(5)?;
                 s.written[pool] = r.u64(6)?;
+                s.device[pool] = r.opt_f64(7)?.zip(r.opt_f64(8)?);
             }
         }
         Ok(out)

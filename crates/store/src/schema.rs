@@ -847,6 +847,13 @@ pub(crate) const MIGRATIONS: &[Migration] = &[
                    ALTER TABLE phases ADD COLUMN histogram_slat_read BYTEA; ALTER TABLE phases ADD COLUMN histogram_slat_write BYTEA;
                    ALTER TABLE phases ADD COLUMN histogram_clat_read BYTEA; ALTER TABLE phases ADD COLUMN histogram_clat_write BYTEA;",
     },
+    // 16: a challenge interval's busiest device per pool (busy share and average queue), what
+    // bounded the pool then; NULL for samples stored before, and for pools whose devices were
+    // not read.
+    Migration::Sql {
+        sqlite: "ALTER TABLE challenge_samples ADD COLUMN device_busy REAL; ALTER TABLE challenge_samples ADD COLUMN device_queue REAL;",
+        postgres: "ALTER TABLE challenge_samples ADD COLUMN device_busy DOUBLE PRECISION; ALTER TABLE challenge_samples ADD COLUMN device_queue DOUBLE PRECISION;",
+    },
 ];
 
 /// Migration 6: `uuid` columns on runs and studies, filled for the rows already there, unique.

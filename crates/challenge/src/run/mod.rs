@@ -24,6 +24,7 @@ use crate::faults;
 use crate::files::{self, Buffer, Stop};
 use crate::{file_name, pool_dir, ChallengeError};
 
+mod devices;
 mod plan;
 mod sampler;
 mod workers;

@@ -1,4 +1,4 @@
-//! The sampler: each interval's bytes per pool stored, the leases renewed and expired ones
+//! The sampler: each interval's bytes per pool stored with what its devices did (devices.rs), the leases renewed and expired ones
 //! reclaimed, the long-term write rates kept, the live line drawn.
 
 use super::*;
@@ -26,6 +26,7 @@ pub(super) fn sampler(
     // Leases are renewed (and dead agents' files reclaimed) three times per lease.
     let renew_every = Duration::from_secs_f64(s.spec.lease / 3.0);
     let mut renewed = Instant::now();
+    let mut devices = super::devices::PoolDevices::of(&s.spec.pools);
     loop {
         let done = finished.load(Ordering::Relaxed);
         if renewed.elapsed() >= renew_every && renew_and_reclaim(s)? {
@@ -50,6 +51,7 @@ pub(super) fn sampler(
         };
         let read: Vec<u64> = s.pools.iter().map(|p| p.read.swap(0, Ordering::Relaxed)).collect();
         let written: Vec<u64> = s.pools.iter().map(|p| p.written.swap(0, Ordering::Relaxed)).collect();
+        let device = devices.interval();
         s.total_read.fetch_add(read.iter().sum(), Ordering::Relaxed);
         s.total_written.fetch_add(written.iter().sum(), Ordering::Relaxed);
         if let Some(o) = observer {
@@ -63,6 +65,7 @@ pub(super) fn sampler(
                 seconds,
                 read: read.clone(),
                 written: written.clone(),
+                device,
             };
             // Stored now, or kept in order while the database is away.
             s.cat.sample(sample);
