@@ -12,7 +12,7 @@
 //! members, swap, an exclusive claim); what this machine can hold of a run's workers
 //! (capacity.rs: memory, threads, file descriptors); the evidence of what bounded a phase — the
 //! devices beneath a target's disk (stack.rs), the machine's CPU time (cpustat.rs), the cgroup's
-//! I/O limits on a device (throttle.rs).
+//! I/O limits on a device (throttle.rs), an NFS mount's RPC counters (nfs.rs).
 #![deny(missing_docs)]
 
 pub mod btrfs;
@@ -23,6 +23,7 @@ pub mod diskstats;
 pub mod fstab;
 pub mod in_use;
 pub mod mounts;
+pub mod nfs;
 pub mod space;
 pub mod stack;
 pub mod throttle;

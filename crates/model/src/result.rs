@@ -579,6 +579,22 @@ pub struct PhaseContext {
     /// The I/O limits this process's cgroups set on the phase's devices.
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub throttles: Vec<Throttle>,
+    /// An NFS target's RPC operations over the phase (/proc/self/mountstats), those that ran.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub nfs: Vec<NfsOp>,
+}
+
+/// One NFS RPC operation's counters (a mount's per-op statistics in /proc/self/mountstats).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct NfsOp {
+    /// The operation: READ, WRITE, COMMIT, GETATTR, …
+    pub op: String,
+    /// Calls.
+    pub calls: u64,
+    /// Milliseconds of their round trips: the network and the server.
+    pub rtt_ms: u64,
+    /// Milliseconds from being queued to done: the round trip and the client's queue.
+    pub exec_ms: u64,
 }
 
 /// An I/O limit a cgroup sets on a device.

@@ -1,7 +1,7 @@
 //! What the machine did while a phase ran, read around it for the phase's bound (crates/stats
 //! bound.rs): each disk's counters under the targets and beneath them (md and dm members, the
 //! disk under a loop device's file, a btrfs filesystem's other devices), all CPUs' busy and
-//! iowait time, and the cgroup's I/O limits on those devices. Read once before and once after
+//! iowait time, the cgroup's I/O limits on those devices, and an NFS target's RPC counters. Read once before and once after
 //! the phase — never per I/O.
 
 use storlab_env::diskstats::{self, DiskLine};
@@ -13,6 +13,8 @@ pub struct Watch {
     /// Each device beneath, with what it is beneath.
     under: Vec<(String, String)>,
     cpu: Option<storlab_env::cpustat::CpuTimes>,
+    /// Each NFS target's RPC counters as the phase starts.
+    nfs: Vec<(std::path::PathBuf, Vec<storlab_env::nfs::NfsOp>)>,
     context: PhaseContext,
 }
 
@@ -26,7 +28,8 @@ impl Watch {
                 disks.push(d);
             }
         }
-        Watch::start(&disks)
+        let on_nfs: Vec<std::path::PathBuf> = paths.iter().map(|p| p.to_path_buf()).collect();
+        Watch::start(&disks).with_nfs(&on_nfs)
     }
 
     /// Starts watching the target's disks `disks` and the devices beneath them.
@@ -50,8 +53,18 @@ impl Watch {
             cpu: storlab_env::cpustat::now(),
             disks: diskstats::read(&all),
             under,
+            nfs: Vec::new(),
             context,
         }
+    }
+
+    /// Watches the RPC counters of the NFS mounts holding `paths` too.
+    pub fn with_nfs(mut self, paths: &[std::path::PathBuf]) -> Watch {
+        self.nfs = paths
+            .iter()
+            .map(|p| (p.clone(), storlab_env::nfs::counters(p)))
+            .collect();
+        self
     }
 
     /// The phase is over: each disk's counters over it (the target's disks first, fio's
@@ -69,6 +82,19 @@ impl Watch {
             d.under = self.under.iter().find(|(n, _)| *n == d.name).map(|(_, u)| u.clone());
         }
         let mut context = self.context;
+        // Each NFS mount's operations over the phase, summed per operation across mounts.
+        for (path, before) in &self.nfs {
+            for d in storlab_env::nfs::delta(before, &storlab_env::nfs::counters(path)) {
+                match context.nfs.iter_mut().find(|o| o.op == d.op) {
+                    Some(o) => {
+                        o.calls += d.calls;
+                        o.rtt_ms += d.rtt_ms;
+                        o.exec_ms += d.exec_ms;
+                    }
+                    None => context.nfs.push(d),
+                }
+            }
+        }
         let spent = self.cpu.zip(storlab_env::cpustat::now()).and_then(|(a, b)| a.until(&b));
         if let Some((busy, wait)) = spent {
             context.cpu_busy = busy;

@@ -61,6 +61,8 @@ pub(crate) struct PlanPhases<'a> {
     pub(crate) memory_bytes: u64,
     /// The whole disk under each target (by the job's target index), where there is one.
     pub(crate) disks: Vec<Option<String>>,
+    /// Each target on NFS (by the job's target index): its RPC counters are read too.
+    pub(crate) nfs: Vec<Option<std::path::PathBuf>>,
     /// The phase `prepare` laid out, and the seconds it took.
     pub(crate) laid_out: Option<(usize, f64)>,
 }
@@ -96,7 +98,7 @@ impl Phases for PlanPhases<'_> {
         observer: Option<&dyn IntervalObserver>,
     ) -> Result<Phase, Box<dyn std::error::Error + Send + Sync>> {
         let phase = &self.plan.phases[seq];
-        let watch = Watch::start(&self.disks_of(&[phase]));
+        let watch = Watch::start(&self.disks_of(&[phase])).with_nfs(&self.nfs_of(&[phase]));
         let mut result = run_phase_observed(phase, stop, self.control, observer)?;
         (result.disks, result.context) = watch.finish();
         // Laid out by `prepare`, the engine found the files there: the layout's time is that.
@@ -119,7 +121,7 @@ impl Phases for PlanPhases<'_> {
         observer: Option<&dyn IntervalObserver>,
     ) -> Result<Vec<Phase>, Box<dyn std::error::Error + Send + Sync>> {
         let plans: Vec<&PhasePlan> = seqs.iter().map(|s| &self.plan.phases[*s]).collect();
-        let watch = Watch::start(&self.disks_of(&plans));
+        let watch = Watch::start(&self.disks_of(&plans)).with_nfs(&self.nfs_of(&plans));
         let mut results = storlab_engine::run_group_observed(&plans, stop, self.control, observer)?;
         // The phases ran at once on the same disks: each holds the group's counters (fio's
         // disk_util is the run's, not a job's), and the machine's.
@@ -140,6 +142,19 @@ impl PlanPhases<'_> {
             if let Some(Some(d)) = self.disks.get(w.target as usize) {
                 if !out.contains(d) {
                     out.push(d.clone());
+                }
+            }
+        }
+        out
+    }
+
+    /// The NFS targets `phases` use, each once.
+    fn nfs_of(&self, phases: &[&PhasePlan]) -> Vec<std::path::PathBuf> {
+        let mut out: Vec<std::path::PathBuf> = Vec::new();
+        for w in phases.iter().flat_map(|p| &p.workers) {
+            if let Some(Some(p)) = self.nfs.get(w.target as usize) {
+                if !out.contains(p) {
+                    out.push(p.clone());
                 }
             }
         }

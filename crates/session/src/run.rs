@@ -134,6 +134,7 @@ pub fn run_prepared(store: &mut Store, prepared: Prepared, o: &RunOptions) -> Re
         control: o.control.unwrap_or(&fresh),
         memory_bytes: env.memory_bytes,
         disks: whole_disks(&env),
+        nfs: nfs_targets(&env),
         laid_out: None,
     };
     run_phases(store, &new_run, &env, &targets, &mut phases, o)
@@ -162,6 +163,7 @@ pub fn run_prepared_team(
         control,
         memory_bytes: env.memory_bytes,
         disks: whole_disks(&env),
+        nfs: nfs_targets(&env),
         laid_out: None,
     };
     team::run_team_phases(
@@ -196,6 +198,14 @@ fn run_setup(job: &Job, plan: &storlab_workload::Plan, o: &RunOptions) -> (Vec<P
 
 /// The whole disk under each of the run's targets (fio's disk_util reports disks, not
 /// partitions).
+/// Each target on NFS (by the job's target index), whose RPC counters a phase reads.
+fn nfs_targets(env: &storlab_model::env::Environment) -> Vec<Option<PathBuf>> {
+    env.targets
+        .iter()
+        .map(|t| t.fs_type.starts_with("nfs").then(|| PathBuf::from(&t.path)))
+        .collect()
+}
+
 fn whole_disks(env: &storlab_model::env::Environment) -> Vec<Option<String>> {
     env.targets
         .iter()

@@ -134,7 +134,7 @@ pub fn of(phase: &Phase, env: &Environment) -> Bound {
     let imported = matches!(phase.params, storlab_model::run::PhaseParams::Imported(_));
     // An import may carry rates but no counts or time (mdtest's summary is rates only).
     let moved = r.all_done.ops > 0 || r.all_done.iops > 0.0 || r.all_done.bytes_per_sec > 0.0;
-    if imported && moved && r.disks.is_empty() {
+    if imported && moved && r.disks.is_empty() && r.context.is_none() {
         return imported_bound(&f);
     }
     if r.all_done.ops == 0 || f.secs <= 0.0 {
@@ -548,15 +548,64 @@ fn cpu(f: &Facts, ev: &mut Vec<Evidence>) -> Option<Finding> {
     })
 }
 
-/// A network filesystem under the target: its round trips are not read here, so it is named
-/// as what the evidence cannot see past.
-fn network(f: &Facts, _ev: &mut Vec<Evidence>) -> Option<Finding> {
+/// A network filesystem under the target. On NFS, the RPCs' own times (mountstats): where
+/// their execution — round trip, server, the client's RPC queue — is half or more of the I/Os'
+/// time, the network and the server held the phase; less, and the client side did (its cache,
+/// its CPU). Without them (another network filesystem, or NFS counters not read), it is named as
+/// what the evidence cannot see past.
+fn network(f: &Facts, ev: &mut Vec<Evidence>) -> Option<Finding> {
     let net =
         f.fs.iter()
             .find(|t| matches!(**t, "nfs" | "nfs4" | "cifs" | "smb3" | "ceph" | "lustre" | "fuse.sshfs"))?;
-    (f.r.disks.is_empty()).then(|| Finding {
+    let ops = f.r.context.as_ref().map_or(&[][..], |c| &c.nfs[..]);
+    let data: Vec<_> = ops
+        .iter()
+        .filter(|o| matches!(o.op.as_str(), "READ" | "WRITE" | "COMMIT"))
+        .collect();
+    let calls: u64 = data.iter().map(|o| o.calls).sum();
+    if calls == 0 {
+        return (f.r.disks.is_empty()).then(|| Finding {
+            kind: BoundKind::Network,
+            line: format!(
+                "a network filesystem ({net}): its server and the network between, which no local device shows"
+            ),
+        });
+    }
+    let rtt: u64 = data.iter().map(|o| o.rtt_ms).sum();
+    let exec: u64 = data.iter().map(|o| o.exec_ms).sum();
+    let names: Vec<&str> = data.iter().map(|o| o.op.as_str()).collect();
+    let source = "/proc/self/mountstats";
+    push(
+        ev,
+        format!("NFS {} calls", names.join("/")),
+        calls as f64,
+        "calls",
+        source,
+    );
+    push(ev, "NFS round trip per call", rtt as f64 / calls as f64, "ms", source);
+    push(ev, "NFS execute per call", exec as f64 / calls as f64, "ms", source);
+    // The I/Os' own time: every operation's latency summed.
+    let io_ms = f.r.latency.mean_ns * f.r.latency.count as f64 / 1e6;
+    if io_ms <= 0.0 {
+        return None;
+    }
+    let share = exec as f64 / io_ms;
+    push(
+        ev,
+        "NFS execute over the I/Os' time",
+        share * 100.0,
+        "%",
+        "mountstats and the phase's latency histogram",
+    );
+    (share >= 0.5).then(|| Finding {
         kind: BoundKind::Network,
-        line: format!("a network filesystem ({net}): its server and the network between, which no local device shows"),
+        line: format!(
+            "the NFS server and the network ({net}): its {calls} {} calls took {:.2} ms each, {:.2} ms of it the round trip, {:.0} % of the I/Os' time",
+            names.join("/"),
+            exec as f64 / calls as f64,
+            rtt as f64 / calls as f64,
+            share.min(9.99) * 100.0
+        ),
     })
 }
 
@@ -639,6 +688,43 @@ mod tests {
         let b = of(&phase(r), &env);
         assert_eq!(b.kind, BoundKind::Unknown);
         assert!(b.reading.contains("vda busy 20 %"), "{}", b.reading);
+    }
+
+    #[test]
+    fn an_nfs_phase_is_the_networks_when_its_rpcs_hold_the_ios_time() {
+        use storlab_model::result::NfsOp;
+        let env = Environment {
+            cpus: 2,
+            targets: vec![storlab_model::env::TargetEnv {
+                fs_type: "nfs4".into(),
+                ..Default::default()
+            }],
+            ..Environment::default()
+        };
+        // 1,000 I/Os of 2 ms mean: 2,000 ms of I/O time.
+        let mut r = result(10.0, 1000, 2_000_000.0);
+        let ctx = |exec_ms: u64| PhaseContext {
+            cpus: 2,
+            nfs: vec![NfsOp {
+                op: "READ".into(),
+                calls: 500,
+                rtt_ms: exec_ms - 100,
+                exec_ms,
+            }],
+            ..PhaseContext::default()
+        };
+        r.context = Some(ctx(1800));
+        let b = of(&phase(r.clone()), &env);
+        assert_eq!(b.kind, BoundKind::Network, "{b:?}");
+        assert!(
+            b.reading
+                .contains("500 READ calls took 3.60 ms each, 3.40 ms of it the round trip, 90 %"),
+            "{}",
+            b.reading
+        );
+        // The RPCs a fifth of the I/Os' time: the client side held it, not the network.
+        r.context = Some(ctx(400));
+        assert_ne!(of(&phase(r), &env).kind, BoundKind::Network);
     }
 
     #[test]
