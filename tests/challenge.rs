@@ -1358,6 +1358,7 @@ fn each_interval_says_whether_a_device_bounded_each_pool() {
     // them together (the kernel's counters over the whole command, which the samples cover
     // but for the start and the end: half a second of slack).
     let delta: Vec<f64> = before.iter().zip(&after).map(|(b, a)| (a - b) as f64 / 1e3).collect();
+    eprintln!("busiest device over the samples {busy_s:.2} s; the kernel's busy seconds {delta:?}");
     assert!(
         busy_s >= delta[0] - 0.5,
         "busiest {busy_s:.2} s against {loop_name}'s {:.2} s",
