@@ -21,6 +21,18 @@ pub fn fio(args: Vec<String>) -> Result<u8> {
         println!("{}", storlab_workload::fio::cli::help());
         return Ok(0);
     }
+    match &c.asked_help {
+        Some(Ok(text)) => {
+            print!("{text}");
+            return Ok(0);
+        }
+        // fio's words and exit status for a name it does not know.
+        Some(Err(why)) => {
+            eprintln!("{why}");
+            return Ok(1);
+        }
+        None => {}
+    }
     if c.version {
         // fio's form, so that drivers that check it (bench-fio) run; storlab's own version is
         // `storlab --version`'s.

@@ -3222,3 +3222,59 @@ fn storlab_fio_leaves_the_files_fio_leaves_named_as_fio_names_them() {
         entries(&ours)
     );
 }
+
+/// `--cmdhelp` and `--enghelp` are answered from storlab's tables in fio's layout: every option
+/// Debian's fio lists is known (by its name or as an alias), each with what storlab does with
+/// it; an option's own page starts as fio's does; names neither knows get fio's words and exit
+/// status.
+#[test]
+fn cmdhelp_and_enghelp_answer_every_option_fio_lists() {
+    let s = Scratch::new();
+    let fio_list = stdout(&std::process::Command::new("fio").arg("--cmdhelp").output().unwrap());
+    let names: Vec<&str> = fio_list
+        .lines()
+        .filter_map(|l| l.split(':').next())
+        .map(str::trim)
+        .filter(|n| !n.is_empty())
+        .collect();
+    assert!(names.len() > 150, "{fio_list}");
+    let ours = stdout(&s.storlab(&["fio", "--cmdhelp"]));
+    for n in &names {
+        let out = s.storlab(&["fio", &format!("--cmdhelp={n}")]);
+        assert_eq!(out.status.code(), Some(0));
+        let page = stdout(&out);
+        assert!(!page.starts_with("No such command"), "{n}: {page}");
+        let own = page
+            .lines()
+            .next()
+            .unwrap()
+            .split(':')
+            .next()
+            .unwrap()
+            .trim()
+            .to_string();
+        assert!(own == *n || page.contains("alias: ") && page.contains(n), "{n}: {page}");
+        assert!(ours.contains(&format!("{own:<24}: ")), "{own} in the list");
+    }
+    // The page's first line as fio's: the name right-aligned in 20 columns.
+    let fio_bs = stdout(&std::process::Command::new("fio").arg("--cmdhelp=bs").output().unwrap());
+    let ours_bs = stdout(&s.storlab(&["fio", "--cmdhelp=blocksize"]));
+    assert_eq!(
+        fio_bs.lines().next().unwrap().find("bs:"),
+        ours_bs.lines().next().unwrap().find("bs:")
+    );
+    assert!(ours_bs.contains("fio's effect"), "{ours_bs}");
+    // Names neither knows: fio's words; an unknown engine exits 1, as fio's.
+    assert_eq!(
+        stdout(&s.storlab(&["fio", "--cmdhelp=nosuch"])),
+        "No such command: nosuch\n"
+    );
+    let out = s.storlab(&["fio", "--enghelp=rdma"]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(stderr(&out).starts_with("IO engine rdma not found"), "{}", stderr(&out));
+    let engines = stdout(&s.storlab(&["fio", "--enghelp"]));
+    assert!(
+        engines.starts_with("Available IO engines:\n") && engines.contains("\tio_uring\n"),
+        "{engines}"
+    );
+}

@@ -103,6 +103,9 @@ pub struct FioCommand {
     pub version: bool,
     /// `--help`.
     pub help: bool,
+    /// `--cmdhelp[=OPTION]` or `--enghelp[=ENGINE]`: the answer (askhelp.rs), or what fio says
+    /// of a name it does not know.
+    pub asked_help: Option<Result<String, String>>,
     /// The percentiles the job asks for (`percentile_list`), when it does.
     pub percentiles: Option<Vec<f64>>,
     /// storlab's own `--db`.
@@ -242,10 +245,12 @@ fn fio_flag(c: &mut FioCommand, asked: &mut Asked, flag: &str, v: String) -> Res
         "terse-version" => return Err(usage(format!("--terse-version={v}: storlab writes fio's terse version 3"))),
         "version" => c.version = true,
         "help" => c.help = true,
+        "cmdhelp" => c.asked_help = Some(super::askhelp::cmdhelp(&v)),
+        "enghelp" => c.asked_help = Some(super::askhelp::enghelp(&v)),
         "readonly" => asked.readonly = true,
         other => {
             return Err(usage(format!(
-                "--{other}: fio's {other} is not one storlab takes (it takes --output-format, --output, --minimal, --parse-only, --showcmd, --section, --warnings-fatal, --readonly, --eta, --terse-version=3, --version, --help)"
+                "--{other}: fio's {other} is not one storlab takes (it takes --output-format, --output, --minimal, --parse-only, --showcmd, --section, --warnings-fatal, --readonly, --eta, --terse-version=3, --version, --help, --cmdhelp, --enghelp)"
             )))
         }
     }
@@ -272,6 +277,7 @@ impl FioCommand {
             quiet: own.quiet,
             version: false,
             help: false,
+            asked_help: None,
             percentiles: None,
             db: own.db,
             tags: own.tags,
@@ -287,7 +293,7 @@ impl FioCommand {
         if c.formats.is_empty() {
             c.formats.push(OutputFormat::Normal);
         }
-        if c.version || c.help {
+        if c.version || c.help || c.asked_help.is_some() {
             return Ok(c);
         }
         let global = cl.sections[0].clone();

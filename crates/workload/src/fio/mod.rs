@@ -95,6 +95,7 @@ impl FioJob {
     }
 }
 
+pub mod askhelp;
 pub mod cli;
 mod convert;
 pub mod options;

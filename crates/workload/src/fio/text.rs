@@ -256,10 +256,11 @@ const FIO_FLAGS_WITH_VALUE: &[&str] = &[
     "idle-prof",
     "inflate-log",
     "crctest",
-    "cmdhelp",
-    "enghelp",
     "merge-blktrace-only",
 ];
+
+/// fio's own flags whose value is optional (`--cmdhelp`, `--cmdhelp=bs`): never the next word.
+const FIO_FLAGS_MAYBE_VALUE: &[&str] = &["cmdhelp", "enghelp"];
 
 /// fio's own switches.
 const FIO_SWITCHES: &[&str] = &[
@@ -328,7 +329,7 @@ pub fn read_command_line(
             Some((k, v)) => (k, Some(v.to_string())),
             None => (body, None),
         };
-        if FIO_SWITCHES.contains(&name) {
+        if FIO_SWITCHES.contains(&name) || FIO_FLAGS_MAYBE_VALUE.contains(&name) {
             c.flags.push((name.to_string(), inline));
             continue;
         }

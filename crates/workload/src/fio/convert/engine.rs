@@ -37,6 +37,11 @@ const ENGINES: &[(&str, BackendKind, BackendKind, Option<&str>)] = &[
     ("null", BackendKind::Null, BackendKind::Null, None),
 ];
 
+/// The engines storlab runs, by fio's names.
+pub(crate) fn engine_names() -> Vec<&'static str> {
+    ENGINES.iter().map(|e| e.0).collect()
+}
+
 /// The engine of `ioengine`, noting where storlab's differs.
 fn backend(j: Opts, cx: &mut Conversion) -> Result<BackendKind, WorkloadError> {
     let e = j.val("ioengine").unwrap_or("psync");

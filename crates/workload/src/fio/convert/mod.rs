@@ -30,6 +30,7 @@ use crate::{Settings, WorkloadError};
 
 mod data;
 mod engine;
+pub(crate) use engine::engine_names;
 mod files;
 mod pace;
 mod place;
