@@ -28,6 +28,8 @@ pub const HELP: &str = "storlab fio: fio's command line on storlab's engine.
     --warnings-fatal             refuse a job with any note on how storlab takes it
     --readonly                   refuse a job that writes
     --eta=never                  no status line
+    --cmdhelp[=OPTION]           every fio option (or one) and what storlab does with it
+    --enghelp[=ENGINE]           the I/O engines storlab runs
   storlab's own: --db FILE|URL, --tag KEY=VALUE, --keep, --ignore-unknown, --storlab-notes
     (how storlab took the job, on stderr; it is always in the stored run and --parse-only), -q
   docs/run.md (\"fio's command line\") says what each fio option does on storlab.";
