@@ -159,9 +159,15 @@ fn direct_reads_of_the_virtual_disk_are_device_bound_deep_and_iodepth_bound_shal
     );
     assert!(evidence(&b[0], &format!("{disk} average queue")) >= 1.5, "{}", b[0]);
     let (b, _) = bounds(&s, &base);
-    assert_eq!(kind(&b[0]), "iodepth", "{}", b[0]);
     let inflight = evidence(&b[0], "in flight (IOPS × mean latency)");
     assert!((0.8..=1.05).contains(&inflight), "Little's law: {inflight}");
+    // One I/O in flight: the benchmark's queue bounds it — on a disk nothing else uses. Where
+    // the disk's queue held half an I/O or more beyond the phase's own one (another process's
+    // I/O: a database's checkpoint, a neighbour), the disk served others too and `device` is
+    // the right reading; the test tells the two apart by the evidence, as the rule does.
+    let queue = evidence(&b[0], &format!("{disk} average queue"));
+    let want = if queue >= inflight + 0.5 { "device" } else { "iodepth" };
+    assert_eq!(kind(&b[0]), want, "{}", b[0]);
 }
 
 #[test]
