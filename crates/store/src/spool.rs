@@ -304,9 +304,7 @@ impl Store {
                 )));
             }
         }
-        let uuids: Vec<String> = (runs.iter().enumerate())
-            .map(|(i, r)| import_uuid(i, r))
-            .collect::<Result<_>>()?;
+        let uuids: Vec<String> = runs.iter().map(import_uuid).collect::<Result<_>>()?;
         let mut done = Imported::default();
         // Each run's new place among those stored, None when the database holds it.
         let mut place = Vec::with_capacity(runs.len());
@@ -419,7 +417,7 @@ pub struct Imported {
 /// when it was imported or what time was taken for a run the file does not date, not the host
 /// or tags the import gave it — so that the same output imported again, under another name, from
 /// another directory or after a copy, is known as the same runs (docs/results.md).
-fn import_uuid(_index: usize, r: &ImportedRun) -> Result<String> {
+fn import_uuid(r: &ImportedRun) -> Result<String> {
     let job = without_place(&r.run.job);
     let content = serde_json::to_string(&(&r.run.job_name, &job, &r.phases))?;
     let name = format!("storlab-import:{content}");
