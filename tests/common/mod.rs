@@ -673,3 +673,21 @@ impl Drop for Cgroup {
         }
     }
 }
+
+/// fio's bucket of a latency (stat.c's plat_val_to_idx, written again here from fio's
+/// description: exact below 128 ns, then 64 buckets to each power of two) and the value fio
+/// names it by (the middle of its range, plat_idx_to_val).
+pub fn fio_bucket(v: u64) -> u64 {
+    if v < 128 {
+        return v;
+    }
+    let msb = 63 - v.leading_zeros() as u64;
+    let width = 1u64 << (msb - 6);
+    let lower = v / width * width;
+    let idx = ((msb - 6 + 1) << 6) + ((v >> (msb - 6)) & 63);
+    if idx >= 1855 {
+        // The last bucket holds everything beyond.
+        return u64::MAX;
+    }
+    lower + width / 2
+}

@@ -67,6 +67,7 @@ impl Worker<'_> {
         self.flush_ns += took;
         if self.measuring {
             let _ = self.shist.get_or_insert_with(new_histogram).record(took.max(1));
+            self.exact.record_flush(took.max(1));
         }
         self.writes_since_flush = 0;
         // The next synchronous I/O starts now, not where the last one ended: the flush is
@@ -147,11 +148,19 @@ impl Worker<'_> {
     }
 
     /// The I/O's latency (from its start, the scheduled time under a rate) and bytes into
-    /// the interval, and into the latency-target search's window.
+    /// the interval, and into the latency-target search's window; under a rate its latency
+    /// from its issue too (fio's), and its parts from there.
     #[inline]
     fn account(&mut self, io: &InFlight, end: u64) {
         let d = slot_index(if io.write { Op::Write } else { Op::Read });
         let lat = end.saturating_sub(io.start_ns).max(1);
+        let from_issue = end.saturating_sub(io.issued_ns).max(1);
+        if self.rate.is_some() && self.measuring {
+            self.issued_hist
+                .get_or_insert_with(Default::default)
+                .record(d, from_issue);
+            self.exact.record_issued(d, from_issue);
+        }
         if let Some(l) = self.lat.as_mut() {
             l.ios += 1;
             if lat > l.target_ns {
@@ -160,13 +169,16 @@ impl Worker<'_> {
         }
         self.ihist[d].saturating_record(lat);
         let (mut slat, mut clat) = (0, lat);
-        if io.submit_ns != 0 {
-            let parts = split_at_submission(io.start_ns, io.submit_ns, end);
+        let split = (io.submit_ns != 0).then(|| split_at_submission(io.issued_ns, io.submit_ns, end));
+        if let Some(parts) = split {
             if self.measuring {
                 self.sc_hist.record(d, parts);
             }
             self.interval.add_split(d, parts);
             (slat, clat) = parts;
+        }
+        if self.measuring {
+            self.exact.record(d, lat, split);
         }
         if let Some(h) = self.interval_clat.as_mut() {
             h.record(d, clat);
@@ -174,7 +186,8 @@ impl Worker<'_> {
         if let Some(records) = self.io_records.as_mut().filter(|_| self.measuring) {
             records.push(&storlab_model::iolog::IoRecord {
                 end_ns: end,
-                lat_ns: lat,
+                // fio's lat: from the issue (the same as `lat` without a rate).
+                lat_ns: from_issue,
                 slat_ns: slat,
                 offset: io.offset,
                 len: io.len,

@@ -30,6 +30,7 @@ pub mod clock;
 mod collect;
 mod complete;
 pub mod data;
+mod exact;
 mod filesetup;
 mod latency_target;
 mod merge;

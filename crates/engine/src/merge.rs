@@ -6,9 +6,10 @@
 use hdrhistogram::Histogram;
 use storlab_units::Rate;
 
+use crate::exact::Exact;
 use crate::plan::PhasePlan;
 use crate::result::*;
-use crate::stat::{encode_histogram, encode_if_any, latency_of, new_histogram, Counters, SlatClat};
+use crate::stat::{encode_histogram, encode_if_any, latency_of, new_histogram, Counters, PerDirection, SlatClat};
 
 /// What one worker measured over its measured part.
 pub(crate) struct WorkerOutcome {
@@ -19,6 +20,10 @@ pub(crate) struct WorkerOutcome {
     pub(crate) sync_hist: Option<Histogram<u64>>,
     /// Its submission and completion latencies (an asynchronous back-end's).
     pub(crate) slat_clat: Box<SlatClat>,
+    /// Its latencies' exact figures.
+    pub(crate) exact: Exact,
+    /// Under a rate, its latencies from each I/O's issue.
+    pub(crate) issued_hist: Option<PerDirection>,
     pub(crate) depths: IoDepths,
     pub(crate) end_ns: u64,
     pub(crate) first_done_snapshot: Option<Counters>,
@@ -37,6 +42,8 @@ struct Sum {
     hist: [Histogram<u64>; 2],
     sync_hist: Histogram<u64>,
     slat_clat: SlatClat,
+    exact: Exact,
+    issued_hist: Option<PerDirection>,
     depths: IoDepths,
     /// What each worker had moved when the first was done.
     first: Counters,
@@ -57,6 +64,8 @@ impl Sum {
             hist: [new_histogram(), new_histogram()],
             sync_hist: new_histogram(),
             slat_clat: SlatClat::default(),
+            exact: Exact::default(),
+            issued_hist: None,
             depths: IoDepths::default(),
             first: Counters::default(),
             verify: VerifyReport::default(),
@@ -76,6 +85,10 @@ impl Sum {
                 let _ = s.sync_hist.add(h);
             }
             s.slat_clat.add(&o.slat_clat);
+            s.exact.add(&o.exact);
+            if let Some(h) = &o.issued_hist {
+                s.issued_hist.get_or_insert_with(Default::default).add(h);
+            }
             s.depths.add(&o.depths);
             s.first.add(&o.first_done_snapshot.unwrap_or(o.totals));
             s.verify.merge(o.verify);
@@ -111,6 +124,8 @@ pub(crate) fn merge(
         hist,
         sync_hist,
         slat_clat,
+        exact,
+        issued_hist,
         depths: io_depths,
         first,
         verify,
@@ -150,6 +165,8 @@ pub(crate) fn merge(
         histogram_sync: encode_if_any(&sync_hist),
         histograms_slat,
         histograms_clat,
+        histograms_issued: issued_hist.as_ref().map(PerDirection::encoded).unwrap_or_default(),
+        moments: Some(exact.moments()),
         io_depths: Some(io_depths),
         disks: Vec::new(),
         samples,

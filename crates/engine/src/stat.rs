@@ -137,6 +137,34 @@ pub fn encode_if_any(h: &Histogram<u64>) -> Vec<u8> {
     }
 }
 
+/// A latency histogram per direction, made when first needed (under a rate: each I/O's
+/// latency from its issue, fio's lat, beside storlab's from when it was due).
+pub(crate) struct PerDirection(Box<[Histogram<u64>; 2]>);
+
+impl Default for PerDirection {
+    fn default() -> PerDirection {
+        PerDirection(Box::new([new_histogram(), new_histogram()]))
+    }
+}
+
+impl PerDirection {
+    #[inline]
+    pub(crate) fn record(&mut self, d: usize, v: u64) {
+        self.0[d].saturating_record(v);
+    }
+
+    /// Adds another worker's.
+    pub(crate) fn add(&mut self, o: &PerDirection) {
+        let _ = self.0[0].add(&o.0[0]);
+        let _ = self.0[1].add(&o.0[1]);
+    }
+
+    /// Both encoded, each empty where it holds nothing.
+    pub(crate) fn encoded(&self) -> [Vec<u8>; 2] {
+        [encode_if_any(&self.0[0]), encode_if_any(&self.0[1])]
+    }
+}
+
 /// An asynchronous back-end's submission and completion latencies per direction (fio's slat:
 /// from the I/O's start to its submission; clat: from there to its completion), ns. Made at the
 /// first split I/O: a synchronous back-end's workers never hold them (four histograms, a

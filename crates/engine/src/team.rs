@@ -47,6 +47,7 @@ pub fn merge_ranks(parts: &[RankPart]) -> PhaseResult {
     let mut sync = new_histogram();
     let mut slat = [new_histogram(), new_histogram()];
     let mut clat = [new_histogram(), new_histogram()];
+    let mut issued = [new_histogram(), new_histogram()];
     let mut m = PhaseResult::default();
     let (mut first_bytes, mut first_ops) = (0.0, 0.0);
     for p in parts {
@@ -72,6 +73,7 @@ pub fn merge_ranks(parts: &[RankPart]) -> PhaseResult {
         for d in 0..2 {
             let _ = slat[d].add(decode(&r.histograms_slat[d]));
             let _ = clat[d].add(decode(&r.histograms_clat[d]));
+            let _ = issued[d].add(decode(&r.histograms_issued[d]));
         }
         if let Some(d) = &r.io_depths {
             m.io_depths.get_or_insert_with(Default::default).add(d);
@@ -108,6 +110,11 @@ pub fn merge_ranks(parts: &[RankPart]) -> PhaseResult {
     m.histogram_sync = encode_if_any(&sync);
     m.histograms_slat = [encode_if_any(&slat[0]), encode_if_any(&slat[1])];
     m.histograms_clat = [encode_if_any(&clat[0]), encode_if_any(&clat[1])];
+    m.histograms_issued = [encode_if_any(&issued[0]), encode_if_any(&issued[1])];
+    // Exact figures only where every rank kept them (a rank of an older build did not).
+    if parts.iter().all(|p| p.result.moments.is_some()) {
+        m.moments = storlab_model::moments::LatencyMoments::sum(parts.iter().filter_map(|p| p.result.moments.as_ref()));
+    }
     m
 }
 

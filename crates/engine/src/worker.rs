@@ -25,6 +25,7 @@ use crate::backend::{Backend, Completion, IoUnit, Op, Queued};
 use crate::clock::{now_ns, since};
 use crate::collect::{mean_ns, Msg};
 use crate::data::{self, BufferPool};
+use crate::exact::Exact;
 use crate::filesetup::file_set;
 use crate::latency_target::LatencySeek;
 use crate::merge::WorkerOutcome;
@@ -33,7 +34,7 @@ use crate::plan::{FsyncPolicy, PhasePlan, WorkerFile};
 use crate::result::*;
 use crate::stat::{
     encode_histogram, encode_if_any, new_histogram, recorded, spent_histogram, thread_usage, Counters, IntervalClat,
-    SlatClat, Usage,
+    PerDirection, SlatClat, Usage,
 };
 use crate::verify::VerifyBacklog;
 use crate::EngineError;
@@ -54,7 +55,11 @@ pub(crate) struct Shared<'g> {
 /// Where one I/O in flight came from.
 #[derive(Clone, Copy, Default)]
 pub(crate) struct InFlight {
+    /// When it started: when it was due under a rate (storlab's open-loop latency counts from
+    /// there), else when it was issued.
     pub(crate) start_ns: u64,
+    /// When it was issued (fio's start: its lat and slat count from here).
+    pub(crate) issued_ns: u64,
     /// When an asynchronous back-end handed it to the kernel (0 for a synchronous one, whose
     /// call submits and completes at once): fio's slat ends and clat begins there.
     pub(crate) submit_ns: u64,
@@ -124,6 +129,10 @@ pub(crate) struct Worker<'a> {
     /// The measured part's submission and completion latencies of an asynchronous back-end,
     /// per direction (fio's slat and clat; `thist` is the whole, fio's lat).
     pub(crate) sc_hist: Box<SlatClat>,
+    /// The measured part's latencies' exact figures (min, max, mean, S).
+    pub(crate) exact: Box<Exact>,
+    /// Under a rate, the measured part's latencies from each I/O's issue (fio's lat).
+    pub(crate) issued_hist: Option<PerDirection>,
     pub(crate) verify: VerifyReport,
     /// When the last synchronous I/O completed (the next one's start).
     pub(crate) last_end: Option<u64>,
@@ -216,6 +225,8 @@ impl<'a> Worker<'a> {
             depths: IoDepths::default(),
             uncommitted: Vec::with_capacity(depth),
             sc_hist: Box::default(),
+            exact: Box::default(),
+            issued_hist: None,
             verify: VerifyReport::default(),
             last_end: None,
             rate: RatePacer::new(plan),
@@ -349,8 +360,10 @@ impl<'a> Worker<'a> {
                 st.done = true;
                 break;
             }
-            let Some(start) = self.pace(io, now, st)? else { continue };
-            if !self.issue(io, start, st)? {
+            let Some((start, issued)) = self.pace(io, now, st)? else {
+                continue;
+            };
+            if !self.issue(io, start, issued, st)? {
                 continue;
             }
             self.think_after(st.issued);
@@ -410,13 +423,14 @@ impl<'a> Worker<'a> {
             .map(|(file, op, offset, len)| NextIo { file, op, offset, len })
     }
 
-    /// Under a target rate, when the I/O starts: its scheduled time (waited for when nothing
-    /// is in flight), or None when it is not due yet and completions are taken in meanwhile
-    /// (without blocking, so that they are timed when they happen). Without a rate, `now`.
+    /// Under a target rate, when the I/O starts and when it is issued: its scheduled time
+    /// (waited for when nothing is in flight) and now, or None when it is not due yet and
+    /// completions are taken in meanwhile (without blocking, so that they are timed when they
+    /// happen). Without a rate, `now` for both.
     #[inline]
-    fn pace(&mut self, io: NextIo, mut now: u64, st: &mut Issuing) -> Result<Option<u64>, EngineError> {
+    fn pace(&mut self, io: NextIo, mut now: u64, st: &mut Issuing) -> Result<Option<(u64, u64)>, EngineError> {
         let Some(due) = self.rate.as_ref().map(RatePacer::due) else {
-            return Ok(Some(now));
+            return Ok(Some((now, now)));
         };
         if now < due {
             if st.in_flight > 0 {
@@ -437,14 +451,15 @@ impl<'a> Worker<'a> {
         if late {
             self.interval.late += 1;
         }
-        Ok(Some(due))
+        Ok(Some((due, now.max(due))))
     }
 
-    /// Queues one I/O started at `start` on the back-end: its buffer filled when it writes,
-    /// its own priority drawn (cmdprio). Returns false when a synchronous back-end's I/O
-    /// failed and was gone on past (the rest of this round's steps are skipped).
+    /// Queues one I/O started at `start` and issued at `issued` (see [`InFlight`]) on the
+    /// back-end: its buffer filled when it writes, its own priority drawn (cmdprio). Returns
+    /// false when a synchronous back-end's I/O failed and was gone on past (the rest of this
+    /// round's steps are skipped).
     #[inline]
-    fn issue(&mut self, io: NextIo, start: u64, st: &mut Issuing) -> Result<bool, EngineError> {
+    fn issue(&mut self, io: NextIo, start: u64, issued: u64, st: &mut Issuing) -> Result<bool, EngineError> {
         let slot = self
             .free
             .pop()
@@ -455,6 +470,7 @@ impl<'a> Worker<'a> {
         }
         self.inflight[slot as usize] = InFlight {
             start_ns: start,
+            issued_ns: issued,
             submit_ns: 0,
             offset: io.offset,
             len: io.len as u32,
@@ -635,6 +651,8 @@ impl<'a> Worker<'a> {
             hist: std::mem::replace(&mut self.thist, Box::new([spent_histogram(), spent_histogram()])),
             sync_hist: self.shist.take(),
             slat_clat: std::mem::take(&mut self.sc_hist),
+            exact: *self.exact,
+            issued_hist: self.issued_hist.take(),
             depths: self.depths_measured(),
             end_ns: end,
             first_done_snapshot: self.first_done_snapshot,
@@ -657,6 +675,8 @@ impl<'a> Worker<'a> {
             histogram_sync: self.shist.as_ref().map(encode_if_any).unwrap_or_default(),
             histograms_slat,
             histograms_clat,
+            histograms_issued: self.issued_hist.as_ref().map(PerDirection::encoded).unwrap_or_default(),
+            moments: Some(self.exact.moments()),
             io_depths: self.depths_measured(),
         }
     }

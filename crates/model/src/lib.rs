@@ -26,6 +26,7 @@ pub mod finite;
 pub mod footprint;
 pub mod iolog;
 pub mod meta;
+pub mod moments;
 pub mod monitor;
 pub mod names;
 pub mod plan;

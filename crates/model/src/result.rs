@@ -114,6 +114,12 @@ pub struct WorkerFigures {
     /// Its completion latency per direction (fio's clat).
     #[serde(default, with = "base64_pair")]
     pub histograms_clat: [Vec<u8>; 2],
+    /// Under a rate, its latency from each I/O's issue (see [`PhaseResult::histograms_issued`]).
+    #[serde(default, with = "base64_pair", skip_serializing_if = "none_in_pair")]
+    pub histograms_issued: [Vec<u8>; 2],
+    /// Its latencies' exact figures (see [`PhaseResult::moments`]).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub moments: Option<crate::moments::LatencyMoments>,
     /// Its queue depths and calls.
     pub io_depths: IoDepths,
 }
@@ -158,6 +164,11 @@ mod base64_pair {
         };
         Ok([decode(a)?, decode(b)?])
     }
+}
+
+/// Whether a pair of histograms holds none (left out of a document).
+fn none_in_pair(pair: &[Vec<u8>; 2]) -> bool {
+    pair.iter().all(Vec::is_empty)
 }
 
 /// One worker's share of an interval (see [`WorkerResult::samples`]).
@@ -524,6 +535,17 @@ pub struct PhaseResult {
     /// call's, `histograms_rw`).
     #[serde(skip)]
     pub histograms_clat: [Vec<u8>; 2],
+    /// Under a target rate, each direction's latency from when each I/O was issued (fio's lat
+    /// and, for a synchronous back-end, its clat), the same encoding, where `histograms_rw` is
+    /// from when it was due (storlab's open-loop figure); empty without a rate. Kept in the
+    /// result's document (base64), not a column of its own.
+    #[serde(default, with = "base64_pair", skip_serializing_if = "none_in_pair")]
+    pub histograms_issued: [Vec<u8>; 2],
+    /// The latencies' exact figures per direction (min, max, mean, S: fio's io_stat, which
+    /// the histograms round to their buckets); None where not kept (imports, runs stored
+    /// before).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub moments: Option<crate::moments::LatencyMoments>,
     /// How deep the queue was and how I/Os went to and came from the kernel (fio's `IO
     /// depths`, `submit` and `complete`); None where not counted (imports, runs stored
     /// before).

@@ -8,6 +8,7 @@
 
 use std::borrow::Cow;
 
+use storlab_model::moments::LatencyMoments;
 use storlab_model::result::{PhaseResult, Sample, Throughput, WorkerFigures, WorkerResult};
 use storlab_model::run::{Phase, RankPhaseRow, RunDetail};
 
@@ -185,6 +186,14 @@ fn verified(w: &Phase, v: &Phase) -> Phase {
         histogram_sync: a.histogram_sync.clone(),
         histograms_slat: [b.histograms_slat[0].clone(), a.histograms_slat[1].clone()],
         histograms_clat: [b.histograms_clat[0].clone(), a.histograms_clat[1].clone()],
+        histograms_issued: [b.histograms_issued[0].clone(), a.histograms_issued[1].clone()],
+        moments: a.moments.zip(b.moments).map(|(w, r)| LatencyMoments {
+            lat: [r.lat[0], w.lat[1]],
+            slat: [r.slat[0], w.slat[1]],
+            clat: [r.clat[0], w.clat[1]],
+            sync: w.sync,
+            issued: [r.issued[0], w.issued[1]],
+        }),
         io_depths: depths,
         errors: a.errors.clone().or_else(|| b.errors.clone()),
         layout_seconds: a.layout_seconds,
@@ -205,6 +214,7 @@ fn rank_view(p: &Phase, row: &RankPhaseRow) -> Phase {
             r.histograms_rw[d] = merged(owns.iter().map(|o| &o.histograms_rw[d]));
             r.histograms_slat[d] = merged(owns.iter().map(|o| &o.histograms_slat[d]));
             r.histograms_clat[d] = merged(owns.iter().map(|o| &o.histograms_clat[d]));
+            r.histograms_issued[d] = merged(owns.iter().map(|o| &o.histograms_issued[d]));
         }
         r.histogram_sync = merged(owns.iter().map(|o| &o.histogram_sync));
         r.histogram = merged(r.histograms_rw.iter());
@@ -235,6 +245,8 @@ fn clone_of(p: &Phase, w: &WorkerResult) -> Option<Phase> {
         histogram_sync: own.histogram_sync.clone(),
         histograms_slat: own.histograms_slat.clone(),
         histograms_clat: own.histograms_clat.clone(),
+        histograms_issued: own.histograms_issued.clone(),
+        moments: own.moments,
         io_depths: Some(own.io_depths),
         samples: w.samples.iter().enumerate().map(|(i, s)| sample(i, s)).collect(),
         // The job's own error and settings, which each clone shares; the disks are the run's.

@@ -4,19 +4,20 @@
 //! a phase's workers are one group), or clone by clone where the job did not ask for
 //! group_reporting (clones.rs). The same keys and units as fio — `bw` in KiB/s,
 //! `bw_bytes` in bytes/s, `runtime` in ms, latencies in ns, `usr_cpu`/`sys_cpu` in percent of
-//! the runtime — and a figure storlab does not measure is left out, never written as 0:
-//! storlab measures each I/O from its submission to its completion, which is fio's `lat_ns`
-//! (and, for a synchronous engine, where submission and completion are one system call, also
-//! fio's `clat_ns`); it keeps no submission latency (`slat_ns`) and no disk utilisation
-//! (`disk_util`). Percentiles per direction come from the phase's histogram when the phase
-//! moved one direction only; a mixed phase keeps five per direction (50, 90, 99, 99.9, 99.99).
+//! the runtime — and a figure storlab does not measure is left out, never written as 0. Each
+//! figure is fio's by fio's definition: a latency's min, max, mean and deviation the I/Os' own
+//! (the result's exact moments), its percentiles and json+ bins in fio's buckets (grid.rs),
+//! the bw and iops samples whole intervals summed over a group's clones as fio's sum_stat, and
+//! under a rate the latencies from each I/O's issue (storlab's open-loop figure beside them).
 
 use serde_json::{json, Map, Value};
 use storlab_model::plan::{BackendKind, PhaseKind};
 use storlab_model::result::{DiskUtil, Latency, PhaseResult};
 use storlab_model::run::{Phase, RunDetail};
 
+use super::grid::FioBins;
 use super::FioJsonOptions;
+use storlab_model::moments::Moments;
 
 /// A decoded latency histogram (ns).
 type Hist = hdrhistogram::Histogram<u64>;
@@ -33,21 +34,6 @@ pub(super) fn decode(bytes: &[u8]) -> Option<Hist> {
 /// fio's percentile key: "99.900000".
 fn key(p: f64) -> String {
     format!("{p:.6}")
-}
-
-/// Mean and standard deviation of `xs`: the sample's (n − 1), as fio's calc_lat takes it
-/// (0 for one value).
-fn mean_dev(xs: &[f64]) -> (f64, f64) {
-    if xs.is_empty() {
-        return (0.0, 0.0);
-    }
-    let n = xs.len() as f64;
-    let mean = xs.iter().sum::<f64>() / n;
-    if xs.len() < 2 {
-        return (mean, 0.0);
-    }
-    let var = xs.iter().map(|x| (x - mean) * (x - mean)).sum::<f64>() / (n - 1.0);
-    (mean, var.sqrt())
 }
 
 /// One direction of a phase (fio's `add_ddir_status_json`): its bytes and I/Os, bandwidth
@@ -86,8 +72,17 @@ fn direction(p: &Phase, write: bool, hist: Option<&Hist>, o: &FioJsonOptions, sy
         // An imported run whose tool printed no latency: left out.
         return Value::Object(d);
     }
-    let lat = latency_json(r, write, hist, o);
     let dir = usize::from(write);
+    let mut lat = latency_json(r, write, hist, o);
+    if let Some(issued) = decode(&r.histograms_issued[dir]).filter(|h| !h.is_empty()) {
+        // Under a rate fio's lat (and a synchronous engine's clat) counts from each I/O's
+        // issue; storlab's own figure, from when it was due, goes under a key of its own.
+        let open_loop = std::mem::replace(
+            &mut lat,
+            histogram_json(&issued, r.moments.as_ref().map(|m| &m.issued[dir]), o),
+        );
+        d.insert("storlab_open_loop_lat_ns".into(), open_loop);
+    }
     if sync_engine {
         // One system call submits and completes: no submission is timed apart (fio's slat
         // of a synchronous engine is empty too), and the call's time is the completion's.
@@ -99,13 +94,14 @@ fn direction(p: &Phase, write: bool, hist: Option<&Hist>, o: &FioJsonOptions, sy
     ) {
         // An asynchronous engine's I/O timed at its submission too: fio's slat (without
         // percentiles, as fio's default) and clat (with them).
-        let mut s = histogram_json(&slat, o);
+        let exact = r.moments.as_ref();
+        let mut s = histogram_json(&slat, exact.map(|m| &m.slat[dir]), o);
         if let Some(m) = s.as_object_mut() {
             m.remove("percentile");
             m.remove("bins");
         }
         d.insert("slat_ns".into(), s);
-        d.insert("clat_ns".into(), histogram_json(&clat, o));
+        d.insert("clat_ns".into(), histogram_json(&clat, exact.map(|m| &m.clat[dir]), o));
     }
     d.insert("lat_ns".into(), lat);
     sample_figures(&mut d, p, write);
@@ -163,7 +159,7 @@ fn nothing_moved(d: &mut Map<String, Value>) {
 fn latency_json(r: &PhaseResult, write: bool, hist: Option<&Hist>, o: &FioJsonOptions) -> Value {
     let mut lat = Map::new();
     match hist {
-        Some(h) => return histogram_json(h, o),
+        Some(h) => return histogram_json(h, r.moments.as_ref().map(|m| &m.lat[usize::from(write)]), o),
         None => {
             let stored: &Latency = if r.ops_read > 0 && r.ops_written > 0 {
                 if write {
@@ -192,89 +188,169 @@ fn latency_json(r: &PhaseResult, write: bool, hist: Option<&Hist>, o: &FioJsonOp
     Value::Object(lat)
 }
 
-/// A latency from its histogram: min, max, mean, stddev, N, the percentiles asked for and,
-/// for json+, each bin and its count.
-fn histogram_json(h: &Hist, o: &FioJsonOptions) -> Value {
+/// A latency from its histogram: min, max, mean, stddev, N (the I/Os' own where their exact
+/// figures were kept, `exact`; else the histogram's, rounded to its buckets), the percentiles
+/// asked for and, for json+, each bin and its count — both in fio's buckets (grid.rs).
+fn histogram_json(h: &Hist, exact: Option<&Moments>, o: &FioJsonOptions) -> Value {
     let mut lat = Map::new();
-    lat.insert("min".into(), json!(h.min()));
-    lat.insert("max".into(), json!(h.max()));
-    lat.insert("mean".into(), json!(h.mean()));
-    lat.insert("stddev".into(), json!(h.stdev()));
+    match exact.filter(|m| m.n == h.len()) {
+        Some(m) => {
+            lat.insert("min".into(), json!(m.min));
+            lat.insert("max".into(), json!(m.max));
+            lat.insert("mean".into(), json!(m.mean));
+            lat.insert("stddev".into(), json!(m.stddev()));
+        }
+        None => {
+            lat.insert("min".into(), json!(h.min()));
+            lat.insert("max".into(), json!(h.max()));
+            lat.insert("mean".into(), json!(h.mean()));
+            lat.insert("stddev".into(), json!(h.stdev()));
+        }
+    }
     lat.insert("N".into(), json!(h.len()));
+    let fio = FioBins::of(h);
     let pct: Map<String, Value> = o
         .percentiles
         .iter()
-        .map(|q| (key(*q), json!(h.value_at_quantile(q / 100.0))))
+        .map(|q| (key(*q), json!(fio.percentile(*q))))
         .collect();
     lat.insert("percentile".into(), Value::Object(pct));
     if o.plus {
-        let bins: Map<String, Value> = h
-            .iter_recorded()
-            .map(|v| {
-                (
-                    h.highest_equivalent(v.value_iterated_to()).to_string(),
-                    json!(v.count_at_value()),
-                )
-            })
-            .collect();
+        let bins: Map<String, Value> = fio.bins().map(|(v, n)| (v.to_string(), json!(n))).collect();
         lat.insert("bins".into(), Value::Object(bins));
     }
     Value::Object(lat)
 }
 
-/// Bandwidth and IOPS over the phase's interval samples (fio's come from its own samples
-/// every 500 ms): a full interval each, the ramp and a last sliver left out. Without a full
-/// sample they are fio's zeros over no samples (the counts 0); one sample has no spread (0,
-/// as fio says).
+/// Bandwidth and IOPS over the interval samples (fio's come from its own samples every
+/// bw_avg_time, 500 ms): whole intervals each (the ramp and a last sliver left out, as fio
+/// takes none and as the logs write none), each a whole KiB/s and I/O per second as fio's. A
+/// job of several clones that kept their own samples sums each clone's figures as fio's
+/// group_reporting does (stat.c `sum_stat` with `pure_sum`: min, max, mean, S and samples
+/// added); otherwise the phase's samples are one series. Without a whole sample they are fio's
+/// zeros over no samples (the counts 0); one sample has no spread (0, as fio says).
 fn sample_figures(d: &mut Map<String, Value>, p: &Phase, write: bool) {
     let r = &p.result;
-    // The phase's interval where it is known (a run shorter than one has no full sample);
-    // an import's, the longest of its samples.
+    // The phase's interval where it is known; an import's, the longest of its samples.
     let nominal = match p.plan() {
         Some(pl) => pl.settings.interval.0 as f64 / 1e9,
         None => r.samples.iter().map(|s| s.seconds()).fold(0.0, f64::max),
     };
-    let samples: Vec<(f64, f64)> = r
-        .samples
-        .iter()
-        .filter(|s| !s.ramp && s.seconds() > 0.0 && s.seconds() >= nominal / 2.0)
-        .map(|s| {
-            let (b, n) = if write {
-                (s.bytes_written, s.ops_written)
-            } else {
-                (s.bytes_read, s.ops_read)
-            };
-            (b as f64 / s.seconds() / 1024.0, n as f64 / s.seconds())
-        })
-        .collect();
-    if samples.is_empty() {
-        // No full sample (a run shorter than one interval): fio's figures over no samples,
-        // with `bw_samples` and `iops_samples` 0 saying so.
-        for k in ["bw_min", "bw_max", "bw_samples", "iops_min", "iops_max", "iops_samples"] {
-            d.insert(k.into(), json!(0));
+    let dir = usize::from(write);
+    let rates = |rows: &mut dyn Iterator<Item = (bool, f64, [u64; 2], [u64; 2])>| -> (IoStat, IoStat) {
+        let (mut bw, mut iops) = (Vec::new(), Vec::new());
+        for (ramp, secs, bytes, ops) in rows {
+            if ramp || secs <= 0.0 || secs < nominal - 1e-6 {
+                continue;
+            }
+            bw.push((bytes[dir] as f64 / secs / 1024.0).round() as u64);
+            iops.push((ops[dir] as f64 / secs).round() as u64);
         }
-        for k in ["bw_agg", "bw_mean", "bw_dev", "iops_mean", "iops_stddev"] {
-            d.insert(k.into(), json!(0.0));
+        (IoStat::of(&bw), IoStat::of(&iops))
+    };
+    let per_clone = r.workers.len() > 1 && p.plan().is_some_and(|pl| pl.settings.worker_samples);
+    let (mut bw, mut iops) = (IoStat::default(), IoStat::default());
+    if per_clone {
+        for w in &r.workers {
+            let (b, i) = rates(&mut w.samples.iter().map(|s| {
+                (
+                    s.ramp,
+                    s.t_end - s.t_start,
+                    [s.bytes_read, s.bytes_written],
+                    [s.ops_read, s.ops_written],
+                )
+            }));
+            bw.pure_add(&b);
+            iops.pure_add(&i);
         }
-        return;
+    } else {
+        (bw, iops) = rates(&mut r.samples.iter().map(|s| {
+            (
+                s.ramp,
+                s.seconds(),
+                [s.bytes_read, s.bytes_written],
+                [s.ops_read, s.ops_written],
+            )
+        }));
     }
-    let bw: Vec<f64> = samples.iter().map(|s| s.0).collect();
-    let io: Vec<f64> = samples.iter().map(|s| s.1).collect();
-    let (bm, bd) = mean_dev(&bw);
-    let (im, id) = mean_dev(&io);
-    let min = |v: &[f64]| v.iter().cloned().fold(f64::INFINITY, f64::min).round() as u64;
-    let max = |v: &[f64]| v.iter().cloned().fold(0.0, f64::max).round() as u64;
-    d.insert("bw_min".into(), json!(min(&bw)));
-    d.insert("bw_max".into(), json!(max(&bw)));
-    d.insert("bw_agg".into(), json!(100.0));
-    d.insert("bw_mean".into(), json!(bm));
-    d.insert("bw_dev".into(), json!(bd));
-    d.insert("bw_samples".into(), json!(bw.len()));
-    d.insert("iops_min".into(), json!(min(&io)));
-    d.insert("iops_max".into(), json!(max(&io)));
-    d.insert("iops_mean".into(), json!(im));
-    d.insert("iops_stddev".into(), json!(id));
-    d.insert("iops_samples".into(), json!(io.len()));
+    bw.write(d, SampleStat::BW);
+    iops.write(d, SampleStat::IOPS);
+    d.insert("bw_agg".into(), json!(if bw.n > 0 { 100.0 } else { 0.0 }));
+}
+
+/// fio's io_stat of a series of samples (a whole number each): the smallest, the largest, the
+/// mean, the sum of squared deviations (S) and how many.
+#[derive(Debug, Clone, Copy, Default)]
+struct IoStat {
+    min: u64,
+    max: u64,
+    mean: f64,
+    s: f64,
+    n: u64,
+}
+
+impl IoStat {
+    fn of(xs: &[u64]) -> IoStat {
+        if xs.is_empty() {
+            return IoStat::default();
+        }
+        let n = xs.len() as f64;
+        let mean = xs.iter().map(|&x| x as f64).sum::<f64>() / n;
+        IoStat {
+            min: xs.iter().copied().min().unwrap_or(0),
+            max: xs.iter().copied().max().unwrap_or(0),
+            mean,
+            s: xs.iter().map(|&x| (x as f64 - mean).powi(2)).sum(),
+            n: xs.len() as u64,
+        }
+    }
+
+    /// The stat as a direction's keys (`stat`) hold it; None where it holds no samples.
+    fn read(d: &Value, stat: &SampleStat) -> Option<IoStat> {
+        let [min, max, mean, dev, samples] = stat.0;
+        let n = d[samples].as_u64().filter(|n| *n > 0)?;
+        Some(IoStat {
+            min: d[min].as_u64().unwrap_or(0),
+            max: d[max].as_u64().unwrap_or(0),
+            mean: d[mean].as_f64().unwrap_or(0.0),
+            s: d[dev].as_f64().unwrap_or(0.0).powi(2) * (n - 1) as f64,
+            n,
+        })
+    }
+
+    /// Adds another as fio's group_reporting and client sums do (stat.c `sum_stat` with
+    /// `pure_sum`: each a total over the jobs, not a mean of them); one with no samples adds
+    /// nothing.
+    fn pure_add(&mut self, o: &IoStat) {
+        if o.n == 0 {
+            return;
+        }
+        if self.n == 0 {
+            *self = *o;
+            return;
+        }
+        self.min += o.min;
+        self.max += o.max;
+        self.mean += o.mean;
+        self.s += o.s;
+        self.n += o.n;
+    }
+
+    /// Into a direction's keys: fio's deviation sqrt(S / (samples − 1)), 0 for one sample;
+    /// fio's zeros where there were none.
+    fn write(&self, d: &mut Map<String, Value>, stat: SampleStat) {
+        let [min, max, mean, dev, samples] = stat.0;
+        let sd = if self.n > 1 {
+            (self.s / (self.n - 1) as f64).sqrt()
+        } else {
+            0.0
+        };
+        d.insert(min.into(), json!(self.min));
+        d.insert(max.into(), json!(self.max));
+        d.insert(mean.into(), json!(self.mean));
+        d.insert(dev.into(), json!(sd));
+        d.insert(samples.into(), json!(self.n));
+    }
 }
 
 /// fio's latency distribution (`latency_ns`, `latency_us`, `latency_ms`): the percentage of
@@ -511,31 +587,21 @@ impl SampleStat {
     const IOPS: SampleStat = SampleStat(["iops_min", "iops_max", "iops_mean", "iops_stddev", "iops_samples"]);
 }
 
-/// "All clients"' bandwidth or IOPS samples as fio sums its clients' (stat.c `sum_stat` with
-/// `pure_sum`: each a total, not a mean of them): min, max, mean and samples added, and the
-/// deviation from the added sums of squares (each S = dev² × (samples − 1)).
+/// "All clients"' bandwidth or IOPS samples as fio sums its clients' (see
+/// [`IoStat::pure_add`]).
 fn summed_samples<'a>(d: &mut Value, clients: impl Iterator<Item = &'a Value>, stat: SampleStat) {
-    let [min, max, mean, dev, samples] = stat.0;
-    let (mut sums, mut s, mut n) = ([0.0f64; 3], 0.0, 0u64);
+    let mut all = IoStat::default();
     for c in clients {
-        let k = c[samples].as_u64().unwrap_or(0);
-        if k == 0 {
-            continue;
+        if let Some(one) = IoStat::read(c, &stat) {
+            all.pure_add(&one);
         }
-        for (sum, key) in sums.iter_mut().zip([min, max, mean]) {
-            *sum += c[key].as_f64().unwrap_or(0.0);
-        }
-        s += c[dev].as_f64().unwrap_or(0.0).powi(2) * (k.saturating_sub(1)) as f64;
-        n += k;
     }
-    if n == 0 || d.get(samples).is_none() {
+    if all.n == 0 || d.get(stat.0[4]).is_none() {
         return;
     }
-    d[min] = json!(sums[0].round() as u64);
-    d[max] = json!(sums[1].round() as u64);
-    d[mean] = json!(sums[2]);
-    d[dev] = json!(if n > 1 { (s / (n - 1) as f64).sqrt() } else { 0.0 });
-    d[samples] = json!(n);
+    if let Some(m) = d.as_object_mut() {
+        all.write(m, stat);
+    }
 }
 
 /// Adds a group's disk counters to the run's, disk by disk.
@@ -690,7 +756,9 @@ fn sync_json(r: &PhaseResult, o: &FioJsonOptions) -> Option<Value> {
     }
     let lat = decode(&r.histogram_sync)
         .filter(|h| !h.is_empty())
-        .map_or_else(zero_latency, |h| histogram_json(&h, o));
+        .map_or_else(zero_latency, |h| {
+            histogram_json(&h, r.moments.as_ref().map(|m| &m.sync), o)
+        });
     Some(json!({ "total_ios": lat["N"].clone(), "lat_ns": lat }))
 }
 

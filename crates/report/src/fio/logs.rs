@@ -1,6 +1,7 @@
 //! fio's log files of a stored run (`write_bw_log`, `write_iops_log`, `write_lat_log`,
 //! `write_hist_log`), from its interval samples and interval histograms.
 
+use super::grid::{val_to_idx, PLAT_NR};
 use storlab_model::iolog::IoRecord;
 use storlab_model::result::{IntervalHistograms, Sample, WorkerSample};
 use storlab_model::run::{Phase, RunDetail};
@@ -333,17 +334,17 @@ type Hist = hdrhistogram::Histogram<u64>;
 /// fio's histogram log (fio's HOWTO "Log File Formats", `write_hist_log`; fio's iolog.c
 /// flush_hist_samples): per whole interval and direction the phase moved data in, `time (ms),
 /// direction, block size (0 for a mix), ` then the interval's completion latencies counted in
-/// fio's 1,856 bins (see [`fio_bin`]), 2^`coarseness` bins summed into each column.
+/// fio's 1,856 bins (grid.rs), 2^`coarseness` bins summed into each column.
 fn hist_log_text(intervals: &[HistInterval], moved: [bool; 2], bs: u64, coarseness: u32, layout: Layout) -> String {
     let stride = 1usize << coarseness;
     let mut out = String::new();
     for iv in intervals.iter().filter(|iv| !iv.ramp && layout.whole(iv.seconds)) {
         let ms = (iv.t_end * 1e3).round() as u64;
         for dir in (0..2).filter(|&d| moved[d]) {
-            let mut bins = vec![0u64; FIO_PLAT_NR];
+            let mut bins = vec![0u64; PLAT_NR];
             if let Some(h) = &iv.clat[dir] {
                 for v in h.iter_recorded() {
-                    bins[fio_bin(v.value_iterated_to())] += v.count_at_value();
+                    bins[val_to_idx(v.value_iterated_to())] += v.count_at_value();
                 }
             }
             let columns: Vec<String> = bins.chunks(stride).map(|c| c.iter().sum::<u64>().to_string()).collect();
@@ -351,45 +352,4 @@ fn hist_log_text(intervals: &[HistInterval], moved: [bool; 2], bs: u64, coarsene
         }
     }
     out
-}
-
-/// fio's latency bins: 29 groups of 64 (FIO_IO_U_PLAT_NR, fio's stat.h).
-const FIO_PLAT_BITS: u32 = 6;
-const FIO_PLAT_NR: usize = 29 << FIO_PLAT_BITS;
-
-/// The bin fio counts a latency of `ns` in (fio's stat.c plat_val_to_idx): values below 128
-/// each have their own; above, each power of two is split into 64 bins, the value's bits
-/// below the top 7 dropped. storlab's histogram buckets (3 significant digits: 2,048 per
-/// power of two) nest inside fio's bins, so a bucket's value lands where each of its I/Os
-/// would have.
-fn fio_bin(ns: u64) -> usize {
-    let msb = 63 - ns.max(1).leading_zeros();
-    if msb <= FIO_PLAT_BITS {
-        return ns as usize;
-    }
-    let error_bits = msb - FIO_PLAT_BITS;
-    let base = ((error_bits + 1) << FIO_PLAT_BITS) as usize;
-    let offset = ((ns >> error_bits) & ((1 << FIO_PLAT_BITS) - 1)) as usize;
-    (base + offset).min(FIO_PLAT_NR - 1)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::fio_bin;
-
-    /// fio's own bins at their edges (fio's stat.c: a value's bin from its top bits).
-    #[test]
-    fn latencies_fall_in_fios_bins() {
-        assert_eq!(fio_bin(0), 0);
-        assert_eq!(fio_bin(127), 127);
-        assert_eq!(fio_bin(128), 128);
-        assert_eq!(fio_bin(129), 128);
-        assert_eq!(fio_bin(130), 129);
-        assert_eq!(fio_bin(255), 191);
-        assert_eq!(fio_bin(256), 192);
-        // 2^19 <= 1,000,000: 13 bits dropped, 1,000,000 >> 13 = 122, its low 6 bits 58,
-        // after the 14 groups of 64 before.
-        assert_eq!(fio_bin(1_000_000), 896 + 58);
-        assert_eq!(fio_bin(u64::MAX / 2), 29 * 64 - 1);
-    }
 }

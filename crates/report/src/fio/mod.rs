@@ -8,6 +8,7 @@
 //! group_reporting). The text is made from the JSON document, so that the two never disagree.
 
 mod clones;
+mod grid;
 mod json;
 mod logs;
 mod terse;

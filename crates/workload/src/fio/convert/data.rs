@@ -183,9 +183,16 @@ pub(crate) fn verify(j: Opts, cx: &mut Conversion) -> Result<(), WorkloadError> 
 }
 
 /// fio's group_reporting: without it fio reports each clone of a job on its own (its JSON
-/// entry, its block of text, its terse line), from figures each worker keeps of its own.
+/// entry, its block of text, its terse line), from figures each worker keeps of its own; with
+/// it, the group's bandwidth and IOPS samples are each clone's summed, so each worker keeps its
+/// own samples either way.
 pub(crate) fn reporting(j: Opts, cx: &mut Conversion) -> Result<(), WorkloadError> {
-    if cx.threads > 1 && !j.on_or("group_reporting", false)? {
+    if cx.threads <= 1 {
+        return Ok(());
+    }
+    if j.on_or("group_reporting", false)? {
+        set!(cx, "group_reporting", worker_samples = true)?;
+    } else {
         set!(cx, "numjobs", group_reporting = false, worker_samples = true)?;
     }
     Ok(())

@@ -1,0 +1,349 @@
+//! storlab fio's figures by fio's definitions (issue 56, part 2), each recomputed here from the
+//! tool's own per-I/O logs with the test's own code, and set beside Debian's fio on the same job:
+//! json+'s bins and percentiles in fio's buckets, min/max/mean/stddev as the I/Os' own, and
+//! group_reporting's sums of each clone's samples.
+
+use std::collections::BTreeMap;
+use std::path::Path;
+use std::process::Command;
+
+use serde_json::Value;
+
+mod common;
+use common::*;
+
+/// Mean and the sample standard deviation (n − 1) of `xs`.
+fn mean_sd(xs: &[u64]) -> (f64, f64) {
+    let n = xs.len() as f64;
+    let mean = xs.iter().map(|&x| x as f64).sum::<f64>() / n;
+    let var = xs.iter().map(|&x| (x as f64 - mean).powi(2)).sum::<f64>() / (n - 1.0);
+    (mean, var.sqrt())
+}
+
+/// The values of a per-I/O log's lines of direction `dir` (fio's columns: time, value,
+/// direction, size, offset, priority).
+fn log_values(path: &Path, dir: u64) -> Vec<u64> {
+    let text = std::fs::read_to_string(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    text.lines()
+        .map(|l| {
+            l.split(", ")
+                .map(|v| v.trim().parse::<u64>().unwrap())
+                .collect::<Vec<_>>()
+        })
+        .filter(|f| f[2] == dir)
+        .map(|f| f[1])
+        .collect()
+}
+
+/// Runs `prog` (fio, or storlab's binary as `storlab fio`) in `dir` with `args` on a file of
+/// its own; returns its JSON document.
+fn run_json(s: &Scratch, prog: &str, dir: &Path, args: &[&str]) -> Value {
+    std::fs::create_dir_all(dir).unwrap();
+    let mut cmd = Command::new(prog);
+    if prog == bin() {
+        cmd.arg("fio").env("STORLAB_DB", s.db());
+    }
+    let file = s
+        .data()
+        .join(format!("{}.dat", dir.file_name().unwrap().to_string_lossy()));
+    let out = cmd
+        .current_dir(dir)
+        .args(args)
+        .arg(format!("--filename={}", file.display()))
+        .output()
+        .unwrap();
+    std::fs::remove_file(&file).ok();
+    assert!(out.status.success(), "{prog} {args:?}: {}", stderr(&out));
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{prog}: {e}: {}", stdout(&out)))
+}
+
+#[test]
+fn json_plus_latencies_are_fios_figures_of_each_ios_own() {
+    let s = Scratch::new();
+    // 1,999 reads (a prime: no percentile falls on a whole count, where fio's long double
+    // decides), timed at submission and completion by libaio, logged one line each.
+    let args = [
+        "--name=p",
+        "--rw=randread",
+        "--bs=4k",
+        "--size=16m",
+        "--number_ios=1999",
+        "--ioengine=libaio",
+        "--iodepth=4",
+        "--write_lat_log=p",
+        "--output-format=json+",
+    ];
+    let ours = run_json(&s, bin(), &s.path().join("storlab"), &args);
+    let fios = run_json(&s, "fio", &s.path().join("fio"), &args);
+    let read = &ours["jobs"][0]["read"];
+    assert_eq!(read["total_ios"], 1999, "{read}");
+
+    for kind in ["lat", "slat", "clat"] {
+        let logged = log_values(&s.path().join(format!("storlab/p_{kind}.1.log")), 0);
+        let figures = &read[format!("{kind}_ns")];
+        assert_eq!(logged.len(), 1999, "{kind}: a line per I/O");
+        assert_eq!(figures["N"], 1999, "{kind}: {figures}");
+        // The smallest and largest as measured, not a bucket's edge.
+        assert_eq!(figures["min"], *logged.iter().min().unwrap(), "{kind} min: {figures}");
+        assert_eq!(figures["max"], *logged.iter().max().unwrap(), "{kind} max: {figures}");
+        let (mean, sd) = mean_sd(&logged);
+        let (m, d) = (figures["mean"].as_f64().unwrap(), figures["stddev"].as_f64().unwrap());
+        assert!((m - mean).abs() <= 1e-6 * mean, "{kind} mean {m} vs the log's {mean}");
+        assert!(
+            (d - sd).abs() <= 1e-6 * sd.max(1.0),
+            "{kind} stddev {d} vs the log's {sd}"
+        );
+    }
+
+    // clat's bins: each I/O of the log in fio's bucket, counted; and its percentiles the first
+    // bucket whose running count reaches the share.
+    let clat = log_values(&s.path().join("storlab/p_clat.1.log"), 0);
+    let mut mine: BTreeMap<u64, u64> = BTreeMap::new();
+    for v in &clat {
+        *mine.entry(fio_bucket(*v)).or_default() += 1;
+    }
+    let bins: BTreeMap<u64, u64> = read["clat_ns"]["bins"]
+        .as_object()
+        .expect("json+ bins")
+        .iter()
+        .map(|(k, v)| (k.parse().unwrap(), v.as_u64().unwrap()))
+        .collect();
+    assert_eq!(bins, mine, "json+ bins: the log's I/Os in fio's buckets");
+    for (q, v) in read["clat_ns"]["percentile"].as_object().unwrap() {
+        let q: f64 = q.parse().unwrap();
+        let want = q / 100.0 * clat.len() as f64;
+        let mut seen = 0;
+        let at = mine
+            .iter()
+            .find(|(_, n)| {
+                seen += **n;
+                seen as f64 >= want
+            })
+            .map(|(b, _)| *b)
+            .unwrap();
+        assert_eq!(v.as_u64().unwrap(), at, "clat p{q}");
+    }
+
+    // fio's own document on the same job: its bins are named as the test names fio's buckets
+    // (the test's grid is fio's), and storlab's hold no more of them than fio's grid has.
+    let fio_bins = fios["jobs"][0]["read"]["clat_ns"]["bins"]
+        .as_object()
+        .expect("fio's json+ bins");
+    for k in fio_bins.keys() {
+        let v: u64 = k.parse().unwrap();
+        assert_eq!(
+            fio_bucket(v),
+            v,
+            "fio's bin {k} is a bucket's middle as the test reckons it"
+        );
+    }
+    for k in bins.keys() {
+        assert_eq!(fio_bucket(*k), *k, "storlab's bin {k} is one of fio's");
+    }
+    // fio's min and max are its I/Os' own too: its log says so.
+    let fio_clat = log_values(&s.path().join("fio/p_clat.1.log"), 0);
+    let f = &fios["jobs"][0]["read"]["clat_ns"];
+    assert_eq!(f["min"], *fio_clat.iter().min().unwrap(), "fio's min, its log's");
+    assert_eq!(f["max"], *fio_clat.iter().max().unwrap(), "fio's max, its log's");
+}
+
+/// fio's io_stat of whole-number samples, the test's own: min, max, mean, S (the sum of
+/// squared deviations), count.
+fn io_stat(xs: &[u64]) -> (u64, u64, f64, f64, u64) {
+    let n = xs.len() as f64;
+    let mean = xs.iter().map(|&x| x as f64).sum::<f64>() / n;
+    let s = xs.iter().map(|&x| (x as f64 - mean).powi(2)).sum::<f64>();
+    (
+        *xs.iter().min().unwrap(),
+        *xs.iter().max().unwrap(),
+        mean,
+        s,
+        xs.len() as u64,
+    )
+}
+
+/// Runs `prog` as fio with `args` in `dir` (its logs land there, its files in `dir/files`);
+/// returns its JSON document.
+fn run_in_dir(s: &Scratch, prog: &str, dir: &Path, args: &[&str]) -> Value {
+    let files = dir.join("files");
+    std::fs::create_dir_all(&files).unwrap();
+    let mut cmd = Command::new(prog);
+    if prog == bin() {
+        cmd.arg("fio").env("STORLAB_DB", s.db());
+    }
+    let out = cmd
+        .current_dir(dir)
+        .args(args)
+        .arg(format!("--directory={}", files.display()))
+        .output()
+        .unwrap();
+    std::fs::remove_dir_all(&files).ok();
+    assert!(out.status.success(), "{prog} {args:?}: {}", stderr(&out));
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{prog}: {e}: {}", stdout(&out)))
+}
+
+#[test]
+fn group_reporting_sums_each_clones_own_samples_as_fio() {
+    let s = Scratch::new();
+    let args = [
+        "--name=g",
+        "--rw=read",
+        "--bs=4k",
+        "--size=4m",
+        "--numjobs=4",
+        "--group_reporting",
+        "--time_based",
+        "--runtime=3",
+        "--write_bw_log=g",
+        "--write_iops_log=g",
+        "--log_avg_msec=500",
+        "--output-format=json",
+    ];
+    let ours = run_in_dir(&s, bin(), &s.path().join("storlab"), &args);
+    let fios = run_in_dir(&s, "fio", &s.path().join("fio"), &args);
+    assert_eq!(ours["jobs"].as_array().unwrap().len(), 1, "one group: {ours}");
+    let read = &ours["jobs"][0]["read"];
+
+    // Each clone's own samples, as its log holds them; summed as fio's group_reporting does
+    // (min, max, mean, S and samples each added over the clones).
+    for (what, keys) in [
+        ("bw", ["bw_min", "bw_max", "bw_mean", "bw_dev", "bw_samples"]),
+        (
+            "iops",
+            ["iops_min", "iops_max", "iops_mean", "iops_stddev", "iops_samples"],
+        ),
+    ] {
+        let (mut min, mut max, mut mean, mut sq, mut n) = (0, 0, 0.0, 0.0, 0);
+        for clone in 1..=4 {
+            let values = log_values(&s.path().join(format!("storlab/g_{what}.{clone}.log")), 0);
+            assert!(values.len() >= 4, "clone {clone}: {values:?}");
+            let one = io_stat(&values);
+            min += one.0;
+            max += one.1;
+            mean += one.2;
+            sq += one.3;
+            n += one.4;
+        }
+        let dev = (sq / (n - 1) as f64).sqrt();
+        assert_eq!(read[keys[0]], min, "{what}: the clones' smallest samples added: {read}");
+        assert_eq!(read[keys[1]], max, "{what}: their largest added");
+        let (m, d) = (read[keys[2]].as_f64().unwrap(), read[keys[3]].as_f64().unwrap());
+        assert!((m - mean).abs() <= 1e-9 * mean, "{what} mean {m} vs {mean}");
+        assert!((d - dev).abs() <= 1e-6 * dev.max(1.0), "{what} dev {d} vs {dev}");
+        assert_eq!(read[keys[4]], n, "{what}: every clone's samples counted");
+    }
+
+    // fio on the same job: its samples are every clone's too (about four a second per clone),
+    // and its mean is the group's whole rate, not a clone's.
+    for (who, doc) in [("storlab", &ours), ("fio", &fios)] {
+        let r = &doc["jobs"][0]["read"];
+        let samples = r["bw_samples"].as_u64().unwrap();
+        assert!((20..=28).contains(&samples), "{who}: 4 clones × ~6 samples: {samples}");
+        let whole = r["bw"].as_f64().unwrap();
+        let mean = r["bw_mean"].as_f64().unwrap();
+        assert!(
+            (mean / whole - 1.0).abs() < 0.25,
+            "{who}: bw_mean {mean} KiB/s is the group's {whole} KiB/s"
+        );
+    }
+}
+
+/// How many I/Os a json+ latency's bins put at `ns` or above.
+fn over(lat: &Value, ns: u64) -> u64 {
+    lat["bins"]
+        .as_object()
+        .unwrap_or_else(|| panic!("json+ bins: {lat}"))
+        .iter()
+        .filter(|(k, _)| k.parse::<u64>().unwrap() >= ns)
+        .map(|(_, v)| v.as_u64().unwrap())
+        .sum()
+}
+
+/// Runs `prog` as fio in `dir` with `args`, stopped (SIGSTOP) for half a second 1.2 s in;
+/// returns its JSON document.
+fn run_stalled(s: &Scratch, prog: &str, dir: &Path, args: &[&str]) -> Value {
+    std::fs::create_dir_all(dir).unwrap();
+    let mut cmd = Command::new(prog);
+    if prog == bin() {
+        cmd.arg("fio").env("STORLAB_DB", s.db());
+    }
+    let file = s
+        .data()
+        .join(format!("{}.dat", dir.file_name().unwrap().to_string_lossy()));
+    let child = cmd
+        .current_dir(dir)
+        .args(args)
+        .arg(format!("--filename={}", file.display()))
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let pid = child.id().to_string();
+    std::thread::sleep(std::time::Duration::from_millis(1200));
+    run_ok("kill", &["-STOP", &pid]);
+    std::thread::sleep(std::time::Duration::from_millis(500));
+    run_ok("kill", &["-CONT", &pid]);
+    let out = child.wait_with_output().unwrap();
+    std::fs::remove_file(&file).ok();
+    assert!(out.status.success(), "{prog} {args:?}: {}", stderr(&out));
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{prog}: {e}: {}", stdout(&out)))
+}
+
+#[test]
+fn clat_under_a_held_rate_counts_from_each_ios_issue_as_fios() {
+    let s = Scratch::new();
+    // 2,000 reads a second, the process stopped for 0.5 s: the schedule falls ~1,000 I/Os
+    // behind and catches up. From each I/O's issue (fio's clat) at most the one caught by the
+    // stop is slow; from when each was due (storlab's open-loop figure) about a thousand are.
+    let args = [
+        "--name=r",
+        "--rw=randread",
+        "--bs=4k",
+        "--size=16m",
+        "--rate_iops=2000",
+        "--time_based",
+        "--runtime=3",
+        "--thread",
+        "--write_lat_log=r",
+        "--output-format=json+",
+    ];
+    let ours = run_stalled(&s, bin(), &s.path().join("storlab"), &args);
+    let fios = run_stalled(&s, "fio", &s.path().join("fio"), &args);
+    let (read, fio_read) = (&ours["jobs"][0]["read"], &fios["jobs"][0]["read"]);
+    let ten_ms = 10_000_000;
+    for (who, r) in [("storlab", read), ("fio", fio_read)] {
+        let slow = over(&r["clat_ns"], ten_ms);
+        assert!(
+            slow <= 2,
+            "{who}: {slow} I/Os over 10 ms from their issue: {}",
+            r["clat_ns"]
+        );
+        let ios = r["total_ios"].as_u64().unwrap();
+        assert!((5000..=6500).contains(&ios), "{who}: ~2,000 a second for 3 s: {ios}");
+    }
+    let open_loop = &read["storlab_open_loop_lat_ns"];
+    let late = over(open_loop, ten_ms);
+    assert!(
+        late >= 300,
+        "storlab's open-loop figure keeps the lateness: {late} over 10 ms"
+    );
+    assert_eq!(
+        open_loop["N"], read["clat_ns"]["N"],
+        "the same I/Os, timed from two starts"
+    );
+
+    // The clat log is fio's clat too: its I/Os in fio's buckets are json+'s bins.
+    let logged = log_values(&s.path().join("storlab/r_clat.1.log"), 0);
+    let mut mine: BTreeMap<String, u64> = BTreeMap::new();
+    for v in &logged {
+        *mine.entry(fio_bucket(*v).to_string()).or_default() += 1;
+    }
+    let bins: BTreeMap<String, u64> = read["clat_ns"]["bins"]
+        .as_object()
+        .unwrap()
+        .iter()
+        .map(|(k, v)| (k.clone(), v.as_u64().unwrap()))
+        .collect();
+    assert_eq!(bins, mine, "the clat log's I/Os are json+'s clat bins");
+    assert_eq!(read["clat_ns"]["max"], *logged.iter().max().unwrap());
+}
