@@ -74,12 +74,58 @@ pub fn fio(args: Vec<String>) -> Result<u8> {
         return crate::team::fio(&c, fio, &out, &launch);
     }
     let prepared = storlab_session::prepare(&fio.job, &c.allow_devices)?;
+    let plans = prepared.phases().to_vec();
     let mut m = Measuring::start(None, None, "fio", &out, c.quiet, None)?;
     let opts = run_options(&c, m.live.as_deref().map(|v| v as &dyn LiveRun));
-    let e = storlab_session::run_prepared(&mut m.store, prepared, &opts)?;
+    let ran = storlab_session::run_prepared(&mut m.store, prepared, &opts);
     let store = m.end();
-    write_outputs(&c, fio, &store, e.run_id, &out)?;
-    Ok(fio_exit(e.status))
+    match ran {
+        Ok(e) => {
+            write_outputs(&c, fio, &store, e.run_id, &out, None)?;
+            // Every job ran to its end: bad blocks there were gone on past
+            // (continue_on_error=verify; otherwise the first ends the job), which fio counts
+            // in the job's errors and does not fail.
+            let gone_past = e.results.len() == plans.len()
+                && e.results
+                    .iter()
+                    .any(|r| r.verify.as_ref().is_some_and(|v| v.bad_blocks > 0));
+            Ok(if gone_past { 0 } else { fio_exit(e.status) })
+        }
+        // fio reports a job that failed in its outputs, its error number in "error", the
+        // jobs before it as they ran; the reason on stderr.
+        Err(storlab_session::SessionError::Phase {
+            run_id,
+            seq,
+            kind,
+            source,
+        }) => {
+            eprintln!("fio: run {run_id}, phase {seq} ({kind}): {source}");
+            let failed = plans.get(seq - 1).map(|plan| storlab_report::fio::Failed {
+                plan: plan.clone(),
+                seq: seq - 1,
+                errno: errno_of(&*source).unwrap_or(libc::EIO),
+                why: source.to_string(),
+            });
+            write_outputs(&c, fio, &store, run_id, &out, failed)?;
+            Ok(1)
+        }
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// The system's error number behind an error, where one is (the first in its chain).
+fn errno_of(e: &(dyn std::error::Error + 'static)) -> Option<i32> {
+    let mut at = Some(e);
+    while let Some(x) = at {
+        if let Some(n) = x
+            .downcast_ref::<std::io::Error>()
+            .and_then(std::io::Error::raw_os_error)
+        {
+            return Some(n);
+        }
+        at = x.source();
+    }
+    None
 }
 
 /// How `storlab fio`'s run is made: stored as a run, with its tags, devices and `--keep`, a
@@ -105,13 +151,17 @@ pub(crate) fn write_outputs(
     store: &storlab_store::Store,
     run_id: i64,
     out: &OutputArgs,
+    failed: Option<storlab_report::fio::Failed>,
 ) -> Result<()> {
     if c.formats.contains(&OutputFormat::Storlab) {
         print_run(store, run_id, false, out)?;
     }
-    let run = store
+    let mut run = store
         .run(run_id, true)?
         .ok_or_else(|| anyhow::anyhow!("run {run_id} is not in {}", store.target()))?;
+    if let Some(f) = failed {
+        f.add_to(&mut run);
+    }
     let o = storlab_report::fio::FioJsonOptions::of_command(c, fio);
     let t = storlab_report::fio::FioTextOptions {
         pid: std::process::id(),
@@ -133,6 +183,21 @@ pub(crate) fn write_outputs(
     };
     storlab_report::fio::log_files(&run, &fio.phase_logs, &mut write_log)
         .map_err(|e| anyhow::anyhow!("run {run_id}: {e}"))?;
+    // Each bad block gone on past on stderr, as fio says each (the run lists the first ones).
+    for p in &run.phases {
+        let Some(v) = p.result.verify.as_ref().filter(|v| v.bad_blocks > 0) else {
+            continue;
+        };
+        for b in &v.bad {
+            eprintln!(
+                "verify: {} at file {} offset {}, length 4096",
+                b.reason, b.file, b.offset
+            );
+        }
+        if v.bad_blocks > v.bad.len() as u64 {
+            eprintln!("verify: and {} more bad blocks", v.bad_blocks - v.bad.len() as u64);
+        }
+    }
     // What bounded each job is storlab's own note: on stderr, and only when asked (fio's drivers
     // take any stderr for an error).
     if c.notes {

@@ -153,7 +153,7 @@ mod mpi_team {
         let Some((store, e)) = stored else {
             return Ok(0);
         };
-        crate::fio::write_outputs(c, fio, &store, e.run_id, out)?;
+        crate::fio::write_outputs(c, fio, &store, e.run_id, out, None)?;
         Ok(crate::fio::fio_exit(e.status))
     }
 

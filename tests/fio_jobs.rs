@@ -9,7 +9,7 @@ use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use serde_json::Value;
+use serde_json::{json, Value};
 
 mod common;
 use common::*;
@@ -570,8 +570,16 @@ fn fios_command_line_runs_and_its_json_recomputes_and_imports_back() {
     assert!(doc["storlab version"].as_str().is_some_and(|v| !v.is_empty()));
     let job = &doc["jobs"][0];
     assert_eq!(job["jobname"], "rr");
-    assert_eq!(job["job options"]["rw"], "randread");
-    assert_eq!(job["job options"]["bs"], "4096");
+    // The job's options as given, by fio's name (fio's "job options"): a bare switch
+    // (time_based) left out, as fio does.
+    let given = &job["job options"];
+    assert_eq!(
+        (&given["name"], &given["rw"], &given["bs"]),
+        (&json!("rr"), &json!("randread"), &json!("4k"))
+    );
+    assert_eq!(given["directory"], d.display().to_string());
+    assert_eq!(given["log_avg_msec"], "200");
+    assert!(given.get("time_based").is_none(), "{given}");
     let read = &job["read"];
     // The stored run, read back as storlab keeps it.
     let run = s.json(&["results", "show", "1"]);
@@ -1011,6 +1019,9 @@ fn fio_plot_draws_storlabs_json() {
             &format!("--directory={}", d.display()),
             "--ioengine=io_uring",
             &format!("--iodepth={depth}"),
+            // fio-plot finds a document by its job options' rw, iodepth and numjobs, which fio
+            // (and storlab fio) list as given: a site's command line gives all three.
+            "--numjobs=1",
             "--runtime=2",
             "--time_based",
             "--output-format=json",

@@ -845,3 +845,145 @@ fn a_verified_writes_terse_line_recomputes_from_its_two_stored_phases() {
         "{name}: util {shown} %, busy over elapsed {util:.4} %"
     );
 }
+
+/// fio's "global options" and "job options" are the options as the job file and command line
+/// gave them: fio's name (an alias as its option), the value as written, a bare switch left
+/// out, a job with none of its own without the key — the same under fio and storlab fio.
+#[test]
+fn job_and_global_options_are_as_given_as_fios() {
+    let s = Scratch::new();
+    let d = s.data();
+    let job = s.path().join("given.fio");
+    std::fs::write(
+        &job,
+        format!(
+            "[global]\nblocksize=4k\nsize=1M\ndirectory={}\nnorandommap\n\n[a]\nrw=randread\nruntime=1s\ntime_based\nrwmixread=70\n\n[b]\nstonewall\n\n[c]\n",
+            d.display()
+        ),
+    )
+    .unwrap();
+    let doc = |prog: &str| -> serde_json::Value {
+        let mut cmd = Command::new(prog);
+        if prog == bin() {
+            cmd.arg("fio").env("STORLAB_DB", s.db());
+        }
+        let out = cmd
+            .current_dir(s.path())
+            .args(["--output-format=json", job.to_str().unwrap()])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{prog}: {}", stderr(&out));
+        serde_json::from_slice(&out.stdout).unwrap()
+    };
+    let (theirs, mine) = (doc("fio"), doc(bin()));
+    assert_eq!(
+        mine["global options"], theirs["global options"],
+        "fio's: {}",
+        theirs["global options"]
+    );
+    for i in 0..3 {
+        assert_eq!(
+            mine["jobs"][i].get("job options"),
+            theirs["jobs"][i].get("job options"),
+            "job {i}: fio's {:?}",
+            theirs["jobs"][i].get("job options")
+        );
+    }
+    assert_eq!(
+        theirs["global options"]["bs"], "4k",
+        "fio names the alias by its option"
+    );
+    assert_eq!(
+        theirs["jobs"][1]["job options"],
+        serde_json::json!({}),
+        "a bare switch's key left out"
+    );
+    assert!(
+        theirs["jobs"][2].get("job options").is_none(),
+        "a job of no options of its own"
+    );
+    std::fs::remove_dir_all(&d).ok();
+}
+
+/// Runs `prog` as fio (storlab's binary as `storlab fio`) with `args` and `--output-format=json`;
+/// returns its exit code, its stderr and its JSON document (fio writes its error line on stdout
+/// before the document: the document is read from its first `{`).
+fn fio_json(s: &Scratch, prog: &str, args: &[&str]) -> (Option<i32>, String, serde_json::Value) {
+    let mut cmd = Command::new(prog);
+    if prog == bin() {
+        cmd.arg("fio").env("STORLAB_DB", s.db());
+    }
+    let out = cmd
+        .current_dir(s.path())
+        .args(args)
+        .arg("--output-format=json")
+        .output()
+        .unwrap();
+    let text = stdout(&out);
+    let at = text
+        .find("{\n")
+        .unwrap_or_else(|| panic!("{prog} {args:?}: no document: {text}{}", stderr(&out)));
+    let doc = serde_json::from_str(&text[at..]).unwrap_or_else(|e| panic!("{prog}: {e}: {text}"));
+    (out.status.code(), stderr(&out), doc)
+}
+
+/// A job that fails (its file on a read-only filesystem) is in fio's document with its error
+/// number, as fio's; a block that fails its check ends the job with fio's EILSEQ (84), or with
+/// continue_on_error=verify is counted in the job's errors and the run exits 0 — each as
+/// Debian's fio does on the same job.
+#[test]
+fn a_failed_job_and_a_bad_block_are_reported_as_fios() {
+    let s = Scratch::new();
+    let ro = mount_fs(&s.path().join("ro"), "tmpfs", "size=8m");
+    let file = ro.point.join("f");
+    std::fs::write(&file, vec![0u8; 1 << 20]).unwrap();
+    run_ok("mount", &["-o", "remount,ro", ro.point.to_str().unwrap()]);
+    let target = format!("--filename={}", file.display());
+    let write = ["--name=w", "--rw=write", "--bs=4k", "--size=1m", &target];
+    for prog in ["fio", bin()] {
+        let (code, err, doc) = fio_json(&s, prog, &write);
+        assert_eq!(code, Some(1), "{prog}: {err}");
+        let job = &doc["jobs"][0];
+        assert_eq!(job["jobname"], "w", "{prog}: the failed job has its entry");
+        assert_eq!(job["error"], 30, "{prog}: EROFS");
+        assert_eq!(job["write"]["io_bytes"], 0, "{prog}");
+    }
+    let (_, err, _) = fio_json(&s, bin(), &write);
+    assert!(err.contains("Read-only file system"), "the reason on stderr: {err}");
+
+    // Zeros read with verify: no block carries its header.
+    let zeros = s.path().join("zeros.dat");
+    std::fs::write(&zeros, vec![0u8; 1 << 20]).unwrap();
+    let target = format!("--filename={}", zeros.display());
+    let read = ["--name=v", "--rw=read", "--bs=4k", "--size=1m", "--verify=md5", &target];
+    for prog in ["fio", bin()] {
+        let (code, err, doc) = fio_json(&s, prog, &read);
+        assert_eq!(code, Some(1), "{prog}: {err}");
+        assert_eq!(doc["jobs"][0]["error"], 84, "{prog}: EILSEQ");
+        assert!(
+            err.contains("verify:") && err.contains("offset 0, length 4096"),
+            "{prog}: the bad block on stderr: {err}"
+        );
+        let read_ios = doc["jobs"][0]["read"]["total_ios"].as_u64().unwrap();
+        assert!(
+            read_ios <= 1,
+            "{prog}: the job stops at the first bad block: {read_ios}"
+        );
+    }
+    let mut on = read.to_vec();
+    on.push("--continue_on_error=verify");
+    for prog in ["fio", bin()] {
+        let (code, err, doc) = fio_json(&s, prog, &on);
+        assert_eq!(code, Some(0), "{prog}: {err}");
+        let job = &doc["jobs"][0];
+        assert_eq!(
+            (&job["error"], &job["first_error"]),
+            (&serde_json::json!(84), &serde_json::json!(84)),
+            "{prog}"
+        );
+        assert_eq!(job["total_err"], 256, "{prog}: every block counted");
+        assert_eq!(job["read"]["total_ios"], 256, "{prog}: the whole file read");
+        assert_eq!(err.matches("verify:").count(), 256, "{prog}: a line per bad block");
+    }
+    drop(ro);
+}

@@ -96,7 +96,7 @@ impl Worker<'_> {
                 b.written(io.file, io.offset, io.len as u64);
             }
         } else if self.plan.verifies() {
-            self.verify_read(slot, &io);
+            self.verify_read(slot, &io)?;
         }
         self.free.push(slot);
         self.snapshot_first_done();
@@ -233,8 +233,10 @@ impl Worker<'_> {
 }
 
 impl Worker<'_> {
-    /// Checks the whole 4 KiB blocks a completed read brought in (verify.rs's check).
-    pub(crate) fn verify_read(&mut self, slot: u32, io: &InFlight) {
+    /// Checks the whole 4 KiB blocks a completed read brought in (verify.rs's check); where
+    /// the phase stops at a bad block, the first ends it.
+    pub(crate) fn verify_read(&mut self, slot: u32, io: &InFlight) -> Result<(), EngineError> {
+        let (bad_before, listed_before) = (self.verify.bad_blocks, self.verify.bad.len());
         // Only the whole 4 KiB blocks of a read cut short by the file's end (fill).
         let whole = if self.full {
             io.len as usize / VERIFY_BLOCK as usize * VERIFY_BLOCK as usize
@@ -250,5 +252,23 @@ impl Worker<'_> {
             self.plan,
             &mut self.verify,
         );
+        if self.verify.bad_blocks == bad_before || !self.plan.settings.stop_at_bad_block {
+            return Ok(());
+        }
+        // The read's first bad block (listed unless the list was full).
+        let (offset, reason) = self
+            .verify
+            .bad
+            .get(listed_before)
+            .map_or((io.offset, "a bad block".to_string()), |b| {
+                (b.offset, b.reason.to_string())
+            });
+        Err(EngineError::BadBlock {
+            path: self.file_names[io.file as usize].clone(),
+            offset,
+            len: VERIFY_BLOCK,
+            reason,
+            source: std::io::Error::from_raw_os_error(libc::EILSEQ),
+        })
     }
 }

@@ -116,6 +116,21 @@ pub enum EngineError {
         /// Bytes moved.
         got: u32,
     },
+    /// A block read failed its check and the phase stops at the first (`stop_at_bad_block`,
+    /// fio's verify: an EILSEQ error on the read).
+    #[error("verify: {reason} at file {path} offset {offset}, length {len}: {source}")]
+    BadBlock {
+        /// The file.
+        path: String,
+        /// The block's offset.
+        offset: u64,
+        /// The block's length.
+        len: u64,
+        /// What was wrong with it.
+        reason: String,
+        /// EILSEQ, the error fio gives the read.
+        source: std::io::Error,
+    },
     /// A flush failed.
     #[error("flushing {path} failed: {source}")]
     Flush {

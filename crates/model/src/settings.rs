@@ -616,6 +616,7 @@ settings! {
     continue_on_error: ErrorsGoneOn = "none", "KIND", "failed I/Os a phase goes on past, counting them and keeping the first, instead of ending at the first: `none`, `read`, `write`, `io` (both), for the errors of `continue_errnos` (fio's continue_on_error)", read_continue_on_error;
     continue_errnos: ErrnoList = "EIO,EILSEQ", "ERRNO,…", "with `continue_on_error`: the errors gone on past, by name (`ENOSPC`) or number; any other ends the phase (fio's ignore_error; its default is EIO and EILSEQ)", read_errnos;
     verify: bool = "false", "", "stamp every 4 KiB written; check every 4 KiB read", read_bool;
+    stop_at_bad_block: bool = "false", "BOOL", "with `verify`: end the phase at the first block that fails its check, as a failed read (EILSEQ, fio's error 84; `storlab fio` sets it, as fio stops a job there unless continue_on_error=verify); otherwise every bad block is counted and the phase goes on", read_bool;
     verify_backlog: u64 | "none", "N", "with `verify` in a phase that writes: after every N blocks written, the worker reads them back and checks them before it writes on; the reads count as the phase's reads (fio's verify_backlog)", read_ios;
     rwmix: u8 = "50", "PERCENT", "read percentage of `randrw` and `rw`", read_rwmix;
     stride: u64 = "4", "N", "records between reads of `strideread`", read_stride;

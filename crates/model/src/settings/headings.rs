@@ -104,6 +104,7 @@ pub const HEADINGS: &[(&str, &[&str])] = &[
             "group_reporting",
             "late_after",
             "verify",
+            "stop_at_bad_block",
             "verify_backlog",
             "continue_on_error",
             "continue_errnos",

@@ -18,6 +18,7 @@ use storlab_model::run::{Phase, RunDetail};
 use super::grid::FioBins;
 use super::FioJsonOptions;
 use storlab_model::moments::Moments;
+use storlab_workload::fio::GivenOptions;
 
 /// A decoded latency histogram (ns).
 type Hist = hdrhistogram::Histogram<u64>;
@@ -510,6 +511,7 @@ pub fn document(run: &RunDetail, o: &FioJsonOptions) -> Value {
         }
         let (name, group) = &named[e.phase];
         let mut j = job(&e.view, name, *group, started, o);
+        job_options_given(&mut j, o.job_options.get(e.phase));
         if let Some((w, v)) = e.verified {
             // Each direction from the phase that moved it, over that phase's own runtime.
             j["write"] = direction_of(w, true, o);
@@ -532,12 +534,35 @@ pub fn document(run: &RunDetail, o: &FioJsonOptions) -> Value {
     });
     // fio writes its global options only where there are some.
     if !o.global_options.is_empty() {
-        let global: Map<String, Value> = o.global_options.iter().map(|(k, v)| (k.clone(), json!(v))).collect();
-        doc["global options"] = Value::Object(global);
+        doc["global options"] = given_object(&o.global_options);
     }
     doc[if clients { "client_stats" } else { "jobs" }] = Value::Array(jobs);
     doc["disk_util"] = Value::Array(disks.iter().map(disk_json).collect());
     doc
+}
+
+/// A job's "job options" as its job file or command line gave them (fio writes its own options,
+/// by fio's name, the values as written, and no key where the job gave none of its own); left
+/// as read back from the plan where they are not known (`given` None: an export).
+fn job_options_given(j: &mut Value, given: Option<&GivenOptions>) {
+    let Some(given) = given else { return };
+    if given.is_empty() {
+        if let Some(m) = j.as_object_mut() {
+            m.remove("job options");
+        }
+    } else {
+        j["job options"] = given_object(given);
+    }
+}
+
+/// Options as fio's object of them: each with its value as written, a bare switch left out.
+fn given_object(given: &GivenOptions) -> Value {
+    Value::Object(
+        given
+            .iter()
+            .filter_map(|(k, v)| Some((k.clone(), json!(v.as_ref()?))))
+            .collect(),
+    )
 }
 
 /// A job entry as fio's client writes it with a server per host (its client.c): a rank's with
@@ -726,8 +751,19 @@ fn direction_histogram(r: &PhaseResult, write: bool) -> Option<Hist> {
 /// I/O, the job's depth).
 fn errors_and_target(j: &mut Map<String, Value>, p: &Phase) {
     let r = &p.result;
-    j.insert("error".into(), json!(r.errors.as_ref().map_or(0, |e| e.first_errno)));
-    if let Some(e) = &r.errors {
+    // Blocks that failed their check and were gone on past are fio's EILSEQ errors.
+    let bad = r.verify.as_ref().map_or(0, |v| v.bad_blocks);
+    let errors = r.errors.clone().or_else(|| {
+        (bad > 0).then(|| storlab_model::result::ErrorsReport {
+            count: bad,
+            first_errno: libc::EILSEQ,
+            first: String::new(),
+        })
+    });
+    j.insert("error".into(), json!(errors.as_ref().map_or(0, |e| e.first_errno)));
+    // Errors gone on past (continue_on_error) are counted; a job that ended at its error
+    // counts none, as fio's.
+    if let Some(e) = errors.as_ref().filter(|e| e.count > 0) {
         j.insert("total_err".into(), json!(e.count));
         j.insert("first_error".into(), json!(e.first_errno));
     }

@@ -37,7 +37,10 @@ pub struct FioJsonOptions {
     pub job_names: Vec<String>,
     /// fio's "global options": the options given before the first job (or in `[global]`),
     /// each with its value as given.
-    pub global_options: Vec<(String, String)>,
+    pub global_options: storlab_workload::fio::GivenOptions,
+    /// Each phase's fio "job options" as given (its job's own, fio's name and the value as
+    /// written); where none are known (an export) they are read back from the phase's plan.
+    pub job_options: Vec<storlab_workload::fio::GivenOptions>,
 }
 
 impl Default for FioJsonOptions {
@@ -47,6 +50,7 @@ impl Default for FioJsonOptions {
             plus: false,
             job_names: Vec::new(),
             global_options: Vec::new(),
+            job_options: Vec::new(),
         }
     }
 }
@@ -63,6 +67,7 @@ impl FioJsonOptions {
             percentiles: c.percentiles.clone().unwrap_or_else(|| FIO_PERCENTILES.to_vec()),
             plus: false,
             global_options: fio.global_options.clone(),
+            job_options: fio.phase_options.clone(),
         }
     }
 
@@ -82,6 +87,42 @@ impl FioJsonOptions {
             },
             terse,
         ))
+    }
+}
+
+/// A job that failed, as fio reports it: an entry of its own after the jobs before it, nothing
+/// moved, its error number in "error" (the run keeps the phases before it; the failed one is
+/// not stored, so only the outputs of the command that ran it show it).
+pub struct Failed {
+    /// The failed phase's plan.
+    pub plan: storlab_model::plan::PhasePlan,
+    /// Its place in the run, from 0.
+    pub seq: usize,
+    /// The system's error number (fio's `error`: 30 for a read-only filesystem, 84 for a
+    /// block that failed its check).
+    pub errno: i32,
+    /// What went wrong.
+    pub why: String,
+}
+
+impl Failed {
+    /// The failed job added to `run`'s phases.
+    pub fn add_to(self, run: &mut RunDetail) {
+        let result = storlab_model::result::PhaseResult {
+            errors: Some(storlab_model::result::ErrorsReport {
+                count: 0,
+                first_errno: self.errno,
+                first: self.why,
+            }),
+            ..Default::default()
+        };
+        run.phases.push(storlab_model::run::Phase {
+            seq: self.seq as u32,
+            kind: storlab_model::run::PhaseName::Kind(self.plan.kind),
+            params: storlab_model::run::PhaseParams::Plan(self.plan),
+            result,
+            cache_flattered: false,
+        });
     }
 }
 

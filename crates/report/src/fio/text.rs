@@ -158,9 +158,17 @@ fn layout_line(
     )
 }
 
-/// One job's block, as fio's show_thread_status_normal lays it out.
+/// One job's block, as fio's show_thread_status_normal lays it out; none for a job that issued
+/// no I/O (one that failed as it set up), as fio's.
 fn job_block(j: &Value, members: u64, pid: u32, when: &str) -> String {
     let mut out = String::new();
+    let issued: u64 = ["read", "write"]
+        .iter()
+        .map(|d| j[*d]["io_bytes"].as_u64().unwrap_or(0) + j[*d]["total_ios"].as_u64().unwrap_or(0))
+        .sum();
+    if issued == 0 {
+        return out;
+    }
     let err = j["error"].as_i64().unwrap_or(0);
     let name = j["jobname"].as_str().unwrap_or("");
     let group = j["groupid"].as_u64().unwrap_or(0);

@@ -45,6 +45,11 @@ use crate::{apply_str, Job, Settings, Stream, WorkloadError};
 /// (bench-fio) read it to know they may run; storlab's own version is `storlab --version`'s.
 pub const FIO_VERSION: &str = "fio-3.33";
 
+/// A section's options as fio's JSON lists them ("global options", "job options"): by fio's
+/// name, the value as given (None for a bare switch, whose key fio leaves out of the object it
+/// still writes), the last of a repeated one; an option fio does not know left out.
+pub type GivenOptions = Vec<(String, Option<String>)>;
+
 /// A fio job file read as a storlab job.
 #[derive(Debug, Clone)]
 pub struct FioJob {
@@ -62,9 +67,11 @@ pub struct FioJob {
     pub phase_names: Vec<String>,
     /// Each phase's fio log files.
     pub phase_logs: Vec<Vec<FioLog>>,
-    /// The global options with a value, fio's name and the value as given (fio's JSON lists
-    /// them under "global options"; a bare switch it leaves out).
-    pub global_options: Vec<(String, String)>,
+    /// The global options as fio's JSON lists them under "global options" (see
+    /// [`GivenOptions`]).
+    pub global_options: GivenOptions,
+    /// Each phase's job's own options, the same way (fio's "job options").
+    pub phase_options: Vec<GivenOptions>,
 }
 
 impl FioJob {
@@ -269,6 +276,7 @@ pub fn build(
         phase_names: laid.names,
         phase_logs: laid.logs,
         global_options: read.global_options,
+        phase_options: laid.options,
     })
 }
 
@@ -279,7 +287,7 @@ struct ReadSections {
     run_name: Option<String>,
     notes: Vec<String>,
     ignored: Vec<String>,
-    global_options: Vec<(String, String)>,
+    global_options: GivenOptions,
 }
 
 /// Reads the sections in order: each option checked, [global]'s options kept for the jobs
@@ -303,18 +311,16 @@ fn read_sections(
     let mut noted = std::collections::BTreeSet::new();
     let mut global: BTreeMap<String, Opt> = BTreeMap::new();
     for sec in sections {
+        let given = given_options(&sec.opts);
         let own = checked_options(sec.opts, unset, ignore_unknown, &mut noted, &mut r)?;
         if sec.name == "global" {
             for o in own {
                 if o.key == "name" {
                     r.run_name = o.value.clone();
                 }
-                if let Some(v) = o.value.as_ref().filter(|v| !v.is_empty()) {
-                    r.global_options.retain(|(k, _)| *k != o.key);
-                    r.global_options.push((o.key.clone(), v.clone()));
-                }
                 global.insert(o.key.clone(), o);
             }
+            r.global_options = given;
             continue;
         }
         let mut opts = global.clone();
@@ -326,6 +332,7 @@ fn read_sections(
             at: sec.at.clone(),
             kb: kb_base(&opts)?,
             opts,
+            given,
         };
         note_size_readings(&job, &mut noted, &mut r.notes);
         let stonewall = starts_alone(&job, &r.jobs)?;
@@ -340,6 +347,17 @@ fn read_sections(
         r.jobs.push((job, stonewall));
     }
     Ok(r)
+}
+
+/// A section's options as fio's JSON lists them (see [`GivenOptions`]).
+fn given_options(opts: &[Opt]) -> GivenOptions {
+    let mut out: GivenOptions = Vec::new();
+    for o in opts {
+        let Some(def) = options::find(&o.key) else { continue };
+        out.retain(|(k, _)| k != def.name);
+        out.push((def.name.to_string(), o.value.clone()));
+    }
+    out
 }
 
 /// A section's options, each checked against fio's table: kept, noted once, or left out.
@@ -475,6 +493,8 @@ struct Laid {
     streams: Vec<Stream>,
     names: Vec<String>,
     logs: Vec<Vec<FioLog>>,
+    /// Each phase's job's own options (fio's "job options").
+    options: Vec<GivenOptions>,
     targets: Vec<PathBuf>,
 }
 
@@ -484,6 +504,7 @@ fn lay_out(groups: &[Vec<(Resolved, Converted)>], notes: &mut Vec<String>) -> Re
         streams: Vec::new(),
         names: Vec::new(),
         logs: Vec::new(),
+        options: Vec::new(),
         targets: Vec::new(),
     };
     let mut index = 0usize;
@@ -558,6 +579,7 @@ impl Laid {
             allow_mounted_write: c.allow_mounted_write,
         });
         self.names.push(name);
+        self.options.push(job.given.clone());
         self.logs.push(logs);
         self.phases.push(phase);
     }

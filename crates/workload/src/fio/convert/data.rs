@@ -369,6 +369,11 @@ pub(crate) fn lifecycle(j: Opts, cx: &mut Conversion) -> Result<(), WorkloadErro
 /// fio's ignore_error (READS,WRITES,VERIFY lists of errors to go on past; a list given replaces
 /// fio's default, EIO and EILSEQ, for its direction) and continue_on_error.
 pub(crate) fn errors(j: Opts, cx: &mut Conversion) -> Result<(), WorkloadError> {
+    // A block that fails its check is an EILSEQ on the read in fio: the job ends there (error
+    // 84) unless continue_on_error goes on past verify errors.
+    if cx.verify && !matches!(j.val("continue_on_error"), Some("verify" | "all" | "1")) {
+        set!(cx, "verify", stop_at_bad_block = true)?;
+    }
     let lists: Vec<&str> = j
         .val("ignore_error")
         .map(|v| v.split(',').collect())

@@ -57,6 +57,8 @@ pub struct Resolved {
     pub opts: BTreeMap<String, Opt>,
     /// How it counts a `k`.
     pub kb: KbBase,
+    /// Its own options as fio's JSON lists them ("job options").
+    pub given: super::GivenOptions,
 }
 
 impl Resolved {
