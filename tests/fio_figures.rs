@@ -202,49 +202,39 @@ fn group_reporting_sums_each_clones_own_samples_as_fio() {
     let ours = run_in_dir(&s, bin(), &s.path().join("storlab"), &args);
     let fios = run_in_dir(&s, "fio", &s.path().join("fio"), &args);
     assert_eq!(ours["jobs"].as_array().unwrap().len(), 1, "one group: {ours}");
-    let read = &ours["jobs"][0]["read"];
 
-    // Each clone's own samples, as its log holds them; summed as fio's group_reporting does
-    // (min, max, mean, S and samples each added over the clones).
-    for (what, keys) in [
-        ("bw", ["bw_min", "bw_max", "bw_mean", "bw_dev", "bw_samples"]),
-        (
-            "iops",
-            ["iops_min", "iops_max", "iops_mean", "iops_stddev", "iops_samples"],
-        ),
-    ] {
-        let (mut min, mut max, mut mean, mut sq, mut n) = (0, 0, 0.0, 0.0, 0);
-        for clone in 1..=4 {
-            let values = log_values(&s.path().join(format!("storlab/g_{what}.{clone}.log")), 0);
-            assert!(values.len() >= 4, "clone {clone}: {values:?}");
-            let one = io_stat(&values);
-            min += one.0;
-            max += one.1;
-            mean += one.2;
-            sq += one.3;
-            n += one.4;
-        }
-        let dev = (sq / (n - 1) as f64).sqrt();
-        assert_eq!(read[keys[0]], min, "{what}: the clones' smallest samples added: {read}");
-        assert_eq!(read[keys[1]], max, "{what}: their largest added");
-        let (m, d) = (read[keys[2]].as_f64().unwrap(), read[keys[3]].as_f64().unwrap());
-        assert!((m - mean).abs() <= 1e-9 * mean, "{what} mean {m} vs {mean}");
-        assert!((d - dev).abs() <= 1e-6 * dev.max(1.0), "{what} dev {d} vs {dev}");
-        assert_eq!(read[keys[4]], n, "{what}: every clone's samples counted");
-    }
-
-    // fio on the same job: its samples are every clone's too (about four a second per clone),
-    // and its mean is the group's whole rate, not a clone's.
+    // Each clone's own samples, as its log holds them (log_avg_msec is the samples' interval:
+    // a log line is a sample); summed as fio's group_reporting does (min, max, mean, S and
+    // samples each added over the clones). The same recomputation holds for fio's own document
+    // and logs: the test's reading of fio's definition is fio's.
     for (who, doc) in [("storlab", &ours), ("fio", &fios)] {
-        let r = &doc["jobs"][0]["read"];
-        let samples = r["bw_samples"].as_u64().unwrap();
-        assert!((20..=28).contains(&samples), "{who}: 4 clones × ~6 samples: {samples}");
-        let whole = r["bw"].as_f64().unwrap();
-        let mean = r["bw_mean"].as_f64().unwrap();
-        assert!(
-            (mean / whole - 1.0).abs() < 0.25,
-            "{who}: bw_mean {mean} KiB/s is the group's {whole} KiB/s"
-        );
+        let read = &doc["jobs"][0]["read"];
+        for (what, keys) in [
+            ("bw", ["bw_min", "bw_max", "bw_mean", "bw_dev", "bw_samples"]),
+            (
+                "iops",
+                ["iops_min", "iops_max", "iops_mean", "iops_stddev", "iops_samples"],
+            ),
+        ] {
+            let (mut min, mut max, mut mean, mut sq, mut n) = (0, 0, 0.0, 0.0, 0);
+            for clone in 1..=4 {
+                let values = log_values(&s.path().join(format!("{who}/g_{what}.{clone}.log")), 0);
+                assert!(values.len() >= 2, "{who} clone {clone}: {values:?}");
+                let one = io_stat(&values);
+                min += one.0;
+                max += one.1;
+                mean += one.2;
+                sq += one.3;
+                n += one.4;
+            }
+            let dev = (sq / (n - 1) as f64).sqrt();
+            assert_eq!(read[keys[4]], n, "{who} {what}: every clone's samples counted: {read}");
+            assert_eq!(read[keys[0]], min, "{who} {what}: the clones' smallest samples added");
+            assert_eq!(read[keys[1]], max, "{who} {what}: their largest added");
+            let (m, d) = (read[keys[2]].as_f64().unwrap(), read[keys[3]].as_f64().unwrap());
+            assert!((m - mean).abs() <= 1e-6 * mean, "{who} {what} mean {m} vs {mean}");
+            assert!((d - dev).abs() <= 1e-6 * dev.max(1.0), "{who} {what} dev {d} vs {dev}");
+        }
     }
 }
 

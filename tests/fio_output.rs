@@ -987,3 +987,76 @@ fn a_failed_job_and_a_bad_block_are_reported_as_fios() {
     }
     drop(ro);
 }
+
+/// fio's groups as fio makes them: jobs that run together are one group, a job with new_group
+/// starts its own though it runs with them, and with group_reporting the jobs of a group are
+/// one entry (the first's name, the last's options, every job's I/O) — the same entries,
+/// groups and counts as Debian's fio on the same job file.
+#[test]
+fn group_reporting_and_new_group_make_fios_groups() {
+    let s = Scratch::new();
+    let d = s.data();
+    let job = s.path().join("groups.fio");
+    std::fs::write(
+        &job,
+        format!(
+            "[global]\nbs=4k\nsize=1M\ndirectory={}\ngroup_reporting\n\n[a]\nrw=read\n\n[b]\nrw=randread\nnumjobs=2\n\n[c]\nrw=write\nnew_group\n\n[d]\nrw=read\nstonewall\n",
+            d.display()
+        ),
+    )
+    .unwrap();
+    let (code, err, theirs) = fio_json(&s, "fio", &[job.to_str().unwrap()]);
+    assert_eq!(code, Some(0), "fio: {err}");
+    let (code, err, mine) = fio_json(&s, bin(), &[job.to_str().unwrap()]);
+    assert_eq!(code, Some(0), "storlab fio: {err}");
+    let shape = |doc: &serde_json::Value| -> Vec<(String, u64, u64, u64, serde_json::Value)> {
+        doc["jobs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|j| {
+                (
+                    j["jobname"].as_str().unwrap().to_string(),
+                    j["groupid"].as_u64().unwrap(),
+                    j["read"]["total_ios"].as_u64().unwrap(),
+                    j["write"]["total_ios"].as_u64().unwrap(),
+                    j["job options"].clone(),
+                )
+            })
+            .collect()
+    };
+    assert_eq!(
+        shape(&mine),
+        shape(&theirs),
+        "entries: name, group, reads, writes, options"
+    );
+    assert_eq!(
+        shape(&theirs).len(),
+        3,
+        "a and b one entry; c a group of its own; d after the stonewall"
+    );
+
+    // The joined entry holds every job's I/O as the run stored each phase.
+    let stored = s.json(&["results", "show", &s.last_run_id().to_string()]);
+    let phases = stored["phases"].as_array().unwrap();
+    let bytes = |k: usize| phases[k]["result"]["bytes_read"].as_u64().unwrap();
+    assert_eq!(mine["jobs"][0]["read"]["io_bytes"], bytes(0) + bytes(1));
+
+    // The normal text: a block per entry (jobs=3 for a and b), a status line per group.
+    let text = |prog: &str| -> String {
+        let mut cmd = Command::new(prog);
+        if prog == bin() {
+            cmd.arg("fio").env("STORLAB_DB", s.db());
+        }
+        stdout(&cmd.current_dir(s.path()).arg(&job).output().unwrap())
+    };
+    for (who, out) in [("fio", text("fio")), ("storlab", text(bin()))] {
+        assert!(out.contains("a: (groupid=0, jobs=3)"), "{who}: {out}");
+        // As they start, each job has its own line, its own options.
+        assert!(out.contains("b: (g=0): rw=randread,"), "{who}: {out}");
+        assert!(out.contains("Starting 5 processes"), "{who}: {out}");
+        assert!(out.contains("c: (groupid=1, jobs=1)"), "{who}: {out}");
+        assert_eq!(out.matches("Run status group").count(), 3, "{who}: {out}");
+    }
+    std::fs::remove_dir_all(&d).ok();
+}

@@ -11,6 +11,7 @@ use std::borrow::Cow;
 use storlab_model::moments::LatencyMoments;
 use storlab_model::result::{PhaseResult, Sample, Throughput, WorkerFigures, WorkerResult};
 use storlab_model::run::{Phase, RankPhaseRow, RunDetail};
+use storlab_workload::fio::Reporting;
 
 /// The phases fio's outputs report for `p`: the phase itself, or one per worker where the
 /// phase reports its clones apart and every worker kept its own figures (a run stored before
@@ -54,18 +55,76 @@ pub(crate) struct Entry<'a> {
     /// A job that wrote and then verified: its write phase and its verifying read, whose
     /// directions the entry reports (fio counts the verification as the job's reads).
     pub(crate) verified: Option<(&'a Phase, &'a Phase)>,
+    /// The phase whose job's options the entry lists: its own, or where several jobs' are one
+    /// entry (group_reporting across jobs), the last one's, as fio's.
+    pub(crate) options_of: usize,
+}
+
+/// fio's reporting group of each phase (its `groupid`): phases that ran together are one,
+/// counted from 0 at each stonewall, and a job with new_group starts one of its own though it
+/// runs with those before it.
+pub(crate) fn groups(run: &RunDetail, reporting: &[Reporting]) -> Vec<u32> {
+    let mut group = 0;
+    let mut out = Vec::with_capacity(run.phases.len());
+    for (i, p) in run.phases.iter().enumerate() {
+        let new_group = reporting.get(i).is_some_and(|r| r.new_group);
+        if i > 0 && (new_group || !p.plan().is_some_and(|pl| pl.together)) {
+            group += 1;
+        }
+        out.push(group);
+    }
+    out
+}
+
+/// Whether phase `i` joins the entry of phase `head` before it: both jobs ask for
+/// group_reporting (fio's, as the job gave it) in one reporting group, as fio sums them.
+fn joins(run: &RunDetail, reporting: &[Reporting], groups: &[u32], head: usize, i: usize) -> bool {
+    let asks = |k: usize| reporting.get(k).is_some_and(|r| r.group_reporting);
+    asks(head)
+        && asks(i)
+        && groups[head] == groups[i]
+        && run.rank_phases.is_empty()
+        && run.phases[i].plan().is_some()
+        && reported(&run.phases[i]).len() == 1
 }
 
 /// fio's job entries of `run`, in order: per phase the phase or its clones; in a run of many
 /// ranks (`mpirun storlab-mpi fio`), per phase each rank's part (or its clones) and then all
 /// ranks together, as fio's client reports a server per host.
-pub(crate) fn entries(run: &RunDetail) -> Vec<Entry<'_>> {
+pub(crate) fn entries<'a>(run: &'a RunDetail, reporting: &[Reporting]) -> Vec<Entry<'a>> {
     let mut out = Vec::new();
     let mut folded = None;
-    for (i, p) in run.phases.iter().enumerate() {
-        if folded == Some(i) {
+    let groups = groups(run, reporting);
+    let mut i = 0;
+    while i < run.phases.len() {
+        let p = &run.phases[i];
+        i += 1;
+        if folded == Some(i - 1) {
             continue;
         }
+        // Jobs of one reporting group that each ask for group_reporting: one entry, as fio's.
+        let head = i - 1;
+        let mut last = head;
+        while last + 1 < run.phases.len() && joins(run, reporting, &groups, head, last + 1) {
+            last += 1;
+        }
+        if last > head {
+            let members: Vec<&Phase> = run.phases[head..=last].iter().collect();
+            out.push(Entry {
+                phase: head,
+                jobs: members
+                    .iter()
+                    .map(|m| m.plan().map_or(1, |pl| pl.workers.len() as u64))
+                    .sum(),
+                view: Cow::Owned(joined(&members)),
+                client: None,
+                verified: None,
+                options_of: last,
+            });
+            i = last + 1;
+            continue;
+        }
+        let i = head;
         let ranks: Vec<&RankPhaseRow> = run.rank_phases.iter().filter(|r| r.seq == p.seq).collect();
         if let Some(v) = run.phases.get(i + 1).filter(|v| ranks.is_empty() && verifies(p, v)) {
             // fio's job that writes and verifies is one entry: its writes and the reads that
@@ -77,6 +136,7 @@ pub(crate) fn entries(run: &RunDetail) -> Vec<Entry<'_>> {
                 view: Cow::Owned(verified(p, v)),
                 client: None,
                 verified: Some((p, v)),
+                options_of: i,
             });
             continue;
         }
@@ -102,6 +162,7 @@ pub(crate) fn entries(run: &RunDetail) -> Vec<Entry<'_>> {
             view: Cow::Borrowed(p),
             client: Some(Client::All),
             verified: None,
+            options_of: i,
         });
     }
     out
@@ -129,6 +190,7 @@ fn shown<'a>(phase: usize, view: Cow<'a, Phase>, client: Option<Client>) -> Vec<
             jobs,
             client,
             verified: None,
+            options_of: phase,
         }];
     }
     clones
@@ -139,6 +201,7 @@ fn shown<'a>(phase: usize, view: Cow<'a, Phase>, client: Option<Client>) -> Vec<
             jobs: 1,
             client: client.clone(),
             verified: None,
+            options_of: phase,
         })
         .collect()
 }
@@ -202,6 +265,60 @@ fn verified(w: &Phase, v: &Phase) -> Phase {
         ..PhaseResult::default()
     };
     Phase { result, ..w.clone() }
+}
+
+/// Several jobs' phases that ran together as one (fio's group_reporting across jobs): their
+/// I/O, time (the longest), CPU, workers, latencies and queue depths together; the first's
+/// plan and disks (one group's phases ran on at once, on the same disks).
+fn joined(members: &[&Phase]) -> Phase {
+    let head = members[0];
+    let results: Vec<&PhaseResult> = members.iter().map(|m| &m.result).collect();
+    let sum = |f: fn(&PhaseResult) -> u64| -> u64 { results.iter().map(|r| f(r)).sum() };
+    let (bytes_read, bytes_written) = (sum(|r| r.bytes_read), sum(|r| r.bytes_written));
+    let (ops_read, ops_written) = (sum(|r| r.ops_read), sum(|r| r.ops_written));
+    let seconds = results.iter().map(|r| r.all_done.seconds).fold(0.0, f64::max);
+    let all = |f: fn(&PhaseResult) -> &Vec<u8>| merged(results.iter().map(|r| f(r)));
+    let mut depths: Option<storlab_model::result::IoDepths> = None;
+    let mut errors: Option<storlab_model::result::ErrorsReport> = None;
+    for r in &results {
+        if let Some(d) = &r.io_depths {
+            depths.get_or_insert_with(Default::default).add(d);
+        }
+        if let Some(e) = &r.errors {
+            errors.get_or_insert_with(Default::default).merge(e.clone());
+        }
+    }
+    let moments = results
+        .iter()
+        .all(|r| r.moments.is_some())
+        .then(|| LatencyMoments::sum(results.iter().filter_map(|r| r.moments.as_ref())))
+        .flatten();
+    let done = Throughput::new(seconds, bytes_read + bytes_written, ops_read + ops_written);
+    let result = PhaseResult {
+        bytes_read,
+        bytes_written,
+        ops_read,
+        ops_written,
+        all_done: done.clone(),
+        first_done: done,
+        workers: results.iter().flat_map(|r| r.workers.iter().cloned()).collect(),
+        cpu_user: results.iter().map(|r| r.cpu_user).sum(),
+        cpu_sys: results.iter().map(|r| r.cpu_sys).sum(),
+        histogram: all(|r| &r.histogram),
+        histograms_rw: [all(|r| &r.histograms_rw[0]), all(|r| &r.histograms_rw[1])],
+        histogram_sync: all(|r| &r.histogram_sync),
+        histograms_slat: [all(|r| &r.histograms_slat[0]), all(|r| &r.histograms_slat[1])],
+        histograms_clat: [all(|r| &r.histograms_clat[0]), all(|r| &r.histograms_clat[1])],
+        histograms_issued: [all(|r| &r.histograms_issued[0]), all(|r| &r.histograms_issued[1])],
+        moments,
+        io_depths: depths,
+        errors,
+        disks: head.result.disks.clone(),
+        layout_seconds: results.iter().map(|r| r.layout_seconds).fold(0.0, f64::max),
+        interrupted: results.iter().any(|r| r.interrupted),
+        ..PhaseResult::default()
+    };
+    Phase { result, ..head.clone() }
 }
 
 /// A rank's part of phase `p` as a phase: its own figures, and its latency histograms from its

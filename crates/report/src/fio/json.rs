@@ -408,7 +408,7 @@ fn rw_of(kind: &str) -> &str {
 }
 
 /// fio's options of a phase storlab ran (the imported phases keep fio's own).
-fn job_options(p: &Phase) -> Map<String, Value> {
+pub(super) fn job_options(p: &Phase) -> Map<String, Value> {
     let mut m = Map::new();
     m.insert("rw".into(), json!(rw_of(p.kind.as_str())));
     if let Some(plan) = p.plan() {
@@ -479,39 +479,29 @@ pub fn document(run: &RunDetail, o: &FioJsonOptions) -> Value {
         .and_then(|t| t.duration_since(std::time::UNIX_EPOCH).ok())
         .map(|d| d.as_secs())
         .unwrap_or(0);
-    let mut group = 0;
     let mut disks: Vec<DiskUtil> = Vec::new();
+    let groups = super::clones::groups(run, &o.reporting);
     // Each phase's fio group and job name.
     let mut named: Vec<(String, u32)> = Vec::with_capacity(run.phases.len());
     for (i, p) in run.phases.iter().enumerate() {
-        // Phases that ran together are one fio group (one stonewall to the next).
-        let leads = i == 0 || !p.plan().is_some_and(|pl| pl.together);
-        if i > 0 && leads {
-            group += 1;
-        }
-        if leads {
+        let group = groups[i];
+        if i == 0 || !p.plan().is_some_and(|pl| pl.together) {
             // A group's phases hold the same disks' counters (they ran at once): once each.
             add_disks(&mut disks, &p.result.disks);
         }
-        let name = o
-            .job_names
-            .get(i)
-            .cloned()
-            .or_else(|| p.plan().and_then(|pl| pl.name.clone()))
-            .unwrap_or_else(|| p.kind.as_str().to_string());
-        named.push((name, group));
+        named.push((job_name(run, i, o), group));
     }
     // A job's clones apart, as fio reports them without group_reporting, and a run of many
     // ranks as fio's client reports its servers (clones.rs).
     let mut jobs: Vec<Value> = Vec::new();
     let mut phase_from = (usize::MAX, 0);
-    for e in super::clones::entries(run) {
+    for e in super::clones::entries(run, &o.reporting) {
         if phase_from.0 != e.phase {
             phase_from = (e.phase, jobs.len());
         }
         let (name, group) = &named[e.phase];
         let mut j = job(&e.view, name, *group, started, o);
-        job_options_given(&mut j, o.job_options.get(e.phase));
+        job_options_given(&mut j, o.job_options.get(e.options_of));
         if let Some((w, v)) = e.verified {
             // Each direction from the phase that moved it, over that phase's own runtime.
             j["write"] = direction_of(w, true, o);
@@ -563,6 +553,17 @@ fn given_object(given: &GivenOptions) -> Value {
             .filter_map(|(k, v)| Some((k.clone(), json!(v.as_ref()?))))
             .collect(),
     )
+}
+
+/// The fio job name of phase `i`: its job file section's (or command line's `--name`), else the
+/// one kept with the phase, else its kind.
+pub(super) fn job_name(run: &RunDetail, i: usize, o: &FioJsonOptions) -> String {
+    let p = &run.phases[i];
+    o.job_names
+        .get(i)
+        .cloned()
+        .or_else(|| p.plan().and_then(|pl| pl.name.clone()))
+        .unwrap_or_else(|| p.kind.as_str().to_string())
 }
 
 /// A job entry as fio's client writes it with a server per host (its client.c): a rank's with

@@ -41,6 +41,10 @@ pub struct FioJsonOptions {
     /// Each phase's fio "job options" as given (its job's own, fio's name and the value as
     /// written); where none are known (an export) they are read back from the phase's plan.
     pub job_options: Vec<storlab_workload::fio::GivenOptions>,
+    /// How fio reports each phase's job (new_group, group_reporting across jobs); where not
+    /// known (an export), each phase's workers are one job and a group is the phases that ran
+    /// together.
+    pub reporting: Vec<storlab_workload::fio::Reporting>,
 }
 
 impl Default for FioJsonOptions {
@@ -51,6 +55,7 @@ impl Default for FioJsonOptions {
             job_names: Vec::new(),
             global_options: Vec::new(),
             job_options: Vec::new(),
+            reporting: Vec::new(),
         }
     }
 }
@@ -68,6 +73,7 @@ impl FioJsonOptions {
             plus: false,
             global_options: fio.global_options.clone(),
             job_options: fio.phase_options.clone(),
+            reporting: fio.phase_reporting.clone(),
         }
     }
 
@@ -150,7 +156,7 @@ pub fn outputs(
     let doc = document(run, o);
     let mut out = String::new();
     if has(OutputFormat::Normal) {
-        out += &starting(run, &doc);
+        out += &starting(run, o);
     }
     if has(OutputFormat::Terse) {
         out += &terse(run, o);
@@ -163,7 +169,7 @@ pub fn outputs(
         out += &(serde_json::to_string_pretty(&document(run, &o))? + "\n");
     }
     if has(OutputFormat::Normal) {
-        out += &report(run, &doc, t);
+        out += &report(run, &doc, &o.reporting, t);
     }
     Ok(out)
 }

@@ -9,6 +9,7 @@
 
 use serde_json::Value;
 use storlab_model::run::RunDetail;
+use storlab_workload::fio::Reporting;
 
 use super::FioJsonOptions;
 
@@ -28,33 +29,24 @@ const SIG_FIGS: usize = 4;
 /// The run as fio's normal output: what fio prints as its jobs start, then its report.
 pub fn normal(run: &RunDetail, o: &FioJsonOptions, t: &FioTextOptions) -> String {
     let doc = super::document(run, o);
-    starting(run, &doc) + &report(run, &doc, t)
-}
-
-/// Each of the run's jobs with its first entry in the document (a job reported clone by clone
-/// has several): what fio prints once per job as it starts.
-fn first_entries<'a>(
-    run: &'a RunDetail,
-    entries: &[super::clones::Entry<'_>],
-    jobs: &'a [Value],
-) -> Vec<(&'a storlab_model::run::Phase, &'a Value)> {
-    entries
-        .iter()
-        .enumerate()
-        .filter(|(k, e)| *k == 0 || entries[k - 1].phase != e.phase)
-        .filter_map(|(k, e)| Some((run.phases.get(e.phase)?, jobs.get(k)?)))
-        .collect()
+    starting(run, o) + &report(run, &doc, &o.reporting, t)
 }
 
 /// What fio prints as its jobs start: each job's line, fio's version, `Starting N
 /// processes`, and the files laid out.
-pub fn starting(run: &RunDetail, doc: &Value) -> String {
-    let jobs = super::job_entries(doc);
-    let entries = super::clones::entries(run);
-    let firsts = first_entries(run, &entries, &jobs);
+pub fn starting(run: &RunDetail, o: &FioJsonOptions) -> String {
+    // Each job once, as fio starts it: its clones, its ranks' parts, and the jobs a group's
+    // entry reports together are each their own here.
+    let entries = super::clones::entries(run, &[]);
+    let groups = super::clones::groups(run, &o.reporting);
+    let mut firsts: Vec<usize> = entries.iter().map(|e| e.phase).collect();
+    firsts.dedup();
+    let names: Vec<String> = (0..run.phases.len())
+        .map(|i| super::json::job_name(run, i, o))
+        .collect();
     let mut out = String::new();
-    for (phase, j) in &firsts {
-        out += &job_line(phase, j);
+    for &i in &firsts {
+        out += &job_line(&run.phases[i], &names[i], groups[i]);
     }
     out += &format!("{}\n", storlab_workload::fio::FIO_VERSION);
     // Every worker of every rank; a sum of them ("All clients") is none.
@@ -68,18 +60,18 @@ pub fn starting(run: &RunDetail, doc: &Value) -> String {
         if processes == 1 { "" } else { "es" }
     );
     let mut made = std::collections::BTreeSet::new();
-    for (phase, j) in &firsts {
-        out += &layout_line(phase, j, &mut made);
+    for &i in &firsts {
+        out += &layout_line(&run.phases[i], &names[i], &mut made);
     }
     out
 }
 
 /// fio's report after the run: each job's block, each group's lines, the disks'.
-pub fn report(run: &RunDetail, doc: &Value, t: &FioTextOptions) -> String {
+pub fn report(run: &RunDetail, doc: &Value, reporting: &[Reporting], t: &FioTextOptions) -> String {
     let jobs = super::job_entries(doc);
     let mut out = "\n".to_string();
     let when = super::ctime(t.time) + "\n";
-    let entries = super::clones::entries(run);
+    let entries = super::clones::entries(run, reporting);
     for (k, j) in jobs.iter().enumerate() {
         // fio's jobs=N: the job's clones in one entry, or 1 for a clone reported apart.
         let members = entries.get(k).map_or_else(|| job_count(j), |e| e.jobs);
@@ -108,9 +100,10 @@ fn job_count(j: &Value) -> u64 {
 }
 
 /// fio's line for a job as it starts: `a: (g=0): rw=randrw, bs=(R) 4096B-4096B, (W) …,
-/// ioengine=psync, iodepth=1`, and `...` for its clones.
-fn job_line(phase: &storlab_model::run::Phase, j: &Value) -> String {
-    let opt = &j["job options"];
+/// ioengine=psync, iodepth=1`, and `...` for its clones — the job's settings as it runs them,
+/// wherever the job file gave them.
+fn job_line(phase: &storlab_model::run::Phase, name: &str, group: u32) -> String {
+    let opt = Value::Object(super::json::job_options(phase));
     let (lo, hi) = phase
         .plan()
         .map_or((0, 0), |p| (p.settings.bs.min(), p.settings.bs.max()));
@@ -120,14 +113,12 @@ fn job_line(phase: &storlab_model::run::Phase, j: &Value) -> String {
         num2str(hi, SIG_FIGS, true, "B")
     );
     let mut s = format!(
-        "{}: (g={}): rw={}, bs=(R) {bs}, (W) {bs}, (T) {bs}, ioengine={}, iodepth={}\n",
-        j["jobname"].as_str().unwrap_or(""),
-        j["groupid"],
+        "{name}: (g={group}): rw={}, bs=(R) {bs}, (W) {bs}, (T) {bs}, ioengine={}, iodepth={}\n",
         opt["rw"].as_str().unwrap_or(""),
         opt["ioengine"].as_str().unwrap_or("psync"),
         opt["iodepth"].as_str().unwrap_or("1"),
     );
-    if job_count(j) > 1 {
+    if phase.plan().is_some_and(|p| p.workers.len() > 1) {
         s += "...\n";
     }
     s
@@ -138,7 +129,7 @@ fn job_line(phase: &storlab_model::run::Phase, j: &Value) -> String {
 /// holds the files earlier phases made.
 fn layout_line(
     phase: &storlab_model::run::Phase,
-    j: &Value,
+    name: &str,
     made: &mut std::collections::BTreeSet<std::path::PathBuf>,
 ) -> String {
     let Some(plan) = phase.plan() else { return String::new() };
@@ -151,8 +142,7 @@ fn layout_line(
     let bytes: u64 = plan.workers.iter().map(|w| w.total_len()).sum();
     let s = if files > 1 { "s" } else { "" };
     format!(
-        "{}: Laying out IO file{s} ({files} file{s} / {}{}MiB)\n",
-        j["jobname"].as_str().unwrap_or(""),
+        "{name}: Laying out IO file{s} ({files} file{s} / {}{}MiB)\n",
         if files > 1 { "total " } else { "" },
         bytes >> 20
     )

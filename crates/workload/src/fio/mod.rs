@@ -30,7 +30,7 @@
 //! | `fsync`, `end_fsync` | `fsync` N, `fsync = "end"` |
 //! | `directory`, `filename` | the targets |
 //! | `verify` | `verify` (storlab's own stamp and check, whatever fio's method) |
-//! | `stonewall`/`wait_for_previous`, `new_group`, `name`, `description`, `thread` | the phases' order; reporting and names only |
+//! | `stonewall`/`wait_for_previous`, `new_group`, `name`, `description`, `thread` | the phases' order; fio's reporting groups (`new_group`) and names |
 //! | `group_reporting` (absent, with numjobs > 1) | `group_reporting = false` and `worker_samples`: each clone reported apart |
 
 use std::collections::BTreeMap;
@@ -49,6 +49,17 @@ pub const FIO_VERSION: &str = "fio-3.33";
 /// name, the value as given (None for a bare switch, whose key fio leaves out of the object it
 /// still writes), the last of a repeated one; an option fio does not know left out.
 pub type GivenOptions = Vec<(String, Option<String>)>;
+
+/// How fio reports a phase's job beside the other jobs of its group.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Reporting {
+    /// fio's new_group: the job starts a reporting group of its own (its `groupid`, its "Run
+    /// status group") though it runs with the jobs before it.
+    pub new_group: bool,
+    /// fio's group_reporting on the job: its figures join the entry of the jobs before it in
+    /// its group that ask for it too.
+    pub group_reporting: bool,
+}
 
 /// A fio job file read as a storlab job.
 #[derive(Debug, Clone)]
@@ -72,6 +83,8 @@ pub struct FioJob {
     pub global_options: GivenOptions,
     /// Each phase's job's own options, the same way (fio's "job options").
     pub phase_options: Vec<GivenOptions>,
+    /// How fio reports each phase's job (its group, whether it joins the group's entry).
+    pub phase_reporting: Vec<Reporting>,
 }
 
 impl FioJob {
@@ -277,6 +290,7 @@ pub fn build(
         phase_logs: laid.logs,
         global_options: read.global_options,
         phase_options: laid.options,
+        phase_reporting: laid.reporting,
     })
 }
 
@@ -338,11 +352,6 @@ fn read_sections(
         let stonewall = starts_alone(&job, &r.jobs)?;
         if !only.is_empty() && !only.contains(&sec.name) {
             continue;
-        }
-        if job.get("new_group").is_some() && noted.insert("new_group".to_string()) {
-            r.notes.push(
-                "new_group: storlab's groups are the jobs that run together (stonewall to stonewall)".to_string(),
-            );
         }
         r.jobs.push((job, stonewall));
     }
@@ -495,6 +504,8 @@ struct Laid {
     logs: Vec<Vec<FioLog>>,
     /// Each phase's job's own options (fio's "job options").
     options: Vec<GivenOptions>,
+    /// How fio reports each phase's job.
+    reporting: Vec<Reporting>,
     targets: Vec<PathBuf>,
 }
 
@@ -505,6 +516,7 @@ fn lay_out(groups: &[Vec<(Resolved, Converted)>], notes: &mut Vec<String>) -> Re
         names: Vec::new(),
         logs: Vec::new(),
         options: Vec::new(),
+        reporting: Vec::new(),
         targets: Vec::new(),
     };
     let mut index = 0usize;
@@ -533,7 +545,8 @@ fn lay_out(groups: &[Vec<(Resolved, Converted)>], notes: &mut Vec<String>) -> Re
                 } else {
                     (format!("{} (verify)", job.name), Vec::new())
                 };
-                laid.push(job, name, logs, read_phase(*kind, c, job)?, (n == 0 && ji > 0, &set), c);
+                let phase = read_phase(*kind, c, job)?;
+                laid.push(job, name, logs, phase, (n == 0 && ji > 0, &set, n == 0), c)?;
             }
             thread += c.threads.max(1);
         }
@@ -543,7 +556,14 @@ fn lay_out(groups: &[Vec<(Resolved, Converted)>], notes: &mut Vec<String>) -> Re
         }
         for (k, (job, c, kind, set)) in deferred.into_iter().enumerate() {
             let name = format!("{} (verify)", job.name);
-            laid.push(job, name, Vec::new(), read_phase(kind, c, job)?, (k > 0, &set), c);
+            laid.push(
+                job,
+                name,
+                Vec::new(),
+                read_phase(kind, c, job)?,
+                (k > 0, &set, false),
+                c,
+            )?;
         }
     }
     // One job: its phases are a storlab job's usual ones, on the job's targets (the streams
@@ -560,15 +580,20 @@ fn lay_out(groups: &[Vec<(Resolved, Converted)>], notes: &mut Vec<String>) -> Re
 impl Laid {
     /// One phase of `job` with its name, logs and stream (whether it runs with the one before,
     /// its file set).
+    /// `first`: the job's first phase (a verifying read after it starts no group of its own).
     fn push(
         &mut self,
         job: &Resolved,
         name: String,
         logs: Vec<FioLog>,
         phase: ReadPhase,
-        (together, set): (bool, &str),
+        (together, set, first): (bool, &str, bool),
         c: &Converted,
-    ) {
+    ) -> Result<(), WorkloadError> {
+        self.reporting.push(Reporting {
+            new_group: first && job.on("new_group")?,
+            group_reporting: job.on("group_reporting")?,
+        });
         self.streams.push(Stream {
             name: job.name.clone(),
             together,
@@ -582,6 +607,7 @@ impl Laid {
         self.options.push(job.given.clone());
         self.logs.push(logs);
         self.phases.push(phase);
+        Ok(())
     }
 }
 

@@ -187,12 +187,10 @@ pub(crate) fn verify(j: Opts, cx: &mut Conversion) -> Result<(), WorkloadError> 
 /// it, the group's bandwidth and IOPS samples are each clone's summed, so each worker keeps its
 /// own samples either way.
 pub(crate) fn reporting(j: Opts, cx: &mut Conversion) -> Result<(), WorkloadError> {
-    if cx.threads <= 1 {
-        return Ok(());
-    }
+    // A job of one worker keeps its own too: group_reporting across jobs sums each job's.
     if j.on_or("group_reporting", false)? {
         set!(cx, "group_reporting", worker_samples = true)?;
-    } else {
+    } else if cx.threads > 1 {
         set!(cx, "numjobs", group_reporting = false, worker_samples = true)?;
     }
     Ok(())
