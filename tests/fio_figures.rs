@@ -337,3 +337,71 @@ fn clat_under_a_held_rate_counts_from_each_ios_issue_as_fios() {
     assert_eq!(bins, mine, "the clat log's I/Os are json+'s clat bins");
     assert_eq!(read["clat_ns"]["max"], *logged.iter().max().unwrap());
 }
+
+/// What `prog` wrote: (the share zstd's long window leaves of it, the share of its 4 KiB blocks
+/// that are unique — the test's own dedupe scan).
+fn written_shares(s: &Scratch, prog: &str, args: &[&str]) -> (f64, f64) {
+    let file = s.path().join("written.dat");
+    let mut cmd = Command::new(prog);
+    if prog == bin() {
+        cmd.arg("fio").env("STORLAB_DB", s.db());
+    }
+    let out = cmd
+        .current_dir(s.path())
+        .args(args)
+        .arg(format!("--filename={}", file.display()))
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{prog}: {}", stderr(&out));
+    let bytes = std::fs::read(&file).unwrap();
+    let z = Command::new("zstd")
+        .args(["--long=27", "-q", "-c"])
+        .arg(&file)
+        .output()
+        .expect("zstd (scripts/test installs it)");
+    assert!(z.status.success());
+    std::fs::remove_file(&file).ok();
+    let blocks: std::collections::HashSet<&[u8]> = bytes.chunks(4096).collect();
+    (
+        z.stdout.len() as f64 / bytes.len() as f64,
+        blocks.len() as f64 / (bytes.len() / 4096) as f64,
+    )
+}
+
+#[test]
+fn compressible_and_duplicate_data_compress_and_deduplicate_as_fios() {
+    let s = Scratch::new();
+    let base = [
+        "--name=c",
+        "--rw=write",
+        "--bs=64k",
+        "--size=32m",
+        "--output-format=json",
+    ];
+    // Half of each buffer zeros, the rest fresh random bytes in every write (fio refills a
+    // compressible buffer each time): half the file survives a long-window compressor, and no
+    // block repeats.
+    let mut compress = base.to_vec();
+    compress.push("--buffer_compress_percentage=50");
+    let (fio_z, fio_unique) = written_shares(&s, "fio", &compress);
+    let (our_z, our_unique) = written_shares(&s, bin(), &compress);
+    for (who, z, unique) in [("fio", fio_z, fio_unique), ("storlab", our_z, our_unique)] {
+        assert!(
+            (0.45..0.56).contains(&z),
+            "{who}: zstd --long keeps {z:.3} of compress 50 %"
+        );
+        assert!(unique > 0.99, "{who}: {unique:.3} of the blocks unique");
+    }
+    assert!((our_z - fio_z).abs() < 0.03, "storlab {our_z:.3}, fio {fio_z:.3}");
+    // Half the writes repeat another: a dedupe scan finds about half the blocks unique.
+    let mut dedupe = base.to_vec();
+    dedupe.push("--dedupe_percentage=50");
+    for prog in ["fio", bin()] {
+        let (z, unique) = written_shares(&s, prog, &dedupe);
+        assert!(
+            (0.40..0.60).contains(&unique),
+            "{prog}: {unique:.3} of the blocks unique"
+        );
+        assert!((0.40..0.62).contains(&z), "{prog}: zstd --long keeps {z:.3}");
+    }
+}

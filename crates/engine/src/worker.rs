@@ -30,7 +30,7 @@ use crate::filesetup::file_set;
 use crate::latency_target::LatencySeek;
 use crate::merge::WorkerOutcome;
 use crate::pacing::{wait_until, FlowGate, FlowShare, RateMin, RatePacer, Think};
-use crate::plan::{FsyncPolicy, PhasePlan, WorkerFile};
+use crate::plan::{DataPattern, FsyncPolicy, PhasePlan, WorkerFile};
 use crate::result::*;
 use crate::stat::{
     encode_histogram, encode_if_any, new_histogram, recorded, spent_histogram, thread_usage, Counters, IntervalClat,
@@ -527,6 +527,11 @@ impl<'a> Worker<'a> {
             data::stamp(buf, offset, self.plan.seed, self.plan.generation);
         } else if let Some(d) = self.dedupe.as_mut() {
             d.fill(buf, &self.plan.settings.pattern, &mut self.rng);
+        } else if let p @ DataPattern::Compressible(_) = &self.plan.settings.pattern {
+            // Fresh random bytes in every write, as fio refills a buffer_compress_percentage
+            // buffer: the same buffer written again would make the file compress far beyond
+            // its share of zeros under a long-window compressor (or deduplicate).
+            data::fill_pattern(buf, p, &mut self.rng);
         } else if self.plan.settings.pattern.unique_per_block() {
             data::scramble(buf, offset, self.plan.seed);
         }
