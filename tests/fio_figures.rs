@@ -405,3 +405,61 @@ fn compressible_and_duplicate_data_compress_and_deduplicate_as_fios() {
         assert!((0.40..0.62).contains(&z), "{prog}: zstd --long keeps {z:.3}");
     }
 }
+
+#[test]
+fn histogram_logs_keep_their_own_interval_beside_the_samples() {
+    let s = Scratch::new();
+    // Samples (and the bw log) every 500 ms, histograms every 250 ms: fio keeps the two apart.
+    let args = [
+        "--name=h",
+        "--rw=randread",
+        "--bs=4k",
+        "--size=8m",
+        "--time_based",
+        "--runtime=2",
+        "--log_avg_msec=500",
+        "--write_bw_log=h",
+        "--write_hist_log=h",
+        "--log_hist_msec=250",
+        "--output-format=json",
+    ];
+    for (who, prog) in [("storlab", bin()), ("fio", "fio")] {
+        let doc = run_json(&s, prog, &s.path().join(who), &args);
+        let lines = |what: &str| -> Vec<Vec<u64>> {
+            let path = s.path().join(format!("{who}/h_{what}.1.log"));
+            std::fs::read_to_string(&path)
+                .unwrap_or_else(|e| panic!("{who}: {}: {e}", path.display()))
+                .lines()
+                .map(|l| l.split(", ").map(|v| v.trim().parse().unwrap()).collect())
+                .collect()
+        };
+        let (bw, hist) = (lines("bw"), lines("clat_hist"));
+        let times =
+            |rows: &[Vec<u64>], col: usize| -> Vec<u64> { rows.iter().filter(|r| r[col] == 0).map(|r| r[0]).collect() };
+        let (bw_t, hist_t) = (times(&bw, 2), times(&hist, 1));
+        assert!((3..=5).contains(&bw_t.len()), "{who}: a bw line each 500 ms: {bw_t:?}");
+        assert!(
+            (6..=9).contains(&hist_t.len()),
+            "{who}: a histogram line each 250 ms: {hist_t:?}"
+        );
+        for w in hist_t.windows(2) {
+            let gap = w[1] - w[0];
+            assert!(
+                (200..=300).contains(&gap),
+                "{who}: histogram lines {gap} ms apart: {hist_t:?}"
+            );
+        }
+        // Every I/O of a histogram line's interval counted once: the lines hold no more than
+        // the job's reads, and all but the last sliver of them.
+        let counted: u64 = hist
+            .iter()
+            .filter(|r| r[1] == 0)
+            .map(|r| r[3..].iter().sum::<u64>())
+            .sum();
+        let ios = doc["jobs"][0]["read"]["total_ios"].as_u64().unwrap();
+        assert!(
+            counted <= ios && counted as f64 >= ios as f64 * 0.8,
+            "{who}: {counted} I/Os in the histogram lines of {ios}"
+        );
+    }
+}

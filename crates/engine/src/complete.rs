@@ -181,7 +181,7 @@ impl Worker<'_> {
             self.exact.record(d, lat, split);
         }
         if let Some(h) = self.interval_clat.as_mut() {
-            h.record(d, clat);
+            h.record(d, clat, end, self.ramp_end);
         }
         if let Some(records) = self.io_records.as_mut().filter(|_| self.measuring) {
             records.push(&storlab_model::iolog::IoRecord {

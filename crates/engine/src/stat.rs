@@ -303,24 +303,52 @@ fn usage(who: libc::c_int) -> Usage {
 pub(crate) struct IntervalClat {
     current: [Histogram<u64>; 2],
     kept: Vec<IntervalHistograms>,
+    /// An interval of their own (fio's log_hist_msec beside another log_avg_msec): its length
+    /// and where the current one began, ns from the phase's start. None: the samples'.
+    own: Option<(u64, u64)>,
 }
 
 impl IntervalClat {
-    pub(crate) fn new() -> IntervalClat {
+    /// Kept over the samples' intervals, or every `own` ns.
+    pub(crate) fn new(own: Option<u64>) -> IntervalClat {
         IntervalClat {
             current: [new_histogram(), new_histogram()],
             kept: Vec::new(),
+            own: own.filter(|&ns| ns > 0).map(|ns| (ns, 0)),
         }
     }
 
-    /// One I/O of direction `d` completed `clat` ns after its submission.
+    /// One I/O of direction `d` completed at `end` (ns from the phase's start) `clat` ns
+    /// after its submission; an interval of their own that `end` passed is closed first (in
+    /// the ramp where it began before `ramp_end`).
     #[inline]
-    pub(crate) fn record(&mut self, d: usize, clat: u64) {
+    pub(crate) fn record(&mut self, d: usize, clat: u64, end: u64, ramp_end: u64) {
+        while let Some((every, start)) = self.own.filter(|(every, start)| end >= start + every) {
+            self.close(start, start + every, start < ramp_end);
+            self.own = Some((every, start + every));
+        }
         self.current[d].saturating_record(clat);
     }
 
+    /// A sample interval from `t_start` to `t_end` ended: the histograms close with it, unless
+    /// they keep an interval of their own.
+    pub(crate) fn sample_ended(&mut self, t_start: u64, t_end: u64, ramp: bool) {
+        if self.own.is_none() {
+            self.close(t_start, t_end, ramp);
+        }
+    }
+
+    /// The worker ended at `end`: an interval of their own closes there.
+    pub(crate) fn finish(&mut self, end: u64, ramp_end: u64) {
+        if let Some((_, start)) = self.own {
+            if end > start {
+                self.close(start, end, start < ramp_end);
+            }
+        }
+    }
+
     /// Closes the interval from `t_start` to `t_end` (ns from the phase's start).
-    pub(crate) fn close(&mut self, t_start: u64, t_end: u64, ramp: bool) {
+    fn close(&mut self, t_start: u64, t_end: u64, ramp: bool) {
         let clat = [encode_if_any(&self.current[0]), encode_if_any(&self.current[1])];
         self.current.iter_mut().for_each(Histogram::reset);
         self.kept.push(IntervalHistograms {

@@ -209,7 +209,10 @@ impl<'a> Worker<'a> {
             next_boundary: 0,
             last_sent: None,
             own_samples: plan.settings.worker_samples.then(Vec::new),
-            interval_clat: plan.settings.interval_histograms.then(|| Box::new(IntervalClat::new())),
+            interval_clat: plan
+                .settings
+                .interval_histograms
+                .then(|| Box::new(IntervalClat::new(plan.settings.histogram_interval.map(|d| d.0)))),
             io_records: plan.settings.io_log.then(Default::default),
             totals: Counters::default(),
             thist: Box::new([new_histogram(), new_histogram()]),
@@ -616,6 +619,9 @@ impl<'a> Worker<'a> {
         let end = self.end_of_io(interrupted)?;
         self.tick(end)?;
         self.send_interval(end, true);
+        if let Some(clat) = self.interval_clat.as_mut() {
+            clat.finish(end, self.ramp_end);
+        }
         if !interrupted && self.plan.settings.exitall {
             // fio's exitall: this phase is done, so are the phases running with it.
             self.shared.exit_all.store(true, Ordering::Relaxed);
@@ -807,7 +813,7 @@ impl Worker<'_> {
                 own.push(own_sample(self.interval_start, end, !self.measuring, &counters));
             }
             if let Some(clat) = self.interval_clat.as_mut() {
-                clat.close(self.interval_start, end, !self.measuring);
+                clat.sample_ended(self.interval_start, end, !self.measuring);
             }
             self.last_sent = Some(index);
             let _ = self.tx.send(Msg::Interval {

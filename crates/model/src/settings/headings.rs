@@ -100,6 +100,7 @@ pub const HEADINGS: &[(&str, &[&str])] = &[
             "interval",
             "worker_samples",
             "interval_histograms",
+            "histogram_interval",
             "io_log",
             "group_reporting",
             "late_after",

@@ -297,6 +297,12 @@ impl HistInterval {
 /// interval boundaries). A worker that kept no interval histograms (no log_hist_msec) leaves
 /// its file empty, as fio does.
 fn hist_files(phase: &Phase, log: &FioLog, layout: Layout) -> Vec<(std::path::PathBuf, String)> {
+    // The histograms' own interval, where they kept one (log_hist_msec beside log_avg_msec).
+    let own = phase.plan().and_then(|p| p.settings.histogram_interval);
+    let layout = Layout {
+        nominal: own.map_or(layout.nominal, |d| d.0 as f64 / 1e9),
+        ..layout
+    };
     let workers = &phase.result.workers;
     let bs = match phase.plan().map(|p| &p.settings.bs) {
         Some(storlab_model::values::BlockSizes::Fixed(b)) => *b,

@@ -315,9 +315,9 @@ pub(crate) fn logs(j: Opts, cx: &mut Conversion) -> Result<(), WorkloadError> {
 /// fio's histogram bins (FIO_IO_U_PLAT_NR in fio's stat.h: 29 groups of 64).
 const FIO_PLAT_BINS: u32 = 29 * 64;
 
-/// write_hist_log's interval, log_hist_msec: storlab's sample interval, as log_avg_msec sets
-/// it (one interval for all; a conflicting one is refused by name). Without it fio writes an
-/// empty histogram log, and so does storlab fio.
+/// write_hist_log's interval, log_hist_msec: the interval histograms' own (`histogram_interval`,
+/// beside the samples' log_avg_msec, as fio keeps the two apart). Without it fio writes an empty
+/// histogram log, and so does storlab fio.
 fn hist_interval(j: Opts, cx: &mut Conversion) -> Result<Option<u64>, WorkloadError> {
     let Some(ms) = j.int("log_hist_msec")?.filter(|&ms| ms > 0) else {
         return Ok(None);
@@ -328,12 +328,19 @@ fn hist_interval(j: Opts, cx: &mut Conversion) -> Result<Option<u64>, WorkloadEr
             "histograms over less than 10 ms: storlab's interval is 10 ms or more",
         ));
     }
-    set!(
-        cx,
-        "log_hist_msec",
-        interval = Duration(ms * 1_000_000),
-        interval_histograms = true
-    )?;
+    let every = Duration(ms * 1_000_000);
+    match cx.settings().interval {
+        // The samples' interval where nothing else set it, or where it is the same.
+        None => set!(cx, "log_hist_msec", interval = every, interval_histograms = true)?,
+        Some(samples) if samples == every => set!(cx, "log_hist_msec", interval_histograms = true)?,
+        // Beside another log_avg_msec: an interval of their own.
+        Some(_) => set!(
+            cx,
+            "log_hist_msec",
+            histogram_interval = every,
+            interval_histograms = true
+        )?,
+    }
     Ok(Some(ms))
 }
 
