@@ -73,59 +73,42 @@ pub fn fio(args: Vec<String>) -> Result<u8> {
         // fio's client/server document (its client_stats).
         return crate::team::fio(&c, fio, &out, &launch);
     }
+    run_here(&c, fio, &out)
+}
+
+/// The job run in this process, stored, and written in fio's forms; fio's exit code.
+fn run_here(c: &FioCommand, fio: &storlab_workload::fio::FioJob, out: &OutputArgs) -> Result<u8> {
     let prepared = storlab_session::prepare(&fio.job, &c.allow_devices)?;
     let plans = prepared.phases().to_vec();
-    let mut m = Measuring::start(None, None, "fio", &out, c.quiet, None)?;
-    let opts = run_options(&c, m.live.as_deref().map(|v| v as &dyn LiveRun));
+    let mut m = Measuring::start(None, None, "fio", out, c.quiet, None)?;
+    let opts = run_options(c, m.live.as_deref().map(|v| v as &dyn LiveRun));
     let ran = storlab_session::run_prepared(&mut m.store, prepared, &opts);
     let store = m.end();
     match ran {
         Ok(e) => {
-            write_outputs(&c, fio, &store, e.run_id, &out, None)?;
-            // Every job ran to its end: bad blocks there were gone on past
-            // (continue_on_error=verify; otherwise the first ends the job), which fio counts
-            // in the job's errors and does not fail.
-            let gone_past = e.results.len() == plans.len()
-                && e.results
-                    .iter()
-                    .any(|r| r.verify.as_ref().is_some_and(|v| v.bad_blocks > 0));
-            Ok(if gone_past { 0 } else { fio_exit(e.status) })
+            write_outputs(c, fio, &store, e.run_id, out, None)?;
+            Ok(if e.only_bad_blocks_gone_past(plans.len()) {
+                0
+            } else {
+                fio_exit(e.status)
+            })
         }
-        // fio reports a job that failed in its outputs, its error number in "error", the
-        // jobs before it as they ran; the reason on stderr.
-        Err(storlab_session::SessionError::Phase {
-            run_id,
-            seq,
-            kind,
-            source,
-        }) => {
-            eprintln!("fio: run {run_id}, phase {seq} ({kind}): {source}");
-            let failed = plans.get(seq - 1).map(|plan| storlab_report::fio::Failed {
-                plan: plan.clone(),
-                seq: seq - 1,
-                errno: errno_of(&*source).unwrap_or(libc::EIO),
-                why: source.to_string(),
-            });
-            write_outputs(&c, fio, &store, run_id, &out, failed)?;
+        Err(e) => {
+            // fio reports a job that failed in its outputs, its error number in "error", the
+            // jobs before it as they ran; the reason on stderr.
+            let storlab_session::SessionError::Phase {
+                run_id, seq, source, ..
+            } = &e
+            else {
+                return Err(e.into());
+            };
+            eprintln!("fio: {e}");
+            let errno = e.errno().unwrap_or(libc::EIO);
+            let failed = storlab_report::fio::Failed::of(&plans, *seq, errno, source.to_string());
+            write_outputs(c, fio, &store, *run_id, out, failed)?;
             Ok(1)
         }
-        Err(e) => Err(e.into()),
     }
-}
-
-/// The system's error number behind an error, where one is (the first in its chain).
-fn errno_of(e: &(dyn std::error::Error + 'static)) -> Option<i32> {
-    let mut at = Some(e);
-    while let Some(x) = at {
-        if let Some(n) = x
-            .downcast_ref::<std::io::Error>()
-            .and_then(std::io::Error::raw_os_error)
-        {
-            return Some(n);
-        }
-        at = x.source();
-    }
-    None
 }
 
 /// How `storlab fio`'s run is made: stored as a run, with its tags, devices and `--keep`, a
@@ -183,21 +166,8 @@ pub(crate) fn write_outputs(
     };
     storlab_report::fio::log_files(&run, &fio.phase_logs, &mut write_log)
         .map_err(|e| anyhow::anyhow!("run {run_id}: {e}"))?;
-    // Each bad block gone on past on stderr, as fio says each (the run lists the first ones).
-    for p in &run.phases {
-        let Some(v) = p.result.verify.as_ref().filter(|v| v.bad_blocks > 0) else {
-            continue;
-        };
-        for b in &v.bad {
-            eprintln!(
-                "verify: {} at file {} offset {}, length 4096",
-                b.reason, b.file, b.offset
-            );
-        }
-        if v.bad_blocks > v.bad.len() as u64 {
-            eprintln!("verify: and {} more bad blocks", v.bad_blocks - v.bad.len() as u64);
-        }
-    }
+    // Each bad block gone on past on stderr, as fio says each.
+    eprint!("{}", storlab_report::fio::bad_block_lines(&run));
     // What bounded each job is storlab's own note: on stderr, and only when asked (fio's drivers
     // take any stderr for an error).
     if c.notes {

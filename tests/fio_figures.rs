@@ -38,23 +38,29 @@ fn log_values(path: &Path, dir: u64) -> Vec<u64> {
 /// Runs `prog` (fio, or storlab's binary as `storlab fio`) in `dir` with `args` on a file of
 /// its own; returns its JSON document.
 fn run_json(s: &Scratch, prog: &str, dir: &Path, args: &[&str]) -> Value {
+    let file = data_file(s, dir);
+    let doc = run_on(s, prog, dir, args, &format!("--filename={}", file.display()));
+    std::fs::remove_file(&file).ok();
+    doc
+}
+
+/// The file a run in `dir` works on, in the scratch data directory.
+fn data_file(s: &Scratch, dir: &Path) -> std::path::PathBuf {
+    s.data()
+        .join(format!("{}.dat", dir.file_name().unwrap().to_string_lossy()))
+}
+
+/// Runs `prog` as fio in `dir` (made here; its logs land there) with `args` and `target` (its
+/// --filename or --directory); returns its JSON document.
+fn run_on(s: &Scratch, prog: &str, dir: &Path, args: &[&str], target: &str) -> Value {
     std::fs::create_dir_all(dir).unwrap();
-    let mut cmd = Command::new(prog);
-    if prog == bin() {
-        cmd.arg("fio").env("STORLAB_DB", s.db());
-    }
-    let file = s
-        .data()
-        .join(format!("{}.dat", dir.file_name().unwrap().to_string_lossy()));
-    let out = cmd
+    let out = fio_command(s, prog)
         .current_dir(dir)
         .args(args)
-        .arg(format!("--filename={}", file.display()))
+        .arg(target)
         .output()
         .unwrap();
-    std::fs::remove_file(&file).ok();
-    assert!(out.status.success(), "{prog} {args:?}: {}", stderr(&out));
-    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{prog}: {e}: {}", stdout(&out)))
+    fio_document(prog, args, &out)
 }
 
 #[test]
@@ -167,19 +173,9 @@ fn io_stat(xs: &[u64]) -> (u64, u64, f64, f64, u64) {
 fn run_in_dir(s: &Scratch, prog: &str, dir: &Path, args: &[&str]) -> Value {
     let files = dir.join("files");
     std::fs::create_dir_all(&files).unwrap();
-    let mut cmd = Command::new(prog);
-    if prog == bin() {
-        cmd.arg("fio").env("STORLAB_DB", s.db());
-    }
-    let out = cmd
-        .current_dir(dir)
-        .args(args)
-        .arg(format!("--directory={}", files.display()))
-        .output()
-        .unwrap();
+    let doc = run_on(s, prog, dir, args, &format!("--directory={}", files.display()));
     std::fs::remove_dir_all(&files).ok();
-    assert!(out.status.success(), "{prog} {args:?}: {}", stderr(&out));
-    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{prog}: {e}: {}", stdout(&out)))
+    doc
 }
 
 #[test]
@@ -253,14 +249,8 @@ fn over(lat: &Value, ns: u64) -> u64 {
 /// returns its JSON document.
 fn run_stalled(s: &Scratch, prog: &str, dir: &Path, args: &[&str]) -> Value {
     std::fs::create_dir_all(dir).unwrap();
-    let mut cmd = Command::new(prog);
-    if prog == bin() {
-        cmd.arg("fio").env("STORLAB_DB", s.db());
-    }
-    let file = s
-        .data()
-        .join(format!("{}.dat", dir.file_name().unwrap().to_string_lossy()));
-    let child = cmd
+    let file = data_file(s, dir);
+    let child = fio_command(s, prog)
         .current_dir(dir)
         .args(args)
         .arg(format!("--filename={}", file.display()))
@@ -275,8 +265,7 @@ fn run_stalled(s: &Scratch, prog: &str, dir: &Path, args: &[&str]) -> Value {
     run_ok("kill", &["-CONT", &pid]);
     let out = child.wait_with_output().unwrap();
     std::fs::remove_file(&file).ok();
-    assert!(out.status.success(), "{prog} {args:?}: {}", stderr(&out));
-    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{prog}: {e}: {}", stdout(&out)))
+    fio_document(prog, args, &out)
 }
 
 #[test]
@@ -342,11 +331,7 @@ fn clat_under_a_held_rate_counts_from_each_ios_issue_as_fios() {
 /// that are unique — the test's own dedupe scan).
 fn written_shares(s: &Scratch, prog: &str, args: &[&str]) -> (f64, f64) {
     let file = s.path().join("written.dat");
-    let mut cmd = Command::new(prog);
-    if prog == bin() {
-        cmd.arg("fio").env("STORLAB_DB", s.db());
-    }
-    let out = cmd
+    let out = fio_command(s, prog)
         .current_dir(s.path())
         .args(args)
         .arg(format!("--filename={}", file.display()))

@@ -1176,11 +1176,11 @@ fn each_clone_of_a_job_logs_to_its_own_files_as_fio_names_them() {
             std::fs::create_dir(dir).unwrap();
             let data = d.join(dir.file_name().unwrap());
             std::fs::create_dir(&data).unwrap();
-            let mut cmd = Command::new(prog);
-            if prog == bin() {
-                cmd.arg("fio").env("STORLAB_DB", s.db());
-            }
-            let out = cmd.current_dir(dir).args(args(&data, engine)).output().unwrap();
+            let out = fio_command(&s, prog)
+                .current_dir(dir)
+                .args(args(&data, engine))
+                .output()
+                .unwrap();
             assert!(out.status.success(), "{prog}: {}", stderr(&out));
         }
         let (ours_logs, fios_logs) = (logs_of(&ours), logs_of(&theirs));
@@ -1914,10 +1914,7 @@ fn latency_logs_hold_each_intervals_mean_in_fios_format() {
 /// with `args` on a file of its own in the scratch data directory, removed after.
 fn run_in(s: &Scratch, prog: &str, dir: &Path, args: &[&str]) {
     std::fs::create_dir_all(dir).unwrap();
-    let mut cmd = Command::new(prog);
-    if prog == bin() {
-        cmd.arg("fio").env("STORLAB_DB", s.db());
-    }
+    let mut cmd = fio_command(s, prog);
     let file = s
         .data()
         .join(format!("{}.dat", dir.file_name().unwrap().to_string_lossy()));

@@ -863,17 +863,9 @@ fn job_and_global_options_are_as_given_as_fios() {
     )
     .unwrap();
     let doc = |prog: &str| -> serde_json::Value {
-        let mut cmd = Command::new(prog);
-        if prog == bin() {
-            cmd.arg("fio").env("STORLAB_DB", s.db());
-        }
-        let out = cmd
-            .current_dir(s.path())
-            .args(["--output-format=json", job.to_str().unwrap()])
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "{prog}: {}", stderr(&out));
-        serde_json::from_slice(&out.stdout).unwrap()
+        let args = ["--output-format=json", job.to_str().unwrap()];
+        let out = fio_command(&s, prog).current_dir(s.path()).args(args).output().unwrap();
+        fio_document(prog, &args, &out)
     };
     let (theirs, mine) = (doc("fio"), doc(bin()));
     assert_eq!(
@@ -909,11 +901,7 @@ fn job_and_global_options_are_as_given_as_fios() {
 /// returns its exit code, its stderr and its JSON document (fio writes its error line on stdout
 /// before the document: the document is read from its first `{`).
 fn fio_json(s: &Scratch, prog: &str, args: &[&str]) -> (Option<i32>, String, serde_json::Value) {
-    let mut cmd = Command::new(prog);
-    if prog == bin() {
-        cmd.arg("fio").env("STORLAB_DB", s.db());
-    }
-    let out = cmd
+    let out = fio_command(s, prog)
         .current_dir(s.path())
         .args(args)
         .arg("--output-format=json")
@@ -1043,13 +1031,8 @@ fn group_reporting_and_new_group_make_fios_groups() {
     assert_eq!(mine["jobs"][0]["read"]["io_bytes"], bytes(0) + bytes(1));
 
     // The normal text: a block per entry (jobs=3 for a and b), a status line per group.
-    let text = |prog: &str| -> String {
-        let mut cmd = Command::new(prog);
-        if prog == bin() {
-            cmd.arg("fio").env("STORLAB_DB", s.db());
-        }
-        stdout(&cmd.current_dir(s.path()).arg(&job).output().unwrap())
-    };
+    let text =
+        |prog: &str| -> String { stdout(&fio_command(&s, prog).current_dir(s.path()).arg(&job).output().unwrap()) };
     for (who, out) in [("fio", text("fio")), ("storlab", text(bin()))] {
         assert!(out.contains("a: (groupid=0, jobs=3)"), "{who}: {out}");
         // As they start, each job has its own line, its own options.

@@ -691,3 +691,18 @@ pub fn fio_bucket(v: u64) -> u64 {
     }
     lower + width / 2
 }
+
+/// `prog` as fio: Debian's fio, or storlab's binary as `storlab fio` on the scratch database.
+pub fn fio_command(s: &Scratch, prog: &str) -> Command {
+    let mut cmd = Command::new(prog);
+    if prog == bin() {
+        cmd.arg("fio").env("STORLAB_DB", s.db());
+    }
+    cmd
+}
+
+/// The JSON document `prog` (run with `args`) printed, which must have exited 0.
+pub fn fio_document(prog: &str, args: &[&str], out: &Output) -> serde_json::Value {
+    assert!(out.status.success(), "{prog} {args:?}: {}", stderr(out));
+    serde_json::from_slice(&out.stdout).unwrap_or_else(|e| panic!("{prog}: {e}: {}", stdout(out)))
+}

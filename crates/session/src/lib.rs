@@ -76,6 +76,27 @@ pub enum SessionError {
     },
 }
 
+impl SessionError {
+    /// The system's error number behind a phase's failure, where there is one (the first in
+    /// its chain of causes: EROFS for a read-only filesystem, EILSEQ for a bad block).
+    pub fn errno(&self) -> Option<i32> {
+        let SessionError::Phase { source, .. } = self else {
+            return None;
+        };
+        let mut at: Option<&(dyn std::error::Error + 'static)> = Some(&**source);
+        while let Some(e) = at {
+            if let Some(n) = e
+                .downcast_ref::<std::io::Error>()
+                .and_then(std::io::Error::raw_os_error)
+            {
+                return Some(n);
+            }
+            at = e.source();
+        }
+        None
+    }
+}
+
 impl From<WorkloadError> for SessionError {
     fn from(e: WorkloadError) -> Self {
         SessionError::Job(e)

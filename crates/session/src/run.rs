@@ -66,6 +66,19 @@ pub struct Executed {
     pub results: Vec<PhaseResult>,
 }
 
+impl Executed {
+    /// Every one of the job's `phases` ran to its end and some read blocks that failed their
+    /// check, gone on past (a phase that stops at a bad block fails instead): the run's only
+    /// fault, which fio counts in the job's errors and does not fail.
+    pub fn only_bad_blocks_gone_past(&self, phases: usize) -> bool {
+        self.results.len() == phases
+            && self
+                .results
+                .iter()
+                .any(|r| r.verify.as_ref().is_some_and(|v| v.bad_blocks > 0))
+    }
+}
+
 /// A seed that differs from run to run (the job's own seed, when it gives one, wins).
 fn random_seed() -> u64 {
     let t = std::time::SystemTime::now()

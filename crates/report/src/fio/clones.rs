@@ -92,70 +92,73 @@ fn joins(run: &RunDetail, reporting: &[Reporting], groups: &[u32], head: usize, 
 /// ranks (`mpirun storlab-mpi fio`), per phase each rank's part (or its clones) and then all
 /// ranks together, as fio's client reports a server per host.
 pub(crate) fn entries<'a>(run: &'a RunDetail, reporting: &[Reporting]) -> Vec<Entry<'a>> {
-    let mut out = Vec::new();
-    let mut folded = None;
     let groups = groups(run, reporting);
+    let mut out = Vec::new();
     let mut i = 0;
     while i < run.phases.len() {
-        let p = &run.phases[i];
-        i += 1;
-        if folded == Some(i - 1) {
-            continue;
-        }
-        // Jobs of one reporting group that each ask for group_reporting: one entry, as fio's.
-        let head = i - 1;
-        let mut last = head;
-        while last + 1 < run.phases.len() && joins(run, reporting, &groups, head, last + 1) {
-            last += 1;
-        }
-        if last > head {
-            let members: Vec<&Phase> = run.phases[head..=last].iter().collect();
-            out.push(Entry {
-                phase: head,
-                jobs: members
-                    .iter()
-                    .map(|m| m.plan().map_or(1, |pl| pl.workers.len() as u64))
-                    .sum(),
-                view: Cow::Owned(joined(&members)),
-                client: None,
-                verified: None,
-                options_of: last,
-            });
-            i = last + 1;
-            continue;
-        }
-        let i = head;
-        let ranks: Vec<&RankPhaseRow> = run.rank_phases.iter().filter(|r| r.seq == p.seq).collect();
-        if let Some(v) = run.phases.get(i + 1).filter(|v| ranks.is_empty() && verifies(p, v)) {
-            // fio's job that writes and verifies is one entry: its writes and the reads that
-            // checked them.
-            folded = Some(i + 1);
-            out.push(Entry {
-                phase: i,
-                jobs: p.plan().map_or(1, |pl| pl.workers.len() as u64),
-                view: Cow::Owned(verified(p, v)),
-                client: None,
-                verified: Some((p, v)),
-                options_of: i,
-            });
-            continue;
-        }
-        if ranks.is_empty() {
-            out.extend(shown(i, Cow::Borrowed(p), None));
-            continue;
-        }
-        let first = out.len();
-        for row in ranks {
-            let client = Client::Rank {
-                host: row.host.clone(),
-                rank: row.rank,
-            };
-            out.extend(shown(i, Cow::Owned(rank_view(p, row)), Some(client)));
-        }
-        // fio's sum of its clients, where there is more than one entry to sum.
-        if out.len() - first < 2 {
-            continue;
-        }
+        i += entries_from(run, reporting, &groups, i, &mut out);
+    }
+    out
+}
+
+/// The entries of the job whose phase `i` is, into `out`; how many phases they report (several
+/// for jobs joined by group_reporting, two for a write and the read that verified it).
+fn entries_from<'a>(
+    run: &'a RunDetail,
+    reporting: &[Reporting],
+    groups: &[u32],
+    i: usize,
+    out: &mut Vec<Entry<'a>>,
+) -> usize {
+    let p = &run.phases[i];
+    // Jobs of one reporting group that each ask for group_reporting: one entry, as fio's.
+    let mut last = i;
+    while last + 1 < run.phases.len() && joins(run, reporting, groups, i, last + 1) {
+        last += 1;
+    }
+    if last > i {
+        let members: Vec<&Phase> = run.phases[i..=last].iter().collect();
+        out.push(Entry {
+            phase: i,
+            jobs: members
+                .iter()
+                .map(|m| m.plan().map_or(1, |pl| pl.workers.len() as u64))
+                .sum(),
+            view: Cow::Owned(joined(&members)),
+            client: None,
+            verified: None,
+            options_of: last,
+        });
+        return last + 1 - i;
+    }
+    let ranks: Vec<&RankPhaseRow> = run.rank_phases.iter().filter(|r| r.seq == p.seq).collect();
+    if let Some(v) = run.phases.get(i + 1).filter(|v| ranks.is_empty() && verifies(p, v)) {
+        // fio's job that writes and verifies is one entry: its writes and the reads that
+        // checked them.
+        out.push(Entry {
+            phase: i,
+            jobs: p.plan().map_or(1, |pl| pl.workers.len() as u64),
+            view: Cow::Owned(verified(p, v)),
+            client: None,
+            verified: Some((p, v)),
+            options_of: i,
+        });
+        return 2;
+    }
+    if ranks.is_empty() {
+        out.extend(shown(i, Cow::Borrowed(p), None));
+        return 1;
+    }
+    let first = out.len();
+    for row in ranks {
+        let client = Client::Rank {
+            host: row.host.clone(),
+            rank: row.rank,
+        };
+        out.extend(shown(i, Cow::Owned(rank_view(p, row)), Some(client)));
+    }
+    // fio's sum of its clients, where there is more than one entry to sum.
+    if out.len() - first >= 2 {
         out.push(Entry {
             phase: i,
             jobs: p.result.workers.len().max(1) as u64,
@@ -165,7 +168,7 @@ pub(crate) fn entries<'a>(run: &'a RunDetail, reporting: &[Reporting]) -> Vec<En
             options_of: i,
         });
     }
-    out
+    1
 }
 
 /// The entries of one view of a phase: itself, its workers one job (fio's jobs=N: the plan's

@@ -112,6 +112,17 @@ pub struct Failed {
 }
 
 impl Failed {
+    /// Phase `seq` (from 1, as the run's failure names it) of `plans` failed with `errno`.
+    pub fn of(plans: &[storlab_model::plan::PhasePlan], seq: usize, errno: i32, why: String) -> Option<Failed> {
+        let at = seq.checked_sub(1)?;
+        Some(Failed {
+            plan: plans.get(at)?.clone(),
+            seq: at,
+            errno,
+            why,
+        })
+    }
+
     /// The failed job added to `run`'s phases.
     pub fn add_to(self, run: &mut RunDetail) {
         let result = storlab_model::result::PhaseResult {
@@ -130,6 +141,24 @@ impl Failed {
             cache_flattered: false,
         });
     }
+}
+
+/// Each block a run's reads found bad and went on past, as fio says each on stderr (`verify:
+/// … at file F offset O, length 4096`; the run lists the first ones, the rest counted).
+pub fn bad_block_lines(run: &RunDetail) -> String {
+    let mut out = String::new();
+    for v in run.phases.iter().filter_map(|p| p.result.verify.as_ref()) {
+        for b in &v.bad {
+            out += &format!(
+                "verify: {} at file {} offset {}, length 4096\n",
+                b.reason, b.file, b.offset
+            );
+        }
+        if v.bad_blocks > v.bad.len() as u64 {
+            out += &format!("verify: and {} more bad blocks\n", v.bad_blocks - v.bad.len() as u64);
+        }
+    }
+    out
 }
 
 /// The runs as `results export` writes them in fio's forms: one JSON document of them all, or
