@@ -607,14 +607,27 @@ fn an_agent_started_again_takes_over_its_dead_process_files_at_once() {
         std::fs::read_to_string("/proc/sys/kernel/hostname").unwrap().trim(),
         procs.0[0].id()
     );
+    // The writers rest between files (`--interval`), so the agent is frozen (SIGSTOP) and
+    // killed only at a moment it holds a file being written; a kill between files tests nothing.
+    let pid = procs.0[0].id() as i32;
+    let writing = loop {
+        assert!(Instant::now() < deadline, "the agent never held a file being written");
+        // SAFETY: kill(2) on our own child's pid.
+        unsafe { libc::kill(pid, libc::SIGSTOP) };
+        let held = s
+            .store()
+            .unwrap()
+            .files_in_state(cid, storlab_model::challenge::FileState::Writing, Some(&victim))
+            .unwrap();
+        if !held.is_empty() {
+            break held;
+        }
+        // SAFETY: as above.
+        unsafe { libc::kill(pid, libc::SIGCONT) };
+        std::thread::sleep(Duration::from_millis(30));
+    };
     procs.0[0].kill().unwrap();
     procs.0.remove(0).wait().unwrap();
-    let store = s.store().unwrap();
-    let writing = store
-        .files_in_state(cid, storlab_model::challenge::FileState::Writing, Some(&victim))
-        .unwrap();
-    drop(store);
-    assert!(!writing.is_empty(), "the killed agent held no file being written");
     let restarted = Instant::now();
     procs.0.push(agent());
     let out = wait_for(&mut procs, 0, 120);
