@@ -39,6 +39,9 @@ pub fn fio(args: Vec<String>) -> Result<u8> {
         println!("{}", storlab_workload::fio::FIO_VERSION);
         return Ok(0);
     }
+    if let Some(arg) = &c.server {
+        return crate::fio_server::serve(&c, arg);
+    }
     if !c.showcmd.is_empty() {
         for line in &c.showcmd {
             println!("{line}");

@@ -1476,11 +1476,12 @@ fn a_fio_size_read_differently_is_said_in_both_forms() {
     );
 }
 
-/// fio's client/server mode is refused, naming storlab's way to run on many hosts.
+/// Driving fio's servers from storlab is refused, naming storlab's ways to run on many hosts
+/// (serving fio's clients, `--server`, is tests/fio_server.rs's).
 #[test]
-fn fios_client_and_server_are_refused_naming_mpirun() {
+fn fios_client_is_refused_naming_mpirun() {
     let s = Scratch::new();
-    for a in ["--client=host1", "--server", "--daemonize=/tmp/x.pid"] {
+    for a in ["--client=host1", "--remote-config=/x.fio"] {
         let out = s.storlab(&["fio", a, "--name=x", "--rw=read", "--size=1m"]);
         assert_eq!(out.status.code(), Some(1), "{a}: fio's exit code for a refusal");
         let err = stderr(&out);

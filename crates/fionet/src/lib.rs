@@ -10,9 +10,11 @@
 //! fio's protocol has no authentication: whoever reaches the port runs jobs as the server's
 //! user. The server binds only to the address the user names (docs/fio.md says so).
 
+pub mod address;
 mod codec;
 pub mod frame;
 pub mod pdu;
+pub mod serve;
 pub mod stat;
 
-pub use frame::{Command, Op, FrameError, VERSION, PORT};
+pub use frame::{Command, FrameError, Op, PORT, VERSION};

@@ -5,6 +5,10 @@ use crate::codec::{Put, Take};
 
 /// fio's `FIO_PROBE_FLAG_ZLIB`: the client takes zlib-compressed logs.
 pub const PROBE_FLAG_ZLIB: u64 = 1;
+/// fio's `FIO_LOG_INFO`.
+pub const LOG_INFO: u32 = 2;
+/// fio's `FIO_LOG_ERR`.
+pub const LOG_ERR: u32 = 3;
 /// fio's `FIO_CLIENT_TYPE_CLI`.
 pub const CLIENT_TYPE_CLI: u32 = 1;
 
@@ -184,7 +188,7 @@ impl Pair {
 #[allow(missing_docs)]
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Text {
-    /// fio's log level: 0 info, 1 error.
+    /// fio's log level: `LOG_INFO` or `LOG_ERR`.
     pub level: u32,
     pub sec: u64,
     pub usec: u64,

@@ -131,12 +131,12 @@ impl Default for ThreadStat {
             members: 0,
             unified_rw_rep: 0,
             disable_prio_stat: 0,
-            sync_stat: IoStat::default(),
-            clat_stat: Default::default(),
-            slat_stat: Default::default(),
-            lat_stat: Default::default(),
-            bw_stat: Default::default(),
-            iops_stat: Default::default(),
+            sync_stat: IoStat::EMPTY,
+            clat_stat: [IoStat::EMPTY; DIRS],
+            slat_stat: [IoStat::EMPTY; DIRS],
+            lat_stat: [IoStat::EMPTY; DIRS],
+            bw_stat: [IoStat::EMPTY; DIRS],
+            iops_stat: [IoStat::EMPTY; DIRS],
             usr_time: 0,
             sys_time: 0,
             ctx: 0,
@@ -187,6 +187,17 @@ impl Default for ThreadStat {
             cachemiss: 0,
         }
     }
+}
+
+impl IoStat {
+    /// fio's io_stat of no samples (its min at the largest value, as fio initialises it).
+    pub const EMPTY: IoStat = IoStat {
+        max: 0,
+        min: u64::MAX,
+        samples: 0,
+        mean: 0.0,
+        s: 0.0,
+    };
 }
 
 impl ThreadStat {
@@ -332,10 +343,20 @@ fn walk_ts_head(f: &mut impl Field, ts: &mut ThreadStat) {
     ] {
         f.io_stats(s);
     }
-    for v in [&mut ts.usr_time, &mut ts.sys_time, &mut ts.ctx, &mut ts.minf, &mut ts.majf] {
+    for v in [
+        &mut ts.usr_time,
+        &mut ts.sys_time,
+        &mut ts.ctx,
+        &mut ts.minf,
+        &mut ts.majf,
+    ] {
         f.u64(v);
     }
-    for v in [&mut ts.clat_percentiles, &mut ts.lat_percentiles, &mut ts.slat_percentiles] {
+    for v in [
+        &mut ts.clat_percentiles,
+        &mut ts.lat_percentiles,
+        &mut ts.slat_percentiles,
+    ] {
         f.u32(v);
     }
     f.pad(4);
@@ -389,7 +410,12 @@ fn walk_ts_tail(f: &mut impl Field, ts: &mut ThreadStat) {
     f.u64(&mut ts.ss_dur);
     f.u32(&mut ts.ss_state);
     f.u32(&mut ts.ss_head);
-    for v in [&mut ts.ss_limit, &mut ts.ss_slope, &mut ts.ss_deviation, &mut ts.ss_criterion] {
+    for v in [
+        &mut ts.ss_limit,
+        &mut ts.ss_slope,
+        &mut ts.ss_deviation,
+        &mut ts.ss_criterion,
+    ] {
         f.fp64(v);
     }
     f.u32(&mut ts.ioprio);
@@ -484,7 +510,10 @@ mod tests {
         );
         assert_eq!(reached(walk_ts).next_multiple_of(8), 183_888);
         assert_eq!(encode_gs(&GroupRunStats::default()).len(), GS_LEN);
-        assert_eq!(encode_ts(&ThreadStat::default(), &GroupRunStats::default()).len(), TS_PDU_LEN);
+        assert_eq!(
+            encode_ts(&ThreadStat::default(), &GroupRunStats::default()).len(),
+            TS_PDU_LEN
+        );
     }
 
     #[test]

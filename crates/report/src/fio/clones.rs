@@ -64,6 +64,27 @@ pub(crate) struct Entry<'a> {
 /// counted from 0 at each stonewall, and a job with new_group starts one of its own though it
 /// runs with those before it.
 pub(crate) fn groups(run: &RunDetail, reporting: &[Reporting]) -> Vec<u32> {
+    groups_in(Ran::of(run), reporting)
+}
+
+/// A run's phases and their ranks' parts: what its entries are made of (a run stored, or
+/// the phases a job will run, planned).
+#[derive(Clone, Copy)]
+pub(crate) struct Ran<'a> {
+    pub(crate) phases: &'a [Phase],
+    pub(crate) rank_phases: &'a [RankPhaseRow],
+}
+
+impl<'a> Ran<'a> {
+    pub(crate) fn of(run: &'a RunDetail) -> Ran<'a> {
+        Ran {
+            phases: &run.phases,
+            rank_phases: &run.rank_phases,
+        }
+    }
+}
+
+fn groups_in(run: Ran, reporting: &[Reporting]) -> Vec<u32> {
     let mut group = 0;
     let mut out = Vec::with_capacity(run.phases.len());
     for (i, p) in run.phases.iter().enumerate() {
@@ -78,7 +99,7 @@ pub(crate) fn groups(run: &RunDetail, reporting: &[Reporting]) -> Vec<u32> {
 
 /// Whether phase `i` joins the entry of phase `head` before it: both jobs ask for
 /// group_reporting (fio's, as the job gave it) in one reporting group, as fio sums them.
-fn joins(run: &RunDetail, reporting: &[Reporting], groups: &[u32], head: usize, i: usize) -> bool {
+fn joins(run: Ran, reporting: &[Reporting], groups: &[u32], head: usize, i: usize) -> bool {
     let asks = |k: usize| reporting.get(k).is_some_and(|r| r.group_reporting);
     asks(head)
         && asks(i)
@@ -92,7 +113,12 @@ fn joins(run: &RunDetail, reporting: &[Reporting], groups: &[u32], head: usize, 
 /// ranks (`mpirun storlab-mpi fio`), per phase each rank's part (or its clones) and then all
 /// ranks together, as fio's client reports a server per host.
 pub(crate) fn entries<'a>(run: &'a RunDetail, reporting: &[Reporting]) -> Vec<Entry<'a>> {
-    let groups = groups(run, reporting);
+    entries_in(Ran::of(run), reporting)
+}
+
+/// [`entries`] of phases and their ranks' parts.
+pub(crate) fn entries_in<'a>(run: Ran<'a>, reporting: &[Reporting]) -> Vec<Entry<'a>> {
+    let groups = groups_in(run, reporting);
     let mut out = Vec::new();
     let mut i = 0;
     while i < run.phases.len() {
@@ -104,7 +130,7 @@ pub(crate) fn entries<'a>(run: &'a RunDetail, reporting: &[Reporting]) -> Vec<En
 /// The entries of the job whose phase `i` is, into `out`; how many phases they report (several
 /// for jobs joined by group_reporting, two for a write and the read that verified it).
 fn entries_from<'a>(
-    run: &'a RunDetail,
+    run: Ran<'a>,
     reporting: &[Reporting],
     groups: &[u32],
     i: usize,

@@ -13,6 +13,7 @@ mod json;
 mod logs;
 mod terse;
 mod text;
+mod wire;
 
 use storlab_model::run::RunDetail;
 
@@ -20,6 +21,7 @@ pub use json::{document, document_of};
 pub use logs::log_files;
 pub use terse::terse;
 pub use text::{normal, report, starting, FioTextOptions};
+pub use wire::{entry_options, planned_entries, thread_stats};
 
 /// fio's default `percentile_list`.
 pub const FIO_PERCENTILES: &[f64] = &[

@@ -30,6 +30,8 @@ pub const HELP: &str = "storlab fio: fio's command line on storlab's engine.
     --eta=never                  no status line
     --cmdhelp[=OPTION]           every fio option (or one) and what storlab does with it
     --enghelp[=ENGINE]           the I/O engines storlab runs
+    --server[=[ip:|ip6:]HOST[,PORT]]  serve fio's clients (fio 3.33's protocol; no authentication: bind where only they reach)
+    --daemonize=PIDFILE          with --server: serve in the background, the pid in PIDFILE
   storlab's own: --db FILE|URL, --tag KEY=VALUE, --keep, --ignore-unknown, --storlab-notes
     (how storlab took the job, on stderr; it is always in the stored run and --parse-only), -q
   docs/run.md (\"fio's command line\") says what each fio option does on storlab.";
@@ -123,6 +125,11 @@ pub struct FioCommand {
     pub notes: bool,
     /// The command line, for the run's record.
     pub command_line: String,
+    /// `--server[=ARGS]`: serve fio's clients (fio's client/server protocol) on ARGS's address
+    /// (empty: fio's default, every address, port 8765).
+    pub server: Option<String>,
+    /// `--daemonize=PIDFILE` with `--server`: serve in the background, its pid in PIDFILE.
+    pub daemonize: Option<PathBuf>,
 }
 
 fn usage(msg: impl Into<String>) -> WorkloadError {
@@ -156,6 +163,8 @@ struct StorlabFlags {
     ignore_unknown: bool,
     quiet: bool,
     notes: bool,
+    server: Option<String>,
+    daemonize: Option<PathBuf>,
 }
 
 impl StorlabFlags {
@@ -177,11 +186,21 @@ impl StorlabFlags {
                     .ok_or_else(|| usage(format!("{flag} needs a value")))
             };
             let mode = a.split('=').next().unwrap_or(a);
-            if ["--client", "--server", "--daemonize", "--remote-config"].contains(&mode) {
+            if mode == "--server" {
+                // fio's server: `--server` alone listens where fio's does, `--server=ARGS` where
+                // ARGS say (fio's `[ip:|ip6:]HOST[,PORT]` or `:PORT`).
+                own.server = Some(a.strip_prefix("--server=").unwrap_or("").to_string());
+                continue;
+            }
+            if mode == "--daemonize" {
+                own.daemonize = Some(PathBuf::from(value("--daemonize")?));
+                continue;
+            }
+            if ["--client", "--remote-config"].contains(&mode) {
                 return Err(usage(format!(
-                    "{mode}: fio's client/server mode is not how storlab runs on many hosts: run the job on every \
-                     host as one run with `mpirun storlab-mpi fio …` (docs/mpi.md), which stores one run with \
-                     each host's figures and writes fio's client_stats"
+                    "{mode}: fio's client/server mode is served here (`storlab fio --server` on each host, \
+                     for fio's client) but not yet driven from here: run fio's client, or the job on every \
+                     host as one run with `mpirun storlab-mpi fio …` (docs/mpi.md)"
                 )));
             }
             match a {
@@ -287,7 +306,14 @@ impl FioCommand {
             allow_devices: own.allow_devices,
             notes: own.notes,
             command_line: format!("fio {}", fio_args.join(" ")),
+            server: own.server,
+            daemonize: own.daemonize,
         };
+        if c.daemonize.is_some() && c.server.is_none() {
+            return Err(usage(
+                "--daemonize=PIDFILE runs fio's server in the background: give it with --server",
+            ));
+        }
         let mut asked = Asked::default();
         for (flag, v) in &cl.flags {
             fio_flag(&mut c, &mut asked, flag, v.clone().unwrap_or_default())?;
@@ -295,7 +321,7 @@ impl FioCommand {
         if c.formats.is_empty() {
             c.formats.push(OutputFormat::Normal);
         }
-        if c.version || c.help || c.asked_help.is_some() {
+        if c.version || c.help || c.asked_help.is_some() || c.server.is_some() {
             return Ok(c);
         }
         let global = cl.sections[0].clone();
