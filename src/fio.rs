@@ -42,6 +42,9 @@ pub fn fio(args: Vec<String>) -> Result<u8> {
     if let Some(arg) = &c.server {
         return crate::fio_server::serve(&c, arg);
     }
+    if let Some(run) = &c.client {
+        return crate::fio_client::drive(&c, run);
+    }
     if !c.showcmd.is_empty() {
         for line in &c.showcmd {
             println!("{line}");

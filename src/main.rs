@@ -16,6 +16,7 @@ mod commands;
 mod compare;
 mod db;
 mod fio;
+mod fio_client;
 mod fio_server;
 mod iozone;
 mod meta;

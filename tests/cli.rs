@@ -1476,21 +1476,19 @@ fn a_fio_size_read_differently_is_said_in_both_forms() {
     );
 }
 
-/// Driving fio's servers from storlab is refused, naming storlab's ways to run on many hosts
-/// (serving fio's clients, `--server`, is tests/fio_server.rs's).
+/// fio's `--remote-config` (a job file that lives on the server) is refused, saying what to
+/// give instead (fio's client and server themselves are tests/fio_net.rs's).
 #[test]
-fn fios_client_is_refused_naming_mpirun() {
+fn fios_remote_config_is_refused_saying_what_to_give() {
     let s = Scratch::new();
-    for a in ["--client=host1", "--remote-config=/x.fio"] {
-        let out = s.storlab(&["fio", a, "--name=x", "--rw=read", "--size=1m"]);
-        assert_eq!(out.status.code(), Some(1), "{a}: fio's exit code for a refusal");
-        let err = stderr(&out);
-        assert!(
-            err.contains("client/server mode") && err.contains("mpirun storlab-mpi fio"),
-            "{a}: {err}"
-        );
-        assert!(s.nothing_stored(), "{a}");
-    }
+    let out = s.storlab(&["fio", "--client=127.0.0.1,1", "--remote-config=/x.fio"]);
+    assert_eq!(out.status.code(), Some(1), "fio's exit code for a refusal");
+    let err = stderr(&out);
+    assert!(
+        err.contains("--remote-config") && err.contains("give the job file here"),
+        "{err}"
+    );
+    assert!(s.nothing_stored());
 }
 
 /// A near miss of a known name is refused naming the nearest (issue 42, part 4): a phase, a

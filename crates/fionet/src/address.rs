@@ -79,6 +79,22 @@ impl Address {
     }
 }
 
+impl Address {
+    /// The server a client reaches: the host named (a client must name one), its first
+    /// address.
+    pub fn resolve_peer(&self) -> Result<SocketAddr, String> {
+        if self.host.is_none() {
+            return Err(format!(":{}: a client names the server's host", self.port));
+        }
+        let host = self.host.clone().unwrap_or_default();
+        (host.as_str(), self.port)
+            .to_socket_addrs()
+            .map_err(|e| format!("{host}: {e}"))?
+            .find(|a| a.is_ipv6() == self.ipv6 || !self.ipv6)
+            .ok_or_else(|| format!("{host}: no address"))
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -11,6 +11,7 @@
 //! user. The server binds only to the address the user names (docs/fio.md says so).
 
 pub mod address;
+pub mod client;
 mod codec;
 pub mod frame;
 pub mod pdu;

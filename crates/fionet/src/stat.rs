@@ -198,6 +198,44 @@ impl IoStat {
         mean: 0.0,
         s: 0.0,
     };
+
+    /// Adds `o` as fio's sum_stat with `pure_sum` does for group_reporting's and the clients'
+    /// bandwidth and IOPS: each figure a total over the jobs (min, max, mean, S and samples
+    /// added), not a mean of them; one with no samples adds nothing.
+    pub fn pure_add(&mut self, o: &IoStat) {
+        if o.samples == 0 {
+            return;
+        }
+        if self.samples == 0 {
+            *self = *o;
+            return;
+        }
+        self.min += o.min;
+        self.max += o.max;
+        self.samples += o.samples;
+        self.mean += o.mean;
+        self.s += o.s;
+    }
+
+    /// Merges `o` as one series with this, as fio's __sum_stat does for latencies (Chan et
+    /// al.'s parallel update of the mean and S).
+    pub fn merge(&mut self, o: &IoStat) {
+        if o.samples == 0 {
+            return;
+        }
+        self.min = self.min.min(o.min);
+        self.max = self.max.max(o.max);
+        if self.samples == 0 {
+            self.mean = o.mean;
+            self.s = o.s;
+        } else {
+            let (n1, n2) = (self.samples as f64, o.samples as f64);
+            let delta = o.mean - self.mean;
+            self.mean = (o.mean * n2 + self.mean * n1) / (n1 + n2);
+            self.s = o.s + self.s + delta.powi(2) * (n1 * n2) / (n1 + n2);
+        }
+        self.samples += o.samples;
+    }
 }
 
 impl ThreadStat {

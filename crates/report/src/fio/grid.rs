@@ -60,6 +60,12 @@ impl FioBins {
         }
     }
 
+    /// fio's buckets as a server sent them, `total` the I/Os they count (fio's percentiles are
+    /// shares of the latency's sample count).
+    pub(crate) fn of_counts(counts: Vec<u64>, total: u64) -> FioBins {
+        FioBins { counts, total }
+    }
+
     /// The buckets that hold any I/O, `(fio's value, count)`, in increasing value (fio's json+
     /// `bins`).
     pub(crate) fn bins(&self) -> impl Iterator<Item = (u64, u64)> + '_ {

@@ -17,6 +17,7 @@ use storlab_model::run::{Phase, RunDetail};
 
 use super::grid::FioBins;
 use super::FioJsonOptions;
+use storlab_fionet::stat::IoStat;
 use storlab_model::moments::Moments;
 use storlab_workload::fio::GivenOptions;
 
@@ -247,10 +248,10 @@ fn sample_figures(d: &mut Map<String, Value>, p: &Phase, write: bool) {
             bw.push((bytes[dir] as f64 / secs / 1024.0).round() as u64);
             iops.push((ops[dir] as f64 / secs).round() as u64);
         }
-        (IoStat::of(&bw), IoStat::of(&iops))
+        (series_of(&bw), series_of(&iops))
     };
     let per_clone = r.workers.len() > 1 && p.plan().is_some_and(|pl| pl.settings.worker_samples);
-    let (mut bw, mut iops) = (IoStat::default(), IoStat::default());
+    let (mut bw, mut iops) = (IoStat::EMPTY, IoStat::EMPTY);
     if per_clone {
         for w in &r.workers {
             let (b, i) = rates(&mut w.samples.iter().map(|s| {
@@ -274,84 +275,55 @@ fn sample_figures(d: &mut Map<String, Value>, p: &Phase, write: bool) {
             )
         }));
     }
-    bw.write(d, SampleStat::BW);
-    iops.write(d, SampleStat::IOPS);
-    d.insert("bw_agg".into(), json!(if bw.n > 0 { 100.0 } else { 0.0 }));
+    write_series(&bw, d, SampleStat::BW);
+    write_series(&iops, d, SampleStat::IOPS);
+    d.insert("bw_agg".into(), json!(if bw.samples > 0 { 100.0 } else { 0.0 }));
 }
 
 /// fio's io_stat of a series of samples (a whole number each): the smallest, the largest, the
-/// mean, the sum of squared deviations (S) and how many.
-#[derive(Debug, Clone, Copy, Default)]
-struct IoStat {
-    min: u64,
-    max: u64,
-    mean: f64,
-    s: f64,
-    n: u64,
+/// mean, the sum of squared deviations (S) and how many; fio's empty one for none.
+fn series_of(xs: &[u64]) -> IoStat {
+    if xs.is_empty() {
+        return IoStat::EMPTY;
+    }
+    let n = xs.len() as f64;
+    let mean = xs.iter().map(|&x| x as f64).sum::<f64>() / n;
+    IoStat {
+        min: xs.iter().copied().min().unwrap_or(0),
+        max: xs.iter().copied().max().unwrap_or(0),
+        mean,
+        s: xs.iter().map(|&x| (x as f64 - mean).powi(2)).sum(),
+        samples: xs.len() as u64,
+    }
 }
 
-impl IoStat {
-    fn of(xs: &[u64]) -> IoStat {
-        if xs.is_empty() {
-            return IoStat::default();
-        }
-        let n = xs.len() as f64;
-        let mean = xs.iter().map(|&x| x as f64).sum::<f64>() / n;
-        IoStat {
-            min: xs.iter().copied().min().unwrap_or(0),
-            max: xs.iter().copied().max().unwrap_or(0),
-            mean,
-            s: xs.iter().map(|&x| (x as f64 - mean).powi(2)).sum(),
-            n: xs.len() as u64,
-        }
-    }
+/// The series a direction's keys (`stat`) hold; None where it holds no samples.
+fn read_series(d: &Value, stat: &SampleStat) -> Option<IoStat> {
+    let [min, max, mean, dev, samples] = stat.0;
+    let n = d[samples].as_u64().filter(|n| *n > 0)?;
+    Some(IoStat {
+        min: d[min].as_u64().unwrap_or(0),
+        max: d[max].as_u64().unwrap_or(0),
+        mean: d[mean].as_f64().unwrap_or(0.0),
+        s: d[dev].as_f64().unwrap_or(0.0).powi(2) * (n - 1) as f64,
+        samples: n,
+    })
+}
 
-    /// The stat as a direction's keys (`stat`) hold it; None where it holds no samples.
-    fn read(d: &Value, stat: &SampleStat) -> Option<IoStat> {
-        let [min, max, mean, dev, samples] = stat.0;
-        let n = d[samples].as_u64().filter(|n| *n > 0)?;
-        Some(IoStat {
-            min: d[min].as_u64().unwrap_or(0),
-            max: d[max].as_u64().unwrap_or(0),
-            mean: d[mean].as_f64().unwrap_or(0.0),
-            s: d[dev].as_f64().unwrap_or(0.0).powi(2) * (n - 1) as f64,
-            n,
-        })
-    }
-
-    /// Adds another as fio's group_reporting and client sums do (stat.c `sum_stat` with
-    /// `pure_sum`: each a total over the jobs, not a mean of them); one with no samples adds
-    /// nothing.
-    fn pure_add(&mut self, o: &IoStat) {
-        if o.n == 0 {
-            return;
-        }
-        if self.n == 0 {
-            *self = *o;
-            return;
-        }
-        self.min += o.min;
-        self.max += o.max;
-        self.mean += o.mean;
-        self.s += o.s;
-        self.n += o.n;
-    }
-
-    /// Into a direction's keys: fio's deviation sqrt(S / (samples − 1)), 0 for one sample;
-    /// fio's zeros where there were none.
-    fn write(&self, d: &mut Map<String, Value>, stat: SampleStat) {
-        let [min, max, mean, dev, samples] = stat.0;
-        let sd = if self.n > 1 {
-            (self.s / (self.n - 1) as f64).sqrt()
-        } else {
-            0.0
-        };
-        d.insert(min.into(), json!(self.min));
-        d.insert(max.into(), json!(self.max));
-        d.insert(mean.into(), json!(self.mean));
-        d.insert(dev.into(), json!(sd));
-        d.insert(samples.into(), json!(self.n));
-    }
+/// A series into a direction's keys: fio's deviation sqrt(S / (samples − 1)), 0 for one
+/// sample; fio's zeros where there were none.
+fn write_series(st: &IoStat, d: &mut Map<String, Value>, stat: SampleStat) {
+    let [min, max, mean, dev, samples] = stat.0;
+    let (lo, hi, sd) = match st.samples {
+        0 => (0, 0, 0.0),
+        1 => (st.min, st.max, 0.0),
+        n => (st.min, st.max, (st.s / (n - 1) as f64).sqrt()),
+    };
+    d.insert(min.into(), json!(lo));
+    d.insert(max.into(), json!(hi));
+    d.insert(mean.into(), json!(st.mean));
+    d.insert(dev.into(), json!(sd));
+    d.insert(samples.into(), json!(st.samples));
 }
 
 /// fio's latency distribution (`latency_ns`, `latency_us`, `latency_ms`): the percentage of
@@ -616,17 +588,17 @@ impl SampleStat {
 /// "All clients"' bandwidth or IOPS samples as fio sums its clients' (see
 /// [`IoStat::pure_add`]).
 fn summed_samples<'a>(d: &mut Value, clients: impl Iterator<Item = &'a Value>, stat: SampleStat) {
-    let mut all = IoStat::default();
+    let mut all = IoStat::EMPTY;
     for c in clients {
-        if let Some(one) = IoStat::read(c, &stat) {
+        if let Some(one) = read_series(c, &stat) {
             all.pure_add(&one);
         }
     }
-    if all.n == 0 || d.get(stat.0[4]).is_none() {
+    if all.samples == 0 || d.get(stat.0[4]).is_none() {
         return;
     }
     if let Some(m) = d.as_object_mut() {
-        all.write(m, stat);
+        write_series(&all, m, stat);
     }
 }
 

@@ -11,6 +11,7 @@ mod clones;
 mod grid;
 mod json;
 mod logs;
+mod remote;
 mod terse;
 mod text;
 mod wire;
@@ -19,8 +20,9 @@ use storlab_model::run::RunDetail;
 
 pub use json::{document, document_of};
 pub use logs::log_files;
+pub use remote::{all_clients, job_json, sum_group_into, sum_into};
 pub use terse::terse;
-pub use text::{normal, report, starting, FioTextOptions};
+pub use text::{entry_block, group_block, normal, report, starting, FioTextOptions};
 pub use wire::{entry_options, planned_entries, thread_stats};
 
 /// fio's default `percentile_list`.
@@ -216,7 +218,7 @@ pub(crate) fn job_entries(doc: &serde_json::Value) -> Vec<serde_json::Value> {
 
 /// The time as C's ctime prints it in the local zone, without its newline ("Thu Nov 26
 /// 13:50:05 2026"), as fio's job lines and its JSON's `time` carry it.
-pub(crate) fn ctime(secs: i64) -> String {
+pub fn ctime(secs: i64) -> String {
     let t: libc::time_t = secs as libc::time_t;
     let mut buf = [0 as libc::c_char; 32];
     // SAFETY: ctime_r writes at most 26 bytes, NUL included, into the buffer it is given

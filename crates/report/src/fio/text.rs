@@ -91,6 +91,17 @@ pub fn report(run: &RunDetail, doc: &Value, reporting: &[Reporting], t: &FioText
     out
 }
 
+/// fio's client's block of one server's entry `j` (fio's show_thread_status_normal):
+/// `members` the jobs it stands for, `pid` the server's, printed at `time`.
+pub fn entry_block(j: &Value, members: u64, pid: u32, time: i64) -> String {
+    job_block(j, members, pid, &(super::ctime(time) + "\n"))
+}
+
+/// fio's `Run status group N (all jobs):` lines of group `group`'s entries.
+pub fn group_block(group: u64, jobs: &[&Value]) -> String {
+    group_lines(group, jobs)
+}
+
 /// How many of fio's jobs a phase stands for (its numjobs).
 fn job_count(j: &Value) -> u64 {
     j["job options"]["numjobs"]

@@ -32,6 +32,7 @@ pub const HELP: &str = "storlab fio: fio's command line on storlab's engine.
     --enghelp[=ENGINE]           the I/O engines storlab runs
     --server[=[ip:|ip6:]HOST[,PORT]]  serve fio's clients (fio 3.33's protocol; no authentication: bind where only they reach)
     --daemonize=PIDFILE          with --server: serve in the background, the pid in PIDFILE
+    --client=HOST[,PORT]|FILE [JOB.fio ...]  fio's client: the job to fio's servers (fio's or storlab's), their reports printed here
   storlab's own: --db FILE|URL, --tag KEY=VALUE, --keep, --ignore-unknown, --storlab-notes
     (how storlab took the job, on stderr; it is always in the stored run and --parse-only), -q
   docs/run.md (\"fio's command line\") says what each fio option does on storlab.";
@@ -130,6 +131,32 @@ pub struct FioCommand {
     pub server: Option<String>,
     /// `--daemonize=PIDFILE` with `--server`: serve in the background, its pid in PIDFILE.
     pub daemonize: Option<PathBuf>,
+    /// `--client=HOST …`: the job is sent to fio's servers (fio's or storlab's) and their
+    /// reports printed here; nothing runs or is stored on this host.
+    pub client: Option<ClientRun>,
+}
+
+/// A server `--client` names (fio's `[ip:|ip6:]HOST[,PORT]`, or a file of them), with the job
+/// files given right after it, which only it runs.
+#[derive(Debug, Clone)]
+pub struct ClientSpec {
+    /// As given.
+    pub host: String,
+    /// Its own job files.
+    pub files: Vec<PathBuf>,
+}
+
+/// What fio's client sends its servers: the servers, the command line's options (fio's client
+/// sends them as its command line; each server reads them), and the job files every server
+/// without files of its own runs.
+#[derive(Debug, Clone)]
+pub struct ClientRun {
+    /// The servers, in order.
+    pub servers: Vec<ClientSpec>,
+    /// The options sent as the command line, `fio` first.
+    pub line: Vec<String>,
+    /// The job files for every server without its own.
+    pub files: Vec<PathBuf>,
 }
 
 fn usage(msg: impl Into<String>) -> WorkloadError {
@@ -165,6 +192,7 @@ struct StorlabFlags {
     notes: bool,
     server: Option<String>,
     daemonize: Option<PathBuf>,
+    clients: Vec<ClientSpec>,
 }
 
 impl StorlabFlags {
@@ -196,12 +224,24 @@ impl StorlabFlags {
                 own.daemonize = Some(PathBuf::from(value("--daemonize")?));
                 continue;
             }
-            if ["--client", "--remote-config"].contains(&mode) {
-                return Err(usage(format!(
-                    "{mode}: fio's client/server mode is served here (`storlab fio --server` on each host, \
-                     for fio's client) but not yet driven from here: run fio's client, or the job on every \
-                     host as one run with `mpirun storlab-mpi fio …` (docs/mpi.md)"
-                )));
+            if mode == "--client" {
+                // fio's client: the server, then the job files given right after it, its own —
+                // unless it names a file of servers (fio reads those and takes no job files
+                // for them).
+                let host = value("--client")?;
+                let list = std::fs::File::open(&host).is_ok_and(|f| f.metadata().is_ok_and(|m| m.is_file()));
+                let mut files = Vec::new();
+                while let Some(f) = args.get(i).filter(|a| !list && !a.starts_with('-')) {
+                    files.push(PathBuf::from(f));
+                    i += 1;
+                }
+                own.clients.push(ClientSpec { host, files });
+                continue;
+            }
+            if mode == "--remote-config" {
+                return Err(usage(
+                    "--remote-config: a job file on the server's side is not sent by storlab's client; give the job file here",
+                ));
             }
             match a {
                 x if x == "--db" || x.starts_with("--db=") => own.db = Some(value("--db")?),
@@ -284,9 +324,6 @@ impl FioCommand {
     /// globals (fio reads the files with the command line's options as their defaults).
     pub fn parse(args: &[String]) -> Result<FioCommand, WorkloadError> {
         let (own, fio_args) = StorlabFlags::split(args)?;
-        let kw = Keywords::here();
-        let mut unset = Vec::new();
-        let cl = read_command_line(&fio_args, &kw, &mut unset)?;
         let mut c = FioCommand {
             job: None,
             job_names: Vec::new(),
@@ -308,12 +345,19 @@ impl FioCommand {
             command_line: format!("fio {}", fio_args.join(" ")),
             server: own.server,
             daemonize: own.daemonize,
+            client: None,
         };
         if c.daemonize.is_some() && c.server.is_none() {
             return Err(usage(
                 "--daemonize=PIDFILE runs fio's server in the background: give it with --server",
             ));
         }
+        if !own.clients.is_empty() {
+            return client_run(c, own.clients, &fio_args);
+        }
+        let kw = Keywords::here();
+        let mut unset = Vec::new();
+        let cl = read_command_line(&fio_args, &kw, &mut unset)?;
         let mut asked = Asked::default();
         for (flag, v) in &cl.flags {
             fio_flag(&mut c, &mut asked, flag, v.clone().unwrap_or_default())?;
@@ -365,6 +409,42 @@ impl FioCommand {
         c.job = Some(job);
         Ok(c)
     }
+}
+
+/// fio's client's command line: the output flags read here (fio's client writes the report),
+/// every other option sent to the servers as fio's client sends it, the job files apart.
+fn client_run(mut c: FioCommand, servers: Vec<ClientSpec>, fio_args: &[String]) -> Result<FioCommand, WorkloadError> {
+    let mut asked = Asked::default();
+    let mut line = vec!["fio".to_string()];
+    let mut files = Vec::new();
+    for a in fio_args {
+        let Some(opt) = a.strip_prefix("--") else {
+            files.push(PathBuf::from(a));
+            continue;
+        };
+        let (flag, v) = opt.split_once('=').unwrap_or((opt, ""));
+        match flag {
+            // fio's client sends its output format too: a server writes nothing of its own then.
+            "output-format" | "minimal" => {
+                fio_flag(&mut c, &mut asked, flag, v.to_string())?;
+                line.push(a.clone());
+            }
+            "output" | "eta" | "eta-newline" | "eta-interval" | "status-interval" => {
+                fio_flag(&mut c, &mut asked, flag, v.to_string())?
+            }
+            _ => line.push(a.clone()),
+        }
+    }
+    if c.formats.is_empty() {
+        c.formats.push(OutputFormat::Normal);
+    }
+    if files.is_empty() && servers.iter().any(|s| s.files.is_empty()) && line.len() == 1 {
+        return Err(usage(
+            "--client: no job to send: give a job file (after --client for that server only) or --name",
+        ));
+    }
+    c.client = Some(ClientRun { servers, line, files });
+    Ok(c)
 }
 
 /// The percentiles the job asks for (the last `percentile_list` given).
