@@ -184,6 +184,13 @@ impl Report {
                     out.push_str(&storlab_report::fio::group_block(u64::from(gs.groupid), &group));
                 }
             }
+            Event::Log(log) => {
+                // fio's client writes each log as NAME.HOST, where it runs.
+                let path = format!("{}.{}", log.name, h.host);
+                if let Err(e) = std::fs::write(&path, log.file()) {
+                    out.push_str(&format!("fio: fopen log {path} : {e}\n"));
+                }
+            }
             Event::Stop { error, .. } => {
                 h.error = error;
                 if error != 0 {

@@ -144,6 +144,16 @@ impl ServerJobs {
         }
         let o = storlab_report::fio::FioJsonOptions::of_command(&c, fio);
         let (stats, groups) = storlab_report::fio::thread_stats(&run, &o, std::process::id());
+        // The logs the job asked for go to the client, which writes them (fio's server writes
+        // none of its own).
+        let mut logs = Vec::new();
+        let mut keep = |path: std::path::PathBuf, text: String| -> std::result::Result<(), String> {
+            let name = path.display().to_string();
+            let thread = name.rsplit('.').nth(1).and_then(|n| n.parse().ok()).unwrap_or(0);
+            logs.extend(storlab_fionet::iolog::IoLog::of_text(&name, &text, thread));
+            Ok(())
+        };
+        storlab_report::fio::log_files(&run, &fio.phase_logs, &mut keep).map_err(|e| anyhow::anyhow!(e))?;
         // fio's server prints what starts only in its normal output (the client's
         // --output-format reaches it with the client's command line).
         let normal = c.formats.contains(&storlab_workload::fio::cli::OutputFormat::Normal);
@@ -153,6 +163,7 @@ impl ServerJobs {
             options: options(&run, &o),
             stats,
             groups,
+            logs,
             error,
         })
     }

@@ -10,7 +10,8 @@ use std::time::Duration;
 
 use crate::address::Address;
 use crate::frame::{self, Op};
-use crate::pdu::{ClientProbe, JobFile, JobLine, JobOption, Pair, ProbeReply, Text, CLIENT_TYPE_CLI};
+use crate::iolog::IoLog;
+use crate::pdu::{ClientProbe, JobFile, JobLine, JobOption, Pair, ProbeReply, Text, CLIENT_TYPE_CLI, PROBE_FLAG_ZLIB};
 use crate::stat::{decode_gs, decode_ts, GroupRunStats, ThreadStat};
 
 /// What a server said.
@@ -33,6 +34,8 @@ pub enum Event {
     Stats(Box<ThreadStat>, GroupRunStats),
     /// A reporting group's figures.
     Group(GroupRunStats),
+    /// One of its jobs' logs, to write as `NAME.HOST`.
+    Log(Box<IoLog>),
     /// Its jobs ended: fio's error and signal.
     Stop {
         /// fio's exit status of the jobs.
@@ -70,8 +73,9 @@ fn converse(addr: &Address, job: &Job, host: usize, tx: &Sender<(usize, Event)>)
     let stream = TcpStream::connect_timeout(&to, Duration::from_secs(10))?;
     stream.set_nodelay(true)?;
     let mut out = stream.try_clone()?;
+    // Compressed logs are taken (a fio server sends its histogram logs whole only so).
     let probe = ClientProbe {
-        flags: 0,
+        flags: PROBE_FLAG_ZLIB,
         server: to.ip().to_string(),
     };
     frame::write(&mut out, Op::Probe, 0, &probe.encode())?;
@@ -115,12 +119,16 @@ fn converse(addr: &Address, job: &Job, host: usize, tx: &Sender<(usize, Event)>)
                 Some(gs) => Event::Group(gs),
                 None => return Err(io::Error::other("a group's figures shorter than fio 3.33's")),
             },
+            Some(Op::IoLog) => match IoLog::decode(&cmd.payload) {
+                Some(log) => Event::Log(Box::new(log)),
+                None => return Err(io::Error::other("a job's log that is not fio's")),
+            },
             Some(Op::Stop) => {
                 let Pair(error, signal) = Pair::decode(&cmd.payload);
                 Event::Stop { error, signal }
             }
-            // The server's progress, its jobs' options for fio's GUI, its disks' counters and
-            // logs: not reported here.
+            // The server's progress, its jobs' options for fio's GUI, its disks' counters:
+            // not reported here.
             _ => continue,
         };
         if tx.send((host, event)).is_err() {

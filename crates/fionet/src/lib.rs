@@ -14,6 +14,7 @@ pub mod address;
 pub mod client;
 mod codec;
 pub mod frame;
+pub mod iolog;
 pub mod pdu;
 pub mod serve;
 pub mod stat;

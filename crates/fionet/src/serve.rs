@@ -11,6 +11,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use crate::frame::{self, Command, Op};
+use crate::iolog::IoLog;
 use crate::pdu::{ClientProbe, JobFile, JobLine, JobOption, JobsEta, Pair, ProbeReply, Text, LOG_ERR, LOG_INFO};
 use crate::stat::{encode_gs, encode_ts, GroupRunStats, ThreadStat};
 
@@ -39,6 +40,8 @@ pub struct Finished {
     pub stats: Vec<(ThreadStat, GroupRunStats)>,
     /// Each reporting group's figures.
     pub groups: Vec<GroupRunStats>,
+    /// The jobs' logs, which fio's client writes as `NAME.HOST`.
+    pub logs: Vec<IoLog>,
     /// fio's exit status of the run: 0, or its error.
     pub error: u32,
 }
@@ -199,8 +202,8 @@ fn loaded(out: &Out, jobs: &dyn Jobs, sent: &Sent) -> io::Result<()> {
     }
 }
 
-/// Runs the jobs and sends fio's report: the lines before it, each job's options and figures,
-/// each group's, STOP, QUIT.
+/// Runs the jobs and sends fio's report: the lines before it, the jobs' logs, each job's
+/// options and figures, each group's, STOP, QUIT.
 fn run(out: &Out, jobs: &dyn Jobs, sent: &Sent, progress: &Progress) {
     let _ = out.send(Op::ServerStart, 0, &[]);
     let f = jobs.run(sent, progress);
@@ -210,6 +213,9 @@ fn run(out: &Out, jobs: &dyn Jobs, sent: &Sent, progress: &Progress) {
         }
         for line in &f.errors {
             out.text(LOG_ERR, line)?;
+        }
+        for log in &f.logs {
+            out.send(Op::IoLog, 0, &log.encode())?;
         }
         for o in f.options.iter().filter(|o| o.global) {
             out.send(Op::JobOpt, 0, &o.encode())?;
