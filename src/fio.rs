@@ -90,29 +90,63 @@ fn run_here(c: &FioCommand, fio: &storlab_workload::fio::FioJob, out: &OutputArg
     let opts = run_options(c, m.live.as_deref().map(|v| v as &dyn LiveRun));
     let ran = storlab_session::run_prepared(&mut m.store, prepared, &opts);
     let store = m.end();
-    match ran {
-        Ok(e) => {
-            write_outputs(c, fio, &store, e.run_id, out, None)?;
-            Ok(if e.only_bad_blocks_gone_past(plans.len()) {
-                0
-            } else {
-                fio_exit(e.status)
-            })
-        }
-        Err(e) => {
-            // fio reports a job that failed in its outputs, its error number in "error", the
-            // jobs before it as they ran; the reason on stderr.
-            let storlab_session::SessionError::Phase {
-                run_id, seq, source, ..
-            } = &e
-            else {
-                return Err(e.into());
-            };
-            eprintln!("fio: {e}");
-            let errno = e.errno().unwrap_or(libc::EIO);
-            let failed = storlab_report::fio::Failed::of(&plans, *seq, errno, source.to_string());
-            write_outputs(c, fio, &store, *run_id, out, failed)?;
-            Ok(1)
+    let end = FioEnd::of(ran, &plans)?;
+    if let Some(why) = &end.why {
+        eprintln!("fio: {why}");
+    }
+    write_outputs(c, fio, &store, end.run_id, out, end.failed)?;
+    Ok(end.exit)
+}
+
+/// How a run of fio's job ended, as fio reports it: the stored run, the job that failed (fio
+/// reports it in its outputs, its error number in "error", the jobs before it as they ran; the
+/// reason on stderr) and fio's exit code.
+pub(crate) struct FioEnd {
+    pub(crate) run_id: i64,
+    pub(crate) failed: Option<storlab_report::fio::Failed>,
+    /// Why the job failed.
+    pub(crate) why: Option<String>,
+    /// fio's exit code: 0, 1 for a failed job, storlab's 130 for Ctrl-C.
+    pub(crate) exit: u8,
+    /// The failed job's error number (0 where none failed).
+    pub(crate) errno: i32,
+}
+
+impl FioEnd {
+    /// The end of `ran`, the run of `plans`; a failure before any phase ran is the error.
+    pub(crate) fn of(
+        ran: std::result::Result<storlab_session::Executed, storlab_session::SessionError>,
+        plans: &[storlab_model::plan::PhasePlan],
+    ) -> Result<FioEnd> {
+        match ran {
+            Ok(e) => Ok(FioEnd {
+                run_id: e.run_id,
+                failed: None,
+                why: None,
+                // A run whose only fault is bad blocks gone past (continue_on_error) is fio's 0.
+                exit: if e.only_bad_blocks_gone_past(plans.len()) {
+                    0
+                } else {
+                    fio_exit(e.status)
+                },
+                errno: 0,
+            }),
+            Err(e) => {
+                let storlab_session::SessionError::Phase {
+                    run_id, seq, source, ..
+                } = &e
+                else {
+                    return Err(e.into());
+                };
+                let errno = e.errno().unwrap_or(libc::EIO);
+                Ok(FioEnd {
+                    run_id: *run_id,
+                    failed: storlab_report::fio::Failed::of(plans, *seq, errno, source.to_string()),
+                    why: Some(e.to_string()),
+                    exit: 1,
+                    errno,
+                })
+            }
         }
     }
 }

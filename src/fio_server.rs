@@ -5,15 +5,17 @@
 //! `storlab fio --client` — prints each host's block and their sum.
 
 use std::net::TcpListener;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::{Context, Result};
 use storlab_fionet::address::Address;
+use storlab_fionet::iolog::IoLog;
 use storlab_fionet::pdu::JobOption;
 use storlab_fionet::serve::{Finished, Jobs, Progress, Sent};
 use storlab_model::run::RunKind;
-use storlab_session::{LiveRun, PhaseStart, RunOptions, SessionError};
+use storlab_session::{LiveRun, PhaseStart, RunOptions};
 use storlab_workload::fio::cli::FioCommand;
 
 use crate::cli::DbArgs;
@@ -103,57 +105,13 @@ impl ServerJobs {
         let Some(fio) = c.job.as_ref() else {
             anyhow::bail!("no job")
         };
-        let prepared = storlab_session::prepare(&fio.job, &self.allow_devices)?;
-        let plans = prepared.phases().to_vec();
-        let mut store = crate::results::open_new(&self.db)?;
-        let live = Eta {
-            progress,
-            started: Instant::now(),
-            jobs: plans.iter().map(|p| p.workers.len() as u32).sum(),
-        };
-        let opts = RunOptions {
-            kind: RunKind::Run,
-            tags: &self.tags,
-            allow_devices: &self.allow_devices,
-            keep: self.keep,
-            command: &c.command_line,
-            control: None,
-            live: Some(&live),
-        };
-        let (run_id, failed, error) = match storlab_session::run_prepared(&mut store, prepared, &opts) {
-            Ok(e) => (e.run_id, None, u32::from(crate::fio::fio_exit(e.status))),
-            Err(e) => {
-                let SessionError::Phase {
-                    run_id, seq, source, ..
-                } = &e
-                else {
-                    return Err(e.into());
-                };
-                let errno = e.errno().unwrap_or(libc::EIO);
-                let failed = storlab_report::fio::Failed::of(&plans, *seq, errno, source.to_string());
-                (*run_id, failed.map(|f| (f, format!("fio: {e}\n"))), errno as u32)
-            }
-        };
-        let mut run = store
-            .run(run_id, true)?
-            .ok_or_else(|| anyhow::anyhow!("run {run_id} is not in {}", store.target()))?;
-        let mut errors = Vec::new();
-        if let Some((f, why)) = failed {
+        let (mut run, end) = self.run_stored(&c, fio, progress)?;
+        let errors = end.why.iter().map(|why| format!("fio: {why}\n")).collect();
+        if let Some(f) = end.failed {
             f.add_to(&mut run);
-            errors.push(why);
         }
         let o = storlab_report::fio::FioJsonOptions::of_command(&c, fio);
         let (stats, groups) = storlab_report::fio::thread_stats(&run, &o, std::process::id());
-        // The logs the job asked for go to the client, which writes them (fio's server writes
-        // none of its own).
-        let mut logs = Vec::new();
-        let mut keep = |path: std::path::PathBuf, text: String| -> std::result::Result<(), String> {
-            let name = path.display().to_string();
-            let thread = name.rsplit('.').nth(1).and_then(|n| n.parse().ok()).unwrap_or(0);
-            logs.extend(storlab_fionet::iolog::IoLog::of_text(&name, &text, thread));
-            Ok(())
-        };
-        storlab_report::fio::log_files(&run, &fio.phase_logs, &mut keep).map_err(|e| anyhow::anyhow!(e))?;
         // fio's server prints what starts only in its normal output (the client's
         // --output-format reaches it with the client's command line).
         let normal = c.formats.contains(&storlab_workload::fio::cli::OutputFormat::Normal);
@@ -163,10 +121,76 @@ impl ServerJobs {
             options: options(&run, &o),
             stats,
             groups,
-            logs,
-            error,
+            logs: logs(&run, fio)?,
+            error: if end.errno != 0 {
+                end.errno as u32
+            } else {
+                u32::from(end.exit)
+            },
         })
     }
+
+    /// The job run and stored in this host's database, ended early by the client's QUIT (fio's
+    /// client on Ctrl-C); the stored run and how it ended.
+    fn run_stored(
+        &self,
+        c: &FioCommand,
+        fio: &storlab_workload::fio::FioJob,
+        progress: &Progress,
+    ) -> Result<(storlab_model::run::RunDetail, crate::fio::FioEnd)> {
+        let prepared = storlab_session::prepare(&fio.job, &self.allow_devices)?;
+        let plans = prepared.phases().to_vec();
+        let mut store = crate::results::open_new(&self.db)?;
+        let live = Eta {
+            progress,
+            started: Instant::now(),
+            jobs: plans.iter().map(|p| p.workers.len() as u32).sum(),
+        };
+        let control = storlab_engine::PhaseControl::new();
+        let opts = RunOptions {
+            kind: RunKind::Run,
+            tags: &self.tags,
+            allow_devices: &self.allow_devices,
+            keep: self.keep,
+            command: &c.command_line,
+            control: Some(&control),
+            live: Some(&live),
+        };
+        let done = AtomicBool::new(false);
+        let ran = std::thread::scope(|scope| {
+            scope.spawn(|| {
+                while !done.load(Ordering::Relaxed) {
+                    if progress.quitting() {
+                        control.finish();
+                    }
+                    std::thread::sleep(std::time::Duration::from_millis(50));
+                }
+            });
+            let ran = storlab_session::run_prepared(&mut store, prepared, &opts);
+            done.store(true, Ordering::Relaxed);
+            ran
+        });
+        let end = crate::fio::FioEnd::of(ran, &plans)?;
+        let run = store
+            .run(end.run_id, true)?
+            .ok_or_else(|| anyhow::anyhow!("run {} is not in {}", end.run_id, store.target()))?;
+        Ok((run, end))
+    }
+}
+
+/// The logs the job asked for, for the client, which writes them (fio's server writes none of
+/// its own).
+fn logs(run: &storlab_model::run::RunDetail, fio: &storlab_workload::fio::FioJob) -> Result<Vec<IoLog>> {
+    let mut logs = Vec::new();
+    let mut keep = |path: std::path::PathBuf, text: String| -> std::result::Result<(), String> {
+        let name = path.display().to_string();
+        // fio's names end `.N.log`, N the job's thread.
+        let thread = name.rsplit('.').nth(1).and_then(|n| n.parse().ok()).unwrap_or(0);
+        logs.extend(IoLog::of_text(&name, &text, thread));
+        Ok(())
+    };
+    storlab_report::fio::log_files(run, &fio.phase_logs, &mut keep).map_err(|e| anyhow::anyhow!(e))?;
+    Ok(logs)
 }
 
 impl Jobs for ServerJobs {

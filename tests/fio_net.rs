@@ -736,3 +736,50 @@ fn fios_client_writes_the_logs_a_storlab_server_sends() {
     // The server wrote no log of its own: fio's server sends them to the client.
     assert!(!a.path().join("lg_clat.1.log").exists());
 }
+
+/// fio's client interrupted (Ctrl-C) asks its servers to quit: storlab's ends the job as fio's
+/// server does, reports what it did and stores it.
+#[test]
+fn a_client_interrupted_ends_the_servers_job_which_reports_what_it_did() {
+    let (a, f) = (Scratch::new(), Scratch::new());
+    let sa = storlab_server(&a);
+    let job = f.path().join("long.fio");
+    std::fs::write(
+        &job,
+        format!(
+            "[long]\nrw=randread\nbs=4k\nsize=8m\ndirectory={}\ntime_based\nruntime=60\n",
+            a.data().display()
+        ),
+    )
+    .unwrap();
+    let started = Instant::now();
+    let client = Command::new("fio")
+        .arg(format!("--client=ip:127.0.0.1,{}", sa.port))
+        .arg(&job)
+        .arg("--output-format=json")
+        .current_dir(f.path())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .spawn()
+        .unwrap();
+    // The run is in the server's database from its start; it runs a second more (its file
+    // laid out, I/O going) before the client is interrupted.
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while a.run_count().unwrap_or(0) == 0 {
+        assert!(Instant::now() < deadline, "the job did not start");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    std::thread::sleep(Duration::from_secs(1));
+    // SAFETY: kill(2) on our own child's pid.
+    unsafe { libc::kill(client.id() as i32, libc::SIGINT) };
+    let out = client.wait_with_output().unwrap();
+    assert!(
+        started.elapsed() < Duration::from_secs(40),
+        "the job ran on to its runtime"
+    );
+    let entries = client_entries(&out);
+    let runtime = entries[0]["read"]["runtime"].as_u64().unwrap();
+    assert!(runtime > 0 && runtime < 40_000, "runtime {runtime} ms");
+    assert!(entries[0]["read"]["total_ios"].as_u64().unwrap() > 0);
+    assert_eq!(a.run_count(), Some(1));
+}

@@ -85,6 +85,7 @@ impl Out {
 pub struct Progress {
     out: Out,
     eta: Mutex<JobsEta>,
+    quit: AtomicBool,
 }
 
 impl Progress {
@@ -96,6 +97,12 @@ impl Progress {
     /// Changes what the next ETA says.
     pub fn update(&self, f: impl FnOnce(&mut JobsEta)) {
         f(&mut self.eta.lock().unwrap_or_else(|e| e.into_inner()));
+    }
+
+    /// Whether the client asked the jobs to end (its QUIT, as fio's client sends on Ctrl-C),
+    /// or went away.
+    pub fn quitting(&self) -> bool {
+        self.quit.load(Ordering::Relaxed)
     }
 
     fn eta(&self) -> JobsEta {
@@ -133,17 +140,26 @@ fn connection(stream: TcpStream, peer: String, jobs: &dyn Jobs, exit: &AtomicBoo
     let progress = Arc::new(Progress {
         out: out.clone(),
         eta: Mutex::new(JobsEta::default()),
+        quit: AtomicBool::new(false),
     });
     let mut sent = Sent {
         peer,
         ..Default::default()
     };
     std::thread::scope(|scope| -> io::Result<()> {
+        // However the conversation ends, jobs still running are asked to end (and report).
+        let quit = || progress.quit.store(true, Ordering::Relaxed);
         loop {
             let cmd = match frame::read(&mut reader) {
                 Ok(Some(c)) => c,
-                Ok(None) => return Ok(()),
-                Err(e) => return Err(io::Error::other(e.to_string())),
+                Ok(None) => {
+                    quit();
+                    return Ok(());
+                }
+                Err(e) => {
+                    quit();
+                    return Err(io::Error::other(e.to_string()));
+                }
             };
             match Op::of(cmd.op) {
                 Some(Op::Probe) => probe(&out, &cmd, host)?,
@@ -162,11 +178,14 @@ fn connection(stream: TcpStream, peer: String, jobs: &dyn Jobs, exit: &AtomicBoo
                 Some(Op::SendEta) => out.send(Op::Eta, cmd.tag, &progress.eta().encode())?,
                 Some(Op::Exit) => {
                     exit.store(true, Ordering::SeqCst);
+                    quit();
                     return Ok(());
                 }
-                // fio's client asks its server to quit when it is interrupted; the jobs here
-                // run to their end (and are stored), the connection closes.
-                Some(Op::Quit) => return Ok(()),
+                // fio's client asks its server to quit when it is interrupted (Ctrl-C): the
+                // jobs end as fio's do and report what they did. The connection is read on until
+                // the client hangs up (closed with its requests unread, it would be reset before
+                // the report reached the client).
+                Some(Op::Quit) => quit(),
                 _ => out.text(LOG_ERR, &format!("fio: unsupported command opcode {}\n", cmd.op))?,
             }
         }
