@@ -87,7 +87,13 @@ fn run_here(c: &FioCommand, fio: &storlab_workload::fio::FioJob, out: &OutputArg
     let prepared = storlab_session::prepare(&fio.job, &c.allow_devices)?;
     let plans = prepared.phases().to_vec();
     let mut m = Measuring::start(None, None, "fio", out, c.quiet, None)?;
-    let opts = run_options(c, m.live.as_deref().map(|v| v as &dyn LiveRun));
+    // fio's --status-interval: its report of the run so far, every so often.
+    let status = c.status_interval.map(|every| {
+        let view = crate::fio_status::StatusReports::new(every, plans.clone(), c, fio, out.db.clone());
+        std::sync::Arc::new(view) as std::sync::Arc<dyn LiveRun + Send + Sync>
+    });
+    let live = storlab_session::LiveViews::of(vec![m.live.clone(), status]);
+    let opts = run_options(c, live.as_deref().map(|v| v as &dyn LiveRun));
     let ran = storlab_session::run_prepared(&mut m.store, prepared, &opts);
     let store = m.end();
     let end = FioEnd::of(ran, &plans)?;

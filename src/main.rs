@@ -18,6 +18,7 @@ mod db;
 mod fio;
 mod fio_client;
 mod fio_server;
+mod fio_status;
 mod iozone;
 mod meta;
 mod monitor;

@@ -1043,3 +1043,53 @@ fn group_reporting_and_new_group_make_fios_groups() {
     }
     std::fs::remove_dir_all(&d).ok();
 }
+
+/// Every JSON document in `text`, in order (fio's --status-interval prints one after another).
+fn documents(text: &str) -> Vec<serde_json::Value> {
+    serde_json::Deserializer::from_str(text)
+        .into_iter::<serde_json::Value>()
+        .map(|d| d.unwrap_or_else(|e| panic!("{e}: {text}")))
+        .collect()
+}
+
+/// fio's --status-interval=1 prints the run so far every second, each job's figures from its
+/// start, then its final document: storlab's as many as fio's beside it, each counting more
+/// I/Os than the one before, the last the stored run's.
+#[test]
+fn status_interval_prints_the_run_so_far_every_second_as_fio() {
+    let s = Scratch::new();
+    let data = s.path().join("st");
+    std::fs::write(&data, vec![5u8; 8 << 20]).unwrap();
+    let file = format!("--filename={}", data.display());
+    let args = [
+        "--name=st",
+        "--rw=randread",
+        "--bs=4k",
+        "--size=8m",
+        file.as_str(),
+        "--time_based",
+        "--runtime=3",
+        "--status-interval=1",
+        "--output-format=json",
+    ];
+    let counts = |prog: &str| -> Vec<u64> {
+        let out = fio_command(&s, prog).args(args).output().unwrap();
+        assert!(out.status.success(), "{prog}: {}", stderr(&out));
+        documents(&stdout(&out))
+            .iter()
+            .map(|d| d["jobs"][0]["read"]["total_ios"].as_u64().unwrap())
+            .collect()
+    };
+    let (fio, ours) = (counts("fio"), counts(bin()));
+    assert!(fio.len() >= 3, "fio: {fio:?}");
+    assert!(
+        ours.len().abs_diff(fio.len()) <= 1 && ours.len() >= 3,
+        "storlab {ours:?}, fio {fio:?}"
+    );
+    // Each report so far counts more than the one before (the final one is the run's whole,
+    // its measured intervals).
+    let interim = &ours[..ours.len() - 1];
+    assert!(interim.windows(2).all(|w| w[0] < w[1]), "{ours:?}");
+    let stored = s.json(&["results", "show", &s.last_run_id().to_string()]);
+    assert_eq!(stored["phases"][0]["result"]["ops_read"].as_u64(), ours.last().copied());
+}

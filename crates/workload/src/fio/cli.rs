@@ -28,6 +28,7 @@ pub const HELP: &str = "storlab fio: fio's command line on storlab's engine.
     --warnings-fatal             refuse a job with any note on how storlab takes it
     --readonly                   refuse a job that writes
     --eta=never                  no status line
+    --status-interval=T          the run so far every T (seconds, or 500ms, 1m), in the formats asked
     --cmdhelp[=OPTION]           every fio option (or one) and what storlab does with it
     --enghelp[=ENGINE]           the I/O engines storlab runs
     --server[=[ip:|ip6:]HOST[,PORT]]  serve fio's clients (fio 3.33's protocol; no authentication: bind where only they reach)
@@ -129,6 +130,8 @@ pub struct FioCommand {
     /// `--server[=ARGS]`: serve fio's clients (fio's client/server protocol) on ARGS's address
     /// (empty: fio's default, every address, port 8765).
     pub server: Option<String>,
+    /// `--status-interval=T`: fio's report of the run so far every T.
+    pub status_interval: Option<std::time::Duration>,
     /// `--daemonize=PIDFILE` with `--server`: serve in the background, its pid in PIDFILE.
     pub daemonize: Option<PathBuf>,
     /// `--client=HOST …`: the job is sent to fio's servers (fio's or storlab's) and their
@@ -301,7 +304,8 @@ fn fio_flag(c: &mut FioCommand, asked: &mut Asked, flag: &str, v: String) -> Res
             "always" | "auto" => {}
             _ => return Err(usage(format!("--eta={v}: fio's are never, always and auto"))),
         },
-        "eta-newline" | "eta-interval" | "status-interval" => {}
+        "eta-newline" | "eta-interval" => {}
+        "status-interval" => c.status_interval = Some(status_interval(&v)?),
         "terse-version" if v == "3" => {}
         "terse-version" => return Err(usage(format!("--terse-version={v}: storlab writes fio's terse version 3"))),
         "version" => c.version = true,
@@ -346,6 +350,7 @@ impl FioCommand {
             server: own.server,
             daemonize: own.daemonize,
             client: None,
+            status_interval: None,
         };
         if c.daemonize.is_some() && c.server.is_none() {
             return Err(usage(
@@ -409,6 +414,28 @@ impl FioCommand {
         c.job = Some(job);
         Ok(c)
     }
+}
+
+/// fio's `--status-interval=T`: seconds unless a unit is given (`500ms`, `2s`, `1m`), as fio's
+/// check_str_time reads it.
+fn status_interval(v: &str) -> Result<std::time::Duration, WorkloadError> {
+    let digits = v.find(|c: char| !c.is_ascii_digit()).unwrap_or(v.len());
+    let (n, unit) = v.split_at(digits);
+    let n: u64 = n.parse().map_err(|_| {
+        usage(format!(
+            "--status-interval={v}: expected a time, like 1 (seconds) or 500ms"
+        ))
+    })?;
+    let ms = match unit {
+        "" | "s" => n * 1000,
+        "ms" | "msec" => n,
+        "m" | "min" => n * 60_000,
+        _ => return Err(usage(format!("--status-interval={v}: the units are ms, s and m"))),
+    };
+    if ms == 0 {
+        return Err(usage(format!("--status-interval={v}: expected a time above 0")));
+    }
+    Ok(std::time::Duration::from_millis(ms))
 }
 
 /// fio's client's command line: the output flags read here (fio's client writes the report),
