@@ -10,6 +10,9 @@ of read and write IOPS and bytes/s; the ratio is storlab ÷ fio.
 Two places: tmpfs (/dev/shm, buffered: the engines' own cost) and an ext4 filesystem on a loop
 device backed by a file on the virtual disk, with O_DIRECT (direct=1: the device's behaviour).
 fio and storlab both run libaio (Linux AIO) where the examples ask for it.
+
+Third, fio's client/server mode on tmpfs: each tool's server on 127.0.0.1 (`storlab fio --server`,
+`fio --server`) driven by fio's client, its per-host figures beside the same tool run locally.
 """
 import json
 import os
@@ -41,9 +44,11 @@ def adapt(text, where, direct, secs):
 
 
 def totals(doc):
-    """Sum over the document's jobs of read + write IOPS and bytes/s."""
+    """Sum over the document's jobs (a client's: its servers' entries, not "All clients") of
+    read + write IOPS and bytes/s."""
     iops = bw = 0.0
-    for j in doc["jobs"]:
+    jobs = doc.get("jobs") or [j for j in doc["client_stats"] if j["jobname"] != "All clients"]
+    for j in jobs:
         for d in ("read", "write"):
             iops += j[d]["iops"]
             bw += j[d]["bw_bytes"]
@@ -99,6 +104,58 @@ def place(name, where, direct, storlab, say, repeat, secs, db, examples):
     say("")
 
 
+def served(storlab, say, repeat, secs, db, examples, where):
+    """Each tool's per-host figures through its server (fio's client on this host, the server
+    on 127.0.0.1) against the same tool run here: fio's client/server mode costs nothing where
+    the ratios are 1 within the runs' spread."""
+    say("### 3. client/server on tmpfs: each tool's server driven by fio's client, against the same tool run locally")
+    say(f"(median of {repeat} alternating runs of {secs} s each; fio {subprocess.run(['fio', '--version'], capture_output=True, text=True).stdout.strip()}'s client for both servers)")
+    say("")
+    say("| example | storlab local IOPS | storlab --server IOPS | served ÷ local | fio local IOPS | fio --server IOPS | served ÷ local |")
+    say("|---|---|---|---|---|---|---|")
+    ports = {"storlab": 18901, "fio": 18902}
+    servers = [
+        subprocess.Popen([storlab, "fio", f"--server=ip:127.0.0.1,{ports['storlab']}", "--db", db],
+                         stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL),
+        subprocess.Popen(["fio", f"--server=ip:127.0.0.1,{ports['fio']}"], stdout=subprocess.DEVNULL,
+                         stderr=subprocess.DEVNULL),
+    ]
+    tmp = tempfile.mkdtemp(prefix="storlab-fiobench-")
+    try:
+        import time
+        time.sleep(1)
+        for ex in ["fio-rand-read.fio", "fio-seq-read.fio", "fio-rand-write.fio"]:
+            job = os.path.join(tmp, ex)
+            with open(os.path.join(examples, ex)) as f:
+                text = adapt(f.read(), where, 0, secs)
+            with open(job, "w") as f:
+                f.write(text)
+            clear(where)
+            res = {k: [] for k in ("storlab", "storlab-net", "fio", "fio-net")}
+            for r in range(repeat):
+                order = list(res) if r % 2 == 0 else list(reversed(list(res)))
+                for k in order:
+                    if k.endswith("-net"):
+                        port = ports[k[:-4]]
+                        cmd = ["fio", f"--client=ip:127.0.0.1,{port}", job, "--output-format=json"]
+                        out = subprocess.run(cmd, check=True, capture_output=True, text=True).stdout
+                        res[k].append(totals(json.loads(out[out.index("{"):])))
+                    else:
+                        res[k].append(one(k, storlab, job, db, where))
+            m = {k: statistics.median(x[0] for x in v) for k, v in res.items()}
+            say(f"| {ex} | {m['storlab']:,.0f} | {m['storlab-net']:,.0f} | {m['storlab-net'] / m['storlab']:.3f} | "
+                f"{m['fio']:,.0f} | {m['fio-net']:,.0f} | {m['fio-net'] / m['fio']:.3f} |")
+            clear(where)
+    finally:
+        for p in servers:
+            p.terminate()
+            p.wait()
+        for f in os.listdir(tmp):
+            os.remove(os.path.join(tmp, f))
+        os.rmdir(tmp)
+    say("")
+
+
 def run(storlab, say, repeat, secs=10):
     examples = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tests", "fixtures", "fio-examples")
     say(f"fio: {subprocess.run(['fio', '--version'], capture_output=True, text=True).stdout.strip()}; both run libaio's jobs as Linux AIO.")
@@ -109,6 +166,7 @@ def run(storlab, say, repeat, secs=10):
     os.mkdir(work)
     try:
         place("1. tmpfs (/dev/shm), buffered: the engines' own cost", work, 0, storlab, say, repeat, secs, db, examples)
+        served(storlab, say, repeat, secs, db, examples, work)
     finally:
         for f in os.listdir(work):
             os.remove(os.path.join(work, f))
