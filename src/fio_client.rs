@@ -123,6 +123,7 @@ fn servers(run: &ClientRun) -> Result<Vec<(String, Job)>> {
 /// What the client writes, as the formats asked.
 struct Report {
     normal: bool,
+    terse: bool,
     json: bool,
     plus: bool,
     time: i64,
@@ -133,6 +134,7 @@ impl Report {
         let has = |f: OutputFormat| c.formats.contains(&f);
         Report {
             normal: has(OutputFormat::Normal),
+            terse: has(OutputFormat::Terse),
             json: has(OutputFormat::Json) || has(OutputFormat::JsonPlus),
             plus: has(OutputFormat::JsonPlus),
             time: std::time::SystemTime::now()
@@ -204,7 +206,7 @@ impl Report {
                 h.failed = why;
             }
         }
-        if self.normal && !self.json {
+        if (self.normal || self.terse) && !self.json {
             print!("{out}");
             let _ = std::io::stdout().flush();
             out.clear();
@@ -224,6 +226,10 @@ impl Report {
         let index = ts.thread_number.saturating_sub(1) as usize;
         let options = h.options.get(index).cloned().unwrap_or_default();
         let mut j = storlab_report::fio::job_json(ts, gs, &options, self.plus);
+        if self.terse {
+            let asked: Vec<f64> = ts.percentile_list.iter().copied().take_while(|p| *p != 0.0).collect();
+            out.push_str(&storlab_report::fio::terse_line(&j, &asked, &json!([])));
+        }
         if self.normal {
             out.push_str(&storlab_report::fio::entry_block(
                 &j,
@@ -247,6 +253,10 @@ impl Report {
         all.summed += 1;
         if all.summed == all.announced {
             let mut sum = storlab_report::fio::job_json(&all.ts, &all.gs, &[], self.plus);
+            if self.terse {
+                // fio's sum asks no percentiles: its line's percentile fields are fio's zeros.
+                out.push_str(&storlab_report::fio::terse_line(&sum, &[], &json!([])));
+            }
             if self.normal {
                 out.push_str(&storlab_report::fio::entry_block(
                     &sum,

@@ -598,6 +598,15 @@ fn storlabs_client_prints_what_fios_client_prints_of_the_same_servers_report() {
     for (g, w) in got.iter().zip(&want) {
         same(g, w, w["jobname"].as_str().unwrap());
     }
+    // The terse lines too (sorted: the servers answer in any order).
+    let sorted = |out: std::process::Output| -> Vec<String> {
+        assert!(out.status.success(), "{}", stderr(&out));
+        let mut l: Vec<String> = stdout(&out).lines().map(str::to_string).collect();
+        l.sort();
+        l
+    };
+    let (fio_terse, our_terse) = (sorted(client("fio", "terse")), sorted(client(bin(), "terse")));
+    assert_eq!(our_terse, fio_terse, "the terse lines");
     // The normal text too, but for the time each block was printed.
     let lines = |out: &std::process::Output| -> Vec<String> {
         let mut l: Vec<String> = stdout(out)

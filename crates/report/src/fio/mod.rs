@@ -21,7 +21,7 @@ use storlab_model::run::RunDetail;
 pub use json::{document, document_of};
 pub use logs::log_files;
 pub use remote::{all_clients, job_json, sum_group_into, sum_into};
-pub use terse::terse;
+pub use terse::{terse, terse_line};
 pub use text::{entry_block, group_block, normal, report, starting, FioTextOptions};
 pub use wire::{entry_options, planned_entries, thread_stats};
 

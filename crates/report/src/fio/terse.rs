@@ -18,46 +18,47 @@ use super::{document, FioJsonOptions};
 /// with the line's only percentiles.
 pub fn terse(run: &RunDetail, o: &FioJsonOptions) -> String {
     let doc = document(run, o);
-    let mut out = String::new();
-    for j in super::job_entries(&doc) {
-        let mut f: Vec<String> = vec![
-            "3".into(),
-            doc["fio version"]
-                .as_str()
-                .unwrap_or(storlab_workload::fio::FIO_VERSION)
-                .to_string(),
-            j["jobname"].as_str().unwrap_or("").to_string(),
-            j["groupid"].to_string(),
-            "0".into(),
-        ];
-        for d in ["read", "write"] {
-            terse_direction(&mut f, &j[d], &o.percentiles);
-        }
-        match (j["usr_cpu"].as_f64(), j["sys_cpu"].as_f64()) {
-            (Some(u), Some(s)) => {
-                f.push(format!("{u:.6}%"));
-                f.push(format!("{s:.6}%"));
-            }
-            _ => f.extend(std::iter::repeat_n(String::new(), 2)),
-        }
-        // Context switches, major and minor faults, and the I/O depth distribution, where
-        // they were measured (an import of a tool that printed none has them empty).
-        for k in ["ctx", "majf", "minf"] {
-            f.push(j[k].as_u64().map_or(String::new(), |v| v.to_string()));
-        }
-        for k in ["1", "2", "4", "8", "16", "32", ">=64"] {
-            f.push(
-                j["iodepth_level"][k]
-                    .as_f64()
-                    .map_or(String::new(), |v| format!("{v:.1}%")),
-            );
-        }
-        terse_latency_buckets(&mut f, &j);
-        disk_fields(&mut f, &doc["disk_util"]);
-        out += &f.join(";");
-        out.push('\n');
+    super::job_entries(&doc)
+        .iter()
+        .map(|j| terse_line(j, &o.percentiles, &doc["disk_util"]))
+        .collect()
+}
+
+/// The terse line of one job entry of fio's JSON (`disks` its document's `disk_util`), its
+/// percentiles those of `percentiles`; storlab's client writes a server's entries so.
+pub fn terse_line(j: &Value, percentiles: &[f64], disks: &Value) -> String {
+    let mut f: Vec<String> = vec![
+        "3".into(),
+        storlab_workload::fio::FIO_VERSION.to_string(),
+        j["jobname"].as_str().unwrap_or("").to_string(),
+        j["groupid"].to_string(),
+        "0".into(),
+    ];
+    for d in ["read", "write"] {
+        terse_direction(&mut f, &j[d], percentiles);
     }
-    out
+    match (j["usr_cpu"].as_f64(), j["sys_cpu"].as_f64()) {
+        (Some(u), Some(s)) => {
+            f.push(format!("{u:.6}%"));
+            f.push(format!("{s:.6}%"));
+        }
+        _ => f.extend(std::iter::repeat_n(String::new(), 2)),
+    }
+    // Context switches, major and minor faults, and the I/O depth distribution, where they
+    // were measured (an import of a tool that printed none has them empty).
+    for k in ["ctx", "majf", "minf"] {
+        f.push(j[k].as_u64().map_or(String::new(), |v| v.to_string()));
+    }
+    for k in ["1", "2", "4", "8", "16", "32", ">=64"] {
+        f.push(
+            j["iodepth_level"][k]
+                .as_f64()
+                .map_or(String::new(), |v| format!("{v:.1}%")),
+        );
+    }
+    terse_latency_buckets(&mut f, j);
+    disk_fields(&mut f, disks);
+    f.join(";") + "\n"
 }
 
 /// Each disk under the run's targets, as fio ends every terse line with them: name, read and
@@ -87,8 +88,15 @@ fn terse_direction(f: &mut Vec<String>, x: &Value, percentiles: &[f64]) {
     let n = |k: &str| x[k].as_f64().unwrap_or(0.0);
     f.push(format!("{}", x["io_bytes"].as_u64().unwrap_or(0) >> 10));
     f.push(format!("{}", x["bw"].as_u64().unwrap_or(0)));
-    f.push(format!("{}", n("iops").round() as u64));
-    f.push(format!("{}", x["runtime"].as_u64().unwrap_or(0)));
+    // fio's IOPS here are whole, truncated: 1000 × I/Os ÷ the runtime in ms, in integers.
+    let (ios, runt) = (x["total_ios"].as_u64(), x["runtime"].as_u64().unwrap_or(0));
+    let iops = match ios {
+        Some(ios) => (1000 * ios).checked_div(runt).unwrap_or(0),
+        // An import that kept only its rate.
+        None => n("iops") as u64,
+    };
+    f.push(iops.to_string());
+    f.push(runt.to_string());
     let moved = x["total_ios"].as_u64().unwrap_or(0) > 0;
     // fio's zeros where nothing was timed apart (a synchronous engine, a direction that moved
     // nothing: the JSON's slat_ns says so too); empty for an import that had no slat.
@@ -151,7 +159,8 @@ fn latency_stats(f: &mut Vec<String>, lat: &Value, moved: bool) {
 /// The latency distribution's fields: µs buckets (the nanosecond ones folded into the first,
 /// as fio's lat_2us does) and ms buckets.
 fn terse_latency_buckets(f: &mut Vec<String>, j: &Value) {
-    let bucket = |k: &str, b: &str| j[k][b].as_f64().map_or(String::new(), |v| format!("{v:.6}%"));
+    // fio's "%3.2f%%": two decimals.
+    let bucket = |k: &str, b: &str| j[k][b].as_f64().map_or(String::new(), |v| format!("{v:.2}%"));
     for b in ["2", "4", "10", "20", "50", "100", "250", "500", "750", "1000"] {
         let v = if b == "2" {
             let ns: f64 = j["latency_ns"]
@@ -160,7 +169,7 @@ fn terse_latency_buckets(f: &mut Vec<String>, j: &Value) {
                 .unwrap_or(0.0);
             j["latency_us"]["2"]
                 .as_f64()
-                .map_or(String::new(), |v| format!("{:.6}%", v + ns))
+                .map_or(String::new(), |v| format!("{:.2}%", v + ns))
         } else {
             bucket("latency_us", b)
         };
