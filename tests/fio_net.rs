@@ -4,6 +4,8 @@
 //! stored run's own fio document, its percentiles what the test computes from the printed bins.
 //! `storlab fio --client` drives fio's servers and storlab's: given the very bytes a fio server
 //! sent (recorded here and replayed), it prints what fio's client prints of them.
+// A test is a story told in order; its length is allowed (Cargo.toml: too_many_lines).
+#![allow(clippy::too_many_lines)]
 
 use std::io::{Read, Write};
 use std::net::{TcpListener, TcpStream};
