@@ -565,3 +565,110 @@ fn published_command_lines_run_as_under_fio() {
         }
     }
 }
+
+/// bench-fio's client mode (`--remote host.list`) runs each benchmark of its matrix on fio's
+/// servers through fio's client: with `storlab fio --server` as the server, every benchmark's
+/// document (fio's client_stats) and its logs (fio's NAME.HOST) are left where bench-fio asked,
+/// each run is stored on the server, and fio-plot draws from what was left.
+#[test]
+fn bench_fio_in_client_mode_runs_its_matrix_on_a_storlab_server() {
+    let s = Scratch::new();
+    let (fio_plot, bench_fio) = fio_plot_programs();
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    struct Server(std::process::Child);
+    impl Drop for Server {
+        fn drop(&mut self) {
+            // SAFETY: kill(2) on our own child's pid.
+            unsafe { libc::kill(self.0.id() as i32, libc::SIGTERM) };
+            let _ = self.0.wait();
+        }
+    }
+    let _server = Server(
+        Command::new(bin())
+            .args(["fio", &format!("--server=ip:127.0.0.1,{port}")])
+            .env("STORLAB_DB", s.db())
+            .current_dir(s.path())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap(),
+    );
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+    while std::net::TcpStream::connect(("127.0.0.1", port)).is_err() {
+        assert!(std::time::Instant::now() < deadline, "the server did not listen");
+        std::thread::sleep(std::time::Duration::from_millis(50));
+    }
+    let hosts = s.path().join("host.list");
+    std::fs::write(&hosts, format!("ip:127.0.0.1,{port}\n")).unwrap();
+    let (target, out) = (s.data(), s.path().join("out"));
+    let ran = Command::new(&bench_fio)
+        .args([
+            "--target",
+            target.to_str().unwrap(),
+            "--type",
+            "directory",
+            "--size",
+            "16M",
+        ])
+        .args([
+            "--mode",
+            "randread",
+            "--iodepth",
+            "1",
+            "2",
+            "--numjobs",
+            "1",
+            "--runtime",
+            "2",
+        ])
+        .args([
+            "--direct",
+            "0",
+            "--remote",
+            hosts.to_str().unwrap(),
+            "--output",
+            out.to_str().unwrap(),
+        ])
+        .current_dir(s.path())
+        .output()
+        .unwrap_or_else(|e| panic!("{}: {e} (scripts/test installs fio-plot)", bench_fio.display()));
+    assert!(ran.status.success(), "{}{}", stdout(&ran), stderr(&ran));
+    let results = out.join("data").join("4k");
+    let files = tree(&results);
+    for depth in [1, 2] {
+        let doc: Value =
+            serde_json::from_str(&std::fs::read_to_string(results.join(format!("randread-{depth}-1.json"))).unwrap())
+                .unwrap();
+        let entry = &doc["client_stats"][0];
+        assert_eq!(entry["hostname"], "127.0.0.1", "{doc}");
+        assert!(entry["read"]["total_ios"].as_u64().unwrap() > 0, "{entry}");
+        assert_eq!(entry["job options"]["iodepth"], depth.to_string(), "{entry}");
+        // Each log the job asked for; the latency logs hold the run's last window (its 16 MiB
+        // take less than bench-fio's 1 s window, which fio's bandwidth logs write only whole).
+        for log in ["bw", "iops", "lat", "clat"] {
+            let name = format!("randread-iodepth-{depth}-numjobs-1_{log}.1.log.127.0.0.1");
+            assert!(files.contains(&name), "{name} among {files:?}");
+            if log.ends_with("lat") {
+                assert!(
+                    std::fs::metadata(results.join(&name)).unwrap().len() > 0,
+                    "{name} is empty"
+                );
+            }
+        }
+    }
+    assert_eq!(s.run_count(), Some(2), "a stored run per benchmark, on the server");
+    let png = s.path().join("remote.png");
+    let drawn = Command::new(&fio_plot)
+        .arg("-i")
+        .arg(&results)
+        .args(["-T", "remote", "-l", "-r", "randread", "-o"])
+        .arg(&png)
+        .output()
+        .unwrap();
+    assert!(drawn.status.success(), "{}{}", stdout(&drawn), stderr(&drawn));
+    assert!(png.exists());
+}
