@@ -298,7 +298,7 @@ fn series_of(xs: &[u64]) -> IoStat {
 }
 
 /// The series a direction's keys (`stat`) hold; None where it holds no samples.
-fn read_series(d: &Value, stat: &SampleStat) -> Option<IoStat> {
+pub(super) fn read_series(d: &Value, stat: &SampleStat) -> Option<IoStat> {
     let [min, max, mean, dev, samples] = stat.0;
     let n = d[samples].as_u64().filter(|n| *n > 0)?;
     Some(IoStat {
@@ -578,11 +578,12 @@ fn as_client(j: &mut Value, client: &super::clones::Client, ranks: &[Value]) {
 
 /// The keys of one of fio's sample statistics in a direction: min, max, mean, deviation,
 /// samples.
-struct SampleStat([&'static str; 5]);
+pub(super) struct SampleStat([&'static str; 5]);
 
 impl SampleStat {
-    const BW: SampleStat = SampleStat(["bw_min", "bw_max", "bw_mean", "bw_dev", "bw_samples"]);
-    const IOPS: SampleStat = SampleStat(["iops_min", "iops_max", "iops_mean", "iops_stddev", "iops_samples"]);
+    pub(super) const BW: SampleStat = SampleStat(["bw_min", "bw_max", "bw_mean", "bw_dev", "bw_samples"]);
+    pub(super) const IOPS: SampleStat =
+        SampleStat(["iops_min", "iops_max", "iops_mean", "iops_stddev", "iops_samples"]);
 }
 
 /// "All clients"' bandwidth or IOPS samples as fio sums its clients' (see

@@ -15,6 +15,7 @@ use storlab_model::result::{PhaseResult, WorkerResult};
 use storlab_model::run::{Phase, PhaseName, PhaseParams, RunDetail};
 
 use super::grid::val_to_idx;
+use super::json::{read_series, SampleStat};
 use super::FioJsonOptions;
 
 /// fio's directions in a thread_stat, in its order.
@@ -138,8 +139,9 @@ fn direction(ts: &mut ThreadStat, d: usize, v: &Value) {
     for (kind, key) in [(SLAT, "slat_ns"), (CLAT, "clat_ns"), (LAT, "lat_ns")] {
         bins_into(&v[key], ts.plat_mut(kind, d));
     }
-    ts.bw_stat[d] = samples_stat(v, ["bw_min", "bw_max", "bw_mean", "bw_dev", "bw_samples"]);
-    ts.iops_stat[d] = samples_stat(v, ["iops_min", "iops_max", "iops_mean", "iops_stddev", "iops_samples"]);
+    // The series as the document's own reader takes them back (json.rs, "All clients").
+    ts.bw_stat[d] = read_series(v, &SampleStat::BW).unwrap_or(IoStat::EMPTY);
+    ts.iops_stat[d] = read_series(v, &SampleStat::IOPS).unwrap_or(IoStat::EMPTY);
 }
 
 /// A latency object (min, max, mean, stddev, N) as fio's io_stat; fio's empty one (min the
@@ -156,22 +158,6 @@ fn io_stat(l: &Value) -> IoStat {
         samples: n,
         mean: l["mean"].as_f64().unwrap_or(0.0),
         s: sd * sd * (n - 1) as f64,
-    }
-}
-
-/// A direction's bw or iops series (min, max, mean, deviation, samples) as fio's io_stat.
-fn samples_stat(v: &Value, [min, max, mean, dev, n]: [&str; 5]) -> IoStat {
-    let samples = u(&v[n]);
-    if samples == 0 {
-        return IoStat::EMPTY;
-    }
-    let sd = v[dev].as_f64().unwrap_or(0.0);
-    IoStat {
-        max: u(&v[max]),
-        min: u(&v[min]),
-        samples,
-        mean: v[mean].as_f64().unwrap_or(0.0),
-        s: sd * sd * (samples - 1) as f64,
     }
 }
 
