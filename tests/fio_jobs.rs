@@ -1375,6 +1375,106 @@ fn clones_on_one_file_each_cover_all_of_it() {
     assert!(entries(&d).is_empty());
 }
 
+/// A job's several files as fio names them (`filename=a:b:c`, `\\:` a colon within a name) or
+/// finds them (`opendir`, every file below a directory): each clone works on all of them, the
+/// size shared among them, as Debian's fio does on the same command line.
+#[test]
+fn a_jobs_several_files_are_named_or_found_below_a_directory_as_fio_does() {
+    let s = Scratch::new();
+    let fio_bin = "fio".to_string();
+    for prog in [fio_bin.as_str(), bin()] {
+        let dir = s.path().join(if prog == bin() { "storlab" } else { "fio" });
+        std::fs::create_dir(&dir).unwrap();
+        // Three new files, a 3 MiB size shared by them, two clones each writing all three.
+        let args = [
+            "--name=j",
+            "--filename=a:b:x\\:y",
+            "--size=3m",
+            "--rw=write",
+            "--bs=4k",
+            "--numjobs=2",
+            "--output-format=json",
+        ];
+        let out = fio_command(&s, prog).args(args).current_dir(&dir).output().unwrap();
+        let doc = fio_document(prog, &args, &out);
+        let jobs = doc["jobs"].as_array().unwrap();
+        assert_eq!(jobs.len(), 2, "{prog}: a clone each");
+        for j in jobs {
+            assert_eq!(
+                j["write"]["io_bytes"],
+                3 << 20,
+                "{prog}: each clone writes all three files"
+            );
+        }
+        for name in ["a", "b", "x:y"] {
+            let data = std::fs::read(dir.join(name)).unwrap();
+            assert_eq!(data.len(), 1 << 20, "{prog}: {name} holds a third of the size");
+            let unwritten = data.chunks(4096).filter(|b| b.iter().all(|x| *x == 0)).count();
+            assert_eq!(unwritten, 0, "{prog}: every block of {name} written");
+        }
+        assert_eq!(entries(&dir).len(), 3, "{prog}: the three files and no other");
+
+        // opendir: the files below a directory at any depth, each read whole at its own size;
+        // an empty file is left out; nothing is written.
+        let tree = dir.join("tree");
+        std::fs::create_dir_all(tree.join("sub/deeper")).unwrap();
+        std::fs::write(tree.join("one"), vec![7u8; 1 << 20]).unwrap();
+        std::fs::write(tree.join("sub/deeper/three"), vec![9u8; 3 << 20]).unwrap();
+        std::fs::write(tree.join("sub/empty"), b"").unwrap();
+        let opendir = format!("--opendir={}", tree.display());
+        let args = ["--name=r", &opendir, "--rw=read", "--bs=64k", "--output-format=json"];
+        let mut out = fio_command(&s, prog).args(args).output().unwrap();
+        // fio says what opendir found on stdout before its document ("fio: opendir added 3
+        // files", the empty one with "may be ignored"); storlab says it among its notes.
+        let json_at = out.stdout.iter().position(|c| *c == b'{').unwrap_or(0);
+        out.stdout.drain(..json_at);
+        let doc = fio_document(prog, &args, &out);
+        assert_eq!(
+            doc["jobs"][0]["read"]["io_bytes"],
+            4 << 20,
+            "{prog}: both files read whole"
+        );
+        assert_eq!(
+            std::fs::read(tree.join("sub/deeper/three")).unwrap(),
+            vec![9u8; 3 << 20]
+        );
+        assert_eq!(std::fs::metadata(tree.join("sub/empty")).unwrap().len(), 0);
+    }
+    // storlab's plan: each worker's first file and its two further ones, each its own target.
+    let run = s.json(&["results", "show", "1"]);
+    let workers = run["phases"][0]["params"]["plan"]["workers"].as_array().unwrap();
+    assert_eq!(workers.len(), 2);
+    for w in workers {
+        let more: Vec<(&str, u64)> = w["more"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|m| (m["path"].as_str().unwrap(), m["target"].as_u64().unwrap()))
+            .collect();
+        assert!(
+            w["path"].as_str().unwrap().ends_with("/storlab/a") || w["path"] == "a",
+            "{w}"
+        );
+        assert_eq!(more.len(), 2, "{w}");
+        assert_eq!((more[0].1, more[1].1), (1, 2), "{w}");
+    }
+    // An opendir with nothing to read is refused, naming it.
+    let empty = s.path().join("nothing");
+    std::fs::create_dir(&empty).unwrap();
+    let out = s.storlab(&[
+        "fio",
+        "--name=r",
+        &format!("--opendir={}", empty.display()),
+        "--rw=read",
+    ]);
+    assert_eq!(out.status.code(), Some(1), "fio's exit: {}", stderr(&out));
+    assert!(
+        stderr(&out).contains("opendir=") && stderr(&out).contains("no file with data"),
+        "{}",
+        stderr(&out)
+    );
+}
+
 /// fio's offset and offset_increment: each clone's region starts where fio's would.
 #[test]
 fn offsets_place_each_clones_region_as_fio_does() {

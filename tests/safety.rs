@@ -177,6 +177,19 @@ fn the_second_word_writes_a_mounted_device_and_fio_writes_an_unmounted_one() {
         "--allow-mounted-write overrides: {}",
         stderr(&out)
     );
+    // A mounted device among a job's several files (filename=a:b) is held to the same rule as
+    // one named alone: refused before anything is written, the other file not even made.
+    let other = s.path().join("other.dat");
+    let out = s.storlab(&[
+        "fio",
+        "--name=w",
+        &format!("--filename={}:{dev}", other.display()),
+        "--rw=write",
+        "--size=2m",
+        "--output-format=terse",
+    ]);
+    fio_refused(&out, &[&dev, "in use", "allow_mounted_write=1"]);
+    assert!(!other.exists(), "nothing written");
     drop(fs.mount);
     // Unmounted, storlab fio writes it with no flag, as fio does; storlab run still wants the device named.
     let out = s.storlab(&[

@@ -30,9 +30,9 @@ pub(crate) fn prepare_worker(plan: &PhasePlan, index: usize, wf: &WorkerFile) ->
     })?;
     let mut files = Vec::new();
     if plan.settings.engine != BackendKind::Null {
-        for (path, offset, len) in wf.regions() {
-            let f = open_worker_file(plan, path, wf.owned, offset + len)?;
-            advise(&f, (offset, len), plan.settings.fadvise);
+        for r in wf.regions() {
+            let f = open_worker_file(plan, r.path, r.owned, r.offset + r.len)?;
+            advise(&f, (r.offset, r.len), plan.settings.fadvise);
             files.push(f);
         }
     }
@@ -40,7 +40,11 @@ pub(crate) fn prepare_worker(plan: &PhasePlan, index: usize, wf: &WorkerFile) ->
     if plan.kind.writes() {
         pool.fill(&plan.settings.pattern, plan.seed ^ (index as u64) << 32);
     }
-    let regions: Vec<(&File, (u64, u64))> = files.iter().zip(wf.regions()).map(|(f, r)| (f, (r.1, r.2))).collect();
+    let regions: Vec<(&File, (u64, u64))> = files
+        .iter()
+        .zip(wf.regions())
+        .map(|(f, r)| (f, (r.offset, r.len)))
+        .collect();
     let be = backend::open(&plan.settings, &regions, plan.kind.writes(), &pool).map_err(|e| EngineError::Backend {
         backend: plan.settings.engine.name(),
         path: wf.path.display().to_string(),
@@ -134,9 +138,9 @@ fn lay_out(plan: &PhasePlan, stop: &AtomicBool) -> Result<f64, EngineError> {
     let t = std::time::Instant::now();
     let mut need: BTreeMap<&Path, (u64, bool)> = BTreeMap::new();
     for w in &plan.workers {
-        for (path, offset, len) in w.regions() {
-            let e = need.entry(path).or_insert((0, w.owned));
-            e.0 = e.0.max(offset + len);
+        for r in w.regions() {
+            let e = need.entry(r.path).or_insert((0, r.owned));
+            e.0 = e.0.max(r.offset + r.len);
         }
     }
     let chunk = 1 << 20;
@@ -228,8 +232,8 @@ pub(crate) fn file_set(plan: &PhasePlan, wf: &WorkerFile, worker_seed: u64) -> F
     let accesses = wf
         .regions()
         .enumerate()
-        .map(|(f, (_, offset, len))| {
-            Access::new(plan.kind, offset, len, &st.bs, time_based, st.rwmix, st.stride)
+        .map(|(f, r)| {
+            Access::new(plan.kind, r.offset, r.len, &st.bs, time_based, st.rwmix, st.stride)
                 // A byte count across the files: the set counts the passes.
                 .with_loops(if several && budget.is_some() { 1 } else { st.loops })
                 .with_hole(st.hole)

@@ -193,7 +193,7 @@ impl<'a> Worker<'a> {
         Worker {
             plan,
             target: wf.target,
-            file_names: wf.regions().map(|r| r.0.display().to_string()).collect(),
+            file_names: wf.regions().map(|r| r.path.display().to_string()).collect(),
             _files: files,
             pool,
             backend,

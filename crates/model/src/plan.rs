@@ -134,13 +134,14 @@ pub struct WorkerFile {
     /// Which of the job's targets this region lies on (samples are also kept per target).
     #[serde(default)]
     pub target: u16,
-    /// The worker's further files (`nrfiles`), in the same directory and as much its own as the
-    /// first: the worker serves them all, as `file_service` says.
+    /// The worker's further files: `nrfiles` in the same directory, or the job's other targets
+    /// when each worker works on them all (fio's `filename=a:b`, `opendir`). The worker serves
+    /// them all, as `file_service` says.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub more: Vec<FileRegion>,
 }
 
-/// A further file of a worker with several (`nrfiles`): the whole region it works on.
+/// A further file of a worker with several: the whole region it works on.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct FileRegion {
     /// The file.
@@ -149,6 +150,32 @@ pub struct FileRegion {
     pub offset: u64,
     /// The length of the region (bytes).
     pub len: u64,
+    /// True when the file is storlab's own (see [`WorkerFile::owned`]); a plan written before
+    /// a worker's files could lie on several targets held only storlab's own (`nrfiles`).
+    #[serde(default = "owned_by_default")]
+    pub owned: bool,
+    /// Which of the job's targets it lies on.
+    #[serde(default)]
+    pub target: u16,
+}
+
+fn owned_by_default() -> bool {
+    true
+}
+
+/// One of a worker's files as the engine opens it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Region<'a> {
+    /// The file.
+    pub path: &'a std::path::Path,
+    /// Where the region starts (bytes).
+    pub offset: u64,
+    /// Its length (bytes).
+    pub len: u64,
+    /// storlab may create and truncate the file.
+    pub owned: bool,
+    /// Which of the job's targets it lies on.
+    pub target: u16,
 }
 
 impl WorkerFile {
@@ -164,15 +191,27 @@ impl WorkerFile {
         }
     }
 
-    /// Every file the worker serves, the first first: (path, offset, length).
-    pub fn regions(&self) -> impl Iterator<Item = (&std::path::Path, u64, u64)> {
-        std::iter::once((self.path.as_path(), self.offset, self.len))
-            .chain(self.more.iter().map(|m| (m.path.as_path(), m.offset, m.len)))
+    /// Every file the worker serves, the first first.
+    pub fn regions(&self) -> impl Iterator<Item = Region<'_>> {
+        let first = Region {
+            path: &self.path,
+            offset: self.offset,
+            len: self.len,
+            owned: self.owned,
+            target: self.target,
+        };
+        std::iter::once(first).chain(self.more.iter().map(|m| Region {
+            path: &m.path,
+            offset: m.offset,
+            len: m.len,
+            owned: m.owned,
+            target: m.target,
+        }))
     }
 
     /// The bytes of all its regions together.
     pub fn total_len(&self) -> u64 {
-        self.regions().map(|r| r.2).sum()
+        self.regions().map(|r| r.len).sum()
     }
 }
 

@@ -138,8 +138,12 @@ impl PlanPhases<'_> {
     /// The disks under the phases' targets, each once.
     fn disks_of(&self, phases: &[&PhasePlan]) -> Vec<String> {
         let mut out: Vec<String> = Vec::new();
-        for w in phases.iter().flat_map(|p| &p.workers) {
-            if let Some(Some(d)) = self.disks.get(w.target as usize) {
+        for target in phases
+            .iter()
+            .flat_map(|p| &p.workers)
+            .flat_map(|w| w.regions().map(|r| r.target))
+        {
+            if let Some(Some(d)) = self.disks.get(target as usize) {
                 if !out.contains(d) {
                     out.push(d.clone());
                 }
@@ -151,8 +155,12 @@ impl PlanPhases<'_> {
     /// The NFS targets `phases` use, each once.
     fn nfs_of(&self, phases: &[&PhasePlan]) -> Vec<std::path::PathBuf> {
         let mut out: Vec<std::path::PathBuf> = Vec::new();
-        for w in phases.iter().flat_map(|p| &p.workers) {
-            if let Some(Some(p)) = self.nfs.get(w.target as usize) {
+        for target in phases
+            .iter()
+            .flat_map(|p| &p.workers)
+            .flat_map(|w| w.regions().map(|r| r.target))
+        {
+            if let Some(Some(p)) = self.nfs.get(target as usize) {
                 if !out.contains(p) {
                     out.push(p.clone());
                 }

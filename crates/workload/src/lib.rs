@@ -155,6 +155,11 @@ pub struct Stream {
     /// `allow_mounted_write = true`).
     #[serde(skip_serializing_if = "std::ops::Not::not")]
     pub allow_mounted_write: bool,
+    /// Each of its workers works on all its targets as its several files, served as
+    /// `file_service` says and `size` shared among them (fio's `filename=a:b` and `opendir`),
+    /// rather than the targets taking the workers in turn (job file: `all_targets = true`).
+    #[serde(skip_serializing_if = "std::ops::Not::not")]
+    pub all_targets: bool,
 }
 
 /// A background task as three argument vectors (never a shell string): start it, print its
@@ -274,7 +279,7 @@ impl PhaseAt<'_> {
 
 /// One `[[phase]]` table: its kind, its settings, and where and when it runs when it says
 /// (name, files, together, target), and how its files are named and kept (fio_names,
-/// keep_files).
+/// keep_files, all_targets).
 fn read_phase_table(t: &toml::Table, at: &PhaseAt) -> Result<(PhaseKind, Settings, Option<Stream>), WorkloadError> {
     let kind_name = t.get("kind").and_then(|v| v.as_str()).ok_or_else(|| {
         WorkloadError::invalid(
@@ -302,13 +307,14 @@ fn read_phase_table(t: &toml::Table, at: &PhaseAt) -> Result<(PhaseKind, Setting
                     .ok_or_else(|| WorkloadError::invalid(&korigin, "expected true or false"))?
             }
             "target" => stream.targets = path_list(v, &korigin)?,
-            "fio_names" | "keep_files" | "allow_mounted_write" => {
+            "fio_names" | "keep_files" | "allow_mounted_write" | "all_targets" => {
                 let on = v
                     .as_bool()
                     .ok_or_else(|| WorkloadError::invalid(&korigin, "expected true or false"))?;
                 match k.as_str() {
                     "fio_names" => stream.fio_names = on,
                     "keep_files" => stream.keep_files = on,
+                    "all_targets" => stream.all_targets = on,
                     _ => stream.allow_mounted_write = on,
                 }
             }

@@ -86,6 +86,9 @@ impl Job {
                 if st.allow_mounted_write {
                     out += "allow_mounted_write = true\n";
                 }
+                if st.all_targets {
+                    out += "all_targets = true\n";
+                }
             }
             settings_lines(&mut out, s);
         }

@@ -85,7 +85,7 @@ mod tests {
         );
         let bs = cmdhelp("blocksize").unwrap();
         assert!(bs.contains("                  bs: fio's effect"), "{bs}");
-        assert!(cmdhelp("opendir").unwrap().contains("refused: "));
+        assert!(cmdhelp("sprandom").unwrap().contains("refused: "));
         assert_eq!(cmdhelp("nosuch"), Ok("No such command: nosuch\n".into()));
         assert!(enghelp("").unwrap().contains("\tio_uring\n"));
         assert!(enghelp("psync").is_ok());

@@ -602,6 +602,7 @@ impl Laid {
             fio_names: true,
             keep_files: c.keep_files,
             allow_mounted_write: c.allow_mounted_write,
+            all_targets: c.all_targets,
         });
         self.names.push(name);
         self.options.push(job.given.clone());

@@ -112,7 +112,7 @@ pub const OPTIONS: &[FioOption] = &[
     n("filename_format", &[], Str, "a naming of fio's files other than its default: storlab names a job's files in a directory as fio's default does, NAME.CLONE.FILE"),
     n("unique_filename", &[], Bool, "fio's client/server prefix of its file names: storlab names a job's files in a directory as fio's default does, NAME.CLONE.FILE"),
     n("lockfile", &[], Str, "storlab's workers each own a region of a shared file, so no lock is needed"),
-    r("opendir", &[], Str, "every file below a directory as a job's files: storlab runs one file per worker"),
+    h("opendir", &[], Str),
     h("rw", &["readwrite"], Str),
     h("rw_sequencer", &[], Str),
     h("ioengine", &[], Str),

@@ -194,7 +194,11 @@ fn plan_phases(
     for (i, ((kind, _), e)) in job.phases.iter().zip(effs).enumerate() {
         let si = placed.set_of_phase[i];
         let workers = &placed.workers[si];
-        let region = workers.iter().flat_map(|w| w.regions().map(|r| r.2)).min().unwrap_or(0);
+        let region = workers
+            .iter()
+            .flat_map(|w| w.regions().map(|r| r.len))
+            .min()
+            .unwrap_or(0);
         let facts = rules::PhaseFacts {
             kind: *kind,
             e,

@@ -89,7 +89,11 @@ pub(super) fn place(job: &Job, effs: &[PhaseSettings], opts: &ResolveOptions) ->
             None if p.sets.len() == 1 => FileNames::Storlab(format!("storlab-{}", opts.file_tag)),
             None => FileNames::Storlab(format!("storlab-{}-{si}", opts.file_tag)),
         };
-        let (workers, made) = place_workers(&p.targets, &mine, &shape, &names)?;
+        let (workers, made) = if stream.is_some_and(|st| st.all_targets) && mine.len() > 1 {
+            on_all_targets(&p.targets, &mine, &shape)?
+        } else {
+            place_workers(&p.targets, &mine, &shape, &names)?
+        };
         // Files a stream keeps (fio's, unless unlink=1) are left for the next job to find.
         if !stream.is_some_and(|st| st.keep_files) {
             for f in made {
@@ -307,6 +311,56 @@ fn place_workers(
     Ok((workers, created))
 }
 
+/// Each worker on every one of the set's targets, its several files (fio's `filename=a:b`,
+/// `opendir`): `size` shared among the files as fio's setup_files shares it (the first files a
+/// block larger where it does not divide evenly), each file's regions as on a file alone.
+fn on_all_targets(
+    targets: &[(PathBuf, TargetKind, Option<u64>)],
+    mine: &[usize],
+    shape: &SetShape,
+) -> Result<(Vec<WorkerFile>, Vec<PathBuf>), WorkloadError> {
+    let sizes = shape
+        .size
+        .map(|s| file_sizes(mine.len() as u32, s, None, shape.align, 0));
+    let mut created = Vec::new();
+    let mut per_target = Vec::new();
+    for (k, &ti) in mine.iter().enumerate() {
+        let (path, kind, len) = &targets[ti];
+        if *kind == TargetKind::Directory {
+            return Err(target_error(
+                path,
+                "is a directory, named among a job's several files: name files or devices there, or give the directory alone",
+            ));
+        }
+        let alone = SetShape {
+            size: sizes.as_ref().map(|s| s[k]),
+            ..*shape
+        };
+        let at = Target { path, index: ti as u16 };
+        per_target.push(shared_file(&at, *kind, *len, u64::from(shape.threads), &alone)?.into_iter());
+        if *kind == TargetKind::NewFile {
+            created.push(path.clone());
+        }
+    }
+    let workers = (0..shape.threads)
+        .map(|_| {
+            let mut regions = per_target.iter_mut().map(|t| t.next().expect("a region per worker"));
+            let mut first = regions.next().expect("a first target");
+            first.more = regions
+                .map(|r| FileRegion {
+                    path: r.path,
+                    offset: r.offset,
+                    len: r.len,
+                    owned: r.owned,
+                    target: r.target,
+                })
+                .collect();
+            first
+        })
+        .collect();
+    Ok((workers, created))
+}
+
 /// How a set's files in a directory are named.
 enum FileNames {
     /// storlab's own: `PREFIX-W.dat`, `PREFIX-W.J.dat` (the prefix holds the process id, so
@@ -406,6 +460,8 @@ fn several_files(
             path,
             offset: shape.base(w as u64),
             len,
+            owned: true,
+            target: at.index,
         })
         .collect();
     Ok(wf)

@@ -154,11 +154,11 @@ pub(super) fn guard_writes(job: &Job, placed: &Placed, opts: &ResolveOptions) ->
         }
         let knows = job.allow_mounted_write || job.streams.get(i).is_some_and(|s| s.allow_mounted_write);
         let set = placed.set_of_phase[i];
-        for w in &placed.workers[set] {
-            if !checked.insert((w.target, knows)) {
+        for target in placed.workers[set].iter().flat_map(|w| w.regions().map(|r| r.target)) {
+            if !checked.insert((target, knows)) {
                 continue;
             }
-            let (path, kind, _) = &placed.targets[w.target as usize];
+            let (path, kind, _) = &placed.targets[target as usize];
             guard_one(path, *kind, job, knows, opts)?;
         }
     }

@@ -17,7 +17,7 @@ pub(crate) fn files(j: Opts, cx: &mut Conversion) -> Result<(), WorkloadError> {
     if nrfiles == 0 {
         return Err(j.refuse("nrfiles", "0 files: expected 1 or more"));
     }
-    if nrfiles > 1 && j.given("filename") {
+    if nrfiles > 1 && j.val("filename").is_some_and(|f| file_names(f).len() as u64 != nrfiles) {
         return Err(j.refuse(
             "nrfiles",
             format!("{nrfiles} files with one filename: name them with filename=a:b:…, or give a directory and let storlab name them"),
@@ -28,9 +28,9 @@ pub(crate) fn files(j: Opts, cx: &mut Conversion) -> Result<(), WorkloadError> {
         return Err(j.refuse("numjobs", "0 jobs: expected 1 or more"));
     }
     cx.targets = targets(j, cx)?;
-    cx.named_file = j.given("filename");
+    cx.named_file = j.given("filename") || j.given("opendir");
     let file_sizes = file_sizes(j, nrfiles)?;
-    if nrfiles > 1 {
+    if nrfiles > 1 && !cx.all_targets {
         set!(
             cx,
             "nrfiles",
@@ -40,35 +40,103 @@ pub(crate) fn files(j: Opts, cx: &mut Conversion) -> Result<(), WorkloadError> {
     if let Some((low, high)) = file_sizes {
         set!(cx, "filesize", filesize = FileSizes { low, high })?;
     }
-    file_service(j, cx, nrfiles)?;
+    if !cx.all_targets {
+        file_service(j, cx, nrfiles)?;
+    }
     sizes(j, cx, file_sizes.is_some())
 }
 
-/// filename (in directory) or directory: the job's one target.
+/// filename (in directory), opendir or directory: the job's targets. Several names
+/// (`filename=a:b`, fio's `\\:` for a colon in a name) and the files below an opendir are each
+/// worker's several files, shared by the job's clones as fio's are.
 fn targets(j: Opts, cx: &mut Conversion) -> Result<Vec<PathBuf>, WorkloadError> {
     let dir = j.val("directory").map(PathBuf::from);
-    Ok(match j.val("filename") {
-        Some(f) if f.contains(':') => {
-            return Err(j.refuse(
-                "filename",
-                "several files per job: storlab has one file (or device) per worker",
-            ))
-        }
-        Some(f) => {
-            if cx.threads > 1 {
-                cx.note(format!(
-                    "its {} jobs share filename={f}: each covers the whole region, as fio's clones do",
-                    cx.threads
-                ));
-                set!(cx, "numjobs", share = Share::Whole)?;
+    let mut named: Vec<PathBuf> = match j.val("filename") {
+        Some(f) => file_names(f)
+            .into_iter()
+            .map(|n| match &dir {
+                Some(d) => d.join(n),
+                None => PathBuf::from(n),
+            })
+            .collect(),
+        None => Vec::new(),
+    };
+    if let Some(d) = j.val("opendir") {
+        named.extend(opendir_files(j, cx, Path::new(d))?);
+    }
+    if named.is_empty() {
+        return Ok(vec![dir.unwrap_or_else(|| PathBuf::from("."))]);
+    }
+    if cx.threads > 1 {
+        cx.note(format!(
+            "its {} jobs share {}: each covers the whole of each file, as fio's clones do",
+            cx.threads,
+            if named.len() == 1 {
+                format!("filename={}", named[0].display())
+            } else {
+                format!("its {} files", named.len())
             }
-            vec![match &dir {
-                Some(d) => d.join(f),
-                None => PathBuf::from(f),
-            }]
+        ));
+        set!(cx, "numjobs", share = Share::Whole)?;
+    }
+    cx.all_targets = named.len() > 1;
+    if cx.all_targets {
+        file_service(j, cx, named.len() as u64)?;
+    }
+    Ok(named)
+}
+
+/// fio's filename list: names split at ':', where `\\:` is a colon within a name.
+fn file_names(v: &str) -> Vec<String> {
+    let mut names = vec![String::new()];
+    let mut chars = v.chars().peekable();
+    while let Some(c) = chars.next() {
+        match c {
+            '\\' if chars.peek() == Some(&':') => {
+                chars.next();
+                names.last_mut().expect("a name").push(':');
+            }
+            ':' => names.push(String::new()),
+            c => names.last_mut().expect("a name").push(c),
         }
-        None => vec![dir.unwrap_or_else(|| PathBuf::from("."))],
-    })
+    }
+    names.retain(|n| !n.is_empty());
+    names
+}
+
+/// fio's opendir: every regular file below the directory, in the order readdir(3) gives them
+/// (fio's recurse_dir), an empty one left out (fio ignores a file it has nothing to do in).
+fn opendir_files(j: Opts, cx: &mut Conversion, dir: &Path) -> Result<Vec<PathBuf>, WorkloadError> {
+    fn walk(dir: &Path, out: &mut Vec<(PathBuf, u64)>) -> std::io::Result<()> {
+        for e in std::fs::read_dir(dir)? {
+            let e = e?;
+            let t = e.file_type()?;
+            if t.is_file() {
+                out.push((e.path(), e.metadata()?.len()));
+            } else if t.is_dir() {
+                walk(&e.path(), out)?;
+            }
+        }
+        Ok(())
+    }
+    let mut found = Vec::new();
+    walk(dir, &mut found).map_err(|e| j.refuse("opendir", e.to_string()))?;
+    let empty = found.iter().filter(|(_, len)| *len == 0).count();
+    if empty > 0 {
+        cx.note(format!(
+            "opendir={}: {empty} empty files left out, as fio ignores them",
+            dir.display()
+        ));
+    }
+    let files: Vec<PathBuf> = found.into_iter().filter(|(_, len)| *len > 0).map(|(p, _)| p).collect();
+    if files.is_empty() {
+        return Err(j.refuse(
+            "opendir",
+            "no file with data below it: opendir works on the files already there; give a directory that holds some, or directory= to let storlab make them",
+        ));
+    }
+    cx.note(format!("opendir added {} files", files.len()));
+    Ok(files)
 }
 
 /// fio's filesize: each file's size, or a range each file's is drawn from (in a directory,

@@ -177,6 +177,9 @@ pub(crate) struct Conversion<'n> {
     pub(crate) targets: Vec<PathBuf>,
     /// The target is a named file or device, not a directory (files.rs: filename).
     pub(crate) named_file: bool,
+    /// Each worker works on all the targets, its several files (files.rs: filename=a:b,
+    /// opendir).
+    pub(crate) all_targets: bool,
     /// fio's numjobs: the workers (files.rs).
     pub(crate) threads: u64,
     /// A size was given (files.rs).
@@ -248,6 +251,8 @@ pub struct Converted {
     pub kinds: Vec<PhaseKind>,
     pub settings: Settings,
     pub targets: Vec<PathBuf>,
+    /// Each worker works on all the targets (fio's filename=a:b, opendir).
+    pub all_targets: bool,
     pub threads: u64,
     /// fio's log files the job asks for.
     pub logs: Vec<FioLog>,
@@ -316,6 +321,7 @@ pub fn convert(j: &Resolved, notes: &mut Vec<String>) -> Result<Converted, Workl
         fixed_bs: None,
         targets: Vec::new(),
         named_file: false,
+        all_targets: false,
         threads: 1,
         size_given: false,
         direct: false,
@@ -359,6 +365,7 @@ pub fn convert(j: &Resolved, notes: &mut Vec<String>) -> Result<Converted, Workl
         kinds,
         settings: cx.settings,
         targets: cx.targets,
+        all_targets: cx.all_targets,
         threads: cx.threads,
         logs: cx.logs,
         keep_files: !cx.unlink,

@@ -58,6 +58,7 @@ pub(crate) const HANDLERS: &[Handler] = &[
     row(
         &[
             "filename",
+            "opendir",
             "directory",
             "numjobs",
             "nrfiles",
