@@ -260,7 +260,10 @@ fn fios_examples_are_read_as_fio_reads_them_or_refused_by_name() {
 
     // Refused, naming the option and its line.
     for (name, needle) in [
-        ("zbd-seq-read.fio", "zbd-seq-read.fio:10: zonemode=zbd"),
+        (
+            "zbd-rand-write.fio",
+            "zbd-rand-write.fio:11: fio option 'max_open_zones'",
+        ),
         (
             "cmdprio-bssplit.fio",
             "cmdprio-bssplit.fio:19: fio option 'cmdprio_bssplit'",
@@ -1373,6 +1376,189 @@ fn clones_on_one_file_each_cover_all_of_it() {
     // Each clone writes its 8 MiB pass: three passes' worth over the one file.
     assert_eq!(run["phases"][0]["result"]["bytes_written"], 3 * (8 << 20));
     assert!(entries(&d).is_empty());
+}
+
+/// A write line of fio's normal output: its bytes (`(16.0MiB/8msec)`, num2str's units) and
+/// its zone resets (`; 8 zone resets`).
+fn write_line(text: &str) -> (u64, u64) {
+    let line = text
+        .lines()
+        .find(|l| l.trim_start().starts_with("write:"))
+        .unwrap_or_else(|| panic!("no write line: {text}"));
+    let io = line.split('(').nth(2).and_then(|t| t.split('/').next()).unwrap();
+    let unit = io.trim_start_matches(|c: char| c.is_ascii_digit() || c == '.');
+    let n: f64 = io[..io.len() - unit.len()].parse().unwrap();
+    let scale = match unit {
+        "B" => 1u64,
+        "KiB" => 1 << 10,
+        "MiB" => 1 << 20,
+        "GiB" => 1 << 30,
+        u => panic!("unit {u} in {line}"),
+    };
+    let resets = line
+        .rsplit("; ")
+        .next()
+        .and_then(|t| t.strip_suffix(" zone resets"))
+        .unwrap()
+        .parse()
+        .unwrap();
+    ((n * scale as f64).round() as u64, resets)
+}
+
+/// fio's zonemode=zbd on a regular file, which fio emulates (zones of zonesize, each written
+/// at its write pointer, a full one reset): beside Debian's fio on the same files, the same
+/// bytes, the same resets, the same blocks written and left alone, the same reads of what an
+/// earlier job wrote, and the same refusal of a file with no length.
+#[test]
+fn zonemode_zbd_on_a_file_emulates_zones_as_fio_does() {
+    let s = Scratch::new();
+    let fio_bin = "fio".to_string();
+    let file = s.path().join("zoned");
+    let fresh = || {
+        let _ = std::fs::remove_file(&file);
+        std::fs::File::create(&file).unwrap().set_len(16 << 20).unwrap();
+    };
+    let zoned = format!("--filename={}", file.display());
+    let common = [zoned.as_str(), "--zonemode=zbd", "--zonesize=1m", "--bs=64k"];
+    let run = |prog: &str, extra: &[&str]| -> String {
+        let out = fio_command(&s, prog).args(common).args(extra).output().unwrap();
+        assert!(out.status.success(), "{prog} {extra:?}: {}", stderr(&out));
+        stdout(&out)
+    };
+    for prog in [fio_bin.as_str(), bin()] {
+        // Random writes of 16 MiB over 16 empty zones: each zone filled at its write pointer,
+        // none reset, every block written.
+        fresh();
+        let (bytes, resets) = write_line(&run(prog, &["--name=a", "--rw=randwrite", "--size=16m"]));
+        assert_eq!((bytes, resets), (16 << 20, 0), "{prog}");
+        let data = std::fs::read(&file).unwrap();
+        assert!(
+            data.chunks(65536).all(|b| b.iter().any(|x| *x != 0)),
+            "{prog}: every block written"
+        );
+
+        // A second of random writes with zones of 768 KiB capacity: each reset drops a full
+        // zone, so the bytes written are the resets' zones and what the zones hold at the end.
+        fresh();
+        let (bytes, resets) = write_line(&run(
+            prog,
+            &[
+                "--name=t",
+                "--rw=randwrite",
+                "--zonecapacity=768k",
+                "--time_based",
+                "--runtime=1",
+            ],
+        ));
+        let dropped = resets * (768 << 10);
+        assert!(resets > 16, "{prog}: a second of writes resets zones: {resets}");
+        assert!(
+            dropped <= bytes && bytes <= dropped + 16 * (768 << 10),
+            "{prog}: {bytes} bytes, {resets} resets"
+        );
+
+        // Sequential writes with that capacity: each zone's first 768 KiB written, its last
+        // 256 KiB passed over and left alone, the pass counting them as done (12 MiB moved).
+        fresh();
+        let (bytes, resets) = write_line(&run(
+            prog,
+            &["--name=s", "--rw=write", "--zonecapacity=768k", "--size=16m"],
+        ));
+        assert_eq!((bytes, resets), (12 << 20, 0), "{prog}");
+        let data = std::fs::read(&file).unwrap();
+        for (z, zone) in data.chunks(1 << 20).enumerate() {
+            assert!(
+                zone[..768 << 10].chunks(65536).all(|b| b.iter().any(|x| *x != 0)),
+                "{prog}: zone {z} written"
+            );
+            assert!(
+                zone[768 << 10..].iter().all(|x| *x == 0),
+                "{prog}: zone {z} past its capacity untouched"
+            );
+        }
+
+        // Reads find only what the run wrote: a read job alone reads nothing (fio prints no
+        // job at all); after a job that wrote 8 zones, a sequential read of 16 MiB reads those
+        // 8 MiB and a random one draws its 16 MiB from them.
+        fresh();
+        let alone = run(prog, &["--name=r", "--rw=read", "--output-format=json"]);
+        let json_at = alone.find('{').unwrap();
+        let doc: Value = serde_json::from_str(&alone[json_at..]).unwrap();
+        let read: u64 = doc["jobs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|j| j["read"]["io_bytes"].as_u64().unwrap())
+            .sum();
+        assert_eq!(read, 0, "{prog}: nothing written, nothing read");
+        let job = s.path().join("zones.fio");
+        std::fs::write(
+            &job,
+            format!(
+                "[global]\nfilename={}\nzonemode=zbd\nzonesize=1m\nbs=64k\n[w]\nrw=randwrite\nsize=8m\n[r]\nstonewall\nrw=read\nsize=16m\n[rr]\nstonewall\nrw=randread\nsize=16m\n",
+                file.display()
+            ),
+        )
+        .unwrap();
+        let out = fio_command(&s, prog)
+            .arg(&job)
+            .arg("--output-format=json")
+            .output()
+            .unwrap();
+        let doc = fio_document(prog, &[], &out);
+        let bytes: Vec<(u64, u64)> = doc["jobs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|j| {
+                (
+                    j["read"]["io_bytes"].as_u64().unwrap(),
+                    j["write"]["io_bytes"].as_u64().unwrap(),
+                )
+            })
+            .collect();
+        assert_eq!(bytes, [(0, 8 << 20), (8 << 20, 0), (16 << 20, 0)], "{prog}");
+
+        // A new file has no zones: fio's error, EINVAL in the job, exit 1, nothing made.
+        let new = s.path().join("new");
+        let named = format!("--filename={}", new.display());
+        let out = fio_command(&s, prog)
+            .args([
+                named.as_str(),
+                "--name=n",
+                "--zonemode=zbd",
+                "--zonesize=1m",
+                "--rw=write",
+                "--size=16m",
+                "--output-format=json",
+            ])
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1), "{prog}");
+        assert!(
+            stderr(&out).contains("file/device size 0 is smaller than zone size 1048576"),
+            "{prog}: {}",
+            stderr(&out)
+        );
+        let json_at = stdout(&out).find('{').unwrap();
+        let doc: Value = serde_json::from_str(&stdout(&out)[json_at..]).unwrap();
+        assert_eq!(doc["jobs"][0]["error"], 22, "{prog}");
+        assert!(!new.exists(), "{prog}: nothing made");
+    }
+    // storlab refuses before it runs what fio finds wrong as it runs: a block larger than a
+    // zone.
+    fresh();
+    let out = s.storlab(&[
+        "fio",
+        &zoned,
+        "--name=b",
+        "--zonemode=zbd",
+        "--zonesize=64k",
+        "--bs=128k",
+        "--rw=randwrite",
+    ]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stderr(&out).contains("larger than a zone"), "{}", stderr(&out));
 }
 
 /// A job's several files as fio names them (`filename=a:b:c`, `\\:` a colon within a name) or
@@ -2725,14 +2911,16 @@ fn a_latency_target_finds_the_depth_that_meets_it_as_fio_does() {
     );
 }
 
-/// fio's 37 examples that use a local engine (all in tests/fixtures/fio-examples): 30 run on
+/// fio's 37 examples that use a local engine (all in tests/fixtures/fio-examples): 31 run on
 /// storlab's engine, in a scratch directory (`--target`), 16 MiB per file and a second per
-/// timed phase, each moving data in every phase; the 7 others are refused before anything
-/// runs, naming the option and its line. Three are scaled in their text first, as their own
-/// tests scale them: 1mbs_clients (1250 B/s clients starting up to 2 minutes apart), latency-
-/// profile (5 s windows), cross-stripe-verify (30 regions 124 GiB apart).
+/// timed phase, each moving data in every phase but zbd-seq-read, which reads only what was
+/// written and finds nothing in zones no job wrote, as fio finds nothing there; the 6 others
+/// are refused before anything runs, naming the option and its line. Four are scaled in their
+/// text first, as their own tests scale them: 1mbs_clients (1250 B/s clients starting up to 2
+/// minutes apart), latency-profile (5 s windows), cross-stripe-verify (30 regions 124 GiB
+/// apart), zbd-seq-read (256 MiB zones from 131 GiB in).
 #[test]
-fn thirty_of_fios_thirty_seven_local_examples_run() {
+fn thirty_one_of_fios_thirty_seven_local_examples_run() {
     let s = Scratch::new();
     let runs = [
         "1mbs_clients.fio",
@@ -2765,6 +2953,7 @@ fn thirty_of_fios_thirty_seven_local_examples_run() {
         "surface-scan.fio",
         "tiobench-example.fio",
         "waitfor.fio",
+        "zbd-seq-read.fio",
     ];
     let refused = [
         ("cmdprio-bssplit.fio", ":19: fio option 'cmdprio_bssplit'"),
@@ -2779,7 +2968,6 @@ fn thirty_of_fios_thirty_seven_local_examples_run() {
             ":26: fio option 'zone_reset_threshold'",
         ),
         ("zbd-rand-write.fio", ":11: fio option 'max_open_zones'"),
-        ("zbd-seq-read.fio", ":10: zonemode=zbd"),
     ];
     assert_eq!(runs.len() + refused.len(), 37);
     for name in runs {
@@ -2800,6 +2988,11 @@ fn thirty_of_fios_thirty_seven_local_examples_run() {
                     .replace("offset_increment=124g", "offset_increment=1m")
                     .replace("io_size=120g", "io_size=256k");
                 size = Some("1m");
+            }
+            "zbd-seq-read.fio" => {
+                text = text
+                    .replace("zonesize=256M", "zonesize=1M")
+                    .replace("offset=140660178944", "offset=4m");
             }
             _ => {}
         }
@@ -2823,7 +3016,11 @@ fn thirty_of_fios_thirty_seven_local_examples_run() {
         for p in run["phases"].as_array().unwrap() {
             let r = &p["result"];
             let moved = r["bytes_read"].as_u64().unwrap() + r["bytes_written"].as_u64().unwrap();
-            assert!(moved > 0, "{name}: phase {} moved nothing", p["kind"]);
+            if name == "zbd-seq-read.fio" {
+                assert_eq!(moved, 0, "{name}: emulated zones no job wrote hold nothing to read");
+            } else {
+                assert!(moved > 0, "{name}: phase {} moved nothing", p["kind"]);
+            }
         }
         assert!(entries(&d).is_empty(), "{name}: its files are removed");
     }

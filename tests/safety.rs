@@ -644,3 +644,24 @@ fn file_errors_name_their_line() {
     let out = s.storlab(&["challenge", "run", "--job", challenge.to_str().unwrap()]);
     refused(&s, &out, &["line 4, key file_size: 10x"]);
 }
+
+/// A file storlab makes is laid out from its start to its region's end: an offset far past the
+/// free space is refused before a byte is written, as a size past it is (an offset of 131 GiB
+/// before 16 MiB once laid out 131 GiB on a 65 GiB filesystem).
+#[test]
+fn a_file_laid_out_past_the_free_space_is_refused_before_a_byte_is_written() {
+    let s = Scratch::new();
+    let d = s.data();
+    let free = storlab_env::space::statvfs(&d).and_then(|v| v.free).unwrap();
+    let offset = format!("--offset={}", free + (1 << 30));
+    let out = s.storlab(&[
+        "fio",
+        "--name=far",
+        &format!("--directory={}", d.display()),
+        &offset,
+        "--size=16m",
+        "--rw=read",
+    ]);
+    fio_refused(&out, &["needs", "free"]);
+    assert!(entries(&d).is_empty(), "nothing laid out");
+}

@@ -42,6 +42,7 @@ mod steady;
 pub mod team;
 mod verify;
 mod worker;
+mod zones;
 
 pub use collect::IntervalObserver;
 pub use filesetup::lay_out_phase;
@@ -77,6 +78,16 @@ pub enum EngineError {
         /// The file.
         path: String,
         /// The reason.
+        source: std::io::Error,
+    },
+    /// A file's emulated zones (`zbd`) could not be made: fio's job error EINVAL.
+    #[error("{path}: {why}")]
+    Zones {
+        /// The file.
+        path: String,
+        /// What was wrong.
+        why: String,
+        /// EINVAL, the error fio gives the job.
         source: std::io::Error,
     },
     /// A file could not be laid out before a read phase.

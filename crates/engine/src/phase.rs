@@ -17,6 +17,7 @@ use crate::plan::PhasePlan;
 use crate::result::{PhaseResult, Sample};
 use crate::steady::SteadyWatch;
 use crate::worker::{Shared, Worker};
+use crate::zones::{WorkerZones, ZoneMaps};
 use crate::EngineError;
 
 /// Lets the caller of a time-based phase end it early as if its runtime had run out (the
@@ -26,6 +27,9 @@ use crate::EngineError;
 pub struct PhaseControl {
     finish: AtomicBool,
     started_ns: AtomicU64,
+    /// The emulated zones of the run's files (`zbd`): their write pointers outlive a phase,
+    /// as fio's jobs share a file's zones.
+    zones: ZoneMaps,
 }
 
 impl PhaseControl {
@@ -180,15 +184,17 @@ impl<'g> Group<'g> {
         unshare_fd_table();
         // Every worker opens its file and back-end before the first barrier, so that a refusal
         // (O_DIRECT, io_uring) stops the phases before any worker did I/O.
-        let prepared = prepare_worker(plan, i, wf);
+        let prepared = WorkerZones::new(plan, wf, &self.control.zones)
+            .and_then(|zones| prepare_worker(plan, i, wf).map(|(files, pool, be)| (files, pool, be, zones)));
         if prepared.is_err() {
             mine.abort.store(true, Ordering::Relaxed);
         }
         self.start_together();
         let (outcome, last_index) = match prepared {
             Err(e) => (Err(e), None),
-            Ok((files, pool, be)) => {
+            Ok((files, pool, be, zones)) => {
                 let mut w = Worker::new(plan, i, wf, files, pool, be, mine, &tx);
+                w.zones = zones;
                 w.flow = plan.settings.flow.and_then(|weight| {
                     self.flows
                         .iter()

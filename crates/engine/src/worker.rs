@@ -37,6 +37,7 @@ use crate::stat::{
     PerDirection, SlatClat, Usage,
 };
 use crate::verify::VerifyBacklog;
+use crate::zones::WorkerZones;
 use crate::EngineError;
 
 /// Shared between the workers of one phase; written rarely (once per phase), read per I/O.
@@ -157,6 +158,8 @@ pub(crate) struct Worker<'a> {
     pub(crate) ramp_end: u64,
     /// fio's verify_backlog: blocks written and not yet read back, and those being read back.
     pub(crate) backlog: Option<VerifyBacklog>,
+    /// fio's zonemode=zbd: the emulated zones of its files.
+    pub(crate) zones: Option<WorkerZones>,
 }
 
 /// The issuing loop's own state, from one step to the next.
@@ -247,6 +250,7 @@ impl<'a> Worker<'a> {
             },
             dedupe: data::Dedupe::for_worker(plan, index, wf.total_len()),
             backlog: VerifyBacklog::new(plan),
+            zones: None,
         }
     }
 
@@ -421,9 +425,14 @@ impl<'a> Worker<'a> {
                 len,
             });
         }
-        self.access
+        let io = self
+            .access
             .next(&mut self.rng)
-            .map(|(file, op, offset, len)| NextIo { file, op, offset, len })
+            .map(|(file, op, offset, len)| NextIo { file, op, offset, len })?;
+        match self.zones.as_mut() {
+            Some(z) => z.adjust(io),
+            None => Some(io),
+        }
     }
 
     /// Under a target rate, when the I/O starts and when it is issued: its scheduled time
@@ -656,6 +665,7 @@ impl<'a> Worker<'a> {
                 own: self.plan.settings.worker_samples.then(|| Box::new(self.own_figures())),
                 interval_histograms: self.interval_clat.as_mut().map(|c| c.take()).unwrap_or_default(),
                 io_log: self.io_records.take().map(storlab_model::iolog::IoRecorder::finish),
+                zone_resets: self.zones.as_ref().map_or(0, |z| z.resets),
             },
             totals: self.totals,
             // The worker ends here: what it hands over is replaced by nothing of size.

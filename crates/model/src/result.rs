@@ -74,6 +74,13 @@ pub struct WorkerResult {
     /// logs are written from them.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub io_log: Option<crate::iolog::IoLog>,
+    /// Emulated zones it reset because a write found them full (`zbd`; fio's zone resets).
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub zone_resets: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 /// One worker's completion latencies over one of its intervals, per direction (see

@@ -236,6 +236,16 @@ pub struct Strided {
     pub skip: u64,
 }
 
+/// fio's zonemode=zbd on a file or device without zones of its own: zones of `size` bytes
+/// emulated over it, each written only at its write pointer (fio's zbd.c, ZBD_NONE).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Zbd {
+    /// Each zone's span (fio's zonesize).
+    pub size: u64,
+    /// The bytes of a zone that may be written (fio's zonecapacity; `size` when not given).
+    pub capacity: u64,
+}
+
 /// A list of CPUs (or NUMA nodes) as Linux writes them: `0-3,8,10-11`.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(transparent)]
@@ -578,6 +588,8 @@ settings! {
     distribution: Distribution = "uniform", "DIST", "where random offsets fall: `uniform`; `zoned:A/R:B/S:…` — A % of the I/Os in the first R % of the region, then B % in the next S %, … (fio's random_distribution=zoned); `zoned_abs:A/SIZE:B/SIZE:…` — zones of absolute sizes from the region's start, the rest untouched (fio's zoned_abs); `zipf:THETA`, `pareto:H` or `normal:DEV` — skewed over the region's blocks as fio draws them", read_distribution;
     hole: u64 = "0", "SIZE", "a sequential phase leaves this many bytes out after each I/O (fio's `rw=write:N`)", read_size;
     strided: Strided | "none", "SIZE,SKIP[,RANGE]", "a sequential phase in strided zones: SIZE bytes in each zone of RANGE bytes (SIZE when not given), the next zone starting RANGE + SKIP bytes after the last (fio's zonemode=strided with zonesize, zoneskip, zonerange)", read_strided;
+    zbd: Zbd | "none", "SIZE[,CAPACITY]", "zones of SIZE bytes emulated over each file or device, as fio's zonemode=zbd emulates them where the device has none (fio's zonesize, zonecapacity): a write goes to its zone's write pointer, a full zone is reset (counted: fio's zone resets), and a read finds only what the run wrote, unless `read_beyond_wp`. The zones' write pointers live as long as the run, shared by its phases, as fio's jobs share a file's zones", read_zbd;
+    read_beyond_wp: bool = "false", "BOOL", "with `zbd`: reads go where they are drawn, past a zone's write pointer too (fio's read_beyond_wp)", read_bool;
     fill: bool = "false", "BOOL", "a write goes on until the filesystem is full: without `size` each file takes the free space, and ENOSPC or EDQUOT ends the phase (not as an error); a read ends at the end of the file (fio's fill_device)", read_bool;
     io_size: u64 | "the region's size", "SIZE", "bytes each worker moves per pass of a phase without runtime, going round its region as often as needed (fio's io_size)", read_io_size;
     offset: u64 = "0", "SIZE", "where each worker's region starts in its file (fio's offset)", read_size;

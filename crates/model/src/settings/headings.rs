@@ -36,6 +36,8 @@ pub const HEADINGS: &[(&str, &[&str])] = &[
             "fill",
             "hole",
             "strided",
+            "zbd",
+            "read_beyond_wp",
             "distribution",
             "random_map",
             "align",

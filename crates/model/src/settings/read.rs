@@ -201,6 +201,26 @@ pub(super) fn read_strided(s: &str) -> Result<Strided, String> {
     Ok(Strided { size, range, skip })
 }
 
+pub(super) fn read_zbd(s: &str) -> Result<Zbd, String> {
+    let bad = || format!("'{s}' is not emulated zones: expected SIZE or SIZE,CAPACITY (`256m`, `64m,48m`)");
+    let (size, capacity) = match s.split_once(',') {
+        Some((a, b)) => (a.trim(), Some(b.trim())),
+        None => (s.trim(), None),
+    };
+    let size = read_size(size).map_err(|e| format!("{}: {e}", bad()))?;
+    let capacity = match capacity {
+        Some(c) => read_size(c).map_err(|e| format!("{}: {e}", bad()))?,
+        None => size,
+    };
+    if size < 512 {
+        return Err(format!("'{s}': a zone of less than 512 bytes; fio's smallest is 512"));
+    }
+    if capacity == 0 || capacity > size {
+        return Err(format!("'{s}': a zone's capacity must be above 0 and at most its size"));
+    }
+    Ok(Zbd { size, capacity })
+}
+
 pub(super) fn read_io_size(s: &str) -> Result<u64, String> {
     match read_size(s)? {
         0 => Err("io_size 0: expected a size above 0".into()),

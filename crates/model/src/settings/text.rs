@@ -142,6 +142,16 @@ impl SettingText for Strided {
     }
 }
 
+impl SettingText for Zbd {
+    fn text(&self) -> String {
+        if self.capacity == self.size {
+            Size(self.size).to_string()
+        } else {
+            format!("{},{}", Size(self.size), Size(self.capacity))
+        }
+    }
+}
+
 impl SettingText for FileSizes {
     fn text(&self) -> String {
         if self.low == self.high {
@@ -286,6 +296,7 @@ mod tests {
         ("pattern", &["random", "zeros", "compress:50", "0xaa55"]),
         ("distribution", &["uniform", "zoned:50/5:30/15:20/"]),
         ("strided", &["256m,2g", "64k,64k,1m"]),
+        ("zbd", &["256m", "64m,48m"]),
         ("filesize", &["64k", "96k-192k"]),
         (
             "file_service",

@@ -678,6 +678,12 @@ fn job(p: &Phase, name: &str, group: u32, started: u64, o: &FioJsonOptions) -> V
         j.insert("sync".into(), sync);
     }
     j.insert("job_runtime".into(), json!((r.all_done.seconds * 1e3).round() as u64));
+    if p.plan().is_some_and(|pl| pl.settings.zbd.is_some()) {
+        // fio counts its zone resets but writes them only on its text's write line; storlab's
+        // JSON keeps them under a key of its own, from which that line is printed.
+        let resets: u64 = r.workers.iter().map(|w| w.zone_resets).sum();
+        j.insert(ZONE_RESETS.into(), json!(resets));
+    }
     usage(&mut j, r);
     if let Some(d) = &r.io_depths {
         depths(&mut j, d, r.ops_read + r.ops_written);
@@ -692,6 +698,9 @@ fn job(p: &Phase, name: &str, group: u32, started: u64, o: &FioJsonOptions) -> V
     }
     Value::Object(j)
 }
+
+/// The key of a job entry's zone resets (storlab's own; fio prints them in its text only).
+pub(crate) const ZONE_RESETS: &str = "storlab_zone_resets";
 
 /// One direction of phase `p` as fio's job reports it, from its own histogram.
 fn direction_of(p: &Phase, write: bool, o: &FioJsonOptions) -> Value {

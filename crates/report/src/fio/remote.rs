@@ -42,6 +42,9 @@ pub fn job_json(ts: &ThreadStat, gs: &GroupRunStats, options: &[(String, String)
         }),
     );
     usage(&mut root, ts);
+    if ts.nr_zone_resets != 0 {
+        root.insert(super::json::ZONE_RESETS.into(), json!(ts.nr_zone_resets));
+    }
     distributions(&mut root, ts);
     if ts.continue_on_error != 0 {
         root.insert("total_err".into(), json!(ts.total_err_count));

@@ -183,7 +183,7 @@ fn job_block(j: &Value, members: u64, pid: u32, when: &str) -> String {
     }
     for dir in ["read", "write"] {
         if j[dir]["io_bytes"].as_u64().unwrap_or(0) > 0 {
-            out += &direction(&j[dir], dir);
+            out += &direction(&j[dir], dir, j[super::json::ZONE_RESETS].as_u64().unwrap_or(0));
         }
     }
     out += &latency_distribution(j);
@@ -229,7 +229,7 @@ fn steady_line(ss: &Value) -> String {
 }
 
 /// A direction's lines: IOPS and BW, slat/clat/lat, clat percentiles, bw and iops samples.
-fn direction(d: &Value, label: &str) -> String {
+fn direction(d: &Value, label: &str, zone_resets: u64) -> String {
     let io = d["io_bytes"].as_u64().unwrap_or(0);
     let ios = d["total_ios"].as_u64().unwrap_or(0);
     let runt = d["runtime"].as_u64().unwrap_or(0).max(1);
@@ -241,7 +241,11 @@ fn direction(d: &Value, label: &str) -> String {
         num2str(bw, SIG_FIGS, true, "B/s"),
         num2str(bw, SIG_FIGS, false, "B/s"),
         num2str(io, SIG_FIGS, true, "B"),
-        if label == "write" { "; 0 zone resets" } else { "" }
+        if label == "write" {
+            format!("; {zone_resets} zone resets")
+        } else {
+            String::new()
+        }
     );
     for (key, name) in [("slat_ns", "slat"), ("clat_ns", "clat"), ("lat_ns", " lat")] {
         out += &lat_line(&d[key], name);

@@ -89,6 +89,7 @@ fn thread_stat(j: &Value, percentiles: &[f64]) -> ThreadStat {
         latency_target: u(&j["latency_target"]),
         latency_percentile: j["latency_percentile"].as_f64().unwrap_or(100.0),
         latency_window: u(&j["latency_window"]),
+        nr_zone_resets: u(&j[super::json::ZONE_RESETS]),
         ..Default::default()
     };
     let cpu_ms = |key: &str| (j[key].as_f64().unwrap_or(0.0) * ts.total_run_time as f64 / 100.0).round() as u64;

@@ -91,7 +91,7 @@ const SETUP: &str = "how fio sets up its files or memory: storlab lays out its f
 const VERIFY_DETAIL: &str =
     "how fio verifies: storlab stamps every 4 KiB with its own header and CRC-32C and checks every 4 KiB it reads back";
 pub(crate) const ZONES: &str =
-    "zoned block devices (ZBD, FDP): storlab has no zone model, so it would write where the device refuses";
+    "zone limits, resets by threshold and placement hints (FDP): storlab emulates zones where the device has none, as fio's zonemode=zbd does on a file, without open-zone limits or reset thresholds, so it would write where such a device refuses";
 const PRIORITY: &str = "a CPU priority, a priority hint or priorities by block size change what the scheduler and device serve first: storlab sets the workers' I/O class and level (prioclass, prio) and a share of requests' own (cmdprio_percentage), nothing else";
 const TRACE: &str = "replaying or recording an I/O trace: storlab generates its I/O from the access pattern";
 const THINK: &str =
@@ -217,10 +217,10 @@ pub const OPTIONS: &[FioOption] = &[
     r("ioscheduler", &[], Str, COMMANDS),
     h("zonemode", &[], Str),
     h("zonesize", &[], Size),
-    r("zonecapacity", &[], Size, ZONES),
+    h("zonecapacity", &[], Size),
     h("zonerange", &[], Size),
     h("zoneskip", &[], Size),
-    r("read_beyond_wp", &[], Bool, ZONES),
+    h("read_beyond_wp", &[], Bool),
     r("max_open_zones", &[], Int, ZONES),
     r("job_max_open_zones", &[], Int, ZONES),
     r("ignore_zone_limits", &[], Bool, ZONES),

@@ -17,6 +17,7 @@ mod capacity;
 mod rules;
 mod sets;
 mod targets;
+mod zones;
 
 /// What a target is.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
@@ -208,6 +209,8 @@ fn plan_phases(
         if let Some(why) = rules::broken(&facts) {
             return Err(WorkloadError::invalid(origin_of(job, i), why));
         }
+        let workers =
+            &zones::aligned(*kind, e, workers).map_err(|why| WorkloadError::invalid(origin_of(job, i), why))?;
         let (verify_generations, generation) = gens[si].next(*kind);
         let mut settings = e.clone();
         settings.seed = Some(seed);
@@ -224,7 +227,7 @@ fn plan_phases(
             verify_generations,
             generation,
             seed,
-            workers: workers.clone(),
+            workers: workers.to_vec(),
             together: i > 0 && job.streams.get(i).is_some_and(|s| s.together),
             name: job.streams.get(i).map(|s| s.name.clone()).filter(|n| !n.is_empty()),
         });

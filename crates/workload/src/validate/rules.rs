@@ -39,7 +39,39 @@ pub(crate) const PHASE_RULES: &[Rule] = &[
     batch_fits_the_depth,
     a_skew_draws_anew,
     absolute_zones_fit_the_region,
+    emulated_zones_take_whole_blocks,
+    emulated_zones_are_not_verified,
 ];
+
+/// fio's zonemode=zbd: a block larger than a zone is refused ("I/O buflen exceeds zone
+/// size"), and a zone's capacity must end on a block, or its last write would be cut short
+/// below the smallest block ("zone remainder too small"); fio finds both as the job runs,
+/// storlab before.
+fn emulated_zones_take_whole_blocks(f: &PhaseFacts) -> Option<String> {
+    let z = f.e.zbd?;
+    if f.e.bs.max() > z.size {
+        return Some(format!(
+            "bs {} is larger than a zone ({}): a write goes within one zone; make bs at most the zone size",
+            Size(f.e.bs.max()),
+            Size(z.size)
+        ));
+    }
+    (!z.capacity.is_multiple_of(f.e.bs.min())).then(|| {
+        format!(
+            "a zone's capacity ({}) is not a multiple of the smallest block ({}): its last write would be cut below a block; make it a multiple",
+            Size(z.capacity),
+            Size(f.e.bs.min())
+        )
+    })
+}
+
+/// Writes go to each zone's write pointer, not to the offsets drawn, so storlab's verify (each
+/// block's offset in its header) has nothing to check them against.
+fn emulated_zones_are_not_verified(f: &PhaseFacts) -> Option<String> {
+    (f.e.zbd.is_some() && f.any_verify).then(|| {
+        "verify with emulated zones (zbd): writes go to the zones' write pointers, not where the blocks were drawn, so storlab's headers cannot be checked; verify without zbd".to_string()
+    })
+}
 
 /// fio's zoned_abs zones lie within the region (fio stops a job whose zones pass the file's
 /// end: "zoned_abs sizes exceed file size").
@@ -418,6 +450,21 @@ mod tests {
             false,
             "more than the region of 1MiB",
         ),
+        (
+            PhaseKind::Randwrite,
+            &[("zbd", "64k"), ("bs", "128k")],
+            MIB,
+            false,
+            "larger than a zone (64KiB)",
+        ),
+        (
+            PhaseKind::Randwrite,
+            &[("zbd", "64k,24k"), ("bs", "16k")],
+            MIB,
+            false,
+            "capacity (24KiB) is not a multiple",
+        ),
+        (PhaseKind::Randread, &[("zbd", "64k")], MIB, true, "verify with emulated zones"),
     ];
 
     #[test]
@@ -433,6 +480,6 @@ mod tests {
             );
         }
         // Each rule is reached by a case above.
-        assert_eq!(PHASE_RULES.len(), cases.len() - 1);
+        assert_eq!(PHASE_RULES.len(), cases.len() - 2);
     }
 }

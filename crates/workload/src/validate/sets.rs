@@ -27,15 +27,14 @@ pub(super) struct Placed {
 }
 
 impl Placed {
-    /// The files storlab will create that are held to their filesystem's free space (not
-    /// those of a set that may fill it).
+    /// The workers whose files storlab will create (their regions marked owned) that are held
+    /// to their filesystem's free space (not those of a set that may fill it).
     pub(super) fn held_to_free_space(&self) -> impl Iterator<Item = &WorkerFile> {
         self.workers
             .iter()
             .zip(&self.fills)
             .filter(|(_, fills)| !**fills)
             .flat_map(|(w, _)| w)
-            .filter(|w| w.owned)
     }
 }
 

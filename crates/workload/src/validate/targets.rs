@@ -260,12 +260,19 @@ fn fs_type(p: &Path) -> String {
 /// from its last run) needs only the blocks it does not hold yet: bench-fio runs numjobs=1 and
 /// then numjobs=2 on one directory, and the second job reuses the first's file.
 pub(super) fn check_free_space<'a>(created: impl Iterator<Item = &'a WorkerFile>) -> Result<(), WorkloadError> {
+    // Each file storlab makes is laid out from its start to the end of the furthest region on
+    // it (an offset of 100 GiB before a region of 1 GiB needs 101 GiB).
+    let mut ends: std::collections::BTreeMap<&Path, u64> = std::collections::BTreeMap::new();
+    for r in created.flat_map(|w| w.regions()).filter(|r| r.owned) {
+        let end = ends.entry(r.path).or_insert(0);
+        *end = (*end).max(r.offset + r.len);
+    }
     let mut need: Vec<(u64, PathBuf, u64)> = Vec::new();
-    for w in created {
-        let dir = w.path.parent().unwrap_or(Path::new(".")).to_path_buf();
+    for (path, end) in ends {
+        let dir = path.parent().unwrap_or(Path::new(".")).to_path_buf();
         let dev = std::fs::metadata(&dir).map(|m| m.dev()).unwrap_or(0);
-        let held = std::fs::metadata(&w.path).map(|m| m.blocks() * 512).unwrap_or(0);
-        let more = w.len.saturating_sub(held);
+        let held = std::fs::metadata(path).map(|m| m.blocks() * 512).unwrap_or(0);
+        let more = end.saturating_sub(held);
         match need.iter_mut().find(|(d, _, _)| *d == dev) {
             Some(n) => n.2 += more,
             None => need.push((dev, dir, more)),

@@ -306,9 +306,53 @@ pub(crate) fn zones(j: Opts, cx: &mut Conversion) -> Result<(), WorkloadError> {
             let range = if range == 0 { size } else { range };
             set!(cx, "zonemode", strided = Strided { size, range, skip })
         }
-        Some("zbd") => Err(j.refuse("zonemode", super::super::options::ZONES)),
+        Some("zbd") => emulated_zones(j, cx),
         Some(m) => Err(j.refuse("zonemode", format!("'{m}': fio's zonemode is none, strided or zbd"))),
     }
+}
+
+/// fio's zonemode=zbd, which on a file or a device without zones emulates zones of zonesize
+/// (zonecapacity of each written): zonesize is required, as fio requires it there; zoneskip
+/// (fio's skip between sequential zones) and a zonerange other than the zone are refused.
+fn emulated_zones(j: Opts, cx: &mut Conversion) -> Result<(), WorkloadError> {
+    let size = match j.val("zonesize") {
+        Some(v) => value::bytes(v, j.kb()).map_err(|e| j.refuse("zonesize", e))?,
+        None => 0,
+    };
+    if size == 0 {
+        return Err(j.refuse(
+            "zonemode",
+            "zonemode=zbd without a zonesize: the zone size is mandatory for a regular file or a device without zones, as fio says; give zonesize",
+        ));
+    }
+    for k in ["zoneskip", "zonerange"] {
+        let given = match j.val(k) {
+            Some(v) => value::bytes(v, j.kb()).map_err(|e| j.refuse(k, e))?,
+            None => 0,
+        };
+        if given != 0 && !(k == "zonerange" && given == size) {
+            return Err(j.refuse(k, "with zonemode=zbd: storlab's emulated zones are read and written where the write pointers lead, with no zones skipped; leave it out"));
+        }
+    }
+    let capacity = match j.val("zonecapacity") {
+        Some(v) => value::bytes(v, j.kb()).map_err(|e| j.refuse("zonecapacity", e))?,
+        None => 0,
+    };
+    let zbd = storlab_model::settings::Zbd {
+        size,
+        capacity: if capacity == 0 { size } else { capacity },
+    };
+    if zbd.size < 512 || zbd.capacity > zbd.size {
+        return Err(j.refuse(
+            if zbd.size < 512 { "zonesize" } else { "zonecapacity" },
+            "a zone of at least 512 bytes, its capacity at most its size, as fio requires",
+        ));
+    }
+    set!(cx, "zonemode", zbd = zbd)?;
+    if j.on("read_beyond_wp")? {
+        set!(cx, "read_beyond_wp", read_beyond_wp = true)?;
+    }
+    Ok(())
 }
 
 /// Where each worker's region starts: offset, and offset_increment for each further worker.

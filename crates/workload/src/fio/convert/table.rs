@@ -69,7 +69,17 @@ pub(crate) const HANDLERS: &[Handler] = &[
         ],
         files::files,
     ),
-    row(&["zonemode", "zonesize", "zoneskip", "zonerange"], files::zones),
+    row(
+        &[
+            "zonemode",
+            "zonesize",
+            "zoneskip",
+            "zonerange",
+            "zonecapacity",
+            "read_beyond_wp",
+        ],
+        files::zones,
+    ),
     row(&["offset", "offset_increment"], files::offsets),
     row(
         &[
