@@ -103,14 +103,20 @@ fn servers(run: &ClientRun) -> Result<Vec<(String, Job)>> {
     let shared = read(&run.files)?;
     let mut out = Vec::new();
     for spec in &run.servers {
+        // A server's own job files, local or on its side; else the command line's.
         let own = read(&spec.files)?;
-        let files = if own.is_empty() { shared.clone() } else { own };
+        let files = if own.is_empty() && spec.remote.is_empty() {
+            shared.clone()
+        } else {
+            own
+        };
         let job = Job {
             line: run.line.clone(),
             files,
+            remote: spec.remote.clone(),
         };
         let list = Path::new(&spec.host);
-        if spec.files.is_empty() && list.is_file() {
+        if spec.files.is_empty() && spec.remote.is_empty() && list.is_file() {
             let text = std::fs::read_to_string(list).with_context(|| format!("client list file {}", spec.host))?;
             out.extend(text.split_whitespace().map(|h| (h.to_string(), job.clone())));
         } else {

@@ -4,13 +4,13 @@
 //! ran), and its figures sent back as fio's server sends them, so that fio's client — or
 //! `storlab fio --client` — prints each host's block and their sum.
 
-use std::net::TcpListener;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::Arc;
 use std::time::Instant;
 
 use anyhow::{Context, Result};
 use storlab_fionet::address::Address;
+use storlab_fionet::conn::Listener;
 use storlab_fionet::iolog::IoLog;
 use storlab_fionet::pdu::JobOption;
 use storlab_fionet::serve::{Finished, Jobs, Progress, Sent};
@@ -23,13 +23,13 @@ use crate::cli::DbArgs;
 /// Serves fio's clients until one sends EXIT.
 pub fn serve(c: &FioCommand, arg: &str) -> Result<u8> {
     let addr = Address::parse(arg).map_err(|e| crate::usage(format!("--server={e}")))?;
-    let addrs = addr.resolve().map_err(|e| crate::usage(format!("--server: {e}")))?;
-    let listener = TcpListener::bind(&addrs[..]).with_context(|| format!("--server: binding {}", addrs[0]))?;
-    let at = listener.local_addr()?;
-    // fio's protocol has no authentication: say where this listens and what that means.
+    let listener = Listener::bind(&addr).map_err(|e| crate::usage(format!("--server: {e}")))?;
+    // fio's protocol has no authentication: say where this listens and what that means. (A
+    // Unix socket keeps the process's umask, not fio's 0777: only those its mode lets in.)
     eprintln!(
-        "storlab fio: serving fio's clients on {at}; fio's protocol has no authentication, so whoever \
-         reaches this address runs jobs here as this user"
+        "storlab fio: serving fio's clients on {}; fio's protocol has no authentication, so whoever \
+         reaches this address runs jobs here as this user",
+        listener.local()
     );
     if let Some(pidfile) = &c.daemonize {
         daemonize(pidfile)?;
@@ -42,7 +42,7 @@ pub fn serve(c: &FioCommand, arg: &str) -> Result<u8> {
     });
     // Ctrl-C or SIGTERM ends the server (and stops a job running, which keeps what it did).
     let stop = storlab_session::stop_flag();
-    storlab_fionet::serve::serve(listener, jobs, &storlab_env::hostname(), stop)?;
+    storlab_fionet::serve::serve(&listener, jobs, &storlab_env::hostname(), stop)?;
     Ok(0)
 }
 
@@ -83,7 +83,8 @@ struct ServerJobs {
 
 impl ServerJobs {
     /// What a client sent as one `storlab fio` command line: its command lines' arguments
-    /// (without fio's own name), then its job files, written to a directory of their own.
+    /// (without fio's own name), then its job files, written to a directory of their own, then
+    /// the job files it named on this host (fio's --remote-config), read where they are.
     fn command(&self, sent: &Sent) -> Result<(FioCommand, tempfile::TempDir)> {
         let dir = tempfile::Builder::new().prefix("storlab-fio-server-").tempdir()?;
         let mut args: Vec<String> = sent.lines.iter().flat_map(|l| l.iter().skip(1).cloned()).collect();
@@ -91,6 +92,13 @@ impl ServerJobs {
             let path = dir.path().join(format!("job{}.fio", i + 1));
             std::fs::write(&path, text)?;
             args.push(path.display().to_string());
+        }
+        for path in &sent.remote {
+            if std::fs::File::open(path).is_err() {
+                // fio's server's words.
+                anyhow::bail!("unable to open '{path}' job file");
+            }
+            args.push(path.clone());
         }
         let c = FioCommand::parse(&args)?;
         if c.job.is_none() {
@@ -197,7 +205,9 @@ impl Jobs for ServerJobs {
     fn load(&self, sent: &Sent) -> Result<Option<(u32, u32)>, String> {
         // fio's client sends its command line's flags (--output-format, …) before its job
         // files: a line without a job of its own waits for them, as fio's server does.
-        let has_job = !sent.files.is_empty() || sent.lines.iter().flatten().any(|a| a.starts_with("--name"));
+        let has_job = !sent.files.is_empty()
+            || !sent.remote.is_empty()
+            || sent.lines.iter().flatten().any(|a| a.starts_with("--name"));
         if !has_job {
             return Ok(None);
         }

@@ -1476,16 +1476,17 @@ fn a_fio_size_read_differently_is_said_in_both_forms() {
     );
 }
 
-/// fio's `--remote-config` (a job file that lives on the server) is refused, saying what to
-/// give instead (fio's client and server themselves are tests/fio_net.rs's).
+/// fio's `--remote-config` names a job file on a server's side: without a `--client` before it
+/// there is no server to name it to, and storlab says so (the client and server reading it are
+/// tests/fio_net.rs's).
 #[test]
-fn fios_remote_config_is_refused_saying_what_to_give() {
+fn fios_remote_config_needs_a_server_before_it() {
     let s = Scratch::new();
-    let out = s.storlab(&["fio", "--client=127.0.0.1,1", "--remote-config=/x.fio"]);
+    let out = s.storlab(&["fio", "--remote-config=/x.fio"]);
     assert_eq!(out.status.code(), Some(1), "fio's exit code for a refusal");
     let err = stderr(&out);
     assert!(
-        err.contains("--remote-config") && err.contains("give the job file here"),
+        err.contains("--remote-config") && err.contains("--client=HOST before it"),
         "{err}"
     );
     assert!(s.nothing_stored());

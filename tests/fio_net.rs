@@ -290,7 +290,7 @@ fn a_job_the_server_cannot_run_is_fios_error_and_the_server_serves_on() {
 fn a_server_address_fio_does_not_take_is_refused_by_name() {
     let s = Scratch::new();
     for (arg, says) in [
-        ("--server=sock:/tmp/x.sock", "Unix-socket"),
+        ("--server=sock:", "needs its path"),
         ("--server=ip:127.0.0.1,0", "bad server port"),
         ("--server=ip:127.0.0.1,99999", "bad server port"),
     ] {
@@ -793,4 +793,137 @@ fn a_client_interrupted_ends_the_servers_job_which_reports_what_it_did() {
     assert!(runtime > 0 && runtime < 40_000, "runtime {runtime} ms");
     assert!(entries[0]["read"]["total_ios"].as_u64().unwrap() > 0);
     assert_eq!(a.run_count(), Some(1));
+}
+
+/// `program` serving on a Unix socket at `path` (fio's `sock:PATH`), started in `dir`.
+fn socket_server(program: &str, pre: &[&str], path: &Path, dir: &Path, env: &[(&str, String)]) -> Server {
+    let child = Command::new(program)
+        .args(pre)
+        .arg(format!("--server=sock:{}", path.display()))
+        .envs(env.iter().map(|(k, v)| (*k, v.as_str())))
+        .current_dir(dir)
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while std::os::unix::net::UnixStream::connect(path).is_err() {
+        assert!(Instant::now() < deadline, "nothing listens on {}", path.display());
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    Server { child, port: 0 }
+}
+
+/// fio's `sock:PATH`: a storlab server on a Unix socket serves fio's client, and storlab's
+/// client drives a fio server on one; each client's client_stats name the socket as fio's
+/// does (its path, fio's default port); a second server on a socket in use is refused, and the
+/// socket goes with the server that made it.
+#[test]
+fn servers_and_clients_meet_on_a_unix_socket_as_fios_do() {
+    let (a, f) = (Scratch::new(), Scratch::new());
+    let data = f.path().join("shared");
+    std::fs::write(&data, vec![5u8; 1 << 20]).unwrap();
+    let job = f.path().join("r.fio");
+    std::fs::write(
+        &job,
+        format!("[r]\nrw=randread\nbs=4k\nfilename={}\nsize=1m\n", data.display()),
+    )
+    .unwrap();
+    let (sa_path, sf_path) = (a.path().join("storlab.sock"), f.path().join("fio.sock"));
+    let env = [("STORLAB_DB", a.db()), ("TMPDIR", a.path().display().to_string())];
+    let sa = socket_server(bin(), &["fio"], &sa_path, a.path(), &env);
+    let sf = socket_server("fio", &[], &sf_path, f.path(), &[]);
+    for (client, socket) in [("fio", &sa_path), (bin(), &sf_path)] {
+        let mut cmd = Command::new(client);
+        if client == bin() {
+            cmd.arg("fio").env("STORLAB_DB", f.db());
+        }
+        let out = cmd
+            .arg(format!("--client=sock:{}", socket.display()))
+            .arg(&job)
+            .arg("--output-format=json")
+            .current_dir(f.path())
+            .output()
+            .unwrap();
+        let entries = client_entries(&out);
+        let r = entries
+            .iter()
+            .find(|j| j["jobname"] == "r")
+            .unwrap_or_else(|| panic!("{client}: {entries:?}"));
+        assert_eq!(r["hostname"], socket.display().to_string(), "{client}");
+        assert_eq!(r["port"], 8765, "{client}: fio's default port");
+        assert_eq!(r["read"]["io_bytes"], 1 << 20, "{client}");
+    }
+    assert_eq!(a.run_count(), Some(1), "the run is stored where it ran");
+    assert!(f.nothing_stored(), "the client stores nothing");
+    // A second server on a socket in use: refused (it may be another's), the first serves on.
+    let out = a.storlab(&["fio", &format!("--server=sock:{}", sa_path.display())]);
+    assert_eq!(out.status.code(), Some(1), "{}", stderr(&out));
+    assert!(stderr(&out).contains("Address already in use"), "{}", stderr(&out));
+    assert!(std::os::unix::net::UnixStream::connect(&sa_path).is_ok());
+    drop(sa);
+    assert!(!sa_path.exists(), "the socket goes with its server");
+    drop(sf);
+}
+
+/// fio's `--remote-config=PATH`: the server reads the job file from its own filesystem. fio's
+/// client names one to a storlab server and storlab's client to a fio server; each runs it
+/// there, and a path the server cannot open gets fio's server's words on the client.
+#[test]
+fn a_job_file_on_the_servers_side_is_read_there() {
+    let (a, f) = (Scratch::new(), Scratch::new());
+    let data = a.path().join("there");
+    std::fs::write(&data, vec![5u8; 1 << 20]).unwrap();
+    // The job file exists only on the servers' side (their scratch), not where the clients run.
+    let job = a.path().join("server-side.fio");
+    std::fs::write(
+        &job,
+        format!("[r]\nrw=read\nbs=64k\nfilename={}\nsize=1m\n", data.display()),
+    )
+    .unwrap();
+    let (sa, sf) = (storlab_server(&a), fio_server(a.path()));
+    for (client, port) in [("fio", sa.port), (bin(), sf.port)] {
+        let remote = format!("--remote-config={}", job.display());
+        let mut cmd = Command::new(client);
+        if client == bin() {
+            cmd.arg("fio").env("STORLAB_DB", f.db());
+        }
+        let out = cmd
+            .arg(format!("--client=ip:127.0.0.1,{port}"))
+            .arg(&remote)
+            .arg("--output-format=json")
+            .current_dir(f.path())
+            .output()
+            .unwrap();
+        let entries = client_entries(&out);
+        let r = entries
+            .iter()
+            .find(|j| j["jobname"] == "r")
+            .unwrap_or_else(|| panic!("{client}: {entries:?}"));
+        assert_eq!(r["read"]["io_bytes"], 1 << 20, "{client}");
+        // A path the server cannot open: fio's server's words, reaching the client.
+        let mut cmd = Command::new(client);
+        if client == bin() {
+            cmd.arg("fio").env("STORLAB_DB", f.db());
+        }
+        let out = cmd
+            .arg(format!("--client=ip:127.0.0.1,{port}"))
+            .arg("--remote-config=/nonexistent/job.fio")
+            .current_dir(f.path())
+            .output()
+            .unwrap();
+        assert!(
+            stdout(&out).contains("unable to open '/nonexistent/job.fio' job file"),
+            "{client}: {}{}",
+            stdout(&out),
+            stderr(&out)
+        );
+    }
+    assert_eq!(
+        a.run_count(),
+        Some(1),
+        "the storlab server stored the run it read from its side"
+    );
+    assert!(f.nothing_stored());
+    drop((sa, sf));
 }

@@ -1,6 +1,5 @@
 //! fio's server and client addresses (server.c `fio_server_parse_string`): `[ip:|ip4:|ip6:]
-//! HOST[,PORT]` or `:PORT`, the port 8765 where none is given. fio's `sock:PATH` (a Unix
-//! socket) is refused by name.
+//! HOST[,PORT]` or `:PORT`, the port 8765 where none is given, or `sock:PATH`, a Unix socket.
 
 use std::net::{SocketAddr, ToSocketAddrs};
 
@@ -15,15 +14,23 @@ pub struct Address {
     pub port: u16,
     /// `ip6:`: the host is IPv6.
     pub ipv6: bool,
+    /// `sock:PATH`: a Unix socket instead (fio's port stays its default, as fio reports it).
+    pub socket: Option<std::path::PathBuf>,
 }
 
 impl Address {
     /// Reads fio's form.
     pub fn parse(s: &str) -> Result<Address, String> {
-        if s.starts_with("sock:") {
-            return Err(format!(
-                "{s}: fio's Unix-socket form is not one storlab serves or reaches; give [ip:|ip6:]HOST[,PORT]"
-            ));
+        if let Some(path) = s.strip_prefix("sock:") {
+            if path.is_empty() {
+                return Err(format!("{s}: a Unix socket needs its path (sock:/run/fio.sock)"));
+            }
+            return Ok(Address {
+                host: Some(path.to_string()),
+                port: PORT,
+                ipv6: false,
+                socket: Some(path.into()),
+            });
         }
         let port_of = |p: &str| -> Result<u16, String> {
             p.parse::<u16>()
@@ -36,6 +43,7 @@ impl Address {
                 host: None,
                 port: port_of(p)?,
                 ipv6: false,
+                socket: None,
             });
         }
         let (ipv6, rest) = if let Some(r) = s.strip_prefix("ip6:") {
@@ -54,6 +62,7 @@ impl Address {
             host: (!host.is_empty()).then(|| host.to_string()),
             port,
             ipv6,
+            socket: None,
         })
     }
 
@@ -109,7 +118,9 @@ mod tests {
         assert_eq!(a("ip:127.0.0.1,9000").port, 9000);
         assert_eq!(a("localhost").port, 8765);
         assert!(a("ip6:::1,8000").ipv6);
-        assert!(Address::parse("sock:/tmp/x").unwrap_err().contains("Unix-socket"));
+        assert_eq!(a("sock:/tmp/x").socket.as_deref(), Some(std::path::Path::new("/tmp/x")));
+        assert_eq!(a("sock:/tmp/x").host.as_deref(), Some("/tmp/x"));
+        assert!(Address::parse("sock:").unwrap_err().contains("needs its path"));
         assert!(Address::parse("host,0").unwrap_err().contains("bad server port"));
     }
 }

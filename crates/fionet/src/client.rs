@@ -3,15 +3,16 @@
 //! says QUIT — each thing it says handed on as an [`Event`] with the host's place, so that the
 //! caller prints every host's report as fio's client does.
 
+use crate::conn::Stream;
 use std::io::{self, BufReader};
-use std::net::TcpStream;
 use std::sync::mpsc::Sender;
-use std::time::Duration;
 
 use crate::address::Address;
 use crate::frame::{self, Op};
 use crate::iolog::IoLog;
-use crate::pdu::{ClientProbe, JobFile, JobLine, JobOption, Pair, ProbeReply, Text, CLIENT_TYPE_CLI, PROBE_FLAG_ZLIB};
+use crate::pdu::{
+    ClientProbe, JobFile, JobLine, JobOption, LoadFile, Pair, ProbeReply, Text, CLIENT_TYPE_CLI, PROBE_FLAG_ZLIB,
+};
 use crate::stat::{decode_gs, decode_ts, GroupRunStats, ThreadStat};
 
 /// What a server said.
@@ -54,6 +55,8 @@ pub struct Job {
     pub line: Vec<String>,
     /// The job files' texts.
     pub files: Vec<String>,
+    /// Job files the server reads from its own filesystem (fio's `--remote-config`).
+    pub remote: Vec<String>,
 }
 
 /// Drives the server at `addr` through `job`, each event sent on `tx` with `host` (the
@@ -67,16 +70,12 @@ pub fn drive(addr: &Address, job: &Job, host: usize, tx: &Sender<(usize, Event)>
 }
 
 fn converse(addr: &Address, job: &Job, host: usize, tx: &Sender<(usize, Event)>) -> io::Result<()> {
-    let to = addr
-        .resolve_peer()
-        .map_err(|e| io::Error::new(io::ErrorKind::NotFound, e))?;
-    let stream = TcpStream::connect_timeout(&to, Duration::from_secs(10))?;
-    stream.set_nodelay(true)?;
+    let (stream, server) = Stream::connect(addr)?;
     let mut out = stream.try_clone()?;
     // Compressed logs are taken (a fio server sends its histogram logs whole only so).
     let probe = ClientProbe {
         flags: PROBE_FLAG_ZLIB,
-        server: to.ip().to_string(),
+        server,
     };
     frame::write(&mut out, Op::Probe, 0, &probe.encode())?;
     if job.line.len() > 1 {
@@ -92,6 +91,13 @@ fn converse(addr: &Address, job: &Job, host: usize, tx: &Sender<(usize, Event)>)
             client_type: CLIENT_TYPE_CLI,
         };
         frame::write(&mut out, Op::Job, 0, &file.encode())?;
+    }
+    for path in &job.remote {
+        let file = LoadFile {
+            path: path.clone(),
+            client_type: CLIENT_TYPE_CLI as u16,
+        };
+        frame::write(&mut out, Op::LoadFile, 0, &file.encode())?;
     }
     frame::write(&mut out, Op::Run, 0, &[])?;
     let mut reader = BufReader::new(stream);

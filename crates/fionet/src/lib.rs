@@ -7,12 +7,14 @@
 //! fio 3.33 lays them out on x86-64). What the figures mean is crates/report's (fio/remote.rs);
 //! running the jobs, src/fio_net.rs's.
 //!
-//! fio's protocol has no authentication: whoever reaches the port runs jobs as the server's
-//! user. The server binds only to the address the user names (docs/fio.md says so).
+//! fio's protocol has no authentication: whoever reaches the port (or may open the Unix socket)
+//! runs jobs as the server's user. The server binds only to the address the user names
+//! (docs/run.md says so).
 
 pub mod address;
 pub mod client;
 mod codec;
+pub mod conn;
 pub mod frame;
 pub mod iolog;
 pub mod pdu;

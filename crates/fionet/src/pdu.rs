@@ -124,6 +124,39 @@ impl JobFile {
     }
 }
 
+/// A job file the server reads from its own filesystem (`cmd_load_file_pdu`: fio's client's
+/// `--remote-config`): its path, NUL-terminated.
+#[allow(missing_docs)]
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LoadFile {
+    pub path: String,
+    pub client_type: u16,
+}
+
+impl LoadFile {
+    /// The payload as fio lays it out.
+    pub fn encode(&self) -> Vec<u8> {
+        let mut p = Put::default();
+        p.u16(self.path.len() as u16);
+        p.u16(self.client_type);
+        p.0.extend_from_slice(self.path.as_bytes());
+        p.0.push(0);
+        p.0
+    }
+    /// A payload read; bytes missing from its end read as zeros.
+    pub fn decode(b: &[u8]) -> LoadFile {
+        let mut t = Take::new(b);
+        let len = t.u16() as usize;
+        let client_type = t.u16();
+        let body = t.bytes(len);
+        let end = body.iter().position(|&c| c == 0).unwrap_or(body.len());
+        LoadFile {
+            path: String::from_utf8_lossy(&body[..end]).into_owned(),
+            client_type,
+        }
+    }
+}
+
 /// A command line sent to the server (`cmd_line_pdu`): the arguments, fio's own name first.
 // Each field is fio's field of the same name (server.h, stat.h); its meaning is fio's.
 #[allow(missing_docs)]

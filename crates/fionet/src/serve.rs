@@ -4,15 +4,17 @@
 //! options, figures and groups, STOP and QUIT. The jobs themselves are the caller's: this
 //! file only speaks fio's protocol around them.
 
+use crate::conn::{Listener, Stream};
 use std::io::{self, BufReader};
-use std::net::{TcpListener, TcpStream};
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use crate::frame::{self, Command, Op};
 use crate::iolog::IoLog;
-use crate::pdu::{ClientProbe, JobFile, JobLine, JobOption, JobsEta, Pair, ProbeReply, Text, LOG_ERR, LOG_INFO};
+use crate::pdu::{
+    ClientProbe, JobFile, JobLine, JobOption, JobsEta, LoadFile, Pair, ProbeReply, Text, LOG_ERR, LOG_INFO,
+};
 use crate::stat::{encode_gs, encode_ts, GroupRunStats, ThreadStat};
 
 /// What a client sent to run: its command lines (fio's own name first) and job files, in order.
@@ -22,6 +24,8 @@ pub struct Sent {
     pub lines: Vec<Vec<String>>,
     /// Each job file's text.
     pub files: Vec<String>,
+    /// Each job file the client named on this host (fio's `--remote-config`), read here.
+    pub remote: Vec<String>,
     /// The client's address.
     pub peer: String,
 }
@@ -59,7 +63,7 @@ pub trait Jobs: Send + Sync {
 /// The writing half of a connection, shared by the thread that reads commands (its replies)
 /// and the thread that runs the jobs (their report).
 #[derive(Clone)]
-struct Out(Arc<Mutex<TcpStream>>);
+struct Out(Arc<Mutex<Stream>>);
 
 impl Out {
     fn send(&self, op: Op, tag: u64, payload: &[u8]) -> io::Result<()> {
@@ -112,16 +116,15 @@ impl Progress {
 
 /// Serves fio's clients on `listener` until one sends EXIT or `stop` is set (the process's
 /// Ctrl-C and SIGTERM flag).
-pub fn serve(listener: TcpListener, jobs: Arc<dyn Jobs>, hostname: &str, stop: &AtomicBool) -> io::Result<()> {
+pub fn serve(listener: &Listener, jobs: Arc<dyn Jobs>, hostname: &str, stop: &AtomicBool) -> io::Result<()> {
     let exit = Arc::new(AtomicBool::new(false));
     listener.set_nonblocking(true)?;
     while !exit.load(Ordering::SeqCst) && !stop.load(Ordering::Relaxed) {
         match listener.accept() {
             Ok((stream, peer)) => {
-                stream.set_nonblocking(false)?;
                 let (jobs, exit, host) = (jobs.clone(), exit.clone(), hostname.to_string());
                 std::thread::spawn(move || {
-                    if let Err(e) = connection(stream, peer.to_string(), &*jobs, &exit, &host) {
+                    if let Err(e) = connection(stream, peer.clone(), &*jobs, &exit, &host) {
                         eprintln!("fio: client {peer}: {e}");
                     }
                 });
@@ -134,7 +137,7 @@ pub fn serve(listener: TcpListener, jobs: Arc<dyn Jobs>, hostname: &str, stop: &
 }
 
 /// One client's connection, to its end.
-fn connection(stream: TcpStream, peer: String, jobs: &dyn Jobs, exit: &AtomicBool, host: &str) -> io::Result<()> {
+fn connection(stream: Stream, peer: String, jobs: &dyn Jobs, exit: &AtomicBool, host: &str) -> io::Result<()> {
     let out = Out(Arc::new(Mutex::new(stream.try_clone()?)));
     let mut reader = BufReader::new(stream);
     let progress = Arc::new(Progress {
@@ -169,6 +172,10 @@ fn connection(stream: TcpStream, peer: String, jobs: &dyn Jobs, exit: &AtomicBoo
                 }
                 Some(Op::Job) => {
                     sent.files.push(JobFile::decode(&cmd.payload).text);
+                    loaded(&out, jobs, &sent)?;
+                }
+                Some(Op::LoadFile) => {
+                    sent.remote.push(LoadFile::decode(&cmd.payload).path);
                     loaded(&out, jobs, &sent)?;
                 }
                 Some(Op::Run) => {

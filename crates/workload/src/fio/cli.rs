@@ -147,6 +147,8 @@ pub struct ClientSpec {
     pub host: String,
     /// Its own job files.
     pub files: Vec<PathBuf>,
+    /// Job files on the server's side, which the server reads (fio's `--remote-config`).
+    pub remote: Vec<String>,
 }
 
 /// What fio's client sends its servers: the servers, the command line's options (fio's client
@@ -238,13 +240,23 @@ impl StorlabFlags {
                     files.push(PathBuf::from(f));
                     i += 1;
                 }
-                own.clients.push(ClientSpec { host, files });
+                own.clients.push(ClientSpec {
+                    host,
+                    files,
+                    remote: Vec::new(),
+                });
                 continue;
             }
             if mode == "--remote-config" {
-                return Err(usage(
-                    "--remote-config: a job file on the server's side is not sent by storlab's client; give the job file here",
-                ));
+                // fio's: a job file the last server named reads from its own filesystem.
+                let path = value("--remote-config")?;
+                let Some(last) = own.clients.last_mut() else {
+                    return Err(usage(
+                        "--remote-config names a job file on a server's side: give --client=HOST before it",
+                    ));
+                };
+                last.remote.push(path);
+                continue;
             }
             match a {
                 x if x == "--db" || x.starts_with("--db=") => own.db = Some(value("--db")?),
@@ -465,7 +477,7 @@ fn client_run(mut c: FioCommand, servers: Vec<ClientSpec>, fio_args: &[String]) 
     if c.formats.is_empty() {
         c.formats.push(OutputFormat::Normal);
     }
-    if files.is_empty() && servers.iter().any(|s| s.files.is_empty()) && line.len() == 1 {
+    if files.is_empty() && servers.iter().any(|s| s.files.is_empty() && s.remote.is_empty()) && line.len() == 1 {
         return Err(usage(
             "--client: no job to send: give a job file (after --client for that server only) or --name",
         ));

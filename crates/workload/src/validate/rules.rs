@@ -464,7 +464,13 @@ mod tests {
             false,
             "capacity (24KiB) is not a multiple",
         ),
-        (PhaseKind::Randread, &[("zbd", "64k")], MIB, true, "verify with emulated zones"),
+        (
+            PhaseKind::Randread,
+            &[("zbd", "64k")],
+            MIB,
+            true,
+            "verify with emulated zones",
+        ),
     ];
 
     #[test]
