@@ -26,12 +26,19 @@ unsafe impl Send for Uring {}
 impl Uring {
     pub(super) fn new(fds: Vec<RawFd>, depth: u32, pool: &BufferPool) -> io::Result<Uring> {
         let entries = depth.max(1).next_power_of_two();
-        // COOP_TASKRUN (Linux 5.19) lets completions wait for our next system call instead of
-        // interrupting the worker with an IPI per completion; fall back to a plain ring on older
-        // kernels.
+        // As fio 3.33 sets its ring up: DEFER_TASKRUN with SINGLE_ISSUER (Linux 6.1; the
+        // worker thread that makes the ring is its only user) runs completions' task work only
+        // when the worker asks for completions, and COOP_TASKRUN (5.19) never interrupts the
+        // worker with an IPI per completion; TASKRUN_FLAG says when work waits, so that a look
+        // for completions without waiting knows to enter the kernel. Older kernels get the
+        // ring they support.
         let ring = io_uring::IoUring::builder()
             .setup_coop_taskrun()
+            .setup_taskrun_flag()
+            .setup_single_issuer()
+            .setup_defer_taskrun()
             .build(entries)
+            .or_else(|_| io_uring::IoUring::builder().setup_coop_taskrun().build(entries))
             .or_else(|_| io_uring::IoUring::new(entries))
             .map_err(|e| {
             io::Error::new(e.kind(), format!("the kernel refused to set up an io_uring ({e}); it may be disabled (sysctl kernel.io_uring_disabled) or blocked by seccomp: use engine = \"psync\""))
@@ -131,6 +138,11 @@ impl Backend for Uring {
 
     #[inline]
     fn reap(&mut self, min: u32, out: &mut [Completion]) -> io::Result<usize> {
+        // Completions whose task work waits (deferred, or flagged) reach the ring only in an
+        // enter that asks for events: submit() makes one when the kernel flags work waiting.
+        if min == 0 && self.ring.submission().taskrun() {
+            self.commit()?;
+        }
         let mut n = 0;
         for cqe in self.ring.completion() {
             out[n] = Completion {
