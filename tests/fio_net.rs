@@ -795,6 +795,19 @@ fn a_client_interrupted_ends_the_servers_job_which_reports_what_it_did() {
     assert_eq!(a.run_count(), Some(1));
 }
 
+/// A job `r` of one `rw` pass over a 1 MiB file in `dir`, in `bs` blocks: its job file.
+fn job_of_one_mib(dir: &Path, rw: &str, bs: &str) -> std::path::PathBuf {
+    let data = dir.join("one-mib");
+    std::fs::write(&data, vec![5u8; 1 << 20]).unwrap();
+    let job = dir.join("r.fio");
+    std::fs::write(
+        &job,
+        format!("[r]\nrw={rw}\nbs={bs}\nfilename={}\nsize=1m\n", data.display()),
+    )
+    .unwrap();
+    job
+}
+
 /// `program` serving on a Unix socket at `path` (fio's `sock:PATH`), started in `dir`.
 fn socket_server(program: &str, pre: &[&str], path: &Path, dir: &Path, env: &[(&str, String)]) -> Server {
     let child = Command::new(program)
@@ -821,24 +834,13 @@ fn socket_server(program: &str, pre: &[&str], path: &Path, dir: &Path, env: &[(&
 #[test]
 fn servers_and_clients_meet_on_a_unix_socket_as_fios_do() {
     let (a, f) = (Scratch::new(), Scratch::new());
-    let data = f.path().join("shared");
-    std::fs::write(&data, vec![5u8; 1 << 20]).unwrap();
-    let job = f.path().join("r.fio");
-    std::fs::write(
-        &job,
-        format!("[r]\nrw=randread\nbs=4k\nfilename={}\nsize=1m\n", data.display()),
-    )
-    .unwrap();
+    let job = job_of_one_mib(f.path(), "randread", "4k");
     let (sa_path, sf_path) = (a.path().join("storlab.sock"), f.path().join("fio.sock"));
     let env = [("STORLAB_DB", a.db()), ("TMPDIR", a.path().display().to_string())];
     let sa = socket_server(bin(), &["fio"], &sa_path, a.path(), &env);
     let sf = socket_server("fio", &[], &sf_path, f.path(), &[]);
     for (client, socket) in [("fio", &sa_path), (bin(), &sf_path)] {
-        let mut cmd = Command::new(client);
-        if client == bin() {
-            cmd.arg("fio").env("STORLAB_DB", f.db());
-        }
-        let out = cmd
+        let out = fio_command(&f, client)
             .arg(format!("--client=sock:{}", socket.display()))
             .arg(&job)
             .arg("--output-format=json")
@@ -872,23 +874,12 @@ fn servers_and_clients_meet_on_a_unix_socket_as_fios_do() {
 #[test]
 fn a_job_file_on_the_servers_side_is_read_there() {
     let (a, f) = (Scratch::new(), Scratch::new());
-    let data = a.path().join("there");
-    std::fs::write(&data, vec![5u8; 1 << 20]).unwrap();
     // The job file exists only on the servers' side (their scratch), not where the clients run.
-    let job = a.path().join("server-side.fio");
-    std::fs::write(
-        &job,
-        format!("[r]\nrw=read\nbs=64k\nfilename={}\nsize=1m\n", data.display()),
-    )
-    .unwrap();
+    let job = job_of_one_mib(a.path(), "read", "64k");
     let (sa, sf) = (storlab_server(&a), fio_server(a.path()));
     for (client, port) in [("fio", sa.port), (bin(), sf.port)] {
         let remote = format!("--remote-config={}", job.display());
-        let mut cmd = Command::new(client);
-        if client == bin() {
-            cmd.arg("fio").env("STORLAB_DB", f.db());
-        }
-        let out = cmd
+        let out = fio_command(&f, client)
             .arg(format!("--client=ip:127.0.0.1,{port}"))
             .arg(&remote)
             .arg("--output-format=json")
@@ -902,11 +893,7 @@ fn a_job_file_on_the_servers_side_is_read_there() {
             .unwrap_or_else(|| panic!("{client}: {entries:?}"));
         assert_eq!(r["read"]["io_bytes"], 1 << 20, "{client}");
         // A path the server cannot open: fio's server's words, reaching the client.
-        let mut cmd = Command::new(client);
-        if client == bin() {
-            cmd.arg("fio").env("STORLAB_DB", f.db());
-        }
-        let out = cmd
+        let out = fio_command(&f, client)
             .arg(format!("--client=ip:127.0.0.1,{port}"))
             .arg("--remote-config=/nonexistent/job.fio")
             .current_dir(f.path())
