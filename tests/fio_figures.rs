@@ -378,6 +378,38 @@ fn compressible_and_duplicate_data_compress_and_deduplicate_as_fios() {
         assert!(unique > 0.99, "{who}: {unique:.3} of the blocks unique");
     }
     assert!((our_z - fio_z).abs() < 0.03, "storlab {our_z:.3}, fio {fio_z:.3}");
+    // In chunks of 64 KiB (buffer_compress_chunk) each chunk's second half is zeros: a dedupe
+    // scan of 4 KiB blocks finds half the blocks all zeros (one block, repeated), as in fio's
+    // data; in fio's default 512-byte chunks, none.
+    let zero_blocks = |prog: &str, chunk: Option<&str>| -> f64 {
+        let file = s.path().join("chunks.dat");
+        let mut args = compress.clone();
+        args.extend(chunk);
+        let out = fio_command(&s, prog)
+            .current_dir(s.path())
+            .args(&args)
+            .arg(format!("--filename={}", file.display()))
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{prog}: {}", stderr(&out));
+        let bytes = std::fs::read(&file).unwrap();
+        std::fs::remove_file(&file).ok();
+        let blocks = bytes.chunks(4096);
+        let n = blocks.len() as f64;
+        bytes.chunks(4096).filter(|b| b.iter().all(|x| *x == 0)).count() as f64 / n
+    };
+    for prog in ["fio", bin()] {
+        let half = zero_blocks(prog, Some("--buffer_compress_chunk=64k"));
+        assert!(
+            (0.49..=0.51).contains(&half),
+            "{prog}: {half:.3} of the blocks all zeros in 64 KiB chunks"
+        );
+        assert_eq!(
+            zero_blocks(prog, None),
+            0.0,
+            "{prog}: in 512-byte chunks no block is all zeros"
+        );
+    }
     // Half the writes repeat another: a dedupe scan finds about half the blocks unique.
     let mut dedupe = base.to_vec();
     dedupe.push("--dedupe_percentage=50");

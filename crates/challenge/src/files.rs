@@ -40,6 +40,7 @@ impl Buffer {
         fill_pattern(
             &mut raw[start..start + len],
             &DataPattern::Random,
+            0,
             &mut SmallRng::seed_from_u64(seed),
         );
         Buffer { raw, start, len }

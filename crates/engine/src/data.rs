@@ -90,13 +90,14 @@ impl BufferPool {
         std::slice::from_raw_parts_mut(self.ptr(i), len)
     }
 
-    /// Fills every buffer with the data pattern (once, before the phase).
-    pub fn fill(&mut self, pattern: &DataPattern, seed: u64) {
+    /// Fills every buffer with the data pattern (once, before the phase); `chunk` is a
+    /// compressible pattern's (the setting `compress_chunk`).
+    pub fn fill(&mut self, pattern: &DataPattern, chunk: u64, seed: u64) {
         let mut rng = SmallRng::seed_from_u64(seed ^ 0x5eed_da7a);
         for i in 0..self.count {
             // SAFETY: no I/O is in flight while the pool is being filled.
             let buf = unsafe { self.slice_mut(i, self.slot) };
-            fill_pattern(buf, pattern, &mut rng);
+            fill_pattern(buf, pattern, chunk, &mut rng);
         }
     }
 
@@ -119,8 +120,9 @@ impl Drop for BufferPool {
     }
 }
 
-/// Fills `buf` with the pattern.
-pub fn fill_pattern(buf: &mut [u8], pattern: &DataPattern, rng: &mut SmallRng) {
+/// Fills `buf` with the pattern; `chunk` is a compressible pattern's span (the setting
+/// `compress_chunk`; the other patterns ignore it).
+pub fn fill_pattern(buf: &mut [u8], pattern: &DataPattern, chunk: u64, rng: &mut SmallRng) {
     match pattern {
         DataPattern::Bytes(p) => {
             for chunk in buf.chunks_mut(VERIFY_BLOCK as usize) {
@@ -130,11 +132,13 @@ pub fn fill_pattern(buf: &mut [u8], pattern: &DataPattern, rng: &mut SmallRng) {
         DataPattern::Random => rng.fill_bytes(buf),
         DataPattern::Zeros => buf.fill(0),
         DataPattern::Compressible(pct) => {
-            let zeros = VERIFY_BLOCK as usize * (*pct).min(100) as usize / 100;
-            for chunk in buf.chunks_mut(VERIFY_BLOCK as usize) {
-                let z = zeros.min(chunk.len());
-                chunk[..z].fill(0);
-                rng.fill_bytes(&mut chunk[z..]);
+            // fio's __fill_random_buf_percentage: each chunk its random bytes, then its zeros.
+            let chunk = (chunk as usize).max(1);
+            let random = chunk * (100 - (*pct).min(100) as usize) / 100;
+            for c in buf.chunks_mut(chunk) {
+                let r = random.min(c.len());
+                rng.fill_bytes(&mut c[..r]);
+                c[r..].fill(0);
             }
         }
     }
@@ -173,6 +177,8 @@ pub struct Dedupe {
     pub seed: u64,
     /// Unique blocks written so far.
     pub unique: u64,
+    /// A compressible pattern's span (`compress_chunk`).
+    pub chunk: u64,
 }
 
 impl Dedupe {
@@ -199,6 +205,7 @@ impl Dedupe {
                         (h ^ b as u64).wrapping_mul(0x0100_0000_01b3)
                     }),
             unique: 0,
+            chunk: st.compress_chunk,
         })
     }
 
@@ -226,7 +233,7 @@ impl Dedupe {
         let mut block_rng = SmallRng::seed_from_u64(
             self.seed ^ key.0.wrapping_mul(0x9E37_79B9_7F4A_7C15) ^ key.1.wrapping_mul(0xD6E8_FEB8_6659_FD93),
         );
-        fill_pattern(buf, pattern, &mut block_rng);
+        fill_pattern(buf, pattern, self.chunk, &mut block_rng);
     }
 }
 
@@ -327,7 +334,7 @@ mod tests {
     fn stamped_blocks_verify() {
         let mut buf = vec![0u8; 16384];
         let mut rng = SmallRng::seed_from_u64(1);
-        fill_pattern(&mut buf, &DataPattern::Random, &mut rng);
+        fill_pattern(&mut buf, &DataPattern::Random, 4096, &mut rng);
         stamp(&mut buf, 1 << 33, 42, 3);
         let mut bad = Vec::new();
         assert_eq!(verify(&buf, 1 << 33, 42, range(3), None, |o, r| bad.push((o, r))), 4);
@@ -367,13 +374,17 @@ mod tests {
     }
 
     #[test]
-    fn compressible_pattern_has_zeros() {
-        let mut buf = vec![1u8; 8192];
+    fn compressible_pattern_lays_each_chunk_random_then_zeros() {
         let mut rng = SmallRng::seed_from_u64(1);
-        fill_pattern(&mut buf, &DataPattern::Compressible(50), &mut rng);
-        assert!(buf[..2048].iter().all(|&b| b == 0));
-        assert!(buf[2048..4096].iter().any(|&b| b != 0));
-        assert!(buf[4096..6144].iter().all(|&b| b == 0));
+        for chunk in [512usize, 4096] {
+            let mut buf = vec![1u8; 8192];
+            fill_pattern(&mut buf, &DataPattern::Compressible(25), chunk as u64, &mut rng);
+            for c in buf.chunks(chunk) {
+                let random = chunk * 3 / 4;
+                assert!(c[..random].iter().any(|&b| b != 0), "{chunk}: random first");
+                assert!(c[random..].iter().all(|&b| b == 0), "{chunk}: then zeros");
+            }
+        }
     }
 
     #[test]
@@ -381,7 +392,7 @@ mod tests {
         let p = vec![0xaa, 0x55, 0x5a];
         let mut buf = vec![0u8; 8192];
         let mut rng = SmallRng::seed_from_u64(1);
-        fill_pattern(&mut buf, &DataPattern::Bytes(p.clone()), &mut rng);
+        fill_pattern(&mut buf, &DataPattern::Bytes(p.clone()), 4096, &mut rng);
         assert_eq!(
             &buf[4096..4102],
             &[0xaa, 0x55, 0x5a, 0xaa, 0x55, 0x5a],
@@ -393,7 +404,7 @@ mod tests {
         assert!(bad.is_empty(), "{bad:?}");
         // Another pattern, stamped (so the checksum holds): named as the pattern.
         let mut other = vec![0u8; 4096];
-        fill_pattern(&mut other, &DataPattern::Bytes(vec![0xaa, 0x55, 0x5b]), &mut rng);
+        fill_pattern(&mut other, &DataPattern::Bytes(vec![0xaa, 0x55, 0x5b]), 4096, &mut rng);
         stamp(&mut other, 0, 42, 1);
         verify(&other, 0, 42, range(1), Some(&p), |o, r| bad.push((o, r)));
         assert_eq!(

@@ -38,7 +38,11 @@ pub(crate) fn prepare_worker(plan: &PhasePlan, index: usize, wf: &WorkerFile) ->
     }
     let mut pool = BufferPool::new(plan.settings.iodepth as usize, plan.settings.bs.max() as usize);
     if plan.kind.writes() {
-        pool.fill(&plan.settings.pattern, plan.seed ^ (index as u64) << 32);
+        pool.fill(
+            &plan.settings.pattern,
+            plan.settings.compress_chunk,
+            plan.seed ^ (index as u64) << 32,
+        );
     }
     let regions: Vec<(&File, (u64, u64))> = files
         .iter()
@@ -151,6 +155,7 @@ fn lay_out(plan: &PhasePlan, stop: &AtomicBool) -> Result<f64, EngineError> {
         } else {
             &plan.settings.pattern
         },
+        plan.settings.compress_chunk,
         plan.seed,
     );
     let mut laid = false;

@@ -543,7 +543,7 @@ impl<'a> Worker<'a> {
             // Fresh random bytes in every write, as fio refills a buffer_compress_percentage
             // buffer: the same buffer written again would make the file compress far beyond
             // its share of zeros under a long-window compressor (or deduplicate).
-            data::fill_pattern(buf, p, &mut self.rng);
+            data::fill_pattern(buf, p, self.plan.settings.compress_chunk, &mut self.rng);
         } else if self.plan.settings.pattern.unique_per_block() {
             data::scramble(buf, offset, self.plan.seed);
         }

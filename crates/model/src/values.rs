@@ -93,7 +93,8 @@ pub enum DataPattern {
     Random,
     /// All zeros (compresses and deduplicates completely).
     Zeros,
-    /// This percentage of each 4 KiB is zeros, the rest random.
+    /// This percentage of each chunk (the setting `compress_chunk`) is zeros, after its random
+    /// bytes.
     Compressible(u8),
     /// These bytes over and over from the start of each 4 KiB (fio's verify_pattern); with
     /// verification each 4 KiB still starts with storlab's header.

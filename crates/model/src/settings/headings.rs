@@ -42,6 +42,7 @@ pub const HEADINGS: &[(&str, &[&str])] = &[
             "random_map",
             "align",
             "pattern",
+            "compress_chunk",
             "dedupe",
             "dedupe_set",
             "dedupe_global",

@@ -221,6 +221,14 @@ pub(super) fn read_zbd(s: &str) -> Result<Zbd, String> {
     Ok(Zbd { size, capacity })
 }
 
+pub(super) fn read_compress_chunk(s: &str) -> Result<u64, String> {
+    match read_size(s)? {
+        0 => Err("compress_chunk 0: expected a span of at least one byte (fio's default: 512)".into()),
+        n if n > 1 << 30 => Err(format!("compress_chunk {s}: at most 1 GiB")),
+        n => Ok(n),
+    }
+}
+
 pub(super) fn read_io_size(s: &str) -> Result<u64, String> {
     match read_size(s)? {
         0 => Err("io_size 0: expected a size above 0".into()),

@@ -315,7 +315,7 @@ pub const OPTIONS: &[FioOption] = &[
     n("scramble_buffers", &[], Bool, "storlab's data is already different in every block written"),
     r("buffer_pattern", &[], Str, "a given data pattern in every write: storlab writes its own data (random, zeros, or compressible)"),
     h("buffer_compress_percentage", &[], Int),
-    n("buffer_compress_chunk", &[], Int, "storlab's compressible data has its zeros in every 4 KiB"),
+    h("buffer_compress_chunk", &[], Int),
     h("dedupe_percentage", &[], Int),
     h("dedupe_global", &[], Bool),
     h("dedupe_mode", &[], Str),

@@ -102,14 +102,20 @@ pub(crate) fn buffers(j: Opts, cx: &mut Conversion) -> Result<(), WorkloadError>
     if j.on("zero_buffers")? {
         return set!(cx, "zero_buffers", pattern = DataPattern::Zeros);
     }
-    match j.int("buffer_compress_percentage")?.filter(|p| *p > 0) {
-        Some(p) => set!(
-            cx,
-            "buffer_compress_percentage",
-            pattern = DataPattern::Compressible(p.min(100) as u8)
-        ),
-        None => Ok(()),
-    }
+    let Some(p) = j.int("buffer_compress_percentage")?.filter(|p| *p > 0) else {
+        if j.given("buffer_compress_chunk") {
+            cx.note("buffer_compress_chunk: without buffer_compress_percentage, fio ignores it too");
+        }
+        return Ok(());
+    };
+    set!(
+        cx,
+        "buffer_compress_percentage",
+        pattern = DataPattern::Compressible(p.min(100) as u8)
+    )?;
+    // fio lays each chunk's random bytes, then its zeros, in chunks of 512 bytes unless told.
+    let chunk = j.int("buffer_compress_chunk")?.filter(|c| *c > 0).unwrap_or(512);
+    set!(cx, "buffer_compress_chunk", compress_chunk = chunk)
 }
 
 /// Deduplicable data: a share of the blocks repeat the last unique one, or one of a working

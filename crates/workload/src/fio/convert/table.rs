@@ -150,7 +150,10 @@ pub(crate) const HANDLERS: &[Handler] = &[
         &["verify", "verify_pattern", "verify_backlog", "do_verify"],
         data::verify,
     ),
-    row(&["zero_buffers", "buffer_compress_percentage"], data::buffers),
+    row(
+        &["zero_buffers", "buffer_compress_percentage", "buffer_compress_chunk"],
+        data::buffers,
+    ),
     row(
         &[
             "dedupe_percentage",
