@@ -665,3 +665,41 @@ fn a_file_laid_out_past_the_free_space_is_refused_before_a_byte_is_written() {
     fio_refused(&out, &["needs", "free"]);
     assert!(entries(&d).is_empty(), "nothing laid out");
 }
+
+/// Jobs that name one file share it (issue 59, part 1): four fio jobs on one 32 MiB file need
+/// 32 MiB once, not 128 MiB, as fio lays out one file — on a 48 MiB filesystem both tools run
+/// them, the file is laid out once, and storlab removes the one file it made.
+#[test]
+fn jobs_sharing_one_file_need_its_space_once() {
+    let s = Scratch::new();
+    let fs = loop_filesystem("mkfs.ext4", 48 << 20, &s.path().join("mnt"));
+    let shared = s.path().join("mnt/shared.file");
+    let job = s.path().join("shared.fio");
+    std::fs::write(
+        &job,
+        format!(
+            "[global]\nfilename={}\nsize=32m\nrw=randread\nbs=4k\nruntime=1\ntime_based\n[a]\n[b]\n[c]\n[d]\n",
+            shared.display()
+        ),
+    )
+    .unwrap();
+    let out = Command::new("fio")
+        .arg(&job)
+        .arg("--output-format=terse")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "fio runs it: {}", stderr(&out));
+    std::fs::remove_file(&shared).unwrap();
+    let out = s.storlab(&["run", "--fio", job.to_str().unwrap(), "--json", "-q"]);
+    assert!(out.status.success(), "storlab runs it too: {}", stderr(&out));
+    let run: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let phases = run["phases"].as_array().unwrap();
+    assert_eq!(phases.len(), 4);
+    let laid: Vec<f64> = phases
+        .iter()
+        .map(|p| p["result"]["layout_seconds"].as_f64().unwrap_or(0.0))
+        .collect();
+    assert_eq!(laid.iter().filter(|t| **t > 0.0).count(), 1, "laid out once: {laid:?}");
+    assert!(!shared.exists(), "the one file storlab made is removed");
+    drop(fs);
+}
