@@ -467,15 +467,19 @@ fn histogram_logs_keep_their_own_interval_beside_the_samples() {
             );
         }
         // Every I/O of a histogram line's interval counted once: the lines hold no more than
-        // the job's reads, and all but the last sliver of them.
+        // the job's reads, and all but the last sliver of them. fio's sliver is the interval
+        // in progress when its job ends and what its log thread had not yet taken: on a loaded
+        // machine up to about a fifth of a 2 s job (0.796 once, in a full suite); storlab
+        // writes its last whole interval.
         let counted: u64 = hist
             .iter()
             .filter(|r| r[1] == 0)
             .map(|r| r[3..].iter().sum::<u64>())
             .sum();
         let ios = doc["jobs"][0]["read"]["total_ios"].as_u64().unwrap();
+        let floor = if who == "fio" { 0.7 } else { 0.8 };
         assert!(
-            counted <= ios && counted as f64 >= ios as f64 * 0.8,
+            counted <= ios && counted as f64 >= ios as f64 * floor,
             "{who}: {counted} I/Os in the histogram lines of {ios}"
         );
     }
