@@ -225,6 +225,18 @@ fn normal_output_has_every_line_fio_prints() {
             "{what}: storlab printed lines fio never prints: {strange:?}\n{ours_text}"
         );
         let mine: BTreeSet<String> = mine.into_iter().collect();
+        // bw and iops samples come one per 500 ms interval: a run shorter than one (storlab's
+        // etcd check takes about 300 ms, fio's 300 to 560 as the machine is loaded) has none,
+        // whichever tool it is.
+        let runtimes: Vec<u64> = ours_text
+            .lines()
+            .filter_map(|l| l.split("msec)").next().filter(|_| l.contains("msec)")))
+            .filter_map(|l| l.rsplit('/').next()?.parse().ok())
+            .collect();
+        let mut theirs = theirs;
+        if !runtimes.is_empty() && runtimes.iter().all(|ms| *ms < 500) {
+            theirs.retain(|k| k != "bw samples" && k != "iops samples");
+        }
         let missing: Vec<&String> = theirs.difference(&mine).collect();
         assert!(
             missing.is_empty(),
