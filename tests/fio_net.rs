@@ -808,6 +808,23 @@ fn job_of_one_mib(dir: &Path, rw: &str, bs: &str) -> std::path::PathBuf {
     job
 }
 
+/// Job `r`'s client_stats entry as `client` (fio, or storlab fio on `f`'s database) prints it
+/// in JSON, run in `f` with `args`.
+fn job_r_as_client(f: &Scratch, client: &str, args: &[String]) -> Value {
+    let out = fio_command(f, client)
+        .args(args)
+        .arg("--output-format=json")
+        .current_dir(f.path())
+        .output()
+        .unwrap();
+    let entries = client_entries(&out);
+    entries
+        .iter()
+        .find(|j| j["jobname"] == "r")
+        .cloned()
+        .unwrap_or_else(|| panic!("{client}: {entries:?}"))
+}
+
 /// `program` serving on a Unix socket at `path` (fio's `sock:PATH`), started in `dir`.
 fn socket_server(program: &str, pre: &[&str], path: &Path, dir: &Path, env: &[(&str, String)]) -> Server {
     let child = Command::new(program)
@@ -840,18 +857,11 @@ fn servers_and_clients_meet_on_a_unix_socket_as_fios_do() {
     let sa = socket_server(bin(), &["fio"], &sa_path, a.path(), &env);
     let sf = socket_server("fio", &[], &sf_path, f.path(), &[]);
     for (client, socket) in [("fio", &sa_path), (bin(), &sf_path)] {
-        let out = fio_command(&f, client)
-            .arg(format!("--client=sock:{}", socket.display()))
-            .arg(&job)
-            .arg("--output-format=json")
-            .current_dir(f.path())
-            .output()
-            .unwrap();
-        let entries = client_entries(&out);
-        let r = entries
-            .iter()
-            .find(|j| j["jobname"] == "r")
-            .unwrap_or_else(|| panic!("{client}: {entries:?}"));
+        let r = job_r_as_client(
+            &f,
+            client,
+            &[format!("--client=sock:{}", socket.display()), job.display().to_string()],
+        );
         assert_eq!(r["hostname"], socket.display().to_string(), "{client}");
         assert_eq!(r["port"], 8765, "{client}: fio's default port");
         assert_eq!(r["read"]["io_bytes"], 1 << 20, "{client}");
@@ -878,19 +888,14 @@ fn a_job_file_on_the_servers_side_is_read_there() {
     let job = job_of_one_mib(a.path(), "read", "64k");
     let (sa, sf) = (storlab_server(&a), fio_server(a.path()));
     for (client, port) in [("fio", sa.port), (bin(), sf.port)] {
-        let remote = format!("--remote-config={}", job.display());
-        let out = fio_command(&f, client)
-            .arg(format!("--client=ip:127.0.0.1,{port}"))
-            .arg(&remote)
-            .arg("--output-format=json")
-            .current_dir(f.path())
-            .output()
-            .unwrap();
-        let entries = client_entries(&out);
-        let r = entries
-            .iter()
-            .find(|j| j["jobname"] == "r")
-            .unwrap_or_else(|| panic!("{client}: {entries:?}"));
+        let r = job_r_as_client(
+            &f,
+            client,
+            &[
+                format!("--client=ip:127.0.0.1,{port}"),
+                format!("--remote-config={}", job.display()),
+            ],
+        );
         assert_eq!(r["read"]["io_bytes"], 1 << 20, "{client}");
         // A path the server cannot open: fio's server's words, reaching the client.
         let out = fio_command(&f, client)
